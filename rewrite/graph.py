@@ -1,0 +1,255 @@
+"""The graph IR: a DAG of registry ops with typed attributes and known shapes.
+
+A graph owns its nodes (in topological order), its weights (real tensors,
+bound by the ``weight`` nodes' names) and its outputs.  Every node's output
+shapes are inferred when it is added, so a malformed graph cannot be built.
+
+    >>> from rewrite.builder import GraphBuilder
+    >>> b = GraphBuilder()
+    >>> x = b.input("x", (2, 3))
+    >>> g = b.build([b.relu(x)])
+    >>> g.run({"x": torch.ones(2, 3)})[0].shape
+    torch.Size([2, 3])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import networkx as nx
+import torch
+
+from rewrite.ops import OPS, Group, Shape, ShapeError, get_op
+
+
+class GraphError(ValueError):
+    """A graph is malformed: names the node and what is wrong."""
+
+
+@dataclass(frozen=True, order=True)
+class Value:
+    """Output ``index`` of node ``node``."""
+
+    node: int
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class Node:
+    id: int
+    op: str
+    inputs: tuple[Value, ...]
+    attrs: Mapping[str, Any]
+    shapes: tuple[Shape, ...]
+    origin: str = ""  # where the node came from (source op, file:line), for messages
+
+    @property
+    def shape(self) -> Shape:
+        return self.shapes[0]
+
+    def describe(self) -> str:
+        where = f" from {self.origin}" if self.origin else ""
+        return f"node %{self.id} ({self.op}){where}"
+
+
+@dataclass
+class Graph:
+    nodes: dict[int, Node] = field(default_factory=dict)
+    weights: dict[str, torch.Tensor] = field(default_factory=dict)
+    outputs: list[Value] = field(default_factory=list)
+    name: str = "graph"
+
+    # ------------------------------------------------------------ building
+    def add(self, op: str, inputs: Sequence[Value] = (), attrs: Mapping[str, Any] | None = None,
+            origin: str = "") -> Node:
+        """Append a node after checking op, attributes, inputs and shapes."""
+        where = f" (from {origin})" if origin else ""
+        try:
+            opdef = get_op(op)
+        except KeyError as e:
+            raise GraphError(f"{e.args[0]}{where}") from None
+        try:
+            norm = opdef.normalize_attrs(attrs or {})
+        except TypeError as e:
+            raise GraphError(f"{e}{where}") from None
+        in_shapes = []
+        for v in inputs:
+            if v.node not in self.nodes or v.index >= len(self.nodes[v.node].shapes):
+                raise GraphError(f"op '{op}'{where}: input {v} does not exist in this graph")
+            in_shapes.append(self.nodes[v.node].shapes[v.index])
+        try:
+            shapes = opdef.infer(in_shapes, norm)
+        except ShapeError as e:
+            raise ShapeError(f"{e}{where}") from None
+        nid = max(self.nodes, default=-1) + 1
+        node = Node(nid, op, tuple(inputs), norm, tuple(shapes), origin)
+        self.nodes[nid] = node
+        return node
+
+    # ------------------------------------------------------------ queries
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes.values())
+
+    def shape_of(self, v: Value) -> Shape:
+        return self.nodes[v.node].shapes[v.index]
+
+    @property
+    def inputs(self) -> list[Node]:
+        return [n for n in self if n.op == "input"]
+
+    @property
+    def weight_nodes(self) -> list[Node]:
+        return [n for n in self if n.op == "weight"]
+
+    def compute_nodes(self) -> list[Node]:
+        return [n for n in self if OPS[n.op].group is not Group.SOURCE]
+
+    def op_count(self) -> int:
+        """Operators that do work at run time (not inputs, weights or weight-only ops)."""
+        const = self.weight_only()
+        return sum(1 for n in self.compute_nodes() if n.id not in const)
+
+    def weight_only(self) -> set[int]:
+        """Ids of nodes that depend only on weights (precomputable once)."""
+        out: set[int] = set()
+        for n in self:
+            if n.op == "weight" or (n.op != "input" and n.inputs and all(v.node in out for v in n.inputs)):
+                out.add(n.id)
+        return out
+
+    def users(self) -> dict[int, list[int]]:
+        u: dict[int, list[int]] = {n: [] for n in self.nodes}
+        for n in self:
+            for v in n.inputs:
+                u[v.node].append(n.id)
+        return u
+
+    # ------------------------------------------------------------ checks
+    def validate(self) -> None:
+        """Assert the invariants: topological order, known ops, shapes agree, weights bound."""
+        seen: set[int] = set()
+        for n in self:
+            opdef = OPS.get(n.op)
+            if opdef is None:
+                raise GraphError(f"{n.describe()}: unknown op")
+            for v in n.inputs:
+                if v.node not in seen:
+                    raise GraphError(f"{n.describe()}: input {v} is not defined before it (cycle or bad order)")
+            shapes = opdef.infer([self.shape_of(v) for v in n.inputs], n.attrs)
+            if tuple(shapes) != n.shapes:
+                raise GraphError(f"{n.describe()}: recorded shapes {n.shapes} != inferred {shapes}")
+            if n.op == "weight":
+                w = self.weights.get(n.attrs["name"])
+                if w is None:
+                    raise GraphError(f"{n.describe()}: weight '{n.attrs['name']}' has no tensor")
+                if tuple(w.shape) != n.shape:
+                    raise GraphError(f"{n.describe()}: weight tensor shape {tuple(w.shape)} != {n.shape}")
+            seen.add(n.id)
+        if not self.outputs:
+            raise GraphError(f"graph '{self.name}' has no outputs")
+        for v in self.outputs:
+            if v.node not in self.nodes:
+                raise GraphError(f"output {v} is not a node of graph '{self.name}'")
+
+    # ------------------------------------------------------------ running
+    def input_shapes(self) -> dict[str, Shape]:
+        return {n.attrs["name"]: n.shape for n in self.inputs}
+
+    def random_inputs(self, seed: int = 0) -> dict[str, torch.Tensor]:
+        gen = torch.Generator().manual_seed(seed)
+        return {k: torch.randn(s, generator=gen) for k, s in self.input_shapes().items()}
+
+    def run(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Execute with torch's reference semantics; returns one tensor per output."""
+        names = [n.attrs["name"] for n in self.inputs]
+        if not isinstance(inputs, Mapping):
+            if len(inputs) != len(names):
+                raise GraphError(f"graph '{self.name}' takes {len(names)} inputs {names}, got {len(inputs)}")
+            inputs = dict(zip(names, inputs))
+        missing = set(names) - set(inputs)
+        if missing:
+            raise GraphError(f"graph '{self.name}': missing inputs {sorted(missing)}")
+        env: dict[Value, torch.Tensor] = {}
+        remaining = {n: 0 for n in self.nodes}
+        for n in self:
+            for v in n.inputs:
+                remaining[v.node] += 1
+        for v in self.outputs:
+            remaining[v.node] += 1
+        with torch.no_grad():
+            for n in self:
+                if n.op == "input":
+                    t = inputs[n.attrs["name"]]
+                    if tuple(t.shape) != n.shape:
+                        raise GraphError(f"input '{n.attrs['name']}' has shape {tuple(t.shape)}, expected {n.shape}")
+                    outs = [t]
+                elif n.op == "weight":
+                    outs = [self.weights[n.attrs["name"]]]
+                else:
+                    outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
+                for i, t in enumerate(outs):
+                    env[Value(n.id, i)] = t
+                for v in n.inputs:  # free what no later node reads
+                    remaining[v.node] -= 1
+                    if remaining[v.node] == 0:
+                        for i in range(len(self.nodes[v.node].shapes)):
+                            env.pop(Value(v.node, i), None)
+            return [env[v] for v in self.outputs]
+
+    # ------------------------------------------------------------ transforms
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """Nodes carry op/attrs/shapes; edges carry the output and input slots."""
+        g = nx.MultiDiGraph(name=self.name)
+        for n in self:
+            g.add_node(n.id, op=n.op, attrs=dict(n.attrs), shapes=n.shapes, origin=n.origin)
+            for slot, v in enumerate(n.inputs):
+                g.add_edge(v.node, n.id, out=v.index, slot=slot)
+        return g
+
+    def pruned(self) -> "Graph":
+        """A copy without nodes the outputs do not depend on, renumbered densely."""
+        live: set[int] = set()
+        stack = [v.node for v in self.outputs]
+        while stack:
+            i = stack.pop()
+            if i not in live:
+                live.add(i)
+                stack.extend(v.node for v in self.nodes[i].inputs)
+        keep = [n for n in self if n.id in live or n.op == "input"]
+        remap = {n.id: i for i, n in enumerate(keep)}
+        out = Graph(name=self.name)
+        for n in keep:
+            nn_ = Node(remap[n.id], n.op, tuple(Value(remap[v.node], v.index) for v in n.inputs),
+                       n.attrs, n.shapes, n.origin)
+            out.nodes[nn_.id] = nn_
+        used = {n.attrs["name"] for n in keep if n.op == "weight"}
+        out.weights = {k: t for k, t in self.weights.items() if k in used}
+        out.outputs = [Value(remap[v.node], v.index) for v in self.outputs]
+        return out
+
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for n in self.compute_nodes():
+            counts[n.op] = counts.get(n.op, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def __repr__(self) -> str:
+        return f"Graph({self.name!r}, {len(self.nodes)} nodes, {self.op_count()} ops, {len(self.outputs)} outputs)"
+
+    def pretty(self) -> str:
+        """One line per node: ``%3 = matmul(%1, %2) {} -> (64, 512)``."""
+        lines = []
+        for n in self:
+            args = ", ".join(f"%{v.node}" + (f".{v.index}" if v.index else "") for v in n.inputs)
+            attrs = " ".join(f"{k}={v}" for k, v in n.attrs.items())
+            shapes = ", ".join(str(s) for s in n.shapes)
+            lines.append(f"%{n.id} = {n.op}({args}) {attrs} -> {shapes}".replace("  ", " "))
+        lines.append("return " + ", ".join(f"%{v.node}" + (f".{v.index}" if v.index else "") for v in self.outputs))
+        return "\n".join(lines)
+
+
+def iter_values(graph: Graph) -> Iterable[tuple[Value, Shape]]:
+    for n in graph:
+        for i, s in enumerate(n.shapes):
+            yield Value(n.id, i), s
