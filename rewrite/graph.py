@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import networkx as nx
 import torch
 
-from rewrite.ops import OPS, Group, Shape, ShapeError, get_op
+from rewrite.ops import OPS, Group, Shape, ShapeError, get_op, norm_axis
 
 
 class GraphError(ValueError):
@@ -79,6 +79,8 @@ class Graph:
                 raise GraphError(f"op '{op}'{where}: input {v} does not exist in this graph")
             in_shapes.append(self.nodes[v.node].shapes[v.index])
         try:
+            if "axis" in norm and in_shapes:  # one spelling per axis, so equal terms look equal
+                norm["axis"] = norm_axis(norm["axis"], len(in_shapes[0]))
             shapes = opdef.infer(in_shapes, norm)
         except ShapeError as e:
             raise ShapeError(f"{e}{where}") from None

@@ -1,0 +1,93 @@
+"""This machine's peak FLOP/s, memory bandwidth and per-op overhead, measured once and cached.
+
+The profile is keyed by a fingerprint of the CPU, core count and torch
+version, so a cache copied from another machine is ignored, not trusted.
+
+    >>> p = machine_profile()          # measured on first use (~1 s), then read from disk
+    >>> p.peak_flops > 1e9
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+
+@dataclass(frozen=True)
+class MachineProfile:
+    fingerprint: str
+    peak_flops: float  # FLOP/s of a large fp32 matmul with torch
+    bandwidth: float  # bytes/s of a large copy
+    op_overhead: float  # seconds to launch one small torch op
+    view_overhead: float  # seconds for a view (reshape/slice) that moves no data
+
+
+def cache_dir() -> Path:
+    d = Path(os.environ.get("EQSAT_CACHE_DIR", Path.home() / ".cache" / "eqsat"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def fingerprint() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    key = f"{cpu}|{os.cpu_count()}|{torch.__version__}|{torch.get_num_threads()}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _median_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
+    fn()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def measure() -> MachineProfile:
+    with torch.no_grad():
+        a, b = torch.randn(512, 512), torch.randn(512, 512)
+        t_mm = _median_time(lambda: torch.matmul(a, b), 15)
+        big = torch.randn(8 * 1024 * 1024)
+        out = torch.empty_like(big)
+        t_cp = _median_time(lambda: out.copy_(big), 9)
+        tiny = torch.randn(8)
+        t_op = _median_time(lambda: torch.relu(tiny), 200)
+        t_view = _median_time(lambda: tiny.reshape(2, 4), 200)
+    return MachineProfile(fingerprint(), 2 * 512**3 / t_mm, 2 * big.numel() * 4 / t_cp, t_op, t_view)
+
+
+def machine_profile(refresh: bool = False) -> MachineProfile:
+    """The cached profile for this machine, measuring it if missing, foreign or corrupt."""
+    path = cache_dir() / "machine.json"
+    fp = fingerprint()
+    if not refresh and path.exists():
+        try:
+            data = json.loads(path.read_text())
+            prof = MachineProfile(**data)
+            if prof.fingerprint == fp and prof.peak_flops > 0 and prof.bandwidth > 0:
+                return prof
+        except (ValueError, TypeError):
+            pass  # corrupt: measure again
+    prof = measure()
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(asdict(prof), indent=1))
+    tmp.replace(path)  # atomic: concurrent writers never leave a torn file
+    return prof

@@ -1,0 +1,166 @@
+"""Equality saturation under our own limits: egglog is the engine, we drive it.
+
+egglog has no node or time limit, and one iteration can grow an e-graph by
+orders of magnitude.  So we run one iteration per call, under egglog's
+back-off scheduler with a per-rule match budget (a rule with more matches than
+the budget in an iteration is skipped for that iteration), count e-nodes and
+e-classes between iterations, and stop on our limits.  The budget bounds how
+far one iteration can overshoot the node limit.
+
+    >>> limits = Limits(iterations=5, nodes=10_000, seconds=5)
+    >>> # result = saturate(graph, rules, limits); result.stop_reason
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+from egglog.bindings import EGraph, EggSmolError
+
+from rewrite.egraph.encode import Encoding, encode
+from rewrite.egraph.prelude import EGG_TO_OP, prelude
+from rewrite.graph import Graph
+from rewrite.rulelang.syntax import Rule
+from rewrite.rulelang.to_egglog import rules_to_egglog
+
+
+class SaturationError(RuntimeError):
+    """egglog rejected the program or a rule proved unsound while saturating."""
+
+
+class StopReason(str, Enum):
+    SATURATED = "saturated"
+    ITERATION_LIMIT = "iteration_limit"
+    NODE_LIMIT = "node_limit"
+    TIME_LIMIT = "time_limit"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Saturation limits. ``match_limit`` is matches per rule per iteration (None: scale with the graph)."""
+
+    iterations: int = 12
+    nodes: int = 50_000
+    seconds: float = 20.0
+    match_limit: int | None = None
+
+    def check(self) -> None:
+        if self.iterations < 0:
+            raise ValueError(f"iteration limit must be >= 0, got {self.iterations}")
+        if self.nodes < 1:
+            raise ValueError(f"node limit must be >= 1, got {self.nodes}")
+        if not self.seconds > 0:
+            raise ValueError(f"time limit must be > 0 seconds, got {self.seconds}")
+        if self.match_limit is not None and self.match_limit < 1:
+            raise ValueError(f"match limit must be >= 1, got {self.match_limit}")
+
+
+@dataclass
+class IterationStat:
+    index: int
+    enodes: int
+    eclasses: int
+    seconds: float
+    matches: dict[str, int]
+
+
+@dataclass
+class SaturationResult:
+    egraph: EGraph
+    encoding: Encoding
+    stop_reason: StopReason
+    iterations: list[IterationStat]
+    rules_fired: Counter[str]
+    seconds_load: float
+    seconds_saturate: float
+    enodes: int = 0
+    eclasses: int = 0
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def serialized(self) -> dict[str, Any]:
+        """The e-graph as JSON: ``nodes``, ``class_data``; ``root_eclasses`` are filled from the output lets."""
+        data = json.loads(self.egraph.serialize([]).to_json())
+        let_to_class = {info["let"]: cid for cid, info in data["class_data"].items() if "let" in info}
+        data["root_eclasses"] = [let_to_class[r] for r in self.encoding.roots]
+        return data
+
+
+_SIZE_LINE = re.compile(r"\((\S+)\s+(\d+)\)")
+
+
+def _sizes(eg: EGraph) -> tuple[int, int]:
+    """(tensor e-nodes, tensor e-classes): every tensor e-class has exactly one ``shape`` row."""
+    text = str(eg.run_program(*eg.parse_program("(print-size)"))[0])
+    counts = {m.group(1): int(m.group(2)) for m in _SIZE_LINE.finditer(text)}
+    return sum(c for name, c in counts.items() if name in EGG_TO_OP), counts.get("shape", 0)
+
+
+def _run(eg: EGraph, text: str, what: str) -> list[Any]:
+    try:
+        return eg.run_program(*eg.parse_program(text))
+    except EggSmolError as e:
+        raise SaturationError(f"egglog rejected the {what}: {e}") from None
+    except BaseException as e:  # egglog panics surface as PanicException (a BaseException)
+        msg = str(e)
+        if "Illegal merge" in msg and "shape" in msg:
+            raise SaturationError(
+                "two terms proved equal have different shapes: a rule is unsound "
+                "(run `eqsat rules check` to find it)") from None
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise SaturationError(f"egglog failed during the {what}: {msg}") from None
+
+
+def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
+             on_iteration: Callable[[IterationStat], None] | None = None) -> SaturationResult:
+    """Load ``graph``, run ``rules`` one iteration at a time until a limit or saturation."""
+    limits.check()
+    t0 = time.perf_counter()
+    eg = EGraph()
+    enc = encode(graph)
+    _run(eg, prelude(), "prelude")
+    _run(eg, rules_to_egglog(rules), "rules")
+    _run(eg, enc.program, "graph encoding")
+    _run(eg, "(run-schedule (saturate (run analysis)))", "shape analysis")
+    enodes, eclasses = _sizes(eg)
+    t_load = time.perf_counter() - t0
+    budget = limits.match_limit or max(1000, 2 * enodes)
+    step = (f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
+            f"(run-with bo rewrites) (saturate (run analysis)))")
+    names = {d.name for r in rules for d in r.directions()}
+    fired: Counter[str] = Counter()
+    stats: list[IterationStat] = []
+    t1 = time.perf_counter()
+    reason = StopReason.ITERATION_LIMIT
+    for i in range(limits.iterations):
+        if time.perf_counter() - t1 >= limits.seconds:
+            reason = StopReason.TIME_LIMIT
+            break
+        ti = time.perf_counter()
+        out = _run(eg, step, f"rewrite iteration {i + 1}")
+        matches = {k: v for k, v in out[0].report.num_matches_per_rule.items() if k in names and v}
+        fired.update(matches)
+        new_nodes, new_classes = _sizes(eg)
+        stat = IterationStat(i + 1, new_nodes, new_classes, time.perf_counter() - ti, matches)
+        stats.append(stat)
+        if on_iteration:
+            on_iteration(stat)
+        changed = (new_nodes, new_classes) != (enodes, eclasses)
+        enodes, eclasses = new_nodes, new_classes
+        if not changed:
+            reason = StopReason.SATURATED
+            break
+        if enodes >= limits.nodes:
+            reason = StopReason.NODE_LIMIT
+            break
+    else:
+        if limits.iterations == 0:
+            reason = StopReason.ITERATION_LIMIT
+    return SaturationResult(eg, enc, reason, stats, fired, t_load, time.perf_counter() - t1, enodes, eclasses,
+                            {"match_limit": budget})

@@ -1,0 +1,111 @@
+"""Rule → egglog text (consumer 1 of the parsed Rule).
+
+The left-hand patterns flatten into query atoms, one per op, with a fresh
+variable per unnamed attribute; guards become filters over the ``shape``
+function and the ``WeightOnly`` relation; each right-hand side is unioned with
+its left-hand root.
+
+    >>> from rewrite.rulelang.syntax import parse_rules
+    >>> r = parse_rules("relu-idem: (relu (relu ?x)) => (relu ?x)")[0]
+    >>> print(rule_to_egglog(r))
+    (rule ((= r0 (Relu t1)) (= t1 (Relu v_x))) ((union r0 (Relu v_x))) :ruleset rewrites :name "relu-idem")
+"""
+
+from __future__ import annotations
+
+from itertools import count
+
+from rewrite.egraph.prelude import egg_name, literal
+from rewrite.ops import OPS, AttrKind
+from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Op, Pattern, Rule, Var
+
+_CMP = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+class _Emitter:
+    def __init__(self) -> None:
+        self.fresh = count(1)
+        self.query: list[str] = []
+        self.shape_vars: set[str] = set()
+        self.attr_kinds: dict[str, AttrKind] = {}
+
+    def lhs(self, p: Pattern, out: str | None) -> str:
+        """Flatten a left-hand pattern; returns the egglog variable naming it."""
+        if isinstance(p, Var):
+            if out is not None:
+                self.query.append(f"(= {out} v_{p.name})")
+            return f"v_{p.name}"
+        name = out or f"t{next(self.fresh)}"
+        opdef = OPS[p.op]
+        args = []
+        for spec in opdef.attrs:
+            e = p.attr(spec.name)
+            if e is None:
+                args.append(f"_w{next(self.fresh)}")
+            elif isinstance(e, Var):
+                self.attr_kinds[e.name] = spec.kind
+                args.append(f"p_{e.name}")
+            else:
+                args.append(self.expr(e, spec.kind))
+        atom_at = len(self.query)
+        self.query.append("")  # placeholder keeps parent-before-child order
+        ins = [self.lhs(q, None) for q in p.inputs]
+        self.query[atom_at] = f"(= {name} ({' '.join([egg_name(p.op), *args, *ins])}))"
+        return name
+
+    def expr(self, e: Expr, kind: AttrKind | None = None) -> str:
+        if isinstance(e, Lit):
+            if kind is AttrKind.FLOAT or isinstance(e.value, float):
+                return literal(AttrKind.FLOAT, e.value)
+            return literal(AttrKind.STR, e.value) if isinstance(e.value, str) else str(e.value)
+        if isinstance(e, Var):
+            return f"p_{e.name}"
+        if isinstance(e, ListExpr):
+            return f"(vec-of {' '.join(self.expr(x) for x in e.items)})" if e.items else "(vec-empty)"
+        fn, args = e.fn, e.args
+        if fn in ("dim", "rank", "shape"):
+            v = args[0].name  # type: ignore[union-attr]
+            self.shape_vars.add(v)
+            s = f"s_{v}"
+            if fn == "shape":
+                return s
+            if fn == "rank":
+                return f"(vec-length {s})"
+            i = args[1]
+            if isinstance(i, Lit) and isinstance(i.value, int) and i.value < 0:
+                return f"(vec-get {s} (+ (vec-length {s}) {i.value}))"
+            return f"(vec-get {s} {self.expr(i)})"
+        if fn == "at":
+            return f"(vec-get {self.expr(args[0])} {self.expr(args[1])})"
+        if fn in ("wfirst", "wlast"):
+            return f"({fn} v_{args[0].name})"  # type: ignore[union-attr]
+        if fn == "weight":
+            return f"(WeightOnly v_{args[0].name})"  # type: ignore[union-attr]
+        a, b = (self.expr(x) for x in args)
+        return f"({_CMP.get(fn, fn)} {a} {b})"
+
+    def rhs(self, p: Pattern) -> str:
+        if isinstance(p, Var):
+            return f"v_{p.name}"
+        opdef = OPS[p.op]
+        args = []
+        for spec in opdef.attrs:
+            e = p.attr(spec.name)
+            args.append(literal(spec.kind, spec.default) if e is None else self.expr(e, spec.kind))
+        return f"({' '.join([egg_name(p.op), *args, *(self.rhs(q) for q in p.inputs)])})"
+
+
+def rule_to_egglog(rule: Rule, ruleset: str = "rewrites") -> str:
+    """One egglog ``rule`` for one direction of a parsed rule."""
+    em = _Emitter()
+    for i, p in enumerate(rule.lhs):
+        em.lhs(p, f"r{i}")
+    guards = [em.expr(g) for g in rule.guards]
+    actions = [f"(union r{i} {em.rhs(p)})" for i, p in enumerate(rule.rhs)]
+    shapes = [f"(= s_{v} (shape v_{v}))" for v in sorted(em.shape_vars)]
+    query = " ".join(em.query + shapes + guards)
+    return f'(rule ({query}) ({" ".join(actions)}) :ruleset {ruleset} :name "{rule.name}")'
+
+
+def rules_to_egglog(rules: list[Rule], ruleset: str = "rewrites") -> str:
+    return "\n".join(rule_to_egglog(d, ruleset) for r in rules for d in r.directions()) + "\n"
