@@ -6,7 +6,7 @@ Views (reshape, slice, identity) move no data and cost a view's overhead;
 transpose copies.  Weight-only sub-graphs are precomputed once, so extraction
 prices them at zero; that decision lives in extraction, not here.
 
-    >>> model = AnalyticalCost(MachineProfile("x", 1e11, 1e10, 5e-6, 1e-6))
+    >>> model = AnalyticalCost(MachineProfile("x", 1e11, 1e10, 5e-6, 1e-6, 5e-6, 5e-6))
     >>> round(model("matmul", {}, [(64, 1024), (1024, 1024)]) * 1e6)  # microseconds
     1349
 """
@@ -42,4 +42,6 @@ class AnalyticalCost:
         outs = opdef.infer(list(in_shapes), attrs)
         flops = opdef.flops(list(in_shapes), outs, attrs)
         nbytes = DTYPE_BYTES[dtype] * (sum(numel(s) for s in in_shapes) + sum(numel(s) for s in outs))
-        return p.op_overhead + max(flops / p.peak_flops, nbytes / p.bandwidth)
+        overhead = {"matmul": p.matmul_overhead, "linear": p.matmul_overhead, "conv2d": p.conv_overhead}.get(
+            op, p.op_overhead)
+        return overhead + max(flops / p.peak_flops, nbytes / p.bandwidth)

@@ -27,8 +27,10 @@ class MachineProfile:
     fingerprint: str
     peak_flops: float  # FLOP/s of a large fp32 matmul with torch
     bandwidth: float  # bytes/s of a large copy
-    op_overhead: float  # seconds to launch one small torch op
+    op_overhead: float  # seconds to launch one small elementwise torch op
     view_overhead: float  # seconds for a view (reshape/slice) that moves no data
+    matmul_overhead: float = 0.0  # seconds for a tiny matmul (dispatch + BLAS setup)
+    conv_overhead: float = 0.0  # seconds for a tiny conv2d
 
 
 def cache_dir() -> Path:
@@ -71,7 +73,11 @@ def measure() -> MachineProfile:
         tiny = torch.randn(8)
         t_op = _median_time(lambda: torch.relu(tiny), 200)
         t_view = _median_time(lambda: tiny.reshape(2, 4), 200)
-    return MachineProfile(fingerprint(), 2 * 512**3 / t_mm, 2 * big.numel() * 4 / t_cp, t_op, t_view)
+        m8 = torch.randn(8, 8)
+        t_mm0 = _median_time(lambda: torch.matmul(m8, m8), 200)
+        x, w = torch.randn(1, 4, 4, 4), torch.randn(4, 4, 1, 1)
+        t_cv0 = _median_time(lambda: torch.nn.functional.conv2d(x, w), 200)
+    return MachineProfile(fingerprint(), 2 * 512**3 / t_mm, 2 * big.numel() * 4 / t_cp, t_op, t_view, t_mm0, t_cv0)
 
 
 def machine_profile(refresh: bool = False) -> MachineProfile:
@@ -82,7 +88,7 @@ def machine_profile(refresh: bool = False) -> MachineProfile:
         try:
             data = json.loads(path.read_text())
             prof = MachineProfile(**data)
-            if prof.fingerprint == fp and prof.peak_flops > 0 and prof.bandwidth > 0:
+            if prof.fingerprint == fp and prof.peak_flops > 0 and prof.bandwidth > 0 and prof.matmul_overhead > 0:
                 return prof
         except (ValueError, TypeError):
             pass  # corrupt: measure again

@@ -231,8 +231,12 @@ class Graph:
         return out
 
     def summary(self) -> dict[str, int]:
+        """Run-time operator counts by op (weight-only nodes are precomputed, so left out)."""
         counts: dict[str, int] = {}
+        const = self.weight_only()
         for n in self.compute_nodes():
+            if n.id in const:
+                continue
             counts[n.op] = counts.get(n.op, 0) + 1
         return dict(sorted(counts.items()))
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
-from egglog.bindings import EGraph, EggSmolError
+from egglog.bindings import EGraph
 
 from rewrite.egraph.encode import Encoding, encode
 from rewrite.egraph.prelude import EGG_TO_OP, prelude
@@ -91,7 +91,7 @@ class SaturationResult:
         return data
 
 
-_SIZE_LINE = re.compile(r"\((\S+)\s+(\d+)\)")
+_SIZE_LINE = re.compile(r"\(([^\s()]+)\s+(\d+)\)")
 
 
 def _sizes(eg: EGraph) -> tuple[int, int]:
@@ -104,9 +104,7 @@ def _sizes(eg: EGraph) -> tuple[int, int]:
 def _run(eg: EGraph, text: str, what: str) -> list[Any]:
     try:
         return eg.run_program(*eg.parse_program(text))
-    except EggSmolError as e:
-        raise SaturationError(f"egglog rejected the {what}: {e}") from None
-    except BaseException as e:  # egglog panics surface as PanicException (a BaseException)
+    except BaseException as e:  # egglog panics surface as EggSmolError or PanicException
         msg = str(e)
         if "Illegal merge" in msg and "shape" in msg:
             raise SaturationError(
@@ -114,7 +112,7 @@ def _run(eg: EGraph, text: str, what: str) -> list[Any]:
                 "(run `eqsat rules check` to find it)") from None
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
-        raise SaturationError(f"egglog failed during the {what}: {msg}") from None
+        raise SaturationError(f"egglog rejected the {what}: {msg}") from None
 
 
 def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
@@ -131,8 +129,7 @@ def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
     enodes, eclasses = _sizes(eg)
     t_load = time.perf_counter() - t0
     budget = limits.match_limit or max(1000, 2 * enodes)
-    step = (f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
-            f"(run-with bo rewrites) (saturate (run analysis)))")
+    cap = max(budget, limits.nodes)  # a budget past the node limit could not be used anyway
     names = {d.name for r in rules for d in r.directions()}
     fired: Counter[str] = Counter()
     stats: list[IterationStat] = []
@@ -143,6 +140,8 @@ def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
             reason = StopReason.TIME_LIMIT
             break
         ti = time.perf_counter()
+        step = (f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
+                f"(run-with bo rewrites) (saturate (run analysis)))")
         out = _run(eg, step, f"rewrite iteration {i + 1}")
         matches = {k: v for k, v in out[0].report.num_matches_per_rule.items() if k in names and v}
         fired.update(matches)
@@ -154,6 +153,9 @@ def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
         changed = (new_nodes, new_classes) != (enodes, eclasses)
         enodes, eclasses = new_nodes, new_classes
         if not changed:
+            if budget < cap:  # rules over budget were skipped: retry with a larger one
+                budget = min(cap, budget * 4)
+                continue
             reason = StopReason.SATURATED
             break
         if enodes >= limits.nodes:

@@ -1,0 +1,133 @@
+"""The ``eqsat`` command line.
+
+    eqsat optimize bert --json out.json
+    eqsat optimize path/to/model.py:factory --iters 8 --nodes 20000 --seconds 10
+    eqsat rules list [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from rewrite.egraph.saturate import IterationStat, Limits, SaturationError
+from rewrite.graph import Graph, GraphError
+from rewrite.ops import ShapeError
+from rewrite.rulelang.syntax import RuleError
+
+BUILTIN_MODELS = ("bert", "nasrnn", "resnext50", "nasneta", "squeezenet", "vgg19", "inceptionv3", "resnet50")
+
+
+class CliError(Exception):
+    pass
+
+
+def load_model(spec: str) -> Graph:
+    """A built-in model name, or ``file.py:factory`` returning ``(module, example_inputs)``."""
+    from rewrite.frontends import from_torch
+
+    if spec in BUILTIN_MODELS:
+        from bench.models import load
+        module, inputs = load(spec)
+        return from_torch(module, inputs, name=spec)
+    if ":" not in spec:
+        raise CliError(f"unknown model '{spec}': use one of {', '.join(BUILTIN_MODELS)} or FILE.py:FACTORY")
+    path, factory = spec.rsplit(":", 1)
+    if not Path(path).is_file():
+        raise CliError(f"model file '{path}' does not exist")
+    mod_spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    assert mod_spec and mod_spec.loader
+    mod = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(mod)
+    fn = getattr(mod, factory, None)
+    if not callable(fn):
+        raise CliError(f"'{path}' has no callable '{factory}'")
+    out = fn()
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise CliError(f"{spec} must return (module, example_inputs), got {type(out).__name__}")
+    module, inputs = out
+    return from_torch(module, tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,),
+                      name=Path(path).stem)
+
+
+def _progress(stat: IterationStat) -> None:
+    print(f"  iteration {stat.index}: {stat.enodes} e-nodes, {stat.eclasses} e-classes, "
+          f"{stat.seconds:.2f}s", file=sys.stderr, flush=True)
+
+
+def cmd_optimize(args: argparse.Namespace) -> int:
+    from rewrite.api import optimize
+    from rewrite.report import before_after
+
+    limits = Limits(iterations=args.iters, nodes=args.nodes, seconds=args.seconds)
+    limits.check()
+    print(f"loading {args.model} ...", file=sys.stderr, flush=True)
+    graph = load_model(args.model)
+    print(f"saturating {graph.op_count()} operators ...", file=sys.stderr, flush=True)
+    result = optimize(graph, rules=args.rules, limits=limits, extractor=args.extractor,
+                      check=not args.no_verify, on_iteration=_progress)
+    print(before_after(result.stats, graph.summary(), result.graph.summary()))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.stats, indent=1))
+        print(f"wrote {args.json}")
+    return 0
+
+
+def cmd_rules_list(args: argparse.Namespace) -> int:
+    from rewrite.api import load_rules
+
+    rows: list[dict[str, Any]] = []
+    for r in load_rules(args.rules):
+        for d in r.directions():
+            rows.append({"name": d.name, "family": d.family, "file": d.loc.path, "line": d.loc.line,
+                         "where": f"{d.loc.path}:{d.loc.line}"})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        w = max(len(r["name"]) for r in rows)
+        for r in rows:
+            print(f"{r['name']:<{w}}  {r['family']:<10}  {r['where']}")
+        print(f"{len(rows)} rules")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="eqsat", description="Equality-saturation optimizer for DL graphs")
+    sub = p.add_subparsers(dest="command", required=True)
+    o = sub.add_parser("optimize", help="optimize a model and print a before/after table")
+    o.add_argument("model", help=f"one of {', '.join(BUILTIN_MODELS)}, or FILE.py:FACTORY")
+    o.add_argument("--rules", action="append", help="rule family name or file (repeatable; default: all)")
+    o.add_argument("--iters", type=int, default=Limits.iterations, help="iteration limit")
+    o.add_argument("--nodes", type=int, default=Limits.nodes, help="e-node limit")
+    o.add_argument("--seconds", type=float, default=Limits.seconds, help="saturation time limit")
+    o.add_argument("--extractor", default="greedy", help="extraction method")
+    o.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
+    o.add_argument("--json", help="write the statistics as JSON to this file")
+    o.set_defaults(fn=cmd_optimize)
+    r = sub.add_parser("rules", help="inspect rule files")
+    rsub = r.add_subparsers(dest="rules_command", required=True)
+    rl = rsub.add_parser("list", help="list every rule with its family and file:line")
+    rl.add_argument("--rules", action="append", help="rule family name or file (default: all)")
+    rl.add_argument("--json", action="store_true")
+    rl.set_defaults(fn=cmd_rules_list)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except (CliError, RuleError, GraphError, ShapeError, SaturationError, FileNotFoundError, ValueError) as e:
+        print(f"eqsat: error: {e}", file=sys.stderr)
+        return 2
+    except AssertionError as e:  # VerificationError: the optimized graph is wrong
+        print(f"eqsat: verification failed: {e}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Before/after reports: the table `eqsat optimize` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _fmt_s(x: float) -> str:
+    return f"{x * 1e3:.3f} ms" if x >= 1e-3 else f"{x * 1e6:.1f} us"
+
+
+def table(rows: list[tuple[str, str, str]]) -> str:
+    w = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = [f"{r[0]:<{w[0]}}  {r[1]:>{w[1]}}  {r[2]:>{w[2]}}" for r in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def before_after(stats: dict[str, Any], before_ops: dict[str, int], after_ops: dict[str, int]) -> str:
+    """A readable before/after comparison of one optimization run."""
+    rows = [("", "before", "after"),
+            ("operators", str(stats["ops_before"]), str(stats["ops_after"])),
+            ("modelled cost", _fmt_s(stats["cost_before"]), _fmt_s(stats["cost_after"]))]
+    for op in sorted(set(before_ops) | set(after_ops)):
+        b, a = before_ops.get(op, 0), after_ops.get(op, 0)
+        if b or a:
+            rows.append((f"  {op}", str(b), str(a)))
+    s = stats["seconds"]
+    speed = stats["cost_before"] / stats["cost_after"] if stats["cost_after"] else float("inf")
+    verified = {True: "yes", False: "NO", None: "skipped"}[stats["verified"]]
+    err = f" (max abs error {stats['max_abs_err']:.2e})" if stats["max_abs_err"] is not None else ""
+    fired = ", ".join(f"{k} x{v}" for k, v in sorted(stats["rules_fired"].items(), key=lambda kv: -kv[1])[:8])
+    lines = [
+        f"model {stats['model']}: modelled speedup {speed:.3f}x",
+        table(rows),
+        f"e-graph: {stats['enodes']} e-nodes, {stats['eclasses']} e-classes after {stats['iterations']} "
+        f"iteration(s); stopped: {stats['stop_reason']}",
+        f"time: load {s['load']:.2f}s, saturate {s['saturate']:.2f}s, extract {s['extract']:.2f}s, "
+        f"verify {s['verify']:.2f}s, total {s['total']:.2f}s",
+        f"verified: {verified}{err}",
+        f"rules fired: {fired or 'none'}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""E-graph loading, shape analysis in egglog vs the registry, limits and stop reasons."""
+
+import pytest
+import torch
+
+from bench.models import load
+from rewrite import GraphBuilder
+from rewrite.api import load_rules
+from rewrite.egraph.saturate import Limits, SaturationError, StopReason, saturate
+from rewrite.extract.egraph_data import read_serialized
+from rewrite.frontends import from_torch
+from rewrite.rulelang.syntax import parse_rules
+
+
+@pytest.mark.parametrize("model", ["squeezenet", "bert", "nasrnn", "inceptionv3"])
+def test_egglog_shapes_agree_with_registry(model):
+    g = from_torch(*load(model))
+    sat = saturate(g, [], Limits(iterations=0))
+    raw = sat.serialized()
+    data = read_serialized(raw)
+    let_class = {info["let"]: cid for cid, info in raw["class_data"].items() if "let" in info}
+    assert not data.dropped
+    for v, name in sat.encoding.lets.items():
+        assert data.shapes[let_class[name]] == g.shape_of(v), (model, v)
+    const = g.weight_only()
+    for v, name in sat.encoding.lets.items():
+        assert (let_class[name] in data.weight_only) == (v.node in const), (model, v)
+
+
+def _chain_graph():
+    b = GraphBuilder("chain")
+    x = b.input("x", (4, 8))
+    ys = [b.matmul(x, b.weight(f"w{i}", torch.randn(8, 8))) for i in range(6)]
+    acc = ys[0]
+    for y in ys[1:]:
+        acc = b.add(acc, y)
+    return b.build([acc])
+
+
+def test_node_limit_is_overshot_by_at_most_one_bounded_step():
+    g = _chain_graph()
+    lim = Limits(iterations=50, nodes=300, seconds=30, match_limit=50)
+    sat = saturate(g, load_rules(), lim)
+    assert sat.stop_reason is StopReason.NODE_LIMIT
+    before_last = sat.iterations[-2].enodes if len(sat.iterations) > 1 else 0
+    assert before_last < lim.nodes <= sat.enodes
+    # one iteration adds at most (rules x budget x rhs size) e-nodes
+    assert sat.enodes - before_last <= 60 * lim.match_limit * 8
+
+
+def test_iteration_and_time_limits_and_saturation():
+    g = _chain_graph()
+    assert saturate(g, load_rules(), Limits(iterations=1)).stop_reason is StopReason.ITERATION_LIMIT
+    assert saturate(g, load_rules(), Limits(iterations=1000, nodes=10**7, seconds=0.05)).stop_reason in (
+        StopReason.TIME_LIMIT, StopReason.NODE_LIMIT)
+    relu = parse_rules("relu-idem: (relu (relu ?x)) => (relu ?x)")
+    b = GraphBuilder()
+    x = b.input("x", (3,))
+    small = b.build([b.relu(b.relu(x))])
+    sat = saturate(small, relu, Limits(iterations=10))
+    assert sat.stop_reason is StopReason.SATURATED and sat.rules_fired["relu-idem"] >= 1
+    assert [s.enodes for s in sat.iterations][-1] == sat.enodes
+
+
+@pytest.mark.parametrize("lim, msg", [
+    (Limits(iterations=-1), "iteration limit"), (Limits(nodes=0), "node limit"),
+    (Limits(seconds=0), "time limit"), (Limits(match_limit=0), "match limit")])
+def test_impossible_limits_are_rejected(lim, msg):
+    with pytest.raises(ValueError, match=msg):
+        saturate(_chain_graph(), [], lim)
+
+
+def test_unsound_rule_that_changes_shape_is_caught():
+    bad = parse_rules("bad-transpose: (relu ?x) => (transpose ?x :perm [1 0])", "bad.rules")
+    b = GraphBuilder()
+    x = b.input("x", (2, 3))
+    g = b.build([b.relu(x)])
+    with pytest.raises(SaturationError, match="unsound"):
+        saturate(g, bad, Limits(iterations=3))

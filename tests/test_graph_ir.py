@@ -1,0 +1,68 @@
+"""Graph IR: ops, shapes, errors, execution against torch."""
+
+import networkx as nx
+import pytest
+import torch
+
+from rewrite import GraphBuilder, GraphError, ShapeError
+from rewrite.ops import OPS, Group, ops_in
+
+
+def test_every_op_has_group_shape_and_reference():
+    for name, op in OPS.items():
+        assert isinstance(op.group, Group), name
+        assert callable(op.shape) and callable(op.ref), name
+    assert {"relu", "add", "smul"} <= ops_in(Group.ELEMENTWISE)
+    assert ops_in(Group.CONTRACTION) == {"matmul", "linear", "conv2d"}
+
+
+def test_builder_runs_equal_to_torch():
+    torch.manual_seed(0)
+    w, bias, cw = torch.randn(16, 4), torch.randn(4), torch.randn(6, 3, 3, 3)
+    b = GraphBuilder()
+    x = b.input("x", (8, 16))
+    y = b.relu(b.add(b.matmul(x, b.weight("w", w)), b.weight("b", bias)))
+    parts = b.split(y, 1, (1, 3))
+    im = b.input("im", (1, 3, 10, 10))
+    c = b.maxpool2d(b.conv2d(im, b.weight("cw", cw), stride=(2, 2), padding=(1, 1)), kernel=(2, 2), stride=(2, 2))
+    g = b.build(parts + [c])
+    ins = g.random_inputs(1)
+    out = g.run(ins)
+    ref = torch.relu(ins["x"] @ w + bias)
+    assert torch.allclose(out[0], ref[:, :1]) and torch.allclose(out[1], ref[:, 1:])
+    refc = torch.nn.functional.max_pool2d(torch.nn.functional.conv2d(ins["im"], cw, stride=2, padding=1), 2, 2)
+    assert torch.allclose(out[2], refc)
+    assert g.op_count() == 6  # matmul, add, relu, split, conv, pool (bias reshape is weight-only)
+    nxg = g.to_networkx()
+    assert nx.is_directed_acyclic_graph(nxg) and nxg.nodes[c.node]["op"] == "maxpool2d"
+
+
+def test_shape_mismatch_names_op_and_shapes():
+    b = GraphBuilder()
+    x = b.input("x", (8, 16))
+    with pytest.raises(ShapeError, match=r"matmul.*inner dimensions differ: 16 vs 8"):
+        b.matmul(x, x)
+    with pytest.raises(ShapeError, match="concat"):
+        b.concat(x, b.input("y", (7, 15)), axis=0)
+
+
+def test_unknown_op_and_bad_attribute():
+    b = GraphBuilder()
+    x = b.input("x", (2, 2))
+    with pytest.raises(GraphError, match="unknown op 'frobnicate'"):
+        b.op("frobnicate", x)
+    with pytest.raises(GraphError, match="softmax.*unknown attribute.*axes"):
+        b.op("softmax", x, axes=1)
+    with pytest.raises(GraphError, match="perm.*must be ints"):
+        b.op("transpose", x, perm="10")
+
+
+def test_axis_is_normalised_and_pruned_copy():
+    b = GraphBuilder()
+    x = b.input("x", (2, 3))
+    s = b.softmax(x, axis=-1)
+    b.relu(x)  # dead
+    g = b.build([s])
+    assert g.nodes[s.node].attrs["axis"] == 1
+    p = g.pruned()
+    assert len(p.nodes) == 2 and p.op_count() == 1

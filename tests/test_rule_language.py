@@ -1,0 +1,51 @@
+"""The rule language: parsing, errors with file:line:col, egglog text."""
+
+import pytest
+
+from rewrite.api import load_rules, rule_files
+from rewrite.rulelang.syntax import RuleError, parse_rules
+from rewrite.rulelang.to_egglog import rule_to_egglog
+
+
+def test_shipped_rules_parse_with_unique_names():
+    rules = load_rules()
+    names = [d.name for r in rules for d in r.directions()]
+    assert len(names) == len(set(names))
+    assert {"algebra", "layout", "multi"} <= set(rule_files())
+    assert any(r.multi for r in rules)
+
+
+def test_multiline_multi_pattern_and_bidirectional():
+    src = """
+merge: (matmul ?x ?w1), (matmul ?x ?w2)
+    => (slice (matmul ?x (concat ?w1 ?w2 :axis 1)) :axis 1 :start 0 :end (dim ?w1 1)),
+       (slice (matmul ?x (concat ?w1 ?w2 :axis 1)) :axis 1 :start (dim ?w1 1) :end (+ (dim ?w1 1) (dim ?w2 1)))
+    if (weight ?w1) (weight ?w2)
+assoc: (matmul (matmul ?a ?b) ?c) <=> (matmul ?a (matmul ?b ?c))
+"""
+    merge, assoc = parse_rules(src, "x.rules")
+    assert merge.multi and len(merge.rhs) == 2 and merge.loc.line == 2 and merge.family == "x"
+    assert [d.name for d in assoc.directions()] == ["assoc", "assoc:reverse"]
+    text = rule_to_egglog(merge)
+    assert "(WeightOnly v_w1)" in text and '(= s_w1 (shape v_w1))' in text and text.count("union") == 2
+
+
+@pytest.mark.parametrize("src, where, msg", [
+    ("r: (foo ?a) => ?a", "2:5", "unknown op 'foo'"),
+    ("r: (relu ?a ?b) => ?a", "2:5", "'relu' takes 1 input"),
+    ("r: (relu ?a) => ?b", "2:17", r"right-hand variable \?b is not bound"),
+    ("r: (softmax ?a :axes 1) => ?a", "2:22", "no attribute 'axes'"),
+    ("r: (relu ?a) => ?a if (= (nosuch ?a) 1)", "2:27", "unknown function 'nosuch'"),
+    ("r: (relu ?a) => (relu ?a", "2:17", "never closed"),
+    ("r: (relu ?a) (relu ?a)", "2:1", "exactly one '=>'"),
+    ("r: (split ?a :axis 0 :sizes [1 1]) => ?a", "2:5", "use slice"),
+])
+def test_malformed_rules_report_file_line_col(src, where, msg):
+    with pytest.raises(RuleError, match=msg) as e:
+        parse_rules("# header\n" + src, "bad.rules")
+    assert str(e.value).startswith(f"bad.rules:{where}:")
+
+
+def test_duplicate_rule_name_is_an_error():
+    with pytest.raises(RuleError, match="defined twice"):
+        parse_rules("a: (relu ?x) => ?x\na: (tanh ?x) => ?x", "d.rules")
