@@ -1,0 +1,296 @@
+"""Fusion: which graph nodes go into which kernel, and building those kernels.
+
+Policy (greedy, over live nodes that are not precomputed constants):
+
+* ``reshape`` is a view: no kernel; it aliases its input's storage.
+* **Epilogues**: a chain of elementwise ops (and batchnorm) that is the only
+  consumer of a contraction's output, has its shape, and is not itself
+  needed elsewhere, is fused into the contraction's kernel.  It is computed in
+  the contraction's own loop coordinates, in place in the output buffer, right
+  after each block of the output is finished (``compute_at``).
+* **Prologues**: an injective producer (elementwise, batchnorm, transpose,
+  slice) whose only consumer is in a group is inlined into that group's loads
+  (for a contraction only into the B operand, which is packed anyway).  This
+  fuses elementwise chains into one kernel, and elementwise ops into softmax,
+  layernorm, pooling, concat and split kernels.
+* softmax and layernorm are single fused kernels by construction (one row
+  loop with max/sum/normalise, or mean/var/normalise, inside).
+
+``FusionPlan.__str__`` prints one line per kernel with the nodes it contains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from rewrite.graph import Graph, Node, Value
+from rewrite.ops import OPS, Group
+from lower.loop_ir import (Buffer, Expr, Kernel, Load, LoweringError, Stage, Stmt, Store, Var, loops, map_expr,
+                           seq, simplify_stmt, substitute)
+from lower.ops_to_loops import LowerCtx, Namer, lower_node
+
+INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice"}
+EPILOGUE_OPS = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm"}
+CONTRACTION = {n for n, d in OPS.items() if d.group is Group.CONTRACTION}
+ALIAS = {"reshape"}
+B_OPERAND = {"matmul": 1, "linear": 1, "conv2d": 0}  # input slot packed by the GEMM schedule
+
+
+@dataclass
+class FusedGroup:
+    anchor: int  # the node that shapes the kernel (contraction, reduction, or last elementwise op)
+    nodes: list[int] = field(default_factory=list)  # in topological order
+    prologue: list[int] = field(default_factory=list)  # inlined producers
+    epilogue: list[int] = field(default_factory=list)  # ops fused after a contraction
+    kind: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"k{self.anchor}"
+
+
+@dataclass
+class FusionPlan:
+    graph: Graph
+    groups: list[FusedGroup]
+    aliases: list[int]
+    constants: set[int]
+
+    def group_of(self) -> dict[int, FusedGroup]:
+        return {n: g for g in self.groups for n in g.nodes}
+
+    def __str__(self) -> str:
+        g = self.graph
+        lines = [f"fusion plan for {g.name}: {len(self.groups)} kernels, "
+                 f"{len(self.aliases)} views, {len(self.constants)} precomputed nodes"]
+        for k, grp in enumerate(self.groups):
+            parts = []
+            for n in grp.nodes:
+                tag = "<" if n in grp.prologue else (">" if n in grp.epilogue else "")
+                parts.append(f"{tag}{g.nodes[n].op}%{n}")
+            lines.append(f"  kernel {k} [{grp.kind}]: " + " ".join(parts))
+        if self.aliases:
+            lines.append("  views: " + " ".join(f"{g.nodes[n].op}%{n}" for n in self.aliases))
+        return "\n".join(lines)
+
+
+def live_nodes(graph: Graph) -> set[int]:
+    live: set[int] = set()
+    stack = [v.node for v in graph.outputs]
+    while stack:
+        i = stack.pop()
+        if i not in live:
+            live.add(i)
+            stack.extend(v.node for v in graph.nodes[i].inputs)
+    return live
+
+
+def _kind(op: str) -> str:
+    if op in CONTRACTION:
+        return "contraction"
+    if op in INJECTIVE:
+        return "elementwise"
+    if op in ("softmax", "layernorm"):
+        return op
+    if op in ("maxpool2d", "avgpool2d", "global_avgpool"):
+        return "pool"
+    return "layout"
+
+
+def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionPlan:
+    live = live_nodes(graph)
+    users: dict[int, list[int]] = {n: [] for n in graph.nodes}
+    for n in graph:
+        if n.id in live:
+            for v in n.inputs:
+                users[v.node].append(n.id)
+    out_nodes = {v.node for v in graph.outputs}
+    compute = [n for n in graph if n.id in live and n.id not in constants and OPS[n.op].group is not Group.SOURCE]
+    aliases = [n.id for n in compute if n.op in ALIAS]
+    grouped: dict[int, FusedGroup] = {}
+    groups: list[FusedGroup] = []
+
+    def private(nid: int) -> bool:
+        """Only one consumer node, not a graph output, a single output."""
+        return (len(users[nid]) == 1 and nid not in out_nodes and len(graph.nodes[nid].shapes) == 1)
+
+    if fuse:  # epilogues first: they extend contraction groups forward
+        for n in compute:
+            if n.op not in CONTRACTION or n.id in grouped:
+                continue
+            grp = FusedGroup(n.id, [n.id], kind="contraction")
+            cur = n
+            while private(cur.id):
+                e = graph.nodes[users[cur.id][0]]
+                if (e.op not in EPILOGUE_OPS or e.id in grouped or e.id in constants or e.shape != n.shape
+                        or sum(1 for v in e.inputs if v.node == cur.id) != 1
+                        or (e.op == "batchnorm" and e.inputs[0].node != cur.id)):
+                    break
+                grp.nodes.append(e.id)
+                grp.epilogue.append(e.id)
+                cur = e
+            for i in grp.nodes:
+                grouped[i] = grp
+            groups.append(grp)
+
+    for n in reversed(compute):
+        if n.id in grouped or n.op in ALIAS:
+            continue
+        grp = FusedGroup(n.id, [n.id], kind=_kind(n.op))
+        grouped[n.id] = grp
+        groups.append(grp)
+    if fuse:  # prologues: walk each group's inputs backwards
+        for grp in list(groups):
+            stack = [grp.anchor] + list(grp.epilogue)
+            while stack:
+                c = graph.nodes[stack.pop()]
+                for slot, v in enumerate(c.inputs):
+                    p = graph.nodes[v.node]
+                    if (p.id in grouped or p.id not in live or p.id in constants or p.op not in INJECTIVE
+                            or not private(p.id)):
+                        continue
+                    if c.op in CONTRACTION and slot != B_OPERAND[c.op]:
+                        continue
+                    if c.id in grp.epilogue:  # epilogues read other operands at the output index only
+                        continue
+                    grp.nodes.append(p.id)
+                    grp.prologue.append(p.id)
+                    grouped[p.id] = grp
+                    stack.append(p.id)
+    order = {n.id: k for k, n in enumerate(graph)}
+    for grp in groups:
+        grp.nodes.sort(key=order.__getitem__)
+        if grp.kind == "elementwise" and len(grp.nodes) > 1:
+            grp.kind = "fused elementwise"
+        elif grp.epilogue:
+            grp.kind = "contraction+epilogue"
+        elif grp.prologue and grp.kind != "elementwise":
+            grp.kind += "+prologue"
+    groups.sort(key=lambda g: order[g.anchor])
+    return FusionPlan(graph, groups, aliases, set(constants))
+
+
+# ============================================================== kernel building
+@dataclass
+class BuiltKernel:
+    kernel: Kernel
+    params: list[Value | str]  # one per kernel parameter: a graph value or a derived-constant name
+    new_consts: dict[str, torch.Tensor]
+    gemm: object = None  # GemmInfo for contraction groups
+    group: FusedGroup | None = None
+
+
+def value_name(graph: Graph, v: Value) -> str:
+    n = graph.nodes[v.node]
+    if n.op in ("input", "weight"):
+        base = n.attrs["name"]
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base)
+        return f"{n.op[0]}_{base}"
+    return f"t{v.node}" + (f"_{v.index}" if v.index else "")
+
+
+def build_kernel(graph: Graph, grp: FusedGroup, const_values: dict[Value, torch.Tensor],
+                 resolve: "callable[[Value], Value] | None" = None, name: str | None = None) -> BuiltKernel:
+    """Lower a group's nodes and fuse them into one kernel (inlining prologues, placing epilogues)."""
+    from lower.schedule import inline_stage  # schedule depends on loop IR only; import late to avoid cycles
+
+    resolve = resolve or (lambda v: v)
+    in_group = set(grp.nodes)
+    namer = Namer()
+    bufs: dict[Value, Buffer] = {}
+
+    def buf(v: Value) -> Buffer:
+        if v not in bufs:
+            bufs[v] = Buffer(namer.name(value_name(graph, v)), graph.shape_of(v))
+        return bufs[v]
+
+    consts: dict[str, torch.Tensor] = {}
+    for node_id in grp.nodes:
+        for v in graph.nodes[node_id].inputs:
+            if v.node not in in_group:
+                rv = resolve(v)
+                if rv in const_values:
+                    consts[buf(v).name] = const_values[rv]
+    new_consts: dict[str, torch.Tensor] = {}
+    stages: list[Stmt] = []
+    gemm = None
+    anchor = graph.nodes[grp.anchor]
+    epi = set(grp.epilogue)
+    for node_id in grp.nodes:
+        node = graph.nodes[node_id]
+        if node_id in epi:
+            continue
+        ctx = LowerCtx(node, namer, consts, new_consts)
+        outs = [buf(Value(node_id, i)) for i in range(len(node.shapes))]
+        if node_id == anchor.id and grp.epilogue:
+            outs = [buf(Value(grp.epilogue[-1], 0))]  # accumulate straight into the final buffer
+        stages.append(lower_node(node, [buf(v) for v in node.inputs], outs, ctx))
+        if ctx.gemm is not None and node_id == anchor.id:
+            gemm = ctx.gemm
+    body = seq(*stages)
+    if grp.epilogue:
+        body = seq(body, _epilogue_stage(graph, grp, bufs, buf, namer, consts, new_consts, gemm))
+    for p in reversed([n for n in grp.nodes if n in grp.prologue]):
+        body = inline_stage(body, f"{graph.nodes[p].op}{p}")
+    # parameters: everything read or written that is not local or inlined away
+    from lower.loop_ir import buffers_used
+    used = buffers_used(body)
+    params: list[Value | str] = []
+    pbufs: list[Buffer] = []
+    by_name = {b.name: v for v, b in bufs.items()}
+    for nm, b in used.items():
+        if b.scope == "local":
+            continue
+        if nm in by_name:
+            params.append(by_name[nm])
+        elif nm in new_consts:
+            params.append(nm)
+        else:
+            raise LoweringError(f"kernel for {anchor.describe()}: unknown buffer {nm}")
+        pbufs.append(b)
+    kernel = Kernel(name or grp.name, pbufs, simplify_stmt(body), {"group": grp})
+    return BuiltKernel(kernel, params, new_consts, gemm, grp)
+
+
+def _epilogue_stage(graph, grp, bufs, buf, namer, consts, new_consts, gemm) -> Stmt:
+    """The epilogue chain as one stage in the contraction's (batch, i, j) coordinates, in place."""
+    anchor = graph.nodes[grp.anchor]
+    final = buf(Value(grp.epilogue[-1], 0))
+    shape = anchor.shape
+    vs = [namer.var(f"e{d}") for d in range(len(shape))]
+    cur: Expr = Load(final, tuple(vs))
+    prev = Value(anchor.id, 0)
+    for nid in grp.epilogue:
+        node = graph.nodes[nid]
+        ctx = LowerCtx(node, namer, consts, new_consts)
+        tmp_out = buf(Value(nid, 0)) if nid != grp.epilogue[-1] else Buffer(namer.name("epi"), shape)
+        st = lower_node(node, [buf(v) for v in node.inputs], [tmp_out], ctx)
+        store = [s for s in _stores(st)][0]
+        # rename the node's loop vars to ours, then replace the previous value's loads by ``cur``
+        mapping = {ix.name: v for ix, v in zip(store.idx, vs) if isinstance(ix, Var)}
+        val = substitute(store.value, mapping)
+        pb = bufs[prev] if prev in bufs else buf(prev)
+        val = map_expr(val, lambda e, pb=pb: cur if isinstance(e, Load) and e.buf.name == pb.name else None)
+        cur = val
+        prev = Value(nid, 0)
+    # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
+    return _in_gemm_coords(gemm, final, vs, cur, namer)
+
+
+def _stores(s: Stmt) -> list[Store]:
+    from lower.loop_ir import stores_of
+    return stores_of(s)
+
+
+def _in_gemm_coords(gemm, final: Buffer, vs: list[Var], value: Expr, namer: Namer) -> Stmt:
+    """Re-index ``final[vs] = value`` over the GEMM's (batch, i, j) loops using its init stage's map."""
+    idx = gemm.c_index  # tuple of Exprs over gemm.init_vars
+    new_vars = [namer.var(v.name + "e") for v in gemm.init_vars]
+    m = {ov.name: nv for ov, nv in zip(gemm.init_vars, new_vars)}
+    cidx = tuple(substitute(e, m) for e in idx)
+    sub = {v.name: e for v, e in zip(vs, cidx)}
+    val = substitute(value, sub)
+    return Stage(f"{gemm.stage}.epilogue",
+                 loops(list(zip(new_vars, gemm.init_extents)), Store(final, cidx, val)))

@@ -1,0 +1,326 @@
+"""One walker from loop IR to LLVM IR text.
+
+Each kernel becomes::
+
+    define void @NAME(ptr %args, i64 %lo, i64 %hi)        ; the ABI the runtime calls
+      -> loads one pointer per parameter from %args, calls
+    define internal void @NAME.body(ptr noalias %p0, ..., i64 %lo, i64 %hi)
+
+If the kernel's outermost loop is ``parallel`` it runs over ``[lo, hi)`` only,
+so the runtime can hand disjoint ranges to several threads (ctypes releases
+the GIL).  Everything target-specific is looked up in ``tables`` (operators,
+math helpers, loop metadata) and ``intrinsics`` (tensorized routines).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from lower.llvm import tables as T
+from lower.loop_ir import (BOOL, F32, I64, Allocate, Bin, Buffer, Call, Cast, Expr, FloatImm, For, If, IntImm,
+                           Intrinsic, Kernel, Load, LoopKind, LoweringError, Range, Select, Seq, Stage, Stmt, Store,
+                           Var, bounds, flat_offset, simplify)
+
+
+class CodegenError(LoweringError):
+    pass
+
+
+def root_loop(body: Stmt) -> For | None:
+    """The kernel's outermost loop, through Stage/Allocate wrappers, if the body is one nest."""
+    while isinstance(body, (Stage, Allocate)) or (isinstance(body, Seq) and len(body.stmts) == 1):
+        body = body.body if not isinstance(body, Seq) else body.stmts[0]
+    return body if isinstance(body, For) else None
+
+
+class FunctionEmitter:
+    def __init__(self, kernel: Kernel, module: "ModuleBuilder") -> None:
+        self.k = kernel
+        self.mod = module
+        self.lines: list[str] = []
+        self.allocas: list[str] = []
+        self.n = 0
+        self.block = "entry"
+        self.env: dict[str, str] = {}  # loop var -> SSA value
+        self.ranges: dict[str, Range] = {}
+        self.ptrs: dict[str, str] = {}  # buffer name -> base pointer SSA value
+        self.root = root_loop(kernel.body)
+
+    # ------------------------------------------------------------ plumbing
+    def tmp(self, hint: str = "t") -> str:
+        self.n += 1
+        return f"%{hint}{self.n}"
+
+    def label(self, hint: str) -> str:
+        self.n += 1
+        return f"{hint}{self.n}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("  " + line)
+
+    def start_block(self, lab: str) -> None:
+        self.lines.append(f"{lab}:")
+        self.block = lab
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, e: Expr) -> str:
+        if isinstance(e, IntImm):
+            return str(e.value)
+        if isinstance(e, FloatImm):
+            return T.f32_literal(e.value)
+        if isinstance(e, Var):
+            try:
+                return self.env[e.name]
+            except KeyError:
+                raise CodegenError(f"kernel {self.k.name}: variable {e.name} used outside its loop") from None
+        if isinstance(e, Load):
+            p = self.address(e.buf, e.idx)
+            r = self.tmp("v")
+            self.emit(f"{r} = load {T.TYPES[e.buf.dtype]}, ptr {p}, align 4")
+            return r
+        if isinstance(e, Bin):
+            return self.binop(e)
+        if isinstance(e, Select):
+            c, a, b = self.expr(e.cond), self.expr(e.a), self.expr(e.b)
+            r = self.tmp("s")
+            self.emit(f"{r} = select i1 {c}, {T.TYPES[e.dtype]} {a}, {T.TYPES[e.dtype]} {b}")
+            return r
+        if isinstance(e, Call):
+            fn, helpers, decls = T.MATH[e.fn]
+            self.mod.need(helpers, decls)
+            args = ", ".join(f"float {self.expr(a)}" for a in e.args)
+            r = self.tmp("c")
+            self.emit(f"{r} = call {T.FAST} float @{fn}({args})")
+            return r
+        if isinstance(e, Cast):
+            a = self.expr(e.a)
+            r = self.tmp("x")
+            if e.a.dtype == I64 and e.to == F32:
+                self.emit(f"{r} = sitofp i64 {a} to float")
+            elif e.a.dtype == F32 and e.to == I64:
+                self.emit(f"{r} = fptosi float {a} to i64")
+            elif e.a.dtype == e.to:
+                return a
+            else:
+                raise CodegenError(f"cannot cast {e.a.dtype} to {e.to}")
+            return r
+        raise CodegenError(f"cannot generate code for expression {e!r}")
+
+    def binop(self, e: Bin) -> str:
+        ta = e.a.dtype
+        if e.op in ("//", "%"):
+            return self.divmod(e)
+        a, b = self.expr(e.a), self.expr(e.b)
+        r = self.tmp()
+        if e.op in T.BOOL_OPS:
+            self.emit(f"{r} = {T.BOOL_OPS[e.op]} i1 {a}, {b}")
+        elif e.op in T.I64_CMP and ta == I64:
+            self.emit(f"{r} = icmp {T.I64_CMP[e.op]} i64 {a}, {b}")
+        elif e.op in T.F32_CMP and ta == F32:
+            self.emit(f"{r} = fcmp {T.F32_CMP[e.op]} float {a}, {b}")
+        elif ta == F32 and e.op in T.F32_BINOPS:
+            self.emit(f"{r} = {T.F32_BINOPS[e.op]} {T.FAST} float {a}, {b}")
+        elif ta == F32 and e.op in T.F32_MINMAX:
+            fn = T.F32_MINMAX[e.op]
+            self.mod.need([], [fn])
+            self.emit(f"{r} = call {T.FAST} float @{fn}(float {a}, float {b})")
+        elif ta == I64 and e.op in T.I64_BINOPS:
+            self.emit(f"{r} = {T.I64_BINOPS[e.op]} i64 {a}, {b}")
+        elif ta == I64 and e.op in T.I64_MINMAX:
+            fn = T.I64_MINMAX[e.op]
+            self.mod.need([], [fn])
+            self.emit(f"{r} = call i64 @{fn}(i64 {a}, i64 {b})")
+        else:
+            raise CodegenError(f"no code for {ta} operator {e.op}")
+        return r
+
+    def divmod(self, e: Bin) -> str:
+        """Floor division / modulo; plain sdiv/srem when the numerator is known non-negative."""
+        a, b = self.expr(e.a), self.expr(e.b)
+        rng = bounds(e.a, self.ranges)
+        if not (isinstance(e.b, IntImm) and e.b.value > 0):
+            raise CodegenError(f"index division needs a positive constant divisor, got {e.b!r}")
+        q, r = self.tmp("q"), self.tmp("r")
+        if rng is not None and rng[0] >= 0:
+            self.emit(f"{q if e.op == '//' else r} = {'sdiv' if e.op == '//' else 'srem'} i64 {a}, {b}")
+            return q if e.op == "//" else r
+        self.emit(f"{q} = sdiv i64 {a}, {b}")
+        self.emit(f"{r} = srem i64 {a}, {b}")
+        neg = self.tmp()
+        self.emit(f"{neg} = icmp slt i64 {r}, 0")
+        out = self.tmp()
+        if e.op == "//":
+            d = self.tmp()
+            self.emit(f"{d} = zext i1 {neg} to i64")
+            self.emit(f"{out} = sub i64 {q}, {d}")
+        else:
+            s = self.tmp()
+            self.emit(f"{s} = add i64 {r}, {b}")
+            self.emit(f"{out} = select i1 {neg}, i64 {s}, i64 {r}")
+        return out
+
+    def address(self, buf: Buffer, idx) -> str:
+        off = simplify(flat_offset(buf, idx), self.ranges)
+        base = self.ptrs.get(buf.name)
+        if base is None:
+            raise CodegenError(f"kernel {self.k.name}: buffer {buf.name} is neither a parameter nor allocated")
+        if isinstance(off, IntImm) and off.value == 0:
+            return base
+        o = self.expr(off)
+        p = self.tmp("p")
+        self.emit(f"{p} = getelementptr inbounds {T.TYPES[buf.dtype]}, ptr {base}, i64 {o}")
+        return p
+
+    # ------------------------------------------------------------ statements
+    def stmt(self, s: Stmt) -> None:
+        if isinstance(s, Seq):
+            for x in s.stmts:
+                self.stmt(x)
+        elif isinstance(s, Stage):
+            self.emit(f"; stage {s.name}")
+            self.stmt(s.body)
+        elif isinstance(s, Store):
+            v = self.expr(s.value)
+            p = self.address(s.buf, s.idx)
+            self.emit(f"store {T.TYPES[s.buf.dtype]} {v}, ptr {p}, align 4")
+        elif isinstance(s, For):
+            self.loop(s)
+        elif isinstance(s, If):
+            self.if_(s)
+        elif isinstance(s, Allocate):
+            if s.buf.name in self.ptrs:
+                raise CodegenError(f"buffer {s.buf.name} allocated twice")
+            p = f"%l.{s.buf.name}"
+            self.allocas.append(f"{p} = alloca [{s.buf.size} x {T.TYPES[s.buf.dtype]}], align 64")
+            self.ptrs[s.buf.name] = p
+            self.stmt(s.body)
+        elif isinstance(s, Intrinsic):
+            from lower.llvm.intrinsics import INTRINSICS
+            fn = INTRINSICS.get(s.name)
+            if fn is None:
+                raise CodegenError(f"no LLVM intrinsic named {s.name}")
+            fn(self, s)
+        else:
+            raise CodegenError(f"cannot generate code for statement {s!r}")
+
+    def loop(self, s: For) -> None:
+        is_root_par = s is self.root and s.kind is LoopKind.PARALLEL
+        ext_b = bounds(s.extent, self.ranges)
+        if s.kind is LoopKind.UNROLLED and isinstance(s.extent, IntImm) and s.extent.value <= T.MAX_UNROLL:
+            self.ranges[s.var.name] = (0, max(0, s.extent.value - 1))
+            for c in range(s.extent.value):
+                self.env[s.var.name] = str(c)
+                self.ranges[s.var.name] = (c, c)
+                self.stmt(s.body)
+            del self.env[s.var.name]
+            return
+        if is_root_par:
+            start, ext = "%lo", "%hi"
+        else:
+            start, ext = "0", self.expr(s.extent)
+        pre = self.block
+        head, body, latch, exit_ = (self.label(f"{s.var.name.replace('.', '_')}.{x}")
+                                    for x in ("head", "body", "latch", "exit"))
+        iv = self.tmp(s.var.name.replace(".", "_") + ".")
+        nxt = self.tmp("n")
+        self.emit(f"br label %{head}")
+        self.start_block(head)
+        self.emit(f"{iv} = phi i64 [ {start}, %{pre} ], [ {nxt}, %{latch} ]")
+        c = self.tmp()
+        self.emit(f"{c} = icmp slt i64 {iv}, {ext}")
+        self.emit(f"br i1 {c}, label %{body}, label %{exit_}")
+        self.start_block(body)
+        self.env[s.var.name] = iv
+        self.ranges[s.var.name] = (0, max(0, (ext_b[1] if ext_b else 1 << 40) - 1))
+        self.stmt(s.body)
+        del self.env[s.var.name]
+        self.emit(f"br label %{latch}")
+        self.start_block(latch)
+        self.emit(f"{nxt} = add nuw nsw i64 {iv}, 1")
+        md = self.mod.loop_md(s.kind.value)
+        self.emit(f"br label %{head}" + (f", !llvm.loop {md}" if md else ""))
+        self.start_block(exit_)
+
+    def if_(self, s: If) -> None:
+        c = self.expr(s.cond)
+        then, els, done = self.label("then"), self.label("else"), self.label("endif")
+        self.emit(f"br i1 {c}, label %{then}, label %{els if s.orelse else done}")
+        self.start_block(then)
+        self.stmt(s.then)
+        self.emit(f"br label %{done}")
+        if s.orelse:
+            self.start_block(els)
+            self.stmt(s.orelse)
+            self.emit(f"br label %{done}")
+        self.start_block(done)
+
+    # ------------------------------------------------------------ function
+    def function(self, name: str) -> str:
+        params = []
+        for i, b in enumerate(self.k.params):
+            self.ptrs[b.name] = f"%p{i}"
+            params.append(f"ptr noalias nocapture align 4 %p{i}")
+        self.stmt(self.k.body)
+        body = "\n".join(["entry:", *("  " + a for a in self.allocas), *self.lines, "  ret void"])
+        sig = ", ".join(params + ["i64 %lo", "i64 %hi"])
+        wrapper = [f"define void @{name}(ptr %args, i64 %lo, i64 %hi) nounwind {{", "entry:"]
+        for i in range(len(self.k.params)):
+            wrapper.append(f"  %g{i} = getelementptr ptr, ptr %args, i64 {i}")
+            wrapper.append(f"  %a{i} = load ptr, ptr %g{i}, align 8")
+        args = ", ".join([f"ptr %a{i}" for i in range(len(self.k.params))] + ["i64 %lo", "i64 %hi"])
+        wrapper += [f"  call void @{name}.body({args})", "  ret void", "}"]
+        return (f"define internal void @{name}.body({sig}) nounwind {{\n{body}\n}}\n\n" + "\n".join(wrapper))
+
+
+class ModuleBuilder:
+    def __init__(self) -> None:
+        self.helpers: list[str] = []
+        self.decls: list[str] = []
+        self.extra: list[str] = []  # intrinsic function definitions
+        self.extra_keys: set[str] = set()
+        self.md: list[str] = []
+        self.md_by_kind: dict[str, str] = {}
+
+    def need(self, helpers, decls) -> None:
+        for h in helpers:
+            if h not in self.helpers:
+                self.helpers.append(h)
+        for d in decls:
+            if d not in self.decls:
+                self.decls.append(d)
+
+    def define(self, key: str, text: Callable[[], str], decls=()) -> None:
+        if key not in self.extra_keys:
+            self.extra_keys.add(key)
+            self.extra.append(text())
+        self.need([], decls)
+
+    def loop_md(self, kind: str) -> str | None:
+        entries = T.LOOP_METADATA.get(kind) or []
+        if not entries:
+            return None
+        # a distinct node per loop is required by LLVM; entries may be shared
+        base = len(self.md)
+        ids = []
+        for j, e in enumerate(entries):
+            ids.append(f"!{base + 1 + j}")
+        self.md.append(f"!{base} = distinct !{{!{base}, {', '.join(ids)}}}")
+        for j, e in enumerate(entries):
+            self.md.append(f"!{base + 1 + j} = {e}")
+        return f"!{base}"
+
+    def text(self, functions: list[str]) -> str:
+        parts = [T.DECLS[d] for d in self.decls]
+        parts += [T.HELPERS[h]() for h in self.helpers]
+        parts += self.extra
+        parts += functions
+        parts += self.md
+        return "\n\n".join(parts) + "\n"
+
+
+def kernel_to_llvm(kernel: Kernel, name: str | None = None) -> str:
+    """A complete LLVM module (text) defining one kernel function."""
+    mb = ModuleBuilder()
+    fe = FunctionEmitter(kernel, mb)
+    fn = fe.function(name or kernel.name)
+    return mb.text([fn])

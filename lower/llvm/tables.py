@@ -1,0 +1,180 @@
+"""What the LLVM walker needs to know about the target, as tables.
+
+The walker (``codegen.py``) is target-neutral in structure: it asks these
+tables how to spell an operator, a math function, a loop kind or an
+intrinsic.  A CUDA backend would walk the same loop IR with its own tables
+(PTX/NVVM spellings, ``parallel`` mapped to the grid, ``vectorized`` to
+threads of a block).
+"""
+
+from __future__ import annotations
+
+import struct
+
+FAST = "reassoc nsz contract arcp afn"  # no nnan/ninf: -inf and NaN must survive
+VECTOR_WIDTH = 16  # f32 lanes of a zmm register (AVX-512)
+
+F32_BINOPS = {"+": "fadd", "-": "fsub", "*": "fmul", "/": "fdiv"}
+F32_MINMAX = {"min": "llvm.minimum.f32", "max": "llvm.maximum.f32"}  # NaN-propagating, like torch
+I64_BINOPS = {"+": "add", "-": "sub", "*": "mul"}
+I64_MINMAX = {"min": "llvm.smin.i64", "max": "llvm.smax.i64"}
+I64_CMP = {"<": "slt", "<=": "sle", "==": "eq", "!=": "ne", ">": "sgt", ">=": "sge"}
+F32_CMP = {"<": "olt", "<=": "ole", "==": "oeq", "!=": "une", ">": "ogt", ">=": "oge"}
+BOOL_OPS = {"and": "and", "or": "or"}
+TYPES = {"f32": "float", "i64": "i64", "bool": "i1"}
+
+DECLS = {
+    "llvm.minimum.f32": "declare float @llvm.minimum.f32(float, float)",
+    "llvm.maximum.f32": "declare float @llvm.maximum.f32(float, float)",
+    "llvm.minnum.f32": "declare float @llvm.minnum.f32(float, float)",
+    "llvm.maxnum.f32": "declare float @llvm.maxnum.f32(float, float)",
+    "llvm.smin.i64": "declare i64 @llvm.smin.i64(i64, i64)",
+    "llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
+    "llvm.sqrt.f32": "declare float @llvm.sqrt.f32(float)",
+    "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
+    "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
+    "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
+    "llvm.fma.v16f32": "declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)",
+    "llvm.masked.load.v16f32.p0": "declare <16 x float> @llvm.masked.load.v16f32.p0(ptr, i32, <16 x i1>, <16 x float>)",
+    "llvm.masked.store.v16f32.p0": "declare void @llvm.masked.store.v16f32.p0(<16 x float>, ptr, i32, <16 x i1>)",
+    "llvm.prefetch.p0": "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)",
+}
+
+
+def f32_literal(v: float) -> str:
+    """LLVM spells float constants as the hex of the (f32-rounded) double."""
+    r = struct.unpack("<f", struct.pack("<f", float(v)))[0] if abs(v) < 3.5e38 or v != v else float(v)
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", r))[0]
+
+
+def hexf(v: float) -> str:
+    return f32_literal(v)
+
+
+# ---------------------------------------------------------------- math helpers
+# Scalar, branch-free, call-free bodies: after inlining the loop vectorizer
+# turns them into <16 x float> code (llvm.exp on vectors would be scalarised
+# into expf calls).  exp: Cody-Waite range reduction x = n ln2 + r, a degree-6
+# polynomial for e^r (Cephes expf coefficients), 2^n built in the exponent bits.
+def _exp_body() -> str:
+    c = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1]
+    return f"""define internal float @eqsat_exp(float %x) alwaysinline nounwind {{
+  %lo = call {FAST} float @llvm.maximum.f32(float %x, float {hexf(-87.0)})
+  %xc = call {FAST} float @llvm.minimum.f32(float %lo, float {hexf(88.3)})
+  %t = fmul {FAST} float %xc, {hexf(1.4426950408889634)}
+  %n = call {FAST} float @llvm.rint.f32(float %t)
+  %r1 = fmul float %n, {hexf(0.693359375)}
+  %r2 = fsub float %xc, %r1
+  %r3 = fmul float %n, {hexf(-2.12194440e-4)}
+  %r = fsub float %r2, %r3
+  %p0 = fmul {FAST} float %r, {hexf(c[0])}
+  %p1 = fadd {FAST} float %p0, {hexf(c[1])}
+  %p2 = fmul {FAST} float %p1, %r
+  %p3 = fadd {FAST} float %p2, {hexf(c[2])}
+  %p4 = fmul {FAST} float %p3, %r
+  %p5 = fadd {FAST} float %p4, {hexf(c[3])}
+  %p6 = fmul {FAST} float %p5, %r
+  %p7 = fadd {FAST} float %p6, {hexf(c[4])}
+  %p8 = fmul {FAST} float %p7, %r
+  %p9 = fadd {FAST} float %p8, {hexf(c[5])}
+  %rr = fmul {FAST} float %r, %r
+  %q0 = fmul {FAST} float %p9, %rr
+  %q1 = fadd {FAST} float %q0, %r
+  %q2 = fadd {FAST} float %q1, {hexf(1.0)}
+  %ni = fptosi float %n to i32
+  %eb = add i32 %ni, 127
+  %sh = shl i32 %eb, 23
+  %sc = bitcast i32 %sh to float
+  %y = fmul {FAST} float %q2, %sc
+  %big = fcmp ogt float %x, {hexf(88.72283)}
+  %y1 = select i1 %big, float {hexf(float('inf'))}, float %y
+  %small = fcmp olt float %x, {hexf(-87.0)}
+  %y2 = select i1 %small, float 0.0, float %y1
+  ret float %y2
+}}"""
+
+
+def _tanh_body() -> str:
+    # |x| < 0.4: odd Taylor polynomial (rel. err < 1e-6); else 1 - 2 / (e^{2|x|} + 1); sign restored.
+    t = [-1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835]
+    return f"""define internal float @eqsat_tanh(float %x) alwaysinline nounwind {{
+  %ax = call float @llvm.fabs.f32(float %x)
+  %x2 = fmul {FAST} float %ax, %ax
+  %a0 = fmul {FAST} float %x2, {hexf(t[3])}
+  %a1 = fadd {FAST} float %a0, {hexf(t[2])}
+  %a2 = fmul {FAST} float %a1, %x2
+  %a3 = fadd {FAST} float %a2, {hexf(t[1])}
+  %a4 = fmul {FAST} float %a3, %x2
+  %a5 = fadd {FAST} float %a4, {hexf(t[0])}
+  %a6 = fmul {FAST} float %a5, %x2
+  %a7 = fmul {FAST} float %a6, %ax
+  %small = fadd {FAST} float %a7, %ax
+  %tx = fmul float %ax, 2.0
+  %e = call float @eqsat_exp(float %tx)
+  %e1 = fadd float %e, 1.0
+  %q = fdiv float 2.0, %e1
+  %big = fsub float 1.0, %q
+  %isb = fcmp olt float %ax, {hexf(0.4)}
+  %m = select i1 %isb, float %small, float %big
+  %y = call float @llvm.copysign.f32(float %m, float %x)
+  ret float %y
+}}"""
+
+
+def _sigmoid_body() -> str:
+    return f"""define internal float @eqsat_sigmoid(float %x) alwaysinline nounwind {{
+  %nx = fneg float %x
+  %e = call float @eqsat_exp(float %nx)
+  %d = fadd float %e, 1.0
+  %y = fdiv float 1.0, %d
+  ret float %y
+}}"""
+
+
+def _gelu_body() -> str:
+    return f"""define internal float @eqsat_gelu_tanh(float %x) alwaysinline nounwind {{
+  %x2 = fmul {FAST} float %x, %x
+  %x3 = fmul {FAST} float %x2, %x
+  %a = fmul {FAST} float %x3, {hexf(0.044715)}
+  %b = fadd {FAST} float %x, %a
+  %c = fmul {FAST} float %b, {hexf(0.7978845608028654)}
+  %t = call float @eqsat_tanh(float %c)
+  %u = fadd {FAST} float %t, 1.0
+  %h = fmul {FAST} float %x, 0.5
+  %y = fmul {FAST} float %h, %u
+  ret float %y
+}}"""
+
+
+def _rsqrt_body() -> str:
+    return f"""define internal float @eqsat_rsqrt(float %x) alwaysinline nounwind {{
+  %s = call float @llvm.sqrt.f32(float %x)
+  %y = fdiv float 1.0, %s
+  ret float %y
+}}"""
+
+
+# name -> (llvm function called, helper definitions it needs (in order), declarations it needs)
+MATH = {
+    "exp": ("eqsat_exp", ["exp"], ["llvm.maximum.f32", "llvm.minimum.f32", "llvm.rint.f32"]),
+    "tanh": ("eqsat_tanh", ["exp", "tanh"], ["llvm.maximum.f32", "llvm.minimum.f32", "llvm.rint.f32",
+                                             "llvm.fabs.f32", "llvm.copysign.f32"]),
+    "sigmoid": ("eqsat_sigmoid", ["exp", "sigmoid"], ["llvm.maximum.f32", "llvm.minimum.f32", "llvm.rint.f32"]),
+    "gelu_tanh": ("eqsat_gelu_tanh", ["exp", "tanh", "gelu"], ["llvm.maximum.f32", "llvm.minimum.f32",
+                                                               "llvm.rint.f32", "llvm.fabs.f32",
+                                                               "llvm.copysign.f32"]),
+    "sqrt": ("llvm.sqrt.f32", [], ["llvm.sqrt.f32"]),
+    "rsqrt": ("eqsat_rsqrt", ["rsqrt"], ["llvm.sqrt.f32"]),
+    "abs": ("llvm.fabs.f32", [], ["llvm.fabs.f32"]),
+}
+HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body,
+           "rsqrt": _rsqrt_body}
+
+# loop kind -> loop metadata entries
+LOOP_METADATA = {
+    "vectorized": ['!{!"llvm.loop.vectorize.enable", i1 true}',
+                   f'!{{!"llvm.loop.vectorize.width", i32 {VECTOR_WIDTH}}}'],
+    "serial": [],
+    "parallel": [],
+}
+MAX_UNROLL = 64  # unrolled loops are replicated by the walker itself

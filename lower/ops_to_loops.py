@@ -1,0 +1,470 @@
+"""Lower one graph node to loop IR: one function per op group, looked up by op name.
+
+Each lowering gets the node, its input and output buffers and a ``LowerCtx``
+and returns a statement made of ``Stage``s.  The result is a plain, correct
+loop nest (no schedule); ``lower.schedule`` makes it fast.
+
+Contractions (matmul, linear, conv2d) all lower to one *batch-GEMM form* so
+that one schedule recipe serves them all::
+
+    // stage conv3.init
+    for n, g, i, j:       C(n, g, i, j) = init
+    // stage conv3
+    for n, g, i, j, k:    C(...) = C(...) + A(n, g, i, k) * B(n, g, k, j)
+
+(i: output rows, j: output columns, k: reduction); ``LowerCtx.gemm`` records
+which loops play which role.  conv2d is an implicit im2col: ``B`` indexes the
+input through ``k -> (c, kh, kw)`` and ``j -> (oh, ow)`` with bounds checks
+for padding.
+
+Anything that cannot be lowered raises ``LoweringError`` naming the node.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import torch
+
+from rewrite.graph import Node
+from rewrite.ops import OPS, Group
+from lower.loop_ir import (F32, Allocate, Buffer, Call, Cast, Expr, FloatImm, For, IntImm, LoweringError, Select,
+                           Stage, Stmt, Store, Var, as_expr, call, const, emax, emin, ge, land, le, loops, lt, seq,
+                           simplify, simplify_stmt)
+
+NEG_INF = float("-inf")
+
+
+class Namer:
+    """Unique loop-variable and buffer names within one kernel."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def name(self, base: str) -> str:
+        if base not in self.used:
+            self.used.add(base)
+            return base
+        k = 1
+        while f"{base}_{k}" in self.used:
+            k += 1
+        self.used.add(f"{base}_{k}")
+        return f"{base}_{k}"
+
+    def var(self, base: str) -> Var:
+        return Var(self.name(base))
+
+
+@dataclass
+class GemmInfo:
+    """Roles of the loops of a contraction stage (see module docstring)."""
+
+    stage: str
+    init_stage: str
+    batch: list[str]
+    i: str
+    j: str
+    k: str
+    out: str  # output buffer name
+    m: int
+    n: int
+    kdim: int
+    a_buf: str  # buffer the A operand loads (for packing decisions)
+    b_buf: str
+    init_vars: list[Var] = field(default_factory=list)  # loops of the init stage: batch..., i, j
+    init_extents: list[int] = field(default_factory=list)
+    c_index: tuple[Expr, ...] = ()  # output index over init_vars
+
+
+@dataclass
+class LowerCtx:
+    node: Node
+    namer: Namer = field(default_factory=Namer)
+    consts: dict[str, torch.Tensor] = field(default_factory=dict)  # known constant buffers, by buffer name
+    new_consts: dict[str, torch.Tensor] = field(default_factory=dict)  # constants derived while lowering
+    gemm: GemmInfo | None = None
+
+    @property
+    def tag(self) -> str:
+        return f"{self.node.op}{self.node.id}"
+
+    def var(self, base: str) -> Var:
+        return self.namer.var(base)
+
+    def error(self, msg: str) -> LoweringError:
+        return LoweringError(f"{self.node.describe()}: {msg}")
+
+
+LowerFn = Callable[[Node, list[Buffer], list[Buffer], LowerCtx], Stmt]
+LOWERINGS: dict[str, LowerFn] = {}
+
+
+def lowering(*ops: str) -> Callable[[LowerFn], LowerFn]:
+    def deco(fn: LowerFn) -> LowerFn:
+        for op in ops:
+            LOWERINGS[op] = fn
+        return fn
+    return deco
+
+
+def lower_node(node: Node, ins: Sequence[Buffer], outs: Sequence[Buffer], ctx: LowerCtx) -> Stmt:
+    """The loop nest computing ``node``'s outputs from its inputs."""
+    fn = LOWERINGS.get(node.op)
+    if fn is None:
+        raise LoweringError(f"{node.describe()}: no lowering for op '{node.op}'")
+    for b, s in zip(list(ins) + list(outs), [None] * len(ins) + list(node.shapes)):
+        if s is not None and tuple(b.shape) != tuple(s):
+            raise LoweringError(f"{node.describe()}: buffer {b.name}{list(b.shape)} does not match shape {s}")
+    try:
+        return simplify_stmt(fn(node, list(ins), list(outs), ctx))
+    except LoweringError as e:
+        if node.describe() in str(e):
+            raise
+        raise LoweringError(f"{node.describe()}: {e}") from None
+
+
+def loop_vars(ctx: LowerCtx, shape: Sequence[int], base: str = "i") -> list[Var]:
+    return [ctx.var(f"{base}{d}") for d in range(len(shape))]
+
+
+def bcast_index(in_shape: Sequence[int], out_shape: Sequence[int], vs: Sequence[Expr]) -> tuple[Expr, ...]:
+    """Index of an input broadcast (equal ranks) to ``out_shape``."""
+    return tuple(IntImm(0) if s == 1 and o != 1 else v for s, o, v in zip(in_shape, out_shape, vs))
+
+
+# ============================================================== elementwise
+def _gelu(x: Expr) -> Expr:
+    return call("gelu_tanh", x)
+
+
+UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
+    "relu": lambda x, a: emax(x, 0.0),
+    "sigmoid": lambda x, a: call("sigmoid", x),
+    "tanh": lambda x, a: call("tanh", x),
+    "gelu": lambda x, a: _gelu(x),
+    "exp": lambda x, a: call("exp", x),
+    "identity": lambda x, a: x,
+    "smul": lambda x, a: x * const(a["scalar"]),
+}
+BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
+    "add": lambda x, y: x + y,
+    "sub": lambda x, y: x - y,
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / y,
+}
+
+
+def elementwise_expr(op: str, args: Sequence[Expr], attrs: dict) -> Expr:
+    if op in UNARY:
+        return UNARY[op](args[0], attrs)
+    if op in BINARY:
+        return BINARY[op](args[0], args[1])
+    raise LoweringError(f"'{op}' is not an elementwise op")
+
+
+@lowering(*UNARY, *BINARY)
+def lower_elementwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    out = outs[0]
+    vs = loop_vars(ctx, out.shape)
+    args = [x[bcast_index(x.shape, out.shape, vs)] for x in ins]
+    val = elementwise_expr(node.op, args, dict(node.attrs))
+    return Stage(ctx.tag, loops(list(zip(vs, out.shape)), Store(out, tuple(vs), val)))
+
+
+# ============================================================== normalization
+@lowering("batchnorm")
+def lower_batchnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w, b, mean, var = ins
+    out = outs[0]
+    eps = node.attrs["eps"]
+    vs = loop_vars(ctx, out.shape)
+    c = vs[1]
+    if all(p.name in ctx.consts for p in (w, b, mean, var)):
+        # inference BN is an affine map per channel: fold it into two constants once
+        tw, tb, tm, tv = (ctx.consts[p.name].double() for p in (w, b, mean, var))
+        scale = tw / torch.sqrt(tv + eps)
+        shift = tb - tm * scale
+        sb = Buffer(ctx.namer.name(f"{ctx.tag}_scale"), (out.shape[1],))
+        tb_ = Buffer(ctx.namer.name(f"{ctx.tag}_shift"), (out.shape[1],))
+        ctx.new_consts[sb.name] = scale.float()
+        ctx.new_consts[tb_.name] = shift.float()
+        val = x[tuple(vs)] * sb[c] + tb_[c]
+    else:
+        val = (x[tuple(vs)] - mean[c]) * call("rsqrt", var[c] + const(eps)) * w[c] + b[c]
+    return Stage(ctx.tag, loops(list(zip(vs, out.shape)), Store(out, tuple(vs), val)))
+
+
+def _rows(ctx: LowerCtx, shape: Sequence[int], axis: int) -> tuple[list[Var], Callable[[Expr], tuple[Expr, ...]]]:
+    """Loop vars over every dim but ``axis`` and a function building a full index."""
+    outer = [ctx.var(f"i{d}") for d in range(len(shape)) if d != axis]
+
+    def index(j: Expr) -> tuple[Expr, ...]:
+        it = iter(outer)
+        return tuple(j if d == axis else next(it) for d in range(len(shape)))
+    return outer, index
+
+
+def _local(ctx: LowerCtx, base: str) -> Buffer:
+    return Buffer(ctx.namer.name(base), (1,), scope="local")
+
+
+@lowering("softmax")
+def lower_softmax(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, out = ins[0], outs[0]
+    axis = node.attrs["axis"] % x.rank
+    n = x.shape[axis]
+    outer, index = _rows(ctx, x.shape, axis)
+    mx, sm = _local(ctx, "maxv"), _local(ctx, "sumv")
+    j1, j2, j3 = ctx.var("j"), ctx.var("j"), ctx.var("j")
+    z = IntImm(0)
+    body = seq(
+        Store(mx, (z,), const(NEG_INF)),
+        For(j1, IntImm(n), Store(mx, (z,), emax(mx[z], x[index(j1)]))),
+        Store(sm, (z,), const(0.0)),
+        For(j2, IntImm(n), seq(Store(out, index(j2), call("exp", x[index(j2)] - mx[z])),
+                               Store(sm, (z,), sm[z] + out[index(j2)]))),
+        Store(sm, (z,), const(1.0) / sm[z]),
+        For(j3, IntImm(n), Store(out, index(j3), out[index(j3)] * sm[z])),
+    )
+    body = Allocate(mx, Allocate(sm, body))
+    return Stage(ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, [d for d in range(x.rank) if d != axis])],
+                                body))
+
+
+@lowering("layernorm")
+def lower_layernorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w, b = ins
+    out = outs[0]
+    axis = x.rank - 1
+    n = x.shape[axis]
+    outer, index = _rows(ctx, x.shape, axis)
+    mean, var = _local(ctx, "mean"), _local(ctx, "rstd")
+    j1, j2, j3 = ctx.var("j"), ctx.var("j"), ctx.var("j")
+    z = IntImm(0)
+    inv_n = const(1.0 / n)
+    body = seq(
+        Store(mean, (z,), const(0.0)),
+        For(j1, IntImm(n), Store(mean, (z,), mean[z] + x[index(j1)])),
+        Store(mean, (z,), mean[z] * inv_n),
+        Store(var, (z,), const(0.0)),
+        For(j2, IntImm(n), Store(var, (z,), var[z] + (x[index(j2)] - mean[z]) * (x[index(j2)] - mean[z]))),
+        Store(var, (z,), call("rsqrt", var[z] * inv_n + const(node.attrs["eps"]))),
+        For(j3, IntImm(n), Store(out, index(j3), (x[index(j3)] - mean[z]) * var[z] * w[j3] + b[j3])),
+    )
+    body = Allocate(mean, Allocate(var, body))
+    return Stage(ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, range(axis))], body))
+
+
+# ============================================================== pooling
+def _window(o: Expr, k: Expr, size: int, kern: int, stride: int, pad: int) -> tuple[Expr, Expr]:
+    """Input coordinate of window tap ``k`` of output ``o`` and whether it lies inside the input."""
+    pos = o * stride - pad + k
+    return pos, land(ge(pos, 0), lt(pos, size))
+
+
+def _clamp(e: Expr, hi: int) -> Expr:
+    return emin(emax(e, 0), hi)
+
+
+@lowering("maxpool2d", "avgpool2d")
+def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, out = ins[0], outs[0]
+    a = node.attrs
+    N, C, H, W = x.shape
+    _, _, OH, OW = out.shape
+    (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
+    n, c, oh, ow, kh, kw = (ctx.var(s) for s in ("n", "c", "oh", "ow", "kh", "kw"))
+    ih, okh = _window(oh, kh, H, KH, SH, PH)
+    iw, okw = _window(ow, kw, W, KW, SW, PW)
+    inside = land(okh, okw)
+    tap = x[n, c, _clamp(ih, H - 1), _clamp(iw, W - 1)]
+    o = out[n, c, oh, ow]
+    if node.op == "maxpool2d":
+        init, upd, fin = const(NEG_INF), emax(o, Select(inside, tap, const(NEG_INF))), None
+    else:
+        init, upd = const(0.0), o + Select(inside, tap, const(0.0))
+        hs, ws = oh * SH - PH, ow * SW - PW
+        he, we = emin(hs + KH, H + PH), emin(ws + KW, W + PW)
+        if not a["count_include_pad"]:
+            hs, ws, he, we = emax(hs, 0), emax(ws, 0), emin(he, H), emin(we, W)
+        count = Cast(F32, (he - hs) * (we - ws))
+        fin = Store(out, (n, c, oh, ow), o / count)
+    body = seq(Store(out, (n, c, oh, ow), init),
+               For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, (n, c, oh, ow), upd))),
+               fin)
+    return Stage(ctx.tag, loops([(n, N), (c, C), (oh, OH), (ow, OW)], body))
+
+
+@lowering("global_avgpool")
+def lower_global_avgpool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, out = ins[0], outs[0]
+    N, C, H, W = x.shape
+    n, c, h, w = (ctx.var(s) for s in ("n", "c", "h", "w"))
+    z = IntImm(0)
+    o = out[n, c, z, z]
+    body = seq(Store(out, (n, c, z, z), const(0.0)),
+               For(h, IntImm(H), For(w, IntImm(W), Store(out, (n, c, z, z), o + x[n, c, h, w]))),
+               Store(out, (n, c, z, z), o * const(1.0 / (H * W))))
+    return Stage(ctx.tag, loops([(n, N), (c, C)], body))
+
+
+# ============================================================== layout
+def _copy(ctx: LowerCtx, name: str, out: Buffer, src: Callable[[list[Var]], Expr]) -> Stmt:
+    vs = loop_vars(ctx, out.shape)
+    return Stage(name, loops(list(zip(vs, out.shape)), Store(out, tuple(vs), src(vs))))
+
+
+@lowering("transpose")
+def lower_transpose(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    perm = node.attrs["perm"]
+    inv = [perm.index(d) for d in range(len(perm))]
+    return _copy(ctx, ctx.tag, outs[0], lambda vs: ins[0][tuple(vs[inv[d]] for d in range(len(perm)))])
+
+
+def unflatten(flat: Expr, shape: Sequence[int]) -> tuple[Expr, ...]:
+    """Row-major multi-index of a flat offset."""
+    idx = []
+    for d in range(len(shape)):
+        inner = math.prod(shape[d + 1:])
+        e = flat // inner if inner != 1 else flat
+        idx.append(e % shape[d] if d > 0 else e)
+    return tuple(idx)
+
+
+def reshape_index(vs: Sequence[Expr], out_shape: Sequence[int], in_shape: Sequence[int]) -> tuple[Expr, ...]:
+    flat: Expr = IntImm(0)
+    stride = 1
+    for v, s in zip(reversed(list(vs)), reversed(list(out_shape))):
+        flat = flat + v * stride
+        stride *= s
+    ranges = {v.name: (0, s - 1) for v, s in zip(vs, out_shape) if isinstance(v, Var)}
+    return tuple(simplify(e, ranges) for e in unflatten(simplify(flat, ranges), in_shape))
+
+
+@lowering("reshape")
+def lower_reshape(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    return _copy(ctx, ctx.tag, outs[0], lambda vs: ins[0][reshape_index(vs, outs[0].shape, ins[0].shape)])
+
+
+def _shifted(vs: Sequence[Expr], axis: int, off: int) -> tuple[Expr, ...]:
+    return tuple(v + off if d == axis and off else v for d, v in enumerate(vs))
+
+
+@lowering("slice")
+def lower_slice(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    ax = node.attrs["axis"] % ins[0].rank
+    return _copy(ctx, ctx.tag, outs[0], lambda vs: ins[0][_shifted(vs, ax, node.attrs["start"])])
+
+
+@lowering("split")
+def lower_split(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    ax = node.attrs["axis"] % ins[0].rank
+    parts, off = [], 0
+    for k, out in enumerate(outs):
+        parts.append(_copy(ctx, f"{ctx.tag}.{k}", out, lambda vs, o=off: ins[0][_shifted(vs, ax, o)]))
+        off += out.shape[ax]
+    return seq(*parts)
+
+
+@lowering("concat")
+def lower_concat(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    out = outs[0]
+    ax = node.attrs["axis"] % out.rank
+    parts, off = [], 0
+    for k, x in enumerate(ins):
+        vs = loop_vars(ctx, x.shape)
+        parts.append(Stage(f"{ctx.tag}.{k}", loops(list(zip(vs, x.shape)), Store(out, _shifted(vs, ax, off), x[tuple(vs)]))))
+        off += x.shape[ax]
+    return seq(*parts)
+
+
+# ============================================================== contraction
+def _gemm(ctx: LowerCtx, out: Buffer, batch: list[tuple[Var, int]], m: int, n: int, kdim: int,
+          c_idx: Callable[[list[Var], Var, Var], tuple[Expr, ...]],
+          a_val: Callable[[list[Var], Var, Var], Expr], b_val: Callable[[list[Var], Var, Var], Expr],
+          init: Callable[[list[Var], Var, Var], Expr], a_buf: str, b_buf: str) -> Stmt:
+    bv = [v for v, _ in batch]
+    i0, j0 = ctx.var("i"), ctx.var("j")
+    iv, jv, kv = ctx.var("i"), ctx.var("j"), ctx.var("k")
+    init_name = f"{ctx.tag}.init"
+    bv0 = [ctx.var(v.name) for v in bv]
+    init_stage = Stage(init_name, loops([*zip(bv0, [e for _, e in batch]), (i0, m), (j0, n)],
+                                        Store(out, c_idx(bv0, i0, j0), init(bv0, i0, j0))))
+    cidx = c_idx(bv, iv, jv)
+    upd = Store(out, cidx, out[cidx] + a_val(bv, iv, kv) * b_val(bv, kv, jv))
+    main = Stage(ctx.tag, loops([*batch, (iv, m), (jv, n), (kv, kdim)], upd))
+    ctx.gemm = GemmInfo(ctx.tag, init_name, [v.name for v in bv], iv.name, jv.name, kv.name, out.name,
+                        m, n, kdim, a_buf, b_buf, [*bv0, i0, j0], [*(e for _, e in batch), m, n],
+                        c_idx(bv0, i0, j0))
+    return seq(init_stage, main)
+
+
+@lowering("matmul")
+def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, y = ins
+    out = outs[0]
+    r = out.rank
+    M, K, N = x.shape[-2], x.shape[-1], y.shape[-1]
+    batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(r - 2)]
+    zero = lambda bv, i, j: const(0.0)  # noqa: E731
+    return _gemm(ctx, out, batch, M, N, K,
+                 lambda bv, i, j: (*bv, i, j),
+                 lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), i, k)],
+                 lambda bv, k, j: y[(*bcast_index(y.shape[:-2], out.shape[:-2], bv), k, j)],
+                 zero, x.name, y.name)
+
+
+@lowering("linear")
+def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w, bias = ins
+    out = outs[0]
+    N, K = w.shape
+    if x.rank == 1:
+        return _gemm(ctx, out, [], 1, N, K, lambda bv, i, j: (j,), lambda bv, i, k: x[k],
+                     lambda bv, k, j: w[j, k], lambda bv, i, j: bias[j], x.name, w.name)
+    batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(out.rank - 2)]
+    return _gemm(ctx, out, batch, x.shape[-2], N, K, lambda bv, i, j: (*bv, i, j),
+                 lambda bv, i, k: x[(*bv, i, k)], lambda bv, k, j: w[j, k], lambda bv, i, j: bias[j],
+                 x.name, w.name)
+
+
+@lowering("conv2d")
+def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w = ins
+    out = outs[0]
+    a = node.attrs
+    N, C, H, W = x.shape
+    O, Cg, KH, KW = w.shape
+    _, _, OH, OW = out.shape
+    G = a["groups"]
+    Og = O // G
+    (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
+    n, g = ctx.var("n"), ctx.var("g")
+
+    def c_idx(bv, i, j):
+        return (bv[0], bv[1] * Og + i, j // OW, j % OW)
+
+    def kdecomp(k):
+        return (k // KW) // KH, (k // KW) % KH, k % KW
+
+    def a_val(bv, i, k):
+        c, kh, kw = kdecomp(k)
+        return w[bv[1] * Og + i, c, kh, kw]
+
+    def b_val(bv, k, j):
+        c, kh, kw = kdecomp(k)
+        ih = (j // OW) * SH - PH + kh * DH
+        iw = (j % OW) * SW - PW + kw * DW
+        ok = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
+        tap = x[bv[0], bv[1] * Cg + c, _clamp(ih, H - 1), _clamp(iw, W - 1)]
+        return Select(ok, tap, const(0.0))
+
+    return _gemm(ctx, out, [(n, N), (g, G)], Og, OH * OW, Cg * KH * KW, c_idx, a_val, b_val,
+                 lambda bv, i, j: const(0.0), w.name, x.name)
+
+
+def check_coverage() -> list[str]:
+    """Registry ops (other than sources) without a lowering: should be empty."""
+    return [op for op, d in OPS.items() if d.group is not Group.SOURCE and op not in LOWERINGS]

@@ -1,0 +1,73 @@
+"""A small thread pool that runs a kernel's parallel root loop in chunks.
+
+Kernels are ctypes functions ``f(args, lo, hi)``; ctypes releases the GIL
+during the call, so the chunks really run concurrently.  Chunks are taken
+dynamically from a shared counter (the machine is shared and noisy, so a
+static split would wait for the slowest core).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def default_threads() -> int:
+    env = os.environ.get("EQSAT_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover
+        return max(1, os.cpu_count() or 1)
+
+
+def _get_pool(n: int) -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < n:  # type: ignore[attr-defined]
+            old = _pool
+            threading.stack_size(64 << 20)  # kernels keep packing scratch on the stack
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="eqsat")
+            if old is not None:
+                old.shutdown(wait=False)
+        return _pool
+
+
+def chunks(extent: int, n: int) -> list[tuple[int, int]]:
+    n = max(1, min(n, extent))
+    base, extra = divmod(extent, n)
+    out, lo = [], 0
+    for i in range(n):
+        hi = lo + base + (1 if i < extra else 0)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def parallel_for(fn, args, extent: int, threads: int, per_thread: int = 4) -> None:
+    """Run ``fn(args, lo, hi)`` over ``[0, extent)`` on ``threads`` threads (the caller is one)."""
+    if threads <= 1 or extent <= 1:
+        fn(args, 0, extent)
+        return
+    parts = chunks(extent, threads * per_thread)
+    it = iter(parts)
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                r = next(it, None)
+            if r is None:
+                return
+            fn(args, r[0], r[1])
+
+    pool = _get_pool(threads - 1)
+    futs = [pool.submit(work) for _ in range(threads - 1)]
+    work()
+    for f in futs:
+        f.result()

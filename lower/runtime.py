@@ -1,0 +1,314 @@
+"""Compile a whole graph into kernels and run them: ``compile_graph(graph)``.
+
+Compile time:
+
+1. every weight-only node (``graph.weight_only()``) is computed once with torch
+   and becomes a constant;
+2. the fusion planner groups the remaining live nodes into kernels
+   (``reshape`` is a view and gets none);
+3. each group is lowered to loop IR, scheduled, emitted as LLVM IR and
+   compiled (object code cached on disk);
+4. kernel stages that read only constants (weight packing, folded batchnorm
+   parameters) are run once now and their results kept;
+5. storage is planned ahead: inputs and constants are bound by pointer,
+   outputs are allocated per call, every intermediate gets a slot in one
+   arena, reusing slots whose values are dead (linear scan over kernel order).
+
+Run time: one ctypes call per kernel (each with a prepared argument array);
+kernels whose outermost loop is parallel are split over the thread pool.
+A ``CompiledGraph`` is not reentrant (its arena is shared): calls are
+serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import torch
+
+from rewrite.graph import Graph, GraphError, Value
+from rewrite.ops import OPS
+from lower.fusion import ALIAS, BuiltKernel, FusionPlan, build_kernel, live_nodes, plan_fusion
+from lower.loop_ir import IntImm, Kernel, LoopKind, LoweringError
+from lower.parallel import default_threads, parallel_for
+
+ALIGN = 16  # floats (64 bytes)
+
+
+@dataclass
+class _Launch:
+    name: str
+    fn: object
+    args: ctypes.Array
+    argp: ctypes.c_void_p
+    patches: list[tuple[int, str, object]]  # (slot, "input"|"output", key)
+    par_extent: int | None
+    kernel: Kernel
+    threads: int
+
+
+@dataclass
+class CompileOptions:
+    fuse: bool = True
+    schedule: bool = True
+    threads: int | None = None
+
+
+class CompiledGraph:
+    """Callable like ``graph.run``: ``cg(inputs)`` with a dict name -> tensor or a sequence."""
+
+    def __init__(self, graph: Graph, target: str = "llvm", fuse: bool = True, schedule: bool = True,
+                 threads: int | None = None) -> None:
+        if target != "llvm":
+            raise LoweringError(f"unknown target {target!r}; available: 'llvm'")
+        t0 = time.perf_counter()
+        graph.validate()
+        self.graph = graph
+        self.target = target
+        self.threads = threads or default_threads()
+        self._lock = threading.Lock()
+        self.input_names = [n.attrs["name"] for n in graph.inputs]
+        self._input_values = {n.attrs["name"]: Value(n.id, 0) for n in graph.inputs}
+        live = live_nodes(graph)
+        self.consts = self._precompute(graph, live)
+        self.fusion: FusionPlan = plan_fusion(graph, {v.node for v in self.consts}, fuse=fuse)
+        self._alias = {n: graph.nodes[n].inputs[0] for n in self.fusion.aliases}
+        self.built: list[BuiltKernel] = []
+        for k, grp in enumerate(self.fusion.groups):
+            bk = build_kernel(graph, grp, self.consts, self.resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}")
+            if schedule:
+                from lower.recipes import schedule_kernel
+                bk = schedule_kernel(bk, self.threads)
+            self.built.append(bk)
+        self._hoisted: dict[str, torch.Tensor] = {}
+        self._plan_storage()
+        self._launches = [self._compile(k, bk) for k, bk in enumerate(self.built)]
+        self._run_hoisted()
+        self.compile_seconds = time.perf_counter() - t0
+
+    # ------------------------------------------------------------ compile helpers
+    def resolve(self, v: Value) -> Value:
+        """The value whose storage ``v`` shares (through reshape views)."""
+        while v.node in self._alias:
+            v = self._alias[v.node]
+        return v
+
+    @staticmethod
+    def _precompute(graph: Graph, live: set[int]) -> dict[Value, torch.Tensor]:
+        wo = graph.weight_only()
+        env: dict[Value, torch.Tensor] = {}
+        with torch.no_grad():
+            for n in graph:
+                if n.id not in wo or n.id not in live and not any(n.id == v.node for v in graph.outputs):
+                    continue
+                if n.op == "weight":
+                    outs = [graph.weights[n.attrs["name"]]]
+                else:
+                    outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
+                for i, t in enumerate(outs):
+                    env[Value(n.id, i)] = t.detach().to(torch.float32).contiguous()
+        return env
+
+    def _plan_storage(self) -> None:
+        g = self.graph
+        self._out_roots = [self.resolve(v) for v in g.outputs]
+        out_root_set = set(self._out_roots)
+        # kinds of every storage root a kernel touches
+        kinds: dict[object, str] = {}
+        first: dict[Value, int] = {}
+        last: dict[Value, int] = {}
+        for k, bk in enumerate(self.built):
+            for p in bk.params:
+                if isinstance(p, str):
+                    kinds[(k, p)] = "derived"
+                    continue
+                r = self.resolve(p)
+                node = g.nodes[r.node]
+                if node.op == "input":
+                    kinds[r] = "input"
+                elif r in self.consts:
+                    kinds[r] = "const"
+                elif r in out_root_set:
+                    kinds[r] = "output"
+                else:
+                    kinds[r] = "temp"
+                    first.setdefault(r, k)
+                    last[r] = k
+        self._kinds = kinds
+        # linear-scan arena assignment for temps
+        size = {r: _padded(_numel(g.shape_of(r))) for r in first}
+        free: list[tuple[int, int]] = []  # (offset, length)
+        top = 0
+        offset: dict[Value, int] = {}
+        order = sorted(first, key=lambda r: (first[r], -size[r]))
+        ends: dict[int, list[Value]] = {}
+        for r in first:
+            ends.setdefault(last[r], []).append(r)
+        by_start: dict[int, list[Value]] = {}
+        for r in order:
+            by_start.setdefault(first[r], []).append(r)
+        for k in range(len(self.built)):
+            for r in by_start.get(k, []):
+                best = None
+                for fi, (o, ln) in enumerate(free):
+                    if ln >= size[r] and (best is None or ln < free[best][1]):
+                        best = fi
+                if best is None:
+                    offset[r] = top
+                    top += size[r]
+                else:
+                    o, ln = free.pop(best)
+                    offset[r] = o
+                    if ln > size[r]:
+                        free.append((o + size[r], ln - size[r]))
+            for r in ends.get(k, []):
+                free.append((offset[r], size[r]))
+                free = _coalesce(free)
+        self.arena = torch.empty(max(top, 1) + ALIGN, dtype=torch.float32)
+        base = self.arena.data_ptr()
+        shift = (-(base // 4)) % ALIGN  # align the arena start to 64 bytes
+        self._arena_ptr = {r: base + 4 * (shift + o) for r, o in offset.items()}
+        self.arena_bytes = 4 * top
+        self.temp_bytes_unshared = 4 * sum(size.values())
+
+    def _ptr_of(self, k: int, p) -> tuple[int | None, tuple[str, object] | None]:
+        if isinstance(p, str):
+            t = self.built[k].new_consts[p]
+            return t.data_ptr(), None
+        r = self.resolve(p)
+        kind = self._kinds[r]
+        if kind == "input":
+            return None, ("input", r)
+        if kind == "const":
+            return self.consts[r].data_ptr(), None
+        if kind == "output":
+            return None, ("output", r)
+        return self._arena_ptr[r], None
+
+    def _compile(self, k: int, bk: BuiltKernel) -> _Launch:
+        from lower.llvm import jit
+        from lower.llvm.codegen import kernel_to_llvm, root_loop
+        for name, t in bk.new_consts.items():
+            bk.new_consts[name] = t.to(torch.float32).contiguous()
+        kernel = bk.kernel
+        _, addr = jit.load_function(lambda nm: kernel_to_llvm(kernel, nm), "k")
+        fn = jit.cfunc(addr)
+        n = len(kernel.params)
+        args = (ctypes.c_void_p * max(n, 1))()
+        patches = []
+        for slot, p in enumerate(bk.params):
+            ptr, patch = self._ptr_of(k, p)
+            if patch is None:
+                args[slot] = ptr
+            else:
+                patches.append((slot, patch[0], patch[1]))
+        root = root_loop(kernel.body)
+        par = None
+        if root is not None and root.kind is LoopKind.PARALLEL and isinstance(root.extent, IntImm):
+            par = root.extent.value
+        return _Launch(kernel.name, fn, args, ctypes.cast(args, ctypes.c_void_p), patches, par, kernel,
+                       self.threads)
+
+    def _run_hoisted(self) -> None:
+        pass
+
+    # ------------------------------------------------------------ info
+    @property
+    def plan(self) -> str:
+        return str(self.fusion)
+
+    @property
+    def kernels(self) -> int:
+        return len(self._launches)
+
+    def kernel_source(self, k: int | None = None) -> str:
+        ks = self.built if k is None else [self.built[k]]
+        return "\n\n".join(str(b.kernel) for b in ks)
+
+    def llvm_ir(self, k: int) -> str:
+        from lower.llvm.codegen import kernel_to_llvm
+        return kernel_to_llvm(self.built[k].kernel)
+
+    # ------------------------------------------------------------ running
+    def __call__(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        g = self.graph
+        if not isinstance(inputs, Mapping):
+            if len(inputs) != len(self.input_names):
+                raise GraphError(f"graph '{g.name}' takes {len(self.input_names)} inputs {self.input_names}, "
+                                 f"got {len(inputs)}")
+            inputs = dict(zip(self.input_names, inputs))
+        missing = set(self.input_names) - set(inputs)
+        if missing:
+            raise GraphError(f"graph '{g.name}': missing inputs {sorted(missing)}")
+        bound: dict[Value, torch.Tensor] = {}
+        for name, v in self._input_values.items():
+            t = inputs[name]
+            shape = g.shape_of(v)
+            if tuple(t.shape) != shape:
+                raise GraphError(f"input '{name}' has shape {tuple(t.shape)}, expected {shape}")
+            if t.dtype != torch.float32:
+                t = t.to(torch.float32)
+            bound[v] = t.contiguous()
+        outs: dict[Value, torch.Tensor] = {}
+        with self._lock:
+            for r in self._out_roots:
+                if r not in outs and self._kinds.get(r) == "output":
+                    outs[r] = torch.empty(g.shape_of(r), dtype=torch.float32)
+            for ln in self._launches:
+                for slot, kind, key in ln.patches:
+                    ln.args[slot] = (bound[key] if kind == "input" else outs[key]).data_ptr()
+                if ln.par_extent is not None and ln.threads > 1:
+                    parallel_for(ln.fn, ln.argp, ln.par_extent, ln.threads)
+                else:
+                    ln.fn(ln.argp, 0, ln.par_extent or 0)
+        result = []
+        for v, r in zip(g.outputs, self._out_roots):
+            shape = g.shape_of(v)
+            if r in outs:
+                t = outs[r]
+            elif r in bound:
+                t = bound[r] if g.nodes[r.node].op == "input" else bound[r]
+            elif r in self.consts:
+                t = self.consts[r].clone()
+            else:
+                raise GraphError(f"output {v} has no storage")  # pragma: no cover
+            result.append(t.reshape(shape) if tuple(t.shape) != shape else t)
+        return result
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _padded(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def _coalesce(free: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    free.sort()
+    out: list[tuple[int, int]] = []
+    for o, ln in free:
+        if out and out[-1][0] + out[-1][1] == o:
+            out[-1] = (out[-1][0], out[-1][1] + ln)
+        else:
+            out.append((o, ln))
+    return out
+
+
+def compile_graph(graph: Graph, target: str = "llvm", *, fuse: bool = True, schedule: bool = True,
+                  threads: int | None = None) -> CompiledGraph:
+    """Compile ``graph`` for ``target`` ("llvm": the host CPU).
+
+    Returns a ``CompiledGraph`` callable with the same inputs as ``graph.run``
+    (dict name -> tensor, or a sequence in input order) that returns a list of
+    float32 tensors.  Raises ``LoweringError`` naming the node for anything it
+    cannot compile, ``GraphError`` for a malformed graph or bad inputs.
+    """
+    return CompiledGraph(graph, target, fuse=fuse, schedule=schedule, threads=threads)
