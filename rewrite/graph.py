@@ -230,6 +230,46 @@ class Graph:
         out.outputs = [Value(remap[v.node], v.index) for v in self.outputs]
         return out
 
+    def folded(self) -> "Graph":
+        """A copy where every weight-only node read by run-time nodes is precomputed into a weight.
+
+        This is what a deployment runs: concatenated or scaled weights are computed once.
+        """
+        const = self.weight_only()
+        users = self.users()
+        needed = {n.id for n in self if n.id in const and n.op != "weight"
+                  and (any(u not in const for u in users[n.id]) or any(v.node == n.id for v in self.outputs))}
+        if not needed:
+            return self.pruned()
+        env: dict[Value, torch.Tensor] = {}
+        out = Graph(name=self.name)
+        out.weights = dict(self.weights)
+        remap: dict[Value, Value] = {}
+        with torch.no_grad():
+            for n in self:
+                if n.id in const:
+                    if n.op == "weight":
+                        env[Value(n.id, 0)] = self.weights[n.attrs["name"]]
+                    else:
+                        res = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
+                        for i, t in enumerate(res):
+                            env[Value(n.id, i)] = t
+                    if n.id in needed:
+                        for i, _ in enumerate(n.shapes):
+                            name = f"folded.{n.id}.{i}"
+                            out.weights[name] = env[Value(n.id, i)].contiguous()
+                            node = out.add("weight", [], {"name": name, "shape": n.shapes[i]}, origin=n.describe())
+                            remap[Value(n.id, i)] = Value(node.id, 0)
+                    elif n.op == "weight":
+                        node = out.add("weight", [], n.attrs, n.origin)
+                        remap[Value(n.id, 0)] = Value(node.id, 0)
+                    continue
+                node = out.add(n.op, [remap[v] for v in n.inputs], n.attrs, n.origin)
+                for i, _ in enumerate(n.shapes):
+                    remap[Value(n.id, i)] = Value(node.id, i)
+        out.outputs = [remap[v] for v in self.outputs]
+        return out.pruned()
+
     def summary(self) -> dict[str, int]:
         """Run-time operator counts by op (weight-only nodes are precomputed, so left out)."""
         counts: dict[str, int] = {}

@@ -66,3 +66,17 @@ def test_axis_is_normalised_and_pruned_copy():
     assert g.nodes[s.node].attrs["axis"] == 1
     p = g.pruned()
     assert len(p.nodes) == 2 and p.op_count() == 1
+
+
+def test_folded_precomputes_weight_only_subgraphs():
+    torch.manual_seed(0)
+    b = GraphBuilder()
+    x = b.input("x", (4, 8))
+    w1, w2 = b.weight("w1", torch.randn(8, 3)), b.weight("w2", torch.randn(8, 5))
+    wc = b.smul(b.concat(w1, w2, axis=1), scalar=0.5)
+    g = b.build([b.relu(b.matmul(x, wc))])
+    f = g.folded()
+    assert [n.op for n in f] == ["input", "weight", "matmul", "relu"]
+    assert f.weight_only() == {f.weight_nodes[0].id}
+    ins = g.random_inputs()
+    assert torch.allclose(g.run(ins)[0], f.run(ins)[0])
