@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -54,9 +55,21 @@ def load_model(spec: str) -> Graph:
                       name=Path(path).stem)
 
 
-def _progress(stat: IterationStat) -> None:
-    print(f"  iteration {stat.index}: {stat.enodes} e-nodes, {stat.eclasses} e-classes, "
-          f"{stat.seconds:.2f}s", file=sys.stderr, flush=True)
+def _progress(verbose: bool):  # type: ignore[no-untyped-def]
+    def report(stat: IterationStat) -> None:
+        print(f"  iteration {stat.index}: {stat.enodes} e-nodes, {stat.eclasses} e-classes, "
+              f"{stat.seconds:.2f}s", file=sys.stderr, flush=True)
+        if verbose:
+            for name, n in sorted(stat.matches.items(), key=lambda kv: -kv[1]):
+                print(f"    {name}: {n} match(es)", file=sys.stderr)
+    return report
+
+
+def _relative(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
@@ -69,8 +82,11 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     graph = load_model(args.model)
     print(f"saturating {graph.op_count()} operators ...", file=sys.stderr, flush=True)
     result = optimize(graph, rules=args.rules, limits=limits, extractor=args.extractor,
-                      check=not args.no_verify, on_iteration=_progress)
+                      check=not args.no_verify, on_iteration=_progress(args.verbose or bool(os.environ.get("EQSAT_TRACE"))))
     print(before_after(result.stats, graph.summary(), result.graph.summary()))
+    if args.verbose:
+        print("optimized graph:")
+        print(result.graph.pretty())
     if args.json:
         Path(args.json).write_text(json.dumps(result.stats, indent=1))
         print(f"wrote {args.json}")
@@ -83,8 +99,9 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for r in load_rules(args.rules):
         for d in r.directions():
-            rows.append({"name": d.name, "family": d.family, "file": d.loc.path, "line": d.loc.line,
-                         "where": f"{d.loc.path}:{d.loc.line}"})
+            path = _relative(d.loc.path)
+            rows.append({"name": d.name, "family": d.family, "file": path, "line": d.loc.line,
+                         "where": f"{path}:{d.loc.line}"})
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
@@ -107,6 +124,8 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--extractor", default="greedy", help="extraction method")
     o.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
     o.add_argument("--json", help="write the statistics as JSON to this file")
+    o.add_argument("-v", "--verbose", action="store_true",
+                   help="print each iteration's rule matches and the optimized graph (or set EQSAT_TRACE=1)")
     o.set_defaults(fn=cmd_optimize)
     r = sub.add_parser("rules", help="inspect rule files")
     rsub = r.add_subparsers(dest="rules_command", required=True)

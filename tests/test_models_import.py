@@ -7,7 +7,7 @@ import torch
 
 from rewrite.frontends import from_torch
 
-bench_models = pytest.importorskip("bench.models", reason="bench.models (the benchmark models) is not available")
+import bench.models as bench_models
 
 
 @pytest.mark.parametrize("name", sorted(bench_models.MODELS))
