@@ -180,6 +180,8 @@ class BuiltKernel:
     new_consts: dict[str, torch.Tensor]
     gemm: object = None  # GemmInfo for contraction groups
     group: FusedGroup | None = None
+    const_names: set[str] = field(default_factory=set)  # kernel buffers whose contents are known constants
+    schedule: object = None  # the Schedule applied (lower.schedule.Schedule)
 
 
 def value_name(graph: Graph, v: Value) -> str:
@@ -251,7 +253,7 @@ def build_kernel(graph: Graph, grp: FusedGroup, const_values: dict[Value, torch.
             raise LoweringError(f"kernel for {anchor.describe()}: unknown buffer {nm}")
         pbufs.append(b)
     kernel = Kernel(name or grp.name, pbufs, simplify_stmt(body), {"group": grp})
-    return BuiltKernel(kernel, params, new_consts, gemm, grp)
+    return BuiltKernel(kernel, params, new_consts, gemm, grp, set(consts) | set(new_consts))
 
 
 def _epilogue_stage(graph, grp, bufs, buf, namer, consts, new_consts, gemm) -> Stmt:

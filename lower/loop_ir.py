@@ -594,9 +594,10 @@ def bounds(e: Expr, ranges: dict[str, Range]) -> Range | None:
     if e.op == "//" and b[0] == b[1] and b[0] > 0:
         return a[0] // b[0], a[1] // b[0]
     if e.op == "%" and b[0] == b[1] and b[0] > 0:
-        if a[0] >= 0 and a[1] < b[0]:
-            return a
-        return 0, b[0] - 1
+        d = b[0]
+        if a[1] - a[0] < d and a[0] % d <= a[1] % d:
+            return a[0] % d, a[1] % d
+        return 0, d - 1
     return None
 
 

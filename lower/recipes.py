@@ -1,7 +1,304 @@
-"""Default schedules per op group, chosen from shapes (filled in below)."""
+"""Default schedules per op group, chosen from shapes.
+
+* **contraction** (batch-GEMM form, see ``ops_to_loops``), large enough:
+  BLIS-style blocking — columns in blocks of NC (the parallel root, fused
+  with the batch loops), K in blocks of KC, rows in blocks of MC, then
+  NR-column panels and MR-row micro-tiles; B packed into NR-wide panels
+  (once at compile time when it is a constant, else per (NC, KC) block on
+  the stack), A packed into MR-row panels when it is not unit-stride along k;
+  the MR x NR x KC nest is tensorized to the register-blocked micro-kernel.
+  The init stage (zero or bias) and the fused epilogue are computed at the
+  column-block loop, so each output block is produced, finished and
+  post-processed while it is in cache.
+* small contractions: loop order (batch, i, k, j) with j vectorized.
+* elementwise / layout stages: inner loops fused where the fusion keeps every
+  access affine, innermost loop vectorized, root loop parallel when big.
+* softmax / layernorm: row loops fused into one parallel root; each pass
+  over a row vectorized (reductions included).
+* pooling: window loops unrolled, output-width loop vectorized, (n, c) fused
+  into a parallel root.
+"""
 
 from __future__ import annotations
 
+import math
+import os
+
+from lower.loop_ir import (Allocate, Bin, For, IntImm, Kernel, Load, LoopKind, Seq, Stage, Stmt, Store, Var,
+                           flat_offset, find_stage, loads_of, stores_of, walk_expr, walk_stmt)
+from lower.schedule import (Schedule, ScheduleError, _chain, _check_vectorizable, affine_in, root_loop_of)
+
+MR, NR = 8, 32
+PAR_MIN_ELEMS = 1 << 15  # below this a parallel launch costs more than it saves
+GEMM_MIN_FLOPS = 1 << 16
+
 
 def schedule_kernel(bk, threads: int):
+    """Pick and apply the default schedule; records it on ``bk.schedule``."""
+    if os.environ.get("EQSAT_NO_SCHEDULE") == "1":
+        return bk
+    sched = Schedule(bk.kernel)
+    if bk.gemm is not None:
+        try:
+            gemm_recipe(sched, bk, threads)
+        except ScheduleError as e:
+            if os.environ.get("EQSAT_DEBUG"):
+                print(f"gemm recipe refused for {bk.kernel.name}: {e}")
+            sched = Schedule(bk.kernel)
+            small_contraction_recipe(sched, bk)
+    else:
+        generic_recipe(sched, threads)
+    bk.kernel = sched.kernel
+    bk.schedule = sched
     return bk
+
+
+# ============================================================== contraction
+def _stage_loops(k: Kernel, stage: str) -> list[For]:
+    st = find_stage(k.body, stage)
+    if st is None or not isinstance(st.body, For):
+        raise ScheduleError(f"no loop nest for stage {stage}")
+    return _chain(st.body)
+
+
+def gemm_blocking(m: int, n: int, kdim: int, batch: int, threads: int) -> dict[str, int]:
+    nk = max(1, math.ceil(kdim / 256))
+    kc = math.ceil(kdim / nk)
+    mc = MR * max(1, min(16, math.ceil(m / MR)))
+    nblocks = math.ceil(n / NR)
+    target = 4 * threads if threads > 1 else 1
+    per_batch = max(1, math.ceil(target / batch))
+    nc = NR * max(1, min(16, math.ceil(nblocks / per_batch)))
+    if threads == 1:
+        nc = NR * max(1, min(16, nblocks))
+    return {"MC": mc, "NC": nc, "KC": kc}
+
+
+def _is_const_operand(k: Kernel, bk, stage: str, buf: str, batch: list[str]) -> bool:
+    st = find_stage(k.body, stage)
+    for s in stores_of(st):
+        for ld in loads_of(s.value):
+            if ld.buf.name == buf:
+                from lower.schedule import _operand
+                op = _operand(s, buf, "pack")
+                srcs = {x.buf.name for x in loads_of(op)}
+                fv = {x.name for x in walk_expr(op) if isinstance(x, Var)}
+                consts = set(bk.const_names)
+                return srcs <= consts and not (fv & set(batch))
+    return False
+
+
+def gemm_recipe(s: Schedule, bk, threads: int) -> None:
+    g = bk.gemm
+    batch_n = math.prod(e for e in g.init_extents[:-2]) if g.init_extents[:-2] else 1
+    if g.m * g.n * g.kdim * batch_n < GEMM_MIN_FLOPS or g.n < 16 or g.kdim < 4:
+        raise ScheduleError("too small for the blocked GEMM")
+    blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, threads)
+    NC, KC, MC = blk["NC"], blk["KC"], blk["MC"]
+    i, j, kk = g.i, g.j, g.k
+    s.split(j, NC).split(f"{j}.i", NR).split(kk, KC).split(i, MC).split(f"{i}.i", MR)
+    jo, jr, ji = f"{j}.o", f"{j}.i.o", f"{j}.i.i"
+    ko, ki = f"{kk}.o", f"{kk}.i"
+    io, ir, ii = f"{i}.o", f"{i}.i.o", f"{i}.i.i"
+    s.reorder(*g.batch, jo, ko, io, jr, ir, ii, ji, ki)
+    # init and epilogue: same column blocks, then computed per block
+    for stage in (g.init_stage, f"{g.stage}.epilogue"):
+        if find_stage(s.kernel.body, stage) is None:
+            continue
+        lps = [lp.var.name for lp in _stage_loops(s.kernel, stage)]
+        *bv, ei, ej = lps
+        s.split(ej, NC)
+        s.reorder(*bv, f"{ej}.o", ei, f"{ej}.i")
+        s.vectorize(f"{ej}.i")
+        s.compute_at(stage, jo)
+    root = g.batch[0] if g.batch else jo
+    for nxt in g.batch[1:] + ([jo] if g.batch else []):
+        s.fuse(root, nxt)
+        root = f"{root}.{nxt}"
+    root_lp = root_loop_of(s.kernel.body)
+    flops = 2 * g.m * g.n * g.kdim * batch_n
+    if threads > 1 and flops >= (1 << 21) and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1:
+        s.parallel(root)
+    # B: packed NR-wide panels
+    if _is_const_operand(s.kernel, bk, g.stage, g.b_buf, g.batch):
+        s.pack(g.stage, g.b_buf, None, (jo, jr, ko, ki, ji), f"{g.b_buf}_packed")
+    else:
+        s.pack(g.stage, g.b_buf, ko, (jr, ki, ji), f"{g.b_buf}_panel")
+    # A: directly if unit stride along k, else packed MR-row panels
+    st = find_stage(s.kernel.body, g.stage)
+    upd = [x for x in stores_of(st) if x.buf.name == g.out and isinstance(x.value, Bin) and x.value.op == "+"
+           and any(ld.buf.name == g.a_buf for ld in loads_of(x.value))][0]
+    a_load = [ld for ld in loads_of(upd.value) if ld.buf.name == g.a_buf]
+    unit = False
+    if a_load:
+        f = affine_in(flat_offset(a_load[0].buf, a_load[0].idx), {ii, ji, ki})
+        unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
+    if not unit or os.environ.get("EQSAT_PACK_A") == "1":
+        s.pack(g.stage, g.a_buf, io, (ir, ii, ki), f"{g.a_buf}_apanel")
+    s.tensorize(ii, MR, NR)
+
+
+def small_contraction_recipe(s: Schedule, bk) -> None:
+    g = bk.gemm
+    try:
+        s.reorder(*g.batch, g.i, g.k, g.j)
+        s.vectorize(g.j)
+    except ScheduleError:
+        pass
+    for stage in (g.init_stage, f"{g.stage}.epilogue"):
+        if find_stage(s.kernel.body, stage) is not None:
+            _vectorize_innermost(s, stage)
+
+
+# ============================================================== generic
+def _vectorize_innermost(s: Schedule, stage: str) -> None:
+    st = find_stage(s.kernel.body, stage)
+    for x in walk_stmt(st):
+        if isinstance(x, For) and x.kind is LoopKind.SERIAL and not any(
+                isinstance(y, For) and y.kind is not LoopKind.UNROLLED for y in walk_stmt(x.body)):
+            try:
+                s.vectorize(x.var.name)
+            except ScheduleError:
+                pass
+
+
+def _clean(k: Kernel, var: str) -> bool:
+    """No access in ``k`` indexes through ``var`` with // or %."""
+    for st in walk_stmt(k.body):
+        accs = []
+        if isinstance(st, Store):
+            accs.append((st.buf, st.idx))
+        for e in _exprs_of(st):
+            accs += [(ld.buf, ld.idx) for ld in loads_of(e)]
+        for buf, idx in accs:
+            off = flat_offset(buf, idx)
+            for e in walk_expr(off):
+                if isinstance(e, Bin) and e.op in ("//", "%") and any(
+                        isinstance(v, Var) and v.name == var for v in walk_expr(e)):
+                    return False
+    return True
+
+
+def _exprs_of(st: Stmt):
+    from lower.loop_ir import stmt_exprs
+    return stmt_exprs(st)
+
+
+def _try_fuse(s: Schedule, outer: str, inner: str) -> str | None:
+    from lower.schedule import Fuse
+    try:
+        k2 = Fuse(outer, inner).apply(s.kernel)
+    except ScheduleError:
+        return None
+    name = f"{outer}.{inner}"
+    if not _clean(k2, name):
+        return None
+    s.apply(Fuse(outer, inner))
+    return name
+
+
+def _elems(lps: list[For]) -> int:
+    n = 1
+    for lp in lps:
+        n *= lp.extent.value if isinstance(lp.extent, IntImm) else 1
+    return n
+
+
+def generic_recipe(s: Schedule, threads: int) -> None:
+    tops = list(s.kernel.body.stmts) if isinstance(s.kernel.body, Seq) else [s.kernel.body]
+    single = len(tops) == 1
+    for top in tops:
+        if not isinstance(top, Stage) or not isinstance(top.body, For):
+            continue
+        _schedule_stage(s, top.name, threads if single else 1)
+
+
+def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
+    lps = _stage_loops(s.kernel, stage)
+    names = [lp.var.name for lp in lps]
+    inner_stmt = lps[-1].body
+    perfect = isinstance(inner_stmt, Store)
+    work = _elems(lps)
+    if not perfect:
+        # reductions inside (softmax, layernorm, pools): unroll small window loops, vectorize passes
+        _unroll_windows(s, stage)
+        work *= _inner_work(lps[-1].body)
+        # loops of the perfect prefix: fuse the last two when the windows were unrolled (pools: ow innermost)
+        lps = _stage_loops(s.kernel, stage)
+        names = [lp.var.name for lp in lps]
+        _vectorize_innermost(s, stage)
+        lps = _stage_loops(s.kernel, stage)
+        last = lps[-1]
+        if last.kind is LoopKind.SERIAL and all(y.kind is LoopKind.UNROLLED for y in walk_stmt(last.body)
+                                                 if isinstance(y, For)):
+            try:
+                s.vectorize(last.var.name)
+            except ScheduleError:
+                pass
+        names = [lp.var.name for lp in _stage_loops(s.kernel, stage)]
+    else:
+        # fuse from the innermost outwards while accesses stay affine
+        while len(names) >= 2:
+            f = _try_fuse(s, names[-2], names[-1])
+            if f is None:
+                break
+            names = names[:-2] + [f]
+        try:
+            s.vectorize(names[-1])
+        except ScheduleError:
+            pass
+    if threads <= 1 or work < PAR_MIN_ELEMS:
+        return
+    # one parallel root with enough iterations
+    if len(names) == 1:
+        lp = _stage_loops(s.kernel, stage)[0]
+        if not isinstance(lp.extent, IntImm):
+            return
+        n = lp.extent.value
+        chunk = max(1024, math.ceil(n / (threads * 8) / 64) * 64)
+        if chunk >= n:
+            return
+        kind = lp.kind
+        s.split(names[0], chunk)
+        try:
+            if kind is LoopKind.VECTORIZED:
+                s.vectorize(f"{names[0]}.i")
+            s.parallel(f"{names[0]}.o")
+        except ScheduleError:
+            pass
+        return
+    root = names[0]
+    k = 1
+    lps = _stage_loops(s.kernel, stage)
+    while isinstance(lps[0].extent, IntImm) and lps[0].extent.value < 4 * threads and k < len(names) - 1 \
+            and lps[0].body is lps[1] and isinstance(lps[1].extent, IntImm):
+        try:
+            s.fuse(lps[0].var.name, lps[1].var.name)
+        except ScheduleError:
+            break
+        lps = _stage_loops(s.kernel, stage)
+        k += 1
+    try:
+        s.parallel(lps[0].var.name)
+    except ScheduleError:
+        pass
+
+
+def _inner_work(body: Stmt) -> int:
+    n = 0
+    for x in walk_stmt(body):
+        if isinstance(x, For) and isinstance(x.extent, IntImm):
+            n = max(n, x.extent.value)
+    return max(1, n)
+
+
+def _unroll_windows(s: Schedule, stage: str) -> None:
+    """Pools: fully unroll kh/kw window loops when small, so the output loop becomes innermost."""
+    st = find_stage(s.kernel.body, stage)
+    wins = [x for x in walk_stmt(st) if isinstance(x, For) and x.var.name.startswith(("kh", "kw"))]
+    total = 1
+    for w in wins:
+        total *= w.extent.value if isinstance(w.extent, IntImm) else 1 << 30
+    if wins and total <= 64:
+        for w in wins:
+            s.unroll(w.var.name)

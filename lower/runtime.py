@@ -33,10 +33,18 @@ import torch
 from rewrite.graph import Graph, GraphError, Value
 from rewrite.ops import OPS
 from lower.fusion import ALIAS, BuiltKernel, FusionPlan, build_kernel, live_nodes, plan_fusion
-from lower.loop_ir import IntImm, Kernel, LoopKind, LoweringError
+from lower.loop_ir import IntImm, Kernel, LoopKind, LoweringError, Seq, loads_of, seq, stores_of
 from lower.parallel import default_threads, parallel_for
 
 ALIGN = 16  # floats (64 bytes)
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A kernel parameter that is private working memory (e.g. a packed operand)."""
+
+    name: str
+    size: int
 
 
 @dataclass
@@ -84,10 +92,11 @@ class CompiledGraph:
                 from lower.recipes import schedule_kernel
                 bk = schedule_kernel(bk, self.threads)
             self.built.append(bk)
-        self._hoisted: dict[str, torch.Tensor] = {}
+        self.prepacked_bytes = 0
+        for k, bk in enumerate(self.built):
+            self._hoist_constant_stages(k, bk)
         self._plan_storage()
         self._launches = [self._compile(k, bk) for k, bk in enumerate(self.built)]
-        self._run_hoisted()
         self.compile_seconds = time.perf_counter() - t0
 
     # ------------------------------------------------------------ compile helpers
@@ -117,6 +126,7 @@ class CompiledGraph:
         g = self.graph
         self._out_roots = [self.resolve(v) for v in g.outputs]
         out_root_set = set(self._out_roots)
+        scratch_size: dict[tuple, int] = {}
         # kinds of every storage root a kernel touches
         kinds: dict[object, str] = {}
         first: dict[Value, int] = {}
@@ -125,6 +135,12 @@ class CompiledGraph:
             for p in bk.params:
                 if isinstance(p, str):
                     kinds[(k, p)] = "derived"
+                    continue
+                if isinstance(p, Scratch):
+                    r = (k, p.name)
+                    scratch_size[r] = p.size
+                    kinds[r] = "temp"
+                    first[r], last[r] = k, k
                     continue
                 r = self.resolve(p)
                 node = g.nodes[r.node]
@@ -140,7 +156,7 @@ class CompiledGraph:
                     last[r] = k
         self._kinds = kinds
         # linear-scan arena assignment for temps
-        size = {r: _padded(_numel(g.shape_of(r))) for r in first}
+        size = {r: _padded(scratch_size[r] if r in scratch_size else _numel(g.shape_of(r))) for r in first}
         free: list[tuple[int, int]] = []  # (offset, length)
         top = 0
         offset: dict[Value, int] = {}
@@ -179,6 +195,8 @@ class CompiledGraph:
         if isinstance(p, str):
             t = self.built[k].new_consts[p]
             return t.data_ptr(), None
+        if isinstance(p, Scratch):
+            return self._arena_ptr[(k, p.name)], None
         r = self.resolve(p)
         kind = self._kinds[r]
         if kind == "input":
@@ -213,8 +231,41 @@ class CompiledGraph:
         return _Launch(kernel.name, fn, args, ctypes.cast(args, ctypes.c_void_p), patches, par, kernel,
                        self.threads)
 
-    def _run_hoisted(self) -> None:
-        pass
+    def _param_tensor(self, bk: BuiltKernel, p) -> torch.Tensor | None:
+        if isinstance(p, str):
+            return bk.new_consts.get(p)
+        if isinstance(p, Value):
+            return self.consts.get(self.resolve(p))
+        return None
+
+    def _hoist_constant_stages(self, k: int, bk: BuiltKernel) -> None:
+        """Buffers added by scheduling (packed operands): computed now if they only read constants,
+        else given scratch storage."""
+        from lower.llvm import jit
+        from lower.llvm.codegen import kernel_to_llvm
+        kern = bk.kernel
+        extra = kern.params[len(bk.params):]
+        for P in extra:
+            tops = list(kern.body.stmts) if isinstance(kern.body, Seq) else [kern.body]
+            writers = [t for t in tops if any(st.buf.name == P.name for st in stores_of(t))]
+            srcs = {ld.buf.name for w in writers for ld in loads_of(w)}
+            by_name = {b.name: (b, p) for b, p in zip(kern.params, bk.params)}
+            if len(writers) == 1 and srcs <= bk.const_names and all(n in by_name for n in srcs):
+                src_bufs = [by_name[n][0] for n in sorted(srcs)]
+                tensors = [self._param_tensor(bk, by_name[n][1]) for n in sorted(srcs)]
+                pk = Kernel(f"{kern.name}_prepack", src_bufs + [P], writers[0])
+                out = torch.zeros(P.size, dtype=torch.float32)
+                _, addr = jit.load_function(lambda nm: kernel_to_llvm(pk, nm), "p")
+                args = (ctypes.c_void_p * (len(src_bufs) + 1))(*[t.data_ptr() for t in tensors], out.data_ptr())
+                jit.cfunc(addr)(ctypes.cast(args, ctypes.c_void_p), 0, 0)
+                bk.new_consts[P.name] = out
+                bk.const_names.add(P.name)
+                bk.params.append(P.name)
+                kern = kern.with_body(seq(*[t for t in tops if t is not writers[0]]))
+                self.prepacked_bytes += 4 * P.size
+            else:
+                bk.params.append(Scratch(P.name, P.size))
+        bk.kernel = kern
 
     # ------------------------------------------------------------ info
     @property

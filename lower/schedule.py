@@ -395,7 +395,7 @@ class Fuse(Step):
 
 
 def _check_vectorizable(lp: For, step: str) -> None:
-    if any(isinstance(s, For) for s in walk_stmt(lp.body)):
+    if any(isinstance(s, For) and s.kind is not LoopKind.UNROLLED for s in walk_stmt(lp.body)):
         raise ScheduleError(f"{step}: loop {lp.var.name} is not innermost (it contains other loops)")
     if any(isinstance(s, (Intrinsic, Allocate)) for s in walk_stmt(lp.body)):
         raise ScheduleError(f"{step}: loop {lp.var.name} contains an intrinsic or an allocation")

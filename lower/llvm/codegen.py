@@ -160,7 +160,11 @@ class FunctionEmitter:
         return out
 
     def address(self, buf: Buffer, idx) -> str:
-        off = simplify(flat_offset(buf, idx), self.ranges)
+        return self.pointer(buf, flat_offset(buf, idx))
+
+    def pointer(self, buf: Buffer, offset: Expr) -> str:
+        """Address of element ``offset`` (flat, in elements) of ``buf``."""
+        off = simplify(offset, self.ranges)
         base = self.ptrs.get(buf.name)
         if base is None:
             raise CodegenError(f"kernel {self.k.name}: buffer {buf.name} is neither a parameter nor allocated")

@@ -2,10 +2,104 @@
 
 Each entry of ``INTRINSICS`` takes the function emitter and the ``Intrinsic``
 statement and emits a call (defining the routine in the module once).
+
+``gemm_MRxNR``: ``C[m x n] += A[m x kc] * B[kc x NR]`` for ``m <= MR``,
+``n <= NR``; A row-major with leading dimension ``lda`` (unit stride along k),
+B a packed panel (``NR`` contiguous floats per k, zero padded), C row-major
+with ``ldc``.  The MR x NR accumulator block lives in ``MR * NR / 16`` zmm
+registers; each k step loads NR/16 vectors of B, broadcasts MR values of A
+and issues MR * NR / 16 FMAs.  One specialised body per row count m (chosen
+by a switch), and a lane mask for n < NR on the C loads/stores only.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-INTRINSICS: dict[str, Callable] = {}
+from lower.loop_ir import Buffer, IntImm, Intrinsic
+from lower.llvm.tables import VECTOR_WIDTH
+
+W = VECTOR_WIDTH
+VF = f"<{W} x float>"
+
+
+def _rows_body(mr: int, nr: int, rows: int) -> str:
+    h = nr // W
+    name = f"eqsat_gemm_{mr}x{nr}_m{rows}"
+    L = [f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, "
+         f"i64 %kc, i64 %n) nounwind {{", "entry:"]
+    L.append(f"  %nv = insertelement <{W} x i64> poison, i64 %n, i64 0")
+    L.append(f"  %ns = shufflevector <{W} x i64> %nv, <{W} x i64> poison, <{W} x i32> zeroinitializer")
+    for q in range(h):
+        lanes = ", ".join(f"i64 {q * W + t}" for t in range(W))
+        L.append(f"  %mask{q} = icmp slt <{W} x i64> <{lanes}>, %ns")
+    for r in range(rows):
+        L.append(f"  %ro{r} = mul i64 %lda, {r}")
+        L.append(f"  %ar{r} = getelementptr float, ptr %A, i64 %ro{r}")
+        L.append(f"  %co{r} = mul i64 %ldc, {r}")
+        for q in range(h):
+            L.append(f"  %cx{r}_{q} = add i64 %co{r}, {q * W}")
+            L.append(f"  %cp{r}_{q} = getelementptr float, ptr %C, i64 %cx{r}_{q}")
+            L.append(f"  %c{r}_{q} = call {VF} @llvm.masked.load.v16f32.p0(ptr %cp{r}_{q}, i32 4, "
+                     f"<{W} x i1> %mask{q}, {VF} zeroinitializer)")
+    L.append("  %any = icmp sgt i64 %kc, 0")
+    L.append("  br i1 %any, label %loop, label %done")
+    L.append("loop:")
+    L.append("  %k = phi i64 [ 0, %entry ], [ %k1, %loop ]")
+    for r in range(rows):
+        for q in range(h):
+            L.append(f"  %acc{r}_{q} = phi {VF} [ %c{r}_{q}, %entry ], [ %nacc{r}_{q}, %loop ]")
+    L.append(f"  %bo = mul i64 %k, {nr}")
+    for q in range(h):
+        L.append(f"  %bo{q} = add i64 %bo, {q * W}")
+        L.append(f"  %bp{q} = getelementptr float, ptr %B, i64 %bo{q}")
+        L.append(f"  %b{q} = load {VF}, ptr %bp{q}, align 4")
+    for r in range(rows):
+        L.append(f"  %ap{r} = getelementptr float, ptr %ar{r}, i64 %k")
+        L.append(f"  %a{r} = load float, ptr %ap{r}, align 4")
+        L.append(f"  %av{r} = insertelement {VF} poison, float %a{r}, i64 0")
+        L.append(f"  %as{r} = shufflevector {VF} %av{r}, {VF} poison, <{W} x i32> zeroinitializer")
+        for q in range(h):
+            L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v16f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
+    L.append("  %k1 = add nuw nsw i64 %k, 1")
+    L.append("  %more = icmp slt i64 %k1, %kc")
+    L.append("  br i1 %more, label %loop, label %done")
+    L.append("done:")
+    for r in range(rows):
+        for q in range(h):
+            L.append(f"  %f{r}_{q} = phi {VF} [ %c{r}_{q}, %entry ], [ %nacc{r}_{q}, %loop ]")
+    for r in range(rows):
+        for q in range(h):
+            L.append(f"  call void @llvm.masked.store.v16f32.p0({VF} %f{r}_{q}, ptr %cp{r}_{q}, i32 4, "
+                     f"<{W} x i1> %mask{q})")
+    L.append("  ret void")
+    L.append("}")
+    return "\n".join(L)
+
+
+def gemm_routine(mr: int, nr: int) -> str:
+    if nr % W:
+        raise ValueError(f"NR={nr} must be a multiple of {W}")
+    parts = [_rows_body(mr, nr, r) for r in range(1, mr + 1)]
+    L = [f"define internal void @eqsat_gemm_{mr}x{nr}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
+         f"i64 %m, i64 %n) nounwind {{", "entry:",
+         f"  switch i64 %m, label %out [ " + " ".join(f"i64 {r}, label %m{r}" for r in range(1, mr + 1)) + " ]"]
+    for r in range(1, mr + 1):
+        L += [f"m{r}:", f"  call void @eqsat_gemm_{mr}x{nr}_m{r}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, "
+                        f"i64 %kc, i64 %n)", "  br label %out"]
+    L += ["out:", "  ret void", "}"]
+    return "\n\n".join(parts + ["\n".join(L)])
+
+
+def emit_gemm(fe, s: Intrinsic) -> None:
+    A, a_off, lda, B, b_off, C, c_off, ldc, kc, m, n = s.args
+    mr, nr = (int(x) for x in s.name.split("_")[1].split("x"))
+    fe.mod.define(s.name, lambda: gemm_routine(mr, nr),
+                  ["llvm.fma.v16f32", "llvm.masked.load.v16f32.p0", "llvm.masked.store.v16f32.p0"])
+    pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
+    vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
+    fe.emit(f"call void @eqsat_{s.name}(ptr {pa}, i64 {vals[0]}, ptr {pb}, ptr {pc}, i64 {vals[1]}, "
+            f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]})")
+
+
+INTRINSICS: dict[str, Callable] = {f"gemm_{mr}x{nr}": emit_gemm for mr in range(1, 17) for nr in (16, 32, 48, 64)}

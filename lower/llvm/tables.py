@@ -55,12 +55,13 @@ def hexf(v: float) -> str:
 # Scalar, branch-free, call-free bodies: after inlining the loop vectorizer
 # turns them into <16 x float> code (llvm.exp on vectors would be scalarised
 # into expf calls).  exp: Cody-Waite range reduction x = n ln2 + r, a degree-6
-# polynomial for e^r (Cephes expf coefficients), 2^n built in the exponent bits.
+# polynomial for e^r (Cephes expf coefficients), 2^n built in the exponent bits
+# as two factors 2^(n/2) 2^(n-n/2) so that denormal results (x < -87) stay exact.
 def _exp_body() -> str:
     c = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1]
     return f"""define internal float @eqsat_exp(float %x) alwaysinline nounwind {{
-  %lo = call {FAST} float @llvm.maximum.f32(float %x, float {hexf(-87.0)})
-  %xc = call {FAST} float @llvm.minimum.f32(float %lo, float {hexf(88.3)})
+  %lo = call {FAST} float @llvm.maximum.f32(float %x, float {hexf(-104.0)})
+  %xc = call {FAST} float @llvm.minimum.f32(float %lo, float {hexf(88.75)})
   %t = fmul {FAST} float %xc, {hexf(1.4426950408889634)}
   %n = call {FAST} float @llvm.rint.f32(float %t)
   %r1 = fmul float %n, {hexf(0.693359375)}
@@ -82,13 +83,19 @@ def _exp_body() -> str:
   %q1 = fadd {FAST} float %q0, %r
   %q2 = fadd {FAST} float %q1, {hexf(1.0)}
   %ni = fptosi float %n to i32
-  %eb = add i32 %ni, 127
-  %sh = shl i32 %eb, 23
-  %sc = bitcast i32 %sh to float
-  %y = fmul {FAST} float %q2, %sc
+  %n1 = ashr i32 %ni, 1
+  %n2 = sub i32 %ni, %n1
+  %eb1 = add i32 %n1, 127
+  %sh1 = shl i32 %eb1, 23
+  %sc1 = bitcast i32 %sh1 to float
+  %eb2 = add i32 %n2, 127
+  %sh2 = shl i32 %eb2, 23
+  %sc2 = bitcast i32 %sh2 to float
+  %y0 = fmul float %q2, %sc1
+  %y = fmul float %y0, %sc2
   %big = fcmp ogt float %x, {hexf(88.72283)}
   %y1 = select i1 %big, float {hexf(float('inf'))}, float %y
-  %small = fcmp olt float %x, {hexf(-87.0)}
+  %small = fcmp olt float %x, {hexf(-103.972)}
   %y2 = select i1 %small, float 0.0, float %y1
   ret float %y2
 }}"""

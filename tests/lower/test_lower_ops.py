@@ -1,0 +1,250 @@
+"""Every registry op, compiled alone, against torch — odd and prime sizes, edge attributes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rewrite.builder import GraphBuilder
+from rewrite.ops import OPS, Group
+from lower.ops_to_loops import check_coverage
+from lower_testutil import check_graph
+
+UNARY = ["relu", "sigmoid", "tanh", "gelu", "exp", "identity"]
+BINARY = ["add", "sub", "mul", "div"]
+
+
+def test_every_op_has_a_lowering():
+    assert check_coverage() == []
+
+
+@pytest.mark.parametrize("op", UNARY)
+@pytest.mark.parametrize("shape", [(7,), (3, 13), (2, 5, 31)])
+def test_unary(op, shape):
+    b = GraphBuilder(op)
+    g = b.build([getattr(b, op)(b.input("x", shape))])
+    x = torch.randn(shape) * 4
+    check_graph(g, {"x": x}, tol=1e-5)
+
+
+def test_unary_extremes():
+    """exp/sigmoid/tanh/gelu stay accurate at the ends of the range (overflow, underflow, tiny x)."""
+    x = torch.tensor([-200.0, -90.0, -88.0, -20.0, -1e-3, -1e-6, 0.0, 1e-6, 1e-3, 0.39, 0.41, 5.0, 20.0, 88.0,
+                      89.0, 200.0])
+    for op in ("sigmoid", "tanh", "gelu"):
+        b = GraphBuilder(op)
+        g = b.build([getattr(b, op)(b.input("x", (16,)))])
+        from lower import compile_graph
+        got = compile_graph(g)({"x": x})[0]
+        ref = g.run({"x": x})[0]
+        torch.testing.assert_close(got, ref, rtol=2e-6, atol=1e-7)
+    b = GraphBuilder("exp")
+    g = b.build([b.exp(b.input("x", (16,)))])
+    from lower import compile_graph
+    got = compile_graph(g)({"x": x})[0]
+    ref = torch.exp(x)
+    assert torch.isinf(got[-2:]).all() and (got[:1] == 0).all()
+    torch.testing.assert_close(got[1:-3], ref[1:-3], rtol=2e-6, atol=1e-44)
+
+
+def test_nan_propagates_through_relu_and_max():
+    b = GraphBuilder("nan")
+    x = b.input("x", (1, 1, 2, 2))
+    g = b.build([b.relu(x), b.maxpool2d(x, kernel=(2, 2), stride=(2, 2))])
+    from lower import compile_graph
+    t = torch.tensor([[[[1.0, float("nan")], [3.0, -2.0]]]])
+    r, m = compile_graph(g)({"x": t})
+    assert torch.isnan(r[0, 0, 0, 1]) and torch.isnan(m).all()
+
+
+def test_smul():
+    b = GraphBuilder()
+    g = b.build([b.smul(b.input("x", (5, 7)), scalar=-2.5)])
+    check_graph(g, tol=0)
+
+
+@pytest.mark.parametrize("op", BINARY)
+@pytest.mark.parametrize("shapes", [((7, 13), (7, 13)), ((3, 1, 13), (1, 5, 13)), ((2, 3, 4, 5), (1, 3, 1, 1)),
+                                    ((31,), (1,))])
+def test_binary_broadcast(op, shapes):
+    b = GraphBuilder(op)
+    g = b.build([getattr(b, op)(b.input("x", shapes[0]), b.input("y", shapes[1]))])
+    inputs = g.random_inputs(1)
+    if op == "div":
+        inputs["y"] = inputs["y"].abs() + 0.5
+    check_graph(g, inputs, tol=1e-6)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 13, 31), (1, 64, 17), (33, 17, 5), (67, 129, 97), (8, 256, 32),
+                                   (130, 300, 70)])
+def test_matmul_2d(m, k, n):
+    b = GraphBuilder("mm")
+    g = b.build([b.matmul(b.input("a", (m, k)), b.input("b", (k, n)))])
+    check_graph(g)
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 7, 13), (2, 13, 31)), ((3, 1, 40, 33), (1, 4, 33, 65)),
+                                   ((2, 65, 40), (1, 40, 64))])
+def test_matmul_batched(sa, sb):
+    b = GraphBuilder("bmm")
+    g = b.build([b.matmul(b.input("a", sa), b.input("b", sb))])
+    check_graph(g)
+
+
+def test_matmul_weight_operand_is_prepacked():
+    b = GraphBuilder("mmw")
+    g = b.build([b.matmul(b.input("a", (70, 90)), b.weight("w", torch.randn(90, 100)))])
+    cg = check_graph(g)
+    assert cg.prepacked_bytes > 0
+
+
+@pytest.mark.parametrize("xs", [(7,), (5, 13), (2, 3, 13)])
+def test_linear(xs):
+    b = GraphBuilder("linear")
+    x = b.input("x", xs)
+    g = b.build([b.op("linear", x, b.weight("w", torch.randn(31, 13) if xs[-1] == 13 else torch.randn(31, 7)),
+                      b.weight("b", torch.randn(31)))])
+    check_graph(g)
+
+
+CONVS = [
+    # (N, C, H, W), (O, C/g, KH, KW), stride, padding, dilation, groups
+    ((1, 3, 13, 13), (8, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 6, 13, 11), (4, 3, 3, 3), (2, 1), (1, 2), (1, 2), 2),
+    ((1, 16, 7, 7), (32, 16, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 16, 9, 9), (8, 16, 1, 1), (2, 2), (0, 0), (1, 1), 1),
+    ((1, 3, 31, 31), (16, 3, 7, 7), (2, 2), (3, 3), (1, 1), 1),
+    ((1, 8, 15, 15), (8, 1, 3, 3), (1, 1), (1, 1), (1, 1), 8),  # depthwise
+    ((1, 32, 14, 14), (32, 4, 3, 3), (2, 2), (1, 1), (1, 1), 8),  # grouped, strided
+    ((1, 8, 17, 17), (16, 8, 3, 3), (1, 1), (2, 2), (2, 2), 1),  # dilated
+    ((1, 5, 8, 13), (7, 5, 2, 5), (3, 2), (1, 2), (1, 1), 1),  # odd kernel and stride
+]
+
+
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", CONVS)
+def test_conv2d(xs, ws, stride, pad, dil, groups):
+    b = GraphBuilder("conv")
+    x = b.input("x", xs)
+    w = b.weight("w", torch.randn(ws) / (ws[1] * ws[2] * ws[3]) ** 0.5)
+    g = b.build([b.conv2d(x, w, stride=stride, padding=pad, dilation=dil, groups=groups)])
+    check_graph(g)
+
+
+def test_conv2d_with_input_weight():
+    b = GraphBuilder("convw")
+    g = b.build([b.conv2d(b.input("x", (1, 4, 9, 9)), b.input("w", (6, 4, 3, 3)), padding=(1, 1))])
+    check_graph(g)
+
+
+POOLS = [
+    ((1, 3, 13, 13), (3, 3), (2, 2), (1, 1), 0),
+    ((2, 4, 13, 11), (3, 3), (2, 2), (1, 1), 1),
+    ((1, 2, 7, 7), (2, 2), (2, 2), (0, 0), 1),
+    ((1, 2, 31, 17), (3, 2), (3, 2), (1, 1), 1),
+    ((1, 1, 5, 5), (5, 5), (1, 1), (2, 2), 0),
+]
+
+
+@pytest.mark.parametrize("xs,k,s,p,ceil", POOLS)
+def test_maxpool(xs, k, s, p, ceil):
+    b = GraphBuilder("maxpool")
+    g = b.build([b.maxpool2d(b.input("x", xs), kernel=k, stride=s, padding=p, ceil_mode=ceil)])
+    check_graph(g, tol=0)
+
+
+@pytest.mark.parametrize("xs,k,s,p,ceil", POOLS)
+@pytest.mark.parametrize("cip", [0, 1])
+def test_avgpool(xs, k, s, p, ceil, cip):
+    b = GraphBuilder("avgpool")
+    g = b.build([b.avgpool2d(b.input("x", xs), kernel=k, stride=s, padding=p, ceil_mode=ceil,
+                             count_include_pad=cip)])
+    check_graph(g, tol=1e-6)
+
+
+@pytest.mark.parametrize("xs", [(1, 3, 7, 7), (2, 31, 13, 1), (1, 64, 1, 1)])
+def test_global_avgpool(xs):
+    b = GraphBuilder("gap")
+    g = b.build([b.global_avgpool(b.input("x", xs))])
+    check_graph(g, tol=1e-6)
+
+
+@pytest.mark.parametrize("xs", [(2, 5, 7, 3), (3, 13), (1, 31, 2)])
+@pytest.mark.parametrize("const", [True, False])
+def test_batchnorm(xs, const):
+    b = GraphBuilder("bn")
+    c = xs[1]
+    gen = torch.Generator().manual_seed(3)
+    params = [torch.rand(c, generator=gen) + 0.5, torch.randn(c, generator=gen), torch.randn(c, generator=gen),
+              torch.rand(c, generator=gen) + 0.5]
+    if const:
+        ps = [b.weight(n, t) for n, t in zip("wbmv", params)]
+        inputs = None
+    else:
+        ps = [b.input(n, (c,)) for n in "wbmv"]
+        inputs = {"x": torch.randn(xs), **dict(zip("wbmv", params))}
+    g = b.build([b.batchnorm(b.input("x", xs), *ps, eps=1e-3)])
+    check_graph(g, inputs, tol=1e-5)
+
+
+@pytest.mark.parametrize("xs", [(7,), (3, 13), (2, 5, 31), (4, 1024)])
+def test_layernorm(xs):
+    b = GraphBuilder("ln")
+    d = xs[-1]
+    g = b.build([b.layernorm(b.input("x", xs), b.weight("w", torch.randn(d)), b.weight("b", torch.randn(d)))])
+    inputs = {"x": torch.randn(xs) * 3 + 5}
+    check_graph(g, inputs, tol=1e-5)
+
+
+@pytest.mark.parametrize("xs,axis", [((7,), 0), ((3, 13), -1), ((3, 13), 0), ((2, 5, 31), 1), ((4, 1024), 1)])
+def test_softmax(xs, axis):
+    b = GraphBuilder("softmax")
+    g = b.build([b.softmax(b.input("x", xs), axis=axis)])
+    check_graph(g, {"x": torch.randn(xs) * 10}, tol=1e-5)
+
+
+@pytest.mark.parametrize("xs,perm", [((3, 5), (1, 0)), ((2, 3, 5, 7), (0, 2, 3, 1)), ((2, 3, 5), (2, 0, 1))])
+def test_transpose(xs, perm):
+    b = GraphBuilder("t")
+    g = b.build([b.transpose(b.input("x", xs), perm=perm)])
+    check_graph(g, tol=0)
+
+
+def test_reshape_and_its_consumers():
+    b = GraphBuilder("r")
+    x = b.input("x", (3, 4, 5))
+    r = b.reshape(x, shape=(12, 5))
+    g = b.build([r, b.relu(r), b.reshape(b.relu(x), shape=(60,))])
+    check_graph(g, tol=0)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_concat(axis):
+    b = GraphBuilder("cat")
+    shapes = [(2, 3, 5), (2, 3, 5), (2, 3, 5)]
+    shapes = [tuple(s[d] + (k if d == axis % 3 else 0) for d in range(3)) for k, s in enumerate(shapes)]
+    g = b.build([b.concat(*[b.input(f"x{k}", s) for k, s in enumerate(shapes)], axis=axis)])
+    check_graph(g, tol=0)
+
+
+@pytest.mark.parametrize("axis,sizes", [(0, (1, 2)), (1, (2, 3, 2)), (-1, (4, 1))])
+def test_split(axis, sizes):
+    b = GraphBuilder("split")
+    shape = [3, 7, 5]
+    shape[axis] = sum(sizes)
+    g = b.build(b.split(b.input("x", tuple(shape)), axis=axis, sizes=sizes))
+    check_graph(g, tol=0)
+
+
+@pytest.mark.parametrize("axis,start,end", [(0, 1, 3), (1, 0, 1), (-1, 2, 7)])
+def test_slice(axis, start, end):
+    b = GraphBuilder("slice")
+    g = b.build([b.slice(b.input("x", (3, 5, 7)), axis=axis, start=start, end=end)])
+    check_graph(g, tol=0)
+
+
+def test_all_groups_covered_by_this_file():
+    tested = set(UNARY + BINARY) | {"smul", "matmul", "linear", "conv2d", "maxpool2d", "avgpool2d",
+                                    "global_avgpool", "batchnorm", "layernorm", "softmax", "transpose", "reshape",
+                                    "concat", "split", "slice"}
+    ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}
+    assert ops <= tested, ops - tested
