@@ -1,0 +1,247 @@
+"""The measured cost model: operator run times timed on this machine, cached on disk.
+
+``MeasuredCost`` has the cost-model signature ``(op, attrs, in_shapes, dtype="float32") -> seconds``.
+A configuration (op, attributes, input shapes, dtype) is looked up in the ``CostCache``; on a miss
+it answers with the fallback model (analytical by default) unless ``measure_missing=True``, in which
+case it runs the op on its target — random inputs, ``warmup`` untimed runs, then the median of
+``repeats`` timed runs — and stores the result.  ``profile_graph`` measures a whole graph up front.
+
+Targets are a table, ``TARGETS``: name → a runner ``(op, attrs, in_shapes, dtype, warmup, repeats)
+-> Measurement``, with a fingerprint function in ``TARGET_FINGERPRINTS`` (what else, besides the
+machine, the times depend on).  Adding a target (e.g. LLVM kernels from ``lower``) is one
+``register_target`` call; extraction only ever sees the cost-model callable.
+
+The torch target times the registry's reference semantics (``OPS[op].ref``), i.e. exactly what
+``Graph.run`` executes: views such as ``reshape`` or ``transpose`` cost a view, not a copy.
+
+    >>> model = MeasuredCost(measure_missing=True)                         # doctest: +SKIP
+    >>> model("matmul", {}, [(256, 256), (256, 256)]) > model("matmul", {}, [(16, 16), (16, 16)])  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import torch
+
+from costs.cache import CostCache, op_key
+from rewrite.ops import OPS, Group, Shape
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
+
+Config = tuple[str, dict[str, Any], tuple[Shape, ...], str]  # op, attrs, input shapes, dtype
+
+
+@dataclass(frozen=True)
+class Measurement:
+    seconds: float  # median of the timed runs
+    reps: int
+    iqr: float  # interquartile range of the timed runs
+
+
+# ------------------------------------------------------------------ targets
+
+def make_inputs(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32",
+                seed: int = 0) -> list[torch.Tensor]:
+    """Random inputs for one op; parameters that must be positive (a batchnorm variance) are."""
+    gen = torch.Generator().manual_seed(seed)
+    xs = [torch.randn(tuple(s), generator=gen).to(DTYPES[dtype]) for s in in_shapes]
+    if op == "batchnorm":
+        xs[4] = xs[4].abs() + 0.5
+    return xs
+
+
+def _summarise(times: list[float]) -> Measurement:
+    q = statistics.quantiles(times, n=4) if len(times) >= 2 else [times[0]] * 3
+    return Measurement(statistics.median(times), len(times), q[2] - q[0])
+
+
+def run_torch_op(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32",
+                 warmup: int = 5, repeats: int = 20) -> Measurement:
+    """Time ``OPS[op].ref`` with torch on the CPU, at torch's current thread count."""
+    opdef = OPS[op]
+    norm = opdef.normalize_attrs(attrs)
+    opdef.infer(list(in_shapes), norm)  # a bad configuration fails here, with the op's message
+    xs = make_inputs(op, norm, in_shapes, dtype)
+    times: list[float] = []
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        with torch.no_grad():
+            for _ in range(warmup):
+                opdef.ref(xs, norm)
+            for _ in range(repeats):
+                t = time.perf_counter()
+                opdef.ref(xs, norm)
+                times.append(time.perf_counter() - t)
+    finally:
+        if gc_was:
+            gc.enable()
+    return _summarise(times)
+
+
+def torch_cpu_fingerprint() -> str:
+    return f"torch-cpu|threads={torch.get_num_threads()}|torch={torch.__version__}"
+
+
+Runner = Callable[..., Measurement]
+TARGETS: dict[str, Runner] = {"torch-cpu": run_torch_op}
+TARGET_FINGERPRINTS: dict[str, Callable[[], str]] = {"torch-cpu": torch_cpu_fingerprint}
+
+
+def register_target(name: str, run: Runner, fingerprint: Callable[[], str]) -> None:
+    """Add a measurement target: ``run(op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``."""
+    TARGETS[name] = run
+    TARGET_FINGERPRINTS[name] = fingerprint
+
+
+# ------------------------------------------------------------------ the cost model
+
+class MeasuredCost:
+    """Cached measured costs, falling back to ``fallback`` (analytical by default) for what is not measured."""
+
+    def __init__(self, target: str = "torch-cpu", cache: CostCache | str | Path | None = None,
+                 fallback: Callable[..., float] | None = None, measure_missing: bool = False,
+                 warmup: int = 5, repeats: int = 20) -> None:
+        if target not in TARGETS:
+            raise ValueError(f"unknown cost target '{target}'; known: {', '.join(sorted(TARGETS))}")
+        if warmup < 0 or repeats < 1:
+            raise ValueError(f"need warmup >= 0 and repeats >= 1, got {warmup} and {repeats}")
+        self.target = target
+        self.cache = cache if isinstance(cache, CostCache) else CostCache(cache)
+        self._fallback = fallback
+        self.measure_missing = measure_missing
+        self.warmup, self.repeats = warmup, repeats
+        self.stats = {"hits": 0, "fallbacks": 0, "measured": 0}
+        self.missing: set[str] = set()  # keys answered by the fallback
+        self._mem: dict[str, dict[str, float]] = {}  # target fingerprint -> key -> seconds
+
+    @property
+    def fallback(self) -> Callable[..., float]:
+        if self._fallback is None:  # built lazily: the analytical model measures the machine on first use
+            from costs.analytical import AnalyticalCost
+            self._fallback = AnalyticalCost()
+        return self._fallback
+
+    @property
+    def fingerprint(self) -> str:
+        """The target fingerprint now (the torch thread count may change during a run)."""
+        return TARGET_FINGERPRINTS[self.target]()
+
+    def _table(self) -> tuple[str, dict[str, float]]:
+        fp = self.fingerprint
+        if fp not in self._mem:
+            self._mem[fp] = self.cache.load(fp)
+        return fp, self._mem[fp]
+
+    @staticmethod
+    def key(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> str:
+        return op_key(op, OPS[op].normalize_attrs(attrs), in_shapes, dtype)
+
+    def lookup(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape],
+               dtype: str = "float32") -> float | None:
+        """The cached time of a configuration, or None (also asks the file: another process may have measured it)."""
+        fp, table = self._table()
+        key = self.key(op, attrs, in_shapes, dtype)
+        if key not in table:
+            got = self.cache.get(fp, key)
+            if got is None:
+                return None
+            table[key] = got
+        return table[key]
+
+    def is_cached(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> bool:
+        fp, table = self._table()
+        return self.key(op, attrs, in_shapes, dtype) in table
+
+    def measure(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape],
+                dtype: str = "float32") -> float:
+        """Measure one configuration now (even if cached) and store it."""
+        fp, table = self._table()
+        key = self.key(op, attrs, in_shapes, dtype)
+        m = TARGETS[self.target](op, attrs, in_shapes, dtype, self.warmup, self.repeats)
+        self.cache.put(fp, key, op, m.seconds, m.reps, m.iqr)
+        table[key] = m.seconds
+        self.missing.discard(key)
+        self.stats["measured"] += 1
+        return m.seconds
+
+    def __call__(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape],
+                 dtype: str = "float32") -> float:
+        if OPS[op].group is Group.SOURCE:
+            return 0.0
+        _, table = self._table()
+        key = self.key(op, attrs, in_shapes, dtype)
+        hit = table.get(key)
+        if hit is not None:
+            self.stats["hits"] += 1
+            return hit
+        if self.measure_missing:
+            got = self.lookup(op, attrs, in_shapes, dtype)
+            if got is not None:
+                self.stats["hits"] += 1
+                return got
+            return self.measure(op, attrs, in_shapes, dtype)
+        self.stats["fallbacks"] += 1
+        self.missing.add(key)
+        return float(self.fallback(op, attrs, in_shapes, dtype))
+
+    def __repr__(self) -> str:
+        return f"MeasuredCost({self.target!r}, cache={self.cache!r}, measure_missing={self.measure_missing})"
+
+
+# ------------------------------------------------------------------ profiling
+
+def graph_configs(graph: Any, dtype: str = "float32") -> list[Config]:
+    """Distinct run-time op configurations of a graph (weight-only nodes are precomputed: skipped)."""
+    const = graph.weight_only()
+    seen: dict[str, Config] = {}
+    for n in graph.compute_nodes():
+        if n.id in const:
+            continue
+        shapes = tuple(graph.shape_of(v) for v in n.inputs)
+        seen.setdefault(op_key(n.op, n.attrs, shapes, dtype), (n.op, dict(n.attrs), shapes, dtype))
+    return list(seen.values())
+
+
+def egraph_configs(data: Any, dtype: str = "float32") -> list[Config]:
+    """Distinct op configurations of every e-node extraction could pick (``EGraphData``), weight-only skipped."""
+    seen: dict[str, Config] = {}
+    for cid, nodes in data.classes.items():
+        if cid in data.weight_only:
+            continue
+        for n in nodes:
+            if OPS[n.op].group is Group.SOURCE:
+                continue
+            shapes = tuple(data.shapes[c] for c in n.children)
+            seen.setdefault(op_key(n.op, n.attrs, shapes, dtype), (n.op, dict(n.attrs), shapes, dtype))
+    return list(seen.values())
+
+
+def profile_configs(configs: Iterable[Config], model: MeasuredCost,
+                    on_progress: Callable[[int, int, str], None] | None = None) -> int:
+    """Measure every configuration not cached yet; returns how many were measured."""
+    todo = [c for c in configs if model.lookup(*c) is None]
+    for i, (op, attrs, shapes, dtype) in enumerate(todo):
+        model.measure(op, attrs, shapes, dtype)
+        if on_progress is not None:
+            on_progress(i + 1, len(todo), model.key(op, attrs, shapes, dtype))
+    return len(todo)
+
+
+def profile_graph(graph: Any, model: MeasuredCost,
+                  on_progress: Callable[[int, int, str], None] | None = None) -> int:
+    """Measure every distinct non-weight-only op configuration of ``graph`` not cached yet."""
+    return profile_configs(graph_configs(graph), model, on_progress)
+
+
+def cached_entries(cache: CostCache | str | Path | None = None, target: str | None = None) -> list[dict[str, Any]]:
+    """Every cached measurement (for ``eqsat costs show``): target, op, attrs, in_shapes, dtype, seconds, ..."""
+    c = cache if isinstance(cache, CostCache) else CostCache(cache)
+    return c.entries(target)
