@@ -309,6 +309,9 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
             warm_start = select(data, greedy_choice(data, ncost), ncost)
         except ExtractionError:
             warm_start = None
+    if warm_start is not None:
+        # only what the roots reach (``select`` can leave behind classes of abandoned candidates)
+        warm_start = _walk(list(dict.fromkeys(data.roots)), warm_start.get)
     greedy_obj = dag_cost(warm_start, ncost) if warm_start is not None else None
 
     prob = _prune(data, ncost)
