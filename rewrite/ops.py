@@ -406,6 +406,75 @@ _register(OpDef("softmax", Group.NORMALIZATION, 1, (AttrSpec("axis", AttrKind.IN
                 doc="softmax along axis"))
 
 
+# ---------------------------------------------------------------- fused and relaxed-substitution ops
+# Added for rules/fusion.rules and rules/relaxed.rules: zero padding (to enlarge
+# a conv kernel, MetaFlow), a reciprocal square root (to fold batchnorm into a
+# conv's weights, precomputed), and contractions fused with a bias and an
+# activation (one kernel instead of three).
+def _pad2d_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
+    x, p = ins[0], a["pads"]
+    _need(len(x) >= 2, f"pad2d needs rank >= 2, got {x}")
+    _need(len(p) == 4 and all(v >= 0 for v in p), f"pads must be 4 non-negative (top, bottom, left, right), got {p}")
+    return [x[:-2] + (x[-2] + p[0] + p[1], x[-1] + p[2] + p[3])]
+
+
+_register(OpDef("pad2d", Group.LAYOUT, 1, (AttrSpec("pads", AttrKind.INTS),), _pad2d_shape,
+                lambda xs, a: [F.pad(xs[0], (a["pads"][2], a["pads"][3], a["pads"][0], a["pads"][1]))],
+                doc="zero-pad the last two dims by pads = (top, bottom, left, right)"))
+
+_register(OpDef("rsqrt", Group.ELEMENTWISE, 1, (AttrSpec("eps", AttrKind.FLOAT, 0.0),), _same,
+                lambda xs, a: [torch.rsqrt(xs[0] + a["eps"])], _ew_flops(2),
+                doc="elementwise 1 / sqrt(x + eps)"))
+
+# act attribute of the fused contractions: name -> (torch function, FLOPs per element)
+ACTS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
+    "none": (lambda x: x, 0), **{k: _UNARY[k] for k in ("relu", "sigmoid", "tanh")}}
+
+
+def _act_ok(a: Attrs) -> None:
+    _need(a["act"] in ACTS, f"act must be one of {list(ACTS)}, got {a['act']!r}")
+
+
+def _conv_bias_act_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
+    x, w, b = ins
+    _act_ok(a)
+    out = _conv_shape([x, w], a)
+    _need(b == (w[0],), f"bias must be [{w[0]}] (one per output channel), got {b}")
+    return out
+
+
+def _act_flops(conv_like: Callable[[list[Shape], list[Shape], Attrs], int]) -> Callable[
+        [list[Shape], list[Shape], Attrs], int]:
+    return lambda i, o, a: conv_like(i, o, a) + numel(o[0]) * (1 + ACTS[a["act"]][1])
+
+
+_register(OpDef(
+    "conv2d_bias_act", Group.CONTRACTION, 3,
+    (AttrSpec("stride", AttrKind.INTS, (1, 1)), AttrSpec("padding", AttrKind.INTS, (0, 0)),
+     AttrSpec("dilation", AttrKind.INTS, (1, 1)), AttrSpec("groups", AttrKind.INT, 1),
+     AttrSpec("act", AttrKind.STR, "none")),
+    _conv_bias_act_shape,
+    lambda xs, a: [ACTS[a["act"]][0](F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"],
+                                              a["groups"]))],
+    _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3]),
+    doc="act(conv2d(x, w) + b): NCHW x OIHW, bias [O] along the channel axis"))
+
+
+def _matmul_bias_act_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
+    x, w, b = ins
+    _act_ok(a)
+    out = _matmul_shape([x, w], a)
+    _need(b == (w[-1],), f"bias must be [{w[-1]}] (one per output column), got {b}")
+    return out
+
+
+_register(OpDef("matmul_bias_act", Group.CONTRACTION, 3, (AttrSpec("act", AttrKind.STR, "none"),),
+                _matmul_bias_act_shape,
+                lambda xs, a: [ACTS[a["act"]][0](torch.matmul(xs[0], xs[1]) + xs[2])],
+                _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
+                doc="act(x @ w + b): (batched) matmul, bias [N] along the last axis"))
+
+
 def ops_in(group: Group) -> frozenset[str]:
     """Names of the ops in one group: rules and passes match sets, not lists."""
     return frozenset(n for n, o in OPS.items() if o.group is group)

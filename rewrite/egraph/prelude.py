@@ -113,6 +113,17 @@ def shape_cases(op: str) -> list[tuple[str, str]]:
                 (c0, h), (c1, w) = _pool_dim(0, True, d0), _pool_dim(1, True, d1)
                 cases.append((f"(= a_ceil_mode 1) {c0} {c1}", f"(vec-of {_vg('s0', 0)} {_vg('s0', 1)} {h} {w})"))
         return cases
+    if op == "conv2d_bias_act":  # conv2d's rule, and the bias is one value per output channel
+        (cond, result), = shape_cases("conv2d")
+        return [(f"{cond} (= (vec-length s2) 1) (= {_vg('s2', 0)} {_vg('s1', 0)})", result)]
+    if op == "matmul_bias_act":  # matmul's rules, and the bias is one value per output column
+        return [(f"{cond} (= (vec-length s2) 1) (= {_vg('s2', 0)} {_vg('s1', '(- (vec-length s1) 1)')})", result)
+                for cond, result in shape_cases("matmul")]
+    if op == "pad2d":
+        h, w = "(- (vec-length s0) 2)", "(- (vec-length s0) 1)"
+        hp = f"(+ {_vg('s0', h)} (+ {_vg('a_pads', 0)} {_vg('a_pads', 1)}))"
+        wp = f"(+ {_vg('s0', w)} (+ {_vg('a_pads', 2)} {_vg('a_pads', 3)}))"
+        return [("(>= (vec-length s0) 2) (= (vec-length a_pads) 4)", f"(vec-set (vec-set s0 {h} {hp}) {w} {wp})")]
     if op == "global_avgpool":
         return [("", f"(vec-of {_vg('s0', 0)} {_vg('s0', 1)} 1 1)")]
     if o.group.value in ("elementwise", "normalization"):
@@ -141,7 +152,11 @@ def prelude() -> str:
               "(function wfirst (T) i64 :merge (min old new))", "(function wlast (T) i64 :merge (max old new))",
               "(ruleset analysis)", "(ruleset rewrites)",
               '(rule ((= e (Concat ax a b)) (= f (wfirst a)) (= l (wlast b))) ((set (wfirst e) f) (set (wlast e) l))'
-              ' :ruleset analysis :name "weight-order-concat")']
+              ' :ruleset analysis :name "weight-order-concat")',
+              # a zero-padded weight (an enlarged conv kernel) keeps its weight's order, so merges
+              # of enlarged kernels stay canonical
+              '(rule ((= e (Pad2d p a)) (= f (wfirst a)) (= l (wlast a))) ((set (wfirst e) f) (set (wlast e) l))'
+              ' :ruleset analysis :name "weight-order-pad2d")']
     for op in OPS.values():
         if op.name in NOT_ENCODED:
             continue
