@@ -10,7 +10,8 @@ Policy (greedy, over live nodes that are not precomputed constants):
   after each block of the output is finished (``compute_at``).
 * **Prologues**: an injective producer (elementwise, batchnorm, transpose,
   slice) whose only consumer is in a group is inlined into that group's loads
-  (for a contraction only into the B operand, which is packed anyway).  This
+  (for a contraction: anything into the B operand, which is packed anyway;
+  only index remaps — transpose, slice — into the A operand).  This
   fuses elementwise chains into one kernel, and elementwise ops into softmax,
   layernorm, pooling, concat and split kernels.
 * softmax and layernorm are single fused kernels by construction (one row
@@ -31,11 +32,13 @@ from lower.loop_ir import (Buffer, Expr, Kernel, Load, LoweringError, Stage, Stm
                            seq, simplify_stmt, substitute)
 from lower.ops_to_loops import LowerCtx, Namer, lower_node
 
-INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice"}
+INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice",
+                                                                          "pad2d"}
 EPILOGUE_OPS = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm"}
 CONTRACTION = {n for n, d in OPS.items() if d.group is Group.CONTRACTION}
 ALIAS = {"reshape"}
-B_OPERAND = {"matmul": 1, "linear": 1, "conv2d": 0}  # input slot packed by the GEMM schedule
+B_OPERAND = {"matmul": 1, "linear": 1, "conv2d": 0, "matmul_bias_act": 1, "conv2d_bias_act": 0}  # packed slot
+LAYOUT_ONLY = {"transpose", "slice"}  # pure index remaps
 
 
 @dataclass
@@ -135,30 +138,34 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
                 grouped[i] = grp
             groups.append(grp)
 
+    def absorb(grp: FusedGroup) -> None:
+        """Inline private injective producers into the group (walking its inputs backwards)."""
+        stack = [grp.anchor] + list(grp.prologue)
+        while stack:
+            c = graph.nodes[stack.pop()]
+            for slot, v in enumerate(c.inputs):
+                p = graph.nodes[v.node]
+                if (p.id in grouped or p.id not in live or p.id in constants or p.op not in INJECTIVE
+                        or not private(p.id)):
+                    continue
+                if c.op in CONTRACTION and slot != B_OPERAND.get(c.op) and p.op not in LAYOUT_ONLY:
+                    continue  # the A operand is read in place by the micro-kernel: only index remaps
+                grp.nodes.append(p.id)
+                grp.prologue.append(p.id)
+                grouped[p.id] = grp
+                stack.append(p.id)
+
+    for grp in groups:  # contraction groups made above
+        if fuse:
+            absorb(grp)
     for n in reversed(compute):
         if n.id in grouped or n.op in ALIAS:
             continue
         grp = FusedGroup(n.id, [n.id], kind=_kind(n.op))
         grouped[n.id] = grp
         groups.append(grp)
-    if fuse:  # prologues: walk each group's inputs backwards
-        for grp in list(groups):
-            stack = [grp.anchor] + list(grp.epilogue)
-            while stack:
-                c = graph.nodes[stack.pop()]
-                for slot, v in enumerate(c.inputs):
-                    p = graph.nodes[v.node]
-                    if (p.id in grouped or p.id not in live or p.id in constants or p.op not in INJECTIVE
-                            or not private(p.id)):
-                        continue
-                    if c.op in CONTRACTION and slot != B_OPERAND[c.op]:
-                        continue
-                    if c.id in grp.epilogue:  # epilogues read other operands at the output index only
-                        continue
-                    grp.nodes.append(p.id)
-                    grp.prologue.append(p.id)
-                    grouped[p.id] = grp
-                    stack.append(p.id)
+        if fuse:
+            absorb(grp)
     order = {n.id: k for k, n in enumerate(graph)}
     for grp in groups:
         grp.nodes.sort(key=order.__getitem__)
@@ -294,5 +301,6 @@ def _in_gemm_coords(gemm, final: Buffer, vs: list[Var], value: Expr, namer: Name
     cidx = tuple(substitute(e, m) for e in idx)
     sub = {v.name: e for v, e in zip(vs, cidx)}
     val = substitute(value, sub)
+    gemm.post.append(f"{gemm.stage}.epilogue")
     return Stage(f"{gemm.stage}.epilogue",
                  loops(list(zip(new_vars, gemm.init_extents)), Store(final, cidx, val)))

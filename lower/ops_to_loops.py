@@ -76,6 +76,7 @@ class GemmInfo:
     init_vars: list[Var] = field(default_factory=list)  # loops of the init stage: batch..., i, j
     init_extents: list[int] = field(default_factory=list)
     c_index: tuple[Expr, ...] = ()  # output index over init_vars
+    post: list[str] = field(default_factory=list)  # stages in (batch, i, j) coordinates run after the update
 
 
 @dataclass
@@ -147,6 +148,14 @@ UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
     "exp": lambda x, a: call("exp", x),
     "identity": lambda x, a: x,
     "smul": lambda x, a: x * const(a["scalar"]),
+    "rsqrt": lambda x, a: call("rsqrt", x + const(a.get("eps", 0.0))),
+}
+ACTIVATIONS: dict[str, Callable[[Expr], Expr]] = {
+    "none": lambda x: x,
+    "relu": lambda x: emax(x, 0.0),
+    "sigmoid": lambda x: call("sigmoid", x),
+    "tanh": lambda x: call("tanh", x),
+    "gelu": _gelu,
 }
 BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
     "add": lambda x, y: x + y,
@@ -358,6 +367,19 @@ def lower_slice(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx
     return _copy(ctx, ctx.tag, outs[0], lambda vs: ins[0][_shifted(vs, ax, node.attrs["start"])])
 
 
+@lowering("pad2d")
+def lower_pad2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, out = ins[0], outs[0]
+    top, _, left, _ = node.attrs["pads"]
+    H, W = x.shape[-2], x.shape[-1]
+
+    def src(vs):
+        h, w = vs[-2] - top, vs[-1] - left
+        ok = land(ge(h, 0), lt(h, H), ge(w, 0), lt(w, W))
+        return Select(ok, x[(*vs[:-2], _clamp(h, H - 1), _clamp(w, W - 1))], const(0.0))
+    return _copy(ctx, ctx.tag, out, src)
+
+
 @lowering("split")
 def lower_split(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     ax = node.attrs["axis"] % ins[0].rank
@@ -384,7 +406,7 @@ def lower_concat(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
 def _gemm(ctx: LowerCtx, out: Buffer, batch: list[tuple[Var, int]], m: int, n: int, kdim: int,
           c_idx: Callable[[list[Var], Var, Var], tuple[Expr, ...]],
           a_val: Callable[[list[Var], Var, Var], Expr], b_val: Callable[[list[Var], Var, Var], Expr],
-          init: Callable[[list[Var], Var, Var], Expr], a_buf: str, b_buf: str) -> Stmt:
+          init: Callable[[list[Var], Var, Var], Expr], a_buf: str, b_buf: str, act: str = "none") -> Stmt:
     bv = [v for v, _ in batch]
     i0, j0 = ctx.var("i"), ctx.var("j")
     iv, jv, kv = ctx.var("i"), ctx.var("j"), ctx.var("k")
@@ -398,22 +420,36 @@ def _gemm(ctx: LowerCtx, out: Buffer, batch: list[tuple[Var, int]], m: int, n: i
     ctx.gemm = GemmInfo(ctx.tag, init_name, [v.name for v in bv], iv.name, jv.name, kv.name, out.name,
                         m, n, kdim, a_buf, b_buf, [*bv0, i0, j0], [*(e for _, e in batch), m, n],
                         c_idx(bv0, i0, j0))
-    return seq(init_stage, main)
+    if act == "none":
+        return seq(init_stage, main)
+    if act not in ACTIVATIONS:
+        raise ctx.error(f"unknown activation {act!r}")
+    bv1 = [ctx.var(v.name) for v in bv]
+    i1, j1 = ctx.var("i"), ctx.var("j")
+    ci = c_idx(bv1, i1, j1)
+    act_stage = Stage(f"{ctx.tag}.act", loops([*zip(bv1, [e for _, e in batch]), (i1, m), (j1, n)],
+                                              Store(out, ci, ACTIVATIONS[act](out[ci]))))
+    ctx.gemm.post.append(act_stage.name)
+    return seq(init_stage, main, act_stage)
 
 
-@lowering("matmul")
+@lowering("matmul", "matmul_bias_act")
 def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    x, y = ins
+    x, y = ins[:2]
     out = outs[0]
     r = out.rank
     M, K, N = x.shape[-2], x.shape[-1], y.shape[-1]
     batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(r - 2)]
-    zero = lambda bv, i, j: const(0.0)  # noqa: E731
+    if node.op == "matmul_bias_act":
+        bias = ins[2]
+        init = lambda bv, i, j: bias[j]  # noqa: E731
+    else:
+        init = lambda bv, i, j: const(0.0)  # noqa: E731
     return _gemm(ctx, out, batch, M, N, K,
                  lambda bv, i, j: (*bv, i, j),
                  lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), i, k)],
                  lambda bv, k, j: y[(*bcast_index(y.shape[:-2], out.shape[:-2], bv), k, j)],
-                 zero, x.name, y.name)
+                 init, x.name, y.name, node.attrs.get("act", "none"))
 
 
 @lowering("linear")
@@ -430,9 +466,9 @@ def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
                  x.name, w.name)
 
 
-@lowering("conv2d")
+@lowering("conv2d", "conv2d_bias_act")
 def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    x, w = ins
+    x, w = ins[:2]
     out = outs[0]
     a = node.attrs
     N, C, H, W = x.shape
@@ -461,8 +497,13 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         tap = x[bv[0], bv[1] * Cg + c, _clamp(ih, H - 1), _clamp(iw, W - 1)]
         return Select(ok, tap, const(0.0))
 
+    if node.op == "conv2d_bias_act":
+        bias = ins[2]
+        init = lambda bv, i, j: bias[bv[1] * Og + i]  # noqa: E731
+    else:
+        init = lambda bv, i, j: const(0.0)  # noqa: E731
     return _gemm(ctx, out, [(n, N), (g, G)], Og, OH * OW, Cg * KH * KW, c_idx, a_val, b_val,
-                 lambda bv, i, j: const(0.0), w.name, x.name)
+                 init, w.name, x.name, node.attrs.get("act", "none"))
 
 
 def check_coverage() -> list[str]:

@@ -74,18 +74,20 @@ def gemm_blocking(m: int, n: int, kdim: int, batch: int, threads: int) -> dict[s
     return {"MC": mc, "NC": nc, "KC": kc}
 
 
-def _is_const_operand(k: Kernel, bk, stage: str, buf: str, batch: list[str]) -> bool:
-    st = find_stage(k.body, stage)
-    for s in stores_of(st):
-        for ld in loads_of(s.value):
-            if ld.buf.name == buf:
-                from lower.schedule import _operand
-                op = _operand(s, buf, "pack")
-                srcs = {x.buf.name for x in loads_of(op)}
-                fv = {x.name for x in walk_expr(op) if isinstance(x, Var)}
-                consts = set(bk.const_names)
-                return srcs <= consts and not (fv & set(batch))
-    return False
+def _update_store(k: Kernel, g) -> Store:
+    st = find_stage(k.body, g.stage)
+    ups = [x for x in stores_of(st) if x.buf.name == g.out and isinstance(x.value, Bin) and x.value.op == "+"
+           and isinstance(x.value.b, Bin) and x.value.b.op == "*"]
+    if len(ups) != 1:
+        raise ScheduleError(f"cannot find the update of stage {g.stage}")
+    return ups[0]
+
+
+def _is_const_operand(k: Kernel, bk, g, which: int) -> bool:
+    op = (_update_store(k, g).value.b.a, _update_store(k, g).value.b.b)[which]
+    srcs = {x.buf.name for x in loads_of(op)}
+    fv = {x.name for x in walk_expr(op) if isinstance(x, Var)}
+    return srcs <= set(bk.const_names) and not (fv & set(g.batch))
 
 
 def gemm_recipe(s: Schedule, bk, threads: int) -> None:
@@ -102,7 +104,7 @@ def gemm_recipe(s: Schedule, bk, threads: int) -> None:
     io, ir, ii = f"{i}.o", f"{i}.i.o", f"{i}.i.i"
     s.reorder(*g.batch, jo, ko, io, jr, ir, ii, ji, ki)
     # init and epilogue: same column blocks, then computed per block
-    for stage in (g.init_stage, f"{g.stage}.epilogue"):
+    for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is None:
             continue
         lps = [lp.var.name for lp in _stage_loops(s.kernel, stage)]
@@ -119,22 +121,20 @@ def gemm_recipe(s: Schedule, bk, threads: int) -> None:
     flops = 2 * g.m * g.n * g.kdim * batch_n
     if threads > 1 and flops >= (1 << 21) and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1:
         s.parallel(root)
-    # B: packed NR-wide panels
-    if _is_const_operand(s.kernel, bk, g.stage, g.b_buf, g.batch):
-        s.pack(g.stage, g.b_buf, None, (jo, jr, ko, ki, ji), f"{g.b_buf}_packed")
+    # B: packed NR-wide panels (a constant B once, for every column block of the fused root)
+    pad = (1, 1, 1, 1, NR)
+    if _is_const_operand(s.kernel, bk, g, 1):
+        s.pack(g.stage, "#1", None, (root, jr, ko, ki, ji), f"{g.b_buf}_packed", pad)
     else:
-        s.pack(g.stage, g.b_buf, ko, (jr, ki, ji), f"{g.b_buf}_panel")
+        s.pack(g.stage, "#1", ko, (jr, ki, ji), f"{g.b_buf}_panel", pad[2:])
     # A: directly if unit stride along k, else packed MR-row panels
-    st = find_stage(s.kernel.body, g.stage)
-    upd = [x for x in stores_of(st) if x.buf.name == g.out and isinstance(x.value, Bin) and x.value.op == "+"
-           and any(ld.buf.name == g.a_buf for ld in loads_of(x.value))][0]
-    a_load = [ld for ld in loads_of(upd.value) if ld.buf.name == g.a_buf]
+    a_op = _update_store(s.kernel, g).value.b.a
     unit = False
-    if a_load:
-        f = affine_in(flat_offset(a_load[0].buf, a_load[0].idx), {ii, ji, ki})
+    if isinstance(a_op, Load):
+        f = affine_in(flat_offset(a_op.buf, a_op.idx), {ii, ji, ki})
         unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
     if not unit or os.environ.get("EQSAT_PACK_A") == "1":
-        s.pack(g.stage, g.a_buf, io, (ir, ii, ki), f"{g.a_buf}_apanel")
+        s.pack(g.stage, "#0", io, (ir, ii, ki), f"{g.a_buf}_apanel")
     s.tensorize(ii, MR, NR)
 
 
@@ -145,7 +145,7 @@ def small_contraction_recipe(s: Schedule, bk) -> None:
         s.vectorize(g.j)
     except ScheduleError:
         pass
-    for stage in (g.init_stage, f"{g.stage}.epilogue"):
+    for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is not None:
             _vectorize_innermost(s, stage)
 

@@ -124,7 +124,27 @@ def affine_in(e: Expr, names: set[str]) -> tuple[dict[str, int], Expr] | None:
 Box = tuple[Range, ...]
 
 
+def collapse_index(idx: Sequence[Expr], shape: Sequence[int]) -> tuple[tuple[Expr, ...], tuple[int, ...]]:
+    """Merge adjacent dims indexed as ``(e // s, e % s)`` with ``shape[d+1] == s`` into one dim ``e``.
+
+    Boxes of such delinearised indices (a GEMM's fused spatial column ``j`` in a
+    conv output ``[.., j // OW, j % OW]``) would otherwise cover whole rows."""
+    idx, shape = list(idx), list(shape)
+    d = 0
+    while d + 1 < len(idx):
+        a, b = idx[d], idx[d + 1]
+        if (isinstance(a, Bin) and a.op == "//" and isinstance(b, Bin) and b.op == "%" and a.a == b.a
+                and a.b == b.b and isinstance(a.b, IntImm) and a.b.value == shape[d + 1]):
+            idx[d:d + 2] = [a.a]
+            shape[d:d + 2] = [shape[d] * shape[d + 1]]
+            d = max(0, d - 1)
+            continue
+        d += 1
+    return tuple(idx), tuple(shape)
+
+
 def _box(idx: Sequence[Expr], ranges: dict[str, Range], shape: Sequence[int]) -> Box:
+    idx, shape = collapse_index(idx, shape)
     out = []
     for e, n in zip(idx, shape):
         b = bounds(e, ranges)
@@ -180,6 +200,8 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
 
 
 def _overlap(a: Box, b: Box) -> bool:
+    if len(a) != len(b):  # the same buffer seen through different collapsings: assume the worst
+        return True
     return all(x[0] <= y[1] and y[0] <= x[1] for x, y in zip(a, b))
 
 
@@ -679,7 +701,13 @@ class Inline(Step):
 
 
 def _operand(store: Store, buf: str, step: str) -> Expr:
-    """The factor of the store's product that reads ``buf``."""
+    """The factor of the store's product that reads ``buf``; ``"#0"``/``"#1"``: the left/right factor of the
+    product in ``C[x] = C[x] + a * b``."""
+    if buf.startswith("#"):
+        v = store.value
+        if not (isinstance(v, Bin) and v.op == "+" and isinstance(v.b, Bin) and v.b.op == "*"):
+            raise ScheduleError(f"{step}: the store is not an accumulation of a product")
+        return (v.b.a, v.b.b)[int(buf[1:])]
     cands = []
     for e in walk_expr(store.value):
         if isinstance(e, Bin) and e.op == "*":
@@ -719,13 +747,19 @@ class Pack(Step):
     at: str | None
     layout: tuple[str, ...]
     name: str
+    min_sizes: tuple[int, ...] = ()  # pad layout dims to at least these extents (e.g. NR lanes)
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"pack({self.stage!r}, {self.buffer!r})"
         st_node = find_stage(k.body, self.stage)
         if st_node is None:
             raise ScheduleError(f"{step}: no stage named {self.stage!r}")
-        stores = [s for s in stores_of(st_node) if any(ld.buf.name == self.buffer for ld in loads_of(s.value))]
+        if self.buffer.startswith("#"):
+            stores = [s for s in stores_of(st_node) if isinstance(s.value, Bin) and s.value.op == "+"
+                      and isinstance(s.value.b, Bin) and s.value.b.op == "*"
+                      and any(ld.buf.name == s.buf.name for ld in loads_of(s.value.a))]
+        else:
+            stores = [s for s in stores_of(st_node) if any(ld.buf.name == self.buffer for ld in loads_of(s.value))]
         if len(stores) != 1:
             raise ScheduleError(f"{step}: expected one store reading {self.buffer}, found {len(stores)}")
         store = stores[0]
@@ -759,6 +793,8 @@ class Pack(Step):
             if b is None:
                 raise ScheduleError(f"{step}: extent of {v} is unbounded")
             shape.append(max(1, b[1]))
+        for d, m in enumerate(self.min_sizes):
+            shape[d] = max(shape[d], m)
         scope = "local" if self.at is not None else "global"
         P = Buffer(self.name, tuple(shape), scope=scope)
         pvars = {v: Var(_fresh(k.body, v + ".p")) for v in self.layout}
@@ -928,8 +964,9 @@ class Schedule:
     def inline(self, stage: str) -> "Schedule":
         return self.apply(Inline(stage))
 
-    def pack(self, stage: str, buffer: str, at: str | None, layout: Sequence[str], name: str) -> "Schedule":
-        return self.apply(Pack(stage, buffer, at, tuple(layout), name))
+    def pack(self, stage: str, buffer: str, at: str | None, layout: Sequence[str], name: str,
+             min_sizes: Sequence[int] = ()) -> "Schedule":
+        return self.apply(Pack(stage, buffer, at, tuple(layout), name, tuple(min_sizes)))
 
     def tensorize(self, loop: str, mr: int = 8, nr: int = 32) -> "Schedule":
         return self.apply(Tensorize(loop, mr, nr))

@@ -85,8 +85,34 @@ def optimize(ir_text: str) -> llvm.ModuleRef:
     mod.data_layout = str(s["tm"].target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(s["tm"], pto)
-    pb.getModulePassManager().run(mod, pb)
+    with _quiet_stderr():  # "loop not vectorized" remarks for hinted loops LLVM declined: not errors
+        pb.getModulePassManager().run(mod, pb)
     return mod
+
+
+class _quiet_stderr:
+    """Silence LLVM's diagnostics printed straight to fd 2 (unless EQSAT_DEBUG is set)."""
+
+    def __enter__(self):
+        self.fd = None
+        if os.environ.get("EQSAT_DEBUG"):
+            return self
+        try:
+            import sys
+            sys.stderr.flush()
+            self.fd = os.dup(2)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            os.close(devnull)
+        except OSError:
+            self.fd = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.dup2(self.fd, 2)
+            os.close(self.fd)
+        return False
 
 
 def optimized_ir(ir_text: str) -> str:

@@ -243,8 +243,50 @@ def test_slice(axis, start, end):
 
 
 def test_all_groups_covered_by_this_file():
-    tested = set(UNARY + BINARY) | {"smul", "matmul", "linear", "conv2d", "maxpool2d", "avgpool2d",
+    tested = set(UNARY + BINARY) | {"rsqrt", "pad2d", "conv2d_bias_act", "matmul_bias_act", "smul", "matmul", "linear", "conv2d", "maxpool2d", "avgpool2d",
                                     "global_avgpool", "batchnorm", "layernorm", "softmax", "transpose", "reshape",
                                     "concat", "split", "slice"}
     ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}
     assert ops <= tested, ops - tested
+
+
+def _need_op(name):
+    if name not in OPS:
+        pytest.skip(f"registry has no op {name!r}")
+
+
+def test_rsqrt():
+    _need_op("rsqrt")
+    b = GraphBuilder("rsqrt")
+    g = b.build([b.rsqrt(b.input("x", (5, 13)), eps=1e-3)])
+    check_graph(g, {"x": torch.rand(5, 13) + 0.01}, tol=1e-5)
+
+
+@pytest.mark.parametrize("xs,pads", [((1, 2, 5, 7), (1, 2, 0, 3)), ((3, 4, 4), (0, 0, 2, 2)), ((2, 3), (1, 1, 1, 1))])
+def test_pad2d(xs, pads):
+    _need_op("pad2d")
+    b = GraphBuilder("pad")
+    g = b.build([b.pad2d(b.input("x", xs), pads=pads)])
+    check_graph(g, tol=0)
+
+
+@pytest.mark.parametrize("act", ["none", "relu", "sigmoid", "tanh"])
+@pytest.mark.parametrize("xs,ws,stride,pad,groups", [((1, 8, 13, 13), (16, 8, 3, 3), (1, 1), (1, 1), 1),
+                                                     ((2, 8, 9, 9), (8, 2, 3, 3), (2, 2), (1, 1), 4)])
+def test_conv2d_bias_act(act, xs, ws, stride, pad, groups):
+    _need_op("conv2d_bias_act")
+    b = GraphBuilder("cba")
+    g = b.build([b.conv2d_bias_act(b.input("x", xs), b.weight("w", torch.randn(ws) * 0.2),
+                                   b.weight("b", torch.randn(ws[0])), stride=stride, padding=pad, groups=groups,
+                                   act=act)])
+    check_graph(g)
+
+
+@pytest.mark.parametrize("act", ["none", "relu", "tanh"])
+@pytest.mark.parametrize("sa,sw", [((7, 13), (13, 31)), ((2, 70, 64), (1, 64, 96))])
+def test_matmul_bias_act(act, sa, sw):
+    _need_op("matmul_bias_act")
+    b = GraphBuilder("mba")
+    g = b.build([b.matmul_bias_act(b.input("x", sa), b.weight("w", torch.randn(sw) * 0.2),
+                                   b.weight("b", torch.randn(sw[-1])), act=act)])
+    check_graph(g)
