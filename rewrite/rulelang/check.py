@@ -55,8 +55,9 @@ import random
 import time
 import zlib
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Iterator, Sequence
 
 import torch
 
@@ -106,7 +107,8 @@ def pattern_text(p: Pattern) -> str:
 class _UF:
     """Union-find over hashable keys; a class may carry a fixed value and a lower bound."""
 
-    def __init__(self) -> None:
+    def __init__(self, what: str = "sizes") -> None:
+        self.what = what
         self.parent: dict[Hashable, Hashable] = {}
         self.val: dict[Hashable, int] = {}
         self.lo: dict[Hashable, int] = {}
@@ -126,7 +128,7 @@ class _UF:
             return ra
         va, vb = self.val.get(ra), self.val.get(rb)
         if va is not None and vb is not None and va != vb:
-            raise _Reject(f"conflicting sizes {va} and {vb}")
+            raise _Reject(f"conflicting {self.what} {va} and {vb}")
         self.parent[rb] = ra
         if va is None and vb is not None:
             self.val[ra] = vb
@@ -141,7 +143,7 @@ class _UF:
         r = self.find(k)
         cur = self.val.get(r)
         if cur is not None and cur != v:
-            raise _Reject(f"conflicting sizes {cur} and {v}")
+            raise _Reject(f"conflicting {self.what} {cur} and {v}")
         self.val[r] = v
 
     def atleast(self, k: Hashable, v: int) -> None:
@@ -156,7 +158,7 @@ class _Dims(_UF):
     """Symbolic dimensions: free (drawn when first needed), fixed, or derived from others."""
 
     def __init__(self, rng: random.Random) -> None:
-        super().__init__()
+        super().__init__("sizes")
         self.rng = rng
         self.expr: dict[Hashable, tuple[Callable[..., int], tuple[int, ...]]] = {}
         self._busy: set[Hashable] = set()
@@ -266,7 +268,7 @@ class _Attempt:
     def __init__(self, info: _Info, rng: random.Random, bcast: float) -> None:
         self.info, self.rng, self.bcast = info, rng, bcast
         self.env = Env(weights=set(info.weights))
-        self.ranks = _UF()
+        self.ranks = _UF("ranks")
         self.dims = _Dims(rng)
         self.vdims: dict[str, list[int]] = {}
         self.odims: dict[int, list[int]] = {}
@@ -310,6 +312,11 @@ class _Attempt:
             return rng.choice((round(rng.uniform(-3, 3), 3), 0.5, 2.0, -1.5))
         if spec.name == "eps":
             return rng.choice((1e-5, 1e-3, 0.1))
+        if spec.name == "act":  # fused contractions: one of the registry's activations
+            from rewrite import ops
+            return rng.choice(sorted(getattr(ops, "ACTS", {"none": None})))
+        if spec.default is not None and rng.random() < 0.5:
+            return spec.default
         if spec.kind is AttrKind.INT:
             return rng.randint(0, 1)
         if spec.kind is AttrKind.FLOAT:
@@ -337,12 +344,18 @@ class _Attempt:
                 elif isinstance(e, Var):
                     R.union(key, ("a", e.name))
 
-            if name == "matmul":
+            if name in ("matmul", "matmul_bias_act"):
                 R.union(out, ins[0]), R.union(out, ins[1]), R.atleast(out, 2)
+                for k in ins[2:]:  # bias [N]
+                    R.fix(k, 1)
             elif name == "linear":
                 R.union(out, ins[0]), R.fix(ins[1], 2), R.fix(ins[2], 1)
-            elif name == "conv2d":
+            elif name in ("conv2d", "conv2d_bias_act"):
                 R.fix(out, 4), R.fix(ins[0], 4), R.fix(ins[1], 4)
+                for k in ins[2:]:  # bias [O]
+                    R.fix(k, 1)
+            elif name == "pad2d":
+                R.union(out, ins[0]), R.atleast(out, 2)
             elif group is Group.POOLING:
                 R.fix(out, 4), R.fix(ins[0], 4)
             elif name == "transpose":
@@ -358,9 +371,11 @@ class _Attempt:
                 R.union(out, ins[0])
                 for k in ins[1:]:
                     R.fix(k, 1)
-            else:
+            elif group is Group.ELEMENTWISE or name in ("concat", "slice", "softmax"):
                 for k in ins:
                     R.union(out, k)
+            elif ins:  # an op these heuristics do not know: output rank as the first input's
+                R.union(out, ins[0])
         for g in self.info.rule.guards:
             if g.fn != "=":
                 for t, i in _dim_uses(g):
@@ -378,6 +393,8 @@ class _Attempt:
                     R.union(("t", x[1]), ("t", y[1]))
                 elif x[0] == "shape" and y[0] == "attr":
                     R.union(("t", x[1]), ("a", y[1]))
+                elif x[0] in ("shape", "attr") and y[0] == "list":
+                    R.fix(("t" if x[0] == "shape" else "a", x[1]), len(y[1]))
                 elif x[0] in ("shape", "attr") and y[0] == "const" and isinstance(y[1], tuple):
                     R.fix(("t" if x[0] == "shape" else "a", x[1]), len(y[1]))
                 elif x[0] == "dim" and isinstance(x[2], int):
@@ -447,6 +464,14 @@ class _Attempt:
                 elif x[0] == "shape" and y[0] == "const" and isinstance(y[1], tuple):
                     for c, v in zip(self.vdims[x[1]], y[1]):
                         D.fix(c, v)
+                elif x[0] == "shape" and y[0] == "list":
+                    for c, item in zip(self.vdims[x[1]], y[1]):
+                        if item[0] == "const" and isinstance(item[1], int):
+                            D.fix(c, item[1])
+                        elif item[0] == "dim":
+                            cy = self._dim_class(item)
+                            if cy is not None:
+                                D.union(c, cy)
 
     def _dim_class(self, side: tuple) -> int | None:
         _, t, i = side
@@ -460,11 +485,13 @@ class _Attempt:
         D, rng, name = self.dims, self.rng, p.op
         opdef = OPS[name]
         out: list[int]
-        if name == "matmul":
-            a, b = ins
+        if name in ("matmul", "matmul_bias_act"):
+            a, b = ins[:2]
             if len(a) != len(b) or len(a) < 2:
                 raise _Reject("matmul operands need equal ranks >= 2")
             D.union(a[-1], b[-2])
+            for bias in ins[2:]:
+                D.union(bias[0], b[-1])
             out = [self._bcast(x, y) for x, y in zip(a[:-2], b[:-2])] + [a[-2], b[-1]]
         elif opdef.group is Group.ELEMENTWISE and opdef.arity == 2:
             a, b = ins
@@ -512,8 +539,10 @@ class _Attempt:
                 out = [D.new(v) for v in target]
             else:
                 out = [D.new() for _ in range(self.rank(("o", id(p))))]
-        elif name == "conv2d":
-            x, w = ins
+        elif name in ("conv2d", "conv2d_bias_act"):
+            x, w = ins[:2]
+            for bias in ins[2:]:
+                D.union(bias[0], w[0])
             stride = self.attr(p, "stride", lambda: (rng.choice((1, 1, 2)), rng.choice((1, 1, 2))))
             pad = self.attr(p, "padding", lambda: (rng.randint(0, 1), rng.randint(0, 1)))
             dil = self.attr(p, "dilation", lambda: (rng.choice((1, 1, 2)), rng.choice((1, 1, 2))))
@@ -539,6 +568,13 @@ class _Attempt:
             out = [x[0], x[1]] + [
                 D.derived(lambda h, i=i: conv_out(h, k[i], s[i], pad[i], 1, bool(ceil)), x[2 + i])
                 for i in range(2)]
+        elif name == "pad2d":
+            x = ins[0]
+            pads = self.attr(p, "pads", lambda: tuple(rng.randint(0, 2) for _ in range(4)))
+            if len(pads) != 4 or len(x) < 2:
+                raise _Reject("pad2d needs rank >= 2 and 4 pads")
+            out = x[:-2] + [D.derived(lambda h: h + pads[0] + pads[1], x[-2]),
+                            D.derived(lambda w: w + pads[2] + pads[3], x[-1])]
         elif name == "global_avgpool":
             x = ins[0]
             out = [x[0], x[1], D.new(1), D.new(1)]
@@ -552,8 +588,10 @@ class _Attempt:
             for q in ins[1:]:
                 D.union(q[0], x[-1])
             out = list(x)
-        else:  # unary elementwise, smul, softmax, ...
-            out = list(ins[0]) if ins else []
+        elif opdef.arity == 1 and opdef.group in (Group.ELEMENTWISE, Group.NORMALIZATION):
+            out = list(ins[0])  # unary elementwise, smul, rsqrt, softmax, ...
+        else:  # an op these heuristics do not know: its output dims are whatever building it gives
+            out = [D.new() for _ in range(self.rank(("o", id(p))))]
         for spec in opdef.attrs:  # everything else that is not drawn against concrete operands
             if (name, spec.name) not in _LATE:
                 self.attr(p, spec.name, lambda spec=spec: self._generic(name, spec, ins))
@@ -658,7 +696,11 @@ def _side(e: Expr) -> tuple:
     if isinstance(e, Var):
         return ("attr", e.name)
     v = _const(e)
-    return ("const", v) if v is not None else ("other",)
+    if v is not None:
+        return ("const", v)
+    if isinstance(e, ListExpr):  # a list of sizes: each item classified on its own
+        return ("list", tuple(_side(x) for x in e.items))
+    return ("other",)
 
 
 def _dim_uses(e: Expr) -> list[tuple[str, Expr]]:
@@ -701,7 +743,8 @@ def draw_envs(rule: Rule, n: int = 3, seed: int = 0, max_tries: int = 400) -> li
         found.setdefault(_signature(env), env)
     if not found:
         top = "; ".join(f"{r} ({c}x)" for r, c in reasons.most_common(3))
-        raise CannotInstantiate(f"could not instantiate {rule.name} in {max_tries} tries: {top}")
+        raise CannotInstantiate(f"could not instantiate: no draw of {rule.name}'s left side is well-formed with "
+                                f"its guards holding in {max_tries} tries; most common reasons: {top}")
     return list(found.values())
 
 
@@ -810,13 +853,20 @@ def _display_path(path: str) -> str:
 
 
 def check_rule(rule: Rule, draws: int = 3, seeds: Sequence[int] = (0, 1), extra_draws: int = 12,
-               max_tries: int = 400, rtol: float = 1e-6) -> CheckResult:
+               max_tries: int = 400, rtol: float = 1e-6, extra_seconds: float = 2.0) -> CheckResult:
     """Check every direction of ``rule`` on random instances.
 
     Each direction gets ``draws`` distinct draws compared on every seed, and up
     to ``extra_draws`` more (more shapes, broadcasting and attribute values)
-    compared on the first seed only.
+    compared on the first seed only, while the rule has used less than
+    ``extra_seconds`` (convolutions on CPU can be slow).
     """
+    with _one_thread():
+        return _check_rule(rule, draws, seeds, extra_draws, max_tries, rtol, extra_seconds)
+
+
+def _check_rule(rule: Rule, draws: int, seeds: Sequence[int], extra_draws: int, max_tries: int, rtol: float,
+                extra_seconds: float) -> CheckResult:
     t0 = time.perf_counter()
     where = f"{_display_path(rule.loc.path)}:{rule.loc.line}"
     total, worst = 0, 0.0
@@ -828,6 +878,8 @@ def check_rule(rule: Rule, draws: int = 3, seeds: Sequence[int] = (0, 1), extra_
             return CheckResult(rule.name, where, False, str(e), d.name, max_error=math.inf, draws=total,
                                seconds=time.perf_counter() - t0)
         for i, env in enumerate(envs):
+            if i >= draws and time.perf_counter() - t0 > extra_seconds:
+                break
             msg, err = _check_draw(d, info, env, seeds if i < draws else tuple(seeds)[:1], rtol, i)
             total += 1
             worst = max(worst, err)
@@ -837,6 +889,17 @@ def check_rule(rule: Rule, draws: int = 3, seeds: Sequence[int] = (0, 1), extra_
                                    env.describe_attrs(), err, total, time.perf_counter() - t0)
     return CheckResult(rule.name, where, True, "", "", max_error=worst, draws=total,
                        seconds=time.perf_counter() - t0)
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Tiny tensors: one intra-op thread (a busy machine makes thread hand-offs cost milliseconds)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def check_rules(rules: Sequence[Rule], on_result: Callable[[CheckResult], None] | None = None,

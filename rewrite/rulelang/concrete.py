@@ -239,18 +239,22 @@ def leaf(builder: GraphBuilder, env: Env, name: str, dtype: torch.dtype = torch.
     return v
 
 
-def instantiate(p: Pattern, env: Env, builder: GraphBuilder) -> Value:
+def instantiate(p: Pattern, env: Env, builder: GraphBuilder, locate: bool = False) -> Value:
     """Build ``p`` with ``builder`` under ``env``; returns the value of its root.
 
     Tensor variables become the values in ``env.values`` (created as inputs or
     weights on first use); ``concat`` is binary, as in rules.  Raises
     ``Undefined`` for an attribute without a value and ``ShapeError``/
-    ``GraphError`` when the result is ill-formed.
+    ``GraphError`` when the result is ill-formed.  With ``locate``, each node's
+    origin (named in errors) is its pattern's ``file:line:col``.
     """
     if isinstance(p, Var):
         return leaf(builder, env, p.name)
-    ins = [instantiate(q, env, builder) for q in p.inputs]
-    return builder.op(p.op, *ins, **op_attrs(p, env))
+    ins = [instantiate(q, env, builder, locate) for q in p.inputs]
+    attrs = op_attrs(p, env)
+    if locate:
+        builder.origin = str(p.loc)
+    return builder.op(p.op, *ins, **attrs)
 
 
 # ------------------------------------------------------------------ matching
