@@ -164,8 +164,17 @@ def test_concurrent_writers_do_not_corrupt(tmp_path, start):
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
 
+@pytest.fixture
+def one_thread():
+    """Time with one torch thread: on a shared, oversubscribed machine a second intra-op thread
+    waits for a time slice (~20 ms per op), which swamps what these tests look at."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
-def test_measured_times_are_sane(tmp_path):
+
+def test_measured_times_are_sane(tmp_path, one_thread):
     model = MeasuredCost(cache=tmp_path / "c.sqlite", measure_missing=True, warmup=2, repeats=7)
     small = model("matmul", {}, [(16, 16), (16, 16)])
     big = model("matmul", {}, [(256, 256), (256, 256)])
@@ -175,3 +184,18 @@ def test_measured_times_are_sane(tmp_path):
     assert model("batchnorm", {}, [(1, 4, 3, 3), (4,), (4,), (4,), (4,)]) > 0
     assert model("conv2d", {"padding": (1, 1)}, [(1, 4, 6, 6), (4, 4, 3, 3)]) > 0
     assert model.stats["measured"] == 5
+
+
+def test_thread_count_is_part_of_the_fingerprint(tmp_path, counting):
+    before = torch.get_num_threads()
+    try:
+        model = MeasuredCost(cache=tmp_path / "c.sqlite", measure_missing=True, **FAST)
+        torch.set_num_threads(1)
+        model("relu", {}, [(4,)])
+        assert "threads=1" in model.fingerprint and counting.calls == 1
+        torch.set_num_threads(2)
+        model("relu", {}, [(4,)])  # another thread count: another measurement
+        assert "threads=2" in model.fingerprint and counting.calls == 2
+        assert {e["target"].split("|")[1] for e in cached_entries(tmp_path / "c.sqlite")} == {"threads=1", "threads=2"}
+    finally:
+        torch.set_num_threads(before)
