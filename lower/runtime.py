@@ -34,6 +34,7 @@ from rewrite.graph import Graph, GraphError, Value
 from rewrite.ops import OPS
 from lower.fusion import ALIAS, BuiltKernel, FusionPlan, build_kernel, live_nodes, plan_fusion
 from lower.loop_ir import IntImm, Kernel, LoopKind, LoweringError, Seq, loads_of, seq, stores_of
+from lower.llvm import compile_kernel
 from lower.parallel import default_threads, parallel_for
 
 ALIGN = 16  # floats (64 bytes)
@@ -213,8 +214,7 @@ class CompiledGraph:
         for name, t in bk.new_consts.items():
             bk.new_consts[name] = t.to(torch.float32).contiguous()
         kernel = bk.kernel
-        _, addr = jit.load_function(lambda nm: kernel_to_llvm(kernel, nm), "k")
-        fn = jit.cfunc(addr)
+        fn = compile_kernel(kernel, "k")
         n = len(kernel.params)
         args = (ctypes.c_void_p * max(n, 1))()
         patches = []
@@ -255,9 +255,8 @@ class CompiledGraph:
                 tensors = [self._param_tensor(bk, by_name[n][1]) for n in sorted(srcs)]
                 pk = Kernel(f"{kern.name}_prepack", src_bufs + [P], writers[0])
                 out = torch.zeros(P.size, dtype=torch.float32)
-                _, addr = jit.load_function(lambda nm: kernel_to_llvm(pk, nm), "p")
                 args = (ctypes.c_void_p * (len(src_bufs) + 1))(*[t.data_ptr() for t in tensors], out.data_ptr())
-                jit.cfunc(addr)(ctypes.cast(args, ctypes.c_void_p), 0, 0)
+                compile_kernel(pk, "p")(ctypes.cast(args, ctypes.c_void_p), 0, 0)
                 bk.new_consts[P.name] = out
                 bk.const_names.add(P.name)
                 bk.params.append(P.name)

@@ -19,7 +19,7 @@ from typing import Callable
 from lower.llvm import tables as T
 from lower.loop_ir import (BOOL, F32, I64, Allocate, Bin, Buffer, Call, Cast, Expr, FloatImm, For, If, IntImm,
                            Intrinsic, Kernel, Load, LoopKind, LoweringError, Range, Select, Seq, Stage, Stmt, Store,
-                           Var, bounds, flat_offset, simplify)
+                           Var, bounds, flat_offset, simplify, walk_stmt)
 
 
 class CodegenError(LoweringError):
@@ -218,6 +218,12 @@ class FunctionEmitter:
                 self.stmt(s.body)
             del self.env[s.var.name]
             return
+        if not is_root_par and isinstance(s.extent, IntImm) and s.extent.value == 1:
+            self.env[s.var.name] = "0"
+            self.ranges[s.var.name] = (0, 0)
+            self.stmt(s.body)
+            del self.env[s.var.name]
+            return
         if is_root_par:
             start, ext = "%lo", "%hi"
         else:
@@ -241,7 +247,10 @@ class FunctionEmitter:
         self.emit(f"br label %{latch}")
         self.start_block(latch)
         self.emit(f"{nxt} = add nuw nsw i64 {iv}, 1")
-        md = self.mod.loop_md(s.kind.value)
+        kind = s.kind.value
+        if s.kind is LoopKind.SERIAL and any(isinstance(x, For) for x in walk_stmt(s.body)):
+            kind = "serial-outer"  # LLVM would fully unroll constant outer loops: code size, compile time
+        md = self.mod.loop_md(kind)
         self.emit(f"br label %{head}" + (f", !llvm.loop {md}" if md else ""))
         self.start_block(exit_)
 
@@ -262,8 +271,8 @@ class FunctionEmitter:
     def function(self, name: str) -> str:
         params = []
         for i, b in enumerate(self.k.params):
-            self.ptrs[b.name] = f"%p{i}"
-            params.append(f"ptr noalias nocapture align 4 %p{i}")
+            self.ptrs[b.name] = f"%param.{i}"
+            params.append(f"ptr noalias nocapture align 4 %param.{i}")
         self.stmt(self.k.body)
         body = "\n".join(["entry:", *("  " + a for a in self.allocas), *self.lines, "  ret void"])
         sig = ", ".join(params + ["i64 %lo", "i64 %hi"])
@@ -284,6 +293,7 @@ class ModuleBuilder:
         self.extra_keys: set[str] = set()
         self.md: list[str] = []
         self.md_by_kind: dict[str, str] = {}
+        self.libraries: dict[str, str] = {}  # shared routine modules the kernel calls (name -> IR text)
 
     def need(self, helpers, decls) -> None:
         for h in helpers:
@@ -301,6 +311,8 @@ class ModuleBuilder:
 
     def loop_md(self, kind: str) -> str | None:
         entries = T.LOOP_METADATA.get(kind) or []
+        if kind == "serial-outer":
+            entries = T.LOOP_METADATA["serial-outer"]
         if not entries:
             return None
         # a distinct node per loop is required by LLVM; entries may be shared
@@ -322,9 +334,14 @@ class ModuleBuilder:
         return "\n\n".join(parts) + "\n"
 
 
-def kernel_to_llvm(kernel: Kernel, name: str | None = None) -> str:
-    """A complete LLVM module (text) defining one kernel function."""
+def kernel_module(kernel: Kernel, name: str | None = None) -> tuple[str, dict[str, str]]:
+    """LLVM module text defining one kernel function, and the shared library modules it calls."""
     mb = ModuleBuilder()
     fe = FunctionEmitter(kernel, mb)
     fn = fe.function(name or kernel.name)
-    return mb.text([fn])
+    return mb.text([fn]), mb.libraries
+
+
+def kernel_to_llvm(kernel: Kernel, name: str | None = None) -> str:
+    """A complete LLVM module (text) defining one kernel function."""
+    return kernel_module(kernel, name)[0]

@@ -91,11 +91,20 @@ def gemm_routine(mr: int, nr: int) -> str:
     return "\n\n".join(parts + ["\n".join(L)])
 
 
+def library_module(mr: int, nr: int) -> str:
+    """The micro-kernel as a stand-alone module exporting ``eqsat_gemm_MRxNR`` (compiled once, cached)."""
+    from lower.llvm.tables import DECLS
+    decls = [DECLS[d] for d in ("llvm.fma.v16f32", "llvm.masked.load.v16f32.p0", "llvm.masked.store.v16f32.p0")]
+    body = gemm_routine(mr, nr).replace(f"define internal void @eqsat_gemm_{mr}x{nr}(",
+                                        f"define void @eqsat_gemm_{mr}x{nr}(")
+    return "\n\n".join(decls + [body]) + "\n"
+
+
 def emit_gemm(fe, s: Intrinsic) -> None:
     A, a_off, lda, B, b_off, C, c_off, ldc, kc, m, n = s.args
     mr, nr = (int(x) for x in s.name.split("_")[1].split("x"))
-    fe.mod.define(s.name, lambda: gemm_routine(mr, nr),
-                  ["llvm.fma.v16f32", "llvm.masked.load.v16f32.p0", "llvm.masked.store.v16f32.p0"])
+    fe.mod.libraries[s.name] = library_module(mr, nr)
+    fe.mod.define(s.name, lambda: f"declare void @eqsat_{s.name}(ptr, i64, ptr, ptr, i64, i64, i64, i64)")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
     fe.emit(f"call void @eqsat_{s.name}(ptr {pa}, i64 {vals[0]}, ptr {pb}, ptr {pc}, i64 {vals[1]}, "

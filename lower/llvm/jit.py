@@ -148,6 +148,20 @@ def _object_for(ir_text: str, key: str) -> bytes:
     return obj
 
 
+def load_library(name: str, ir_text: str) -> None:
+    """Load a module of shared routines (e.g. GEMM micro-kernels) once per process; kernels call them
+    as external functions, resolved by the JIT linker across loaded objects."""
+    with _lock:
+        s = _init()
+        libs = s.setdefault("libs", set())
+        if name in libs:
+            return
+        obj = _object_for(ir_text, cache_key(ir_text))
+        s["engine"].add_object_file(llvm.ObjectFileRef.from_data(obj))
+        s["engine"].finalize_object()
+        libs.add(name)
+
+
 def load_function(ir_text_fn, name_hint: str = "k") -> tuple[str, int]:
     """Compile (or fetch) a module whose single exported function is named by the caller.
 

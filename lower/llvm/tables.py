@@ -182,6 +182,7 @@ LOOP_METADATA = {
     "vectorized": ['!{!"llvm.loop.vectorize.enable", i1 true}',
                    f'!{{!"llvm.loop.vectorize.width", i32 {VECTOR_WIDTH}}}'],
     "serial": [],
+    "serial-outer": ['!{!"llvm.loop.unroll.disable"}'],
     "parallel": [],
 }
 MAX_UNROLL = 64  # unrolled loops are replicated by the walker itself
