@@ -226,23 +226,28 @@ class _Info:
     weights: set[str]
     eq_guards: dict[str, list[Expr]]  # attr var -> expressions a guard says it equals
     uses_order: bool  # guards or right side read wfirst/wlast
-    positive: set[str]  # tensor vars that must be positive (batchnorm running_var)
+    positive: set[str]  # tensor vars drawn positive: a batchnorm's running_var, an rsqrt's operand
 
     @classmethod
     def of(cls, rule: Rule) -> "_Info":
         ops: list[Op] = []
         positive: set[str] = set()
 
-        def walk(p: Pattern) -> None:
+        def walk(p: Pattern, lhs: bool) -> None:
             if isinstance(p, Op):
                 for q in p.inputs:
-                    walk(q)
-                ops.append(p)
+                    walk(q, lhs)
+                if lhs:
+                    ops.append(p)
                 if p.op == "batchnorm" and isinstance(p.inputs[4], Var):
                     positive.add(p.inputs[4].name)
+                if p.op == "rsqrt" and isinstance(p.inputs[0], Var):
+                    positive.add(p.inputs[0].name)
 
         for p in rule.lhs:
-            walk(p)
+            walk(p, True)
+        for p in rule.rhs:
+            walk(p, False)
         eq: dict[str, list[Expr]] = {}
         for g in rule.guards:
             if g.fn == "=":
