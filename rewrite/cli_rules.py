@@ -42,6 +42,8 @@ def cmd_rules_check(args: argparse.Namespace) -> int:
     from rewrite.api import load_rules
     from rewrite.rulelang.check import CheckResult, check_rule
 
+    if args.draws < 1 or args.seeds < 1:
+        return _error("--draws and --seeds must be at least 1", args.json)
     try:
         rules = load_rules(args.files or None)
     except _ERRORS as e:

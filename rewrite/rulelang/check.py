@@ -350,26 +350,34 @@ class _Attempt:
                     R.union(key, ("a", e.name))
 
             if name in ("matmul", "matmul_bias_act"):
-                R.union(out, ins[0]), R.union(out, ins[1]), R.atleast(out, 2)
+                R.union(out, ins[0])
+                R.union(out, ins[1])
+                R.atleast(out, 2)
                 for k in ins[2:]:  # bias [N]
                     R.fix(k, 1)
             elif name == "linear":
-                R.union(out, ins[0]), R.fix(ins[1], 2), R.fix(ins[2], 1)
+                R.union(out, ins[0])
+                R.fix(ins[1], 2)
+                R.fix(ins[2], 1)
             elif name in ("conv2d", "conv2d_bias_act"):
-                R.fix(out, 4), R.fix(ins[0], 4), R.fix(ins[1], 4)
+                for k in (out, ins[0], ins[1]):
+                    R.fix(k, 4)
                 for k in ins[2:]:  # bias [O]
                     R.fix(k, 1)
             elif name == "pad2d":
-                R.union(out, ins[0]), R.atleast(out, 2)
+                R.union(out, ins[0])
+                R.atleast(out, 2)
             elif group is Group.POOLING:
-                R.fix(out, 4), R.fix(ins[0], 4)
+                R.fix(out, 4)
+                R.fix(ins[0], 4)
             elif name == "transpose":
                 R.union(out, ins[0])
                 fixlen("perm", out)
             elif name == "reshape":
                 fixlen("shape", out)
             elif name == "batchnorm":
-                R.union(out, ins[0]), R.atleast(out, 2)
+                R.union(out, ins[0])
+                R.atleast(out, 2)
                 for k in ins[1:]:
                     R.fix(k, 1)
             elif name == "layernorm":
@@ -745,6 +753,10 @@ def draw_envs(rule: Rule, n: int = 3, seed: int = 0, max_tries: int = 400) -> li
         except _Reject as e:
             reasons[str(e)] += 1
             continue
+        except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as e:
+            # an attribute of an unexpected type or range in the rule: this attempt fails, the checker goes on
+            reasons[f"{type(e).__name__}: {e}"] += 1
+            continue
         found.setdefault(_signature(env), env)
     if not found:
         top = "; ".join(f"{r} ({c}x)" for r, c in reasons.most_common(3))
@@ -866,6 +878,8 @@ def check_rule(rule: Rule, draws: int = 3, seeds: Sequence[int] = (0, 1), extra_
     compared on the first seed only, while the rule has used less than
     ``extra_seconds`` (convolutions on CPU can be slow).
     """
+    if draws < 1 or not seeds:
+        raise ValueError(f"need at least one draw and one seed, got draws={draws}, seeds={tuple(seeds)}")
     with _one_thread():
         return _check_rule(rule, draws, seeds, extra_draws, max_tries, rtol, extra_seconds)
 
