@@ -48,7 +48,7 @@ def fingerprint() -> str:
                     break
     except OSError:
         pass
-    key = f"{cpu}|{os.cpu_count()}|{torch.__version__}|{torch.get_num_threads()}"
+    key = f"v2|{cpu}|{os.cpu_count()}|{torch.__version__}|{torch.get_num_threads()}"  # v2: best-of-N
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
