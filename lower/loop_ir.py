@@ -553,14 +553,23 @@ def linear_form(e: Expr) -> tuple[dict[str, int], int] | None:
 
 
 def from_linear(coeffs: dict[str, int], c: int) -> Expr:
+    """Canonical form: positive terms (by name), then the constant, then subtracted terms."""
+    def term(k: str, v: int) -> Expr:
+        return Var(k) if v == 1 else Bin("*", Var(k), IntImm(v))
     out: Expr | None = None
     for k in sorted(coeffs):
-        v = coeffs[k]
-        t: Expr = Var(k) if v == 1 else Bin("*", Var(k), IntImm(v))
-        out = t if out is None else Bin("+", out, t)
+        if coeffs[k] > 0:
+            out = term(k, coeffs[k]) if out is None else Bin("+", out, term(k, coeffs[k]))
     if out is None:
-        return IntImm(c)
-    return out if c == 0 else Bin("+", out, IntImm(c))
+        out = IntImm(c)
+    elif c > 0:
+        out = Bin("+", out, IntImm(c))
+    elif c < 0:
+        out = Bin("-", out, IntImm(-c))
+    for k in sorted(coeffs):
+        if coeffs[k] < 0:
+            out = Bin("-", out, term(k, -coeffs[k]))
+    return out
 
 
 Range = tuple[int, int]  # inclusive [lo, hi]

@@ -525,7 +525,23 @@ class Parallel(Step):
 
 # ------------------------------------------------------------ stage-level steps
 def _top_stmts(body: Stmt) -> list[Stmt]:
+    body = _unwrap(body)[1]
     return list(body.stmts) if isinstance(body, Seq) else [body]
+
+
+def _unwrap(body: Stmt) -> tuple[list[Buffer], Stmt]:
+    """Kernel-level ``local`` allocations around the body, and what they wrap."""
+    bufs = []
+    while isinstance(body, Allocate):
+        bufs.append(body.buf)
+        body = body.body
+    return bufs, body
+
+
+def _rewrap(bufs: list[Buffer], body: Stmt) -> Stmt:
+    for b in reversed(bufs):
+        body = Allocate(b, body)
+    return body
 
 
 def _perfect_prefix(s: Stmt, n: int) -> tuple[list[For], Stmt] | None:
@@ -627,7 +643,7 @@ class ComputeAt(Step):
             return For(s.var, s.extent, seq(moved, s.body) if producer else seq(s.body, moved), s.kind)
         new_t = replace_loop(T, self.loop, fn)
         new_tops = [new_t if n == t_idx else s for n, s in enumerate(tops) if n != p_idx]
-        return k.with_body(seq(*new_tops))
+        return k.with_body(_rewrap(_unwrap(k.body)[0], seq(*new_tops)))
 
 
 def _below(T: Stmt, lp: For) -> Stmt:
@@ -650,6 +666,8 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
         s = s.body
     if not isinstance(s, Store):
         raise ScheduleError(f"{step}: the stage is not a perfect loop nest around a single store")
+    if any(ld.buf.name == s.buf.name for ld in loads_of(s.value)):
+        raise ScheduleError(f"{step}: the stage reads its own output (a reduction)")
     vs = [lp.var.name for lp in loops_]
     idx_names = [e.name if isinstance(e, Var) else None for e in s.idx]
     if None in idx_names or sorted(idx_names) != sorted(vs):
@@ -658,8 +676,6 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
     if any(not isinstance(lp.extent, IntImm) or lp.extent.value != s.buf.shape[idx_names.index(lp.var.name)]
            for lp in loops_):
         raise ScheduleError(f"{step}: the loops do not cover {s.buf.name} exactly")
-    if any(ld.buf.name == s.buf.name for ld in loads_of(s.value)):
-        raise ScheduleError(f"{step}: the stage reads its own output (a reduction)")
     X = s.buf
     rest = [t for n, t in enumerate(tops) if n != si[0]]
     for n, t in enumerate(tops[:si[0]]):
@@ -674,7 +690,7 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
         if isinstance(e, Load) and e.buf.name == X.name:
             return substitute(value, {nm: ix for nm, ix in zip(idx_names, e.idx)})
         return None
-    return simplify_stmt(seq(*[map_stmt(t, None, fe) for t in rest]))
+    return simplify_stmt(_rewrap(_unwrap(body)[0], seq(*[map_stmt(t, None, fe) for t in rest])))
 
 
 @dataclass(frozen=True)

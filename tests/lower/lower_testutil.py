@@ -24,3 +24,30 @@ def check_graph(graph, inputs=None, tol: float = 1e-4, **kw):
         e = rel_err(a, b)
         assert e <= tol, f"output {k}: relative error {e:.3g} > {tol}\n{cg.plan}"
     return cg
+
+
+def run_kernel(kernel, inputs: dict, seed: int = 0) -> dict:
+    """Compile one loop-IR kernel and run it; parameters not in ``inputs`` start as zeros.
+
+    Returns every parameter's tensor by name (outputs included)."""
+    import ctypes
+
+    from lower.llvm import compile_kernel
+    from lower.llvm.codegen import root_loop
+    from lower.loop_ir import IntImm, LoopKind
+    tensors = {}
+    for b in kernel.params:
+        t = inputs.get(b.name)
+        tensors[b.name] = (t.clone().contiguous() if t is not None
+                           else torch.zeros(b.shape, dtype=torch.float32))
+    fn = compile_kernel(kernel, "t")
+    args = (ctypes.c_void_p * max(1, len(kernel.params)))(*[tensors[b.name].data_ptr() for b in kernel.params])
+    root = root_loop(kernel.body)
+    hi = root.extent.value if root is not None and root.kind is LoopKind.PARALLEL and isinstance(
+        root.extent, IntImm) else 0
+    if hi:  # exercise the range interface: two halves
+        fn(ctypes.cast(args, ctypes.c_void_p), 0, hi // 2)
+        fn(ctypes.cast(args, ctypes.c_void_p), hi // 2, hi)
+    else:
+        fn(ctypes.cast(args, ctypes.c_void_p), 0, 0)
+    return tensors

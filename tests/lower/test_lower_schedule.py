@@ -1,0 +1,352 @@
+"""Schedule steps: the loop nest before and after each step, equal results, and refusals."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from lower.loop_ir import (Allocate, Buffer, For, IntImm, Kernel, Stage, Store, Var, emax, loops, seq)
+from lower.printer import format_kernel
+from lower.schedule import (ComputeAt, Fuse, Inline, Pack, Parallel, Reorder, Schedule, ScheduleError, Split,
+                            Tensorize, Unroll, Vectorize)
+from lower_testutil import run_kernel
+
+i, j, k = Var("i"), Var("j"), Var("k")
+i2, j2 = Var("i2"), Var("j2")
+
+
+def text(s: str) -> str:
+    return textwrap.dedent(s).strip("\n")
+
+
+def same_results(before: Kernel, after: Kernel, inputs: dict, outputs: list[str], tol=1e-5) -> None:
+    a, b = run_kernel(before, inputs), run_kernel(after, inputs)
+    for name in outputs:
+        assert torch.allclose(a[name], b[name], rtol=tol, atol=tol), name
+
+
+def scale_kernel(n=10):
+    X, O = Buffer("x", (n,)), Buffer("out", (n,))
+    return Kernel("scale", [X, O], Stage("s", For(i, IntImm(n), Store(O, (i,), X[i] * 2.0))))
+
+
+def matmul_kernel(m=4, kk=6, n=5):
+    A, B, C = Buffer("A", (m, kk)), Buffer("B", (kk, n)), Buffer("C", (m, n))
+    body = Stage("mm", loops([(i, m), (j, n), (k, kk)], Store(C, (i, j), C[i, j] + A[i, k] * B[k, j])))
+    return Kernel("mm", [A, B, C], body)
+
+
+def ew_kernel(m=4, n=8):
+    Y, Z = Buffer("y", (m, n)), Buffer("z", (m, n))
+    return Kernel("ew", [Y, Z], Stage("e", loops([(i, m), (j, n)], Store(Z, (i, j), Y[i, j] + 1.0))))
+
+
+def two_stage_kernel(shift=0):
+    """t = y * 2 (stage scale), z = t[i, j + shift] + 1 (stage add)."""
+    Y, Z, T = Buffer("y", (4, 8)), Buffer("z", (4, 8 - shift)), Buffer("t", (4, 8))
+    s1 = Stage("scale", loops([(i2, 4), (j2, 8)], Store(T, (i2, j2), Y[i2, j2] * 2.0)))
+    s2 = Stage("add", loops([(i, 4), (j, 8 - shift)], Store(Z, (i, j), T[i, j + shift if shift else j] + 1.0)))
+    return Kernel("two", [Y, Z], Allocate(T, seq(s1, s2)))
+
+
+def mm_inputs(m=4, kk=6, n=5):
+    g = torch.Generator().manual_seed(0)
+    return {"A": torch.randn(m, kk, generator=g), "B": torch.randn(kk, n, generator=g)}
+
+
+# ------------------------------------------------------------------ split
+def test_split_with_tail():
+    before = scale_kernel()
+    after = Split("i", 4).apply(before)
+    assert format_kernel(after) == text("""
+        kernel scale(x: f32[10], out: f32[10]) {
+          // stage s
+          for i.o in 0..3 {
+            for i.i in 0..min(4, 10 - i.o * 4) {
+              out[i.i + i.o * 4] = x[i.i + i.o * 4] * 2.0
+            }
+          }
+        }""")
+    same_results(before, after, {"x": torch.randn(10)}, ["out"])
+
+
+def test_split_exact_and_refusals():
+    after = Split("i", 5).apply(scale_kernel())
+    assert "for i.o in 0..2 {" in str(after) and "for i.i in 0..5 {" in str(after)
+    with pytest.raises(ScheduleError, match="no loop named 'q'"):
+        Split("q", 2).apply(scale_kernel())
+    with pytest.raises(ScheduleError, match="positive integer"):
+        Split("i", 0).apply(scale_kernel())
+
+
+# ------------------------------------------------------------------ reorder
+def test_reorder_reduction_loops():
+    before = matmul_kernel()
+    after = Reorder(("i", "k", "j")).apply(before)
+    assert format_kernel(after) == text("""
+        kernel mm(A: f32[4, 6], B: f32[6, 5], C: f32[4, 5]) {
+          // stage mm
+          for i in 0..4 {
+            for k in 0..6 {
+              for j in 0..5 {
+                C[i, j] = C[i, j] + A[i, k] * B[k, j]
+              }
+            }
+          }
+        }""")
+    same_results(before, after, mm_inputs(), ["C"])
+
+
+def test_reorder_refusals():
+    with pytest.raises(ScheduleError, match="depends on"):  # tail extent must stay inside its outer loop
+        s = Schedule(scale_kernel()).split("i", 4)
+        s.reorder("i.i", "i.o")
+    X, O = Buffer("x", (9,)), Buffer("out", (9,))
+    prefix = Kernel("p", [X, O], For(i, IntImm(3), For(j, IntImm(3), Store(O, (i * 3 + j,),
+                                                                              O[i * 3 + j - 1] + X[i * 3 + j]))))
+    with pytest.raises(ScheduleError, match="iterations depend on each other"):
+        Reorder(("j", "i")).apply(prefix)
+    last = Kernel("l", [X, O], For(i, IntImm(3), For(j, IntImm(3), Store(O, (j,), X[i * 3 + j]))))
+    with pytest.raises(ScheduleError, match="overwrites the same element"):
+        Reorder(("j", "i")).apply(last)
+    Y, Z = Buffer("y", (4,)), Buffer("z", (4, 4))
+    imperfect = Kernel("imp", [Y, Z], For(i, IntImm(4), seq(Store(Y, (i,), Y[i] * 1.0),
+                                                           For(j, IntImm(4), Store(Z, (i, j), Y[i])))))
+    with pytest.raises(ScheduleError, match="not perfectly nested"):
+        Reorder(("j", "i")).apply(imperfect)
+
+
+# ------------------------------------------------------------------ fuse
+def test_fuse():
+    before = ew_kernel()
+    after = Fuse("i", "j").apply(before)
+    assert format_kernel(after) == text("""
+        kernel ew(y: f32[4, 8], z: f32[4, 8]) {
+          // stage e
+          for i.j in 0..32 {
+            z[i.j // 8, i.j % 8] = y[i.j // 8, i.j % 8] + 1.0
+          }
+        }""")
+    same_results(before, after, {"y": torch.randn(4, 8)}, ["z"])
+
+
+def test_fuse_refusals():
+    Y, Z = Buffer("y", (4,)), Buffer("z", (4, 4))
+    imperfect = Kernel("imp", [Y, Z], For(i, IntImm(4), seq(Store(Y, (i,), Y[i] * 1.0),
+                                                           For(j, IntImm(4), Store(Z, (i, j), Y[i])))))
+    with pytest.raises(ScheduleError, match="only statement"):
+        Fuse("i", "j").apply(imperfect)
+    s = Schedule(scale_kernel()).split("i", 4)
+    with pytest.raises(ScheduleError, match="depends on i.o"):
+        s.fuse("i.o", "i.i")
+
+
+# ------------------------------------------------------------------ vectorize / parallel / unroll
+def test_vectorize_and_parallel():
+    before = ew_kernel(64, 40)
+    after = Schedule(before).vectorize("j").parallel("i").kernel
+    assert format_kernel(after) == text("""
+        kernel ew(y: f32[64, 40], z: f32[64, 40]) {
+          // stage e
+          parallel for i in 0..64 {
+            vectorized for j in 0..40 {
+              z[i, j] = y[i, j] + 1.0
+            }
+          }
+        }""")
+    same_results(before, after, {"y": torch.randn(64, 40)}, ["z"])
+
+
+def test_vectorize_refusals():
+    with pytest.raises(ScheduleError, match="not innermost"):
+        Vectorize("i").apply(ew_kernel())
+    X, O = Buffer("x", (9,)), Buffer("out", (9,))
+    scan = Kernel("scan", [X, O], For(i, IntImm(8), Store(O, (i + 1,), O[i] + X[i + 1])))
+    with pytest.raises(ScheduleError, match="not independent"):
+        Vectorize("i").apply(scan)
+
+
+def test_vectorized_reduction_is_allowed():
+    X, S = Buffer("x", (1000,)), Buffer("s", (1,))
+    z = IntImm(0)
+    before = Kernel("sum", [X, S], For(i, IntImm(1000), Store(S, (z,), S[z] + X[i])))
+    after = Vectorize("i").apply(before)
+    same_results(before, after, {"x": torch.randn(1000)}, ["s"], tol=1e-4)
+
+
+def test_parallel_refusals():
+    with pytest.raises(ScheduleError, match="outermost loop"):
+        Parallel("j").apply(ew_kernel())
+    X, S = Buffer("x", (8, 4)), Buffer("s", (4,))
+    red = Kernel("colsum", [X, S], For(i, IntImm(8), For(j, IntImm(4), Store(S, (j,), S[j] + X[i, j]))))
+    with pytest.raises(ScheduleError, match="both touch the same elements of s"):
+        Parallel("i").apply(red)
+    ok = Kernel("colsum", [X, S], For(j, IntImm(4), For(i, IntImm(8), Store(S, (j,), S[j] + X[i, j]))))
+    Parallel("j").apply(ok)  # columns are independent
+
+
+def test_unroll():
+    before = ew_kernel(3, 4)
+    after = Unroll("j").apply(before)
+    assert "unrolled for j in 0..4 {" in format_kernel(after)
+    same_results(before, after, {"y": torch.randn(3, 4)}, ["z"])
+    with pytest.raises(ScheduleError, match="> 2"):
+        Unroll("j", max_extent=2).apply(before)
+    s = Schedule(scale_kernel()).split("i", 4)
+    with pytest.raises(ScheduleError, match="not constant"):
+        s.unroll("i.i")
+
+
+# ------------------------------------------------------------------ compute_at / inline
+def test_compute_at_producer():
+    before = two_stage_kernel()
+    after = ComputeAt("scale", "i").apply(before)
+    assert format_kernel(after) == text("""
+        kernel two(y: f32[4, 8], z: f32[4, 8]) {
+          local t: f32[4, 8]
+          // stage add
+          for i in 0..4 {
+            // stage scale
+            for j2 in 0..8 {
+              t[i, j2] = y[i, j2] * 2.0
+            }
+            for j in 0..8 {
+              z[i, j] = t[i, j] + 1.0
+            }
+          }
+        }""")
+    same_results(before, after, {"y": torch.randn(4, 8)}, ["z"])
+
+
+def test_compute_at_consumer():
+    Y, Z, T = Buffer("y", (4, 8)), Buffer("z", (4, 8)), Buffer("t", (4, 8))
+    s1 = Stage("scale", loops([(i2, 4), (j2, 8)], Store(T, (i2, j2), Y[i2, j2] * 2.0)))
+    s2 = Stage("add", loops([(i, 4), (j, 8)], Store(Z, (i, j), T[i, j] + 1.0)))
+    before = Kernel("two", [Y, Z], Allocate(T, seq(s1, s2)))
+    after = ComputeAt("add", "i2").apply(before)
+    assert "// stage add" in str(after) and str(after).index("t[i2, j2] =") < str(after).index("z[i2, j]")
+    same_results(before, after, {"y": torch.randn(4, 8)}, ["z"])
+
+
+def test_compute_at_refuses_cross_iteration_reads():
+    Y, Z, T = Buffer("y", (4, 8)), Buffer("z", (3, 8)), Buffer("t", (4, 8))
+    s1 = Stage("scale", loops([(i2, 4), (j2, 8)], Store(T, (i2, j2), Y[i2, j2] * 2.0)))
+    s2 = Stage("add", loops([(i, 3), (j, 8)], Store(Z, (i, j), T[i + 1, j] + 1.0)))  # reads the next row
+    bad = Kernel("two", [Y, Z], Allocate(T, seq(s1, s2)))
+    with pytest.raises(ScheduleError, match="does not match"):  # extents differ: 4 vs 3
+        ComputeAt("scale", "i").apply(bad)
+    s2b = Stage("add", loops([(i, 4), (j, 8)], Store(Z, (i, j), T[emax(i - 1, 0), j] + 1.0)))
+    ok_shape = Kernel("two", [Y, Buffer("z", (4, 8))], Allocate(T, seq(s1, s2b)))
+    ComputeAt("scale", "i").apply(ok_shape)  # reads the previous row: already computed, legal
+    s2c = Stage("add", loops([(i, 4), (j, 8)], Store(Z, (i, j), T[3 - i, j] + 1.0)))  # reads a later row
+    with pytest.raises(ScheduleError, match="would change the result"):
+        ComputeAt("scale", "i").apply(Kernel("two", [Y, Buffer("z", (4, 8))], Allocate(T, seq(s1, s2c))))
+
+
+def test_inline():
+    before = two_stage_kernel()
+    after = Inline("scale").apply(before)
+    assert format_kernel(after) == text("""
+        kernel two(y: f32[4, 8], z: f32[4, 8]) {
+          local t: f32[4, 8]
+          // stage add
+          for i in 0..4 {
+            for j in 0..8 {
+              z[i, j] = y[i, j] * 2.0 + 1.0
+            }
+          }
+        }""")
+    same_results(before, after, {"y": torch.randn(4, 8)}, ["z"])
+
+
+def test_inline_refusals():
+    with pytest.raises(ScheduleError, match="reads its own output"):
+        Inline("mm").apply(matmul_kernel())
+    X, O = Buffer("x", (4,)), Buffer("o", (4,))
+    T = Buffer("t", (8,))
+    strided = Kernel("st", [X, O], seq(Stage("p", For(i, IntImm(4), Store(T, (i * 2,), X[i]))),
+                                      Stage("c", For(j, IntImm(4), Store(O, (j,), T[j * 2])))))
+    with pytest.raises(ScheduleError, match="exactly the loop variables"):
+        Inline("p").apply(strided)
+
+
+# ------------------------------------------------------------------ pack / tensorize
+def gemm_kernel(m=13, kk=37, n=45):
+    A, B, C = Buffer("A", (m, kk)), Buffer("B", (kk, n)), Buffer("C", (m, n))
+    body = Stage("mm", loops([(i, m), (j, n), (k, kk)], Store(C, (i, j), C[i, j] + A[i, k] * B[k, j])))
+    return Kernel("gemm", [A, B, C], body)
+
+
+def test_pack_then_tensorize():
+    before = gemm_kernel()
+    s = Schedule(before).split("j", 32).split("i", 8).reorder("j.o", "i.o", "i.i", "j.i", "k")
+    s.pack("mm", "B", "j.o", ("k", "j.i"), "Bp", (1, 32))
+    packed = s.kernel
+    assert format_kernel(packed) == text("""
+        kernel gemm(A: f32[13, 37], B: f32[37, 45], C: f32[13, 45]) {
+          local Bp: f32[37, 32]
+          // stage mm
+          for j.o in 0..2 {
+            // stage mm.pack_Bp
+            for k.p in 0..37 {
+              for j.i.p in 0..32 {
+                if j.i.p < min(32, 45 - j.o * 32) {
+                  Bp[k.p, j.i.p] = B[k.p, j.i.p + j.o * 32]
+                } else {
+                  Bp[k.p, j.i.p] = 0.0
+                }
+              }
+            }
+            for i.o in 0..2 {
+              for i.i in 0..min(8, 13 - i.o * 8) {
+                for j.i in 0..min(32, 45 - j.o * 32) {
+                  for k in 0..37 {
+                    C[i.i + i.o * 8, j.i + j.o * 32] = C[i.i + i.o * 8, j.i + j.o * 32] + A[i.i + i.o * 8, k] * Bp[k, j.i]
+                  }
+                }
+              }
+            }
+          }
+        }""")
+    s.tensorize("i.i", 8, 32)
+    assert [ln.strip() for ln in format_kernel(s.kernel).splitlines() if "gemm_8x32(" in ln][0] == (
+        "gemm_8x32(A, i.o * 296, 37, Bp, 0, C, i.o * 360 + j.o * 32, 45, 37, min(8, 13 - i.o * 8), "
+        "min(32, 45 - j.o * 32))")
+    g = torch.Generator().manual_seed(1)
+    inputs = {"A": torch.randn(13, 37, generator=g), "B": torch.randn(37, 45, generator=g)}
+    same_results(before, packed, inputs, ["C"], tol=1e-4)
+    same_results(before, s.kernel, inputs, ["C"], tol=1e-4)
+    # the record replays onto a fresh kernel and prints one step per line
+    assert format_kernel(s.replay(gemm_kernel())) == format_kernel(s.kernel)
+    assert str(s).splitlines()[0] == "split('j', 32)" and str(s).splitlines()[-1] == "tensorize('i.i', 8, 32)"
+
+
+def test_pack_refusals():
+    s = Schedule(gemm_kernel()).split("j", 32)
+    with pytest.raises(ScheduleError, match="neither in the layout nor outside"):
+        s.pack("mm", "B", "j.o", ("j.i",), "Bp")  # k missing from the layout
+    with pytest.raises(ScheduleError, match="does not enclose"):
+        s.pack("mm", "B", "nope", ("k", "j.i"), "Bp")
+
+
+def test_tensorize_refusals():
+    s = Schedule(gemm_kernel()).split("j", 32).split("i", 8).reorder("j.o", "i.o", "i.i", "j.i", "k")
+    with pytest.raises(ScheduleError, match="packed B panel"):  # B not packed: stride n along k
+        s.tensorize("i.i", 8, 32)
+    with pytest.raises(ScheduleError, match="at most"):
+        Schedule(gemm_kernel()).tensorize("i", 8, 32)
+    with pytest.raises(ScheduleError, match="three perfectly nested loops"):
+        Tensorize("i").apply(two_stage_kernel())
+
+
+def test_schedule_record_prints_and_replays():
+    s = Schedule(ew_kernel(64, 40)).fuse("i", "j").split("i.j", 256).vectorize("i.j.i").parallel("i.j.o")
+    assert str(s) == text("""
+        fuse('i', 'j')
+        split('i.j', 256)
+        vectorize('i.j.i')
+        parallel('i.j.o')""")
+    assert format_kernel(s.replay(ew_kernel(64, 40))) == format_kernel(s.kernel)
+    same_results(ew_kernel(64, 40), s.kernel, {"y": torch.randn(64, 40)}, ["z"])
