@@ -82,7 +82,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     graph = load_model(args.model)
     print(f"saturating {graph.op_count()} operators ...", file=sys.stderr, flush=True)
     result = optimize(graph, rules=args.rules, limits=limits, extractor=args.extractor,
-                      check=not args.no_verify, on_iteration=_progress(args.verbose or bool(os.environ.get("EQSAT_TRACE"))))
+                      check=not args.no_verify, ilp_seconds=args.ilp_seconds, on_iteration=_progress(args.verbose or bool(os.environ.get("EQSAT_TRACE"))))
     print(before_after(result.stats, graph.summary(), result.graph.summary()))
     if args.verbose:
         print("optimized graph:")
@@ -121,7 +121,9 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--iters", type=int, default=Limits.iterations, help="iteration limit")
     o.add_argument("--nodes", type=int, default=Limits.nodes, help="e-node limit")
     o.add_argument("--seconds", type=float, default=Limits.seconds, help="saturation time limit")
-    o.add_argument("--extractor", default="greedy", help="extraction method")
+    o.add_argument("--extractor", default="greedy", choices=("greedy", "ilp"),
+                   help="greedy DAG-aware, or exact ILP (HiGHS) warm-started from greedy")
+    o.add_argument("--ilp-seconds", type=float, default=10.0, help="time limit of the ILP extraction")
     o.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
     o.add_argument("--json", help="write the statistics as JSON to this file")
     o.add_argument("-v", "--verbose", action="store_true",

@@ -90,3 +90,15 @@ def test_rules_list_json(capsys):
     assert main(["rules", "list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows and {"name", "family", "file", "line"} <= set(rows[0])
+
+
+def test_ilp_extractor_is_never_worse_than_greedy():
+    g = _qkv_graph()
+    lim = Limits(iterations=6, nodes=20000, seconds=10)
+    greedy = optimize(g, limits=lim)
+    ilp = optimize(g, limits=lim, extractor="ilp", ilp_seconds=5)
+    assert ilp.stats["ilp_status"] in ("optimal", "time_limit", "fallback")
+    assert ilp.stats["cost_after"] <= greedy.stats["cost_after"] + 1e-12
+    assert ilp.stats["verified"] is True
+    with pytest.raises(ValueError, match="unknown extractor"):
+        optimize(g, extractor="magic")
