@@ -1,0 +1,126 @@
+"""LLVM code generation: snapshots of generated IR, vector code, the on-disk kernel cache.
+
+Snapshots live in tests/lower/snapshots/*.ll (LLVM IR from the walker) and
+*.loops (the scheduled loop IR).  Regenerate them after an intended change with
+
+    EQSAT_UPDATE_SNAPSHOTS=1 python -m pytest tests/lower/test_lower_codegen.py
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from rewrite.builder import GraphBuilder
+from lower import compile_graph
+from lower.llvm import jit
+from lower.llvm.codegen import kernel_to_llvm
+from lower.llvm.intrinsics import library_module
+
+SNAP = Path(__file__).parent / "snapshots"
+UPDATE = os.environ.get("EQSAT_UPDATE_SNAPSHOTS") == "1"
+
+
+def _graphs():
+    b = GraphBuilder("ew")
+    a, c, d = (b.input(n, (4096,)) for n in "acd")
+    yield "fused_elementwise", b.build([b.relu(b.add(b.mul(a, c), d))])
+    b = GraphBuilder("softmax")
+    yield "softmax", b.build([b.softmax(b.input("x", (64, 1000)), axis=-1)])
+    b = GraphBuilder("layernorm")
+    yield "layernorm", b.build([b.layernorm(b.input("x", (64, 768)), b.weight("w", torch.ones(768)),
+                                            b.weight("b", torch.zeros(768)))])
+    b = GraphBuilder("gemm")
+    yield "gemm_bias_relu", b.build([b.relu(b.add(b.matmul(b.input("x", (64, 96)),
+                                                           b.weight("w", torch.ones(96, 80))),
+                                                  b.weight("bias", torch.zeros(80))))])
+    b = GraphBuilder("pool")
+    yield "maxpool", b.build([b.maxpool2d(b.input("x", (1, 8, 15, 15)), kernel=(3, 3), stride=(2, 2),
+                                          padding=(1, 1), ceil_mode=1)])
+
+
+CASES = dict(_graphs())
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_snapshot(name):
+    cg = compile_graph(CASES[name], threads=2)
+    kernel = cg.built[-1].kernel
+    texts = {".ll": kernel_to_llvm(kernel, name), ".loops": str(kernel) + "\n"}
+    wrote = []
+    for ext, got in texts.items():
+        path = SNAP / f"{name}{ext}"
+        if UPDATE or not path.exists():
+            SNAP.mkdir(exist_ok=True)
+            path.write_text(got)
+            wrote.append(path.name)
+            continue
+        assert got == path.read_text(), (f"{path.name} changed; if intended, regenerate with "
+                                         "EQSAT_UPDATE_SNAPSHOTS=1")
+    if wrote and not UPDATE:
+        pytest.skip(f"wrote new snapshots {wrote}")
+
+
+def test_elementwise_and_exp_are_vectorized():
+    b = GraphBuilder("v")
+    x = b.input("x", (4096,))
+    g = b.build([b.gelu(b.sigmoid(x))])
+    cg = compile_graph(g, threads=1)
+    opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, "v"))
+    assert "<16 x float>" in opt
+    assert "@expf" not in opt and "@llvm.exp." not in opt  # the polynomial exp, vectorized, not libm
+
+
+def test_softmax_reductions_are_vectorized():
+    opt = jit.optimized_ir(kernel_to_llvm(compile_graph(CASES["softmax"]).built[0].kernel, "s"))
+    assert "llvm.vector.reduce.fmaximum.v16f32" in opt or "reduce.fmax" in opt
+    assert "llvm.vector.reduce.fadd.v16f32" in opt
+
+
+def test_gemm_micro_kernel_is_explicit_vector_fma():
+    text = library_module(8, 32)
+    assert text.count("@llvm.fma.v16f32(") >= 16
+    asm = jit.assembly(text)
+    assert "vfmadd" in asm and "zmm" in asm
+
+
+def test_cache_key_depends_on_cpu_and_text():
+    k1 = jit.cache_key("define void @f() {\n  ret void\n}\n")
+    k2 = jit.cache_key("define void @g() {\n  ret void\n}\n")
+    assert k1 != k2
+    state = jit._init()
+    saved = state["features"]
+    try:
+        state["features"] = saved + ",-avx512f"
+        assert jit.cache_key("define void @f() {\n  ret void\n}\n") != k1
+    finally:
+        state["features"] = saved
+
+
+def test_disk_cache_is_reused_across_processes(tmp_path):
+    """A second process compiling the same graph loads every kernel from the cache instead of LLVM."""
+    script = (
+        "import torch\n"
+        "from rewrite.builder import GraphBuilder\n"
+        "from lower import compile_graph\n"
+        "from lower.llvm import jit\n"
+        "b = GraphBuilder('c')\n"
+        "x = b.input('x', (33, 70))\n"
+        "g = b.build([b.softmax(b.relu(b.matmul(x, b.weight('w', torch.ones(70, 50)))), axis=-1)])\n"
+        "cg = compile_graph(g)\n"
+        "print(jit.STATS.compiled, jit.STATS.cache_hits)\n")
+    env = dict(os.environ, EQSAT_CACHE_DIR=str(tmp_path))
+    root = Path(__file__).resolve().parents[2]
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                           cwd=root).stdout.split() for _ in range(2)]
+    compiled1, hits1 = map(int, runs[0])
+    compiled2, hits2 = map(int, runs[1])
+    assert compiled1 >= 2 and hits1 == 0
+    assert compiled2 == 0 and hits2 == compiled1
+    assert len(list(tmp_path.rglob("*.o"))) == compiled1

@@ -1,0 +1,91 @@
+"""The fusion plan: which nodes share a kernel, and that fused kernels compute the same thing."""
+
+from __future__ import annotations
+
+import torch
+
+from rewrite.builder import GraphBuilder
+from lower.fusion import plan_fusion
+from lower_testutil import check_graph
+
+
+def kernels_of(cg) -> list[str]:
+    return [ln.split(": ", 1)[1] for ln in cg.plan.splitlines() if ln.strip().startswith("kernel ")]
+
+
+def test_elementwise_chain_is_one_kernel():
+    b = GraphBuilder("ew")
+    a, c, d = (b.input(n, (100, 37)) for n in "acd")
+    cg = check_graph(b.build([b.relu(b.add(b.mul(a, c), d))]), tol=1e-6)
+    assert kernels_of(cg) == ["<mul%3 <add%4 relu%5"]
+    assert "[fused elementwise]" in cg.plan
+
+
+def test_shared_intermediate_is_materialised_once():
+    b = GraphBuilder("shared")
+    x = b.input("x", (64, 32))
+    e = b.exp(x)  # two consumers: computed once, not inlined twice
+    cg = check_graph(b.build([b.add(b.relu(e), b.sigmoid(e))]), tol=1e-6)
+    ks = kernels_of(cg)
+    assert "exp%1" in ks and any("add%4" in k and "<relu%2" in k and "<sigmoid%3" in k for k in ks)
+
+
+def test_graph_output_is_not_inlined():
+    b = GraphBuilder("out")
+    x = b.input("x", (64, 32))
+    t = b.tanh(x)
+    cg = check_graph(b.build([t, b.smul(t, scalar=3.0)]), tol=1e-6)
+    assert len(kernels_of(cg)) == 2
+
+
+def test_epilogue_chain_stops_at_shape_change_and_second_use():
+    b = GraphBuilder("epi")
+    x = b.input("x", (40, 64))
+    w = b.weight("w", torch.randn(64, 48) * 0.1)
+    y = b.relu(b.add(b.matmul(x, w), b.weight("b", torch.randn(48))))
+    z = b.softmax(y, axis=-1)  # not elementwise: own kernel
+    cg = check_graph(b.build([z, b.sigmoid(z)]))
+    assert kernels_of(cg)[0] == "matmul%2 >add%5 >relu%6"
+    assert any(k.startswith("softmax") for k in kernels_of(cg))
+
+
+def test_prologues_into_reductions_pools_and_concat():
+    b = GraphBuilder("pro")
+    x = b.input("x", (2, 8, 9, 9))
+    p = b.maxpool2d(b.relu(b.smul(x, scalar=2.0)), kernel=(3, 3), stride=(2, 2))
+    s = b.softmax(b.exp(b.input("y", (5, 7))), axis=0)
+    c = b.concat(b.sigmoid(b.input("u", (3, 4))), b.input("v", (3, 4)), axis=1)
+    cg = check_graph(b.build([p, s, c]), tol=1e-5)
+    ks = kernels_of(cg)
+    assert "<smul%1 <relu%2 maxpool2d%3" in ks
+    assert "<exp%5 softmax%6" in ks
+    assert any("<sigmoid" in k and "concat" in k for k in ks)
+
+
+def test_transposes_fold_into_matmul_operands():
+    b = GraphBuilder("tt")
+    q = b.input("q", (2, 16, 24))
+    k = b.input("k", (2, 16, 24))
+    att = b.matmul(b.transpose(q, perm=(0, 2, 1)), k)  # [2, 24, 24], A operand transposed
+    att2 = b.matmul(q, b.transpose(k, perm=(0, 2, 1)))  # [2, 16, 16], B operand transposed
+    cg = check_graph(b.build([att, att2]))
+    assert kernels_of(cg) == ["<transpose%2 matmul%3", "<transpose%4 matmul%5"]
+
+
+def test_batchnorm_folds_into_conv_epilogue_with_residual():
+    b = GraphBuilder("cbr")
+    x = b.input("x", (1, 8, 10, 10))
+    y = b.conv2d(x, b.weight("w", torch.randn(8, 8, 3, 3) * 0.2), padding=(1, 1))
+    y = b.batchnorm(y, *(b.weight(n, torch.rand(8) + 0.5) for n in "gbmv"))
+    cg = check_graph(b.build([b.relu(b.add(y, x))]))
+    assert kernels_of(cg) == ["conv2d%2 >batchnorm%7 >add%8 >relu%9"]
+
+
+def test_plan_without_fusion_has_one_kernel_per_op():
+    b = GraphBuilder("nf")
+    x = b.input("x", (4, 4))
+    g = b.build([b.relu(b.exp(b.reshape(x, shape=(16,))))])
+    plan = plan_fusion(g, set(), fuse=False)
+    assert [grp.nodes for grp in plan.groups] == [[2], [3]]
+    assert plan.aliases == [1]
+    assert "views: reshape%1" in str(plan)
