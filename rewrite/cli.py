@@ -135,6 +135,8 @@ def parser() -> argparse.ArgumentParser:
     rl.add_argument("--rules", action="append", help="rule family name or file (default: all)")
     rl.add_argument("--json", action="store_true")
     rl.set_defaults(fn=cmd_rules_list)
+    from rewrite.cli_rules import add_rules_commands
+    add_rules_commands(rsub)
     return p
 
 

@@ -23,15 +23,12 @@ from typing import Any, Mapping, Sequence
 from egglog.bindings import EggSmolError, EGraph
 
 from rewrite.builder import GraphBuilder
-from rewrite.egraph.encode import encode
-from rewrite.egraph.prelude import prelude
-from rewrite.egraph.saturate import Limits, StopReason, _run, _sizes
+from rewrite.egraph.saturate import Limits, StopReason, saturate
 from rewrite.graph import Graph, GraphError
 from rewrite.ops import ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, instantiate
 from rewrite.rulelang.syntax import (Call, Expr, ListExpr, Loc, Op, Pattern, Rule, RuleError, Var, _Checker,
                                      _pattern, _Reader, tokenize)
-from rewrite.rulelang.to_egglog import rules_to_egglog
 
 EQUAL = "equal"  # the stop reason when the two sides meet
 
@@ -171,45 +168,7 @@ def prove_equal(lhs: str, rhs: str, shapes: Mapping[str, Sequence[int]],
     graph = _graph(pl, pr, shp, wts)
     rule_list = _rules(rules)
 
-    eg = EGraph()
-    enc = encode(graph)
-    _run(eg, prelude(), "prelude")
-    _run(eg, rules_to_egglog(rule_list), "rules")
-    _run(eg, enc.program, "graph encoding")
-    _run(eg, "(run-schedule (saturate (run analysis)))", "shape analysis")
-    a, b = enc.roots
-    enodes, eclasses = _sizes(eg)
-    if _same_class(eg, a, b):
-        return ProveResult(True, 0, EQUAL, time.perf_counter() - t0, enodes, eclasses)
-    # the same schedule as saturate(): one back-off iteration per step, budget escalation before "saturated"
-    budget = limits.match_limit or max(1000, 2 * enodes)
-    cap = max(budget, limits.nodes)
-    t1 = time.perf_counter()
-    reason, done = StopReason.ITERATION_LIMIT.value, 0
-    over = [False, False]  # did a rule exceed the budget (and get skipped) in the last two iterations?
-    for i in range(limits.iterations):
-        if time.perf_counter() - t1 >= limits.seconds:
-            reason = StopReason.TIME_LIMIT.value
-            break
-        step = (f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
-                f"(run-with bo rewrites) (saturate (run analysis)))")
-        out = _run(eg, step, f"rewrite iteration {i + 1}")
-        matches = out[0].report.num_matches_per_rule.values() if out else ()
-        over = [over[1], any(m >= budget for m in matches)]
-        done = i + 1
-        if _same_class(eg, a, b):
-            n, c = _sizes(eg)
-            return ProveResult(True, done, EQUAL, time.perf_counter() - t0, n, c)
-        new_nodes, new_classes = _sizes(eg)
-        changed = (new_nodes, new_classes) != (enodes, eclasses)
-        enodes, eclasses = new_nodes, new_classes
-        if not changed:
-            if budget < cap and any(over):  # skipped rules might still fire with a larger budget
-                budget = min(cap, budget * 4)
-                continue
-            reason = StopReason.SATURATED.value
-            break
-        if enodes >= limits.nodes:
-            reason = StopReason.NODE_LIMIT.value
-            break
-    return ProveResult(False, done, reason, time.perf_counter() - t0, enodes, eclasses)
+    sat = saturate(graph, rule_list, limits, until=lambda eg, enc: _same_class(eg, *enc.roots))
+    equal = sat.stop_reason is StopReason.GOAL
+    return ProveResult(equal, len(sat.iterations), EQUAL if equal else sat.stop_reason.value,
+                       time.perf_counter() - t0, sat.enodes, sat.eclasses)

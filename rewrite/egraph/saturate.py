@@ -35,6 +35,7 @@ class SaturationError(RuntimeError):
 
 
 class StopReason(str, Enum):
+    GOAL = "goal"  # the caller's ``until`` condition held (e.g. two terms became equal)
     SATURATED = "saturated"
     ITERATION_LIMIT = "iteration_limit"
     NODE_LIMIT = "node_limit"
@@ -116,8 +117,13 @@ def _run(eg: EGraph, text: str, what: str) -> list[Any]:
 
 
 def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
-             on_iteration: Callable[[IterationStat], None] | None = None) -> SaturationResult:
-    """Load ``graph``, run ``rules`` one iteration at a time until a limit or saturation."""
+             on_iteration: Callable[[IterationStat], None] | None = None,
+             until: Callable[[EGraph, Encoding], bool] | None = None) -> SaturationResult:
+    """Load ``graph``, run ``rules`` one iteration at a time until a limit or saturation.
+
+    ``until(egraph, encoding)`` is asked after loading and after every iteration;
+    when it holds, saturation stops with ``StopReason.GOAL``.
+    """
     limits.check()
     t0 = time.perf_counter()
     eg = EGraph()
@@ -135,6 +141,9 @@ def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
     stats: list[IterationStat] = []
     t1 = time.perf_counter()
     reason = StopReason.ITERATION_LIMIT
+    if until is not None and until(eg, enc):
+        return SaturationResult(eg, enc, StopReason.GOAL, [], Counter(), t_load, 0.0, enodes, eclasses,
+                                {"match_limit": budget})
     for i in range(limits.iterations):
         if time.perf_counter() - t1 >= limits.seconds:
             reason = StopReason.TIME_LIMIT
@@ -152,8 +161,14 @@ def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
             on_iteration(stat)
         changed = (new_nodes, new_classes) != (enodes, eclasses)
         enodes, eclasses = new_nodes, new_classes
+        if until is not None and until(eg, enc):
+            reason = StopReason.GOAL
+            break
+        # egglog reports "updated" for an unchanged e-graph only when the back-off scheduler
+        # skipped a rule over budget: then retry with a larger budget instead of stopping
+        skipped = bool(out[0].report.updated)
         if not changed:
-            if budget < cap:  # rules over budget were skipped: retry with a larger one
+            if skipped and budget < cap:
                 budget = min(cap, budget * 4)
                 continue
             reason = StopReason.SATURATED
@@ -161,8 +176,5 @@ def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
         if enodes >= limits.nodes:
             reason = StopReason.NODE_LIMIT
             break
-    else:
-        if limits.iterations == 0:
-            reason = StopReason.ITERATION_LIMIT
     return SaturationResult(eg, enc, reason, stats, fired, t_load, time.perf_counter() - t1, enodes, eclasses,
                             {"match_limit": budget})
