@@ -85,7 +85,7 @@ def test_ilp_matches_brute_force_on_random_cyclic_egraphs():
     rng = random.Random(7)
     ops = ["relu", "tanh", "exp", "add", "mul"]
     checked = 0
-    for trial in range(40):
+    for trial in range(60):
         n = rng.randint(3, 7)
         spec: dict[str, list] = {"x": [("x0", "input", (), 0.0)]}
         for i in range(n):
@@ -110,6 +110,41 @@ def test_ilp_matches_brute_force_on_random_cyclic_egraphs():
         checked += 1
     assert checked >= 20
 
+
+
+def _random_egraph(rng: random.Random, n: int):
+    spec: dict[str, list] = {"x": [("x0", "input", (), 0.0)]}
+    for i in range(n):
+        nodes = []
+        for j in range(rng.randint(1, 4)):
+            # mostly downward edges (a DAG with sharing), sometimes upward (cycles)
+            kids = tuple("x" if i == 0 or rng.random() < 0.1 else
+                         f"c{rng.randrange(i) if rng.random() < 0.9 else rng.randrange(n)}"
+                         for _ in range(rng.randint(1, 3)))
+            nodes.append((f"n{i}_{j}", "add", kids, float(rng.choice([0, 1, 2, 3, 5, 8, 13]))))
+        spec[f"c{i}"] = nodes
+    return _egraph(spec, [f"c{n - 1}", f"c{n - 2}"])
+
+
+def test_must_need_strengthening_keeps_the_optimum(monkeypatch):
+    import rewrite.extract.ilp as ilp
+
+    rng = random.Random(11)
+    compared = 0
+    for _ in range(25):
+        data, ncost = _random_egraph(rng, 30)
+        try:
+            strong = ilp_extract(data, ncost, time_limit=10)
+        except ExtractionError:
+            continue
+        monkeypatch.setattr(ilp, "NEED_LIMIT", 0)
+        weak = ilp_extract(data, ncost, time_limit=10)
+        monkeypatch.undo()
+        assert strong.status == weak.status == "optimal"
+        assert strong.objective == pytest.approx(weak.objective, abs=1e-9)
+        assert is_valid_selection(data, strong.selection)
+        compared += 1
+    assert compared >= 15
 
 def _set_cover(n_el: int, n_sets: int, k: int, seed: int = 0):
     """An e-graph whose extraction is weighted set cover: hard for a MIP, easy to get wrong greedily."""
@@ -177,7 +212,7 @@ def saturated(request):
     from rewrite.frontends import from_torch
 
     graph = from_torch(*load(request.param))
-    sat = saturate(graph, load_rules(), Limits(iterations=12, nodes=20000, seconds=20))
+    sat = saturate(graph, load_rules(), Limits(iterations=4, nodes=20000, seconds=20))  # keeps the file < 60 s
     data = read_serialized(sat.serialized())
     return graph, data, node_costs(data, AnalyticalCost())
 
