@@ -175,8 +175,48 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
             grp.kind = "contraction+epilogue"
         elif grp.prologue and grp.kind != "elementwise":
             grp.kind += "+prologue"
-    groups.sort(key=lambda g: order[g.anchor])
+    groups = _topological(graph, groups, order, {n: graph.nodes[n].inputs[0].node for n in aliases})
     return FusionPlan(graph, groups, aliases, set(constants))
+
+
+def _topological(graph: Graph, groups: list[FusedGroup], order: dict[int, int],
+                 alias_src: dict[int, int]) -> list[FusedGroup]:
+    """Kernels in dependency order (an epilogue may read a value whose group has a later anchor);
+    ties keep graph order."""
+    import heapq
+    owner = {n: k for k, grp in enumerate(groups) for n in grp.nodes}
+
+    def producer(nid: int) -> int | None:
+        while nid in alias_src:
+            nid = alias_src[nid]
+        return owner.get(nid)
+    deps: list[set[int]] = []
+    for k, grp in enumerate(groups):
+        d = set()
+        for n in grp.nodes:
+            for v in graph.nodes[n].inputs:
+                p = producer(v.node)
+                if p is not None and p != k:
+                    d.add(p)
+        deps.append(d)
+    users: dict[int, list[int]] = {k: [] for k in range(len(groups))}
+    for k, d in enumerate(deps):
+        for p in d:
+            users[p].append(k)
+    indeg = [len(d) for d in deps]
+    ready = [(order[groups[k].anchor], k) for k in range(len(groups)) if indeg[k] == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, k = heapq.heappop(ready)
+        out.append(groups[k])
+        for u in users[k]:
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                heapq.heappush(ready, (order[groups[u].anchor], u))
+    if len(out) != len(groups):  # pragma: no cover - fusion never merges across a cycle
+        raise LoweringError("fusion produced a cyclic kernel dependency")
+    return out
 
 
 # ============================================================== kernel building

@@ -89,3 +89,14 @@ def test_plan_without_fusion_has_one_kernel_per_op():
     assert [grp.nodes for grp in plan.groups] == [[2], [3]]
     assert plan.aliases == [1]
     assert "views: reshape%1" in str(plan)
+
+
+def test_epilogue_reading_a_later_kernel_is_ordered_after_it():
+    """ResNet's downsample: the block's last conv (earlier anchor) adds the shortcut conv's output."""
+    b = GraphBuilder("order")
+    x = b.input("x", (1, 8, 12, 12))
+    main = b.conv2d(x, b.weight("wa", torch.randn(16, 8, 3, 3) * 0.2), padding=(1, 1))
+    short = b.conv2d(x, b.weight("wb", torch.randn(16, 8, 1, 1) * 0.2))
+    cg = check_graph(b.build([b.relu(b.add(main, short))]))
+    ks = kernels_of(cg)
+    assert ks == ["conv2d%4", "conv2d%2 >add%5 >relu%6"]
