@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from costs.cache import CacheError
 from rewrite.egraph.saturate import IterationStat, Limits, SaturationError
 from rewrite.graph import Graph, GraphError
 from rewrite.ops import ShapeError
@@ -80,9 +81,19 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     limits.check()
     print(f"loading {args.model} ...", file=sys.stderr, flush=True)
     graph = load_model(args.model)
+    if args.threads:
+        import torch
+        torch.set_num_threads(args.threads)
+    cost_model = None
+    if args.cost == "measured":
+        from costs.measured import MeasuredCost
+        cost_model = MeasuredCost(measure_missing=args.measure_missing)
     print(f"saturating {graph.op_count()} operators ...", file=sys.stderr, flush=True)
-    result = optimize(graph, rules=args.rules, limits=limits, extractor=args.extractor,
+    result = optimize(graph, rules=args.rules, limits=limits, extractor=args.extractor, cost_model=cost_model,
                       check=not args.no_verify, ilp_seconds=args.ilp_seconds, on_iteration=_progress(args.verbose or bool(os.environ.get("EQSAT_TRACE"))))
+    if cost_model is not None:
+        result.stats["cost_model"] = {"kind": "measured", **cost_model.stats}
+        print(f"measured cost model: {cost_model.stats}", file=sys.stderr)
     print(before_after(result.stats, graph.summary(), result.graph.summary()))
     if args.verbose:
         print("optimized graph:")
@@ -124,6 +135,12 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--extractor", default="greedy", choices=("greedy", "ilp"),
                    help="greedy DAG-aware, or exact ILP (HiGHS) warm-started from greedy")
     o.add_argument("--ilp-seconds", type=float, default=10.0, help="time limit of the ILP extraction")
+    o.add_argument("--cost", choices=("analytical", "measured"), default="analytical",
+                   help="cost model: roofline from measured peaks, or per-operator measurements "
+                        "(see `eqsat costs profile`; unmeasured ops fall back to analytical)")
+    o.add_argument("--threads", type=int, default=0,
+                   help="torch threads (measured costs are cached per thread count; 0: leave as is)")
+    o.add_argument("--measure-missing", action="store_true", help="with --cost measured: measure uncached ops now")
     o.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
     o.add_argument("--json", help="write the statistics as JSON to this file")
     o.add_argument("-v", "--verbose", action="store_true",
@@ -137,6 +154,8 @@ def parser() -> argparse.ArgumentParser:
     rl.set_defaults(fn=cmd_rules_list)
     from rewrite.cli_rules import add_rules_commands
     add_rules_commands(rsub)
+    from rewrite.cli_costs import add_costs_commands
+    add_costs_commands(sub)
     return p
 
 
@@ -144,7 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return int(args.fn(args))
-    except (CliError, RuleError, GraphError, ShapeError, SaturationError, FileNotFoundError, ValueError) as e:
+    except (CliError, RuleError, GraphError, ShapeError, SaturationError, FileNotFoundError, ValueError,
+            CacheError) as e:
         print(f"eqsat: error: {e}", file=sys.stderr)
         return 2
     except AssertionError as e:  # VerificationError: the optimized graph is wrong

@@ -102,3 +102,24 @@ def test_ilp_extractor_is_never_worse_than_greedy():
     assert ilp.stats["verified"] is True
     with pytest.raises(ValueError, match="unknown extractor"):
         optimize(g, extractor="magic")
+
+
+def test_cli_costs_profile_show_and_measured_optimize(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
+    model = tmp_path / "tiny.py"
+    model.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return torch.relu(x) * 2.0\n"
+        "def make():\n"
+        "    return M(), (torch.randn(4, 8),)\n")
+    assert main(["costs", "profile", f"{model}:make", "--threads", "1", "--warmup", "1", "--repeats", "3"]) == 0
+    assert "measured 2 operator configurations" in capsys.readouterr().out
+    assert main(["costs", "show", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["op"] for r in rows} == {"relu", "smul"}
+    out = tmp_path / "o.json"
+    assert main(["optimize", f"{model}:make", "--cost", "measured", "--threads", "1", "--json", str(out)]) == 0
+    stats = json.loads(out.read_text())
+    assert stats["cost_model"]["hits"] > 0 and stats["verified"] is True

@@ -97,7 +97,15 @@ def select(data: EGraphData, choice: dict[str, ENode], ncost: dict[str, float]) 
                 raise ExtractionError(f"no acyclic, well-formed term for output e-class {r}")
     finally:
         sys.setrecursionlimit(limit)
-    return done
+    # keep only what the roots reach: abandoned candidates may have completed other classes
+    keep: set[str] = set()
+    stack = list(data.roots)
+    while stack:
+        c = stack.pop()
+        if c not in keep:
+            keep.add(c)
+            stack.extend(done[c].children)
+    return {c: n for c, n in done.items() if c in keep}
 
 
 def dag_cost(sel: dict[str, ENode], ncost: dict[str, float]) -> float:
