@@ -130,14 +130,20 @@ def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, 
     data = read_serialized(sat.serialized())
     ncost = node_costs(data, cost_model)
     sel = select(data, greedy_choice(data, ncost), ncost)
+    t_greedy = time.perf_counter() - t1
+    best = to_graph(data, sel, graph)
     ilp_info: dict[str, Any] = {}
     if extractor == "ilp":
         from rewrite.extract.ilp import ilp_extract
         res = ilp_extract(data, ncost, time_limit=ilp_seconds, warm_start=sel)
-        sel = res.selection
-        ilp_info = {"ilp_status": res.status, "ilp_gap": res.gap, "ilp_objective": res.objective,
-                    "ilp_bound": res.bound, "greedy_objective": res.greedy_objective, "ilp_seconds": res.seconds}
-    best = to_graph(data, sel, graph)
+        greedy_graph, greedy_cost = best, graph_cost(best, cost_model)
+        best = to_graph(data, res.selection, graph)
+        if graph_cost(best, cost_model) > greedy_cost:  # decoding can differ slightly: keep the cheaper
+            best = greedy_graph
+        ilp_info = {"ilp_status": res.status, "ilp_source": res.source, "ilp_gap": res.gap,
+                    "ilp_objective": res.objective, "ilp_bound": res.bound,
+                    "greedy_objective": res.greedy_objective, "ilp_seconds": res.seconds,
+                    "cost_after_greedy": min(greedy_cost, graph_cost(graph, cost_model))}
     t2 = time.perf_counter()
     cost_before, cost_after = graph_cost(graph, cost_model), graph_cost(best, cost_model)
     if cost_after > cost_before:  # extraction never makes things worse than the input
@@ -160,6 +166,7 @@ def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, 
         "per_iteration": [{"iteration": s.index, "enodes": s.enodes, "eclasses": s.eclasses,
                            "seconds": round(s.seconds, 4)} for s in sat.iterations],
         "seconds": {"load": sat.seconds_load, "saturate": sat.seconds_saturate, "extract": t2 - t1,
+                    "extract_greedy": t_greedy,
                     "verify": t3 - t2, "total": t3 - t0},
         "verified": bool(v.ok) if v else None,
         "max_abs_err": v.max_abs_err if v else None,

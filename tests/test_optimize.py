@@ -35,7 +35,7 @@ def test_optimize_reduces_cost_and_verifies():
     for k in ("model", "ops_before", "ops_after", "cost_before", "cost_after", "stop_reason", "iterations",
               "enodes", "eclasses", "seconds", "verified", "max_abs_err", "rules_fired"):
         assert k in s
-    assert set(s["seconds"]) == {"load", "saturate", "extract", "verify", "total"}
+    assert {"load", "saturate", "extract", "verify", "total"} <= set(s["seconds"])
 
 
 def test_extracted_graph_is_valid_acyclic_and_never_worse():
