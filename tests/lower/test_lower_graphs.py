@@ -143,3 +143,24 @@ def test_info():
     assert cg.plan.startswith("fusion plan for mlp")
     assert "kernel k0_matmul" in cg.kernel_source(0)
     assert "define void @" in cg.llvm_ir(0)
+
+
+def test_output_buffers_are_recycled_only_when_released():
+    b = GraphBuilder("rec")
+    g = b.build([b.relu(b.input("x", (100000,)))])
+    cg = compile_graph(g)
+    a = torch.randn(100000)
+    o1 = cg([a])[0]
+    p1 = o1.data_ptr()
+    o2 = cg([a])[0]
+    assert o2.data_ptr() != p1 and torch.equal(o1, o2)  # still held: a new buffer
+    del o1, o2
+    o3 = cg([a])[0]
+    p3 = o3.data_ptr()
+    del o3
+    o4 = cg([a])[0]
+    assert o4.data_ptr() == p3  # dropped: reused
+    view = o4[5:10]
+    del o4
+    o5 = cg([-a])[0]
+    assert o5.data_ptr() != p3 and torch.equal(view, torch.relu(a[5:10]))  # a view keeps it alive
