@@ -321,3 +321,31 @@ def test_optimize_folds_batchnorm_and_fuses_bias_and_activation():
     x = torch.randn(2, 3, 8, 8)
     with torch.no_grad():
         assert torch.allclose(r.graph.run([x])[0], m(x), atol=1e-5)
+
+
+class _Fire(nn.Module):
+    """SqueezeNet's fire module, small enough that launch overheads dominate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sq, self.e1, self.e3 = nn.Conv2d(8, 4, 1), nn.Conv2d(4, 8, 1), nn.Conv2d(4, 8, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.sq(x))
+        return torch.cat([torch.relu(self.e1(y)), torch.relu(self.e3(y))], 1)
+
+
+def test_relaxed_enlarge_then_merge_pays_off_on_a_small_fire_module():
+    torch.manual_seed(0)
+    m = _Fire().eval()
+    g = from_torch(m, (torch.randn(1, 8, 4, 4),), name="fire")
+    r = optimize(g, limits=Limits(iterations=10, nodes=20_000, seconds=20))
+    s = r.stats
+    assert s["verified"] is True and s["cost_after"] < s["cost_before"]
+    assert s["rules_fired"].get("enlarge-conv-bias-act-1x1", 0) + s["rules_fired"].get("enlarge-conv-1x1", 0) >= 1
+    # squeeze conv + one merged 3x3 expand conv (the 1x1 kernel zero-padded), no concat left
+    assert r.graph.summary() == {"conv2d_bias_act": 2}
+    assert any(n.op == "pad2d" for n in r.graph)
+    x = torch.randn(1, 8, 4, 4)
+    with torch.no_grad():
+        assert torch.allclose(r.graph.run([x])[0], m(x), atol=1e-5)
