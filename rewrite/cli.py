@@ -123,6 +123,19 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(rest: list[str]) -> int:
+    """``eqsat bench [fidelity|kernels] ...``: hands the rest of the line to the bench script."""
+    if rest and rest[0] == "fidelity":
+        from bench.fidelity import main as run
+        rest = rest[1:]
+    elif rest and rest[0] == "kernels":
+        from bench.kernels import main as run  # type: ignore[no-redef]
+        rest = rest[1:]
+    else:
+        from bench.tensat_table import main as run  # type: ignore[no-redef]
+    return int(run(rest))
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eqsat", description="Equality-saturation optimizer for DL graphs")
     sub = p.add_subparsers(dest="command", required=True)
@@ -156,10 +169,15 @@ def parser() -> argparse.ArgumentParser:
     add_rules_commands(rsub)
     from rewrite.cli_costs import add_costs_commands
     add_costs_commands(sub)
+    # `eqsat bench ...` is handed whole to the bench scripts (see main), listed here for --help
+    sub.add_parser("bench", help="benchmarks: the Tensat table (default), 'fidelity' or 'kernels'")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:
+        return cmd_bench(argv[1:])
     args = parser().parse_args(argv)
     try:
         return int(args.fn(args))

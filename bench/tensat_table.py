@@ -1,0 +1,112 @@
+"""The Tensat table: every benchmark model optimized, extracted greedily and exactly, and timed.
+
+    python -m bench                          # all eight models, Markdown to stdout and bench/results/
+    python -m bench --models bert,nasrnn --json out.json
+    eqsat bench --models squeezenet
+
+Run times are measured with torch on this CPU: the original and the optimized
+graph (weight-only sub-graphs folded into weights for both), alternated in the
+same process, median of repeats, with a fixed thread count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from bench.models import MODELS, load
+from costs.fidelity import measure_graphs
+from rewrite.api import load_rules, optimize
+from rewrite.egraph.saturate import Limits
+from rewrite.frontends import from_torch
+
+COLUMNS = ("model", "ops_before", "ops_after", "enodes", "seconds_saturate", "seconds_extract_greedy",
+           "seconds_extract_ilp", "ilp_gap", "cost_before", "cost_after_greedy", "cost_after_ilp",
+           "ms_original", "ms_optimized", "speedup", "verified")
+
+
+def run_model(name: str, limits: Limits, ilp_seconds: float, repeats: int,
+              cost_model: Callable[..., float] | None = None) -> dict[str, Any]:
+    graph = from_torch(*load(name), name=name)
+    res = optimize(graph, rules=load_rules(), limits=limits, extractor="ilp", ilp_seconds=ilp_seconds,
+                   cost_model=cost_model)
+    s = res.stats
+    ms_orig, ms_opt = (t * 1e3 for t in measure_graphs([graph, res.graph], repeats=repeats, warmup=2))
+    return {
+        "model": name, "ops_before": s["ops_before"], "ops_after": s["ops_after"], "enodes": s["enodes"],
+        "seconds_saturate": s["seconds"]["saturate"], "seconds_extract_greedy": s["seconds"]["extract_greedy"],
+        "seconds_extract_ilp": s["ilp_seconds"], "ilp_gap": s["ilp_gap"], "ilp_status": s["ilp_status"],
+        "cost_before": s["cost_before"], "cost_after_greedy": s["cost_after_greedy"],
+        "cost_after_ilp": s["cost_after"], "ms_original": ms_orig, "ms_optimized": ms_opt,
+        "speedup": ms_orig / ms_opt, "verified": s["verified"], "stop_reason": s["stop_reason"],
+        "seconds_total": s["seconds"]["total"],
+    }
+
+
+def _cell(key: str, v: Any) -> str:
+    if v is None:
+        return "-"
+    if key.startswith("cost"):
+        return f"{v * 1e3:.3f}"
+    if key == "ilp_gap":
+        return f"{v:.2%}"
+    if isinstance(v, bool):
+        return "yes" if v else "NO"
+    if isinstance(v, float):
+        return f"{v:.3f}" if key != "speedup" else f"{v:.3f}x"
+    return str(v)
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    head = [c.replace("seconds_", "s_").replace("cost_", "cost_ms_") for c in COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(_cell(c, r.get(c)) for c in COLUMNS) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
+    p.add_argument("--json", help="write the rows as a JSON list")
+    p.add_argument("--markdown", default=str(Path(__file__).parent / "results" / "tensat_table.md"))
+    p.add_argument("--threads", type=int, default=1, help="torch threads for timing (same for both sides)")
+    p.add_argument("--repeats", type=int, default=10)
+    p.add_argument("--ilp-seconds", type=float, default=10.0)
+    p.add_argument("--cost", choices=("analytical", "measured"), default="analytical")
+    args = p.parse_args(argv)
+    names = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = [m for m in names if m not in MODELS]
+    if unknown:
+        print(f"unknown model(s) {unknown}; known: {', '.join(MODELS)}", file=sys.stderr)
+        return 2
+    torch.set_num_threads(args.threads)
+    cost_model = None
+    if args.cost == "measured":
+        from costs.measured import MeasuredCost
+        cost_model = MeasuredCost(measure_missing=True)
+    rows = []
+    for i, name in enumerate(names, 1):
+        print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
+        rows.append(run_model(name, Limits(), args.ilp_seconds, args.repeats, cost_model))
+        r = rows[-1]
+        print(f"    ops {r['ops_before']} -> {r['ops_after']}, {r['ms_original']:.2f} ms -> "
+              f"{r['ms_optimized']:.2f} ms ({r['speedup']:.3f}x), verified {r['verified']}", file=sys.stderr)
+    table = markdown(rows)
+    print(table)
+    out = Path(args.markdown)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"# Tensat table ({args.threads} thread(s), {args.cost} costs)\n\n{table}\n")
+    print(f"wrote {out}", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""The bench scripts run and write what they promise (numbers themselves are for bench/, not tests)."""
+
+import json
+
+from bench.tensat_table import COLUMNS
+from rewrite.cli import main
+
+
+def test_tensat_table_json_and_markdown(tmp_path, capsys):
+    out, md = tmp_path / "t.json", tmp_path / "t.md"
+    assert main(["bench", "--models", "nasrnn", "--repeats", "1", "--ilp-seconds", "5",
+                 "--json", str(out), "--markdown", str(md)]) == 0
+    rows = json.loads(out.read_text())
+    assert len(rows) == 1 and set(COLUMNS) <= set(rows[0])
+    r = rows[0]
+    assert r["verified"] is True and r["cost_after_ilp"] <= r["cost_after_greedy"] <= r["cost_before"]
+    assert "| nasrnn |" in md.read_text()
+
+
+def test_fidelity_script(tmp_path, capsys):
+    out = tmp_path / "f.json"
+    assert main(["bench", "fidelity", "--models", "nasrnn", "--per-model", "4", "--repeats", "2",
+                 "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert {"spearman", "median_rel_err", "candidates"} <= set(data) and data["candidates"] >= 2
+    assert main(["bench", "--models", "nope"]) == 2
