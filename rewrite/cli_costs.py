@@ -55,6 +55,23 @@ def cmd_costs_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_costs_machine(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from costs.machine import cache_dir, machine_profile
+
+    prof = machine_profile(refresh=args.refresh)
+    if args.json:
+        print(json.dumps(asdict(prof), indent=1))
+        return 0
+    print(f"machine profile ({cache_dir() / 'machine.json'}):")
+    print(f"  peak        {prof.peak_flops / 1e9:8.1f} GFLOP/s (fp32 matmul)")
+    print(f"  bandwidth   {prof.bandwidth / 1e9:8.1f} GB/s (copy)")
+    for name in ("op_overhead", "view_overhead", "matmul_overhead", "conv_overhead"):
+        print(f"  {name:<15} {getattr(prof, name) * 1e6:6.2f} us per node")
+    return 0
+
+
 def add_costs_commands(sub: Any) -> None:
     c = sub.add_parser("costs", help="measure operator costs on this machine and inspect the cache")
     csub = c.add_subparsers(dest="costs_command", required=True)
@@ -76,3 +93,7 @@ def add_costs_commands(sub: Any) -> None:
     s.add_argument("--cache")
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_costs_show)
+    m = csub.add_parser("machine", help="show this machine's peak FLOP/s, bandwidth and per-node overheads")
+    m.add_argument("--refresh", action="store_true", help="measure again (do it on a quiet machine)")
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(fn=cmd_costs_machine)
