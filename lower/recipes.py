@@ -136,6 +136,9 @@ def gemm_recipe(s: Schedule, bk, threads: int) -> None:
     if not unit or os.environ.get("EQSAT_PACK_A") == "1":
         s.pack(g.stage, "#0", io, (ir, ii, ki), f"{g.a_buf}_apanel")
     s.tensorize(ii, MR, NR)
+    for st in list(walk_stmt(s.kernel.body)):  # the copies into panels: vectorize their innermost loop
+        if isinstance(st, Stage) and ".pack_" in st.name:
+            _vectorize_innermost(s, st.name)
 
 
 def small_contraction_recipe(s: Schedule, bk) -> None:

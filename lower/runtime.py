@@ -285,6 +285,20 @@ class CompiledGraph:
         from lower.llvm.codegen import kernel_to_llvm
         return kernel_to_llvm(self.built[k].kernel)
 
+    def profile(self, inputs, repeats: int = 3) -> list[dict]:
+        """Per-kernel wall time (median of ``repeats`` runs, seconds), with the fusion group of each."""
+        times: list[list[float]] = [[] for _ in self._launches]
+        for _ in range(repeats):
+            self(inputs, _times=times)
+        out = []
+        for ln, bk, ts in zip(self._launches, self.built, times):
+            ts = sorted(ts)
+            grp = bk.group
+            out.append({"kernel": ln.name, "seconds": ts[len(ts) // 2],
+                        "nodes": " ".join(f"{self.graph.nodes[n].op}%{n}" for n in grp.nodes) if grp else "",
+                        "parallel": ln.par_extent is not None})
+        return out
+
     # ------------------------------------------------------------ running
     def _output_buffer(self, r: Value) -> torch.Tensor:
         """A fresh output tensor, or last call's one if the caller has provably let go of it.
@@ -301,7 +315,8 @@ class CompiledGraph:
             self._recycle[r] = t
         return t
 
-    def __call__(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    def __call__(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor],
+                 _times: list[list[float]] | None = None) -> list[torch.Tensor]:
         g = self.graph
         if not isinstance(inputs, Mapping):
             if len(inputs) != len(self.input_names):
@@ -325,13 +340,16 @@ class CompiledGraph:
             for r in self._out_roots:
                 if r not in outs and self._kinds.get(r) == "output":
                     outs[r] = self._output_buffer(r)
-            for ln in self._launches:
+            for k, ln in enumerate(self._launches):
                 for slot, kind, key in ln.patches:
                     ln.args[slot] = (bound[key] if kind == "input" else outs[key]).data_ptr()
+                t0 = time.perf_counter() if _times is not None else 0.0
                 if ln.par_extent is not None and ln.threads > 1:
                     parallel_for(ln.fn, ln.argp, ln.par_extent, ln.threads)
                 else:
                     ln.fn(ln.argp, 0, ln.par_extent or 0)
+                if _times is not None:
+                    _times[k].append(time.perf_counter() - t0)
         result = []
         for v, r in zip(g.outputs, self._out_roots):
             shape = g.shape_of(v)

@@ -743,7 +743,8 @@ class Pack(Step):
     ``at`` is the loop at whose start the copy is made (None: once, before
     everything; if the operand only reads constants the runtime then does it at
     compile time).  Loops with a tail extent are padded with zeros, so the
-    packed panel always has full, constant extents.
+    packed panel always has full, constant extents (branch-free: padded lanes
+    evaluate the operand at the last valid index and select 0).
 
     before::                                  after pack("mm", "B", "k.o", ("j.o", "k.i", "j.i"), "Bp")::
 
@@ -815,22 +816,30 @@ class Pack(Step):
         P = Buffer(self.name, tuple(shape), scope=scope)
         pvars = {v: Var(_fresh(k.body, v + ".p")) for v in self.layout}
         val = substitute(operand, {v: pv for v, pv in pvars.items()})
-        # zero padding of tails: a guard with the original (substituted) extents around one store
-        conds = []
-        for v in self.layout:
-            ext = substitute(by_name[v].extent, {u: pv for u, pv in pvars.items()})
-            n = shape[self.layout.index(v)]
-            if bounds(ext, {}) != (n, n):
-                stray_e = free_vars(ext) - outside - {pvars[u].name for u in self.layout}
-                if stray_e:
-                    raise ScheduleError(f"{step}: extent of {v} depends on {sorted(stray_e)}")
-                conds.append(lt(pvars[v], ext))
+        # Dims given a min size (the micro-kernel's NR lanes) are padded with zeros, branch-free so the copy
+        # vectorizes: the operand is evaluated at the last valid index (loads stay in bounds) and a select
+        # zeroes the lane.  Other dims iterate their true (possibly tail) extent: nothing reads past it.
+        conds, clamp, exts = [], {}, {}
+        psub = {u: pv for u, pv in pvars.items()}
+        for d, v in enumerate(self.layout):
+            ext = substitute(by_name[v].extent, psub)
+            stray_e = free_vars(ext) - outside - {pvars[u].name for u in self.layout}
+            if stray_e:
+                raise ScheduleError(f"{step}: extent of {v} depends on {sorted(stray_e)}")
+            n = shape[d]
+            padded = d < len(self.min_sizes) and self.min_sizes[d] > 1
+            if bounds(ext, {}) == (n, n) or not padded:
+                exts[v] = ext
+                continue
+            exts[v] = IntImm(n)
+            conds.append(lt(pvars[v], ext))
+            clamp[pvars[v].name] = emin(pvars[v], ext - 1)
         idx = tuple(pvars[v] for v in self.layout)
-        body: Stmt = Store(P, idx, val)
         if conds:
-            body = If(land(*conds), body, Store(P, idx, FloatImm(0.0)))
+            val = Select(land(*conds), substitute(val, clamp), FloatImm(0.0))
+        body: Stmt = Store(P, idx, val)
         for v in reversed(self.layout):
-            body = For(pvars[v], IntImm(shape[self.layout.index(v)]), body)
+            body = For(pvars[v], exts[v], body)
         pack_stage = Stage(f"{self.stage}.pack_{self.name}", body)
         new_load = Load(P, tuple(Var(v) for v in self.layout))
 

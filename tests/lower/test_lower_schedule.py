@@ -292,11 +292,7 @@ def test_pack_then_tensorize():
             // stage mm.pack_Bp
             for k.p in 0..37 {
               for j.i.p in 0..32 {
-                if j.i.p < min(32, 45 - j.o * 32) {
-                  Bp[k.p, j.i.p] = B[k.p, j.i.p + j.o * 32]
-                } else {
-                  Bp[k.p, j.i.p] = 0.0
-                }
+                Bp[k.p, j.i.p] = select(j.i.p < min(32, 45 - j.o * 32), B[k.p, min(j.i.p, min(32, 45 - j.o * 32) - 1) + j.o * 32], 0.0)
               }
             }
             for i.o in 0..2 {
