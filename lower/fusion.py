@@ -2,7 +2,8 @@
 
 Policy (greedy, over live nodes that are not precomputed constants):
 
-* ``reshape`` is a view: no kernel; it aliases its input's storage.
+* ``reshape`` is a view: no kernel; it aliases its input's storage — unless
+  it sits between two fusible ops, then it is fused through (an index remap).
 * **Epilogues**: a chain of elementwise ops (and batchnorm) that is the only
   consumer of a contraction's output, has its shape, and is not itself
   needed elsewhere, is fused into the contraction's kernel.  It is computed in
@@ -28,8 +29,8 @@ import torch
 
 from rewrite.graph import Graph, Node, Value
 from rewrite.ops import OPS, Group
-from lower.loop_ir import (Buffer, Expr, Kernel, Load, LoweringError, Stage, Stmt, Store, Var, loops, map_expr,
-                           seq, simplify_stmt, substitute)
+from lower.loop_ir import (Buffer, Expr, Kernel, Load, LoweringError, Stage, Stmt, Store, Var, buffers_used, loops,
+                           map_expr, seq, simplify_stmt, stores_of, substitute)
 from lower.ops_to_loops import LowerCtx, Namer, lower_node
 
 INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice",
@@ -145,15 +146,21 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
             c = graph.nodes[stack.pop()]
             for slot, v in enumerate(c.inputs):
                 p = graph.nodes[v.node]
-                if (p.id in grouped or p.id not in live or p.id in constants or p.op not in INJECTIVE
-                        or not private(p.id)):
+                chain = [p]
+                if p.op in ALIAS and private(p.id) and p.id not in grouped:
+                    # a view between two fusible ops: fuse through it (index remap) instead of materialising
+                    chain = [p, graph.nodes[p.inputs[0].node]]
+                q = chain[-1]
+                if (any(x.id in grouped or x.id not in live or x.id in constants or not private(x.id) for x in chain)
+                        or q.op not in INJECTIVE):
                     continue
-                if c.op in CONTRACTION and slot != B_OPERAND.get(c.op) and p.op not in LAYOUT_ONLY:
+                if c.op in CONTRACTION and slot != B_OPERAND.get(c.op) and q.op not in LAYOUT_ONLY:
                     continue  # the A operand is read in place by the micro-kernel: only index remaps
-                grp.nodes.append(p.id)
-                grp.prologue.append(p.id)
-                grouped[p.id] = grp
-                stack.append(p.id)
+                for x in chain:
+                    grp.nodes.append(x.id)
+                    grp.prologue.append(x.id)
+                    grouped[x.id] = grp
+                stack.append(q.id)
 
     for grp in groups:  # contraction groups made above
         if fuse:
@@ -175,6 +182,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
             grp.kind = "contraction+epilogue"
         elif grp.prologue and grp.kind != "elementwise":
             grp.kind += "+prologue"
+    aliases = [a for a in aliases if a not in grouped]  # views fused through are not views any more
     groups = _topological(graph, groups, order, {n: graph.nodes[n].inputs[0].node for n in aliases})
     return FusionPlan(graph, groups, aliases, set(constants))
 
@@ -284,7 +292,6 @@ def build_kernel(graph: Graph, grp: FusedGroup, const_values: dict[Value, torch.
     for p in reversed([n for n in grp.nodes if n in grp.prologue]):
         body = inline_stage(body, f"{graph.nodes[p].op}{p}")
     # parameters: everything read or written that is not local or inlined away
-    from lower.loop_ir import buffers_used
     used = buffers_used(body)
     params: list[Value | str] = []
     pbufs: list[Buffer] = []
@@ -329,7 +336,6 @@ def _epilogue_stage(graph, grp, bufs, buf, namer, consts, new_consts, gemm) -> S
 
 
 def _stores(s: Stmt) -> list[Store]:
-    from lower.loop_ir import stores_of
     return stores_of(s)
 
 

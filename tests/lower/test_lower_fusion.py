@@ -100,3 +100,14 @@ def test_epilogue_reading_a_later_kernel_is_ordered_after_it():
     cg = check_graph(b.build([b.relu(b.add(main, short))]))
     ks = kernels_of(cg)
     assert ks == ["conv2d%4", "conv2d%2 >add%5 >relu%6"]
+
+
+def test_fusion_through_a_reshape_view():
+    b = GraphBuilder("view")
+    x = b.input("x", (2, 6, 4, 8))
+    heads = b.reshape(b.transpose(x, perm=(0, 2, 1, 3)), shape=(2, 4, 48))  # [2, 4, 48]
+    y = b.matmul(heads, b.weight("w", torch.randn(1, 48, 16) * 0.1))
+    z = b.sigmoid(b.reshape(b.exp(b.input("u", (6, 5))), shape=(30,)))
+    cg = check_graph(b.build([y, z]), tol=1e-5)
+    assert kernels_of(cg) == ["<transpose%1 <reshape%2 matmul%4", "<exp%6 <reshape%7 sigmoid%8"]
+    assert "views:" not in cg.plan
