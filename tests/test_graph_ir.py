@@ -13,7 +13,7 @@ def test_every_op_has_group_shape_and_reference():
         assert isinstance(op.group, Group), name
         assert callable(op.shape) and callable(op.ref), name
     assert {"relu", "add", "smul"} <= ops_in(Group.ELEMENTWISE)
-    assert ops_in(Group.CONTRACTION) == {"matmul", "linear", "conv2d"}
+    assert {"matmul", "linear", "conv2d"} <= ops_in(Group.CONTRACTION)
 
 
 def test_builder_runs_equal_to_torch():
