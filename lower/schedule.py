@@ -196,7 +196,7 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
             for b in st.writes:
                 writes.setdefault(b.name, []).append(tuple((0, n - 1) for n in b.shape))
     go(s, dict(fixed))
-    return reads, writes
+    return _merge(reads), _merge(writes)
 
 
 def _overlap(a: Box, b: Box) -> bool:
@@ -218,28 +218,49 @@ def _conflict(r1, w1, r2, w2) -> str | None:
 
 
 def _sample(n: int, limit: int = 24) -> list[int]:
+    """Iterations to check: all if few, else both ends with their neighbours, the middle, and a stride."""
     if n <= limit:
         return list(range(n))
-    pts = {0, 1, 2, n // 2 - 1, n // 2, n - 3, n - 2, n - 1}
-    step = max(1, n // (limit - len(pts)))
-    pts.update(range(0, n, step))
+    pts = {0, 1, n - 2, n - 1}
+    if limit >= 8:
+        pts |= {2, n // 2 - 1, n // 2, n - 3}
+    if limit > len(pts):
+        step = max(1, n // (limit - len(pts)))
+        pts.update(range(0, n, step))
     return sorted(p for p in pts if 0 <= p < n)
 
 
-def _points(loops_: list[For], base: dict[str, Range], limit: int = 24) -> list[dict[str, Range]]:
-    """Sampled iteration points (as point ranges) of nested loops, outermost first, in execution order."""
+POINT_BUDGET = 48
+
+
+def _points(loops_: list[For], base: dict[str, Range], limit: int = POINT_BUDGET) -> list[dict[str, Range]]:
+    """Sampled iteration points (as point ranges) of nested loops, outermost first, in execution order;
+    at most about ``limit`` points in all."""
+    per = max(4, int(round(limit ** (1 / max(1, len(loops_))))))
     pts: list[dict[str, Range]] = [dict(base)]
     for lp in loops_:
         nxt = []
         for p in pts:
             b = bounds(lp.extent, p)
             n = b[1] if b else 0
-            for v in _sample(n, limit if len(loops_) == 1 else max(4, int(limit ** (1 / len(loops_))) + 2)):
+            for v in _sample(n, per if len(loops_) > 1 else limit):
                 q = dict(p)
                 q[lp.var.name] = (v, v)
                 nxt.append(q)
         pts = nxt
     return pts
+
+
+def _merge(boxes: dict[str, list[Box]]) -> dict[str, list[Box]]:
+    """One bounding box per buffer (per index rank): a sound over-approximation, and fast to compare."""
+    out: dict[str, list[Box]] = {}
+    for name, bs in boxes.items():
+        by_rank: dict[int, Box] = {}
+        for b in bs:
+            cur = by_rank.get(len(b))
+            by_rank[len(b)] = b if cur is None else tuple((min(x[0], y[0]), max(x[1], y[1])) for x, y in zip(cur, b))
+        out[name] = list(by_rank.values())
+    return out
 
 
 # ============================================================== steps

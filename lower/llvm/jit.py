@@ -169,7 +169,7 @@ def load_function(ir_text_fn, name_hint: str = "k") -> tuple[str, int]:
     The name is derived from the text itself, so identical kernels share code.
     Returns ``(function name, address)``.
     """
-    probe = ir_text_fn("__KERNEL__")
+    probe = ir_text_fn("__KERNEL__")  # the same placeholder as lower.llvm.PLACEHOLDER
     key = cache_key(probe)
     name = f"{name_hint}_{key[:20]}"
     with _lock:
