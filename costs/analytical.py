@@ -42,6 +42,8 @@ class AnalyticalCost:
         outs = opdef.infer(list(in_shapes), attrs)
         flops = opdef.flops(list(in_shapes), outs, attrs)
         nbytes = DTYPE_BYTES[dtype] * (sum(numel(s) for s in in_shapes) + sum(numel(s) for s in outs))
-        overhead = {"matmul": p.matmul_overhead, "linear": p.matmul_overhead, "conv2d": p.conv_overhead}.get(
-            op, p.op_overhead)
+        if opdef.group.value == "contraction":  # fused variants launch like their contraction
+            overhead = p.conv_overhead if op.startswith("conv") else p.matmul_overhead
+        else:
+            overhead = p.op_overhead
         return overhead + max(flops / p.peak_flops, nbytes / p.bandwidth)

@@ -145,8 +145,9 @@ def parser() -> argparse.ArgumentParser:
     o.add_argument("--iters", type=int, default=Limits.iterations, help="iteration limit")
     o.add_argument("--nodes", type=int, default=Limits.nodes, help="e-node limit")
     o.add_argument("--seconds", type=float, default=Limits.seconds, help="saturation time limit")
-    o.add_argument("--extractor", default="greedy", choices=("greedy", "ilp"),
-                   help="greedy DAG-aware, or exact ILP (HiGHS) warm-started from greedy")
+    o.add_argument("--extractor", default="ilp", choices=("greedy", "ilp"),
+                   help="exact ILP (HiGHS), warm-started from and falling back to greedy (default); "
+                        "or greedy DAG-aware only")
     o.add_argument("--ilp-seconds", type=float, default=10.0, help="time limit of the ILP extraction")
     o.add_argument("--cost", choices=("analytical", "measured"), default="analytical",
                    help="cost model: roofline from measured peaks, or per-operator measurements "

@@ -37,6 +37,10 @@ def before_after(stats: dict[str, Any], before_ops: dict[str, int], after_ops: d
         f"iteration(s); stopped: {stats['stop_reason']}",
         f"time: load {s['load']:.2f}s, saturate {s['saturate']:.2f}s, extract {s['extract']:.2f}s, "
         f"verify {s['verify']:.2f}s, total {s['total']:.2f}s",
+        f"extraction: {stats['extractor']}" + (
+            f" ({stats['ilp_status']}, gap {stats['ilp_gap']:.2%}, greedy alone {_fmt_s(stats['cost_after_greedy'])})"
+            if stats.get("ilp_status") and stats.get("ilp_gap") is not None else
+            (f" ({stats['ilp_status']})" if stats.get("ilp_status") else "")),
         f"verified: {verified}{err}",
         f"rules fired: {fired or 'none'}",
     ]
