@@ -77,6 +77,7 @@ class GemmInfo:
     init_extents: list[int] = field(default_factory=list)
     c_index: tuple[Expr, ...] = ()  # output index over init_vars
     post: list[str] = field(default_factory=list)  # stages in (batch, i, j) coordinates run after the update
+    direct: bool = False  # a direct convolution (see lower_conv2d), not the batch-GEMM form
 
 
 @dataclass
@@ -466,6 +467,9 @@ def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
                  x.name, w.name)
 
 
+DIRECT_CONV_MAX_OG = 4  # grouped convs with at most this many output channels per group go direct
+
+
 @lowering("conv2d", "conv2d_bias_act")
 def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     x, w = ins[:2]
@@ -477,6 +481,8 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     G = a["groups"]
     Og = O // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
+    if G > 1 and Og <= DIRECT_CONV_MAX_OG:
+        return _direct_conv(node, ins, outs, ctx)
     n, g = ctx.var("n"), ctx.var("g")
 
     def c_idx(bv, i, j):
@@ -504,6 +510,65 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         init = lambda bv, i, j: const(0.0)  # noqa: E731
     return _gemm(ctx, out, [(n, N), (g, G)], Og, OH * OW, Cg * KH * KW, c_idx, a_val, b_val,
                  init, w.name, x.name, node.attrs.get("act", "none"))
+
+
+def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """Grouped convolution with few channels per group (depthwise, ResNeXt): a GEMM per group would be
+    tiny and dominated by packing.  Per (n, group): copy the group's input channels into a zero-padded
+    local slice (no bounds checks in the hot loop), then for every output row accumulate
+    ``out[ow] += w[c, kh, kw] * xp[c, oh*s + kh*d, ow*s + kw*d]``::
+
+        // stage conv.init: out = 0 (or bias)        for n0, g0, i0, oh0, ow0
+        // stage conv:                               for n, g {
+        //   stage conv.pad: xp[c, hp, wp] = x or 0      for c, hp, wp
+        //   for i, oh, c, ow, kh, kw: out[...] += w[...] * xp[...]  }
+    """
+    x, w = ins[:2]
+    out = outs[0]
+    a = node.attrs
+    N, C, H, W = x.shape
+    O, Cg, KH, KW = w.shape
+    _, _, OH, OW = out.shape
+    G = a["groups"]
+    Og = O // G
+    (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
+    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1
+    xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (Cg, HP, WP), scope="local")
+    n, g, c0, hp, wp = (ctx.var(s) for s in ("n", "g", "c", "hp", "wp"))
+    i, oh, c, ow, kh, kw = (ctx.var(s) for s in ("i", "oh", "c", "ow", "kh", "kw"))
+    ih, iw = hp - PH, wp - PW
+    ok = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
+    pad = Stage(f"{ctx.tag}.pad", loops([(c0, Cg), (hp, HP), (wp, WP)], Store(
+        xp, (c0, hp, wp), Select(ok, x[n, g * Cg + c0, _clamp(ih, H - 1), _clamp(iw, W - 1)], const(0.0)))))
+    o = (n, g * Og + i, oh, ow)
+    upd = Store(out, o, out[o] + w[g * Og + i, c, kh, kw] * xp[c, oh * SH + kh * DH, ow * SW + kw * DW])
+    main = loops([(i, Og), (oh, OH), (c, Cg), (ow, OW), (kh, KH), (kw, KW)], upd)
+    body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xp, seq(pad, main))))
+    if node.op == "conv2d_bias_act":
+        bias = ins[2]
+        init_v = lambda nn, gg, ii: bias[gg * Og + ii]  # noqa: E731
+    else:
+        init_v = lambda nn, gg, ii: const(0.0)  # noqa: E731
+    n0, g0, i0, oh0, ow0 = (ctx.var(s) for s in ("n", "g", "i", "oh", "ow"))
+    cidx0 = (n0, g0 * Og + i0, oh0, ow0)
+    init_name = f"{ctx.tag}.init"
+    init = Stage(init_name, loops([(n0, N), (g0, G), (i0, Og), (oh0, OH), (ow0, OW)],
+                                  Store(out, cidx0, init_v(n0, g0, i0))))
+    ctx.gemm = GemmInfo(ctx.tag, init_name, [n.name, g.name], i.name, ow.name, c.name, out.name, Og, OH * OW,
+                        Cg * KH * KW, w.name, x.name, [n0, g0, i0, oh0, ow0], [N, G, Og, OH, OW], cidx0,
+                        direct=True)
+    stages = [init, body]
+    act = node.attrs.get("act", "none")
+    if act != "none":
+        if act not in ACTIVATIONS:
+            raise ctx.error(f"unknown activation {act!r}")
+        v1 = [ctx.var(s) for s in ("n", "g", "i", "oh", "ow")]
+        ci = (v1[0], v1[1] * Og + v1[2], v1[3], v1[4])
+        act_stage = Stage(f"{ctx.tag}.act", loops(list(zip(v1, [N, G, Og, OH, OW])),
+                                                  Store(out, ci, ACTIVATIONS[act](out[ci]))))
+        ctx.gemm.post.append(act_stage.name)
+        stages.append(act_stage)
+    return seq(*stages)
 
 
 def check_coverage() -> list[str]:

@@ -38,7 +38,9 @@ def schedule_kernel(bk, threads: int):
     if os.environ.get("EQSAT_NO_SCHEDULE") == "1":
         return bk
     sched = Schedule(bk.kernel)
-    if bk.gemm is not None:
+    if bk.gemm is not None and bk.gemm.direct:
+        direct_conv_recipe(sched, bk, threads)
+    elif bk.gemm is not None:
         try:
             gemm_recipe(sched, bk, threads)
         except ScheduleError as e:
@@ -139,6 +141,31 @@ def gemm_recipe(s: Schedule, bk, threads: int) -> None:
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels: vectorize their innermost loop
         if isinstance(st, Stage) and ".pack_" in st.name:
             _vectorize_innermost(s, st.name)
+
+
+def direct_conv_recipe(s: Schedule, bk, threads: int) -> None:
+    """Direct grouped convolution: init/post stages computed per (n, group), window unrolled, output
+    width vectorized, (n, group) the parallel root."""
+    g = bk.gemm
+    n, grp = g.batch
+    for stage in [g.init_stage, *g.post]:
+        if find_stage(s.kernel.body, stage) is not None:
+            s.compute_at(stage, grp)
+    s.fuse(n, grp)
+    root = f"{n}.{grp}"
+    st = find_stage(s.kernel.body, g.stage)
+    upd = [x for x in walk_stmt(st) if isinstance(x, For) and x.var.name == g.j][0]
+    wins = [x for x in walk_stmt(upd.body) if isinstance(x, For)]
+    if all(isinstance(w.extent, IntImm) for w in wins) and math.prod(w.extent.value for w in wins) <= 64:
+        for w in wins:
+            s.unroll(w.var.name)
+    for stage in [f"{g.stage}.pad", g.init_stage, *g.post, g.stage]:
+        if find_stage(s.kernel.body, stage) is not None:
+            _vectorize_innermost(s, stage)
+    root_lp = root_loop_of(s.kernel.body)
+    if threads > 1 and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1 \
+            and g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_ELEMS * 8:
+        s.parallel(root)
 
 
 def small_contraction_recipe(s: Schedule, bk) -> None:

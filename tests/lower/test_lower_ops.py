@@ -290,3 +290,16 @@ def test_matmul_bias_act(act, sa, sw):
     g = b.build([b.matmul_bias_act(b.input("x", sa), b.weight("w", torch.randn(sw) * 0.2),
                                    b.weight("b", torch.randn(sw[-1])), act=act)])
     check_graph(g)
+
+
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", [
+    ((1, 8, 15, 15), (8, 1, 3, 3), (1, 1), (1, 1), (1, 1), 8),
+    ((2, 12, 11, 13), (8, 3, 5, 3), (2, 1), (2, 1), (1, 2), 4),
+    ((1, 16, 9, 9), (16, 1, 7, 7), (1, 1), (3, 3), (1, 1), 16)])
+def test_grouped_conv_uses_the_direct_path(xs, ws, stride, pad, dil, groups):
+    b = GraphBuilder("dw")
+    g = b.build([b.relu(b.conv2d(b.input("x", xs), b.weight("w", torch.randn(ws) * 0.3), stride=stride,
+                                 padding=pad, dilation=dil, groups=groups))])
+    cg = check_graph(g)
+    src = cg.kernel_source(0)
+    assert "_xpad" in src and "unrolled for" in src
