@@ -468,6 +468,7 @@ def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
 
 
 DIRECT_CONV_MAX_OG = 4  # grouped convs with at most this many output channels per group go direct
+DIRECT_CONV_MAX_SLICE = 2 << 20  # bytes of the padded input slice kept on the stack
 
 
 @lowering("conv2d", "conv2d_bias_act")
@@ -481,7 +482,8 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     G = a["groups"]
     Og = O // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
-    if G > 1 and Og <= DIRECT_CONV_MAX_OG:
+    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1
+    if G > 1 and Og <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE:
         return _direct_conv(node, ins, outs, ctx)
     n, g = ctx.var("n"), ctx.var("g")
 

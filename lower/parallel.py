@@ -31,8 +31,17 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
     with _pool_lock:
         if _pool is None or _pool._max_workers < n:  # type: ignore[attr-defined]
             old = _pool
-            threading.stack_size(64 << 20)  # kernels keep packing scratch on the stack
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="eqsat")
+            # kernels keep packing scratch on the stack (bounded: <= 2 MiB per kernel); give the workers
+            # room, spawning them now so the process-wide setting can be restored at once
+            prev = threading.stack_size(32 << 20)
+            try:
+                _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="eqsat")
+                barrier = threading.Barrier(n + 1)
+                for _ in range(n):
+                    _pool.submit(barrier.wait)
+                barrier.wait()
+            finally:
+                threading.stack_size(prev)
             if old is not None:
                 old.shutdown(wait=False)
         return _pool

@@ -303,3 +303,55 @@ def test_grouped_conv_uses_the_direct_path(xs, ws, stride, pad, dil, groups):
     cg = check_graph(g)
     src = cg.kernel_source(0)
     assert "_xpad" in src and "unrolled for" in src
+
+
+def _random_convs(count: int, seed: int = 2024):
+    import random
+    r = random.Random(seed)
+    out = []
+    while len(out) < count:
+        groups = r.choice([1, 1, 2, 3, 4])
+        cg, og = r.randint(1, 6), r.choice([1, 2, 3, 5, 8, 9])
+        k = (r.choice([1, 2, 3, 5]), r.choice([1, 3, 4]))
+        s, d = (r.randint(1, 3), r.randint(1, 2)), (r.randint(1, 2), r.randint(1, 2))
+        p = (r.randint(0, k[0] // 2 * d[0]), r.randint(0, k[1] // 2 * d[1]))
+        h, w = r.randint(4, 23), r.randint(4, 23)
+        if (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) < 0 or (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) < 0:
+            continue
+        out.append(((r.randint(1, 2), cg * groups, h, w), (og * groups, cg, *k), s, p, d, groups))
+    return out
+
+
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", _random_convs(10))
+def test_conv2d_random(xs, ws, stride, pad, dil, groups):
+    b = GraphBuilder("rconv")
+    g = b.build([b.conv2d(b.input("x", xs), b.weight("w", torch.randn(ws) * 0.3), stride=stride, padding=pad,
+                          dilation=dil, groups=groups)])
+    check_graph(g)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_matmul_random(seed):
+    import random
+    r = random.Random(seed)
+    m, k, n = r.randint(1, 150), r.randint(1, 300), r.randint(1, 150)
+    batch = r.choice([(), (2,), (3, 1)])
+    b = GraphBuilder("rmm")
+    bs = tuple(1 if r.random() < 0.3 else d for d in batch)
+    g = b.build([b.matmul(b.input("a", batch + (m, k)), b.input("b", bs + (k, n)))])
+    check_graph(g)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pool_random(seed):
+    import random
+    r = random.Random(100 + seed)
+    k = (r.randint(1, 4), r.randint(1, 4))
+    s = (r.randint(1, 3), r.randint(1, 3))
+    p = (r.randint(0, k[0] // 2), r.randint(0, k[1] // 2))
+    xs = (1, r.randint(1, 5), r.randint(k[0] + 1, 19), r.randint(k[1] + 1, 19))
+    b = GraphBuilder("rpool")
+    x = b.input("x", xs)
+    g = b.build([b.maxpool2d(x, kernel=k, stride=s, padding=p, ceil_mode=seed % 2),
+                 b.avgpool2d(x, kernel=k, stride=s, padding=p, ceil_mode=seed % 2, count_include_pad=seed // 2)])
+    check_graph(g, tol=1e-6)
