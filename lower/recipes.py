@@ -29,7 +29,9 @@ from lower.loop_ir import (Allocate, Bin, For, IntImm, Kernel, Load, LoopKind, S
 from lower.schedule import (Schedule, ScheduleError, _chain, _check_vectorizable, affine_in, root_loop_of)
 
 MR, NR = 8, 32
-PAR_MIN_ELEMS = 1 << 15  # below this a parallel launch costs more than it saves
+PAR_MIN_ELEMS = 1 << 18  # below this a parallel launch costs more than it saves (and on a shared machine a
+#                          descheduled worker holding a chunk can cost milliseconds)
+PAR_MIN_FLOPS = 1 << 24
 GEMM_MIN_FLOPS = 1 << 16
 
 
@@ -121,7 +123,7 @@ def gemm_recipe(s: Schedule, bk, threads: int) -> None:
         root = f"{root}.{nxt}"
     root_lp = root_loop_of(s.kernel.body)
     flops = 2 * g.m * g.n * g.kdim * batch_n
-    if threads > 1 and flops >= (1 << 21) and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1:
+    if threads > 1 and flops >= PAR_MIN_FLOPS and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1:
         s.parallel(root)
     # B: packed NR-wide panels (a constant B once, for every column block of the fused root)
     pad = (1, 1, 1, 1, NR)
@@ -164,7 +166,7 @@ def direct_conv_recipe(s: Schedule, bk, threads: int) -> None:
             _vectorize_innermost(s, stage)
     root_lp = root_loop_of(s.kernel.body)
     if threads > 1 and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1 \
-            and g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_ELEMS * 8:
+            and 2 * g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_FLOPS // 4:
         s.parallel(root)
 
 

@@ -247,8 +247,10 @@ class CompiledGraph:
         from lower.llvm.codegen import kernel_to_llvm
         kern = bk.kernel
         extra = kern.params[len(bk.params):]
+        from lower.schedule import _rewrap, _unwrap
         for P in extra:
-            tops = list(kern.body.stmts) if isinstance(kern.body, Seq) else [kern.body]
+            wrappers, inner = _unwrap(kern.body)
+            tops = list(inner.stmts) if isinstance(inner, Seq) else [inner]
             writers = [t for t in tops if any(st.buf.name == P.name for st in stores_of(t))]
             srcs = {ld.buf.name for w in writers for ld in loads_of(w)}
             by_name = {b.name: (b, p) for b, p in zip(kern.params, bk.params)}
@@ -262,7 +264,7 @@ class CompiledGraph:
                 bk.new_consts[P.name] = out
                 bk.const_names.add(P.name)
                 bk.params.append(P.name)
-                kern = kern.with_body(seq(*[t for t in tops if t is not writers[0]]))
+                kern = kern.with_body(_rewrap(wrappers, seq(*[t for t in tops if t is not writers[0]])))
                 self.prepacked_bytes += 4 * P.size
             else:
                 bk.params.append(Scratch(P.name, P.size))

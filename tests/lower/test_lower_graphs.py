@@ -198,3 +198,14 @@ def test_torch_module_through_the_frontend():
     with torch.no_grad():
         ref = net(x)
     assert (cg([x])[0] - ref).abs().max() <= 1e-4 * ref.abs().max()
+
+
+def test_constant_b_is_prepacked_even_when_a_is_packed_too():
+    """A transposed (packed per block) and a weight B (packed once): the kernel keeps its parallel root."""
+    b = GraphBuilder("ab")
+    x = b.input("x", (1, 16, 64, 64))
+    y = b.reshape(b.transpose(x, perm=(0, 2, 1, 3)), shape=(64, 1024))
+    g = b.build([b.matmul(y, b.weight("w", rnd(1024, 256, scale=0.03)))])
+    cg = check_graph(g, threads=2)
+    assert cg.prepacked_bytes >= 1024 * 256 * 4
+    assert cg._launches[0].par_extent is not None
