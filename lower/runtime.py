@@ -334,6 +334,8 @@ class CompiledGraph:
             shape = g.shape_of(v)
             if tuple(t.shape) != shape:
                 raise GraphError(f"input '{name}' has shape {tuple(t.shape)}, expected {shape}")
+            if t.device.type != "cpu":
+                raise GraphError(f"input '{name}' is on {t.device}; target 'llvm' runs on the CPU")
             if t.dtype != torch.float32:
                 t = t.to(torch.float32)
             bound[v] = t.contiguous()

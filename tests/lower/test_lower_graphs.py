@@ -116,6 +116,8 @@ def test_positional_inputs_and_errors():
         cg({"a": a, "b": torch.ones(4)})
     with pytest.raises(LoweringError):
         compile_graph(g, target="cuda")
+    with pytest.raises(GraphError, match="on meta"):
+        cg([a, torch.ones(3, device="meta")])
 
 
 def test_non_contiguous_and_double_inputs():
