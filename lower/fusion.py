@@ -8,7 +8,8 @@ Policy (greedy, over live nodes that are not precomputed constants):
   consumer of a contraction's output, has its shape, and is not itself
   needed elsewhere, is fused into the contraction's kernel.  It is computed in
   the contraction's own loop coordinates, in place in the output buffer, right
-  after each block of the output is finished (``compute_at``).
+  after each block of the output is finished (``compute_at``).  A leading
+  ``add`` (bias, residual) is folded into the accumulator's initial value.
 * **Prologues**: an injective producer (elementwise, batchnorm, transpose,
   slice) whose only consumer is in a group is inlined into that group's loads
   (for a contraction: anything into the B operand, which is packed anyway;
@@ -29,8 +30,8 @@ import torch
 
 from rewrite.graph import Graph, Node, Value
 from rewrite.ops import OPS, Group
-from lower.loop_ir import (Buffer, Expr, Kernel, Load, LoweringError, Stage, Stmt, Store, Var, buffers_used, loops,
-                           map_expr, seq, simplify_stmt, stores_of, substitute)
+from lower.loop_ir import (Buffer, Expr, IntImm, Kernel, Load, LoweringError, Stage, Stmt, Store, Var, buffers_used,
+                           loops, map_expr, map_stmt, seq, simplify_stmt, stores_of, substitute)
 from lower.ops_to_loops import LowerCtx, Namer, lower_node
 
 INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice",
@@ -287,8 +288,16 @@ def build_kernel(graph: Graph, grp: FusedGroup, const_values: dict[Value, torch.
         if ctx.gemm is not None and node_id == anchor.id:
             gemm = ctx.gemm
     body = seq(*stages)
-    if grp.epilogue:
-        body = seq(body, _epilogue_stage(graph, grp, bufs, buf, namer, consts, new_consts, gemm))
+    chain, prev = list(grp.epilogue), Value(anchor.id, 0)
+    if chain and gemm is not None and not gemm.post and graph.nodes[chain[0]].op == "add":
+        # C = other + sum(A*B): start the accumulation from the added operand (bias, residual) instead of
+        # zero, which saves a pass over the output when the add is the only epilogue op
+        other = [v for v in graph.nodes[chain[0]].inputs if v.node != anchor.id]
+        if len(other) == 1:
+            body = _fold_into_init(body, gemm, buf(other[0]))
+            prev = Value(chain.pop(0), 0)
+    if chain:
+        body = seq(body, _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_consts, gemm))
     for p in reversed([n for n in grp.nodes if n in grp.prologue]):
         body = inline_stage(body, f"{graph.nodes[p].op}{p}")
     # parameters: everything read or written that is not local or inlined away
@@ -310,15 +319,30 @@ def build_kernel(graph: Graph, grp: FusedGroup, const_values: dict[Value, torch.
     return BuiltKernel(kernel, params, new_consts, gemm, grp, set(consts) | set(new_consts))
 
 
-def _epilogue_stage(graph, grp, bufs, buf, namer, consts, new_consts, gemm) -> Stmt:
-    """The epilogue chain as one stage in the contraction's (batch, i, j) coordinates, in place."""
+def _fold_into_init(body: Stmt, gemm, other: Buffer) -> Stmt:
+    """Add ``other`` (broadcast to the output) to the value the init stage stores."""
+    def fs(st: Stmt) -> Stmt | None:
+        if isinstance(st, Stage) and st.name == gemm.init_stage:
+            def add(x: Stmt) -> Stmt | None:
+                if isinstance(x, Store):
+                    idx = tuple(IntImm(0) if o == 1 and n != 1 else e
+                                for o, n, e in zip(other.shape, x.buf.shape, x.idx))
+                    return Store(x.buf, x.idx, x.value + Load(other, idx))
+                return None
+            return Stage(st.name, map_stmt(st.body, add))
+        return None
+    return map_stmt(body, fs)
+
+
+def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_consts, gemm) -> Stmt:
+    """The epilogue chain (after ``prev``) as one stage in the contraction's (batch, i, j) coordinates,
+    in place."""
     anchor = graph.nodes[grp.anchor]
     final = buf(Value(grp.epilogue[-1], 0))
     shape = anchor.shape
     vs = [namer.var(f"e{d}") for d in range(len(shape))]
     cur: Expr = Load(final, tuple(vs))
-    prev = Value(anchor.id, 0)
-    for nid in grp.epilogue:
+    for nid in chain:
         node = graph.nodes[nid]
         ctx = LowerCtx(node, namer, consts, new_consts)
         tmp_out = buf(Value(nid, 0)) if nid != grp.epilogue[-1] else Buffer(namer.name("epi"), shape)

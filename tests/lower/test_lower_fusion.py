@@ -111,3 +111,15 @@ def test_fusion_through_a_reshape_view():
     cg = check_graph(b.build([y, z]), tol=1e-5)
     assert kernels_of(cg) == ["<transpose%1 <reshape%2 matmul%4", "<exp%6 <reshape%7 sigmoid%8"]
     assert "views:" not in cg.plan
+
+
+def test_leading_add_is_folded_into_the_accumulator_init():
+    b = GraphBuilder("bias")
+    x = b.input("x", (40, 64))
+    y = b.add(b.matmul(x, b.weight("w", torch.randn(64, 48) * 0.1)), b.weight("b", torch.randn(1, 48)))
+    r = b.input("r", (40, 48))
+    z = b.relu(b.add(r, b.matmul(b.input("u", (40, 64)), b.weight("v", torch.randn(64, 48) * 0.1))))
+    cg = check_graph(b.build([y, z]))
+    src0, src1 = cg.kernel_source(0), cg.kernel_source(1)
+    assert "epilogue" not in src0 and "= w_b[0, " in src0  # bias-only: no epilogue pass at all
+    assert "= i_r[" in src1 and "epilogue" in src1  # residual starts the sum, relu stays an epilogue

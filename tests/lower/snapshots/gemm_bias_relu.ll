@@ -29,12 +29,16 @@ j_i.head18:
   %t24 = icmp slt i64 %j_i.22, %t17
   br i1 %t24, label %j_i.body19, label %j_i.exit21
 j_i.body19:
-  %t25 = mul i64 %i.12, 80
-  %t26 = add i64 %t25, %j_i.22
-  %t27 = mul i64 %j_1_o.5, 32
-  %t28 = add i64 %t26, %t27
-  %p29 = getelementptr inbounds float, ptr %param.0, i64 %t28
-  store float 0x0000000000000000, ptr %p29, align 4
+  %t25 = mul i64 %j_1_o.5, 32
+  %t26 = add i64 %j_i.22, %t25
+  %p27 = getelementptr inbounds float, ptr %param.1, i64 %t26
+  %v28 = load float, ptr %p27, align 4
+  %t29 = mul i64 %i.12, 80
+  %t30 = add i64 %t29, %j_i.22
+  %t31 = mul i64 %j_1_o.5, 32
+  %t32 = add i64 %t30, %t31
+  %p33 = getelementptr inbounds float, ptr %param.0, i64 %t32
+  store float %v28, ptr %p33, align 4
   br label %j_i.latch20
 j_i.latch20:
   %n23 = add nuw nsw i64 %j_i.22, 1
@@ -45,103 +49,98 @@ i.latch10:
   %n13 = add nuw nsw i64 %i.12, 1
   br label %i.head8, !llvm.loop !3
 i.exit11:
-  %t30 = mul i64 %j_1_o.5, 32
-  %t31 = sub i64 80, %t30
-  %t32 = call i64 @llvm.smin.i64(i64 32, i64 %t31)
-  %t33 = add i64 %t32, 31
-  %q34 = sdiv i64 %t33, 32
-  br label %j_1_i_o.head36
-j_1_i_o.head36:
-  %j_1_i_o.40 = phi i64 [ 0, %i.exit11 ], [ %n41, %j_1_i_o.latch38 ]
-  %t42 = icmp slt i64 %j_1_i_o.40, %q34
-  br i1 %t42, label %j_1_i_o.body37, label %j_1_i_o.exit39
-j_1_i_o.body37:
-  br label %i_1_i_o.head43
-i_1_i_o.head43:
-  %i_1_i_o.47 = phi i64 [ 0, %j_1_i_o.body37 ], [ %n48, %i_1_i_o.latch45 ]
-  %t49 = icmp slt i64 %i_1_i_o.47, 8
-  br i1 %t49, label %i_1_i_o.body44, label %i_1_i_o.exit46
-i_1_i_o.body44:
-  %t50 = mul i64 %i_1_i_o.47, 768
-  %t51 = mul i64 0, 6144
-  %t52 = add i64 %t50, %t51
-  %t53 = mul i64 0, 96
-  %t54 = add i64 %t52, %t53
-  %p55 = getelementptr inbounds float, ptr %param.1, i64 %t54
-  %t56 = mul i64 %j_1_i_o.40, 3072
-  %t57 = mul i64 %j_1_o.5, 3072
+  %t34 = mul i64 %j_1_o.5, 32
+  %t35 = sub i64 80, %t34
+  %t36 = call i64 @llvm.smin.i64(i64 32, i64 %t35)
+  %t37 = add i64 %t36, 31
+  %q38 = sdiv i64 %t37, 32
+  br label %j_1_i_o.head40
+j_1_i_o.head40:
+  %j_1_i_o.44 = phi i64 [ 0, %i.exit11 ], [ %n45, %j_1_i_o.latch42 ]
+  %t46 = icmp slt i64 %j_1_i_o.44, %q38
+  br i1 %t46, label %j_1_i_o.body41, label %j_1_i_o.exit43
+j_1_i_o.body41:
+  br label %i_1_i_o.head47
+i_1_i_o.head47:
+  %i_1_i_o.51 = phi i64 [ 0, %j_1_i_o.body41 ], [ %n52, %i_1_i_o.latch49 ]
+  %t53 = icmp slt i64 %i_1_i_o.51, 8
+  br i1 %t53, label %i_1_i_o.body48, label %i_1_i_o.exit50
+i_1_i_o.body48:
+  %t54 = mul i64 %i_1_i_o.51, 768
+  %t55 = mul i64 0, 6144
+  %t56 = add i64 %t54, %t55
+  %t57 = mul i64 0, 96
   %t58 = add i64 %t56, %t57
-  %t59 = mul i64 0, 3072
-  %t60 = add i64 %t58, %t59
-  %p61 = getelementptr inbounds float, ptr %param.4, i64 %t60
-  %t62 = mul i64 %i_1_i_o.47, 640
-  %t63 = mul i64 0, 5120
+  %p59 = getelementptr inbounds float, ptr %param.2, i64 %t58
+  %t60 = mul i64 %j_1_i_o.44, 3072
+  %t61 = mul i64 %j_1_o.5, 3072
+  %t62 = add i64 %t60, %t61
+  %t63 = mul i64 0, 3072
   %t64 = add i64 %t62, %t63
-  %t65 = mul i64 %j_1_i_o.40, 32
-  %t66 = add i64 %t64, %t65
-  %t67 = mul i64 %j_1_o.5, 32
+  %p65 = getelementptr inbounds float, ptr %param.4, i64 %t64
+  %t66 = mul i64 %i_1_i_o.51, 640
+  %t67 = mul i64 0, 5120
   %t68 = add i64 %t66, %t67
-  %p69 = getelementptr inbounds float, ptr %param.0, i64 %t68
-  %t70 = mul i64 %j_1_o.5, 32
-  %t71 = sub i64 80, %t70
-  %t72 = call i64 @llvm.smin.i64(i64 32, i64 %t71)
-  %t73 = mul i64 %j_1_i_o.40, 32
-  %t74 = sub i64 %t72, %t73
-  call void @eqsat_gemm_8x32(ptr %p55, i64 96, ptr %p61, ptr %p69, i64 80, i64 96, i64 8, i64 %t74)
-  br label %i_1_i_o.latch45
-i_1_i_o.latch45:
-  %n48 = add nuw nsw i64 %i_1_i_o.47, 1
-  br label %i_1_i_o.head43
-i_1_i_o.exit46:
-  br label %j_1_i_o.latch38
-j_1_i_o.latch38:
-  %n41 = add nuw nsw i64 %j_1_i_o.40, 1
-  br label %j_1_i_o.head36, !llvm.loop !5
-j_1_i_o.exit39:
+  %t69 = mul i64 %j_1_i_o.44, 32
+  %t70 = add i64 %t68, %t69
+  %t71 = mul i64 %j_1_o.5, 32
+  %t72 = add i64 %t70, %t71
+  %p73 = getelementptr inbounds float, ptr %param.0, i64 %t72
+  %t74 = mul i64 %j_1_o.5, 32
+  %t75 = sub i64 80, %t74
+  %t76 = call i64 @llvm.smin.i64(i64 32, i64 %t75)
+  %t77 = mul i64 %j_1_i_o.44, 32
+  %t78 = sub i64 %t76, %t77
+  call void @eqsat_gemm_8x32(ptr %p59, i64 96, ptr %p65, ptr %p73, i64 80, i64 96, i64 8, i64 %t78)
+  br label %i_1_i_o.latch49
+i_1_i_o.latch49:
+  %n52 = add nuw nsw i64 %i_1_i_o.51, 1
+  br label %i_1_i_o.head47
+i_1_i_o.exit50:
+  br label %j_1_i_o.latch42
+j_1_i_o.latch42:
+  %n45 = add nuw nsw i64 %j_1_i_o.44, 1
+  br label %j_1_i_o.head40, !llvm.loop !5
+j_1_i_o.exit43:
   ; stage matmul2.epilogue
-  br label %ie.head75
-ie.head75:
-  %ie.79 = phi i64 [ 0, %j_1_i_o.exit39 ], [ %n80, %ie.latch77 ]
-  %t81 = icmp slt i64 %ie.79, 64
-  br i1 %t81, label %ie.body76, label %ie.exit78
-ie.body76:
-  %t82 = mul i64 %j_1_o.5, 32
-  %t83 = sub i64 80, %t82
-  %t84 = call i64 @llvm.smin.i64(i64 32, i64 %t83)
-  br label %je_i.head85
-je_i.head85:
-  %je_i.89 = phi i64 [ 0, %ie.body76 ], [ %n90, %je_i.latch87 ]
-  %t91 = icmp slt i64 %je_i.89, %t84
-  br i1 %t91, label %je_i.body86, label %je_i.exit88
-je_i.body86:
-  %t92 = mul i64 %ie.79, 80
-  %t93 = mul i64 %j_1_o.5, 32
-  %t94 = add i64 %t92, %t93
-  %t95 = add i64 %t94, %je_i.89
-  %p96 = getelementptr inbounds float, ptr %param.0, i64 %t95
-  %v97 = load float, ptr %p96, align 4
-  %t98 = mul i64 %j_1_o.5, 32
-  %t99 = add i64 %t98, %je_i.89
-  %p100 = getelementptr inbounds float, ptr %param.3, i64 %t99
+  br label %ie.head79
+ie.head79:
+  %ie.83 = phi i64 [ 0, %j_1_i_o.exit43 ], [ %n84, %ie.latch81 ]
+  %t85 = icmp slt i64 %ie.83, 64
+  br i1 %t85, label %ie.body80, label %ie.exit82
+ie.body80:
+  %t86 = mul i64 %j_1_o.5, 32
+  %t87 = sub i64 80, %t86
+  %t88 = call i64 @llvm.smin.i64(i64 32, i64 %t87)
+  br label %je_i.head89
+je_i.head89:
+  %je_i.93 = phi i64 [ 0, %ie.body80 ], [ %n94, %je_i.latch91 ]
+  %t95 = icmp slt i64 %je_i.93, %t88
+  br i1 %t95, label %je_i.body90, label %je_i.exit92
+je_i.body90:
+  %t96 = mul i64 %ie.83, 80
+  %t97 = mul i64 %j_1_o.5, 32
+  %t98 = add i64 %t96, %t97
+  %t99 = add i64 %t98, %je_i.93
+  %p100 = getelementptr inbounds float, ptr %param.0, i64 %t99
   %v101 = load float, ptr %p100, align 4
-  %t102 = fadd reassoc nsz contract arcp afn float %v97, %v101
-  %t103 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %t102, float 0x0000000000000000)
-  %t104 = mul i64 %ie.79, 80
-  %t105 = mul i64 %j_1_o.5, 32
-  %t106 = add i64 %t104, %t105
-  %t107 = add i64 %t106, %je_i.89
-  %p108 = getelementptr inbounds float, ptr %param.0, i64 %t107
-  store float %t103, ptr %p108, align 4
-  br label %je_i.latch87
-je_i.latch87:
-  %n90 = add nuw nsw i64 %je_i.89, 1
-  br label %je_i.head85, !llvm.loop !7
-je_i.exit88:
-  br label %ie.latch77
-ie.latch77:
-  %n80 = add nuw nsw i64 %ie.79, 1
-  br label %ie.head75, !llvm.loop !10
-ie.exit78:
+  %t102 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v101, float 0x0000000000000000)
+  %t103 = mul i64 %ie.83, 80
+  %t104 = mul i64 %j_1_o.5, 32
+  %t105 = add i64 %t103, %t104
+  %t106 = add i64 %t105, %je_i.93
+  %p107 = getelementptr inbounds float, ptr %param.0, i64 %t106
+  store float %t102, ptr %p107, align 4
+  br label %je_i.latch91
+je_i.latch91:
+  %n94 = add nuw nsw i64 %je_i.93, 1
+  br label %je_i.head89, !llvm.loop !7
+je_i.exit92:
+  br label %ie.latch81
+ie.latch81:
+  %n84 = add nuw nsw i64 %ie.83, 1
+  br label %ie.head79, !llvm.loop !10
+ie.exit82:
   br label %j_1_o.latch3
 j_1_o.latch3:
   %n6 = add nuw nsw i64 %j_1_o.5, 1
