@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from rewrite.graph import Graph, Node, Value
+from rewrite.graph import Graph, Value
 from rewrite.ops import OPS, Group
 from lower.loop_ir import (Buffer, Expr, IntImm, Kernel, Load, LoweringError, Stage, Stmt, Store, Var, buffers_used,
                            loops, map_expr, map_stmt, seq, simplify_stmt, stores_of, substitute)

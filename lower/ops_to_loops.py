@@ -30,8 +30,8 @@ import torch
 
 from rewrite.graph import Node
 from rewrite.ops import OPS, Group
-from lower.loop_ir import (F32, Allocate, Buffer, Call, Cast, Expr, FloatImm, For, IntImm, LoweringError, Select,
-                           Stage, Stmt, Store, Var, as_expr, call, const, emax, emin, ge, land, le, loops, lt, seq,
+from lower.loop_ir import (F32, Allocate, Buffer, Cast, Expr, For, IntImm, LoweringError, Select,
+                           Stage, Stmt, Store, Var, call, const, emax, emin, ge, land, loops, lt, seq,
                            simplify, simplify_stmt)
 
 NEG_INF = float("-inf")

@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 import os
 
-from lower.loop_ir import (Allocate, Bin, For, IntImm, Kernel, Load, LoopKind, Seq, Stage, Stmt, Store, Var,
+from lower.loop_ir import (Bin, For, IntImm, Kernel, Load, LoopKind, Seq, Stage, Stmt, Store, Var,
                            flat_offset, find_stage, loads_of, stores_of, walk_expr, walk_stmt)
-from lower.schedule import (Schedule, ScheduleError, _chain, _check_vectorizable, affine_in, root_loop_of)
+from lower.schedule import (Schedule, ScheduleError, _chain, affine_in, root_loop_of)
 
 MR, NR = 8, 32
 PAR_MIN_ELEMS = 1 << 18  # below this a parallel launch costs more than it saves (and on a shared machine a

@@ -26,14 +26,14 @@ import ctypes
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import torch
 
 from rewrite.graph import Graph, GraphError, Value
 from rewrite.ops import OPS
-from lower.fusion import ALIAS, BuiltKernel, FusionPlan, build_kernel, live_nodes, plan_fusion
+from lower.fusion import BuiltKernel, FusionPlan, build_kernel, live_nodes, plan_fusion
 from lower.loop_ir import IntImm, Kernel, LoopKind, LoweringError, Seq, loads_of, seq, stores_of
 from lower.llvm import compile_kernel
 from lower.parallel import default_threads, parallel_for
@@ -211,8 +211,7 @@ class CompiledGraph:
         return self._arena_ptr[r], None
 
     def _compile(self, k: int, bk: BuiltKernel) -> _Launch:
-        from lower.llvm import jit
-        from lower.llvm.codegen import kernel_to_llvm, root_loop
+        from lower.llvm.codegen import root_loop
         for name, t in bk.new_consts.items():
             bk.new_consts[name] = t.to(torch.float32).contiguous()
         kernel = bk.kernel
@@ -243,8 +242,6 @@ class CompiledGraph:
     def _hoist_constant_stages(self, k: int, bk: BuiltKernel) -> None:
         """Buffers added by scheduling (packed operands): computed now if they only read constants,
         else given scratch storage."""
-        from lower.llvm import jit
-        from lower.llvm.codegen import kernel_to_llvm
         kern = bk.kernel
         extra = kern.params[len(bk.params):]
         from lower.schedule import _rewrap, _unwrap

@@ -22,16 +22,14 @@ The default schedule for each op group is built from shapes in
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from lower.loop_ir import (F32, I64, Allocate, Bin, Buffer, Expr, FloatImm, For, If, IntImm, Intrinsic, Kernel,
-                           Load, LoopKind, LoweringError, Range, Select, Seq, Stage, Stmt, Store, Var, as_expr,
-                           bounds, buffers_used, emin, land, expr_children, find_loop, find_stage, flat_offset, free_vars,
-                           loads_of, loop_names, loop_ranges, lt, map_expr, map_stmt, seq, simplify, simplify_stmt,
-                           stmt_exprs, stores_of, substitute, walk_expr, walk_stmt)
-from lower.printer import format_expr, format_nest
+from lower.loop_ir import (Allocate, Bin, Buffer, Expr, FloatImm, For, If, IntImm, Intrinsic, Kernel, Load, LoopKind,
+                           LoweringError, Range, Select, Seq, Stage, Stmt, Store, Var, bounds, emin, find_loop,
+                           find_stage, flat_offset, free_vars, land, loads_of, loop_names, lt, map_expr, map_stmt, seq,
+                           simplify, simplify_stmt, stmt_exprs, stores_of, substitute, walk_expr, walk_stmt)
+from lower.printer import format_expr
 
 
 class ScheduleError(LoweringError):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Callable
 
 from lower.llvm import tables as T
-from lower.loop_ir import (BOOL, F32, I64, Allocate, Bin, Buffer, Call, Cast, Expr, FloatImm, For, If, IntImm,
+from lower.loop_ir import (F32, I64, Allocate, Bin, Buffer, Call, Cast, Expr, FloatImm, For, If, IntImm,
                            Intrinsic, Kernel, Load, LoopKind, LoweringError, Range, Select, Seq, Stage, Stmt, Store,
                            Var, bounds, flat_offset, simplify, walk_stmt)
 

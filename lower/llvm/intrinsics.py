@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from lower.loop_ir import Buffer, IntImm, Intrinsic
+from lower.loop_ir import Intrinsic
 from lower.llvm.tables import VECTOR_WIDTH
 
 W = VECTOR_WIDTH

@@ -9,7 +9,7 @@ import torch
 
 from lower.loop_ir import (Allocate, Buffer, For, IntImm, Kernel, Stage, Store, Var, emax, loops, seq)
 from lower.printer import format_kernel
-from lower.schedule import (ComputeAt, Fuse, Inline, Pack, Parallel, Reorder, Schedule, ScheduleError, Split,
+from lower.schedule import (ComputeAt, Fuse, Inline, Parallel, Reorder, Schedule, ScheduleError, Split,
                             Tensorize, Unroll, Vectorize)
 from lower_testutil import run_kernel
 
