@@ -6,7 +6,7 @@
     >>> result.stats["verified"], result.stats["cost_after"]  # doctest: +SKIP
 """
 
-from rewrite.api import OptimizeResult, VerificationError, load_rules, optimize, verify
+from rewrite.api import OptimizeResult, VerificationError, compile, load_rules, optimize, verify
 from rewrite.builder import GraphBuilder
 from rewrite.egraph.saturate import Limits, SaturationError, StopReason
 from rewrite.frontends import from_torch
@@ -16,6 +16,6 @@ from rewrite.rulelang.syntax import Rule, RuleError
 
 __all__ = [
     "Graph", "GraphBuilder", "GraphError", "Group", "Limits", "Node", "OPS", "OptimizeResult", "Rule",
-    "RuleError", "SaturationError", "ShapeError", "StopReason", "Value", "VerificationError", "from_torch",
+    "RuleError", "SaturationError", "ShapeError", "StopReason", "Value", "VerificationError", "compile", "from_torch",
     "get_op", "load_rules", "optimize", "verify",
 ]

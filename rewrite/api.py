@@ -181,3 +181,16 @@ def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, 
             f"optimized graph of '{graph.name}' differs from the original: max abs error {v.max_abs_err:.3g} "
             f"(relative {v.max_rel_err:.3g}); rules fired: {stats['rules_fired']}")
     return OptimizeResult(best, graph, stats)
+
+
+# ------------------------------------------------------------------ compile
+
+def compile(graph: Graph, target: str = "llvm", threads: int | None = None) -> Any:  # noqa: A001
+    """Lower ``graph`` to kernels for ``target`` and return a callable like ``graph.run``.
+
+    >>> run = compile(result.graph)           # doctest: +SKIP
+    >>> outputs = run({"x": x})               # doctest: +SKIP
+    """
+    from lower import compile_graph
+
+    return compile_graph(graph, target=target, threads=threads)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from costs.cache import CacheError
+from lower.loop_ir import LoweringError
 from rewrite.egraph.saturate import IterationStat, Limits, SaturationError
 from rewrite.graph import Graph, GraphError
 from rewrite.ops import ShapeError
@@ -28,14 +29,12 @@ class CliError(Exception):
     pass
 
 
-def load_model(spec: str) -> Graph:
-    """A built-in model name, or ``file.py:factory`` returning ``(module, example_inputs)``."""
-    from rewrite.frontends import from_torch
-
+def load_module(spec: str) -> tuple[str, Any, tuple[Any, ...]]:
+    """``(name, module, example_inputs)`` for a built-in model name or ``file.py:factory``."""
     if spec in BUILTIN_MODELS:
         from bench.models import load
         module, inputs = load(spec)
-        return from_torch(module, inputs, name=spec)
+        return spec, module, tuple(inputs)
     if ":" not in spec:
         raise CliError(f"unknown model '{spec}': use one of {', '.join(BUILTIN_MODELS)} or FILE.py:FACTORY")
     path, factory = spec.rsplit(":", 1)
@@ -52,8 +51,15 @@ def load_model(spec: str) -> Graph:
     if not (isinstance(out, tuple) and len(out) == 2):
         raise CliError(f"{spec} must return (module, example_inputs), got {type(out).__name__}")
     module, inputs = out
-    return from_torch(module, tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,),
-                      name=Path(path).stem)
+    return Path(path).stem, module, tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+
+
+def load_model(spec: str) -> Graph:
+    """A built-in model name, or ``file.py:factory`` returning ``(module, example_inputs)``."""
+    from rewrite.frontends import from_torch
+
+    name, module, inputs = load_module(spec)
+    return from_torch(module, inputs, name=name)
 
 
 def _progress(verbose: bool):  # type: ignore[no-untyped-def]
@@ -80,7 +86,9 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     limits = Limits(iterations=args.iters, nodes=args.nodes, seconds=args.seconds)
     limits.check()
     print(f"loading {args.model} ...", file=sys.stderr, flush=True)
-    graph = load_model(args.model)
+    from rewrite.frontends import from_torch
+    name, module, inputs = load_module(args.model)
+    graph = from_torch(module, inputs, name=name)
     if args.threads:
         import torch
         torch.set_num_threads(args.threads)
@@ -98,6 +106,15 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     if args.verbose:
         print("optimized graph:")
         print(result.graph.pretty())
+    if args.run:
+        from rewrite.execute import compile_and_compare, run_table
+        print(f"compiling for {args.run} ...", file=sys.stderr, flush=True)
+        run = compile_and_compare(result.graph, module, inputs, target=args.run, repeats=args.repeats)
+        plan = run.pop("plan")
+        result.stats.update(run)
+        if args.verbose:
+            print(plan)
+        print(run_table(result.stats))
     if args.json:
         Path(args.json).write_text(json.dumps(result.stats, indent=1))
         print(f"wrote {args.json}")
@@ -128,6 +145,9 @@ def cmd_bench(rest: list[str]) -> int:
     if rest and rest[0] == "fidelity":
         from bench.fidelity import main as run
         rest = rest[1:]
+    elif rest and rest[0] == "e2e":
+        from bench.e2e import main as run  # type: ignore[no-redef]
+        rest = rest[1:]
     elif rest and rest[0] == "kernels":
         from bench.kernels import main as run  # type: ignore[no-redef]
         rest = rest[1:]
@@ -156,6 +176,9 @@ def parser() -> argparse.ArgumentParser:
                    help="torch threads (measured costs are cached per thread count; 0: leave as is)")
     o.add_argument("--measure-missing", action="store_true", help="with --cost measured: measure uncached ops now")
     o.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
+    o.add_argument("--run", choices=("llvm",), help="compile the optimized graph, run it, check it "
+                   "against PyTorch and time it against PyTorch eager")
+    o.add_argument("--repeats", type=int, default=10, help="timing repeats for --run")
     o.add_argument("--json", help="write the statistics as JSON to this file")
     o.add_argument("-v", "--verbose", action="store_true",
                    help="print each iteration's rule matches and the optimized graph (or set EQSAT_TRACE=1)")
@@ -171,7 +194,7 @@ def parser() -> argparse.ArgumentParser:
     from rewrite.cli_costs import add_costs_commands
     add_costs_commands(sub)
     # `eqsat bench ...` is handed whole to the bench scripts (see main), listed here for --help
-    sub.add_parser("bench", help="benchmarks: the Tensat table (default), 'fidelity' or 'kernels'")
+    sub.add_parser("bench", help="benchmarks: the Tensat table (default), 'fidelity', 'kernels' or 'e2e'")
     return p
 
 
@@ -183,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.fn(args))
     except (CliError, RuleError, GraphError, ShapeError, SaturationError, FileNotFoundError, ValueError,
-            CacheError) as e:
+            CacheError, LoweringError) as e:
         print(f"eqsat: error: {e}", file=sys.stderr)
         return 2
     except AssertionError as e:  # VerificationError: the optimized graph is wrong

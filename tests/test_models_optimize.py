@@ -16,3 +16,5 @@ def test_model_optimizes_and_verifies(name):
     assert s["cost_after"] <= s["cost_before"]
     assert s["seconds"]["total"] < 60
     result.graph.validate()
+    # positional callers rely on the input order
+    assert [n.attrs["name"] for n in result.graph.inputs] == [n.attrs["name"] for n in graph.inputs]

@@ -123,3 +123,22 @@ def test_cli_costs_profile_show_and_measured_optimize(tmp_path, capsys, monkeypa
     assert main(["optimize", f"{model}:make", "--cost", "measured", "--threads", "1", "--json", str(out)]) == 0
     stats = json.loads(out.read_text())
     assert stats["cost_model"]["hits"] > 0 and stats["verified"] is True
+
+
+def test_run_llvm_compiles_checks_and_times(tmp_path, capsys):
+    model = tmp_path / "two.py"
+    model.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.a = torch.nn.Linear(16, 16)\n"
+        "    def forward(self, x, y):\n"  # y first in the graph: the input order must survive
+        "        return torch.relu(self.a(y)) - x\n"
+        "def make():\n"
+        "    return M().eval(), (torch.randn(4, 16), torch.randn(4, 16))\n")
+    out = tmp_path / "o.json"
+    assert main(["optimize", f"{model}:make", "--run", "llvm", "--repeats", "2", "--json", str(out)]) == 0
+    s = json.loads(out.read_text())
+    for k in ("compile_seconds", "latency_ms", "torch_eager_ms", "speedup_vs_eager", "max_rel_err"):
+        assert k in s
+    assert s["max_rel_err"] <= 1e-4

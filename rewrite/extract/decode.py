@@ -53,6 +53,11 @@ def to_graph(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
     g = Graph(name=original.name)
     g.weights = {}
     vals: dict[str, Value] = {}
+    # inputs first, in the original order: positional callers rely on it, and an input the
+    # optimized graph no longer reads is still part of its signature
+    input_of: dict[str, Value] = {}
+    for n in original.inputs:
+        input_of[n.attrs["name"]] = Value(g.add("input", [], n.attrs, origin=n.origin or "input").id, 0)
     splits: dict[tuple[str, int], int] = {}
 
     def concat_inputs(cid: str, axis: int) -> list[str]:
@@ -96,16 +101,14 @@ def to_graph(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
         if n.op == "concat":
             ins = [vals[k] for k in flat_concat(c)]
             node = g.add("concat", ins, n.attrs, origin="extracted")
+        elif n.op == "input":
+            vals[c] = input_of[n.attrs["name"]]
+            continue
         else:
             node = g.add(n.op, [vals[k] for k in n.children], n.attrs, origin="extracted")
             if n.op == "weight":
                 g.weights[n.attrs["name"]] = original.weights[n.attrs["name"]]
         vals[c] = Value(node.id, 0)
     g.outputs = [vals[r] for r in data.roots]
-    # inputs the optimized graph no longer reads are still part of its signature
-    have = {n.attrs["name"] for n in g.inputs}
-    for n in original.inputs:
-        if n.attrs["name"] not in have:
-            g.add("input", [], n.attrs, origin="kept input")
     g.validate()
     return g
