@@ -33,6 +33,7 @@ import sqlite3
 import time
 import warnings
 from pathlib import Path
+from costs.machine import cpu_name
 from typing import Any, Iterator, Mapping, Sequence
 
 try:
@@ -68,16 +69,7 @@ def default_path() -> Path:
 
 def machine_fingerprint() -> str:
     """CPU model, core count, OS and architecture: what makes measurements from elsewhere meaningless."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    key = f"{cpu}|{os.cpu_count()}|{platform.system()}|{platform.machine()}"
+    key = f"{cpu_name()}|{os.cpu_count()}|{platform.system()}|{platform.machine()}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

@@ -38,17 +38,21 @@ def cache_dir() -> Path:
     return d
 
 
-def fingerprint() -> str:
+def cpu_name() -> str:
+    """The CPU's model name (from /proc/cpuinfo where there is one)."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    key = f"v3|{cpu}|{os.cpu_count()}|{torch.__version__}|{torch.get_num_threads()}"  # v3: overheads via Graph.run
+    return cpu
+
+
+def fingerprint() -> str:
+    key = f"v3|{cpu_name()}|{os.cpu_count()}|{torch.__version__}|{torch.get_num_threads()}"  # v3: overheads via Graph.run
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
