@@ -33,8 +33,9 @@ import sqlite3
 import time
 import warnings
 from pathlib import Path
-from costs.machine import cpu_name
 from typing import Any, Iterator, Mapping, Sequence
+
+from costs.machine import cpu_name
 
 try:
     import fcntl
