@@ -51,10 +51,16 @@ def run_model(name: str, threads: int, repeats: int) -> dict[str, Any]:
     module, inputs = load(name)
     graph = from_torch(module, inputs, name=name)
     res = optimize(graph)
+    os.environ["EQSAT_NO_CACHE"] = "1"  # cold: every kernel compiled, none read from the disk cache
+    try:
+        cold = compile(res.graph).compile_seconds
+    finally:
+        del os.environ["EQSAT_NO_CACHE"]
     row = {"model": name, **compile_and_compare(res.graph, module, inputs, repeats=repeats)}
     row.pop("plan")
-    row["compile_seconds_cold"] = row.pop("compile_seconds")
-    row["compile_seconds_warm"] = compile(res.graph).compile_seconds
+    row.pop("compile_seconds")
+    row["compile_seconds_cold"] = cold
+    row["compile_seconds_warm"] = compile(res.graph).compile_seconds  # the disk cache is filled now
     row["onnxruntime_ms"] = onnxruntime_ms(module, inputs, threads, repeats)
     return row
 

@@ -2,7 +2,7 @@
 
 * One target machine for the host (its CPU name and features, AVX-512 at full
   512-bit width via ``-prefer-256-bit``), O3 through the new pass manager.
-* Object code is cached under ``$EQSAT_CACHE_DIR`` (default
+* Object code is cached under ``$EQSAT_CACHE_DIR/kernels`` (default
   ``~/.cache/eqsat/kernels``), keyed by a hash of the IR text, the CPU name and
   features, the llvmlite version and ``CODEGEN_VERSION``.  Files are written
   atomically, so concurrent processes may share the directory.
@@ -64,8 +64,8 @@ def host_description() -> str:
 
 
 def cache_dir() -> Path:
-    d = os.environ.get("EQSAT_CACHE_DIR")
-    return Path(d) if d else Path.home() / ".cache" / "eqsat" / "kernels"
+    d = os.environ.get("EQSAT_CACHE_DIR")  # shared with the cost caches: kernels get their own folder
+    return (Path(d) if d else Path.home() / ".cache" / "eqsat") / "kernels"
 
 
 def cache_key(ir_text: str) -> str:
