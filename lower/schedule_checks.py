@@ -1,0 +1,341 @@
+"""Legality analysis for schedule steps: loop-structure queries and memory-access checks.
+
+Legality is checked on the loop IR itself: loop structure (perfect nesting,
+extents that only depend on outer loops), and memory accesses.  Access
+regions are boxes (per-dimension index intervals from interval arithmetic
+over the loop ranges), which over-approximate what a loop reads or writes, so
+"no conflict between boxes" is a sound test.  Where a condition quantifies
+over iterations (``parallel``, ``compute_at``) it is checked on every
+iteration for small loops and on a deterministic sample (ends, neighbours,
+tails, middle) otherwise.
+
+The steps themselves are in ``lower.schedule_loop_steps`` and
+``lower.schedule_stage_steps``; ``lower.schedule`` re-exports everything here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+from lower.loop_ir import (Allocate, Bin, Buffer, Expr, For, If, IntImm, Intrinsic, LoopKind, LoweringError, Range,
+                           Seq, Stage, Stmt, Store, Var, bounds, find_loop, free_vars, loads_of, loop_names, map_stmt,
+                           simplify, stmt_exprs, stores_of, walk_stmt)
+from lower.printer import format_expr
+
+
+class ScheduleError(LoweringError):
+    """A schedule step is not applicable or would change the result."""
+
+
+# ============================================================== helpers
+def _fresh(body: Stmt, base: str) -> str:
+    names = set(loop_names(body))
+    if base not in names:
+        return base
+    k = 1
+    while f"{base}{k}" in names:
+        k += 1
+    return f"{base}{k}"
+
+
+def _need_loop(body: Stmt, name: str, step: str) -> For:
+    lp = find_loop(body, name)
+    if lp is None:
+        raise ScheduleError(f"{step}: no loop named '{name}' (loops: {', '.join(loop_names(body)) or 'none'})")
+    return lp
+
+
+def replace_loop(body: Stmt, name: str, fn: Callable[[For], Stmt]) -> Stmt:
+    def fs(s: Stmt) -> Stmt | None:
+        if isinstance(s, For) and s.var.name == name:
+            return fn(s)
+        return None
+    return map_stmt(body, fs)
+
+
+def enclosing(body: Stmt, target: Stmt) -> list[Stmt] | None:
+    """Statements from the root down to ``target`` (inclusive), by identity."""
+    if body is target:
+        return [body]
+    kids: Iterable[Stmt] = ()
+    if isinstance(body, (For, Allocate, Stage)):
+        kids = (body.body,)
+    elif isinstance(body, Seq):
+        kids = body.stmts
+    elif isinstance(body, If):
+        kids = (body.then,) + ((body.orelse,) if body.orelse else ())
+    for k in kids:
+        p = enclosing(k, target)
+        if p is not None:
+            return [body] + p
+    return None
+
+
+def outer_ranges(body: Stmt, target: Stmt) -> dict[str, Range]:
+    """Ranges of the loops enclosing ``target`` (not including it)."""
+    path = enclosing(body, target) or []
+    ranges: dict[str, Range] = {}
+    for s in path[:-1]:
+        if isinstance(s, For):
+            b = bounds(s.extent, ranges)
+            ranges[s.var.name] = (0, max(0, (b[1] if b else 1 << 40) - 1))
+    return ranges
+
+
+def affine_in(e: Expr, names: set[str]) -> tuple[dict[str, int], Expr] | None:
+    """``e == sum(c[v] * v for v in names) + rest`` with ``rest`` free of ``names``; None if not so."""
+    if not (free_vars(e) & names):
+        return {}, e
+    if isinstance(e, Var):
+        return {e.name: 1}, IntImm(0)
+    if isinstance(e, Bin) and e.op in ("+", "-"):
+        a, b = affine_in(e.a, names), affine_in(e.b, names)
+        if a is None or b is None:
+            return None
+        s = -1 if e.op == "-" else 1
+        c = dict(a[0])
+        for k, v in b[0].items():
+            c[k] = c.get(k, 0) + s * v
+        return {k: v for k, v in c.items() if v}, simplify(Bin(e.op, a[1], b[1]))
+    if isinstance(e, Bin) and e.op == "*":
+        for x, y in ((e.a, e.b), (e.b, e.a)):
+            y2 = simplify(y)
+            if isinstance(y2, IntImm):
+                a = affine_in(x, names)
+                if a is None:
+                    return None
+                return {k: v * y2.value for k, v in a[0].items() if v * y2.value}, simplify(a[1] * y2.value)
+        return None
+    return None
+
+
+# ------------------------------------------------------------ access regions
+Box = tuple[Range, ...]
+
+
+def collapse_index(idx: Sequence[Expr], shape: Sequence[int]) -> tuple[tuple[Expr, ...], tuple[int, ...]]:
+    """Merge adjacent dims indexed as ``(e // s, e % s)`` with ``shape[d+1] == s`` into one dim ``e``.
+
+    Boxes of such delinearised indices (a GEMM's fused spatial column ``j`` in a
+    conv output ``[.., j // OW, j % OW]``) would otherwise cover whole rows."""
+    idx, shape = list(idx), list(shape)
+    d = 0
+    while d + 1 < len(idx):
+        a, b = idx[d], idx[d + 1]
+        if (isinstance(a, Bin) and a.op == "//" and isinstance(b, Bin) and b.op == "%" and a.a == b.a
+                and a.b == b.b and isinstance(a.b, IntImm) and a.b.value == shape[d + 1]):
+            idx[d:d + 2] = [a.a]
+            shape[d:d + 2] = [shape[d] * shape[d + 1]]
+            d = max(0, d - 1)
+            continue
+        d += 1
+    return tuple(idx), tuple(shape)
+
+
+def _box(idx: Sequence[Expr], ranges: dict[str, Range], shape: Sequence[int]) -> Box:
+    idx, shape = collapse_index(idx, shape)
+    out = []
+    for e, n in zip(idx, shape):
+        b = bounds(e, ranges)
+        out.append(b if b is not None else (0, n - 1))
+    return tuple(out)
+
+
+def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], dict[str, list[Box]]]:
+    """(reads, writes) of global buffers in ``s`` as boxes, given ranges of enclosing loops."""
+    reads: dict[str, list[Box]] = {}
+    writes: dict[str, list[Box]] = {}
+    local: set[str] = set()
+
+    def rd(e: Expr, ranges):
+        for ld in loads_of(e):
+            if ld.buf.scope != "local" and ld.buf.name not in local:
+                reads.setdefault(ld.buf.name, []).append(_box(ld.idx, ranges, ld.buf.shape))
+
+    def go(st: Stmt, ranges: dict[str, Range]) -> None:
+        if isinstance(st, For):
+            rd(st.extent, ranges)
+            b = bounds(st.extent, ranges)
+            r2 = dict(ranges)
+            if b is not None and b[1] <= 0:
+                return
+            r2[st.var.name] = (0, max(0, (b[1] if b else 1 << 40) - 1))
+            go(st.body, r2)
+        elif isinstance(st, Store):
+            for e in stmt_exprs(st):
+                rd(e, ranges)
+            if st.buf.scope != "local" and st.buf.name not in local:
+                writes.setdefault(st.buf.name, []).append(_box(st.idx, ranges, st.buf.shape))
+        elif isinstance(st, Seq):
+            for x in st.stmts:
+                go(x, ranges)
+        elif isinstance(st, (Stage, Allocate)):
+            if isinstance(st, Allocate):
+                local.add(st.buf.name)
+            go(st.body, ranges)
+        elif isinstance(st, If):
+            rd(st.cond, ranges)
+            go(st.then, ranges)
+            if st.orelse:
+                go(st.orelse, ranges)
+        elif isinstance(st, Intrinsic):
+            # tensorized code: whole buffers (conservative)
+            for b in st.reads:
+                reads.setdefault(b.name, []).append(tuple((0, n - 1) for n in b.shape))
+            for b in st.writes:
+                writes.setdefault(b.name, []).append(tuple((0, n - 1) for n in b.shape))
+    go(s, dict(fixed))
+    return _merge(reads), _merge(writes)
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    if len(a) != len(b):  # the same buffer seen through different collapsings: assume the worst
+        return True
+    return all(x[0] <= y[1] and y[0] <= x[1] for x, y in zip(a, b))
+
+
+def _conflict(r1, w1, r2, w2) -> str | None:
+    """A buffer both sides touch with at least one write, whose boxes overlap."""
+    for name, wb in w1.items():
+        for other in (r2.get(name, []), w2.get(name, [])):
+            if any(_overlap(x, y) for x in wb for y in other):
+                return name
+    for name, wb in w2.items():
+        if any(_overlap(x, y) for x in wb for y in r1.get(name, [])):
+            return name
+    return None
+
+
+def _sample(n: int, limit: int = 24) -> list[int]:
+    """Iterations to check: all if few, else both ends with their neighbours, the middle, and a stride."""
+    if n <= limit:
+        return list(range(n))
+    pts = {0, 1, n - 2, n - 1}
+    if limit >= 8:
+        pts |= {2, n // 2 - 1, n // 2, n - 3}
+    if limit > len(pts):
+        step = max(1, n // (limit - len(pts)))
+        pts.update(range(0, n, step))
+    return sorted(p for p in pts if 0 <= p < n)
+
+
+POINT_BUDGET = 48
+
+
+def _points(loops_: list[For], base: dict[str, Range], limit: int = POINT_BUDGET) -> list[dict[str, Range]]:
+    """Sampled iteration points (as point ranges) of nested loops, outermost first, in execution order;
+    at most about ``limit`` points in all."""
+    per = max(4, int(round(limit ** (1 / max(1, len(loops_))))))
+    pts: list[dict[str, Range]] = [dict(base)]
+    for lp in loops_:
+        nxt = []
+        for p in pts:
+            b = bounds(lp.extent, p)
+            n = b[1] if b else 0
+            for v in _sample(n, per if len(loops_) > 1 else limit):
+                q = dict(p)
+                q[lp.var.name] = (v, v)
+                nxt.append(q)
+        pts = nxt
+    return pts
+
+
+def _merge(boxes: dict[str, list[Box]]) -> dict[str, list[Box]]:
+    """One bounding box per buffer (per index rank): a sound over-approximation, and fast to compare."""
+    out: dict[str, list[Box]] = {}
+    for name, bs in boxes.items():
+        by_rank: dict[int, Box] = {}
+        for b in bs:
+            cur = by_rank.get(len(b))
+            by_rank[len(b)] = b if cur is None else tuple((min(x[0], y[0]), max(x[1], y[1])) for x, y in zip(cur, b))
+        out[name] = list(by_rank.values())
+    return out
+
+
+
+# ------------------------------------------------------------ loop-structure checks
+def _chain(top: For) -> list[For]:
+    """The perfect nest starting at ``top`` (each loop's body is exactly the next loop)."""
+    out = [top]
+    while isinstance(out[-1].body, For):
+        out.append(out[-1].body)
+    return out
+
+
+def _check_body_reorderable(body: Stmt, vars_: set[str], step: str) -> None:
+    """Iterations of the loops ``vars_`` may run in any order over ``body``: every buffer written is only
+    read at the written index (a reduction or a pure assignment), and a pure assignment writes a
+    distinct element per iteration."""
+    if any(isinstance(s, Intrinsic) for s in walk_stmt(body)):
+        raise ScheduleError(f"{step}: the loop body contains a tensorized intrinsic; reorder before tensorize")
+    local = {s.buf.name for s in walk_stmt(body) if isinstance(s, Allocate)}
+    for st in stores_of(body):
+        if st.buf.scope == "local" or st.buf.name in local:
+            continue
+        reads = [ld for ld in loads_of(body) if ld.buf.name == st.buf.name]
+        for ld in reads:
+            if ld.idx != st.idx:
+                raise ScheduleError(f"{step}: {st.buf.name} is written at [{', '.join(map(format_expr, st.idx))}] "
+                                    f"but read at [{', '.join(map(format_expr, ld.idx))}]: "
+                                    "iterations depend on each other")
+        if not reads:
+            used = set().union(*[free_vars(e) for e in st.idx]) if st.idx else set()
+            missing = vars_ - used
+            if missing:
+                raise ScheduleError(f"{step}: every iteration of {sorted(missing)} overwrites the same element of "
+                                    f"{st.buf.name}; the last write would change")
+
+
+def _check_vectorizable(lp: For, step: str) -> None:
+    if any(isinstance(s, For) and s.kind is not LoopKind.UNROLLED for s in walk_stmt(lp.body)):
+        raise ScheduleError(f"{step}: loop {lp.var.name} is not innermost (it contains other loops)")
+    if any(isinstance(s, (Intrinsic, Allocate)) for s in walk_stmt(lp.body)):
+        raise ScheduleError(f"{step}: loop {lp.var.name} contains an intrinsic or an allocation")
+    if lp.kind is LoopKind.PARALLEL:
+        raise ScheduleError(f"{step}: loop {lp.var.name} is already parallel")
+    for st in stores_of(lp.body):
+        for ld in loads_of(lp.body):
+            if ld.buf.name == st.buf.name and ld.idx != st.idx:
+                raise ScheduleError(f"{step}: {st.buf.name} is written at [{', '.join(map(format_expr, st.idx))}] "
+                                    f"and read at [{', '.join(map(format_expr, ld.idx))}] in loop {lp.var.name}: "
+                                    "iterations are not independent")
+
+
+
+def root_loop_of(body: Stmt) -> For | None:
+    while isinstance(body, (Stage, Allocate)) or (isinstance(body, Seq) and len(body.stmts) == 1):
+        body = body.body if not isinstance(body, Seq) else body.stmts[0]
+    return body if isinstance(body, For) else None
+
+
+
+# ------------------------------------------------------------ top-level statements (stage-level steps)
+def _top_stmts(body: Stmt) -> list[Stmt]:
+    body = _unwrap(body)[1]
+    return list(body.stmts) if isinstance(body, Seq) else [body]
+
+
+def _unwrap(body: Stmt) -> tuple[list[Buffer], Stmt]:
+    """Kernel-level ``local`` allocations around the body, and what they wrap."""
+    bufs = []
+    while isinstance(body, Allocate):
+        bufs.append(body.buf)
+        body = body.body
+    return bufs, body
+
+
+def _rewrap(bufs: list[Buffer], body: Stmt) -> Stmt:
+    for b in reversed(bufs):
+        body = Allocate(b, body)
+    return body
+
+
+def _perfect_prefix(s: Stmt, n: int) -> tuple[list[For], Stmt] | None:
+    loops_ = []
+    while len(loops_) < n:
+        if not isinstance(s, For):
+            return None
+        loops_.append(s)
+        s = s.body
+    return loops_, s
+

@@ -1,0 +1,418 @@
+"""Stage-level schedule steps: ``ComputeAt``, ``Inline``, ``Pack`` and ``Tensorize``.
+
+These move, substitute or copy whole top-level stages (or replace a whole
+nest by an intrinsic), as opposed to the loop-level steps in
+``lower.schedule_loop_steps``.  Legality checks live in ``lower.schedule_checks``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from lower.loop_ir import (Allocate, Bin, Buffer, Expr, FloatImm, For, IntImm, Intrinsic, Kernel, Load, Select, Stage,
+                           Stmt, Store, Var, bounds, emin, find_stage, flat_offset, free_vars, land, loads_of, lt,
+                           map_expr, map_stmt, seq, simplify_stmt, stores_of, substitute, walk_expr)
+from lower.printer import format_expr
+from lower.schedule_checks import (ScheduleError, _fresh, _need_loop, replace_loop, enclosing, outer_ranges, affine_in,
+                                   accesses, _conflict, _points, _top_stmts, _unwrap, _rewrap, _perfect_prefix)
+from lower.schedule_loop_steps import Step
+
+
+@dataclass(frozen=True)
+class ComputeAt(Step):
+    """Move a whole top-level stage into another nest, at ``loop``, computing per iteration.
+
+    The stage's outer loops must match (same extents) the loops from the other
+    nest's root down to ``loop``; they are merged.  A producer (stage before
+    the nest) goes at the start of ``loop``'s body, a consumer at its end.
+
+    before::                          after compute_at("scale", "i")::
+
+        // stage scale                   for i in 0..R {
+        for i2 in 0..R {                   // stage scale
+          for j2 in 0..N {                 for j2 in 0..N {
+            t[i2, j2] = x[i2, j2] * 2.0      t[i, j2] = x[i, j2] * 2.0
+        // stage add                       }
+        for i in 0..R {                    // stage add
+          for j in 0..N {                  for j in 0..N {
+            out[i, j] = t[i, j] + 1.0        out[i, j] = t[i, j] + 1.0
+
+    Refused when an iteration of one side would then run before an
+    iteration of the other that it depends on (checked on access boxes).
+    """
+
+    stage: str
+    loop: str
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"compute_at({self.stage!r}, {self.loop!r})"
+        tops = _top_stmts(k.body)
+        si = [n for n, s in enumerate(tops) if isinstance(s, Stage) and s.name == self.stage]
+        if not si:
+            raise ScheduleError(f"{step}: no top-level stage named {self.stage!r}")
+        p_idx = si[0]
+        P = tops[p_idx]
+        lp = _need_loop(k.body, self.loop, "compute_at")
+        t_idx = next((n for n, s in enumerate(tops) if enclosing(s, lp) is not None), None)
+        if t_idx is None or t_idx == p_idx:
+            raise ScheduleError(f"{step}: loop {self.loop} must be in a different top-level statement")
+        T = tops[t_idx]
+        chain = enclosing(T, lp)
+        path = [s for s in chain if isinstance(s, For)]
+        for a, b in zip(path, path[1:]):
+            if a.body is not b:
+                raise ScheduleError(f"{step}: loops down to {self.loop} must be perfectly nested "
+                                    f"({a.var.name} has other statements)")
+        if not isinstance(chain[0], For) and not (isinstance(chain[0], Stage) and chain[1] is path[0]):
+            raise ScheduleError(f"{step}: {self.loop} must be reached from the root of its nest through loops only")
+        pp = _perfect_prefix(P.body, len(path))
+        if pp is None:
+            raise ScheduleError(f"{step}: stage {self.stage} does not start with {len(path)} nested loops")
+        p_loops, p_rest = pp
+        sub: dict[str, Expr] = {}
+        for a, b in zip(p_loops, path):
+            if substitute(a.extent, sub) != b.extent:
+                raise ScheduleError(f"{step}: loop {a.var.name} (extent {format_expr(a.extent)}) does not match "
+                                    f"{b.var.name} (extent {format_expr(b.extent)})")
+            sub[a.var.name] = b.var
+        moved = Stage(P.name, substitute(p_rest, sub))
+        producer = p_idx < t_idx
+        between = tops[min(p_idx, t_idx) + 1:max(p_idx, t_idx)]
+        if between:
+            r0, w0 = accesses(seq(*between), {})
+            rp, wp = accesses(P, {})
+            c = _conflict(rp, wp, r0, w0)
+            if c:
+                raise ScheduleError(f"{step}: statements between the stage and the nest also use {c}")
+        # per-iteration conflict check on sampled points of the shared loops
+        pts = _points(path, {})
+        t_acc = []
+        p_acc = []
+        for p in pts:
+            t_acc.append(accesses(_below(T, lp), p))
+            p_acc.append(accesses(moved.body, p))
+        for a, b in itertools.product(range(len(pts)), repeat=2):
+            if a == b:
+                continue
+            la = tuple(pts[a][x.var.name][0] for x in path)
+            lb = tuple(pts[b][x.var.name][0] for x in path)
+            # producer: T(lb) now runs before P(la) when lb < la; consumer: P(la) before T(lb) when la < lb
+            if (producer and lb < la) or (not producer and la < lb):
+                c = _conflict(p_acc[a][0], p_acc[a][1], t_acc[b][0], t_acc[b][1])
+                if c:
+                    raise ScheduleError(f"{step}: iteration {la} of {self.stage} and iteration {lb} of the nest "
+                                        f"both touch {c}; computing per iteration would change the result")
+
+        def fn(s: For) -> Stmt:
+            return For(s.var, s.extent, seq(moved, s.body) if producer else seq(s.body, moved), s.kind)
+        new_t = replace_loop(T, self.loop, fn)
+        new_tops = [new_t if n == t_idx else s for n, s in enumerate(tops) if n != p_idx]
+        return k.with_body(_rewrap(_unwrap(k.body)[0], seq(*new_tops)))
+
+
+def _below(T: Stmt, lp: For) -> Stmt:
+    """The body of ``lp`` inside T with ``lp``'s own variable bound by the point ranges."""
+    return lp.body
+
+
+def inline_stage(body: Stmt, stage: str) -> Stmt:
+    """Substitute a pure elementwise stage into its readers and drop it (see ``Inline``)."""
+    tops = _top_stmts(body)
+    si = [n for n, s in enumerate(tops) if isinstance(s, Stage) and s.name == stage]
+    step = f"inline({stage!r})"
+    if not si:
+        raise ScheduleError(f"{step}: no top-level stage named {stage!r}")
+    P = tops[si[0]]
+    loops_: list[For] = []
+    s = P.body
+    while isinstance(s, For):
+        loops_.append(s)
+        s = s.body
+    if not isinstance(s, Store):
+        raise ScheduleError(f"{step}: the stage is not a perfect loop nest around a single store")
+    if any(ld.buf.name == s.buf.name for ld in loads_of(s.value)):
+        raise ScheduleError(f"{step}: the stage reads its own output (a reduction)")
+    vs = [lp.var.name for lp in loops_]
+    idx_names = [e.name if isinstance(e, Var) else None for e in s.idx]
+    if None in idx_names or sorted(idx_names) != sorted(vs):
+        raise ScheduleError(f"{step}: the store index [{', '.join(map(format_expr, s.idx))}] must be exactly the "
+                            "loop variables")
+    if any(not isinstance(lp.extent, IntImm) or lp.extent.value != s.buf.shape[idx_names.index(lp.var.name)]
+           for lp in loops_):
+        raise ScheduleError(f"{step}: the loops do not cover {s.buf.name} exactly")
+    X = s.buf
+    rest = [t for n, t in enumerate(tops) if n != si[0]]
+    for n, t in enumerate(tops[:si[0]]):
+        if any(ld.buf.name == X.name for ld in loads_of(t)):
+            raise ScheduleError(f"{step}: {X.name} is read before the stage computes it")
+    for t in rest:
+        if any(st.buf.name == X.name for st in stores_of(t)):
+            raise ScheduleError(f"{step}: {X.name} is also written elsewhere")
+    value = s.value
+
+    def fe(e: Expr) -> Expr | None:
+        if isinstance(e, Load) and e.buf.name == X.name:
+            return substitute(value, {nm: ix for nm, ix in zip(idx_names, e.idx)})
+        return None
+    return simplify_stmt(_rewrap(_unwrap(body)[0], seq(*[map_stmt(t, None, fe) for t in rest])))
+
+
+@dataclass(frozen=True)
+class Inline(Step):
+    """Compute a pure elementwise stage inside its readers instead of storing it.
+
+    before::                          after inline("relu1")::
+
+        // stage relu1                   // stage add2
+        for i in 0..N {                  for i in 0..N {
+          t[i] = max(x[i], 0.0)            out[i] = max(x[i], 0.0) + y[i]
+        // stage add2
+        for i in 0..N {
+          out[i] = t[i] + y[i]
+
+    Refused for reductions, stages that do not write each element exactly
+    once through their loop variables, and buffers written elsewhere.
+    """
+
+    stage: str
+
+    def apply(self, k: Kernel) -> Kernel:
+        return k.with_body(inline_stage(k.body, self.stage))
+
+
+def _operand(store: Store, buf: str, step: str) -> Expr:
+    """The factor of the store's product that reads ``buf``; ``"#0"``/``"#1"``: the left/right factor of the
+    product in ``C[x] = C[x] + a * b``."""
+    if buf.startswith("#"):
+        v = store.value
+        if not (isinstance(v, Bin) and v.op == "+" and isinstance(v.b, Bin) and v.b.op == "*"):
+            raise ScheduleError(f"{step}: the store is not an accumulation of a product")
+        return (v.b.a, v.b.b)[int(buf[1:])]
+    cands = []
+    for e in walk_expr(store.value):
+        if isinstance(e, Bin) and e.op == "*":
+            for f in (e.a, e.b):
+                if any(ld.buf.name == buf for ld in loads_of(f)):
+                    cands.append(f)
+    cands = [c for c in cands if not any(c is not d and any(x is c for x in walk_expr(d)) for d in cands)]
+    if not cands:
+        raise ScheduleError(f"{step}: the stage's store has no product factor reading {buf}")
+    return cands[0]
+
+
+@dataclass(frozen=True)
+class Pack(Step):
+    """Copy an operand of a stage into a packed buffer laid out by ``layout`` loops.
+
+    ``at`` is the loop at whose start the copy is made (None: once, before
+    everything; if the operand only reads constants the runtime then does it at
+    compile time).  Loops with a tail extent are padded with zeros, so the
+    packed panel always has full, constant extents (branch-free: padded lanes
+    evaluate the operand at the last valid index and select 0).
+
+    before::                                  after pack("mm", "B", "k.o", ("j.o", "k.i", "j.i"), "Bp")::
+
+        for k.o ... {                            for k.o ... {
+          for j.o ... {                            // stage mm.pack_Bp
+            for k.i ... {                          for j.o.p, k.i.p, j.i.p: Bp[...] = B[k.o*KC+k.i.p, ...]
+              for j.i ... {                        for j.o ... {
+                C[i, j] += A[i, k] * B[k, j]         for k.i ... { for j.i ... {
+                                                       C[i, j] += A[i, k] * Bp[j.o, k.i, j.i]
+
+    Refused when the operand depends on loops neither in ``layout`` nor
+    enclosing ``at``, or when its source is written inside the kernel.
+    """
+
+    stage: str
+    buffer: str
+    at: str | None
+    layout: tuple[str, ...]
+    name: str
+    min_sizes: tuple[int, ...] = ()  # pad layout dims to at least these extents (e.g. NR lanes)
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"pack({self.stage!r}, {self.buffer!r})"
+        st_node = find_stage(k.body, self.stage)
+        if st_node is None:
+            raise ScheduleError(f"{step}: no stage named {self.stage!r}")
+        if self.buffer.startswith("#"):
+            stores = [s for s in stores_of(st_node) if isinstance(s.value, Bin) and s.value.op == "+"
+                      and isinstance(s.value.b, Bin) and s.value.b.op == "*"
+                      and any(ld.buf.name == s.buf.name for ld in loads_of(s.value.a))]
+        else:
+            stores = [s for s in stores_of(st_node) if any(ld.buf.name == self.buffer for ld in loads_of(s.value))]
+        if len(stores) != 1:
+            raise ScheduleError(f"{step}: expected one store reading {self.buffer}, found {len(stores)}")
+        store = stores[0]
+        operand = _operand(store, self.buffer, step)
+        path = enclosing(k.body, store) or []
+        loops_here = [s for s in path if isinstance(s, For)]
+        names_here = [lp.var.name for lp in loops_here]
+        if self.at is not None and self.at not in names_here:
+            raise ScheduleError(f"{step}: loop {self.at!r} does not enclose the operand")
+        at_pos = names_here.index(self.at) if self.at is not None else -1
+        outside = set(names_here[:at_pos + 1])
+        inside = names_here[at_pos + 1:]
+        for v in self.layout:
+            if v not in inside:
+                raise ScheduleError(f"{step}: layout loop {v!r} is not inside {self.at or 'the kernel'} around "
+                                    "the operand")
+        need = free_vars(operand)
+        stray = need - outside - set(self.layout)
+        if stray:
+            raise ScheduleError(f"{step}: the operand depends on loops {sorted(stray)} that are neither in the "
+                                "layout nor outside the pack point")
+        srcs = {ld.buf.name for ld in loads_of(operand)}
+        written = {s.buf.name for s in stores_of(k.body)}
+        if srcs & written:
+            raise ScheduleError(f"{step}: the operand reads {sorted(srcs & written)}, which this kernel writes")
+        by_name = {lp.var.name: lp for lp in loops_here}
+        ranges = outer_ranges(k.body, store)
+        shape = []
+        for v in self.layout:
+            b = bounds(by_name[v].extent, ranges)
+            if b is None:
+                raise ScheduleError(f"{step}: extent of {v} is unbounded")
+            shape.append(max(1, b[1]))
+        for d, m in enumerate(self.min_sizes):
+            shape[d] = max(shape[d], m)
+        scope = "local" if self.at is not None else "global"
+        P = Buffer(self.name, tuple(shape), scope=scope)
+        pvars = {v: Var(_fresh(k.body, v + ".p")) for v in self.layout}
+        val = substitute(operand, {v: pv for v, pv in pvars.items()})
+        # Dims given a min size (the micro-kernel's NR lanes) are padded with zeros, branch-free so the copy
+        # vectorizes: the operand is evaluated at the last valid index (loads stay in bounds) and a select
+        # zeroes the lane.  Other dims iterate their true (possibly tail) extent: nothing reads past it.
+        conds, clamp, exts = [], {}, {}
+        psub = {u: pv for u, pv in pvars.items()}
+        for d, v in enumerate(self.layout):
+            ext = substitute(by_name[v].extent, psub)
+            stray_e = free_vars(ext) - outside - {pvars[u].name for u in self.layout}
+            if stray_e:
+                raise ScheduleError(f"{step}: extent of {v} depends on {sorted(stray_e)}")
+            n = shape[d]
+            padded = d < len(self.min_sizes) and self.min_sizes[d] > 1
+            if bounds(ext, {}) == (n, n) or not padded:
+                exts[v] = ext
+                continue
+            exts[v] = IntImm(n)
+            conds.append(lt(pvars[v], ext))
+            clamp[pvars[v].name] = emin(pvars[v], ext - 1)
+        idx = tuple(pvars[v] for v in self.layout)
+        if conds:
+            val = Select(land(*conds), substitute(val, clamp), FloatImm(0.0))
+        body: Stmt = Store(P, idx, val)
+        for v in reversed(self.layout):
+            body = For(pvars[v], exts[v], body)
+        pack_stage = Stage(f"{self.stage}.pack_{self.name}", body)
+        new_load = Load(P, tuple(Var(v) for v in self.layout))
+
+        def fs(s: Stmt) -> Stmt | None:
+            if isinstance(s, Store) and s == store:
+                return Store(s.buf, s.idx, map_expr(s.value, lambda e: new_load if e == operand else None))
+            return None
+        newbody = map_stmt(k.body, fs)
+        if self.at is None:
+            newbody = seq(pack_stage, newbody)
+            params = list(k.params) + [P]
+        else:
+            newbody = replace_loop(newbody, self.at,
+                                   lambda s: For(s.var, s.extent, seq(pack_stage, s.body), s.kind))
+            newbody = Allocate(P, newbody)
+            params = list(k.params)
+        out = Kernel(k.name, params, simplify_stmt(newbody), dict(k.meta))
+        if self.at is None:
+            out.meta.setdefault("scratch", []).append(P.name)
+        return out
+
+
+# ------------------------------------------------------------ tensorize
+@dataclass(frozen=True)
+class GemmIntrinsic:
+    """``C[m x n] += A[m x kc] * B[kc x NR panel]`` for m <= MR, n <= NR (registers: MR x NR/16 zmm)."""
+
+    mr: int = 8
+    nr: int = 32
+
+    @property
+    def name(self) -> str:
+        return f"gemm_{self.mr}x{self.nr}"
+
+
+@dataclass(frozen=True)
+class Tensorize(Step):
+    """Replace a (i, j, k) multiply-accumulate nest by the GEMM micro-kernel.
+
+    before::                                   after tensorize("i.i", mr=8, nr=32)::
+
+        for i.i in 0..8 {                         gemm_8x32(A, a_off, lda, Bp, b_off, C, c_off, ldc, kc, m, n)
+          for j.i in 0..32 {
+            for k.i in 0..KC {
+              C[..] = C[..] + A[..] * Bp[..]
+
+    The nest must be exactly three perfectly nested loops around one
+    ``C[x] = C[x] + A * B`` store, with extents at most (MR, NR, any); C and A
+    must be affine in them with unit stride along j (C) and k (A); B must be a
+    packed panel (unit stride along j, stride NR along k, padded to NR lanes).
+    """
+
+    loop: str
+    mr: int = 8
+    nr: int = 32
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"tensorize({self.loop!r})"
+        li = _need_loop(k.body, self.loop, "tensorize")
+        pp = _perfect_prefix(li, 3)
+        if pp is None or not isinstance(pp[1], Store):
+            raise ScheduleError(f"{step}: expected three perfectly nested loops around one store")
+        (L1, L2, L3), st = pp
+        ranges = outer_ranges(k.body, li)
+        b1 = bounds(L1.extent, ranges)
+        r2 = dict(ranges, **{L1.var.name: (0, b1[1] - 1 if b1 else 0)})
+        b2 = bounds(L2.extent, r2)
+        if b1 is None or b1[1] > self.mr or b2 is None or b2[1] > self.nr:
+            raise ScheduleError(f"{step}: extents must be at most ({self.mr}, {self.nr}), got "
+                                f"({format_expr(L1.extent)}, {format_expr(L2.extent)})")
+        v = st.value
+        if not (isinstance(v, Bin) and v.op == "+" and isinstance(v.a, Load) and v.a.buf == st.buf
+                and v.a.idx == st.idx and isinstance(v.b, Bin) and v.b.op == "*"
+                and isinstance(v.b.a, Load) and isinstance(v.b.b, Load)):
+            raise ScheduleError(f"{step}: the store is not C[x] = C[x] + A[..] * B[..]: {format_expr(v)}")
+        iv, jv, kv = L1.var.name, L2.var.name, L3.var.name
+        names = {iv, jv, kv}
+        for lp in (L2, L3):
+            if free_vars(lp.extent) & names:
+                raise ScheduleError(f"{step}: extent of {lp.var.name} depends on the tensorized loops")
+
+        def form(buf: Buffer, idx) -> tuple[dict[str, int], Expr]:
+            f = affine_in(flat_offset(buf, idx), names)
+            if f is None:
+                raise ScheduleError(f"{step}: {buf.name}[{', '.join(map(format_expr, idx))}] is not affine in "
+                                    f"({iv}, {jv}, {kv})")
+            return f
+        C = st.buf
+        cf, coff = form(C, st.idx)
+        if cf.get(jv) != 1 or cf.get(kv, 0) != 0 or (cf.get(iv, 0) <= 0 and b1[1] > 1):
+            raise ScheduleError(f"{step}: C must have unit stride along {jv}, none along {kv} (got {cf})")
+        ldc = cf.get(iv, 0)
+        A = B = None
+        for x, y in ((v.b.a, v.b.b), (v.b.b, v.b.a)):
+            xf, yf = form(x.buf, x.idx), form(y.buf, y.idx)
+            if (yf[0].get(jv) == 1 and yf[0].get(kv) == self.nr and yf[0].get(iv, 0) == 0
+                    and xf[0].get(kv) == 1 and xf[0].get(jv, 0) == 0):
+                A, af, B, bf = x, xf, y, yf
+                break
+        if A is None:
+            raise ScheduleError(f"{step}: need A with unit stride along {kv} and a packed B panel "
+                                f"(unit stride along {jv}, stride {self.nr} along {kv})")
+        if B.buf.shape[-1] != self.nr or B.buf.strides is not None:
+            raise ScheduleError(f"{step}: B ({B.buf.name}) must be a packed panel buffer with {self.nr} lanes")
+        lda = af[0].get(iv, 0)
+        intr = Intrinsic(f"gemm_{self.mr}x{self.nr}",
+                         (A.buf, af[1], IntImm(lda), B.buf, bf[1], C, coff, IntImm(ldc),
+                          L3.extent, L1.extent, L2.extent),
+                         reads=(A.buf, B.buf, C), writes=(C,))
+        return k.with_body(replace_loop(k.body, self.loop, lambda s: intr))
+
