@@ -22,7 +22,7 @@ def _shipped_params():
         yield pytest.param(r, id=r.name, marks=marks)
 
 
-@pytest.mark.parametrize("rule", _shipped_params())
+@pytest.mark.parametrize("rule", list(_shipped_params()))
 def test_shipped_rule_is_sound(rule):
     res = check_rule(rule)
     assert res.ok, str(res)
