@@ -28,7 +28,7 @@ from rewrite.graph import Graph, GraphError
 from rewrite.ops import ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, instantiate
 from rewrite.rulelang.syntax import (Call, Expr, ListExpr, Loc, Op, Pattern, Rule, RuleError, Var, _Checker,
-                                     _pattern, _Reader, tokenize)
+                                     parse_pattern)
 
 EQUAL = "equal"  # the stop reason when the two sides meet
 
@@ -54,21 +54,7 @@ class ProveResult:
 
 def parse_expr(text: str, path: str = "<expr>") -> Pattern:
     """One pattern in the rule syntax; errors are ``RuleError`` at ``path:line:col``."""
-    offsets, pos = [], 0
-    for i, line in enumerate(text.split("\n"), start=1):
-        offsets.append((i, pos))
-        pos += len(line) + 1
-    toks = tokenize(text, path, 1, offsets)
-    last = offsets[-1]
-    end = Loc(path, last[0], len(text) - last[1] + 1)
-    if not toks:
-        raise RuleError(Loc(path, 1, 1), "empty expression")
-    reader = _Reader(toks, end)
-    p = _pattern(reader.sexpr())
-    extra = reader.peek()
-    if extra is not None:
-        raise RuleError(extra.loc, f"unexpected '{extra.text}' after the expression")
-    return p
+    return parse_pattern(text, path)
 
 
 def _vars(p: Pattern, tensors: dict[str, Loc], attrs: dict[str, Loc]) -> None:

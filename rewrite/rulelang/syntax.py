@@ -488,6 +488,25 @@ def parse_rules(text: str, path: str = "<string>", family: str | None = None) ->
     return rules
 
 
+def parse_pattern(text: str, path: str = "<expr>") -> Pattern:
+    """One pattern in the rule syntax; errors are ``RuleError`` at ``path:line:col``."""
+    offsets, pos = [], 0
+    for i, line in enumerate(text.split("\n"), start=1):
+        offsets.append((i, pos))
+        pos += len(line) + 1
+    toks = tokenize(text, path, 1, offsets)
+    last = offsets[-1]
+    end = Loc(path, last[0], len(text) - last[1] + 1)
+    if not toks:
+        raise RuleError(Loc(path, 1, 1), "empty expression")
+    reader = _Reader(toks, end)
+    p = _pattern(reader.sexpr())
+    extra = reader.peek()
+    if extra is not None:
+        raise RuleError(extra.loc, f"unexpected '{extra.text}' after the expression")
+    return p
+
+
 def load_rule_file(path: str | Path) -> list[Rule]:
     p = Path(path)
     try:
