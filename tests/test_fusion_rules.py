@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
@@ -25,7 +24,7 @@ from rewrite.extract.egraph_data import read_serialized
 from rewrite.frontends import from_torch
 from rewrite.graph import GraphError
 from rewrite.ops import OPS, ShapeError
-from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Op, Pattern, Rule, Var, load_rule_file
+from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var, load_rule_file
 
 FAMILIES = ("fusion", "relaxed", "transformer")
 

@@ -17,7 +17,7 @@ from itertools import count
 
 from rewrite.egraph.prelude import egg_name, literal
 from rewrite.ops import OPS, AttrKind
-from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Op, Pattern, Rule, Var
+from rewrite.rulelang.syntax import Expr, ListExpr, Lit, Pattern, Rule, Var
 
 _CMP = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
