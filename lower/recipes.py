@@ -287,7 +287,11 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
         if not isinstance(lp.extent, IntImm):
             return
         n = lp.extent.value
-        chunk = max(1024, math.ceil(n / (threads * 8) / 64) * 64)
+        if perfect:
+            chunk = max(1024, math.ceil(n / (threads * 8) / 64) * 64)
+        else:  # row kernels: an iteration is a whole row; chunks of rows for dynamic balancing
+            per = max(1, work // n)
+            chunk = max(1, math.ceil(8192 / per), math.ceil(n / (threads * 8)))
         if chunk >= n:
             return
         kind = lp.kind

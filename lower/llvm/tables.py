@@ -33,6 +33,7 @@ DECLS = {
     "llvm.sqrt.f32": "declare float @llvm.sqrt.f32(float)",
     "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
+    "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
     "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
     "llvm.fma.v16f32": "declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)",
     "llvm.masked.load.v16f32.p0": "declare <16 x float> @llvm.masked.load.v16f32.p0(ptr, i32, <16 x i1>, <16 x float>)",
@@ -60,14 +61,14 @@ def hexf(v: float) -> str:
 def _exp_body() -> str:
     c = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1]
     return f"""define internal float @eqsat_exp(float %x) alwaysinline nounwind {{
-  %lo = call {FAST} float @llvm.maximum.f32(float %x, float {hexf(-104.0)})
-  %xc = call {FAST} float @llvm.minimum.f32(float %lo, float {hexf(88.75)})
+  %clo = fcmp olt float %x, {hexf(-104.0)}
+  %lo = select i1 %clo, float {hexf(-104.0)}, float %x
+  %chi = fcmp ogt float %lo, {hexf(88.75)}
+  %xc = select i1 %chi, float {hexf(88.75)}, float %lo
   %t = fmul {FAST} float %xc, {hexf(1.4426950408889634)}
   %n = call {FAST} float @llvm.rint.f32(float %t)
-  %r1 = fmul float %n, {hexf(0.693359375)}
-  %r2 = fsub float %xc, %r1
-  %r3 = fmul float %n, {hexf(-2.12194440e-4)}
-  %r = fsub float %r2, %r3
+  %r2 = call float @llvm.fma.f32(float %n, float {hexf(-0.693359375)}, float %xc)
+  %r = call float @llvm.fma.f32(float %n, float {hexf(2.12194440e-4)}, float %r2)
   %p0 = fmul {FAST} float %r, {hexf(c[0])}
   %p1 = fadd {FAST} float %p0, {hexf(c[1])}
   %p2 = fmul {FAST} float %p1, %r
@@ -163,12 +164,11 @@ def _rsqrt_body() -> str:
 
 # name -> (llvm function called, helper definitions it needs (in order), declarations it needs)
 MATH = {
-    "exp": ("eqsat_exp", ["exp"], ["llvm.maximum.f32", "llvm.minimum.f32", "llvm.rint.f32"]),
-    "tanh": ("eqsat_tanh", ["exp", "tanh"], ["llvm.maximum.f32", "llvm.minimum.f32", "llvm.rint.f32",
+    "exp": ("eqsat_exp", ["exp"], ["llvm.rint.f32", "llvm.fma.f32"]),
+    "tanh": ("eqsat_tanh", ["exp", "tanh"], ["llvm.rint.f32", "llvm.fma.f32",
                                              "llvm.fabs.f32", "llvm.copysign.f32"]),
-    "sigmoid": ("eqsat_sigmoid", ["exp", "sigmoid"], ["llvm.maximum.f32", "llvm.minimum.f32", "llvm.rint.f32"]),
-    "gelu_tanh": ("eqsat_gelu_tanh", ["exp", "tanh", "gelu"], ["llvm.maximum.f32", "llvm.minimum.f32",
-                                                               "llvm.rint.f32", "llvm.fabs.f32",
+    "sigmoid": ("eqsat_sigmoid", ["exp", "sigmoid"], ["llvm.rint.f32", "llvm.fma.f32"]),
+    "gelu_tanh": ("eqsat_gelu_tanh", ["exp", "tanh", "gelu"], ["llvm.rint.f32", "llvm.fma.f32", "llvm.fabs.f32",
                                                                "llvm.copysign.f32"]),
     "sqrt": ("llvm.sqrt.f32", [], ["llvm.sqrt.f32"]),
     "rsqrt": ("eqsat_rsqrt", ["rsqrt"], ["llvm.sqrt.f32"]),
@@ -180,7 +180,12 @@ HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu
 # loop kind -> loop metadata entries
 LOOP_METADATA = {
     "vectorized": ['!{!"llvm.loop.vectorize.enable", i1 true}',
-                   f'!{{!"llvm.loop.vectorize.width", i32 {VECTOR_WIDTH}}}'],
+                   f'!{{!"llvm.loop.vectorize.width", i32 {VECTOR_WIDTH}}}',
+                   # the vectorizer interleaves already; fully unrolling a row pass lets LLVM keep the whole
+                   # row "in registers" across passes (softmax, layernorm) and spill it to the stack
+                   '!{!"llvm.loop.unroll.disable"}',
+                   # which also turns interleaving off: ask for independent accumulators explicitly
+                   '!{!"llvm.loop.interleave.count", i32 4}'],
     "serial": [],
     "serial-outer": ['!{!"llvm.loop.unroll.disable"}'],
     "parallel": [],

@@ -1,18 +1,18 @@
 declare float @llvm.maximum.f32(float, float)
 
-declare float @llvm.minimum.f32(float, float)
-
 declare float @llvm.rint.f32(float)
 
+declare float @llvm.fma.f32(float, float, float)
+
 define internal float @eqsat_exp(float %x) alwaysinline nounwind {
-  %lo = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %x, float 0xC05A000000000000)
-  %xc = call reassoc nsz contract arcp afn float @llvm.minimum.f32(float %lo, float 0x4056300000000000)
+  %clo = fcmp olt float %x, 0xC05A000000000000
+  %lo = select i1 %clo, float 0xC05A000000000000, float %x
+  %chi = fcmp ogt float %lo, 0x4056300000000000
+  %xc = select i1 %chi, float 0x4056300000000000, float %lo
   %t = fmul reassoc nsz contract arcp afn float %xc, 0x3FF7154760000000
   %n = call reassoc nsz contract arcp afn float @llvm.rint.f32(float %t)
-  %r1 = fmul float %n, 0x3FE6300000000000
-  %r2 = fsub float %xc, %r1
-  %r3 = fmul float %n, 0xBF2BD01060000000
-  %r = fsub float %r2, %r3
+  %r2 = call float @llvm.fma.f32(float %n, float 0xBFE6300000000000, float %xc)
+  %r = call float @llvm.fma.f32(float %n, float 0x3F2BD01060000000, float %r2)
   %p0 = fmul reassoc nsz contract arcp afn float %r, 0x3F2A0D2CE0000000
   %p1 = fadd reassoc nsz contract arcp afn float %p0, 0x3F56E879C0000000
   %p2 = fmul reassoc nsz contract arcp afn float %p1, %r
@@ -103,7 +103,7 @@ j_1.body22:
   br label %j_1.latch23
 j_1.latch23:
   %n26 = add nuw nsw i64 %j_1.25, 1
-  br label %j_1.head21, !llvm.loop !3
+  br label %j_1.head21, !llvm.loop !5
 j_1.exit24:
   %v44 = load float, ptr %l.sumv, align 4
   %t45 = fdiv reassoc nsz contract arcp afn float 0x3FF0000000000000, %v44
@@ -127,12 +127,12 @@ j_2.body47:
   br label %j_2.latch48
 j_2.latch48:
   %n51 = add nuw nsw i64 %j_2.50, 1
-  br label %j_2.head46, !llvm.loop !6
+  br label %j_2.head46, !llvm.loop !10
 j_2.exit49:
   br label %i0.latch3
 i0.latch3:
   %n6 = add nuw nsw i64 %i0.5, 1
-  br label %i0.head1, !llvm.loop !9
+  br label %i0.head1, !llvm.loop !15
 i0.exit4:
   ret void
 }
@@ -147,24 +147,36 @@ entry:
   ret void
 }
 
-!0 = distinct !{!0, !1, !2}
+!0 = distinct !{!0, !1, !2, !3, !4}
 
 !1 = !{!"llvm.loop.vectorize.enable", i1 true}
 
 !2 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!3 = distinct !{!3, !4, !5}
+!3 = !{!"llvm.loop.unroll.disable"}
 
-!4 = !{!"llvm.loop.vectorize.enable", i1 true}
+!4 = !{!"llvm.loop.interleave.count", i32 4}
 
-!5 = !{!"llvm.loop.vectorize.width", i32 16}
+!5 = distinct !{!5, !6, !7, !8, !9}
 
-!6 = distinct !{!6, !7, !8}
+!6 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!7 = !{!"llvm.loop.vectorize.enable", i1 true}
+!7 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!8 = !{!"llvm.loop.vectorize.width", i32 16}
+!8 = !{!"llvm.loop.unroll.disable"}
 
-!9 = distinct !{!9, !10}
+!9 = !{!"llvm.loop.interleave.count", i32 4}
 
-!10 = !{!"llvm.loop.unroll.disable"}
+!10 = distinct !{!10, !11, !12, !13, !14}
+
+!11 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!12 = !{!"llvm.loop.vectorize.width", i32 16}
+
+!13 = !{!"llvm.loop.unroll.disable"}
+
+!14 = !{!"llvm.loop.interleave.count", i32 4}
+
+!15 = distinct !{!15, !16}
+
+!16 = !{!"llvm.loop.unroll.disable"}
