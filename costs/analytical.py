@@ -6,9 +6,9 @@ Views (reshape, slice, identity) move no data and cost a view's overhead;
 transpose copies.  Weight-only sub-graphs are precomputed once, so extraction
 prices them at zero; that decision lives in extraction, not here.
 
-    >>> model = AnalyticalCost(MachineProfile("x", 1e11, 1e10, 5e-6, 1e-6, 5e-6, 5e-6))
+    >>> model = AnalyticalCost(MachineProfile("x", 1e11, 1e10, 5e-6, 1e-6, 5e-6, 5e-6, 5e10, 5e9))
     >>> round(model("matmul", {}, [(64, 1024), (1024, 1024)]) * 1e6)  # microseconds
-    1349
+    1347
 """
 
 from __future__ import annotations
@@ -42,8 +42,12 @@ class AnalyticalCost:
         outs = opdef.infer(list(in_shapes), attrs)
         flops = opdef.flops(list(in_shapes), outs, attrs)
         nbytes = DTYPE_BYTES[dtype] * (sum(numel(s) for s in in_shapes) + sum(numel(s) for s in outs))
+        peak = p.peak_flops
         if opdef.group.value == "contraction":  # fused variants launch like their contraction
             overhead = p.conv_overhead if op.startswith("conv") else p.matmul_overhead
+            if op.startswith("conv"):  # convs run below matmul peak; depthwise far below
+                depthwise = attrs.get("groups", 1) == in_shapes[0][1] and in_shapes[0][1] > 1
+                peak = (p.depthwise_flops if depthwise else p.conv_flops) or peak
         else:
             overhead = p.op_overhead
-        return overhead + max(flops / p.peak_flops, nbytes / p.bandwidth)
+        return overhead + max(flops / peak, nbytes / p.bandwidth)

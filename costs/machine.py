@@ -30,6 +30,8 @@ class MachineProfile:
     view_overhead: float  # seconds for a view (reshape/slice) that moves no data
     matmul_overhead: float = 0.0  # seconds for a tiny matmul (dispatch + BLAS setup)
     conv_overhead: float = 0.0  # seconds for a tiny conv2d
+    conv_flops: float = 0.0  # FLOP/s of a mid-size 3x3 conv (convs run well below matmul peak)
+    depthwise_flops: float = 0.0  # FLOP/s of a depthwise 3x3 conv (memory-bound, far below both)
 
 
 def cache_dir() -> Path:
@@ -52,7 +54,7 @@ def cpu_name() -> str:
 
 
 def fingerprint() -> str:
-    key = f"v3|{cpu_name()}|{os.cpu_count()}|{torch.__version__}|{torch.get_num_threads()}"  # v3: overheads via Graph.run
+    key = f"v4|{cpu_name()}|{os.cpu_count()}|{torch.__version__}|{torch.get_num_threads()}"  # v4: conv throughputs
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -101,7 +103,12 @@ def measure() -> MachineProfile:
         t_view = _per_node("reshape", (2, 4))
         t_mm0 = _per_node("matmul", (8, 8), w=(8, 8))
         t_cv0 = _per_node("conv2d", (1, 4, 4, 4), w=(4, 4, 1, 1))
-    return MachineProfile(fingerprint(), 2 * 512**3 / t_mm, 2 * big.numel() * 4 / t_cp, t_op, t_view, t_mm0, t_cv0)
+        xc, wc = torch.randn(1, 64, 56, 56), torch.randn(64, 64, 3, 3)
+        t_cv = _best_time(lambda: torch.nn.functional.conv2d(xc, wc, padding=1), 9)
+        wd = torch.randn(64, 1, 3, 3)
+        t_dw = _best_time(lambda: torch.nn.functional.conv2d(xc, wd, padding=1, groups=64), 9)
+    return MachineProfile(fingerprint(), 2 * 512**3 / t_mm, 2 * big.numel() * 4 / t_cp, t_op, t_view, t_mm0, t_cv0,
+                          2 * 64 * 64 * 9 * 56 * 56 / t_cv, 2 * 64 * 9 * 56 * 56 / t_dw)
 
 
 def machine_profile(refresh: bool = False) -> MachineProfile:
@@ -112,7 +119,7 @@ def machine_profile(refresh: bool = False) -> MachineProfile:
         try:
             data = json.loads(path.read_text())
             prof = MachineProfile(**data)
-            if prof.fingerprint == fp and prof.peak_flops > 0 and prof.bandwidth > 0 and prof.matmul_overhead > 0:
+            if prof.fingerprint == fp and prof.peak_flops > 0 and prof.bandwidth > 0 and prof.conv_flops > 0:
                 return prof
         except (ValueError, TypeError):
             pass  # corrupt: measure again

@@ -66,6 +66,8 @@ def cmd_costs_machine(args: argparse.Namespace) -> int:
         return 0
     print(f"machine profile ({cache_dir() / 'machine.json'}):")
     print(f"  peak        {prof.peak_flops / 1e9:8.1f} GFLOP/s (fp32 matmul)")
+    print(f"  conv        {prof.conv_flops / 1e9:8.1f} GFLOP/s (3x3, 64 channels), depthwise "
+          f"{prof.depthwise_flops / 1e9:.1f} GFLOP/s")
     print(f"  bandwidth   {prof.bandwidth / 1e9:8.1f} GB/s (copy)")
     for name in ("op_overhead", "view_overhead", "matmul_overhead", "conv_overhead"):
         print(f"  {name:<15} {getattr(prof, name) * 1e6:6.2f} us per node")
