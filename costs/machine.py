@@ -111,20 +111,31 @@ def measure() -> MachineProfile:
                           2 * 64 * 64 * 9 * 56 * 56 / t_cv, 2 * 64 * 9 * 56 * 56 / t_dw)
 
 
+def _stored(path: Path) -> dict[str, dict]:
+    """Profiles on disk by fingerprint (one per torch thread count / version); {} if missing or corrupt."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+
 def machine_profile(refresh: bool = False) -> MachineProfile:
-    """The cached profile for this machine, measuring it if missing, foreign or corrupt."""
+    """The cached profile for this machine and thread count, measuring it if missing, foreign or corrupt."""
     path = cache_dir() / "machine.json"
     fp = fingerprint()
-    if not refresh and path.exists():
+    stored = _stored(path)
+    if not refresh and fp in stored:
         try:
-            data = json.loads(path.read_text())
-            prof = MachineProfile(**data)
+            prof = MachineProfile(**stored[fp])
             if prof.fingerprint == fp and prof.peak_flops > 0 and prof.bandwidth > 0 and prof.conv_flops > 0:
                 return prof
-        except (ValueError, TypeError):
-            pass  # corrupt: measure again
+        except TypeError:
+            pass  # written by another version: measure again
     prof = measure()
+    stored = _stored(path)  # re-read: another process may have added its own thread count meanwhile
+    stored[fp] = asdict(prof)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(prof), indent=1))
+    tmp.write_text(json.dumps(stored, indent=1))
     tmp.replace(path)  # atomic: concurrent writers never leave a torn file
     return prof

@@ -199,3 +199,25 @@ def test_thread_count_is_part_of_the_fingerprint(tmp_path, counting):
         assert {e["target"].split("|")[1] for e in cached_entries(tmp_path / "c.sqlite")} == {"threads=1", "threads=2"}
     finally:
         torch.set_num_threads(before)
+
+
+def test_machine_profile_cached_per_thread_count_and_corrupt_file_remeasured(tmp_path, monkeypatch):
+    import torch
+
+    from costs import machine
+
+    monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
+    calls = []
+    real = machine.measure
+    monkeypatch.setattr(machine, "measure", lambda: calls.append(1) or real())
+    threads = torch.get_num_threads()
+    try:
+        a = machine.machine_profile()
+        torch.set_num_threads(1 if threads != 1 else 2)
+        b = machine.machine_profile()
+        torch.set_num_threads(threads)
+        assert machine.machine_profile() == a and len(calls) == 2 and a.fingerprint != b.fingerprint
+        (tmp_path / "machine.json").write_text("{not json")
+        assert machine.machine_profile().fingerprint == a.fingerprint and len(calls) == 3
+    finally:
+        torch.set_num_threads(threads)
