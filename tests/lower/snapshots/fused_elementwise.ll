@@ -42,12 +42,8 @@ entry:
   ret void
 }
 
-!0 = distinct !{!0, !1, !2, !3, !4}
+!0 = distinct !{!0, !1, !2}
 
 !1 = !{!"llvm.loop.vectorize.enable", i1 true}
 
 !2 = !{!"llvm.loop.vectorize.width", i32 16}
-
-!3 = !{!"llvm.loop.unroll.disable"}
-
-!4 = !{!"llvm.loop.interleave.count", i32 4}

@@ -47,7 +47,7 @@ j_i.exit21:
   br label %i.latch10
 i.latch10:
   %n13 = add nuw nsw i64 %i.12, 1
-  br label %i.head8, !llvm.loop !5
+  br label %i.head8, !llvm.loop !3
 i.exit11:
   %t34 = mul i64 %j_1_o.5, 32
   %t35 = sub i64 80, %t34
@@ -100,7 +100,7 @@ i_1_i_o.exit50:
   br label %j_1_i_o.latch42
 j_1_i_o.latch42:
   %n45 = add nuw nsw i64 %j_1_i_o.44, 1
-  br label %j_1_i_o.head40, !llvm.loop !7
+  br label %j_1_i_o.head40, !llvm.loop !5
 j_1_i_o.exit43:
   ; stage matmul2.epilogue
   br label %ie.head79
@@ -134,17 +134,17 @@ je_i.body90:
   br label %je_i.latch91
 je_i.latch91:
   %n94 = add nuw nsw i64 %je_i.93, 1
-  br label %je_i.head89, !llvm.loop !9
+  br label %je_i.head89, !llvm.loop !7
 je_i.exit92:
   br label %ie.latch81
 ie.latch81:
   %n84 = add nuw nsw i64 %ie.83, 1
-  br label %ie.head79, !llvm.loop !14
+  br label %ie.head79, !llvm.loop !10
 ie.exit82:
   br label %j_1_o.latch3
 j_1_o.latch3:
   %n6 = add nuw nsw i64 %j_1_o.5, 1
-  br label %j_1_o.head1, !llvm.loop !16
+  br label %j_1_o.head1, !llvm.loop !12
 j_1_o.exit4:
   ret void
 }
@@ -165,38 +165,30 @@ entry:
   ret void
 }
 
-!0 = distinct !{!0, !1, !2, !3, !4}
+!0 = distinct !{!0, !1, !2}
 
 !1 = !{!"llvm.loop.vectorize.enable", i1 true}
 
 !2 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!3 = !{!"llvm.loop.unroll.disable"}
+!3 = distinct !{!3, !4}
 
-!4 = !{!"llvm.loop.interleave.count", i32 4}
+!4 = !{!"llvm.loop.unroll.disable"}
 
 !5 = distinct !{!5, !6}
 
 !6 = !{!"llvm.loop.unroll.disable"}
 
-!7 = distinct !{!7, !8}
+!7 = distinct !{!7, !8, !9}
 
-!8 = !{!"llvm.loop.unroll.disable"}
+!8 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!9 = distinct !{!9, !10, !11, !12, !13}
+!9 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!10 = !{!"llvm.loop.vectorize.enable", i1 true}
+!10 = distinct !{!10, !11}
 
-!11 = !{!"llvm.loop.vectorize.width", i32 16}
+!11 = !{!"llvm.loop.unroll.disable"}
 
-!12 = !{!"llvm.loop.unroll.disable"}
+!12 = distinct !{!12, !13}
 
-!13 = !{!"llvm.loop.interleave.count", i32 4}
-
-!14 = distinct !{!14, !15}
-
-!15 = !{!"llvm.loop.unroll.disable"}
-
-!16 = distinct !{!16, !17}
-
-!17 = !{!"llvm.loop.unroll.disable"}
+!13 = !{!"llvm.loop.unroll.disable"}

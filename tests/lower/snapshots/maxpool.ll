@@ -511,12 +511,12 @@ ow.exit18:
   br label %oh.latch10
 oh.latch10:
   %n13 = add nuw nsw i64 %oh.12, 1
-  br label %oh.head8, !llvm.loop !5
+  br label %oh.head8, !llvm.loop !3
 oh.exit11:
   br label %c.latch3
 c.latch3:
   %n6 = add nuw nsw i64 %c.5, 1
-  br label %c.head1, !llvm.loop !7
+  br label %c.head1, !llvm.loop !5
 c.exit4:
   ret void
 }
@@ -531,20 +531,16 @@ entry:
   ret void
 }
 
-!0 = distinct !{!0, !1, !2, !3, !4}
+!0 = distinct !{!0, !1, !2}
 
 !1 = !{!"llvm.loop.vectorize.enable", i1 true}
 
 !2 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!3 = !{!"llvm.loop.unroll.disable"}
+!3 = distinct !{!3, !4}
 
-!4 = !{!"llvm.loop.interleave.count", i32 4}
+!4 = !{!"llvm.loop.unroll.disable"}
 
 !5 = distinct !{!5, !6}
 
 !6 = !{!"llvm.loop.unroll.disable"}
-
-!7 = distinct !{!7, !8}
-
-!8 = !{!"llvm.loop.unroll.disable"}

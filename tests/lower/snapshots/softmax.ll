@@ -103,7 +103,7 @@ j_1.body22:
   br label %j_1.latch23
 j_1.latch23:
   %n26 = add nuw nsw i64 %j_1.25, 1
-  br label %j_1.head21, !llvm.loop !5
+  br label %j_1.head21, !llvm.loop !3
 j_1.exit24:
   %v44 = load float, ptr %l.sumv, align 4
   %t45 = fdiv reassoc nsz contract arcp afn float 0x3FF0000000000000, %v44
@@ -127,12 +127,12 @@ j_2.body47:
   br label %j_2.latch48
 j_2.latch48:
   %n51 = add nuw nsw i64 %j_2.50, 1
-  br label %j_2.head46, !llvm.loop !10
+  br label %j_2.head46, !llvm.loop !6
 j_2.exit49:
   br label %i0.latch3
 i0.latch3:
   %n6 = add nuw nsw i64 %i0.5, 1
-  br label %i0.head1, !llvm.loop !15
+  br label %i0.head1, !llvm.loop !9
 i0.exit4:
   ret void
 }
@@ -147,36 +147,24 @@ entry:
   ret void
 }
 
-!0 = distinct !{!0, !1, !2, !3, !4}
+!0 = distinct !{!0, !1, !2}
 
 !1 = !{!"llvm.loop.vectorize.enable", i1 true}
 
 !2 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!3 = !{!"llvm.loop.unroll.disable"}
+!3 = distinct !{!3, !4, !5}
 
-!4 = !{!"llvm.loop.interleave.count", i32 4}
+!4 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!5 = distinct !{!5, !6, !7, !8, !9}
+!5 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!6 = !{!"llvm.loop.vectorize.enable", i1 true}
+!6 = distinct !{!6, !7, !8}
 
-!7 = !{!"llvm.loop.vectorize.width", i32 16}
+!7 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!8 = !{!"llvm.loop.unroll.disable"}
+!8 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!9 = !{!"llvm.loop.interleave.count", i32 4}
+!9 = distinct !{!9, !10}
 
-!10 = distinct !{!10, !11, !12, !13, !14}
-
-!11 = !{!"llvm.loop.vectorize.enable", i1 true}
-
-!12 = !{!"llvm.loop.vectorize.width", i32 16}
-
-!13 = !{!"llvm.loop.unroll.disable"}
-
-!14 = !{!"llvm.loop.interleave.count", i32 4}
-
-!15 = distinct !{!15, !16}
-
-!16 = !{!"llvm.loop.unroll.disable"}
+!10 = !{!"llvm.loop.unroll.disable"}
