@@ -82,14 +82,7 @@ class FusionPlan:
 
 
 def live_nodes(graph: Graph) -> set[int]:
-    live: set[int] = set()
-    stack = [v.node for v in graph.outputs]
-    while stack:
-        i = stack.pop()
-        if i not in live:
-            live.add(i)
-            stack.extend(v.node for v in graph.nodes[i].inputs)
-    return live
+    return graph.live()
 
 
 def _kind(op: str) -> str:

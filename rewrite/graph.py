@@ -209,8 +209,8 @@ class Graph:
                 g.add_edge(v.node, n.id, out=v.index, slot=slot)
         return g
 
-    def pruned(self) -> "Graph":
-        """A copy without nodes the outputs do not depend on, renumbered densely."""
+    def live(self) -> set[int]:
+        """Ids of the nodes the outputs depend on."""
         live: set[int] = set()
         stack = [v.node for v in self.outputs]
         while stack:
@@ -218,6 +218,11 @@ class Graph:
             if i not in live:
                 live.add(i)
                 stack.extend(v.node for v in self.nodes[i].inputs)
+        return live
+
+    def pruned(self) -> "Graph":
+        """A copy without nodes the outputs do not depend on, renumbered densely."""
+        live = self.live()
         keep = [n for n in self if n.id in live or n.op == "input"]
         remap = {n.id: i for i, n in enumerate(keep)}
         out = Graph(name=self.name)
