@@ -164,14 +164,6 @@ def test_concurrent_writers_do_not_corrupt(tmp_path, start):
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
 
-@pytest.fixture
-def one_thread():
-    """Time with one torch thread: on a shared, oversubscribed machine a second intra-op thread
-    waits for a time slice (~20 ms per op), which swamps what these tests look at."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def test_measured_times_are_sane(tmp_path, one_thread):

@@ -83,14 +83,6 @@ def _matmul_graph(n: int, extra_weight_work: bool = False):
         w = b.matmul(w, b.weight("v", torch.randn(n, n) / n))
     return b.build([b.relu(b.matmul(x, w))])
 
-@pytest.fixture
-def one_thread():
-    """Time with one torch thread: on a shared, oversubscribed machine a second intra-op thread
-    waits for a time slice (~20 ms per op), which swamps what these tests look at."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def test_fidelity_ranks_clearly_different_candidates(one_thread):
