@@ -133,6 +133,7 @@ def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, 
     sel = select(data, greedy_choice(data, ncost), ncost)
     t_greedy = time.perf_counter() - t1
     best = to_graph(data, sel, graph)
+    cost_before = graph_cost(graph, cost_model)
     ilp_info: dict[str, Any] = {}
     if extractor == "ilp":
         from rewrite.extract.ilp import ilp_extract
@@ -144,9 +145,9 @@ def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, 
         ilp_info = {"ilp_status": res.status, "ilp_source": res.source, "ilp_gap": res.gap,
                     "ilp_objective": res.objective, "ilp_bound": res.bound,
                     "greedy_objective": res.greedy_objective, "ilp_seconds": res.seconds,
-                    "cost_after_greedy": min(greedy_cost, graph_cost(graph, cost_model))}
+                    "cost_after_greedy": min(greedy_cost, cost_before)}
     t2 = time.perf_counter()
-    cost_before, cost_after = graph_cost(graph, cost_model), graph_cost(best, cost_model)
+    cost_after = graph_cost(best, cost_model)
     if cost_after > cost_before:  # extraction never makes things worse than the input
         best, cost_after = graph, cost_before
     v = verify(graph, best) if check else None
