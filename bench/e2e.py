@@ -27,8 +27,9 @@ from rewrite.execute import compile_and_compare
 from rewrite.frontends import from_torch
 
 
-def onnxruntime_ms(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], threads: int,
-                   repeats: int) -> float | None:
+def onnxruntime_ms(
+    module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], threads: int, repeats: int
+) -> float | None:
     """Median ms under onnxruntime, or None when it is not installed or the model does not export."""
     try:
         import onnxruntime as ort  # type: ignore[import-not-found]
@@ -83,11 +84,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
         rows.append(run_model(name, args.threads, args.repeats))
-    print(f"{'model':<12} {'eqsat ms':>9} {'eager ms':>9} {'speedup':>8} {'ort ms':>8} {'cold s':>7} {'warm s':>7} {'rel err':>8}")
+    print(
+        f"{'model':<12} {'eqsat ms':>9} {'eager ms':>9} {'speedup':>8} {'ort ms':>8} {'cold s':>7} {'warm s':>7} {'rel err':>8}"
+    )
     for r in rows:
         ort = f"{r['onnxruntime_ms']:.2f}" if r["onnxruntime_ms"] is not None else "-"
-        print(f"{r['model']:<12} {r['latency_ms']:9.2f} {r['torch_eager_ms']:9.2f} {r['speedup_vs_eager']:7.2f}x "
-              f"{ort:>8} {r['compile_seconds_cold']:7.2f} {r['compile_seconds_warm']:7.2f} {r['max_rel_err']:8.1e}")
+        print(
+            f"{r['model']:<12} {r['latency_ms']:9.2f} {r['torch_eager_ms']:9.2f} {r['speedup_vs_eager']:7.2f}x "
+            f"{ort:>8} {r['compile_seconds_cold']:7.2f} {r['compile_seconds_warm']:7.2f} {r['max_rel_err']:8.1e}"
+        )
     geo = math.exp(sum(math.log(r["speedup_vs_eager"]) for r in rows) / len(rows))
     print(f"geometric mean speedup vs PyTorch eager: {geo:.3f}x ({args.threads} thread(s))")
     if args.json:

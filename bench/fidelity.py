@@ -52,9 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     if args.cost == "measured":
         from costs.measured import MeasuredCost
+
         model: Any = MeasuredCost(measure_missing=True)
     else:
         from costs.analytical import AnalyticalCost
+
         model = AnalyticalCost()
     names = [m for m in args.models.split(",") if m]
     bad = [m for m in names if m not in MODELS]
@@ -71,12 +73,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         per_model[name] = {k: res[k] for k in ("spearman", "median_rel_err", "candidates")}
         pooled_pred += res["predicted"]
         pooled_meas += res["measured"]
-        print(f"  spearman {res['spearman']:.3f}, median relative error {res['median_rel_err']:.3f}",
-              file=sys.stderr)
+        print(f"  spearman {res['spearman']:.3f}, median relative error {res['median_rel_err']:.3f}", file=sys.stderr)
     from costs.fidelity import spearman
+
     rel = sorted(abs(a - b) / b for a, b in zip(pooled_pred, pooled_meas))
-    out = {"spearman": spearman(pooled_pred, pooled_meas), "median_rel_err": rel[len(rel) // 2],
-           "candidates": len(rel), "cost_model": args.cost, "threads": args.threads, "per_model": per_model}
+    out = {
+        "spearman": spearman(pooled_pred, pooled_meas),
+        "median_rel_err": rel[len(rel) // 2],
+        "candidates": len(rel),
+        "cost_model": args.cost,
+        "threads": args.threads,
+        "per_model": per_model,
+    }
     print(json.dumps(out, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))

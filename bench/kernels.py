@@ -59,6 +59,7 @@ def alternate(a: Callable[[], object], b: Callable[[], object], repeats: int, wa
 
 def bench_gemm(n: int, threads: int, repeats: int) -> dict:
     from lower import compile_graph
+
     b = GraphBuilder("gemm")
     g = b.build([b.matmul(b.input("a", (n, n)), b.input("b", (n, n)))])
     cg = compile_graph(g, threads=threads)
@@ -73,13 +74,18 @@ def bench_gemm(n: int, threads: int, repeats: int) -> dict:
         ours, theirs = alternate(lambda: cg(inputs), lambda: torch.matmul(A, B), repeats)
     finally:
         torch.set_num_threads(prev)
-    flops = 2.0 * n ** 3
-    return {"ours_gflops": flops / ours / 1e9, "torch_gflops": flops / theirs / 1e9, "ratio": theirs / ours,
-            "rel_err": err}
+    flops = 2.0 * n**3
+    return {
+        "ours_gflops": flops / ours / 1e9,
+        "torch_gflops": flops / theirs / 1e9,
+        "ratio": theirs / ours,
+        "rel_err": err,
+    }
 
 
 def bench_elementwise(n: int, threads: int, repeats: int) -> dict:
     from lower import compile_graph
+
     b = GraphBuilder("ew")
     x, y, z = (b.input(k, (n,)) for k in "abc")
     g = b.build([b.relu(b.add(b.mul(x, y), z))])
@@ -100,19 +106,26 @@ def bench_elementwise(n: int, threads: int, repeats: int) -> dict:
             torch.mul(a, bb, out=t1)
             torch.add(t1, c, out=t2)
             torch.relu_(t2)
+
         ours3, eager_pre = alternate(lambda: cg(inputs), eager_out, max(3, repeats // 2))
     finally:
         torch.set_num_threads(prev)
     ours = statistics.median([ours, ours2, ours3])
     moved = 4.0 * 4 * n  # three inputs read, one output written
-    return {"ours_gbps": moved / ours / 1e9, "torch_eager_gbps": moved / eager / 1e9,
-            "torch_preallocated_gbps": moved / eager_pre / 1e9, "numpy_gbps": moved / npy / 1e9,
-            "speedup_vs_torch": eager / ours, "speedup_vs_torch_preallocated": eager_pre / ours3,
-            "speedup_vs_numpy": npy / ours}
+    return {
+        "ours_gbps": moved / ours / 1e9,
+        "torch_eager_gbps": moved / eager / 1e9,
+        "torch_preallocated_gbps": moved / eager_pre / 1e9,
+        "numpy_gbps": moved / npy / 1e9,
+        "speedup_vs_torch": eager / ours,
+        "speedup_vs_torch_preallocated": eager_pre / ours3,
+        "speedup_vs_numpy": npy / ours,
+    }
 
 
 def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dict:
     from lower import compile_graph
+
     b = GraphBuilder(op)
     x = b.input("x", (rows, cols))
     gen = torch.Generator().manual_seed(2)
@@ -155,19 +168,28 @@ def main(argv: list[str] | None = None) -> int:
     for t in (1, args.threads):
         r = bench_gemm(n_gemm, t, reps)
         res[f"gemm_{t}t"] = r
-        print(f"gemm {n_gemm}^3 {t} thread(s): ours {r['ours_gflops']:.1f} GFLOP/s, torch {r['torch_gflops']:.1f} "
-              f"GFLOP/s, ratio {r['ratio']:.2f} (rel err {r['rel_err']:.1e})", flush=True)
+        print(
+            f"gemm {n_gemm}^3 {t} thread(s): ours {r['ours_gflops']:.1f} GFLOP/s, torch {r['torch_gflops']:.1f} "
+            f"GFLOP/s, ratio {r['ratio']:.2f} (rel err {r['rel_err']:.1e})",
+            flush=True,
+        )
     ew = bench_elementwise(n_ew, args.threads, reps)
     res["elementwise"] = ew
-    print(f"relu(a*b+c) {n_ew} floats: ours {ew['ours_gbps']:.1f} GB/s, torch eager {ew['torch_eager_gbps']:.1f}, "
-          f"torch eager into preallocated out= {ew['torch_preallocated_gbps']:.1f}, numpy {ew['numpy_gbps']:.1f}; "
-          f"speedup vs torch {ew['speedup_vs_torch']:.2f}x (vs preallocated "
-          f"{ew['speedup_vs_torch_preallocated']:.2f}x), vs numpy {ew['speedup_vs_numpy']:.2f}x", flush=True)
+    print(
+        f"relu(a*b+c) {n_ew} floats: ours {ew['ours_gbps']:.1f} GB/s, torch eager {ew['torch_eager_gbps']:.1f}, "
+        f"torch eager into preallocated out= {ew['torch_preallocated_gbps']:.1f}, numpy {ew['numpy_gbps']:.1f}; "
+        f"speedup vs torch {ew['speedup_vs_torch']:.2f}x (vs preallocated "
+        f"{ew['speedup_vs_torch_preallocated']:.2f}x), vs numpy {ew['speedup_vs_numpy']:.2f}x",
+        flush=True,
+    )
     for op in ("softmax", "layernorm"):
         r = bench_rows(op, rows, 1024, args.threads, reps)
         res[op] = r
-        print(f"{op} {rows}x1024: ours {r['ours_ms']:.2f} ms, torch {r['torch_ms']:.2f} ms, "
-              f"ratio {r['ratio']:.2f} (rel err {r['rel_err']:.1e})", flush=True)
+        print(
+            f"{op} {rows}x1024: ours {r['ours_ms']:.2f} ms, torch {r['torch_ms']:.2f} ms, "
+            f"ratio {r['ratio']:.2f} (rel err {r['rel_err']:.1e})",
+            flush=True,
+        )
     summary = {
         "gemm_ratio_1t": res["gemm_1t"]["ratio"],
         "gemm_ratio_2t": res[f"gemm_{args.threads}t"]["ratio"],
@@ -187,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
 def _host() -> str:
     try:
         from lower.llvm.jit import host_description
+
         return host_description().split(" ")[1]
     except Exception:  # pragma: no cover
         return "unknown"

@@ -25,25 +25,52 @@ from rewrite.api import load_rules, optimize
 from rewrite.egraph.saturate import Limits
 from rewrite.frontends import from_torch
 
-COLUMNS = ("model", "ops_before", "ops_after", "enodes", "seconds_saturate", "seconds_extract_greedy",
-           "seconds_extract_ilp", "ilp_gap", "cost_before", "cost_after_greedy", "cost_after_ilp",
-           "ms_original", "ms_optimized", "speedup", "verified")
+COLUMNS = (
+    "model",
+    "ops_before",
+    "ops_after",
+    "enodes",
+    "seconds_saturate",
+    "seconds_extract_greedy",
+    "seconds_extract_ilp",
+    "ilp_gap",
+    "cost_before",
+    "cost_after_greedy",
+    "cost_after_ilp",
+    "ms_original",
+    "ms_optimized",
+    "speedup",
+    "verified",
+)
 
 
-def run_model(name: str, limits: Limits, ilp_seconds: float, repeats: int,
-              cost_model: Callable[..., float] | None = None) -> dict[str, Any]:
+def run_model(
+    name: str, limits: Limits, ilp_seconds: float, repeats: int, cost_model: Callable[..., float] | None = None
+) -> dict[str, Any]:
     graph = from_torch(*load(name), name=name)
-    res = optimize(graph, rules=load_rules(), limits=limits, extractor="ilp", ilp_seconds=ilp_seconds,
-                   cost_model=cost_model)
+    res = optimize(
+        graph, rules=load_rules(), limits=limits, extractor="ilp", ilp_seconds=ilp_seconds, cost_model=cost_model
+    )
     s = res.stats
     ms_orig, ms_opt = (t * 1e3 for t in measure_graphs([graph, res.graph], repeats=repeats, warmup=2))
     return {
-        "model": name, "ops_before": s["ops_before"], "ops_after": s["ops_after"], "enodes": s["enodes"],
-        "seconds_saturate": s["seconds"]["saturate"], "seconds_extract_greedy": s["seconds"]["extract_greedy"],
-        "seconds_extract_ilp": s["ilp_seconds"], "ilp_gap": s["ilp_gap"], "ilp_status": s["ilp_status"],
-        "cost_before": s["cost_before"], "cost_after_greedy": s["cost_after_greedy"],
-        "cost_after_ilp": s["cost_after"], "ms_original": ms_orig, "ms_optimized": ms_opt,
-        "speedup": ms_orig / ms_opt, "verified": s["verified"], "stop_reason": s["stop_reason"],
+        "model": name,
+        "ops_before": s["ops_before"],
+        "ops_after": s["ops_after"],
+        "enodes": s["enodes"],
+        "seconds_saturate": s["seconds"]["saturate"],
+        "seconds_extract_greedy": s["seconds"]["extract_greedy"],
+        "seconds_extract_ilp": s["ilp_seconds"],
+        "ilp_gap": s["ilp_gap"],
+        "ilp_status": s["ilp_status"],
+        "cost_before": s["cost_before"],
+        "cost_after_greedy": s["cost_after_greedy"],
+        "cost_after_ilp": s["cost_after"],
+        "ms_original": ms_orig,
+        "ms_optimized": ms_opt,
+        "speedup": ms_orig / ms_opt,
+        "verified": s["verified"],
+        "stop_reason": s["stop_reason"],
         "seconds_total": s["seconds"]["total"],
     }
 
@@ -88,14 +115,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     cost_model = None
     if args.cost == "measured":
         from costs.measured import MeasuredCost
+
         cost_model = MeasuredCost(measure_missing=True)
     rows = []
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
         rows.append(run_model(name, Limits(), args.ilp_seconds, args.repeats, cost_model))
         r = rows[-1]
-        print(f"    ops {r['ops_before']} -> {r['ops_after']}, {r['ms_original']:.2f} ms -> "
-              f"{r['ms_optimized']:.2f} ms ({r['speedup']:.3f}x), verified {r['verified']}", file=sys.stderr)
+        print(
+            f"    ops {r['ops_before']} -> {r['ops_after']}, {r['ms_original']:.2f} ms -> "
+            f"{r['ms_optimized']:.2f} ms ({r['speedup']:.3f}x), verified {r['verified']}",
+            file=sys.stderr,
+        )
     table = markdown(rows)
     print(table)
     out = Path(args.markdown)

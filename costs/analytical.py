@@ -23,16 +23,18 @@ DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
 
 
 class CostModel(Protocol):
-    def __call__(self, op: str, attrs: Mapping[str, object], in_shapes: Sequence[Shape],
-                 dtype: str = "float32") -> float: ...
+    def __call__(
+        self, op: str, attrs: Mapping[str, object], in_shapes: Sequence[Shape], dtype: str = "float32"
+    ) -> float: ...
 
 
 class AnalyticalCost:
     def __init__(self, profile: MachineProfile | None = None) -> None:
         self.profile = profile or machine_profile()
 
-    def __call__(self, op: str, attrs: Mapping[str, object], in_shapes: Sequence[Shape],
-                 dtype: str = "float32") -> float:
+    def __call__(
+        self, op: str, attrs: Mapping[str, object], in_shapes: Sequence[Shape], dtype: str = "float32"
+    ) -> float:
         p = self.profile
         opdef = OPS[op]
         if opdef.group.value == "source":

@@ -84,8 +84,11 @@ def _jsonable(v: Any) -> Any:
 
 def op_key(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Sequence[int]], dtype: str = "float32") -> str:
     """Canonical JSON of one op configuration: equal configurations give equal strings."""
-    return json.dumps({"op": op, "attrs": _jsonable(dict(attrs)), "in": [[int(d) for d in s] for s in in_shapes],
-                       "dtype": dtype}, sort_keys=True, separators=(",", ":"))
+    return json.dumps(
+        {"op": op, "attrs": _jsonable(dict(attrs)), "in": [[int(d) for d in s] for s in in_shapes], "dtype": dtype},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
 
 
 class CostCache:
@@ -174,8 +177,9 @@ class CostCache:
         with self._lock(exclusive=True):  # re-check: another process may have rebuilt it meanwhile
             problem = self._problem(deep=True)
             if problem is not None:
-                warnings.warn(f"cost cache {self.path} is not usable ({problem}); moved aside and rebuilt",
-                              stacklevel=3)
+                warnings.warn(
+                    f"cost cache {self.path} is not usable ({problem}); moved aside and rebuilt", stacklevel=3
+                )
                 self._move_aside(problem)
                 problem = self._problem(deep=False)
         if problem is not None:
@@ -192,8 +196,11 @@ class CostCache:
             try:
                 meta = dict(con.execute("SELECT name, value FROM meta").fetchall())
                 if meta.get("machine") != self.machine or meta.get("schema") != SCHEMA_VERSION:
-                    warnings.warn(f"cost cache {self.path} was rebuilt by another machine or version; "
-                                  "keeping measurements in memory only", stacklevel=4)
+                    warnings.warn(
+                        f"cost cache {self.path} was rebuilt by another machine or version; "
+                        "keeping measurements in memory only",
+                        stacklevel=4,
+                    )
                     self.disabled = True
                     yield None
                     return
@@ -225,8 +232,9 @@ class CostCache:
                 return
             con.execute("BEGIN IMMEDIATE")
             try:
-                con.executemany("INSERT OR REPLACE INTO costs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                [(*r, time.time()) for r in rows])
+                con.executemany(
+                    "INSERT OR REPLACE INTO costs VALUES (?, ?, ?, ?, ?, ?, ?)", [(*r, time.time()) for r in rows]
+                )
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -238,8 +246,9 @@ class CostCache:
             if con is None:
                 return []
             q = "SELECT target, key, op, seconds, reps, iqr, created FROM costs"
-            rows = con.execute(q + (" WHERE target=?" if target else "") + " ORDER BY target, op, key",
-                               (target,) if target else ()).fetchall()
+            rows = con.execute(
+                q + (" WHERE target=?" if target else "") + " ORDER BY target, op, key", (target,) if target else ()
+            ).fetchall()
         out = []
         for t, key, op, sec, reps, iqr, created in rows:
             try:
@@ -248,9 +257,20 @@ class CostCache:
                 k = {}
             if not isinstance(k, dict):
                 k = {}
-            out.append({"target": t, "op": op, "attrs": k.get("attrs", {}), "in_shapes": k.get("in", []),
-                        "dtype": k.get("dtype"), "seconds": sec, "reps": reps, "iqr": iqr, "created": created,
-                        "key": key})
+            out.append(
+                {
+                    "target": t,
+                    "op": op,
+                    "attrs": k.get("attrs", {}),
+                    "in_shapes": k.get("in", []),
+                    "dtype": k.get("dtype"),
+                    "seconds": sec,
+                    "reps": reps,
+                    "iqr": iqr,
+                    "created": created,
+                    "key": key,
+                }
+            )
         return out
 
     def __len__(self) -> int:
@@ -261,8 +281,7 @@ class CostCache:
         with self._session() as con:
             if con is None:
                 return 0
-            cur = con.execute("DELETE FROM costs" + (" WHERE target=?" if target else ""),
-                              (target,) if target else ())
+            cur = con.execute("DELETE FROM costs" + (" WHERE target=?" if target else ""), (target,) if target else ())
             return cur.rowcount
 
     def __repr__(self) -> str:

@@ -62,12 +62,18 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
 def predicted_cost(graph: Graph, model: Callable[..., float]) -> float:
     """Modelled seconds of the run-time nodes (weight-only nodes are precomputed)."""
     const = graph.weight_only()
-    return sum(model(n.op, n.attrs, [graph.shape_of(v) for v in n.inputs])
-               for n in graph.compute_nodes() if n.id not in const)
+    return sum(
+        model(n.op, n.attrs, [graph.shape_of(v) for v in n.inputs]) for n in graph.compute_nodes() if n.id not in const
+    )
 
 
-def measure_graphs(graphs: Sequence[Graph], repeats: int = 10, warmup: int = 2, seed: int = 0,
-                   on_progress: Callable[[int, int], None] | None = None) -> list[float]:
+def measure_graphs(
+    graphs: Sequence[Graph],
+    repeats: int = 10,
+    warmup: int = 2,
+    seed: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> list[float]:
     """Median run time of each graph (weight-only sub-graphs folded first), timed in alternating rounds."""
     folded = [g.folded() for g in graphs]
     inputs = [g.random_inputs(seed) for g in folded]
@@ -93,8 +99,14 @@ def measure_graphs(graphs: Sequence[Graph], repeats: int = 10, warmup: int = 2, 
     return [statistics.median(ts) for ts in times]
 
 
-def fidelity(graphs: Sequence[Graph], model: Callable[..., float], repeats: int = 10, warmup: int = 2,
-             seed: int = 0, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+def fidelity(
+    graphs: Sequence[Graph],
+    model: Callable[..., float],
+    repeats: int = 10,
+    warmup: int = 2,
+    seed: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """Rank agreement between ``model`` and measured run times over candidate ``graphs``.
 
     Returns ``spearman``, ``median_rel_err`` (median of |predicted - measured| / measured),
@@ -105,6 +117,10 @@ def fidelity(graphs: Sequence[Graph], model: Callable[..., float], repeats: int 
     predicted = [predicted_cost(g, model) for g in graphs]
     measured = measure_graphs(graphs, repeats, warmup, seed, on_progress)
     rel = [abs(p - m) / m for p, m in zip(predicted, measured) if m > 0]
-    return {"spearman": spearman(predicted, measured),
-            "median_rel_err": statistics.median(rel) if rel else math.nan,
-            "candidates": len(graphs), "predicted": predicted, "measured": measured}
+    return {
+        "spearman": spearman(predicted, measured),
+        "median_rel_err": statistics.median(rel) if rel else math.nan,
+        "candidates": len(graphs),
+        "predicted": predicted,
+        "measured": measured,
+    }

@@ -107,8 +107,17 @@ def measure() -> MachineProfile:
         t_cv = _best_time(lambda: torch.nn.functional.conv2d(xc, wc, padding=1), 9)
         wd = torch.randn(64, 1, 3, 3)
         t_dw = _best_time(lambda: torch.nn.functional.conv2d(xc, wd, padding=1, groups=64), 9)
-    return MachineProfile(fingerprint(), 2 * 512**3 / t_mm, 2 * big.numel() * 4 / t_cp, t_op, t_view, t_mm0, t_cv0,
-                          2 * 64 * 64 * 9 * 56 * 56 / t_cv, 2 * 64 * 9 * 56 * 56 / t_dw)
+    return MachineProfile(
+        fingerprint(),
+        2 * 512**3 / t_mm,
+        2 * big.numel() * 4 / t_cp,
+        t_op,
+        t_view,
+        t_mm0,
+        t_cv0,
+        2 * 64 * 64 * 9 * 56 * 56 / t_cv,
+        2 * 64 * 9 * 56 * 56 / t_dw,
+    )
 
 
 def _stored(path: Path) -> dict[str, dict]:

@@ -47,8 +47,10 @@ class Measurement:
 
 # ------------------------------------------------------------------ targets
 
-def make_inputs(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32",
-                seed: int = 0) -> list[torch.Tensor]:
+
+def make_inputs(
+    op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32", seed: int = 0
+) -> list[torch.Tensor]:
     """Random inputs for one op, uniform in [0.5, 1.5): finite for every op (a variance, ``rsqrt``, ``div``),
     and free of the denormals and NaNs that would time a slow path."""
     gen = torch.Generator().manual_seed(seed)
@@ -60,8 +62,14 @@ def _summarise(times: list[float]) -> Measurement:
     return Measurement(statistics.median(times), len(times), q[2] - q[0])
 
 
-def run_torch_op(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32",
-                 warmup: int = 5, repeats: int = 20) -> Measurement:
+def run_torch_op(
+    op: str,
+    attrs: Mapping[str, Any],
+    in_shapes: Sequence[Shape],
+    dtype: str = "float32",
+    warmup: int = 5,
+    repeats: int = 20,
+) -> Measurement:
     """Time ``OPS[op].ref`` with torch on the CPU, at torch's current thread count."""
     opdef = OPS[op]
     norm = opdef.normalize_attrs(attrs)
@@ -101,12 +109,19 @@ def register_target(name: str, run: Runner, fingerprint: Callable[[], str]) -> N
 
 # ------------------------------------------------------------------ the cost model
 
+
 class MeasuredCost:
     """Cached measured costs, falling back to ``fallback`` (analytical by default) for what is not measured."""
 
-    def __init__(self, target: str = "torch-cpu", cache: CostCache | str | Path | None = None,
-                 fallback: Callable[..., float] | None = None, measure_missing: bool = False,
-                 warmup: int = 5, repeats: int = 20) -> None:
+    def __init__(
+        self,
+        target: str = "torch-cpu",
+        cache: CostCache | str | Path | None = None,
+        fallback: Callable[..., float] | None = None,
+        measure_missing: bool = False,
+        warmup: int = 5,
+        repeats: int = 20,
+    ) -> None:
         if target not in TARGETS:
             raise ValueError(f"unknown cost target '{target}'; known: {', '.join(sorted(TARGETS))}")
         if warmup < 0 or repeats < 1:
@@ -124,6 +139,7 @@ class MeasuredCost:
     def fallback(self) -> Callable[..., float]:
         if self._fallback is None:  # built lazily: the analytical model measures the machine on first use
             from costs.analytical import AnalyticalCost
+
             self._fallback = AnalyticalCost()
         return self._fallback
 
@@ -142,8 +158,9 @@ class MeasuredCost:
     def key(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> str:
         return op_key(op, OPS[op].normalize_attrs(attrs), in_shapes, dtype)
 
-    def lookup(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape],
-               dtype: str = "float32") -> float | None:
+    def lookup(
+        self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32"
+    ) -> float | None:
         """The cached time of a configuration, or None (also asks the file: another process may have measured it)."""
         fp, table = self._table()
         key = self.key(op, attrs, in_shapes, dtype)
@@ -158,8 +175,7 @@ class MeasuredCost:
         fp, table = self._table()
         return self.key(op, attrs, in_shapes, dtype) in table
 
-    def measure(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape],
-                dtype: str = "float32") -> float:
+    def measure(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
         """Measure one configuration now (even if cached) and store it."""
         fp, table = self._table()
         key = self.key(op, attrs, in_shapes, dtype)
@@ -170,8 +186,7 @@ class MeasuredCost:
         self.stats["measured"] += 1
         return m.seconds
 
-    def __call__(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape],
-                 dtype: str = "float32") -> float:
+    def __call__(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
         if OPS[op].group is Group.SOURCE:
             return 0.0
         _, table = self._table()
@@ -195,6 +210,7 @@ class MeasuredCost:
 
 
 # ------------------------------------------------------------------ profiling
+
 
 def graph_configs(graph: Any, dtype: str = "float32") -> list[Config]:
     """Distinct run-time op configurations of a graph (weight-only nodes are precomputed: skipped)."""
@@ -222,8 +238,9 @@ def egraph_configs(data: Any, dtype: str = "float32") -> list[Config]:
     return list(seen.values())
 
 
-def profile_configs(configs: Iterable[Config], model: MeasuredCost,
-                    on_progress: Callable[[int, int, str], None] | None = None) -> int:
+def profile_configs(
+    configs: Iterable[Config], model: MeasuredCost, on_progress: Callable[[int, int, str], None] | None = None
+) -> int:
     """Measure every configuration not cached yet; returns how many were measured."""
     todo = [c for c in configs if model.lookup(*c) is None]
     for i, (op, attrs, shapes, dtype) in enumerate(todo):
@@ -233,8 +250,7 @@ def profile_configs(configs: Iterable[Config], model: MeasuredCost,
     return len(todo)
 
 
-def profile_graph(graph: Any, model: MeasuredCost,
-                  on_progress: Callable[[int, int, str], None] | None = None) -> int:
+def profile_graph(graph: Any, model: MeasuredCost, on_progress: Callable[[int, int, str], None] | None = None) -> int:
     """Measure every distinct non-weight-only op configuration of ``graph`` not cached yet."""
     return profile_configs(graph_configs(graph), model, on_progress)
 

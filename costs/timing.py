@@ -1,6 +1,6 @@
 """Timing on a shared, noisy machine: alternate the contenders, keep medians.
 
-    >>> a, b = alternate([lambda: f(x), lambda: g(x)], repeats=10)   # seconds, median each
+>>> a, b = alternate([lambda: f(x), lambda: g(x)], repeats=10)   # seconds, median each
 """
 
 from __future__ import annotations

@@ -30,12 +30,29 @@ import torch
 
 from rewrite.graph import Graph, Value
 from rewrite.ops import OPS, Group
-from lower.loop_ir import (Buffer, Expr, IntImm, Kernel, Load, LoweringError, Stage, Stmt, Store, Var, buffers_used,
-                           loops, map_expr, map_stmt, seq, simplify_stmt, stores_of, substitute)
+from lower.loop_ir import (
+    Buffer,
+    Expr,
+    IntImm,
+    Kernel,
+    Load,
+    LoweringError,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    buffers_used,
+    loops,
+    map_expr,
+    map_stmt,
+    seq,
+    simplify_stmt,
+    stores_of,
+    substitute,
+)
 from lower.ops_to_loops import LowerCtx, Namer, lower_node
 
-INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice",
-                                                                          "pad2d"}
+INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice", "pad2d"}
 EPILOGUE_OPS = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm"}
 CONTRACTION = {n for n, d in OPS.items() if d.group is Group.CONTRACTION}
 ALIAS = {"reshape"}
@@ -68,8 +85,10 @@ class FusionPlan:
 
     def __str__(self) -> str:
         g = self.graph
-        lines = [f"fusion plan for {g.name}: {len(self.groups)} kernels, "
-                 f"{len(self.aliases)} views, {len(self.constants)} precomputed nodes"]
+        lines = [
+            f"fusion plan for {g.name}: {len(self.groups)} kernels, "
+            f"{len(self.aliases)} views, {len(self.constants)} precomputed nodes"
+        ]
         for k, grp in enumerate(self.groups):
             parts = []
             for n in grp.nodes:
@@ -112,7 +131,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
 
     def private(nid: int) -> bool:
         """Only one consumer node, not a graph output, a single output."""
-        return (len(users[nid]) == 1 and nid not in out_nodes and len(graph.nodes[nid].shapes) == 1)
+        return len(users[nid]) == 1 and nid not in out_nodes and len(graph.nodes[nid].shapes) == 1
 
     if fuse:  # epilogues first: they extend contraction groups forward
         for n in compute:
@@ -122,9 +141,14 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
             cur = n
             while private(cur.id):
                 e = graph.nodes[users[cur.id][0]]
-                if (e.op not in EPILOGUE_OPS or e.id in grouped or e.id in constants or e.shape != n.shape
-                        or sum(1 for v in e.inputs if v.node == cur.id) != 1
-                        or (e.op == "batchnorm" and e.inputs[0].node != cur.id)):
+                if (
+                    e.op not in EPILOGUE_OPS
+                    or e.id in grouped
+                    or e.id in constants
+                    or e.shape != n.shape
+                    or sum(1 for v in e.inputs if v.node == cur.id) != 1
+                    or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
+                ):
                     break
                 grp.nodes.append(e.id)
                 grp.epilogue.append(e.id)
@@ -145,8 +169,10 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
                     # a view between two fusible ops: fuse through it (index remap) instead of materialising
                     chain = [p, graph.nodes[p.inputs[0].node]]
                 q = chain[-1]
-                if (any(x.id in grouped or x.id not in live or x.id in constants or not private(x.id) for x in chain)
-                        or q.op not in INJECTIVE):
+                if (
+                    any(x.id in grouped or x.id not in live or x.id in constants or not private(x.id) for x in chain)
+                    or q.op not in INJECTIVE
+                ):
                     continue
                 if c.op in CONTRACTION and slot != B_OPERAND.get(c.op) and q.op not in LAYOUT_ONLY:
                     continue  # the A operand is read in place by the micro-kernel: only index remaps
@@ -181,17 +207,20 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
     return FusionPlan(graph, groups, aliases, set(constants))
 
 
-def _topological(graph: Graph, groups: list[FusedGroup], order: dict[int, int],
-                 alias_src: dict[int, int]) -> list[FusedGroup]:
+def _topological(
+    graph: Graph, groups: list[FusedGroup], order: dict[int, int], alias_src: dict[int, int]
+) -> list[FusedGroup]:
     """Kernels in dependency order (an epilogue may read a value whose group has a later anchor);
     ties keep graph order."""
     import heapq
+
     owner = {n: k for k, grp in enumerate(groups) for n in grp.nodes}
 
     def producer(nid: int) -> int | None:
         while nid in alias_src:
             nid = alias_src[nid]
         return owner.get(nid)
+
     deps: list[set[int]] = []
     for k, grp in enumerate(groups):
         d = set()
@@ -242,8 +271,13 @@ def value_name(graph: Graph, v: Value) -> str:
     return f"t{v.node}" + (f"_{v.index}" if v.index else "")
 
 
-def build_kernel(graph: Graph, grp: FusedGroup, const_values: dict[Value, torch.Tensor],
-                 resolve: "callable[[Value], Value] | None" = None, name: str | None = None) -> BuiltKernel:
+def build_kernel(
+    graph: Graph,
+    grp: FusedGroup,
+    const_values: dict[Value, torch.Tensor],
+    resolve: "callable[[Value], Value] | None" = None,
+    name: str | None = None,
+) -> BuiltKernel:
     """Lower a group's nodes and fuse them into one kernel (inlining prologues, placing epilogues)."""
     from lower.schedule import inline_stage  # schedule depends on loop IR only; import late to avoid cycles
 
@@ -314,16 +348,21 @@ def build_kernel(graph: Graph, grp: FusedGroup, const_values: dict[Value, torch.
 
 def _fold_into_init(body: Stmt, gemm, other: Buffer) -> Stmt:
     """Add ``other`` (broadcast to the output) to the value the init stage stores."""
+
     def fs(st: Stmt) -> Stmt | None:
         if isinstance(st, Stage) and st.name == gemm.init_stage:
+
             def add(x: Stmt) -> Stmt | None:
                 if isinstance(x, Store):
-                    idx = tuple(IntImm(0) if o == 1 and n != 1 else e
-                                for o, n, e in zip(other.shape, x.buf.shape, x.idx))
+                    idx = tuple(
+                        IntImm(0) if o == 1 and n != 1 else e for o, n, e in zip(other.shape, x.buf.shape, x.idx)
+                    )
                     return Store(x.buf, x.idx, x.value + Load(other, idx))
                 return None
+
             return Stage(st.name, map_stmt(st.body, add))
         return None
+
     return map_stmt(body, fs)
 
 
@@ -365,5 +404,4 @@ def _in_gemm_coords(gemm, final: Buffer, vs: list[Var], value: Expr, namer: Name
     sub = {v.name: e for v, e in zip(vs, cidx)}
     val = substitute(value, sub)
     gemm.post.append(f"{gemm.stage}.epilogue")
-    return Stage(f"{gemm.stage}.epilogue",
-                 loops(list(zip(new_vars, gemm.init_extents)), Store(final, cidx, val)))
+    return Stage(f"{gemm.stage}.epilogue", loops(list(zip(new_vars, gemm.init_extents)), Store(final, cidx, val)))

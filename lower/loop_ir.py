@@ -89,17 +89,38 @@ class Expr:
         o = as_expr(other, self.dtype)
         return Bin(op, o, self) if rev else Bin(op, self, o)
 
-    def __add__(self, o): return self._bin("+", o)
-    def __radd__(self, o): return self._bin("+", o, True)
-    def __sub__(self, o): return self._bin("-", o)
-    def __rsub__(self, o): return self._bin("-", o, True)
-    def __mul__(self, o): return self._bin("*", o)
-    def __rmul__(self, o): return self._bin("*", o, True)
-    def __truediv__(self, o): return self._bin("/", o)
-    def __rtruediv__(self, o): return self._bin("/", o, True)
-    def __floordiv__(self, o): return self._bin("//", o)
-    def __mod__(self, o): return self._bin("%", o)
-    def __neg__(self): return Bin("-", as_expr(0, self.dtype), self)
+    def __add__(self, o):
+        return self._bin("+", o)
+
+    def __radd__(self, o):
+        return self._bin("+", o, True)
+
+    def __sub__(self, o):
+        return self._bin("-", o)
+
+    def __rsub__(self, o):
+        return self._bin("-", o, True)
+
+    def __mul__(self, o):
+        return self._bin("*", o)
+
+    def __rmul__(self, o):
+        return self._bin("*", o, True)
+
+    def __truediv__(self, o):
+        return self._bin("/", o)
+
+    def __rtruediv__(self, o):
+        return self._bin("/", o, True)
+
+    def __floordiv__(self, o):
+        return self._bin("//", o)
+
+    def __mod__(self, o):
+        return self._bin("%", o)
+
+    def __neg__(self):
+        return Bin("-", as_expr(0, self.dtype), self)
 
 
 @dataclass(frozen=True, eq=True)
@@ -226,6 +247,7 @@ def _cmp(op: str) -> Callable[[ExprLike, ExprLike], Expr]:
     def f(a: ExprLike, b: ExprLike) -> Expr:
         a = as_expr(a, b.dtype if isinstance(b, Expr) else I64)
         return Bin(op, a, as_expr(b, a.dtype))
+
     return f
 
 
@@ -347,6 +369,7 @@ class Kernel:
 
     def __str__(self) -> str:
         from lower.printer import format_kernel
+
         return format_kernel(self)
 
 
@@ -392,8 +415,9 @@ def walk_expr(e: Expr) -> Iterator[Expr]:
         yield from walk_expr(c)
 
 
-def map_stmt(s: Stmt, fs: Callable[[Stmt], Stmt | None] | None = None,
-             fe: Callable[[Expr], Expr | None] | None = None) -> Stmt:
+def map_stmt(
+    s: Stmt, fs: Callable[[Stmt], Stmt | None] | None = None, fe: Callable[[Expr], Expr | None] | None = None
+) -> Stmt:
     """Rewrite statements bottom-up (``fs``) and every expression in them (``fe``)."""
     me = (lambda e: map_expr(e, fe)) if fe else (lambda e: e)
     if isinstance(s, For):
@@ -464,10 +488,12 @@ def free_vars(e: Expr) -> set[str]:
 
 def substitute(node, mapping: dict[str, Expr]):
     """Replace loop variables by expressions in an Expr or a Stmt."""
+
     def fe(e: Expr) -> Expr | None:
         if isinstance(e, Var) and e.name in mapping:
             return mapping[e.name]
         return None
+
     if isinstance(node, Expr):
         return map_expr(node, fe)
     return map_stmt(node, None, fe)
@@ -506,7 +532,9 @@ def buffers_used(s: Stmt) -> dict[str, Buffer]:
     return out
 
 
-def replace_buffer(s: Stmt, old: str, new: Buffer, index_map: Callable[[tuple[Expr, ...]], tuple[Expr, ...]] | None = None) -> Stmt:
+def replace_buffer(
+    s: Stmt, old: str, new: Buffer, index_map: Callable[[tuple[Expr, ...]], tuple[Expr, ...]] | None = None
+) -> Stmt:
     """Point loads and stores of buffer ``old`` at ``new``, optionally remapping indices."""
     im = index_map or (lambda idx: idx)
 
@@ -520,9 +548,14 @@ def replace_buffer(s: Stmt, old: str, new: Buffer, index_map: Callable[[tuple[Ex
             return Store(new, tuple(im(st.idx)), st.value)
         if isinstance(st, Intrinsic):
             sw = lambda bs: tuple(new if b.name == old else b for b in bs)  # noqa: E731
-            return Intrinsic(st.name, tuple(new if isinstance(a, Buffer) and a.name == old else a for a in st.args),
-                             sw(st.reads), sw(st.writes))
+            return Intrinsic(
+                st.name,
+                tuple(new if isinstance(a, Buffer) and a.name == old else a for a in st.args),
+                sw(st.reads),
+                sw(st.writes),
+            )
         return None
+
     return map_stmt(s, fs, fe)
 
 
@@ -531,10 +564,21 @@ def rename_loops(s: Stmt, mapping: dict[str, str]) -> Stmt:
         if isinstance(st, For) and st.var.name in mapping:
             return replace(st, var=Var(mapping[st.var.name]))
         return None
+
     return map_stmt(substitute(s, {k: Var(v) for k, v in mapping.items()}), fs)
 
 
 # Affine analysis, interval bounds and the simplifier live in lower/loop_simplify.py (which builds on the
 # definitions above, hence the import at the end); re-exported so ``from lower.loop_ir import simplify`` works.
-from lower.loop_simplify import (Range, _bool_value, _fold, bounds, flat_offset, from_linear,  # noqa: E402,F401
-                                 linear_form, loop_ranges, simplify, simplify_stmt)
+from lower.loop_simplify import (
+    Range,
+    _bool_value,
+    _fold,
+    bounds,
+    flat_offset,
+    from_linear,  # noqa: E402,F401
+    linear_form,
+    loop_ranges,
+    simplify,
+    simplify_stmt,
+)

@@ -11,8 +11,29 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from lower.loop_ir import (BIN_OPS, BOOL, BOOL_OPS, CMP_OPS, I64, Allocate, Bin, Buffer, Expr, FloatImm, For, If,
-                           IntImm, Intrinsic, Select, Seq, Stage, Stmt, Store, Var, map_expr)
+from lower.loop_ir import (
+    BIN_OPS,
+    BOOL,
+    BOOL_OPS,
+    CMP_OPS,
+    I64,
+    Allocate,
+    Bin,
+    Buffer,
+    Expr,
+    FloatImm,
+    For,
+    If,
+    IntImm,
+    Intrinsic,
+    Select,
+    Seq,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    map_expr,
+)
 
 
 # ============================================================== affine analysis
@@ -46,8 +67,10 @@ def linear_form(e: Expr) -> tuple[dict[str, int], int] | None:
 
 def from_linear(coeffs: dict[str, int], c: int) -> Expr:
     """Canonical form: positive terms (by name), then the constant, then subtracted terms."""
+
     def term(k: str, v: int) -> Expr:
         return Var(k) if v == 1 else Bin("*", Var(k), IntImm(v))
+
     out: Expr | None = None
     for k in sorted(coeffs):
         if coeffs[k] > 0:
@@ -120,20 +143,29 @@ def loop_ranges(s: Stmt, outer: dict[str, Range] | None = None) -> dict[str, Ran
             visit(st.then)
             if st.orelse:
                 visit(st.orelse)
+
     visit(s)
     return ranges
 
 
 # ============================================================== simplification
 def _fold(op: str, a, b):
-    if op == "+": return a + b
-    if op == "-": return a - b
-    if op == "*": return a * b
-    if op == "/": return a / b
-    if op == "//": return a // b
-    if op == "%": return a % b
-    if op == "min": return min(a, b)
-    if op == "max": return max(a, b)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return a / b
+    if op == "//":
+        return a // b
+    if op == "%":
+        return a % b
+    if op == "min":
+        return min(a, b)
+    if op == "max":
+        return max(a, b)
     return None
 
 
@@ -213,6 +245,7 @@ def simplify(e: Expr, ranges: dict[str, Range] | None = None) -> Expr:
                     if bb[0] >= ba[1]:
                         return b
         return None
+
     return map_expr(e, f)
 
 
@@ -234,8 +267,14 @@ def _bool_value(c: Expr, ranges: dict[str, Range]) -> bool | None:
     if a is None or b is None:
         return None
     lo, hi = a[0] - b[1], a[1] - b[0]  # range of a - b
-    table = {"<": (hi < 0, lo >= 0), "<=": (hi <= 0, lo > 0), ">": (lo > 0, hi <= 0),
-             ">=": (lo >= 0, hi < 0), "==": (lo == hi == 0, lo > 0 or hi < 0), "!=": (lo > 0 or hi < 0, lo == hi == 0)}
+    table = {
+        "<": (hi < 0, lo >= 0),
+        "<=": (hi <= 0, lo > 0),
+        ">": (lo > 0, hi <= 0),
+        ">=": (lo >= 0, hi < 0),
+        "==": (lo == hi == 0, lo > 0 or hi < 0),
+        "!=": (lo > 0 or hi < 0, lo == hi == 0),
+    }
     t, f = table[c.op]
     return True if t else (False if f else None)
 
@@ -268,9 +307,11 @@ def simplify_stmt(s: Stmt, outer: dict[str, Range] | None = None) -> Stmt:
         if isinstance(st, Stage):
             return Stage(st.name, go(st.body))
         if isinstance(st, Intrinsic):
-            return Intrinsic(st.name, tuple(simplify(a, ranges) if isinstance(a, Expr) else a for a in st.args),
-                             st.reads, st.writes)
+            return Intrinsic(
+                st.name, tuple(simplify(a, ranges) if isinstance(a, Expr) else a for a in st.args), st.reads, st.writes
+            )
         return st
+
     return go(s)
 
 
@@ -283,8 +324,7 @@ def flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
         for a_i, (ea, sa) in enumerate(terms):
             if isinstance(ea, Bin) and ea.op == "//" and isinstance(ea.b, IntImm):
                 for b_i, (eb, sb) in enumerate(terms):
-                    if (isinstance(eb, Bin) and eb.op == "%" and eb.a == ea.a and eb.b == ea.b
-                            and sa == sb * ea.b.value):
+                    if isinstance(eb, Bin) and eb.op == "%" and eb.a == ea.a and eb.b == ea.b and sa == sb * ea.b.value:
                         terms = [t for k, t in enumerate(terms) if k not in (a_i, b_i)] + [(ea.a, sb)]
                         changed = True
                         break

@@ -30,9 +30,32 @@ import torch
 
 from rewrite.graph import Node
 from rewrite.ops import OPS, Group
-from lower.loop_ir import (F32, Allocate, Buffer, Cast, Expr, For, IntImm, LoweringError, Select,
-                           Stage, Stmt, Store, Var, call, const, emax, emin, ge, land, loops, lt, seq,
-                           simplify, simplify_stmt)
+from lower.loop_ir import (
+    F32,
+    Allocate,
+    Buffer,
+    Cast,
+    Expr,
+    For,
+    IntImm,
+    LoweringError,
+    Select,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    call,
+    const,
+    emax,
+    emin,
+    ge,
+    land,
+    loops,
+    lt,
+    seq,
+    simplify,
+    simplify_stmt,
+)
 
 NEG_INF = float("-inf")
 
@@ -108,6 +131,7 @@ def lowering(*ops: str) -> Callable[[LowerFn], LowerFn]:
         for op in ops:
             LOWERINGS[op] = fn
         return fn
+
     return deco
 
 
@@ -213,6 +237,7 @@ def _rows(ctx: LowerCtx, shape: Sequence[int], axis: int) -> tuple[list[Var], Ca
     def index(j: Expr) -> tuple[Expr, ...]:
         it = iter(outer)
         return tuple(j if d == axis else next(it) for d in range(len(shape)))
+
     return outer, index
 
 
@@ -233,14 +258,18 @@ def lower_softmax(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerC
         Store(mx, (z,), const(NEG_INF)),
         For(j1, IntImm(n), Store(mx, (z,), emax(mx[z], x[index(j1)]))),
         Store(sm, (z,), const(0.0)),
-        For(j2, IntImm(n), seq(Store(out, index(j2), call("exp", x[index(j2)] - mx[z])),
-                               Store(sm, (z,), sm[z] + out[index(j2)]))),
+        For(
+            j2,
+            IntImm(n),
+            seq(Store(out, index(j2), call("exp", x[index(j2)] - mx[z])), Store(sm, (z,), sm[z] + out[index(j2)])),
+        ),
         Store(sm, (z,), const(1.0) / sm[z]),
         For(j3, IntImm(n), Store(out, index(j3), out[index(j3)] * sm[z])),
     )
     body = Allocate(mx, Allocate(sm, body))
-    return Stage(ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, [d for d in range(x.rank) if d != axis])],
-                                body))
+    return Stage(
+        ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, [d for d in range(x.rank) if d != axis])], body)
+    )
 
 
 @lowering("layernorm")
@@ -301,9 +330,9 @@ def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
             hs, ws, he, we = emax(hs, 0), emax(ws, 0), emin(he, H), emin(we, W)
         count = Cast(F32, (he - hs) * (we - ws))
         fin = Store(out, (n, c, oh, ow), o / count)
-    body = seq(Store(out, (n, c, oh, ow), init),
-               For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, (n, c, oh, ow), upd))),
-               fin)
+    body = seq(
+        Store(out, (n, c, oh, ow), init), For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, (n, c, oh, ow), upd))), fin
+    )
     return Stage(ctx.tag, loops([(n, N), (c, C), (oh, OH), (ow, OW)], body))
 
 
@@ -314,9 +343,11 @@ def lower_global_avgpool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     n, c, h, w = (ctx.var(s) for s in ("n", "c", "h", "w"))
     z = IntImm(0)
     o = out[n, c, z, z]
-    body = seq(Store(out, (n, c, z, z), const(0.0)),
-               For(h, IntImm(H), For(w, IntImm(W), Store(out, (n, c, z, z), o + x[n, c, h, w]))),
-               Store(out, (n, c, z, z), o * const(1.0 / (H * W))))
+    body = seq(
+        Store(out, (n, c, z, z), const(0.0)),
+        For(h, IntImm(H), For(w, IntImm(W), Store(out, (n, c, z, z), o + x[n, c, h, w]))),
+        Store(out, (n, c, z, z), o * const(1.0 / (H * W))),
+    )
     return Stage(ctx.tag, loops([(n, N), (c, C)], body))
 
 
@@ -337,7 +368,7 @@ def unflatten(flat: Expr, shape: Sequence[int]) -> tuple[Expr, ...]:
     """Row-major multi-index of a flat offset."""
     idx = []
     for d in range(len(shape)):
-        inner = math.prod(shape[d + 1:])
+        inner = math.prod(shape[d + 1 :])
         e = flat // inner if inner != 1 else flat
         idx.append(e % shape[d] if d > 0 else e)
     return tuple(idx)
@@ -378,6 +409,7 @@ def lower_pad2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx
         h, w = vs[-2] - top, vs[-1] - left
         ok = land(ge(h, 0), lt(h, H), ge(w, 0), lt(w, W))
         return Select(ok, x[(*vs[:-2], _clamp(h, H - 1), _clamp(w, W - 1))], const(0.0))
+
     return _copy(ctx, ctx.tag, out, src)
 
 
@@ -398,29 +430,58 @@ def lower_concat(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     parts, off = [], 0
     for k, x in enumerate(ins):
         vs = loop_vars(ctx, x.shape)
-        parts.append(Stage(f"{ctx.tag}.{k}", loops(list(zip(vs, x.shape)), Store(out, _shifted(vs, ax, off), x[tuple(vs)]))))
+        parts.append(
+            Stage(f"{ctx.tag}.{k}", loops(list(zip(vs, x.shape)), Store(out, _shifted(vs, ax, off), x[tuple(vs)])))
+        )
         off += x.shape[ax]
     return seq(*parts)
 
 
 # ============================================================== contraction
-def _gemm(ctx: LowerCtx, out: Buffer, batch: list[tuple[Var, int]], m: int, n: int, kdim: int,
-          c_idx: Callable[[list[Var], Var, Var], tuple[Expr, ...]],
-          a_val: Callable[[list[Var], Var, Var], Expr], b_val: Callable[[list[Var], Var, Var], Expr],
-          init: Callable[[list[Var], Var, Var], Expr], a_buf: str, b_buf: str, act: str = "none") -> Stmt:
+def _gemm(
+    ctx: LowerCtx,
+    out: Buffer,
+    batch: list[tuple[Var, int]],
+    m: int,
+    n: int,
+    kdim: int,
+    c_idx: Callable[[list[Var], Var, Var], tuple[Expr, ...]],
+    a_val: Callable[[list[Var], Var, Var], Expr],
+    b_val: Callable[[list[Var], Var, Var], Expr],
+    init: Callable[[list[Var], Var, Var], Expr],
+    a_buf: str,
+    b_buf: str,
+    act: str = "none",
+) -> Stmt:
     bv = [v for v, _ in batch]
     i0, j0 = ctx.var("i"), ctx.var("j")
     iv, jv, kv = ctx.var("i"), ctx.var("j"), ctx.var("k")
     init_name = f"{ctx.tag}.init"
     bv0 = [ctx.var(v.name) for v in bv]
-    init_stage = Stage(init_name, loops([*zip(bv0, [e for _, e in batch]), (i0, m), (j0, n)],
-                                        Store(out, c_idx(bv0, i0, j0), init(bv0, i0, j0))))
+    init_stage = Stage(
+        init_name,
+        loops([*zip(bv0, [e for _, e in batch]), (i0, m), (j0, n)], Store(out, c_idx(bv0, i0, j0), init(bv0, i0, j0))),
+    )
     cidx = c_idx(bv, iv, jv)
     upd = Store(out, cidx, out[cidx] + a_val(bv, iv, kv) * b_val(bv, kv, jv))
     main = Stage(ctx.tag, loops([*batch, (iv, m), (jv, n), (kv, kdim)], upd))
-    ctx.gemm = GemmInfo(ctx.tag, init_name, [v.name for v in bv], iv.name, jv.name, kv.name, out.name,
-                        m, n, kdim, a_buf, b_buf, [*bv0, i0, j0], [*(e for _, e in batch), m, n],
-                        c_idx(bv0, i0, j0))
+    ctx.gemm = GemmInfo(
+        ctx.tag,
+        init_name,
+        [v.name for v in bv],
+        iv.name,
+        jv.name,
+        kv.name,
+        out.name,
+        m,
+        n,
+        kdim,
+        a_buf,
+        b_buf,
+        [*bv0, i0, j0],
+        [*(e for _, e in batch), m, n],
+        c_idx(bv0, i0, j0),
+    )
     if act == "none":
         return seq(init_stage, main)
     if act not in ACTIVATIONS:
@@ -428,8 +489,10 @@ def _gemm(ctx: LowerCtx, out: Buffer, batch: list[tuple[Var, int]], m: int, n: i
     bv1 = [ctx.var(v.name) for v in bv]
     i1, j1 = ctx.var("i"), ctx.var("j")
     ci = c_idx(bv1, i1, j1)
-    act_stage = Stage(f"{ctx.tag}.act", loops([*zip(bv1, [e for _, e in batch]), (i1, m), (j1, n)],
-                                              Store(out, ci, ACTIVATIONS[act](out[ci]))))
+    act_stage = Stage(
+        f"{ctx.tag}.act",
+        loops([*zip(bv1, [e for _, e in batch]), (i1, m), (j1, n)], Store(out, ci, ACTIVATIONS[act](out[ci]))),
+    )
     ctx.gemm.post.append(act_stage.name)
     return seq(init_stage, main, act_stage)
 
@@ -446,11 +509,21 @@ def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         init = lambda bv, i, j: bias[j]  # noqa: E731
     else:
         init = lambda bv, i, j: const(0.0)  # noqa: E731
-    return _gemm(ctx, out, batch, M, N, K,
-                 lambda bv, i, j: (*bv, i, j),
-                 lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), i, k)],
-                 lambda bv, k, j: y[(*bcast_index(y.shape[:-2], out.shape[:-2], bv), k, j)],
-                 init, x.name, y.name, node.attrs.get("act", "none"))
+    return _gemm(
+        ctx,
+        out,
+        batch,
+        M,
+        N,
+        K,
+        lambda bv, i, j: (*bv, i, j),
+        lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), i, k)],
+        lambda bv, k, j: y[(*bcast_index(y.shape[:-2], out.shape[:-2], bv), k, j)],
+        init,
+        x.name,
+        y.name,
+        node.attrs.get("act", "none"),
+    )
 
 
 @lowering("linear")
@@ -459,12 +532,35 @@ def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     out = outs[0]
     N, K = w.shape
     if x.rank == 1:
-        return _gemm(ctx, out, [], 1, N, K, lambda bv, i, j: (j,), lambda bv, i, k: x[k],
-                     lambda bv, k, j: w[j, k], lambda bv, i, j: bias[j], x.name, w.name)
+        return _gemm(
+            ctx,
+            out,
+            [],
+            1,
+            N,
+            K,
+            lambda bv, i, j: (j,),
+            lambda bv, i, k: x[k],
+            lambda bv, k, j: w[j, k],
+            lambda bv, i, j: bias[j],
+            x.name,
+            w.name,
+        )
     batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(out.rank - 2)]
-    return _gemm(ctx, out, batch, x.shape[-2], N, K, lambda bv, i, j: (*bv, i, j),
-                 lambda bv, i, k: x[(*bv, i, k)], lambda bv, k, j: w[j, k], lambda bv, i, j: bias[j],
-                 x.name, w.name)
+    return _gemm(
+        ctx,
+        out,
+        batch,
+        x.shape[-2],
+        N,
+        K,
+        lambda bv, i, j: (*bv, i, j),
+        lambda bv, i, k: x[(*bv, i, k)],
+        lambda bv, k, j: w[j, k],
+        lambda bv, i, j: bias[j],
+        x.name,
+        w.name,
+    )
 
 
 DIRECT_CONV_MAX_OG = 4  # grouped convs with at most this many output channels per group go direct
@@ -510,8 +606,21 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         init = lambda bv, i, j: bias[bv[1] * Og + i]  # noqa: E731
     else:
         init = lambda bv, i, j: const(0.0)  # noqa: E731
-    return _gemm(ctx, out, [(n, N), (g, G)], Og, OH * OW, Cg * KH * KW, c_idx, a_val, b_val,
-                 init, w.name, x.name, node.attrs.get("act", "none"))
+    return _gemm(
+        ctx,
+        out,
+        [(n, N), (g, G)],
+        Og,
+        OH * OW,
+        Cg * KH * KW,
+        c_idx,
+        a_val,
+        b_val,
+        init,
+        w.name,
+        x.name,
+        node.attrs.get("act", "none"),
+    )
 
 
 def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
@@ -540,8 +649,13 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     i, oh, c, ow, kh, kw = (ctx.var(s) for s in ("i", "oh", "c", "ow", "kh", "kw"))
     ih, iw = hp - PH, wp - PW
     ok = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
-    pad = Stage(f"{ctx.tag}.pad", loops([(c0, Cg), (hp, HP), (wp, WP)], Store(
-        xp, (c0, hp, wp), Select(ok, x[n, g * Cg + c0, _clamp(ih, H - 1), _clamp(iw, W - 1)], const(0.0)))))
+    pad = Stage(
+        f"{ctx.tag}.pad",
+        loops(
+            [(c0, Cg), (hp, HP), (wp, WP)],
+            Store(xp, (c0, hp, wp), Select(ok, x[n, g * Cg + c0, _clamp(ih, H - 1), _clamp(iw, W - 1)], const(0.0))),
+        ),
+    )
     o = (n, g * Og + i, oh, ow)
     upd = Store(out, o, out[o] + w[g * Og + i, c, kh, kw] * xp[c, oh * SH + kh * DH, ow * SW + kw * DW])
     main = loops([(i, Og), (oh, OH), (c, Cg), (ow, OW), (kh, KH), (kw, KW)], upd)
@@ -554,11 +668,27 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     n0, g0, i0, oh0, ow0 = (ctx.var(s) for s in ("n", "g", "i", "oh", "ow"))
     cidx0 = (n0, g0 * Og + i0, oh0, ow0)
     init_name = f"{ctx.tag}.init"
-    init = Stage(init_name, loops([(n0, N), (g0, G), (i0, Og), (oh0, OH), (ow0, OW)],
-                                  Store(out, cidx0, init_v(n0, g0, i0))))
-    ctx.gemm = GemmInfo(ctx.tag, init_name, [n.name, g.name], i.name, ow.name, c.name, out.name, Og, OH * OW,
-                        Cg * KH * KW, w.name, x.name, [n0, g0, i0, oh0, ow0], [N, G, Og, OH, OW], cidx0,
-                        direct=True)
+    init = Stage(
+        init_name, loops([(n0, N), (g0, G), (i0, Og), (oh0, OH), (ow0, OW)], Store(out, cidx0, init_v(n0, g0, i0)))
+    )
+    ctx.gemm = GemmInfo(
+        ctx.tag,
+        init_name,
+        [n.name, g.name],
+        i.name,
+        ow.name,
+        c.name,
+        out.name,
+        Og,
+        OH * OW,
+        Cg * KH * KW,
+        w.name,
+        x.name,
+        [n0, g0, i0, oh0, ow0],
+        [N, G, Og, OH, OW],
+        cidx0,
+        direct=True,
+    )
     stages = [init, body]
     act = node.attrs.get("act", "none")
     if act != "none":
@@ -566,8 +696,9 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
             raise ctx.error(f"unknown activation {act!r}")
         v1 = [ctx.var(s) for s in ("n", "g", "i", "oh", "ow")]
         ci = (v1[0], v1[1] * Og + v1[2], v1[3], v1[4])
-        act_stage = Stage(f"{ctx.tag}.act", loops(list(zip(v1, [N, G, Og, OH, OW])),
-                                                  Store(out, ci, ACTIVATIONS[act](out[ci]))))
+        act_stage = Stage(
+            f"{ctx.tag}.act", loops(list(zip(v1, [N, G, Og, OH, OW])), Store(out, ci, ACTIVATIONS[act](out[ci])))
+        )
         ctx.gemm.post.append(act_stage.name)
         stages.append(act_stage)
     return seq(*stages)

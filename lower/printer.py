@@ -2,11 +2,45 @@
 
 from __future__ import annotations
 
-from lower.loop_ir import (Allocate, Bin, Buffer, Call, Cast, Expr, FloatImm, For, If, IntImm, Intrinsic, Kernel,
-                           Load, LoopKind, Select, Seq, Stage, Stmt, Store, Var)
+from lower.loop_ir import (
+    Allocate,
+    Bin,
+    Buffer,
+    Call,
+    Cast,
+    Expr,
+    FloatImm,
+    For,
+    If,
+    IntImm,
+    Intrinsic,
+    Kernel,
+    Load,
+    LoopKind,
+    Select,
+    Seq,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+)
 
-_PREC = {"or": 1, "and": 2, "<": 3, "<=": 3, "==": 3, "!=": 3, ">": 3, ">=": 3, "+": 4, "-": 4,
-         "*": 5, "/": 5, "//": 5, "%": 5}
+_PREC = {
+    "or": 1,
+    "and": 2,
+    "<": 3,
+    "<=": 3,
+    "==": 3,
+    "!=": 3,
+    ">": 3,
+    ">=": 3,
+    "+": 4,
+    "-": 4,
+    "*": 5,
+    "/": 5,
+    "//": 5,
+    "%": 5,
+}
 
 
 def format_float(v: float) -> str:

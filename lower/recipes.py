@@ -24,9 +24,26 @@ from __future__ import annotations
 import math
 import os
 
-from lower.loop_ir import (Bin, For, IntImm, Kernel, Load, LoopKind, Seq, Stage, Stmt, Store, Var,
-                           flat_offset, find_stage, loads_of, stores_of, walk_expr, walk_stmt)
-from lower.schedule import (Schedule, ScheduleError, _chain, affine_in, root_loop_of)
+from lower.loop_ir import (
+    Bin,
+    For,
+    IntImm,
+    Kernel,
+    Load,
+    LoopKind,
+    Seq,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    flat_offset,
+    find_stage,
+    loads_of,
+    stores_of,
+    walk_expr,
+    walk_stmt,
+)
+from lower.schedule import Schedule, ScheduleError, _chain, affine_in, root_loop_of
 
 MR, NR = 8, 32
 PAR_MIN_ELEMS = 1 << 18  # below this a parallel launch costs more than it saves (and on a shared machine a
@@ -80,8 +97,15 @@ def gemm_blocking(m: int, n: int, kdim: int, batch: int, threads: int) -> dict[s
 
 def _update_store(k: Kernel, g) -> Store:
     st = find_stage(k.body, g.stage)
-    ups = [x for x in stores_of(st) if x.buf.name == g.out and isinstance(x.value, Bin) and x.value.op == "+"
-           and isinstance(x.value.b, Bin) and x.value.b.op == "*"]
+    ups = [
+        x
+        for x in stores_of(st)
+        if x.buf.name == g.out
+        and isinstance(x.value, Bin)
+        and x.value.op == "+"
+        and isinstance(x.value.b, Bin)
+        and x.value.b.op == "*"
+    ]
     if len(ups) != 1:
         raise ScheduleError(f"cannot find the update of stage {g.stage}")
     return ups[0]
@@ -165,8 +189,12 @@ def direct_conv_recipe(s: Schedule, bk, threads: int) -> None:
         if find_stage(s.kernel.body, stage) is not None:
             _vectorize_innermost(s, stage)
     root_lp = root_loop_of(s.kernel.body)
-    if threads > 1 and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1 \
-            and 2 * g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_FLOPS // 4:
+    if (
+        threads > 1
+        and isinstance(root_lp.extent, IntImm)
+        and root_lp.extent.value > 1
+        and 2 * g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_FLOPS // 4
+    ):
         s.parallel(root)
 
 
@@ -186,8 +214,11 @@ def small_contraction_recipe(s: Schedule, bk) -> None:
 def _vectorize_innermost(s: Schedule, stage: str) -> None:
     st = find_stage(s.kernel.body, stage)
     for x in walk_stmt(st):
-        if isinstance(x, For) and x.kind is LoopKind.SERIAL and not any(
-                isinstance(y, For) and y.kind is not LoopKind.UNROLLED for y in walk_stmt(x.body)):
+        if (
+            isinstance(x, For)
+            and x.kind is LoopKind.SERIAL
+            and not any(isinstance(y, For) and y.kind is not LoopKind.UNROLLED for y in walk_stmt(x.body))
+        ):
             try:
                 s.vectorize(x.var.name)
             except ScheduleError:
@@ -205,19 +236,24 @@ def _clean(k: Kernel, var: str) -> bool:
         for buf, idx in accs:
             off = flat_offset(buf, idx)
             for e in walk_expr(off):
-                if isinstance(e, Bin) and e.op in ("//", "%") and any(
-                        isinstance(v, Var) and v.name == var for v in walk_expr(e)):
+                if (
+                    isinstance(e, Bin)
+                    and e.op in ("//", "%")
+                    and any(isinstance(v, Var) and v.name == var for v in walk_expr(e))
+                ):
                     return False
     return True
 
 
 def _exprs_of(st: Stmt):
     from lower.loop_ir import stmt_exprs
+
     return stmt_exprs(st)
 
 
 def _try_fuse(s: Schedule, outer: str, inner: str) -> str | None:
     from lower.schedule import Fuse
+
     try:
         k2 = Fuse(outer, inner).apply(s.kernel)
     except ScheduleError:
@@ -261,8 +297,9 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
         _vectorize_innermost(s, stage)
         lps = _stage_loops(s.kernel, stage)
         last = lps[-1]
-        if last.kind is LoopKind.SERIAL and all(y.kind is LoopKind.UNROLLED for y in walk_stmt(last.body)
-                                                 if isinstance(y, For)):
+        if last.kind is LoopKind.SERIAL and all(
+            y.kind is LoopKind.UNROLLED for y in walk_stmt(last.body) if isinstance(y, For)
+        ):
             try:
                 s.vectorize(last.var.name)
             except ScheduleError:
@@ -306,8 +343,13 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
     root = names[0]
     k = 1
     lps = _stage_loops(s.kernel, stage)
-    while isinstance(lps[0].extent, IntImm) and lps[0].extent.value < 4 * threads and k < len(names) - 1 \
-            and lps[0].body is lps[1] and isinstance(lps[1].extent, IntImm):
+    while (
+        isinstance(lps[0].extent, IntImm)
+        and lps[0].extent.value < 4 * threads
+        and k < len(names) - 1
+        and lps[0].body is lps[1]
+        and isinstance(lps[1].extent, IntImm)
+    ):
         try:
             s.fuse(lps[0].var.name, lps[1].var.name)
         except ScheduleError:

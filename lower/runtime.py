@@ -71,8 +71,9 @@ class CompileOptions:
 class CompiledGraph:
     """Callable like ``graph.run``: ``cg(inputs)`` with a dict name -> tensor or a sequence."""
 
-    def __init__(self, graph: Graph, target: str = "llvm", fuse: bool = True, schedule: bool = True,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self, graph: Graph, target: str = "llvm", fuse: bool = True, schedule: bool = True, threads: int | None = None
+    ) -> None:
         if target != "llvm":
             raise LoweringError(f"unknown target {target!r}; available: 'llvm'")
         t0 = time.perf_counter()
@@ -93,6 +94,7 @@ class CompiledGraph:
             bk = build_kernel(graph, grp, self.consts, self.resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}")
             if schedule:
                 from lower.recipes import schedule_kernel
+
                 bk = schedule_kernel(bk, self.threads)
             self.built.append(bk)
         self.prepacked_bytes = 0
@@ -212,6 +214,7 @@ class CompiledGraph:
 
     def _compile(self, k: int, bk: BuiltKernel) -> _Launch:
         from lower.llvm.codegen import root_loop
+
         for name, t in bk.new_consts.items():
             bk.new_consts[name] = t.to(torch.float32).contiguous()
         kernel = bk.kernel
@@ -229,8 +232,7 @@ class CompiledGraph:
         par = None
         if root is not None and root.kind is LoopKind.PARALLEL and isinstance(root.extent, IntImm):
             par = root.extent.value
-        return _Launch(kernel.name, fn, args, ctypes.cast(args, ctypes.c_void_p), patches, par, kernel,
-                       self.threads)
+        return _Launch(kernel.name, fn, args, ctypes.cast(args, ctypes.c_void_p), patches, par, kernel, self.threads)
 
     def _param_tensor(self, bk: BuiltKernel, p) -> torch.Tensor | None:
         if isinstance(p, str):
@@ -243,8 +245,9 @@ class CompiledGraph:
         """Buffers added by scheduling (packed operands): computed now if they only read constants,
         else given scratch storage."""
         kern = bk.kernel
-        extra = kern.params[len(bk.params):]
+        extra = kern.params[len(bk.params) :]
         from lower.schedule import _rewrap, _unwrap
+
         for P in extra:
             wrappers, inner = _unwrap(kern.body)
             tops = list(inner.stmts) if isinstance(inner, Seq) else [inner]
@@ -282,6 +285,7 @@ class CompiledGraph:
 
     def llvm_ir(self, k: int) -> str:
         from lower.llvm.codegen import kernel_to_llvm
+
         return kernel_to_llvm(self.built[k].kernel)
 
     def profile(self, inputs, repeats: int = 3) -> list[dict]:
@@ -293,9 +297,14 @@ class CompiledGraph:
         for ln, bk, ts in zip(self._launches, self.built, times):
             ts = sorted(ts)
             grp = bk.group
-            out.append({"kernel": ln.name, "seconds": ts[len(ts) // 2],
-                        "nodes": " ".join(f"{self.graph.nodes[n].op}%{n}" for n in grp.nodes) if grp else "",
-                        "parallel": ln.par_extent is not None})
+            out.append(
+                {
+                    "kernel": ln.name,
+                    "seconds": ts[len(ts) // 2],
+                    "nodes": " ".join(f"{self.graph.nodes[n].op}%{n}" for n in grp.nodes) if grp else "",
+                    "parallel": ln.par_extent is not None,
+                }
+            )
         return out
 
     # ------------------------------------------------------------ running
@@ -314,13 +323,15 @@ class CompiledGraph:
             self._recycle[r] = t
         return t
 
-    def __call__(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor],
-                 _times: list[list[float]] | None = None) -> list[torch.Tensor]:
+    def __call__(
+        self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor], _times: list[list[float]] | None = None
+    ) -> list[torch.Tensor]:
         g = self.graph
         if not isinstance(inputs, Mapping):
             if len(inputs) != len(self.input_names):
-                raise GraphError(f"graph '{g.name}' takes {len(self.input_names)} inputs {self.input_names}, "
-                                 f"got {len(inputs)}")
+                raise GraphError(
+                    f"graph '{g.name}' takes {len(self.input_names)} inputs {self.input_names}, got {len(inputs)}"
+                )
             inputs = dict(zip(self.input_names, inputs))
         missing = set(self.input_names) - set(inputs)
         if missing:
@@ -401,8 +412,9 @@ def _coalesce(free: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def compile_graph(graph: Graph, target: str = "llvm", *, fuse: bool = True, schedule: bool = True,
-                  threads: int | None = None) -> CompiledGraph:
+def compile_graph(
+    graph: Graph, target: str = "llvm", *, fuse: bool = True, schedule: bool = True, threads: int | None = None
+) -> CompiledGraph:
     """Compile ``graph`` for ``target`` ("llvm": the host CPU).
 
     Returns a ``CompiledGraph`` callable with the same inputs as ``graph.run``

@@ -24,15 +24,37 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from lower.loop_ir import Kernel, loop_names
+
 # Re-exported: the steps and the analyses were split out of this module; keep them importable from here.
-from lower.schedule_checks import (ScheduleError, _fresh, _need_loop, replace_loop, enclosing,
-                                   outer_ranges, affine_in, Box, collapse_index, _box, accesses, _overlap,
-                                   _conflict, _sample, POINT_BUDGET, _points, _merge, _chain,
-                                   _check_body_reorderable, _check_vectorizable, root_loop_of, _top_stmts,
-                                   _unwrap, _rewrap, _perfect_prefix)  # noqa: F401
+from lower.schedule_checks import (
+    ScheduleError,
+    _fresh,
+    _need_loop,
+    replace_loop,
+    enclosing,
+    outer_ranges,
+    affine_in,
+    Box,
+    collapse_index,
+    _box,
+    accesses,
+    _overlap,
+    _conflict,
+    _sample,
+    POINT_BUDGET,
+    _points,
+    _merge,
+    _chain,
+    _check_body_reorderable,
+    _check_vectorizable,
+    root_loop_of,
+    _top_stmts,
+    _unwrap,
+    _rewrap,
+    _perfect_prefix,
+)  # noqa: F401
 from lower.schedule_loop_steps import Step, Split, Reorder, Fuse, Vectorize, Unroll, Parallel  # noqa: F401
-from lower.schedule_stage_steps import (ComputeAt, _below, inline_stage, Inline, _operand, Pack,
-                                        GemmIntrinsic, Tensorize)  # noqa: F401
+from lower.schedule_stage_steps import ComputeAt, _below, inline_stage, Inline, _operand, Pack, GemmIntrinsic, Tensorize  # noqa: F401
 
 
 # ============================================================== schedule record
@@ -72,8 +94,9 @@ class Schedule:
     def inline(self, stage: str) -> "Schedule":
         return self.apply(Inline(stage))
 
-    def pack(self, stage: str, buffer: str, at: str | None, layout: Sequence[str], name: str,
-             min_sizes: Sequence[int] = ()) -> "Schedule":
+    def pack(
+        self, stage: str, buffer: str, at: str | None, layout: Sequence[str], name: str, min_sizes: Sequence[int] = ()
+    ) -> "Schedule":
         return self.apply(Pack(stage, buffer, at, tuple(layout), name, tuple(min_sizes)))
 
     def tensorize(self, loop: str, mr: int = 8, nr: int = 32) -> "Schedule":

@@ -17,9 +17,34 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
-from lower.loop_ir import (Allocate, Bin, Buffer, Expr, For, If, IntImm, Intrinsic, LoopKind, LoweringError, Range,
-                           Seq, Stage, Stmt, Store, Var, bounds, find_loop, free_vars, loads_of, loop_names, map_stmt,
-                           simplify, stmt_exprs, stores_of, walk_stmt)
+from lower.loop_ir import (
+    Allocate,
+    Bin,
+    Buffer,
+    Expr,
+    For,
+    If,
+    IntImm,
+    Intrinsic,
+    LoopKind,
+    LoweringError,
+    Range,
+    Seq,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    bounds,
+    find_loop,
+    free_vars,
+    loads_of,
+    loop_names,
+    map_stmt,
+    simplify,
+    stmt_exprs,
+    stores_of,
+    walk_stmt,
+)
 from lower.printer import format_expr
 
 
@@ -50,6 +75,7 @@ def replace_loop(body: Stmt, name: str, fn: Callable[[For], Stmt]) -> Stmt:
         if isinstance(s, For) and s.var.name == name:
             return fn(s)
         return None
+
     return map_stmt(body, fs)
 
 
@@ -122,10 +148,18 @@ def collapse_index(idx: Sequence[Expr], shape: Sequence[int]) -> tuple[tuple[Exp
     d = 0
     while d + 1 < len(idx):
         a, b = idx[d], idx[d + 1]
-        if (isinstance(a, Bin) and a.op == "//" and isinstance(b, Bin) and b.op == "%" and a.a == b.a
-                and a.b == b.b and isinstance(a.b, IntImm) and a.b.value == shape[d + 1]):
-            idx[d:d + 2] = [a.a]
-            shape[d:d + 2] = [shape[d] * shape[d + 1]]
+        if (
+            isinstance(a, Bin)
+            and a.op == "//"
+            and isinstance(b, Bin)
+            and b.op == "%"
+            and a.a == b.a
+            and a.b == b.b
+            and isinstance(a.b, IntImm)
+            and a.b.value == shape[d + 1]
+        ):
+            idx[d : d + 2] = [a.a]
+            shape[d : d + 2] = [shape[d] * shape[d + 1]]
             d = max(0, d - 1)
             continue
         d += 1
@@ -184,6 +218,7 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
                 reads.setdefault(b.name, []).append(tuple((0, n - 1) for n in b.shape))
             for b in st.writes:
                 writes.setdefault(b.name, []).append(tuple((0, n - 1) for n in b.shape))
+
     go(s, dict(fixed))
     return _merge(reads), _merge(writes)
 
@@ -252,7 +287,6 @@ def _merge(boxes: dict[str, list[Box]]) -> dict[str, list[Box]]:
     return out
 
 
-
 # ------------------------------------------------------------ loop-structure checks
 def _chain(top: For) -> list[For]:
     """The perfect nest starting at ``top`` (each loop's body is exactly the next loop)."""
@@ -275,15 +309,19 @@ def _check_body_reorderable(body: Stmt, vars_: set[str], step: str) -> None:
         reads = [ld for ld in loads_of(body) if ld.buf.name == st.buf.name]
         for ld in reads:
             if ld.idx != st.idx:
-                raise ScheduleError(f"{step}: {st.buf.name} is written at [{', '.join(map(format_expr, st.idx))}] "
-                                    f"but read at [{', '.join(map(format_expr, ld.idx))}]: "
-                                    "iterations depend on each other")
+                raise ScheduleError(
+                    f"{step}: {st.buf.name} is written at [{', '.join(map(format_expr, st.idx))}] "
+                    f"but read at [{', '.join(map(format_expr, ld.idx))}]: "
+                    "iterations depend on each other"
+                )
         if not reads:
             used = set().union(*[free_vars(e) for e in st.idx]) if st.idx else set()
             missing = vars_ - used
             if missing:
-                raise ScheduleError(f"{step}: every iteration of {sorted(missing)} overwrites the same element of "
-                                    f"{st.buf.name}; the last write would change")
+                raise ScheduleError(
+                    f"{step}: every iteration of {sorted(missing)} overwrites the same element of "
+                    f"{st.buf.name}; the last write would change"
+                )
 
 
 def _check_vectorizable(lp: For, step: str) -> None:
@@ -296,17 +334,17 @@ def _check_vectorizable(lp: For, step: str) -> None:
     for st in stores_of(lp.body):
         for ld in loads_of(lp.body):
             if ld.buf.name == st.buf.name and ld.idx != st.idx:
-                raise ScheduleError(f"{step}: {st.buf.name} is written at [{', '.join(map(format_expr, st.idx))}] "
-                                    f"and read at [{', '.join(map(format_expr, ld.idx))}] in loop {lp.var.name}: "
-                                    "iterations are not independent")
-
+                raise ScheduleError(
+                    f"{step}: {st.buf.name} is written at [{', '.join(map(format_expr, st.idx))}] "
+                    f"and read at [{', '.join(map(format_expr, ld.idx))}] in loop {lp.var.name}: "
+                    "iterations are not independent"
+                )
 
 
 def root_loop_of(body: Stmt) -> For | None:
     while isinstance(body, (Stage, Allocate)) or (isinstance(body, Seq) and len(body.stmts) == 1):
         body = body.body if not isinstance(body, Seq) else body.stmts[0]
     return body if isinstance(body, For) else None
-
 
 
 # ------------------------------------------------------------ top-level statements (stage-level steps)
@@ -338,4 +376,3 @@ def _perfect_prefix(s: Stmt, n: int) -> tuple[list[For], Stmt] | None:
         loops_.append(s)
         s = s.body
     return loops_, s
-

@@ -11,11 +11,35 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from lower.loop_ir import (For, IntImm, Intrinsic, Kernel, LoopKind, Stmt, Var, emin, free_vars, simplify,
-                           simplify_stmt, substitute, walk_stmt)
+from lower.loop_ir import (
+    For,
+    IntImm,
+    Intrinsic,
+    Kernel,
+    LoopKind,
+    Stmt,
+    Var,
+    emin,
+    free_vars,
+    simplify,
+    simplify_stmt,
+    substitute,
+    walk_stmt,
+)
 from lower.printer import format_expr
-from lower.schedule_checks import (ScheduleError, _fresh, _need_loop, replace_loop, accesses, _conflict, _points,
-                                   _chain, _check_body_reorderable, _check_vectorizable, root_loop_of)
+from lower.schedule_checks import (
+    ScheduleError,
+    _fresh,
+    _need_loop,
+    replace_loop,
+    accesses,
+    _conflict,
+    _points,
+    _chain,
+    _check_body_reorderable,
+    _check_vectorizable,
+    root_loop_of,
+)
 
 
 # ============================================================== steps
@@ -64,8 +88,8 @@ class Split(Step):
             ok = s.kind if s.kind is LoopKind.PARALLEL else LoopKind.SERIAL
             ik = s.kind if s.kind in (LoopKind.VECTORIZED, LoopKind.UNROLLED) else LoopKind.SERIAL
             return For(o, oe, For(i, ie, body, ik), ok)
-        return k.with_body(simplify_stmt(replace_loop(k.body, self.loop, fn)))
 
+        return k.with_body(simplify_stmt(replace_loop(k.body, self.loop, fn)))
 
 
 @dataclass(frozen=True)
@@ -98,13 +122,15 @@ class Reorder(Step):
                 top = f
                 break
         if top is None:
-            raise ScheduleError(f"reorder{tuple(names)}: loops are not perfectly nested in one chain "
-                                "(some other statement sits between them)")
+            raise ScheduleError(
+                f"reorder{tuple(names)}: loops are not perfectly nested in one chain "
+                "(some other statement sits between them)"
+            )
         chain = _chain(top)
         cnames = [x.var.name for x in chain]
         last = max(cnames.index(n) for n in names)
-        chain = chain[:last + 1]
-        cnames = cnames[:last + 1]
+        chain = chain[: last + 1]
+        cnames = cnames[: last + 1]
         positions = sorted(cnames.index(n) for n in names)
         new_order = list(chain)
         by_name = {x.var.name: x for x in chain}
@@ -116,11 +142,13 @@ class Reorder(Step):
         for lp in new_order:
             dep = free_vars(lp.extent) & set(cnames)
             if not dep <= seen:
-                raise ScheduleError(f"reorder{tuple(names)}: extent of loop {lp.var.name} "
-                                    f"({format_expr(lp.extent)}) depends on {sorted(dep - seen)}, "
-                                    "which would be inside it")
+                raise ScheduleError(
+                    f"reorder{tuple(names)}: extent of loop {lp.var.name} "
+                    f"({format_expr(lp.extent)}) depends on {sorted(dep - seen)}, "
+                    "which would be inside it"
+                )
             seen.add(lp.var.name)
-        moved = {n for n in cnames[positions[0]:] }
+        moved = {n for n in cnames[positions[0] :]}
         _check_body_reorderable(inner_body, moved, f"reorder{tuple(names)}")
         body = inner_body
         for lp in reversed(new_order):
@@ -146,11 +174,13 @@ class Fuse(Step):
         o = _need_loop(k.body, self.outer, "fuse")
         i = _need_loop(k.body, self.inner, "fuse")
         if not (isinstance(o.body, For) and o.body.var.name == self.inner):
-            raise ScheduleError(f"fuse({self.outer!r}, {self.inner!r}): {self.inner} is not the only statement "
-                                f"in {self.outer}'s body")
+            raise ScheduleError(
+                f"fuse({self.outer!r}, {self.inner!r}): {self.inner} is not the only statement in {self.outer}'s body"
+            )
         if self.outer in free_vars(i.extent):
-            raise ScheduleError(f"fuse({self.outer!r}, {self.inner!r}): the extent of {self.inner} depends on "
-                                f"{self.outer}")
+            raise ScheduleError(
+                f"fuse({self.outer!r}, {self.inner!r}): the extent of {self.inner} depends on {self.outer}"
+            )
         if not isinstance(i.extent, IntImm):
             raise ScheduleError(f"fuse({self.outer!r}, {self.inner!r}): inner extent must be constant")
         name = _fresh(k.body, f"{self.outer}.{self.inner}")
@@ -159,7 +189,6 @@ class Fuse(Step):
         body = substitute(i.body, {self.outer: f // n, self.inner: f % n})
         new = For(f, simplify(o.extent * n), body, o.kind)
         return k.with_body(simplify_stmt(replace_loop(k.body, self.outer, lambda s: new)))
-
 
 
 @dataclass(frozen=True)
@@ -180,8 +209,7 @@ class Vectorize(Step):
     def apply(self, k: Kernel) -> Kernel:
         lp = _need_loop(k.body, self.loop, "vectorize")
         _check_vectorizable(lp, f"vectorize({self.loop!r})")
-        return k.with_body(replace_loop(k.body, self.loop,
-                                        lambda s: For(s.var, s.extent, s.body, LoopKind.VECTORIZED)))
+        return k.with_body(replace_loop(k.body, self.loop, lambda s: For(s.var, s.extent, s.body, LoopKind.VECTORIZED)))
 
 
 @dataclass(frozen=True)
@@ -203,9 +231,7 @@ class Unroll(Step):
             raise ScheduleError(f"unroll({self.loop!r}): extent {format_expr(lp.extent)} is not constant")
         if lp.extent.value > self.max_extent:
             raise ScheduleError(f"unroll({self.loop!r}): extent {lp.extent.value} > {self.max_extent}")
-        return k.with_body(replace_loop(k.body, self.loop,
-                                        lambda s: For(s.var, s.extent, s.body, LoopKind.UNROLLED)))
-
+        return k.with_body(replace_loop(k.body, self.loop, lambda s: For(s.var, s.extent, s.body, LoopKind.UNROLLED)))
 
 
 @dataclass(frozen=True)
@@ -230,21 +256,23 @@ class Parallel(Step):
         step = f"parallel({self.loop!r})"
         root = root_loop_of(k.body)
         if root is not lp:
-            raise ScheduleError(f"{step}: only the kernel's outermost loop can be parallel "
-                                f"(root is {root.var.name if root else 'not a single loop'})")
+            raise ScheduleError(
+                f"{step}: only the kernel's outermost loop can be parallel "
+                f"(root is {root.var.name if root else 'not a single loop'})"
+            )
         if not isinstance(lp.extent, IntImm):
             raise ScheduleError(f"{step}: extent must be constant")
         if any(isinstance(s, Intrinsic) for s in walk_stmt(lp.body)):
-            raise ScheduleError(f"{step}: cannot analyse the writes of a tensorized intrinsic; "
-                                "mark parallel before tensorize")
+            raise ScheduleError(
+                f"{step}: cannot analyse the writes of a tensorized intrinsic; mark parallel before tensorize"
+            )
         pts = _points([lp], {})
         acc = [accesses(lp.body, p) for p in pts]
         for a, b in itertools.combinations(range(len(pts)), 2):
             c = _conflict(acc[a][0], acc[a][1], acc[b][0], acc[b][1])
             if c:
                 va, vb = pts[a][self.loop][0], pts[b][self.loop][0]
-                raise ScheduleError(f"{step}: iterations {va} and {vb} both touch the same elements of {c} "
-                                    "(one of them writing)")
-        return k.with_body(replace_loop(k.body, self.loop,
-                                        lambda s: For(s.var, s.extent, s.body, LoopKind.PARALLEL)))
-
+                raise ScheduleError(
+                    f"{step}: iterations {va} and {vb} both touch the same elements of {c} (one of them writing)"
+                )
+        return k.with_body(replace_loop(k.body, self.loop, lambda s: For(s.var, s.extent, s.body, LoopKind.PARALLEL)))

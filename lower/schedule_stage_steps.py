@@ -10,12 +10,55 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from lower.loop_ir import (Allocate, Bin, Buffer, Expr, FloatImm, For, IntImm, Intrinsic, Kernel, Load, Select, Stage,
-                           Stmt, Store, Var, bounds, emin, find_stage, flat_offset, free_vars, land, loads_of, lt,
-                           map_expr, map_stmt, seq, simplify_stmt, stores_of, substitute, walk_expr)
+from lower.loop_ir import (
+    Allocate,
+    Bin,
+    Buffer,
+    Expr,
+    FloatImm,
+    For,
+    IntImm,
+    Intrinsic,
+    Kernel,
+    Load,
+    Select,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    bounds,
+    emin,
+    find_stage,
+    flat_offset,
+    free_vars,
+    land,
+    loads_of,
+    lt,
+    map_expr,
+    map_stmt,
+    seq,
+    simplify_stmt,
+    stores_of,
+    substitute,
+    walk_expr,
+)
 from lower.printer import format_expr
-from lower.schedule_checks import (ScheduleError, _fresh, _need_loop, replace_loop, enclosing, outer_ranges, affine_in,
-                                   accesses, _conflict, _points, _top_stmts, _unwrap, _rewrap, _perfect_prefix)
+from lower.schedule_checks import (
+    ScheduleError,
+    _fresh,
+    _need_loop,
+    replace_loop,
+    enclosing,
+    outer_ranges,
+    affine_in,
+    accesses,
+    _conflict,
+    _points,
+    _top_stmts,
+    _unwrap,
+    _rewrap,
+    _perfect_prefix,
+)
 from lower.schedule_loop_steps import Step
 
 
@@ -62,8 +105,9 @@ class ComputeAt(Step):
         path = [s for s in chain if isinstance(s, For)]
         for a, b in zip(path, path[1:]):
             if a.body is not b:
-                raise ScheduleError(f"{step}: loops down to {self.loop} must be perfectly nested "
-                                    f"({a.var.name} has other statements)")
+                raise ScheduleError(
+                    f"{step}: loops down to {self.loop} must be perfectly nested ({a.var.name} has other statements)"
+                )
         if not isinstance(chain[0], For) and not (isinstance(chain[0], Stage) and chain[1] is path[0]):
             raise ScheduleError(f"{step}: {self.loop} must be reached from the root of its nest through loops only")
         pp = _perfect_prefix(P.body, len(path))
@@ -73,12 +117,14 @@ class ComputeAt(Step):
         sub: dict[str, Expr] = {}
         for a, b in zip(p_loops, path):
             if substitute(a.extent, sub) != b.extent:
-                raise ScheduleError(f"{step}: loop {a.var.name} (extent {format_expr(a.extent)}) does not match "
-                                    f"{b.var.name} (extent {format_expr(b.extent)})")
+                raise ScheduleError(
+                    f"{step}: loop {a.var.name} (extent {format_expr(a.extent)}) does not match "
+                    f"{b.var.name} (extent {format_expr(b.extent)})"
+                )
             sub[a.var.name] = b.var
         moved = Stage(P.name, substitute(p_rest, sub))
         producer = p_idx < t_idx
-        between = tops[min(p_idx, t_idx) + 1:max(p_idx, t_idx)]
+        between = tops[min(p_idx, t_idx) + 1 : max(p_idx, t_idx)]
         if between:
             r0, w0 = accesses(seq(*between), {})
             rp, wp = accesses(P, {})
@@ -101,11 +147,14 @@ class ComputeAt(Step):
             if (producer and lb < la) or (not producer and la < lb):
                 c = _conflict(p_acc[a][0], p_acc[a][1], t_acc[b][0], t_acc[b][1])
                 if c:
-                    raise ScheduleError(f"{step}: iteration {la} of {self.stage} and iteration {lb} of the nest "
-                                        f"both touch {c}; computing per iteration would change the result")
+                    raise ScheduleError(
+                        f"{step}: iteration {la} of {self.stage} and iteration {lb} of the nest "
+                        f"both touch {c}; computing per iteration would change the result"
+                    )
 
         def fn(s: For) -> Stmt:
             return For(s.var, s.extent, seq(moved, s.body) if producer else seq(s.body, moved), s.kind)
+
         new_t = replace_loop(T, self.loop, fn)
         new_tops = [new_t if n == t_idx else s for n, s in enumerate(tops) if n != p_idx]
         return k.with_body(_rewrap(_unwrap(k.body)[0], seq(*new_tops)))
@@ -136,14 +185,17 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
     vs = [lp.var.name for lp in loops_]
     idx_names = [e.name if isinstance(e, Var) else None for e in s.idx]
     if None in idx_names or sorted(idx_names) != sorted(vs):
-        raise ScheduleError(f"{step}: the store index [{', '.join(map(format_expr, s.idx))}] must be exactly the "
-                            "loop variables")
-    if any(not isinstance(lp.extent, IntImm) or lp.extent.value != s.buf.shape[idx_names.index(lp.var.name)]
-           for lp in loops_):
+        raise ScheduleError(
+            f"{step}: the store index [{', '.join(map(format_expr, s.idx))}] must be exactly the loop variables"
+        )
+    if any(
+        not isinstance(lp.extent, IntImm) or lp.extent.value != s.buf.shape[idx_names.index(lp.var.name)]
+        for lp in loops_
+    ):
         raise ScheduleError(f"{step}: the loops do not cover {s.buf.name} exactly")
     X = s.buf
     rest = [t for n, t in enumerate(tops) if n != si[0]]
-    for n, t in enumerate(tops[:si[0]]):
+    for n, t in enumerate(tops[: si[0]]):
         if any(ld.buf.name == X.name for ld in loads_of(t)):
             raise ScheduleError(f"{step}: {X.name} is read before the stage computes it")
     for t in rest:
@@ -155,6 +207,7 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
         if isinstance(e, Load) and e.buf.name == X.name:
             return substitute(value, {nm: ix for nm, ix in zip(idx_names, e.idx)})
         return None
+
     return simplify_stmt(_rewrap(_unwrap(body)[0], seq(*[map_stmt(t, None, fe) for t in rest])))
 
 
@@ -237,9 +290,15 @@ class Pack(Step):
         if st_node is None:
             raise ScheduleError(f"{step}: no stage named {self.stage!r}")
         if self.buffer.startswith("#"):
-            stores = [s for s in stores_of(st_node) if isinstance(s.value, Bin) and s.value.op == "+"
-                      and isinstance(s.value.b, Bin) and s.value.b.op == "*"
-                      and any(ld.buf.name == s.buf.name for ld in loads_of(s.value.a))]
+            stores = [
+                s
+                for s in stores_of(st_node)
+                if isinstance(s.value, Bin)
+                and s.value.op == "+"
+                and isinstance(s.value.b, Bin)
+                and s.value.b.op == "*"
+                and any(ld.buf.name == s.buf.name for ld in loads_of(s.value.a))
+            ]
         else:
             stores = [s for s in stores_of(st_node) if any(ld.buf.name == self.buffer for ld in loads_of(s.value))]
         if len(stores) != 1:
@@ -252,17 +311,20 @@ class Pack(Step):
         if self.at is not None and self.at not in names_here:
             raise ScheduleError(f"{step}: loop {self.at!r} does not enclose the operand")
         at_pos = names_here.index(self.at) if self.at is not None else -1
-        outside = set(names_here[:at_pos + 1])
-        inside = names_here[at_pos + 1:]
+        outside = set(names_here[: at_pos + 1])
+        inside = names_here[at_pos + 1 :]
         for v in self.layout:
             if v not in inside:
-                raise ScheduleError(f"{step}: layout loop {v!r} is not inside {self.at or 'the kernel'} around "
-                                    "the operand")
+                raise ScheduleError(
+                    f"{step}: layout loop {v!r} is not inside {self.at or 'the kernel'} around the operand"
+                )
         need = free_vars(operand)
         stray = need - outside - set(self.layout)
         if stray:
-            raise ScheduleError(f"{step}: the operand depends on loops {sorted(stray)} that are neither in the "
-                                "layout nor outside the pack point")
+            raise ScheduleError(
+                f"{step}: the operand depends on loops {sorted(stray)} that are neither in the "
+                "layout nor outside the pack point"
+            )
         srcs = {ld.buf.name for ld in loads_of(operand)}
         written = {s.buf.name for s in stores_of(k.body)}
         if srcs & written:
@@ -312,13 +374,13 @@ class Pack(Step):
             if isinstance(s, Store) and s == store:
                 return Store(s.buf, s.idx, map_expr(s.value, lambda e: new_load if e == operand else None))
             return None
+
         newbody = map_stmt(k.body, fs)
         if self.at is None:
             newbody = seq(pack_stage, newbody)
             params = list(k.params) + [P]
         else:
-            newbody = replace_loop(newbody, self.at,
-                                   lambda s: For(s.var, s.extent, seq(pack_stage, s.body), s.kind))
+            newbody = replace_loop(newbody, self.at, lambda s: For(s.var, s.extent, seq(pack_stage, s.body), s.kind))
             newbody = Allocate(P, newbody)
             params = list(k.params)
         out = Kernel(k.name, params, simplify_stmt(newbody), dict(k.meta))
@@ -373,12 +435,22 @@ class Tensorize(Step):
         r2 = dict(ranges, **{L1.var.name: (0, b1[1] - 1 if b1 else 0)})
         b2 = bounds(L2.extent, r2)
         if b1 is None or b1[1] > self.mr or b2 is None or b2[1] > self.nr:
-            raise ScheduleError(f"{step}: extents must be at most ({self.mr}, {self.nr}), got "
-                                f"({format_expr(L1.extent)}, {format_expr(L2.extent)})")
+            raise ScheduleError(
+                f"{step}: extents must be at most ({self.mr}, {self.nr}), got "
+                f"({format_expr(L1.extent)}, {format_expr(L2.extent)})"
+            )
         v = st.value
-        if not (isinstance(v, Bin) and v.op == "+" and isinstance(v.a, Load) and v.a.buf == st.buf
-                and v.a.idx == st.idx and isinstance(v.b, Bin) and v.b.op == "*"
-                and isinstance(v.b.a, Load) and isinstance(v.b.b, Load)):
+        if not (
+            isinstance(v, Bin)
+            and v.op == "+"
+            and isinstance(v.a, Load)
+            and v.a.buf == st.buf
+            and v.a.idx == st.idx
+            and isinstance(v.b, Bin)
+            and v.b.op == "*"
+            and isinstance(v.b.a, Load)
+            and isinstance(v.b.b, Load)
+        ):
             raise ScheduleError(f"{step}: the store is not C[x] = C[x] + A[..] * B[..]: {format_expr(v)}")
         iv, jv, kv = L1.var.name, L2.var.name, L3.var.name
         names = {iv, jv, kv}
@@ -389,9 +461,11 @@ class Tensorize(Step):
         def form(buf: Buffer, idx) -> tuple[dict[str, int], Expr]:
             f = affine_in(flat_offset(buf, idx), names)
             if f is None:
-                raise ScheduleError(f"{step}: {buf.name}[{', '.join(map(format_expr, idx))}] is not affine in "
-                                    f"({iv}, {jv}, {kv})")
+                raise ScheduleError(
+                    f"{step}: {buf.name}[{', '.join(map(format_expr, idx))}] is not affine in ({iv}, {jv}, {kv})"
+                )
             return f
+
         C = st.buf
         cf, coff = form(C, st.idx)
         if cf.get(jv) != 1 or cf.get(kv, 0) != 0 or (cf.get(iv, 0) <= 0 and b1[1] > 1):
@@ -400,19 +474,27 @@ class Tensorize(Step):
         A = B = None
         for x, y in ((v.b.a, v.b.b), (v.b.b, v.b.a)):
             xf, yf = form(x.buf, x.idx), form(y.buf, y.idx)
-            if (yf[0].get(jv) == 1 and yf[0].get(kv) == self.nr and yf[0].get(iv, 0) == 0
-                    and xf[0].get(kv) == 1 and xf[0].get(jv, 0) == 0):
+            if (
+                yf[0].get(jv) == 1
+                and yf[0].get(kv) == self.nr
+                and yf[0].get(iv, 0) == 0
+                and xf[0].get(kv) == 1
+                and xf[0].get(jv, 0) == 0
+            ):
                 A, af, B, bf = x, xf, y, yf
                 break
         if A is None:
-            raise ScheduleError(f"{step}: need A with unit stride along {kv} and a packed B panel "
-                                f"(unit stride along {jv}, stride {self.nr} along {kv})")
+            raise ScheduleError(
+                f"{step}: need A with unit stride along {kv} and a packed B panel "
+                f"(unit stride along {jv}, stride {self.nr} along {kv})"
+            )
         if B.buf.shape[-1] != self.nr or B.buf.strides is not None:
             raise ScheduleError(f"{step}: B ({B.buf.name}) must be a packed panel buffer with {self.nr} lanes")
         lda = af[0].get(iv, 0)
-        intr = Intrinsic(f"gemm_{self.mr}x{self.nr}",
-                         (A.buf, af[1], IntImm(lda), B.buf, bf[1], C, coff, IntImm(ldc),
-                          L3.extent, L1.extent, L2.extent),
-                         reads=(A.buf, B.buf, C), writes=(C,))
+        intr = Intrinsic(
+            f"gemm_{self.mr}x{self.nr}",
+            (A.buf, af[1], IntImm(lda), B.buf, bf[1], C, coff, IntImm(ldc), L3.extent, L1.extent, L2.extent),
+            reads=(A.buf, B.buf, C),
+            writes=(C,),
+        )
         return k.with_body(replace_loop(k.body, self.loop, lambda s: intr))
-

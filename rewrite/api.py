@@ -1,10 +1,10 @@
 """The pipeline as one readable function: load → saturate → extract → verify.
 
-    >>> from bench.models import load
-    >>> from rewrite.frontends import from_torch
-    >>> result = optimize(from_torch(*load("nasrnn")))
-    >>> result.stats["verified"], result.stats["cost_after"] < result.stats["cost_before"]
-    (True, True)
+>>> from bench.models import load
+>>> from rewrite.frontends import from_torch
+>>> result = optimize(from_torch(*load("nasrnn")))
+>>> result.stats["verified"], result.stats["cost_after"] < result.stats["cost_before"]
+(True, True)
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ def load_rules(spec: Sequence[str | Path] | None = None) -> list[Rule]:
 
 # ------------------------------------------------------------------ verification
 
+
 @dataclass
 class VerifyResult:
     ok: bool
@@ -93,6 +94,7 @@ def verify(original: Graph, optimized: Graph, trials: int = 2, rtol: float = 1e-
 
 # ------------------------------------------------------------------ optimize
 
+
 @dataclass
 class OptimizeResult:
     graph: Graph
@@ -103,14 +105,21 @@ class OptimizeResult:
 def graph_cost(graph: Graph, cost: Callable[..., float]) -> float:
     """Modelled seconds of a graph; weight-only nodes are precomputed, so free."""
     const = graph.weight_only()
-    return sum(cost(n.op, n.attrs, [graph.shape_of(v) for v in n.inputs])
-               for n in graph.compute_nodes() if n.id not in const)
+    return sum(
+        cost(n.op, n.attrs, [graph.shape_of(v) for v in n.inputs]) for n in graph.compute_nodes() if n.id not in const
+    )
 
 
-def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, limits: Limits = Limits(),
-             extractor: str = "ilp", cost_model: Callable[..., float] | None = None,
-             check: bool = True, on_iteration: Callable[[IterationStat], None] | None = None,
-             ilp_seconds: float = 10.0) -> OptimizeResult:
+def optimize(
+    graph: Graph,
+    rules: Sequence[Rule] | Sequence[str] | None = None,
+    limits: Limits = Limits(),
+    extractor: str = "ilp",
+    cost_model: Callable[..., float] | None = None,
+    check: bool = True,
+    on_iteration: Callable[[IterationStat], None] | None = None,
+    ilp_seconds: float = 10.0,
+) -> OptimizeResult:
     """Saturate ``graph`` with ``rules`` under ``limits``, extract the cheapest graph, verify it.
 
     ``extractor="ilp"`` (the default) solves extraction exactly with HiGHS within ``ilp_seconds``,
@@ -123,6 +132,7 @@ def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, 
     graph.validate()
     if cost_model is None:
         from costs.analytical import AnalyticalCost
+
         cost_model = AnalyticalCost()
     rule_list = list(rules) if rules and isinstance(next(iter(rules)), Rule) else load_rules(rules)  # type: ignore[arg-type]
     t0 = time.perf_counter()
@@ -137,15 +147,22 @@ def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, 
     ilp_info: dict[str, Any] = {}
     if extractor == "ilp":
         from rewrite.extract.ilp import ilp_extract
+
         res = ilp_extract(data, ncost, time_limit=ilp_seconds, warm_start=sel)
         greedy_graph, greedy_cost = best, graph_cost(best, cost_model)
         best = to_graph(data, res.selection, graph)
         if graph_cost(best, cost_model) > greedy_cost:  # decoding can differ slightly: keep the cheaper
             best = greedy_graph
-        ilp_info = {"ilp_status": res.status, "ilp_source": res.source, "ilp_gap": res.gap,
-                    "ilp_objective": res.objective, "ilp_bound": res.bound,
-                    "greedy_objective": res.greedy_objective, "ilp_seconds": res.seconds,
-                    "cost_after_greedy": min(greedy_cost, cost_before)}
+        ilp_info = {
+            "ilp_status": res.status,
+            "ilp_source": res.source,
+            "ilp_gap": res.gap,
+            "ilp_objective": res.objective,
+            "ilp_bound": res.bound,
+            "greedy_objective": res.greedy_objective,
+            "ilp_seconds": res.seconds,
+            "cost_after_greedy": min(greedy_cost, cost_before),
+        }
     t2 = time.perf_counter()
     cost_after = graph_cost(best, cost_model)
     if cost_after > cost_before:  # extraction never makes things worse than the input
@@ -165,26 +182,39 @@ def optimize(graph: Graph, rules: Sequence[Rule] | Sequence[str] | None = None, 
         "iterations": len(sat.iterations),
         "enodes": sat.enodes,
         "eclasses": sat.eclasses,
-        "per_iteration": [{"iteration": s.index, "enodes": s.enodes, "eclasses": s.eclasses,
-                           "seconds": round(s.seconds, 4)} for s in sat.iterations],
-        "seconds": {"load": sat.seconds_load, "saturate": sat.seconds_saturate, "extract": t2 - t1,
-                    "extract_greedy": t_greedy,
-                    "verify": t3 - t2, "total": t3 - t0},
+        "per_iteration": [
+            {"iteration": s.index, "enodes": s.enodes, "eclasses": s.eclasses, "seconds": round(s.seconds, 4)}
+            for s in sat.iterations
+        ],
+        "seconds": {
+            "load": sat.seconds_load,
+            "saturate": sat.seconds_saturate,
+            "extract": t2 - t1,
+            "extract_greedy": t_greedy,
+            "verify": t3 - t2,
+            "total": t3 - t0,
+        },
         "verified": bool(v.ok) if v else None,
         "max_abs_err": v.max_abs_err if v else None,
         "rules_fired": dict(sorted(sat.rules_fired.items())),
         "dropped_enodes": len(data.dropped),
-        "limits": {"iterations": limits.iterations, "nodes": limits.nodes, "seconds": limits.seconds,
-                   "match_limit": sat.stats["match_limit"]},
+        "limits": {
+            "iterations": limits.iterations,
+            "nodes": limits.nodes,
+            "seconds": limits.seconds,
+            "match_limit": sat.stats["match_limit"],
+        },
     }
     if v is not None and not v.ok:
         raise VerificationError(
             f"optimized graph of '{graph.name}' differs from the original: max abs error {v.max_abs_err:.3g} "
-            f"(relative {v.max_rel_err:.3g}); rules fired: {stats['rules_fired']}")
+            f"(relative {v.max_rel_err:.3g}); rules fired: {stats['rules_fired']}"
+        )
     return OptimizeResult(best, graph, stats)
 
 
 # ------------------------------------------------------------------ compile
+
 
 def compile(graph: Graph, target: str = "llvm", threads: int | None = None) -> Any:  # noqa: A001
     """Lower ``graph`` to kernels for ``target`` and return a callable like ``graph.run``.

@@ -85,7 +85,9 @@ class GraphBuilder:
             raise AttributeError(name)
         opdef = get_op(name)
         if opdef.group is Group.ELEMENTWISE and opdef.arity == 2:
+
             def binary(a: Value, b: Value) -> Value:
                 return self.op(name, *self.align(a, b))
+
             return binary
         return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)

@@ -37,8 +37,10 @@ def cmd_costs_profile(args: argparse.Namespace) -> int:
 
     n = profile_configs(configs, model, progress)
     print(file=sys.stderr)
-    print(f"measured {n} operator configurations, {total - n} already cached "
-          f"(target {model.fingerprint}) in {model.cache.path}")
+    print(
+        f"measured {n} operator configurations, {total - n} already cached "
+        f"(target {model.fingerprint}) in {model.cache.path}"
+    )
     return 0
 
 
@@ -66,8 +68,10 @@ def cmd_costs_machine(args: argparse.Namespace) -> int:
         return 0
     print(f"machine profile ({cache_dir() / 'machine.json'}):")
     print(f"  peak        {prof.peak_flops / 1e9:8.1f} GFLOP/s (fp32 matmul)")
-    print(f"  conv        {prof.conv_flops / 1e9:8.1f} GFLOP/s (3x3, 64 channels), depthwise "
-          f"{prof.depthwise_flops / 1e9:.1f} GFLOP/s")
+    print(
+        f"  conv        {prof.conv_flops / 1e9:8.1f} GFLOP/s (3x3, 64 channels), depthwise "
+        f"{prof.depthwise_flops / 1e9:.1f} GFLOP/s"
+    )
     print(f"  bandwidth   {prof.bandwidth / 1e9:8.1f} GB/s (copy)")
     for name in ("op_overhead", "view_overhead", "matmul_overhead", "conv_overhead"):
         print(f"  {name:<15} {getattr(prof, name) * 1e6:6.2f} us per node")
@@ -79,8 +83,11 @@ def add_costs_commands(sub: Any) -> None:
     csub = c.add_subparsers(dest="costs_command", required=True)
     p = csub.add_parser("profile", help="measure every operator configuration of a model (with progress)")
     p.add_argument("model")
-    p.add_argument("--egraph", action="store_true",
-                   help="also measure every configuration in the saturated e-graph (what extraction may pick)")
+    p.add_argument(
+        "--egraph",
+        action="store_true",
+        help="also measure every configuration in the saturated e-graph (what extraction may pick)",
+    )
     p.add_argument("--threads", type=int, default=0, help="torch threads while measuring (0: leave as is)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeats", type=int, default=20)

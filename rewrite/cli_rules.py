@@ -38,6 +38,7 @@ def _error(msg: str, as_json: bool) -> int:
 
 # ------------------------------------------------------------------ check
 
+
 def cmd_rules_check(args: argparse.Namespace) -> int:
     from rewrite.api import load_rules
     from rewrite.rulelang.check import CheckResult, check_rule
@@ -63,8 +64,12 @@ def cmd_rules_check(args: argparse.Namespace) -> int:
         summary += " (" + ", ".join(r.rule for r in failed) + ")"
     print(summary, file=out)
     if args.json:
-        print(json.dumps({"ok": not failed, "failed": [r.rule for r in failed],
-                          "rules": [r.to_dict() for r in results]}, indent=1))
+        print(
+            json.dumps(
+                {"ok": not failed, "failed": [r.rule for r in failed], "rules": [r.to_dict() for r in results]},
+                indent=1,
+            )
+        )
     return 1 if failed else 0
 
 
@@ -100,8 +105,7 @@ def cmd_rules_prove(args: argparse.Namespace) -> int:
                 raise ValueError(f"--shape: '{name}' is given twice")
             shapes[name] = shape
         limits = Limits(iterations=args.iters, nodes=args.nodes, seconds=args.seconds)
-        res = prove_equal(args.lhs, args.rhs, shapes, rules=args.rules, limits=limits,
-                          weights=set(args.weight or []))
+        res = prove_equal(args.lhs, args.rhs, shapes, rules=args.rules, limits=limits, weights=set(args.weight or []))
     except (ProveError, *_ERRORS) as e:
         return _error(str(e), args.json)
     if args.json:
@@ -111,36 +115,47 @@ def cmd_rules_prove(args: argparse.Namespace) -> int:
     elif res.equal:
         print(f"equal: proven after {res.iterations} iteration(s) ({res.seconds:.2f}s)")
     else:
-        print(f"not proven: {res.stop_reason} after {res.iterations} iteration(s), "
-              f"{res.enodes} e-nodes ({res.seconds:.2f}s)")
+        print(
+            f"not proven: {res.stop_reason} after {res.iterations} iteration(s), "
+            f"{res.enodes} e-nodes ({res.seconds:.2f}s)"
+        )
     return 0 if res.equal else 1
 
 
 # ------------------------------------------------------------------ registration
 
+
 def add_rules_commands(rules_subparsers: Any) -> None:
     """Add ``check`` and ``prove`` to the ``eqsat rules`` sub-parsers."""
     c = rules_subparsers.add_parser(
-        "check", help="check rules numerically on random shapes and tensors",
+        "check",
+        help="check rules numerically on random shapes and tensors",
         description="Instantiate each rule on random shapes, attributes and float64 tensors and compare both "
-                    "sides. Exits 1 if a rule fails.")
-    c.add_argument("files", nargs="*", metavar="FILES",
-                   help="rule files or family names (default: every shipped rule)")
+        "sides. Exits 1 if a rule fails.",
+    )
+    c.add_argument("files", nargs="*", metavar="FILES", help="rule files or family names (default: every shipped rule)")
     c.add_argument("--draws", type=int, default=3, help="random shape draws per direction compared on every seed")
     c.add_argument("--seeds", type=int, default=2, help="random input tensors per draw")
     c.add_argument("--json", action="store_true", help="print the results as JSON (progress goes to stderr)")
     c.set_defaults(fn=cmd_rules_check)
 
     p = rules_subparsers.add_parser(
-        "prove", help="prove two expressions equal by equality saturation",
+        "prove",
+        help="prove two expressions equal by equality saturation",
         description="Saturate LHS and RHS (rule syntax, e.g. '(matmul ?a (matmul ?b ?c))') together until they "
-                    "are in one e-class. Exits 0 if proven, 1 if not within the limits, 2 on errors.")
+        "are in one e-class. Exits 0 if proven, 1 if not within the limits, 2 on errors.",
+    )
     p.add_argument("lhs", metavar="LHS")
     p.add_argument("rhs", metavar="RHS")
-    p.add_argument("--shape", action="append", metavar="NAME=DIMS",
-                   help="shape of variable ?NAME, e.g. a=64x1024 or a=64,1024 (repeatable)")
-    p.add_argument("--weight", action="append", metavar="NAME",
-                   help="treat ?NAME as a weight, not an input (repeatable)")
+    p.add_argument(
+        "--shape",
+        action="append",
+        metavar="NAME=DIMS",
+        help="shape of variable ?NAME, e.g. a=64x1024 or a=64,1024 (repeatable)",
+    )
+    p.add_argument(
+        "--weight", action="append", metavar="NAME", help="treat ?NAME as a weight, not an input (repeatable)"
+    )
     p.add_argument("--rules", action="append", help="rule family name or file (repeatable; default: all)")
     p.add_argument("--iters", type=int, default=Limits.iterations, help="iteration limit")
     p.add_argument("--nodes", type=int, default=Limits.nodes, help="e-node limit")

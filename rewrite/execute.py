@@ -1,7 +1,7 @@
 """Run an optimized graph through our own kernels and hold it against PyTorch eager.
 
-    >>> stats = compile_and_compare(result.graph, module, inputs)     # doctest: +SKIP
-    >>> stats["max_rel_err"] <= 1e-4, stats["speedup_vs_eager"]        # doctest: +SKIP
+>>> stats = compile_and_compare(result.graph, module, inputs)     # doctest: +SKIP
+>>> stats["max_rel_err"] <= 1e-4, stats["speedup_vs_eager"]        # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ def max_rel_err(ref: list[torch.Tensor], out: list[torch.Tensor]) -> float:
     return worst
 
 
-def compile_and_compare(graph: Graph, module: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
-                        target: str = "llvm", repeats: int = 10) -> dict[str, Any]:
+def compile_and_compare(
+    graph: Graph, module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], target: str = "llvm", repeats: int = 10
+) -> dict[str, Any]:
     """Compile ``graph``, check its outputs against ``module`` and time both, alternated.
 
     Raises ``VerificationError`` when the compiled graph's outputs differ from PyTorch's.
@@ -41,16 +42,27 @@ def compile_and_compare(graph: Graph, module: torch.nn.Module, inputs: tuple[tor
         outs = run(feed)
         err = max_rel_err(refs, outs)
         if err > REL_TOL:
-            raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: "
-                                    f"max relative error {err:.3g} > {REL_TOL}")
+            raise VerificationError(
+                f"compiled graph '{graph.name}' differs from PyTorch: max relative error {err:.3g} > {REL_TOL}"
+            )
         t_ours, t_eager = alternate([lambda: run(feed), lambda: module(*inputs)], repeats=repeats)
-    return {"target": target, "compile_seconds": run.compile_seconds, "kernels": run.kernels,
-            "latency_ms": t_ours * 1e3, "torch_eager_ms": t_eager * 1e3, "speedup_vs_eager": t_eager / t_ours,
-            "max_rel_err": err, "torch_threads": torch.get_num_threads(), "plan": str(run.plan)}
+    return {
+        "target": target,
+        "compile_seconds": run.compile_seconds,
+        "kernels": run.kernels,
+        "latency_ms": t_ours * 1e3,
+        "torch_eager_ms": t_eager * 1e3,
+        "speedup_vs_eager": t_eager / t_ours,
+        "max_rel_err": err,
+        "torch_threads": torch.get_num_threads(),
+        "plan": str(run.plan),
+    }
 
 
 def run_table(stats: dict[str, Any]) -> str:
-    return (f"{stats['target']}: {stats['kernels']} kernels compiled in {stats['compile_seconds']:.2f}s; "
-            f"latency {stats['latency_ms']:.3f} ms vs PyTorch eager {stats['torch_eager_ms']:.3f} ms "
-            f"({stats['speedup_vs_eager']:.2f}x, {stats['torch_threads']} thread(s)); "
-            f"max relative error {stats['max_rel_err']:.2e}")
+    return (
+        f"{stats['target']}: {stats['kernels']} kernels compiled in {stats['compile_seconds']:.2f}s; "
+        f"latency {stats['latency_ms']:.3f} ms vs PyTorch eager {stats['torch_eager_ms']:.3f} ms "
+        f"({stats['speedup_vs_eager']:.2f}x, {stats['torch_threads']} thread(s)); "
+        f"max relative error {stats['max_rel_err']:.2e}"
+    )

@@ -61,8 +61,9 @@ class Graph:
     name: str = "graph"
 
     # ------------------------------------------------------------ building
-    def add(self, op: str, inputs: Sequence[Value] = (), attrs: Mapping[str, Any] | None = None,
-            origin: str = "") -> Node:
+    def add(
+        self, op: str, inputs: Sequence[Value] = (), attrs: Mapping[str, Any] | None = None, origin: str = ""
+    ) -> Node:
         """Append a node after checking op, attributes, inputs and shapes."""
         where = f" (from {origin})" if origin else ""
         try:
@@ -227,8 +228,9 @@ class Graph:
         remap = {n.id: i for i, n in enumerate(keep)}
         out = Graph(name=self.name)
         for n in keep:
-            nn_ = Node(remap[n.id], n.op, tuple(Value(remap[v.node], v.index) for v in n.inputs),
-                       n.attrs, n.shapes, n.origin)
+            nn_ = Node(
+                remap[n.id], n.op, tuple(Value(remap[v.node], v.index) for v in n.inputs), n.attrs, n.shapes, n.origin
+            )
             out.nodes[nn_.id] = nn_
         used = {n.attrs["name"] for n in keep if n.op == "weight"}
         out.weights = {k: t for k, t in self.weights.items() if k in used}
@@ -242,8 +244,13 @@ class Graph:
         """
         const = self.weight_only()
         users = self.users()
-        needed = {n.id for n in self if n.id in const and n.op != "weight"
-                  and (any(u not in const for u in users[n.id]) or any(v.node == n.id for v in self.outputs))}
+        needed = {
+            n.id
+            for n in self
+            if n.id in const
+            and n.op != "weight"
+            and (any(u not in const for u in users[n.id]) or any(v.node == n.id for v in self.outputs))
+        }
         if not needed:
             return self.pruned()
         env: dict[Value, torch.Tensor] = {}

@@ -58,8 +58,10 @@ class AttrSpec:
             return float(value)
         if k is AttrKind.STR and isinstance(value, str):
             return value
-        if k is AttrKind.INTS and isinstance(value, (tuple, list)) and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value
+        if (
+            k is AttrKind.INTS
+            and isinstance(value, (tuple, list))
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
         ):
             return tuple(int(v) for v in value)
         raise TypeError(f"op '{op}': attribute '{self.name}' must be {k.value}, got {value!r}")
@@ -91,8 +93,7 @@ class OpDef:
         unknown = set(attrs) - set(self.attr_names)
         if unknown:
             raise TypeError(
-                f"op '{self.name}': unknown attribute(s) {sorted(unknown)}; "
-                f"it takes {list(self.attr_names) or 'none'}"
+                f"op '{self.name}': unknown attribute(s) {sorted(unknown)}; it takes {list(self.attr_names) or 'none'}"
             )
         out: dict[str, Any] = {}
         for spec in self.attrs:
@@ -151,8 +152,17 @@ def _no_ref(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
 
 
 for _name in ("input", "weight"):
-    _register(OpDef(_name, Group.SOURCE, 0, (AttrSpec("name", AttrKind.STR), AttrSpec("shape", AttrKind.INTS)),
-                    _source_shape, _no_ref, doc=f"a graph {_name}, bound by name"))
+    _register(
+        OpDef(
+            _name,
+            Group.SOURCE,
+            0,
+            (AttrSpec("name", AttrKind.STR), AttrSpec("shape", AttrKind.INTS)),
+            _source_shape,
+            _no_ref,
+            doc=f"a graph {_name}, bound by name",
+        )
+    )
 
 
 # ---------------------------------------------------------------- elementwise
@@ -187,11 +197,31 @@ _UNARY: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
     "identity": (lambda x: x, 0),
 }
 for _name, (_fn, _fl) in _UNARY.items():
-    _register(OpDef(_name, Group.ELEMENTWISE, 1, (), _same, (lambda f: lambda xs, a: [f(xs[0])])(_fn),
-                    _ew_flops(_fl), doc=f"elementwise {_name}"))
+    _register(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            1,
+            (),
+            _same,
+            (lambda f: lambda xs, a: [f(xs[0])])(_fn),
+            _ew_flops(_fl),
+            doc=f"elementwise {_name}",
+        )
+    )
 
-_register(OpDef("smul", Group.ELEMENTWISE, 1, (AttrSpec("scalar", AttrKind.FLOAT),), _same,
-                lambda xs, a: [xs[0] * a["scalar"]], _ew_flops(1), doc="multiply by a scalar constant"))
+_register(
+    OpDef(
+        "smul",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("scalar", AttrKind.FLOAT),),
+        _same,
+        lambda xs, a: [xs[0] * a["scalar"]],
+        _ew_flops(1),
+        doc="multiply by a scalar constant",
+    )
+)
 
 _BINARY: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], bool]] = {
     "add": (torch.add, True),
@@ -200,8 +230,19 @@ _BINARY: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], b
     "div": (torch.div, False),
 }
 for _name, (_fn, _comm) in _BINARY.items():
-    _register(OpDef(_name, Group.ELEMENTWISE, 2, (), _bcast, (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_fn),
-                    _ew_flops(1), commutative=_comm, doc=f"elementwise {_name} with broadcasting (equal ranks)"))
+    _register(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            2,
+            (),
+            _bcast,
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_fn),
+            _ew_flops(1),
+            commutative=_comm,
+            doc=f"elementwise {_name} with broadcasting (equal ranks)",
+        )
+    )
 
 
 # ---------------------------------------------------------------- contraction
@@ -213,8 +254,18 @@ def _matmul_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [batch + (x[-2], y[-1])]
 
 
-_register(OpDef("matmul", Group.CONTRACTION, 2, (), _matmul_shape, lambda xs, a: [torch.matmul(xs[0], xs[1])],
-                lambda i, o, a: 2 * numel(o[0]) * i[0][-1], doc="(batched) matrix product, equal ranks"))
+_register(
+    OpDef(
+        "matmul",
+        Group.CONTRACTION,
+        2,
+        (),
+        _matmul_shape,
+        lambda xs, a: [torch.matmul(xs[0], xs[1])],
+        lambda i, o, a: 2 * numel(o[0]) * i[0][-1],
+        doc="(batched) matrix product, equal ranks",
+    )
+)
 
 
 def _linear_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
@@ -225,9 +276,18 @@ def _linear_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [x[:-1] + (w[0],)]
 
 
-_register(OpDef("linear", Group.CONTRACTION, 3, (), _linear_shape,
-                lambda xs, a: [F.linear(xs[0], xs[1], xs[2])],
-                lambda i, o, a: 2 * numel(o[0]) * i[1][1] + numel(o[0]), doc="x @ w.T + b"))
+_register(
+    OpDef(
+        "linear",
+        Group.CONTRACTION,
+        3,
+        (),
+        _linear_shape,
+        lambda xs, a: [F.linear(xs[0], xs[1], xs[2])],
+        lambda i, o, a: 2 * numel(o[0]) * i[1][1] + numel(o[0]),
+        doc="x @ w.T + b",
+    )
+)
 
 
 def conv_out(size: int, k: int, s: int, p: int, d: int, ceil: bool = False) -> int:
@@ -254,14 +314,23 @@ def _conv_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [(x[0], w[0], hw[0], hw[1])]
 
 
-_register(OpDef(
-    "conv2d", Group.CONTRACTION, 2,
-    (AttrSpec("stride", AttrKind.INTS, (1, 1)), AttrSpec("padding", AttrKind.INTS, (0, 0)),
-     AttrSpec("dilation", AttrKind.INTS, (1, 1)), AttrSpec("groups", AttrKind.INT, 1)),
-    _conv_shape,
-    lambda xs, a: [F.conv2d(xs[0], xs[1], None, a["stride"], a["padding"], a["dilation"], a["groups"])],
-    lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3],
-    doc="2-d convolution, NCHW x OIHW, no bias (bias is a separate add)"))
+_register(
+    OpDef(
+        "conv2d",
+        Group.CONTRACTION,
+        2,
+        (
+            AttrSpec("stride", AttrKind.INTS, (1, 1)),
+            AttrSpec("padding", AttrKind.INTS, (0, 0)),
+            AttrSpec("dilation", AttrKind.INTS, (1, 1)),
+            AttrSpec("groups", AttrKind.INT, 1),
+        ),
+        _conv_shape,
+        lambda xs, a: [F.conv2d(xs[0], xs[1], None, a["stride"], a["padding"], a["dilation"], a["groups"])],
+        lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3],
+        doc="2-d convolution, NCHW x OIHW, no bias (bias is a separate add)",
+    )
+)
 
 
 # ---------------------------------------------------------------- layout
@@ -271,8 +340,17 @@ def _transpose_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [tuple(x[i] for i in p)]
 
 
-_register(OpDef("transpose", Group.LAYOUT, 1, (AttrSpec("perm", AttrKind.INTS),), _transpose_shape,
-                lambda xs, a: [xs[0].permute(*a["perm"])], doc="permute dimensions"))
+_register(
+    OpDef(
+        "transpose",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("perm", AttrKind.INTS),),
+        _transpose_shape,
+        lambda xs, a: [xs[0].permute(*a["perm"])],
+        doc="permute dimensions",
+    )
+)
 
 
 def _reshape_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
@@ -282,23 +360,42 @@ def _reshape_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [s]
 
 
-_register(OpDef("reshape", Group.LAYOUT, 1, (AttrSpec("shape", AttrKind.INTS),), _reshape_shape,
-                lambda xs, a: [xs[0].reshape(a["shape"])], doc="reshape (row-major)"))
+_register(
+    OpDef(
+        "reshape",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("shape", AttrKind.INTS),),
+        _reshape_shape,
+        lambda xs, a: [xs[0].reshape(a["shape"])],
+        doc="reshape (row-major)",
+    )
+)
 
 
 def _concat_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     r = len(ins[0])
     ax = norm_axis(a["axis"], r)
     for s in ins[1:]:
-        _need(len(s) == r and all(s[i] == ins[0][i] for i in range(r) if i != ax),
-              f"inputs disagree off axis {ax}: {ins}")
+        _need(
+            len(s) == r and all(s[i] == ins[0][i] for i in range(r) if i != ax), f"inputs disagree off axis {ax}: {ins}"
+        )
     out = list(ins[0])
     out[ax] = sum(s[ax] for s in ins)
     return [tuple(out)]
 
 
-_register(OpDef("concat", Group.LAYOUT, VARIADIC, (AttrSpec("axis", AttrKind.INT),), _concat_shape,
-                lambda xs, a: [torch.cat(xs, a["axis"])], doc="concatenate along axis"))
+_register(
+    OpDef(
+        "concat",
+        Group.LAYOUT,
+        VARIADIC,
+        (AttrSpec("axis", AttrKind.INT),),
+        _concat_shape,
+        lambda xs, a: [torch.cat(xs, a["axis"])],
+        doc="concatenate along axis",
+    )
+)
 
 
 def _split_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
@@ -306,30 +403,49 @@ def _split_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     ax = norm_axis(a["axis"], len(x))
     _need(len(a["sizes"]) >= 1 and all(s > 0 for s in a["sizes"]), f"sizes {a['sizes']} must be positive")
     _need(sum(a["sizes"]) == x[ax], f"sizes {a['sizes']} do not sum to dimension {x[ax]}")
-    return [x[:ax] + (s,) + x[ax + 1:] for s in a["sizes"]]
+    return [x[:ax] + (s,) + x[ax + 1 :] for s in a["sizes"]]
 
 
-_register(OpDef("split", Group.LAYOUT, 1, (AttrSpec("axis", AttrKind.INT), AttrSpec("sizes", AttrKind.INTS)),
-                _split_shape, lambda xs, a: list(torch.split(xs[0], list(a["sizes"]), a["axis"])),
-                doc="split along axis into pieces of the given sizes (one output each)"))
+_register(
+    OpDef(
+        "split",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("axis", AttrKind.INT), AttrSpec("sizes", AttrKind.INTS)),
+        _split_shape,
+        lambda xs, a: list(torch.split(xs[0], list(a["sizes"]), a["axis"])),
+        doc="split along axis into pieces of the given sizes (one output each)",
+    )
+)
 
 
 def _slice_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     x = ins[0]
     ax = norm_axis(a["axis"], len(x))
     _need(0 <= a["start"] < a["end"] <= x[ax], f"slice [{a['start']}:{a['end']}] out of range for {x[ax]}")
-    return [x[:ax] + (a["end"] - a["start"],) + x[ax + 1:]]
+    return [x[:ax] + (a["end"] - a["start"],) + x[ax + 1 :]]
 
 
-_register(OpDef("slice", Group.LAYOUT, 1,
-                (AttrSpec("axis", AttrKind.INT), AttrSpec("start", AttrKind.INT), AttrSpec("end", AttrKind.INT)),
-                _slice_shape, lambda xs, a: [xs[0].narrow(a["axis"], a["start"], a["end"] - a["start"])],
-                doc="contiguous slice [start, end) along axis"))
+_register(
+    OpDef(
+        "slice",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("axis", AttrKind.INT), AttrSpec("start", AttrKind.INT), AttrSpec("end", AttrKind.INT)),
+        _slice_shape,
+        lambda xs, a: [xs[0].narrow(a["axis"], a["start"], a["end"] - a["start"])],
+        doc="contiguous slice [start, end) along axis",
+    )
+)
 
 
 # ---------------------------------------------------------------- pooling
-_POOL_ATTRS = (AttrSpec("kernel", AttrKind.INTS), AttrSpec("stride", AttrKind.INTS),
-               AttrSpec("padding", AttrKind.INTS, (0, 0)), AttrSpec("ceil_mode", AttrKind.INT, 0))
+_POOL_ATTRS = (
+    AttrSpec("kernel", AttrKind.INTS),
+    AttrSpec("stride", AttrKind.INTS),
+    AttrSpec("padding", AttrKind.INTS, (0, 0)),
+    AttrSpec("ceil_mode", AttrKind.INT, 0),
+)
 
 
 def _pool_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
@@ -338,8 +454,9 @@ def _pool_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     for k in ("kernel", "stride", "padding"):
         _need(len(a[k]) == 2, f"{k} must have 2 entries, got {a[k]}")
     _need(all(2 * p <= k for p, k in zip(a["padding"], a["kernel"])), "padding must be at most half the kernel")
-    hw = [conv_out(x[2 + i], a["kernel"][i], a["stride"][i], a["padding"][i], 1, bool(a["ceil_mode"]))
-          for i in range(2)]
+    hw = [
+        conv_out(x[2 + i], a["kernel"][i], a["stride"][i], a["padding"][i], 1, bool(a["ceil_mode"])) for i in range(2)
+    ]
     _need(all(d > 0 for d in hw), f"output spatial size {hw} is empty")
     return [(x[0], x[1], hw[0], hw[1])]
 
@@ -348,15 +465,39 @@ def _pool_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
     return numel(o[0]) * a["kernel"][0] * a["kernel"][1]
 
 
-_register(OpDef("maxpool2d", Group.POOLING, 1, _POOL_ATTRS, _pool_shape,
-                lambda xs, a: [F.max_pool2d(xs[0], a["kernel"], a["stride"], a["padding"],
-                                            ceil_mode=bool(a["ceil_mode"]))], _pool_flops, doc="2-d max pooling"))
-_register(OpDef("avgpool2d", Group.POOLING, 1, _POOL_ATTRS + (AttrSpec("count_include_pad", AttrKind.INT, 1),),
-                _pool_shape,
-                lambda xs, a: [F.avg_pool2d(xs[0], a["kernel"], a["stride"], a["padding"],
-                                            ceil_mode=bool(a["ceil_mode"]),
-                                            count_include_pad=bool(a["count_include_pad"]))],
-                _pool_flops, doc="2-d average pooling"))
+_register(
+    OpDef(
+        "maxpool2d",
+        Group.POOLING,
+        1,
+        _POOL_ATTRS,
+        _pool_shape,
+        lambda xs, a: [F.max_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], ceil_mode=bool(a["ceil_mode"]))],
+        _pool_flops,
+        doc="2-d max pooling",
+    )
+)
+_register(
+    OpDef(
+        "avgpool2d",
+        Group.POOLING,
+        1,
+        _POOL_ATTRS + (AttrSpec("count_include_pad", AttrKind.INT, 1),),
+        _pool_shape,
+        lambda xs, a: [
+            F.avg_pool2d(
+                xs[0],
+                a["kernel"],
+                a["stride"],
+                a["padding"],
+                ceil_mode=bool(a["ceil_mode"]),
+                count_include_pad=bool(a["count_include_pad"]),
+            )
+        ],
+        _pool_flops,
+        doc="2-d average pooling",
+    )
+)
 
 
 def _gap_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
@@ -364,9 +505,18 @@ def _gap_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [ins[0][:2] + (1, 1)]
 
 
-_register(OpDef("global_avgpool", Group.POOLING, 1, (), _gap_shape,
-                lambda xs, a: [xs[0].mean((2, 3), keepdim=True)], lambda i, o, a: numel(i[0]),
-                doc="mean over H and W, keeping them as size 1"))
+_register(
+    OpDef(
+        "global_avgpool",
+        Group.POOLING,
+        1,
+        (),
+        _gap_shape,
+        lambda xs, a: [xs[0].mean((2, 3), keepdim=True)],
+        lambda i, o, a: numel(i[0]),
+        doc="mean over H and W, keeping them as size 1",
+    )
+)
 
 
 # ---------------------------------------------------------------- normalization
@@ -378,22 +528,41 @@ def _bn_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [x]
 
 
-_register(OpDef("batchnorm", Group.NORMALIZATION, 5, (AttrSpec("eps", AttrKind.FLOAT, 1e-5),), _bn_shape,
-                lambda xs, a: [F.batch_norm(xs[0], xs[3], xs[4], xs[1], xs[2], False, 0.0, a["eps"])],
-                lambda i, o, a: 2 * numel(o[0]),
-                doc="inference batch norm: inputs x, weight, bias, running_mean, running_var"))
+_register(
+    OpDef(
+        "batchnorm",
+        Group.NORMALIZATION,
+        5,
+        (AttrSpec("eps", AttrKind.FLOAT, 1e-5),),
+        _bn_shape,
+        lambda xs, a: [F.batch_norm(xs[0], xs[3], xs[4], xs[1], xs[2], False, 0.0, a["eps"])],
+        lambda i, o, a: 2 * numel(o[0]),
+        doc="inference batch norm: inputs x, weight, bias, running_mean, running_var",
+    )
+)
 
 
 def _ln_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     x = ins[0]
-    _need(len(x) >= 1 and ins[1] == (x[-1],) and ins[2] == (x[-1],),
-          f"layernorm weight and bias must be [{x[-1] if x else '?'}], got {ins[1]} and {ins[2]}")
+    _need(
+        len(x) >= 1 and ins[1] == (x[-1],) and ins[2] == (x[-1],),
+        f"layernorm weight and bias must be [{x[-1] if x else '?'}], got {ins[1]} and {ins[2]}",
+    )
     return [x]
 
 
-_register(OpDef("layernorm", Group.NORMALIZATION, 3, (AttrSpec("eps", AttrKind.FLOAT, 1e-5),), _ln_shape,
-                lambda xs, a: [F.layer_norm(xs[0], (xs[0].shape[-1],), xs[1], xs[2], a["eps"])],
-                lambda i, o, a: 8 * numel(o[0]), doc="layer norm over the last axis: inputs x, weight, bias"))
+_register(
+    OpDef(
+        "layernorm",
+        Group.NORMALIZATION,
+        3,
+        (AttrSpec("eps", AttrKind.FLOAT, 1e-5),),
+        _ln_shape,
+        lambda xs, a: [F.layer_norm(xs[0], (xs[0].shape[-1],), xs[1], xs[2], a["eps"])],
+        lambda i, o, a: 8 * numel(o[0]),
+        doc="layer norm over the last axis: inputs x, weight, bias",
+    )
+)
 
 
 def _softmax_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
@@ -401,9 +570,18 @@ def _softmax_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [ins[0]]
 
 
-_register(OpDef("softmax", Group.NORMALIZATION, 1, (AttrSpec("axis", AttrKind.INT),), _softmax_shape,
-                lambda xs, a: [torch.softmax(xs[0], a["axis"])], lambda i, o, a: 6 * numel(o[0]),
-                doc="softmax along axis"))
+_register(
+    OpDef(
+        "softmax",
+        Group.NORMALIZATION,
+        1,
+        (AttrSpec("axis", AttrKind.INT),),
+        _softmax_shape,
+        lambda xs, a: [torch.softmax(xs[0], a["axis"])],
+        lambda i, o, a: 6 * numel(o[0]),
+        doc="softmax along axis",
+    )
+)
 
 
 # ---------------------------------------------------------------- fused and relaxed-substitution ops
@@ -418,17 +596,36 @@ def _pad2d_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return [x[:-2] + (x[-2] + p[0] + p[1], x[-1] + p[2] + p[3])]
 
 
-_register(OpDef("pad2d", Group.LAYOUT, 1, (AttrSpec("pads", AttrKind.INTS),), _pad2d_shape,
-                lambda xs, a: [F.pad(xs[0], (a["pads"][2], a["pads"][3], a["pads"][0], a["pads"][1]))],
-                doc="zero-pad the last two dims by pads = (top, bottom, left, right)"))
+_register(
+    OpDef(
+        "pad2d",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("pads", AttrKind.INTS),),
+        _pad2d_shape,
+        lambda xs, a: [F.pad(xs[0], (a["pads"][2], a["pads"][3], a["pads"][0], a["pads"][1]))],
+        doc="zero-pad the last two dims by pads = (top, bottom, left, right)",
+    )
+)
 
-_register(OpDef("rsqrt", Group.ELEMENTWISE, 1, (AttrSpec("eps", AttrKind.FLOAT, 0.0),), _same,
-                lambda xs, a: [torch.rsqrt(xs[0] + a["eps"])], _ew_flops(2),
-                doc="elementwise 1 / sqrt(x + eps)"))
+_register(
+    OpDef(
+        "rsqrt",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("eps", AttrKind.FLOAT, 0.0),),
+        _same,
+        lambda xs, a: [torch.rsqrt(xs[0] + a["eps"])],
+        _ew_flops(2),
+        doc="elementwise 1 / sqrt(x + eps)",
+    )
+)
 
 # act attribute of the fused contractions: name -> (torch function, FLOPs per element)
 ACTS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
-    "none": (lambda x: x, 0), **{k: _UNARY[k] for k in ("relu", "sigmoid", "tanh")}}
+    "none": (lambda x: x, 0),
+    **{k: _UNARY[k] for k in ("relu", "sigmoid", "tanh")},
+}
 
 
 def _act_ok(a: Attrs) -> None:
@@ -443,21 +640,32 @@ def _conv_bias_act_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return out
 
 
-def _act_flops(conv_like: Callable[[list[Shape], list[Shape], Attrs], int]) -> Callable[
-        [list[Shape], list[Shape], Attrs], int]:
+def _act_flops(
+    conv_like: Callable[[list[Shape], list[Shape], Attrs], int],
+) -> Callable[[list[Shape], list[Shape], Attrs], int]:
     return lambda i, o, a: conv_like(i, o, a) + numel(o[0]) * (1 + ACTS[a["act"]][1])
 
 
-_register(OpDef(
-    "conv2d_bias_act", Group.CONTRACTION, 3,
-    (AttrSpec("stride", AttrKind.INTS, (1, 1)), AttrSpec("padding", AttrKind.INTS, (0, 0)),
-     AttrSpec("dilation", AttrKind.INTS, (1, 1)), AttrSpec("groups", AttrKind.INT, 1),
-     AttrSpec("act", AttrKind.STR, "none")),
-    _conv_bias_act_shape,
-    lambda xs, a: [ACTS[a["act"]][0](F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"],
-                                              a["groups"]))],
-    _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3]),
-    doc="act(conv2d(x, w) + b): NCHW x OIHW, bias [O] along the channel axis"))
+_register(
+    OpDef(
+        "conv2d_bias_act",
+        Group.CONTRACTION,
+        3,
+        (
+            AttrSpec("stride", AttrKind.INTS, (1, 1)),
+            AttrSpec("padding", AttrKind.INTS, (0, 0)),
+            AttrSpec("dilation", AttrKind.INTS, (1, 1)),
+            AttrSpec("groups", AttrKind.INT, 1),
+            AttrSpec("act", AttrKind.STR, "none"),
+        ),
+        _conv_bias_act_shape,
+        lambda xs, a: [
+            ACTS[a["act"]][0](F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"], a["groups"]))
+        ],
+        _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3]),
+        doc="act(conv2d(x, w) + b): NCHW x OIHW, bias [O] along the channel axis",
+    )
+)
 
 
 def _matmul_bias_act_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
@@ -468,11 +676,18 @@ def _matmul_bias_act_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
     return out
 
 
-_register(OpDef("matmul_bias_act", Group.CONTRACTION, 3, (AttrSpec("act", AttrKind.STR, "none"),),
-                _matmul_bias_act_shape,
-                lambda xs, a: [ACTS[a["act"]][0](torch.matmul(xs[0], xs[1]) + xs[2])],
-                _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
-                doc="act(x @ w + b): (batched) matmul, bias [N] along the last axis"))
+_register(
+    OpDef(
+        "matmul_bias_act",
+        Group.CONTRACTION,
+        3,
+        (AttrSpec("act", AttrKind.STR, "none"),),
+        _matmul_bias_act_shape,
+        lambda xs, a: [ACTS[a["act"]][0](torch.matmul(xs[0], xs[1]) + xs[2])],
+        _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
+        doc="act(x @ w + b): (batched) matmul, bias [N] along the last axis",
+    )
+)
 
 
 def ops_in(group: Group) -> frozenset[str]:

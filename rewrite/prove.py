@@ -27,8 +27,19 @@ from rewrite.egraph.saturate import Limits, StopReason, saturate
 from rewrite.graph import Graph, GraphError
 from rewrite.ops import ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, instantiate
-from rewrite.rulelang.syntax import (Call, Expr, ListExpr, Loc, Op, Pattern, Rule, RuleError, Var, _Checker,
-                                     parse_pattern)
+from rewrite.rulelang.syntax import (
+    Call,
+    Expr,
+    ListExpr,
+    Loc,
+    Op,
+    Pattern,
+    Rule,
+    RuleError,
+    Var,
+    _Checker,
+    parse_pattern,
+)
 
 EQUAL = "equal"  # the stop reason when the two sides meet
 
@@ -51,6 +62,7 @@ class ProveResult:
 
 
 # ------------------------------------------------------------------ parsing
+
 
 def parse_expr(text: str, path: str = "<expr>") -> Pattern:
     """One pattern in the rule syntax; errors are ``RuleError`` at ``path:line:col``."""
@@ -94,6 +106,7 @@ def _check_expr(p: Pattern, shapes: Mapping[str, Any]) -> None:
 
 # ------------------------------------------------------------------ proving
 
+
 def _same_class(eg: EGraph, a: str, b: str) -> bool:
     if a == b:
         return True
@@ -129,9 +142,14 @@ def _rules(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
     return load_rules(rules)  # type: ignore[arg-type]
 
 
-def prove_equal(lhs: str, rhs: str, shapes: Mapping[str, Sequence[int]],
-                rules: Sequence[Rule] | Sequence[str] | None = None, limits: Limits = Limits(),
-                weights: Sequence[str] | set[str] = ()) -> ProveResult:
+def prove_equal(
+    lhs: str,
+    rhs: str,
+    shapes: Mapping[str, Sequence[int]],
+    rules: Sequence[Rule] | Sequence[str] | None = None,
+    limits: Limits = Limits(),
+    weights: Sequence[str] | set[str] = (),
+) -> ProveResult:
     """Saturate ``lhs`` and ``rhs`` together until their e-classes meet or a limit stops it.
 
     ``shapes`` maps variable names (with or without ``?``) to shapes; names in
@@ -156,5 +174,11 @@ def prove_equal(lhs: str, rhs: str, shapes: Mapping[str, Sequence[int]],
 
     sat = saturate(graph, rule_list, limits, until=lambda eg, enc: _same_class(eg, *enc.roots))
     equal = sat.stop_reason is StopReason.GOAL
-    return ProveResult(equal, len(sat.iterations), EQUAL if equal else sat.stop_reason.value,
-                       time.perf_counter() - t0, sat.enodes, sat.eclasses)
+    return ProveResult(
+        equal,
+        len(sat.iterations),
+        EQUAL if equal else sat.stop_reason.value,
+        time.perf_counter() - t0,
+        sat.enodes,
+        sat.eclasses,
+    )

@@ -18,9 +18,11 @@ def table(rows: list[tuple[str, str, str]]) -> str:
 
 def before_after(stats: dict[str, Any], before_ops: dict[str, int], after_ops: dict[str, int]) -> str:
     """A readable before/after comparison of one optimization run."""
-    rows = [("", "before", "after"),
-            ("operators", str(stats["ops_before"]), str(stats["ops_after"])),
-            ("modelled cost", _fmt_s(stats["cost_before"]), _fmt_s(stats["cost_after"]))]
+    rows = [
+        ("", "before", "after"),
+        ("operators", str(stats["ops_before"]), str(stats["ops_after"])),
+        ("modelled cost", _fmt_s(stats["cost_before"]), _fmt_s(stats["cost_after"])),
+    ]
     for op in sorted(set(before_ops) | set(after_ops)):
         b, a = before_ops.get(op, 0), after_ops.get(op, 0)
         if b or a:
@@ -37,10 +39,12 @@ def before_after(stats: dict[str, Any], before_ops: dict[str, int], after_ops: d
         f"iteration(s); stopped: {stats['stop_reason']}",
         f"time: load {s['load']:.2f}s, saturate {s['saturate']:.2f}s, extract {s['extract']:.2f}s, "
         f"verify {s['verify']:.2f}s, total {s['total']:.2f}s",
-        f"extraction: {stats['extractor']}" + (
+        f"extraction: {stats['extractor']}"
+        + (
             f" ({stats['ilp_status']}, gap {stats['ilp_gap']:.2%}, greedy alone {_fmt_s(stats['cost_after_greedy'])})"
-            if stats.get("ilp_status") and stats.get("ilp_gap") is not None else
-            (f" ({stats['ilp_status']})" if stats.get("ilp_status") else "")),
+            if stats.get("ilp_status") and stats.get("ilp_gap") is not None
+            else (f" ({stats['ilp_status']})" if stats.get("ilp_status") else "")
+        ),
         f"verified: {verified}{err}",
         f"rules fired: {fired or 'none'}",
     ]

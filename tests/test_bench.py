@@ -8,8 +8,24 @@ from rewrite.cli import main
 
 def test_tensat_table_json_and_markdown(tmp_path, capsys):
     out, md = tmp_path / "t.json", tmp_path / "t.md"
-    assert main(["bench", "--models", "nasrnn", "--repeats", "1", "--ilp-seconds", "5",
-                 "--json", str(out), "--markdown", str(md)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--models",
+                "nasrnn",
+                "--repeats",
+                "1",
+                "--ilp-seconds",
+                "5",
+                "--json",
+                str(out),
+                "--markdown",
+                str(md),
+            ]
+        )
+        == 0
+    )
     rows = json.loads(out.read_text())
     assert len(rows) == 1 and set(COLUMNS) <= set(rows[0])
     r = rows[0]
@@ -19,8 +35,9 @@ def test_tensat_table_json_and_markdown(tmp_path, capsys):
 
 def test_fidelity_script(tmp_path, capsys):
     out = tmp_path / "f.json"
-    assert main(["bench", "fidelity", "--models", "nasrnn", "--per-model", "4", "--repeats", "2",
-                 "--json", str(out)]) == 0
+    assert (
+        main(["bench", "fidelity", "--models", "nasrnn", "--per-model", "4", "--repeats", "2", "--json", str(out)]) == 0
+    )
     data = json.loads(out.read_text())
     assert {"spearman", "median_rel_err", "candidates"} <= set(data) and data["candidates"] >= 2
     assert main(["bench", "--models", "nope"]) == 2

@@ -76,6 +76,7 @@ def test_profile_graph_measures_each_configuration_once(tmp_path, counting):
     assert counting.calls == 3
     model2 = MeasuredCost(cache=tmp_path / "c.sqlite")
     from rewrite.api import graph_cost
+
     assert graph_cost(g, model2) > 0 and model2.stats["fallbacks"] == 0
 
 
@@ -125,7 +126,7 @@ def test_corrupted_file_rebuilds(tmp_path):
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     con.close()
     raw = bytearray(good.read_bytes())
-    raw[4096:len(raw)] = b"\xff" * (len(raw) - 4096)
+    raw[4096 : len(raw)] = b"\xff" * (len(raw) - 4096)
     good.write_bytes(bytes(raw))
     with pytest.warns(UserWarning, match="corrupt"):
         e = CostCache(good)
@@ -163,7 +164,6 @@ def test_concurrent_writers_do_not_corrupt(tmp_path, start):
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
-
 
 
 def test_measured_times_are_sane(tmp_path, one_thread):

@@ -52,7 +52,9 @@ def test_iteration_and_time_limits_and_saturation():
     g = _chain_graph()
     assert saturate(g, load_rules(), Limits(iterations=1)).stop_reason is StopReason.ITERATION_LIMIT
     assert saturate(g, load_rules(), Limits(iterations=1000, nodes=10**7, seconds=0.05)).stop_reason in (
-        StopReason.TIME_LIMIT, StopReason.NODE_LIMIT)
+        StopReason.TIME_LIMIT,
+        StopReason.NODE_LIMIT,
+    )
     relu = parse_rules("relu-idem: (relu (relu ?x)) => (relu ?x)")
     b = GraphBuilder()
     x = b.input("x", (3,))
@@ -62,9 +64,15 @@ def test_iteration_and_time_limits_and_saturation():
     assert [s.enodes for s in sat.iterations][-1] == sat.enodes
 
 
-@pytest.mark.parametrize("lim, msg", [
-    (Limits(iterations=-1), "iteration limit"), (Limits(nodes=0), "node limit"),
-    (Limits(seconds=0), "time limit"), (Limits(match_limit=0), "match limit")])
+@pytest.mark.parametrize(
+    "lim, msg",
+    [
+        (Limits(iterations=-1), "iteration limit"),
+        (Limits(nodes=0), "node limit"),
+        (Limits(seconds=0), "time limit"),
+        (Limits(match_limit=0), "match limit"),
+    ],
+)
 def test_impossible_limits_are_rejected(lim, msg):
     with pytest.raises(ValueError, match=msg):
         saturate(_chain_graph(), [], lim)

@@ -84,7 +84,6 @@ def _matmul_graph(n: int, extra_weight_work: bool = False):
     return b.build([b.relu(b.matmul(x, w))])
 
 
-
 def test_fidelity_ranks_clearly_different_candidates(one_thread):
     from costs.analytical import AnalyticalCost
     from rewrite.api import graph_cost

@@ -45,7 +45,7 @@ class _FnModule(nn.Module):
 def Fn(fn, **children: nn.Module) -> nn.Module:
     """A module whose forward is ``fn(self, <fn's arguments>)``, traced through (fx records fn's ops);
     forward's arguments (the graph's input names) are fn's."""
-    args = ", ".join(fn.__code__.co_varnames[1:fn.__code__.co_argcount])
+    args = ", ".join(fn.__code__.co_varnames[1 : fn.__code__.co_argcount])
     ns: dict = {}
     exec(f"def forward(self, {args}):\n    return self.fn(self, {args})", ns)
     return type("Fn", (_FnModule,), {"forward": ns["forward"]})(fn, children)
@@ -58,23 +58,22 @@ def weights_of(g: Graph) -> dict[str, tuple[int, ...]]:
 # ---------------------------------------------------------------- linear
 def test_linear_is_pretransposed_matmul_plus_bias():
     lin = nn.Linear(6, 4)
-    g = check(Fn(lambda s, x: s.fc(x), fc=lin), torch.randn(3, 6),
-              summary={"add": 1, "matmul": 1})  # the bias reshape is weight-only: not counted
+    g = check(
+        Fn(lambda s, x: s.fc(x), fc=lin), torch.randn(3, 6), summary={"add": 1, "matmul": 1}
+    )  # the bias reshape is weight-only: not counted
     assert weights_of(g) == {"fc.weight_t": (6, 4), "fc.bias": (4,)}
     assert torch.equal(g.weights["fc.weight_t"], lin.weight.detach().t())
     assert "transpose" not in g.summary()
 
 
 def test_linear_3d_input_rank_matches_weight():
-    g = check(Fn(lambda s, x: s.fc(x), fc=nn.Linear(6, 4)), torch.randn(2, 3, 6),
-              summary={"add": 1, "matmul": 1})
+    g = check(Fn(lambda s, x: s.fc(x), fc=nn.Linear(6, 4)), torch.randn(2, 3, 6), summary={"add": 1, "matmul": 1})
     shapes = sorted(n.shape for n in g if n.op == "reshape")
     assert shapes == [(1, 1, 4), (1, 6, 4)]
 
 
 def test_linear_1d_input_without_bias_and_functional_linear():
-    check(Fn(lambda s, x: s.fc(x), fc=nn.Linear(6, 4, bias=False)), torch.randn(6),
-          summary={"matmul": 1, "reshape": 2})
+    check(Fn(lambda s, x: s.fc(x), fc=nn.Linear(6, 4, bias=False)), torch.randn(6), summary={"matmul": 1, "reshape": 2})
 
     class M(nn.Module):
         def __init__(self):
@@ -146,8 +145,7 @@ def test_layernorm_last_dim_and_rejects_more_dims():
     with torch.no_grad():
         ln.weight.normal_()
         ln.bias.normal_()
-    check(nn.Sequential(ln, nn.LayerNorm(8, elementwise_affine=False)), torch.randn(2, 3, 8),
-          summary={"layernorm": 2})
+    check(nn.Sequential(ln, nn.LayerNorm(8, elementwise_affine=False)), torch.randn(2, 3, 8), summary={"layernorm": 2})
     check(Fn(lambda s, x: F.layer_norm(x, (8,))), torch.randn(3, 8), summary={"layernorm": 1})
     with pytest.raises(FrontendError, match=r"LayerNorm' at fx node 'ln'.*last dimension"):
         from_torch(Fn(lambda s, x: s.ln(x), ln=nn.LayerNorm((3, 8))).eval(), (torch.randn(2, 3, 8),))
@@ -155,10 +153,14 @@ def test_layernorm_last_dim_and_rejects_more_dims():
 
 # ---------------------------------------------------------------- activations
 def test_activation_modules():
-    m = nn.Sequential(nn.ReLU(), nn.Linear(5, 5), nn.Sigmoid(), nn.Linear(5, 5), nn.Tanh(),
-                      nn.GELU(approximate="tanh"), nn.SiLU())
-    check(m, torch.randn(4, 5) * 3, summary={"add": 2, "gelu": 1, "matmul": 2, "mul": 1, "relu": 1,
-                                             "sigmoid": 2, "tanh": 1})
+    m = nn.Sequential(
+        nn.ReLU(), nn.Linear(5, 5), nn.Sigmoid(), nn.Linear(5, 5), nn.Tanh(), nn.GELU(approximate="tanh"), nn.SiLU()
+    )
+    check(
+        m,
+        torch.randn(4, 5) * 3,
+        summary={"add": 2, "gelu": 1, "matmul": 2, "mul": 1, "relu": 1, "sigmoid": 2, "tanh": 1},
+    )
 
 
 def test_activation_functions_and_methods():
@@ -168,8 +170,9 @@ def test_activation_functions_and_methods():
         c = torch.tanh(x) * x.tanh()
         return a, b, c, F.gelu(x, approximate="tanh"), torch.exp(x), x.exp()
 
-    check(Fn(f), torch.randn(3, 4), summary={"add": 3, "exp": 2, "gelu": 1, "mul": 1, "relu": 3, "sigmoid": 2,
-                                             "tanh": 2})
+    check(
+        Fn(f), torch.randn(3, 4), summary={"add": 3, "exp": 2, "gelu": 1, "mul": 1, "relu": 3, "sigmoid": 2, "tanh": 2}
+    )
 
 
 def test_exact_gelu_is_rejected():
@@ -180,16 +183,20 @@ def test_exact_gelu_is_rejected():
 
 
 def test_inplace_ops_are_converted_and_aliasing_is_rejected():
-    check(nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True)), torch.randn(2, 4),
-          summary={"add": 1, "matmul": 1, "relu": 1})
+    check(
+        nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True)),
+        torch.randn(2, 4),
+        summary={"add": 1, "matmul": 1, "relu": 1},
+    )
 
     def overwrite_then_read(s, x):
         y = x * 2.0
         z = s.act(y)  # overwrites y: the later read of y sees relu(y)
         return z + y
 
-    check(Fn(overwrite_then_read, act=nn.ReLU(inplace=True)), torch.randn(3, 4),
-          summary={"add": 1, "relu": 1, "smul": 1})
+    check(
+        Fn(overwrite_then_read, act=nn.ReLU(inplace=True)), torch.randn(3, 4), summary={"add": 1, "relu": 1, "smul": 1}
+    )
 
     def methods(s, x):
         y = x.clone()
@@ -259,8 +266,7 @@ def test_pooling_functions():
     def f(s, x):
         return F.max_pool2d(x, 2), F.avg_pool2d(x, 3, 2, 1), F.adaptive_avg_pool2d(x, 1), x.mean((2, 3))
 
-    check(Fn(f), torch.randn(1, 2, 8, 8), summary={"avgpool2d": 1, "global_avgpool": 2, "maxpool2d": 1,
-                                                   "reshape": 1})
+    check(Fn(f), torch.randn(1, 2, 8, 8), summary={"avgpool2d": 1, "global_avgpool": 2, "maxpool2d": 1, "reshape": 1})
 
 
 def test_adaptive_avgpool():
@@ -292,8 +298,15 @@ def test_matmul_forms_align_ranks():
 
 def test_transpose_permute_T():
     def f(s, x, m):
-        return x.transpose(0, 2), torch.transpose(x, -1, -2), x.permute(2, 0, 1), torch.permute(x, (1, 0, 2)), \
-            m.T, m.t(), x.permute(0, 1, 2)
+        return (
+            x.transpose(0, 2),
+            torch.transpose(x, -1, -2),
+            x.permute(2, 0, 1),
+            torch.permute(x, (1, 0, 2)),
+            m.T,
+            m.t(),
+            x.permute(0, 1, 2),
+        )
 
     g = check(Fn(f), torch.randn(2, 3, 4), torch.randn(3, 5), summary={"transpose": 6})
     perms = [n.attrs["perm"] for n in g if n.op == "transpose"]
@@ -319,8 +332,12 @@ def test_cat_split_chunk_getitem():
 
     g = check(Fn(f), torch.randn(2, 4, 4), torch.randn(6, 4), summary={"add": 1, "concat": 2, "split": 4})
     splits = [n.attrs for n in g if n.op == "split"]
-    assert splits == [{"axis": 1, "sizes": (1, 3)}, {"axis": 2, "sizes": (2, 2)}, {"axis": 0, "sizes": (2, 2, 2)},
-                      {"axis": 1, "sizes": (2, 2)}]
+    assert splits == [
+        {"axis": 1, "sizes": (1, 3)},
+        {"axis": 2, "sizes": (2, 2)},
+        {"axis": 0, "sizes": (2, 2, 2)},
+        {"axis": 1, "sizes": (2, 2)},
+    ]
 
 
 def test_getitem_slicing():
@@ -329,7 +346,13 @@ def test_getitem_slicing():
 
     g = check(Fn(f), torch.randn(3, 4, 5), summary={"reshape": 1, "slice": 6})
     assert [(n.attrs["axis"], n.attrs["start"], n.attrs["end"]) for n in g if n.op == "slice"] == [
-        (1, 1, 3), (2, 2, 5), (0, 1, 3), (2, 0, 4), (0, 1, 2), (1, 3, 4)]
+        (1, 1, 3),
+        (2, 2, 5),
+        (0, 1, 3),
+        (2, 0, 4),
+        (0, 1, 2),
+        (1, 3, 4),
+    ]
 
 
 def test_getitem_step_and_tensor_index_are_rejected():
@@ -342,11 +365,23 @@ def test_getitem_step_and_tensor_index_are_rejected():
 # ---------------------------------------------------------------- arithmetic
 def test_tensor_tensor_arithmetic_aligns_ranks():
     def f(s, x, v):
-        return x + v, x - v, v * x, x / (v.exp() + x.exp()), torch.add(x, v, alpha=2.0), torch.sub(x, v), \
-            torch.mul(x, x), torch.div(x, v.exp())
+        return (
+            x + v,
+            x - v,
+            v * x,
+            x / (v.exp() + x.exp()),
+            torch.add(x, v, alpha=2.0),
+            torch.sub(x, v),
+            torch.mul(x, x),
+            torch.div(x, v.exp()),
+        )
 
-    g = check(Fn(f), torch.randn(2, 3, 4), torch.randn(4), summary={
-        "add": 3, "div": 2, "exp": 3, "mul": 2, "reshape": 4, "smul": 1, "sub": 2})
+    g = check(
+        Fn(f),
+        torch.randn(2, 3, 4),
+        torch.randn(4),
+        summary={"add": 3, "div": 2, "exp": 3, "mul": 2, "reshape": 4, "smul": 1, "sub": 2},
+    )
     v = next(n.id for n in g.inputs if n.attrs["name"] == "v")
     assert [n.shape for n in g if n.op == "reshape" and n.inputs[0].node == v] == [(1, 1, 4)]  # emitted once
 

@@ -31,6 +31,7 @@ FAMILIES = ("fusion", "relaxed", "transformer")
 
 # ------------------------------------------------------------------ new ops
 
+
 def test_new_ops_shapes_and_reference_semantics():
     torch.manual_seed(0)
     x = torch.randn(2, 4, 7, 6, dtype=torch.float64)
@@ -55,8 +56,11 @@ def test_new_ops_shapes_and_reference_semantics():
         assert conv.infer([x.shape, w.shape, b.shape], a) == [tuple(y.shape)]
 
     mm = OPS["matmul_bias_act"]
-    xm, wm, bm = (torch.randn(3, 4, 5, dtype=torch.float64), torch.randn(1, 5, 6, dtype=torch.float64),
-                  torch.randn(6, dtype=torch.float64))
+    xm, wm, bm = (
+        torch.randn(3, 4, 5, dtype=torch.float64),
+        torch.randn(1, 5, 6, dtype=torch.float64),
+        torch.randn(6, dtype=torch.float64),
+    )
     (y,) = mm.ref([xm, wm, bm], {"act": "sigmoid"})
     assert torch.allclose(y, torch.sigmoid(xm @ wm + bm))
     assert mm.infer([(3, 4, 5), (1, 5, 6), (6,)], {"act": "relu"}) == [(3, 4, 6)]
@@ -64,13 +68,16 @@ def test_new_ops_shapes_and_reference_semantics():
     assert mm.flops([(4, 5), (5, 6), (6,)], [(4, 6)], {"act": "relu"}) == 2 * 24 * 5 + 2 * 24
 
 
-@pytest.mark.parametrize("op, shapes, attrs, msg", [
-    ("conv2d_bias_act", [(1, 3, 5, 5), (4, 3, 3, 3), (3,)], {"act": "relu"}, "bias must be \\[4\\]"),
-    ("conv2d_bias_act", [(1, 3, 5, 5), (4, 3, 3, 3), (4,)], {"act": "gelu"}, "act must be one of"),
-    ("matmul_bias_act", [(2, 3), (3, 4), (3,)], {}, "bias must be \\[4\\]"),
-    ("pad2d", [(3,)], {"pads": (1, 1, 1, 1)}, "rank >= 2"),
-    ("pad2d", [(3, 3)], {"pads": (1, -1, 1, 1)}, "non-negative"),
-])
+@pytest.mark.parametrize(
+    "op, shapes, attrs, msg",
+    [
+        ("conv2d_bias_act", [(1, 3, 5, 5), (4, 3, 3, 3), (3,)], {"act": "relu"}, "bias must be \\[4\\]"),
+        ("conv2d_bias_act", [(1, 3, 5, 5), (4, 3, 3, 3), (4,)], {"act": "gelu"}, "act must be one of"),
+        ("matmul_bias_act", [(2, 3), (3, 4), (3,)], {}, "bias must be \\[4\\]"),
+        ("pad2d", [(3,)], {"pads": (1, 1, 1, 1)}, "rank >= 2"),
+        ("pad2d", [(3, 3)], {"pads": (1, -1, 1, 1)}, "non-negative"),
+    ],
+)
 def test_new_ops_reject_bad_shapes_and_attributes(op, shapes, attrs, msg):
     b = GraphBuilder()
     ins = [b.input(f"i{k}", s) for k, s in enumerate(shapes)]
@@ -81,11 +88,23 @@ def test_new_ops_reject_bad_shapes_and_attributes(op, shapes, attrs, msg):
 def test_egglog_shapes_agree_with_registry_for_new_ops():
     b = GraphBuilder("new-ops")
     x = b.input("x", (2, 4, 9, 8))
-    outs = [b.conv2d_bias_act(x, b.weight("w", torch.randn(6, 2, 3, 3)), b.weight("b", torch.randn(6)),
-                              stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2, act="relu"),
-            b.conv2d_bias_act(x, b.weight("w1", torch.randn(5, 4, 1, 1)), b.weight("b1", torch.randn(5))),
-            b.pad2d(x, pads=(1, 2, 0, 3)), b.pad2d(b.input("y", (5, 4)), pads=(0, 0, 1, 1)),
-            b.rsqrt(b.relu(x), eps=1e-3), b.pad2d(b.weight("k", torch.randn(3, 2, 1, 1)), pads=(1, 1, 1, 1))]
+    outs = [
+        b.conv2d_bias_act(
+            x,
+            b.weight("w", torch.randn(6, 2, 3, 3)),
+            b.weight("b", torch.randn(6)),
+            stride=(2, 1),
+            padding=(1, 0),
+            dilation=(1, 2),
+            groups=2,
+            act="relu",
+        ),
+        b.conv2d_bias_act(x, b.weight("w1", torch.randn(5, 4, 1, 1)), b.weight("b1", torch.randn(5))),
+        b.pad2d(x, pads=(1, 2, 0, 3)),
+        b.pad2d(b.input("y", (5, 4)), pads=(0, 0, 1, 1)),
+        b.rsqrt(b.relu(x), eps=1e-3),
+        b.pad2d(b.weight("k", torch.randn(3, 2, 1, 1)), pads=(1, 1, 1, 1)),
+    ]
     for r in (2, 3, 4):
         xm = b.input(f"m{r}", (2,) * (r - 2) + (5, 6))
         wm = b.weight(f"wm{r}", torch.randn(*((1,) * (r - 2) + (6, 7))))
@@ -104,6 +123,7 @@ def test_egglog_shapes_agree_with_registry_for_new_ops():
 
 # ------------------------------------------------------------------ rules, instantiated by hand
 
+
 def _eval(e: Expr, env: dict) -> object:
     """An attribute/guard expression's value (egglog's meaning: i64 division truncates)."""
     if isinstance(e, Lit):
@@ -118,16 +138,31 @@ def _eval(e: Expr, env: dict) -> object:
         shape = env["shapes"][t]
         if e.fn == "dim":
             return shape[_eval(a[1], env)]  # negative counts from the end, as in the prelude
-        return {"rank": lambda: len(shape), "shape": lambda: tuple(shape), "weight": lambda: t in env["weights"],
-                "wfirst": lambda: env["order"][t], "wlast": lambda: env["order"][t]}[e.fn]()
+        return {
+            "rank": lambda: len(shape),
+            "shape": lambda: tuple(shape),
+            "weight": lambda: t in env["weights"],
+            "wfirst": lambda: env["order"][t],
+            "wlast": lambda: env["order"][t],
+        }[e.fn]()
     x, y = (_eval(v, env) for v in a)
     if e.fn == "at":
         return x[y]  # type: ignore[index]
     if e.fn == "/":
         return x / y if isinstance(x, float) or isinstance(y, float) else int(x / y)  # type: ignore[operator]
-    ops = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "max": lambda: max(x, y),  # type: ignore
-           "min": lambda: min(x, y), "=": lambda: x == y, "!=": lambda: x != y, "<": lambda: x < y,  # type: ignore
-           "<=": lambda: x <= y, ">": lambda: x > y, ">=": lambda: x >= y}  # type: ignore
+    ops = {
+        "+": lambda: x + y,
+        "-": lambda: x - y,
+        "*": lambda: x * y,
+        "max": lambda: max(x, y),  # type: ignore
+        "min": lambda: min(x, y),
+        "=": lambda: x == y,
+        "!=": lambda: x != y,
+        "<": lambda: x < y,  # type: ignore
+        "<=": lambda: x <= y,
+        ">": lambda: x > y,
+        ">=": lambda: x >= y,
+    }  # type: ignore
     return ops[e.fn]()
 
 
@@ -155,18 +190,25 @@ def _weights_of(rule: Rule) -> set[str]:
                 out.add(e.args[0].name)  # type: ignore[union-attr]
             for x in e.args:
                 walk(x)
+
     for g in rule.guards:
         walk(g)
     return out
 
 
-def check_instance(rule: Rule, shapes: dict, attrs: dict, positive: tuple[str, ...] = (), seeds=(0, 1),
-                   rtol: float = 1e-9) -> float:
+def check_instance(
+    rule: Rule, shapes: dict, attrs: dict, positive: tuple[str, ...] = (), seeds=(0, 1), rtol: float = 1e-9
+) -> float:
     """Build one concrete instance of a rule direction, assert its guards hold, compare both sides."""
     weights = _weights_of(rule)
     order = {name: i for i, name in enumerate(shapes)}  # original weights, numbered in order
-    env = {"shapes": {k: tuple(v) for k, v in shapes.items()}, "attrs": attrs, "weights": weights,
-           "order": order, "values": {}}
+    env = {
+        "shapes": {k: tuple(v) for k, v in shapes.items()},
+        "attrs": attrs,
+        "weights": weights,
+        "order": order,
+        "values": {},
+    }
     for g in rule.guards:
         assert _eval(g, env), f"{rule.name}: the instance does not satisfy guard {g}"
     b = GraphBuilder(rule.name)
@@ -186,7 +228,7 @@ def check_instance(rule: Rule, shapes: dict, attrs: dict, positive: tuple[str, .
             else:
                 inputs[name] = t
         outs = g.run(inputs)
-        for left, right in zip(outs[:len(lhs)], outs[len(lhs):]):
+        for left, right in zip(outs[: len(lhs)], outs[len(lhs) :]):
             assert left.shape == right.shape, rule.name
             scale = max(1.0, left.abs().max().item())
             err = (left - right).abs().max().item() / scale
@@ -202,47 +244,89 @@ SLICE = ({"x": (3, 9, 2)}, {"k": 1, "i": 2, "j": 7})
 
 # rule name -> list of (tensor shapes, attribute values, positive tensors); every direction is checked
 CASES: dict[str, list[tuple[dict, dict, tuple[str, ...]]]] = {
-    "fuse-conv-bias": [({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), "b": (4,)}, {**CONV, "t": (1, 4, 1, 1)}, ()),
-                       ({"x": (1, 4, 6, 6), "w": (6, 2, 3, 3), "b": (6,)},
-                        {"s": (1, 1), "p": (1, 1), "d": (1, 1), "g": 2, "t": (1, 6, 1, 1)}, ())],
+    "fuse-conv-bias": [
+        ({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), "b": (4,)}, {**CONV, "t": (1, 4, 1, 1)}, ()),
+        (
+            {"x": (1, 4, 6, 6), "w": (6, 2, 3, 3), "b": (6,)},
+            {"s": (1, 1), "p": (1, 1), "d": (1, 1), "g": 2, "t": (1, 6, 1, 1)},
+            (),
+        ),
+    ],
     "fuse-conv-bias-l": [({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), "b": (4,)}, {**CONV, "t": (1, 4, 1, 1)}, ())],
-    "fuse-matmul-bias": [({"x": (5, 6), "w": (6, 7), "b": (7,)}, {"t": (1, 7)}, ()),
-                         ({"x": (2, 5, 6), "w": (1, 6, 7), "b": (7,)}, {"t": (1, 1, 7)}, ())],
+    "fuse-matmul-bias": [
+        ({"x": (5, 6), "w": (6, 7), "b": (7,)}, {"t": (1, 7)}, ()),
+        ({"x": (2, 5, 6), "w": (1, 6, 7), "b": (7,)}, {"t": (1, 1, 7)}, ()),
+    ],
     "fuse-matmul-bias-l": [({"x": (2, 5, 6), "w": (2, 6, 7), "b": (7,)}, {"t": (1, 1, 7)}, ())],
-    **{f"fuse-conv-{a}": [({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), "b": (4,)}, CONV, ())]
-       for a in ("relu", "sigmoid", "tanh")},
-    **{f"fuse-matmul-{a}": [({"x": (2, 5, 6), "w": (1, 6, 7), "b": (7,)}, {}, ())] for a in ("relu", "sigmoid", "tanh")},
-    "fold-bn-conv": [({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), **BN}, {**CONV, "e": 1e-3}, ("var",)),
-                     ({"x": (1, 4, 5, 5), "w": (4, 1, 3, 3), **BN},
-                      {"s": (1, 1), "p": (1, 1), "d": (1, 1), "g": 4, "e": 1e-5}, ("var",))],
+    **{
+        f"fuse-conv-{a}": [({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), "b": (4,)}, CONV, ())]
+        for a in ("relu", "sigmoid", "tanh")
+    },
+    **{
+        f"fuse-matmul-{a}": [({"x": (2, 5, 6), "w": (1, 6, 7), "b": (7,)}, {}, ())] for a in ("relu", "sigmoid", "tanh")
+    },
+    "fold-bn-conv": [
+        ({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), **BN}, {**CONV, "e": 1e-3}, ("var",)),
+        (
+            {"x": (1, 4, 5, 5), "w": (4, 1, 3, 3), **BN},
+            {"s": (1, 1), "p": (1, 1), "d": (1, 1), "g": 4, "e": 1e-5},
+            ("var",),
+        ),
+    ],
     "fold-bn-conv-bias": [({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), "c": (4,), **BN}, {**CONV, "e": 0.1}, ("var",))],
-    "enlarge-conv-1x1": [({"x": (1, 3, 7, 8), "w": (5, 3, 1, 1)}, {"s": (2, 2), "p": (1, 0), "d": (2, 1), "g": 1}, ()),
-                         ({"x": (2, 4, 6, 5), "w": (6, 2, 1, 1)}, {"s": (1, 2), "p": (0, 0), "d": (1, 1), "g": 2}, ())],
-    "enlarge-conv-bias-act-1x1": [({"x": (1, 3, 7, 8), "w": (5, 3, 1, 1), "b": (5,)},
-                                   {"s": (2, 1), "p": (0, 1), "d": (1, 3), "g": 1, "a": "relu"}, ())],
-    "merge-conv-shared-input": [({"x": (1, 3, 6, 7), "w1": (2, 3, 3, 3), "w2": (4, 3, 3, 3)},
-                                 {"s": (1, 2), "p": (1, 1), "d": (1, 1)}, ())],
-    "merge-conv-bias-act-shared-input": [({"x": (1, 3, 6, 7), "w1": (2, 3, 3, 3), "w2": (4, 3, 3, 3), "b1": (2,),
-                                           "b2": (4,)}, {"s": (1, 1), "p": (1, 0), "d": (2, 1), "a": "tanh"}, ())],
-    "concat-conv": [({"x": (2, 3, 6, 7), "w1": (2, 3, 1, 3), "w2": (3, 3, 1, 3)},
-                     {"s": (1, 1), "p": (0, 1), "d": (1, 1)}, ())],
-    "concat-conv-bias-act": [({"x": (2, 3, 6, 7), "w1": (2, 3, 3, 3), "w2": (3, 3, 3, 3), "b1": (2,), "b2": (3,)},
-                              {"s": (2, 2), "p": (1, 1), "d": (1, 1), "a": "sigmoid"}, ())],
+    "enlarge-conv-1x1": [
+        ({"x": (1, 3, 7, 8), "w": (5, 3, 1, 1)}, {"s": (2, 2), "p": (1, 0), "d": (2, 1), "g": 1}, ()),
+        ({"x": (2, 4, 6, 5), "w": (6, 2, 1, 1)}, {"s": (1, 2), "p": (0, 0), "d": (1, 1), "g": 2}, ()),
+    ],
+    "enlarge-conv-bias-act-1x1": [
+        (
+            {"x": (1, 3, 7, 8), "w": (5, 3, 1, 1), "b": (5,)},
+            {"s": (2, 1), "p": (0, 1), "d": (1, 3), "g": 1, "a": "relu"},
+            (),
+        )
+    ],
+    "merge-conv-shared-input": [
+        ({"x": (1, 3, 6, 7), "w1": (2, 3, 3, 3), "w2": (4, 3, 3, 3)}, {"s": (1, 2), "p": (1, 1), "d": (1, 1)}, ())
+    ],
+    "merge-conv-bias-act-shared-input": [
+        (
+            {"x": (1, 3, 6, 7), "w1": (2, 3, 3, 3), "w2": (4, 3, 3, 3), "b1": (2,), "b2": (4,)},
+            {"s": (1, 1), "p": (1, 0), "d": (2, 1), "a": "tanh"},
+            (),
+        )
+    ],
+    "concat-conv": [
+        ({"x": (2, 3, 6, 7), "w1": (2, 3, 1, 3), "w2": (3, 3, 1, 3)}, {"s": (1, 1), "p": (0, 1), "d": (1, 1)}, ())
+    ],
+    "concat-conv-bias-act": [
+        (
+            {"x": (2, 3, 6, 7), "w1": (2, 3, 3, 3), "w2": (3, 3, 3, 3), "b1": (2,), "b2": (3,)},
+            {"s": (2, 2), "p": (1, 1), "d": (1, 1), "a": "sigmoid"},
+            (),
+        )
+    ],
     **{f"{u}-concat": [(*UNARY_CAT, ())] for u in ("relu", "sigmoid", "tanh", "gelu", "smul")},
-    **{f"{u}-concat": [({"a": (2, 3, 4), "b": (2, 5, 4), "c": (2, 3, 4), "d": (2, 5, 4)}, {"k": 1}, ())]
-       for u in ("add", "mul")},
+    **{
+        f"{u}-concat": [({"a": (2, 3, 4), "b": (2, 5, 4), "c": (2, 3, 4), "d": (2, 5, 4)}, {"k": 1}, ())]
+        for u in ("add", "mul")
+    },
     **{f"slice-{u}": [(*SLICE, ())] for u in ("relu", "sigmoid", "tanh", "gelu")},
     "concat-adjacent-slices": [({"x": (3, 9, 2)}, {"k": 1, "i": 1, "j": 4, "l": 8}, ())],
     "slice-whole-axis": [({"x": (3, 9, 2)}, {"k": 1, "j": 9}, ())],
-    "attn-scale-into-q": [({"x": (4, 8), "w": (8, 6), "k": (2, 3, 5)}, {"s": (4, 2, 3), "p": (1, 0, 2), "c": 0.125}, ())],
-    "attn-scale-into-k": [({"q": (2, 5, 3), "x": (4, 8), "w": (8, 6)}, {"s": (4, 2, 3), "p": (1, 2, 0), "c": 0.125},
-                           ())],
+    "attn-scale-into-q": [
+        ({"x": (4, 8), "w": (8, 6), "k": (2, 3, 5)}, {"s": (4, 2, 3), "p": (1, 0, 2), "c": 0.125}, ())
+    ],
+    "attn-scale-into-k": [
+        ({"q": (2, 5, 3), "x": (4, 8), "w": (8, 6)}, {"s": (4, 2, 3), "p": (1, 2, 0), "c": 0.125}, ())
+    ],
     "head-split-102": [({"x": (4, 8), "w": (8, 6)}, {"s": (4, 2, 3)}, ())],
     "head-split-120": [({"x": (4, 8), "w": (8, 6)}, {"s": (4, 3, 2)}, ())],
     "merge-bmm-heads": [({"x": (1, 4, 8), "w1": (8, 6), "w2": (8, 4)}, {"s1": (8, 2, 3), "s2": (8, 2, 2)}, ())],
     "merge-bmm-linear": [({"x": (2, 4, 8), "w1": (8, 5), "w2": (8, 3)}, {"s1": (1, 8, 5), "s2": (1, 8, 3)}, ())],
-    "layernorm-smul": [({"x": (3, 6), "g": (6,), "b": (6,)}, {"c": 2.5, "e": 1e-3}, ()),
-                       ({"x": (2, 3, 6), "g": (6,), "b": (6,)}, {"c": 0.01, "e": 1e-5}, ())],
+    "layernorm-smul": [
+        ({"x": (3, 6), "g": (6,), "b": (6,)}, {"c": 2.5, "e": 1e-3}, ()),
+        ({"x": (2, 3, 6), "g": (6,), "b": (6,)}, {"c": 0.01, "e": 1e-5}, ()),
+    ],
 }
 
 OURS = [r for f in FAMILIES for r in load_rule_file(RULES_DIR / f"{f}.rules")]
@@ -261,10 +345,12 @@ def test_rule_is_sound_on_concrete_instances(rule):
 
 def test_instance_checker_catches_a_wrong_fold():
     from rewrite.rulelang.syntax import parse_rules
+
     wrong = parse_rules(  # forgets eps: off by a few percent, far above the tolerance
         "bad: (batchnorm (conv2d ?x ?w) ?gam ?bet ?mu ?var :eps ?e) => (conv2d_bias_act ?x "
         "(mul ?w (reshape (mul ?gam (rsqrt ?var)) :shape [(dim ?w 0) 1 1 1])) (sub ?bet (mul ?mu (mul ?gam (rsqrt ?var)))))"
-        " if (weight ?gam) (weight ?bet) (weight ?mu) (weight ?var)")[0]
+        " if (weight ?gam) (weight ?bet) (weight ?mu) (weight ?var)"
+    )[0]
     with pytest.raises(AssertionError, match="relative error"):
         check_instance(wrong, {"x": (1, 3, 5, 5), "w": (4, 3, 3, 3), **BN}, {"e": 0.1}, ("var",))
 
@@ -276,6 +362,7 @@ def test_all_families_load_together():
 
 
 # ------------------------------------------------------------------ end to end
+
 
 class _ConvBnRelu(nn.Module):
     def __init__(self) -> None:

@@ -49,13 +49,16 @@ def _brute_force(data: EGraphData, ncost: dict[str, float]) -> float:
 def test_ilp_shares_what_greedy_duplicates():
     # R = add(A, B); A is relu(S) or tanh(x); B is sigmoid(S) or gelu(x); S = exp(x) is expensive.
     # Per class, greedy prefers tanh/gelu (7 < 1 + 10) and pays 7 + 7; sharing S costs 10 + 1 + 1.
-    data, ncost = _egraph({
-        "x": [("x0", "input", (), 0.0)],
-        "S": [("s0", "exp", ("x",), 10.0)],
-        "A": [("a1", "relu", ("S",), 1.0), ("a2", "tanh", ("x",), 7.0)],
-        "B": [("b1", "sigmoid", ("S",), 1.0), ("b2", "gelu", ("x",), 7.0)],
-        "R": [("r0", "add", ("A", "B"), 1.0)],
-    }, ["R"])
+    data, ncost = _egraph(
+        {
+            "x": [("x0", "input", (), 0.0)],
+            "S": [("s0", "exp", ("x",), 10.0)],
+            "A": [("a1", "relu", ("S",), 1.0), ("a2", "tanh", ("x",), 7.0)],
+            "B": [("b1", "sigmoid", ("S",), 1.0), ("b2", "gelu", ("x",), 7.0)],
+            "R": [("r0", "add", ("A", "B"), 1.0)],
+        },
+        ["R"],
+    )
     greedy = dag_cost(_greedy(data, ncost), ncost)
     res = ilp_extract(data, ncost)
     assert greedy == pytest.approx(15.0)
@@ -68,12 +71,15 @@ def test_ilp_shares_what_greedy_duplicates():
 
 def test_ilp_never_picks_a_cycle():
     # A -> B -> A through the cheap e-nodes; the acyclic optimum breaks the cycle at its cheaper side.
-    data, ncost = _egraph({
-        "x": [("x0", "input", (), 0.0)],
-        "A": [("a_cyc", "relu", ("B",), 1.0), ("a_leaf", "exp", ("x",), 10.0)],
-        "B": [("b_cyc", "identity", ("A",), 0.5), ("b_leaf", "tanh", ("x",), 12.0)],
-        "R": [("r0", "add", ("A", "B"), 1.0)],
-    }, ["R"])
+    data, ncost = _egraph(
+        {
+            "x": [("x0", "input", (), 0.0)],
+            "A": [("a_cyc", "relu", ("B",), 1.0), ("a_leaf", "exp", ("x",), 10.0)],
+            "B": [("b_cyc", "identity", ("A",), 0.5), ("b_leaf", "tanh", ("x",), 12.0)],
+            "R": [("r0", "add", ("A", "B"), 1.0)],
+        },
+        ["R"],
+    )
     res = ilp_extract(data, ncost)
     assert res.status == "optimal" and res.stats["cyclic_classes"] == 2
     assert is_valid_selection(data, res.selection)
@@ -111,16 +117,18 @@ def test_ilp_matches_brute_force_on_random_cyclic_egraphs():
     assert checked >= 20
 
 
-
 def _random_egraph(rng: random.Random, n: int):
     spec: dict[str, list] = {"x": [("x0", "input", (), 0.0)]}
     for i in range(n):
         nodes = []
         for j in range(rng.randint(1, 4)):
             # mostly downward edges (a DAG with sharing), sometimes upward (cycles)
-            kids = tuple("x" if i == 0 or rng.random() < 0.1 else
-                         f"c{rng.randrange(i) if rng.random() < 0.9 else rng.randrange(n)}"
-                         for _ in range(rng.randint(1, 3)))
+            kids = tuple(
+                "x"
+                if i == 0 or rng.random() < 0.1
+                else f"c{rng.randrange(i) if rng.random() < 0.9 else rng.randrange(n)}"
+                for _ in range(rng.randint(1, 3))
+            )
             nodes.append((f"n{i}_{j}", "add", kids, float(rng.choice([0, 1, 2, 3, 5, 8, 13]))))
         spec[f"c{i}"] = nodes
     return _egraph(spec, [f"c{n - 1}", f"c{n - 2}"])
@@ -145,6 +153,7 @@ def test_must_need_strengthening_keeps_the_optimum(monkeypatch):
         assert is_valid_selection(data, strong.selection)
         compared += 1
     assert compared >= 15
+
 
 def _set_cover(n_el: int, n_sets: int, k: int, seed: int = 0):
     """An e-graph whose extraction is weighted set cover: hard for a MIP, easy to get wrong greedily."""
@@ -200,6 +209,7 @@ def test_rejects_bad_input():
 
 
 # ------------------------------------------------------------------ real e-graphs
+
 
 @pytest.fixture(scope="module", params=["nasrnn", "bert"])
 def saturated(request):

@@ -25,22 +25,54 @@ EXPECTED_SHAPES = {
 
 # Operations supported by the graph IR.
 ALLOWED_MODULES = (
-    nn.Linear, nn.Conv2d, nn.BatchNorm2d, nn.LayerNorm,
-    nn.ReLU, nn.Sigmoid, nn.Tanh, nn.GELU,
-    nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d,
-    nn.Dropout, nn.Identity,
+    nn.Linear,
+    nn.Conv2d,
+    nn.BatchNorm2d,
+    nn.LayerNorm,
+    nn.ReLU,
+    nn.Sigmoid,
+    nn.Tanh,
+    nn.GELU,
+    nn.MaxPool2d,
+    nn.AvgPool2d,
+    nn.AdaptiveAvgPool2d,
+    nn.Dropout,
+    nn.Identity,
 )
 ALLOWED_FUNCTIONS = {
-    operator.add, operator.sub, operator.mul, operator.truediv, operator.matmul,
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.matmul,
     operator.getitem,
-    torch.matmul, torch.softmax, F.softmax,
-    torch.transpose, torch.permute, torch.reshape, torch.flatten,
-    torch.cat, torch.split, torch.chunk,
-    torch.relu, F.relu, torch.sigmoid, torch.tanh,
+    torch.matmul,
+    torch.softmax,
+    F.softmax,
+    torch.transpose,
+    torch.permute,
+    torch.reshape,
+    torch.flatten,
+    torch.cat,
+    torch.split,
+    torch.chunk,
+    torch.relu,
+    F.relu,
+    torch.sigmoid,
+    torch.tanh,
 }
 ALLOWED_METHODS = {
-    "transpose", "permute", "reshape", "view", "flatten", "split", "chunk",
-    "softmax", "relu", "sigmoid", "tanh",
+    "transpose",
+    "permute",
+    "reshape",
+    "view",
+    "flatten",
+    "split",
+    "chunk",
+    "softmax",
+    "relu",
+    "sigmoid",
+    "tanh",
 }
 # Binary ops: tensor (op) tensor; * and / may also take a Python scalar on the right.
 TENSOR_BINARY_FUNCTIONS = {operator.add, operator.sub, operator.matmul, torch.matmul}
@@ -111,8 +143,9 @@ def _check_graph(gm: torch.fx.GraphModule, name: str) -> None:
             assert node.target in ALLOWED_FUNCTIONS, f"{where}: function {node.target} not allowed"
             if node.target in TENSOR_BINARY_FUNCTIONS:
                 assert len(node.args) == 2 and not node.kwargs, where
-                assert all(isinstance(a, torch.fx.Node) for a in node.args), \
+                assert all(isinstance(a, torch.fx.Node) for a in node.args), (
                     f"{where}: {node.target.__name__} needs two tensor operands"
+                )
             if node.target in SCALAR_OPERAND_FUNCTIONS:
                 lhs, rhs = node.args
                 assert isinstance(lhs, torch.fx.Node), f"{where}: scalar on the left"

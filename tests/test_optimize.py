@@ -32,8 +32,21 @@ def test_optimize_reduces_cost_and_verifies():
     assert s["cost_after"] < s["cost_before"] and s["ops_after"] < s["ops_before"]
     assert "smul" not in r.graph.summary()  # the scale moved onto the weight, precomputed
     assert s["rules_fired"]["smul-matmul-r"] >= 1
-    for k in ("model", "ops_before", "ops_after", "cost_before", "cost_after", "stop_reason", "iterations",
-              "enodes", "eclasses", "seconds", "verified", "max_abs_err", "rules_fired"):
+    for k in (
+        "model",
+        "ops_before",
+        "ops_after",
+        "cost_before",
+        "cost_after",
+        "stop_reason",
+        "iterations",
+        "enodes",
+        "eclasses",
+        "seconds",
+        "verified",
+        "max_abs_err",
+        "rules_fired",
+    ):
         assert k in s
     assert {"load", "saturate", "extract", "verify", "total"} <= set(s["seconds"])
 
@@ -69,7 +82,8 @@ def test_cli_optimize_json_and_errors(tmp_path, capsys):
         "    def forward(self, x):\n"
         "        return torch.relu(self.a(x)) + self.b(x) * 0.5\n"
         "def make():\n"
-        "    return M().eval(), (torch.randn(8, 32),)\n")
+        "    return M().eval(), (torch.randn(8, 32),)\n"
+    )
     out = tmp_path / "out.json"
     assert main(["optimize", f"{model}:make", "--iters", "4", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -113,7 +127,8 @@ def test_cli_costs_profile_show_and_measured_optimize(tmp_path, capsys, monkeypa
         "    def forward(self, x):\n"
         "        return torch.relu(x) * 2.0\n"
         "def make():\n"
-        "    return M(), (torch.randn(4, 8),)\n")
+        "    return M(), (torch.randn(4, 8),)\n"
+    )
     assert main(["costs", "profile", f"{model}:make", "--threads", "1", "--warmup", "1", "--repeats", "3"]) == 0
     assert "measured 2 operator configurations" in capsys.readouterr().out
     assert main(["costs", "show", "--json"]) == 0
@@ -135,7 +150,8 @@ def test_run_llvm_compiles_checks_and_times(tmp_path, capsys):
         "    def forward(self, x, y):\n"  # y first in the graph: the input order must survive
         "        return torch.relu(self.a(y)) - x\n"
         "def make():\n"
-        "    return M().eval(), (torch.randn(4, 16), torch.randn(4, 16))\n")
+        "    return M().eval(), (torch.randn(4, 16), torch.randn(4, 16))\n"
+    )
     out = tmp_path / "o.json"
     assert main(["optimize", f"{model}:make", "--run", "llvm", "--repeats", "2", "--json", str(out)]) == 0
     s = json.loads(out.read_text())

@@ -40,11 +40,14 @@ def test_shape_mismatch_is_reported_clearly():
         prove_equal("(relu ?a)", "(transpose ?a :perm [1 0])", {"a": (2, 3)})
 
 
-@pytest.mark.parametrize("lhs, rhs, where, msg", [
-    ("(relu ?a", "?a", "<lhs>:1:1", "never closed"),
-    ("(relu ?a)", "(nosuch ?a)", "<rhs>:1:2", "unknown op"),
-    ("(relu ?z)", "?a", "<lhs>:1:7", "has no shape"),
-])
+@pytest.mark.parametrize(
+    "lhs, rhs, where, msg",
+    [
+        ("(relu ?a", "?a", "<lhs>:1:1", "never closed"),
+        ("(relu ?a)", "(nosuch ?a)", "<rhs>:1:2", "unknown op"),
+        ("(relu ?z)", "?a", "<lhs>:1:7", "has no shape"),
+    ],
+)
 def test_parse_errors_name_the_side(lhs, rhs, where, msg):
     with pytest.raises(RuleError, match=msg) as e:
         prove_equal(lhs, rhs, {"a": (2, 3)})
@@ -52,6 +55,7 @@ def test_parse_errors_name_the_side(lhs, rhs, where, msg):
 
 
 # ------------------------------------------------------------------ command line
+
 
 def _run(argv, capsys):
     p = argparse.ArgumentParser(prog="eqsat")
@@ -65,8 +69,16 @@ def _run(argv, capsys):
 
 
 def test_cli_prove_exit_codes_and_json(capsys):
-    assoc = ["(matmul ?a (matmul ?b ?c))", "(matmul (matmul ?a ?b) ?c)",
-             "--shape", "a=2x3", "--shape", "b=3,4", "--shape", "c=4x5"]
+    assoc = [
+        "(matmul ?a (matmul ?b ?c))",
+        "(matmul (matmul ?a ?b) ?c)",
+        "--shape",
+        "a=2x3",
+        "--shape",
+        "b=3,4",
+        "--shape",
+        "c=4x5",
+    ]
     code, out, _ = _run(["prove", *assoc, "--json"], capsys)
     assert code == 0
     data = json.loads(out)
@@ -94,8 +106,9 @@ def test_parse_shape():
 def test_cli_check_exit_codes(tmp_path, capsys):
     good, bad = tmp_path / "good.rules", tmp_path / "bad.rules"
     good.write_text("relu-idem: (relu (relu ?x)) => (relu ?x)\n")
-    bad.write_text("relu-idem2: (relu (relu ?x)) => (relu ?x)\n"
-                   "relu-add: (relu (add ?a ?b)) => (add (relu ?a) (relu ?b))\n")
+    bad.write_text(
+        "relu-idem2: (relu (relu ?x)) => (relu ?x)\nrelu-add: (relu (add ?a ?b)) => (add (relu ?a) (relu ?b))\n"
+    )
     code, out, _ = _run(["check", str(good)], capsys)
     assert code == 0 and "ok    relu-idem" in out and "[1/1]" in out
     code, out, _ = _run(["check", str(bad)], capsys)

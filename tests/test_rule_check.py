@@ -38,8 +38,9 @@ def test_every_shipped_direction_gets_three_distinct_draws():
 
 def test_wrong_rule_is_rejected_with_name_location_and_counterexample(tmp_path):
     path = tmp_path / "wrong.rules"
-    path.write_text("# distributing relu over add is wrong\n"
-                    "relu-add: (relu (add ?a ?b)) => (add (relu ?a) (relu ?b))\n")
+    path.write_text(
+        "# distributing relu over add is wrong\nrelu-add: (relu (add ?a ?b)) => (add (relu ?a) (relu ?b))\n"
+    )
     [res] = check_rules(load_rule_file(path))
     assert not res.ok
     assert res.rule == "relu-add" and res.where.endswith("wrong.rules:2")
@@ -60,14 +61,17 @@ def test_transpose_compose_draws_valid_perms(name, rank):
     assert len({(env.attrs["p"], env.attrs["q"]) for env in envs}) > 1
 
 
-@pytest.mark.parametrize("src, msg", [
-    ("r: (relu ?x) => ?x  if (= (rank ?x) 2) (= (rank ?x) 3)", "could not instantiate"),
-    ("r: (relu ?x) => (transpose ?x :perm [1 0])  if (= (rank ?x) 2)", "root 1"),
-    ("r: (relu ?x) => (reshape ?x :shape [(dim ?x 0)])  if (= (rank ?x) 2)", "ill-formed"),
-    ("r: (relu ?x) => (slice ?x :axis 0 :start 0 :end (dim ?x (- 0 1)))", "cannot be evaluated"),
-    # left-out attributes match any value, but take the default on the right
-    ("r: (avgpool2d ?x :kernel ?k :stride ?s) => (avgpool2d ?x :kernel ?k :stride ?s)", "differ"),
-])
+@pytest.mark.parametrize(
+    "src, msg",
+    [
+        ("r: (relu ?x) => ?x  if (= (rank ?x) 2) (= (rank ?x) 3)", "could not instantiate"),
+        ("r: (relu ?x) => (transpose ?x :perm [1 0])  if (= (rank ?x) 2)", "root 1"),
+        ("r: (relu ?x) => (reshape ?x :shape [(dim ?x 0)])  if (= (rank ?x) 2)", "ill-formed"),
+        ("r: (relu ?x) => (slice ?x :axis 0 :start 0 :end (dim ?x (- 0 1)))", "cannot be evaluated"),
+        # left-out attributes match any value, but take the default on the right
+        ("r: (avgpool2d ?x :kernel ?k :stride ?s) => (avgpool2d ?x :kernel ?k :stride ?s)", "differ"),
+    ],
+)
 def test_unsound_rules_fail_clearly(src, msg):
     res = check_rule(parse_rules(src, "bad.rules")[0])
     assert not res.ok and msg in res.message, str(res)
@@ -101,12 +105,23 @@ def test_evaluation_follows_egglog():
     def guard(text):
         return parse_rules(f"r: (transpose ?x :perm ?p) => ?x  if {text}")[0].guards[0]
 
-    for holds in ("(= (/ (- 0 7) 2) (- 0 3))", "(= (/ 7 (- 0 2)) (- 0 3))",  # i64 division truncates
-                  "(= (dim ?x -1) 4)", "(= (at ?p 0) 2)", "(= (shape ?x) [2 3 4])", "(= (rank ?x) 3)"):
+    for holds in (
+        "(= (/ (- 0 7) 2) (- 0 3))",
+        "(= (/ 7 (- 0 2)) (- 0 3))",  # i64 division truncates
+        "(= (dim ?x -1) 4)",
+        "(= (at ?p 0) 2)",
+        "(= (shape ?x) [2 3 4])",
+        "(= (rank ?x) 3)",
+    ):
         assert eval_expr(guard(holds), env) is True, holds
     # a failing egglog primitive makes a guard not hold: computed negative index, out of range, /0, no weight
-    for undefined in ("(= (dim ?x (- 0 1)) 4)", "(= (dim ?x 3) 1)", "(= (at ?p 3) 1)", "(= (/ 1 0) 0)",
-                      "(= (wfirst ?x) 0)"):
+    for undefined in (
+        "(= (dim ?x (- 0 1)) 4)",
+        "(= (dim ?x 3) 1)",
+        "(= (at ?p 3) 1)",
+        "(= (/ 1 0) 0)",
+        "(= (wfirst ?x) 0)",
+    ):
         assert not eval_guard(guard(undefined), env), undefined
 
 

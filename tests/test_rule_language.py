@@ -27,19 +27,22 @@ assoc: (matmul (matmul ?a ?b) ?c) <=> (matmul ?a (matmul ?b ?c))
     assert merge.multi and len(merge.rhs) == 2 and merge.loc.line == 2 and merge.family == "x"
     assert [d.name for d in assoc.directions()] == ["assoc", "assoc:reverse"]
     text = rule_to_egglog(merge)
-    assert "(WeightOnly v_w1)" in text and '(= s_w1 (shape v_w1))' in text and text.count("union") == 2
+    assert "(WeightOnly v_w1)" in text and "(= s_w1 (shape v_w1))" in text and text.count("union") == 2
 
 
-@pytest.mark.parametrize("src, where, msg", [
-    ("r: (foo ?a) => ?a", "2:5", "unknown op 'foo'"),
-    ("r: (relu ?a ?b) => ?a", "2:5", "'relu' takes 1 input"),
-    ("r: (relu ?a) => ?b", "2:17", r"right-hand variable \?b is not bound"),
-    ("r: (softmax ?a :axes 1) => ?a", "2:22", "no attribute 'axes'"),
-    ("r: (relu ?a) => ?a if (= (nosuch ?a) 1)", "2:27", "unknown function 'nosuch'"),
-    ("r: (relu ?a) => (relu ?a", "2:17", "never closed"),
-    ("r: (relu ?a) (relu ?a)", "2:1", "exactly one '=>'"),
-    ("r: (split ?a :axis 0 :sizes [1 1]) => ?a", "2:5", "use slice"),
-])
+@pytest.mark.parametrize(
+    "src, where, msg",
+    [
+        ("r: (foo ?a) => ?a", "2:5", "unknown op 'foo'"),
+        ("r: (relu ?a ?b) => ?a", "2:5", "'relu' takes 1 input"),
+        ("r: (relu ?a) => ?b", "2:17", r"right-hand variable \?b is not bound"),
+        ("r: (softmax ?a :axes 1) => ?a", "2:22", "no attribute 'axes'"),
+        ("r: (relu ?a) => ?a if (= (nosuch ?a) 1)", "2:27", "unknown function 'nosuch'"),
+        ("r: (relu ?a) => (relu ?a", "2:17", "never closed"),
+        ("r: (relu ?a) (relu ?a)", "2:1", "exactly one '=>'"),
+        ("r: (split ?a :axis 0 :sizes [1 1]) => ?a", "2:5", "use slice"),
+    ],
+)
 def test_malformed_rules_report_file_line_col(src, where, msg):
     with pytest.raises(RuleError, match=msg) as e:
         parse_rules("# header\n" + src, "bad.rules")

@@ -96,8 +96,9 @@ def test_source_comments_match_the_table():
             head = re.match(r"^([A-Za-z][\w.\-]*):", raw)
             if head and pending:
                 target, status, _ = rows[pending]
-                assert status == "shipped" and _backticked(target) == head.group(1), \
+                assert status == "shipped" and _backticked(target) == head.group(1), (
                     f"{family}.rules: {head.group(1)} says {pending[0]}:{pending[1]}, the README says {target}"
+                )
                 seen += 1
                 pending = None
     assert seen == sum(1 for _, status, _ in rows.values() if status == "shipped")

@@ -92,8 +92,7 @@ def calibrate(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> nn.Module:
             mod.bias.mul_(scale)
         return out * scale
 
-    handles = [m.register_forward_hook(hook) for m in model.modules()
-               if isinstance(m, (nn.Conv2d, nn.Linear))]
+    handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
     try:
         model.eval()(*inputs)
     finally:
@@ -102,8 +101,9 @@ def calibrate(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> nn.Module:
     return model
 
 
-def build(ctor: Callable[[], nn.Module], g: torch.Generator,
-          inputs: tuple[torch.Tensor, ...] | None = None) -> nn.Module:
+def build(
+    ctor: Callable[[], nn.Module], g: torch.Generator, inputs: tuple[torch.Tensor, ...] | None = None
+) -> nn.Module:
     """Construct ``ctor()`` without default init, initialise it from ``g`` and,
     if ``inputs`` are given, calibrate the layer scales on them."""
     with torch.device("meta"):

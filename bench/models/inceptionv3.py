@@ -39,8 +39,7 @@ class InceptionA(nn.Module):
         super().__init__()
         self.b1 = ConvBN(in_ch, 64, 1)
         self.b5 = nn.Sequential(ConvBN(in_ch, 48, 1), ConvBN(48, 64, 5, padding=2))
-        self.b3 = nn.Sequential(ConvBN(in_ch, 64, 1), ConvBN(64, 96, 3, padding=1),
-                                ConvBN(96, 96, 3, padding=1))
+        self.b3 = nn.Sequential(ConvBN(in_ch, 64, 1), ConvBN(64, 96, 3, padding=1), ConvBN(96, 96, 3, padding=1))
         self.bp = nn.Sequential(_avg3(), ConvBN(in_ch, pool_features, 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -51,8 +50,7 @@ class InceptionB(nn.Module):
     def __init__(self, in_ch: int) -> None:
         super().__init__()
         self.b3 = ConvBN(in_ch, 384, 3, stride=2)
-        self.b3d = nn.Sequential(ConvBN(in_ch, 64, 1), ConvBN(64, 96, 3, padding=1),
-                                 ConvBN(96, 96, 3, stride=2))
+        self.b3d = nn.Sequential(ConvBN(in_ch, 64, 1), ConvBN(64, 96, 3, padding=1), ConvBN(96, 96, 3, stride=2))
         self.pool = nn.MaxPool2d(3, stride=2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -112,29 +110,41 @@ class InceptionE(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         s = self.b3_stem(x)
         d = self.b3d_stem(x)
-        return torch.cat([
-            self.b1(x),
-            torch.cat([self.b3_a(s), self.b3_b(s)], 1),
-            torch.cat([self.b3d_a(d), self.b3d_b(d)], 1),
-            self.bp(x),
-        ], 1)
+        return torch.cat(
+            [
+                self.b1(x),
+                torch.cat([self.b3_a(s), self.b3_b(s)], 1),
+                torch.cat([self.b3d_a(d), self.b3d_b(d)], 1),
+                self.bp(x),
+            ],
+            1,
+        )
 
 
 class InceptionV3(nn.Module):
     def __init__(self, num_classes: int = 1000) -> None:
         super().__init__()
         self.stem = nn.Sequential(
-            ConvBN(3, 32, 3, stride=2), ConvBN(32, 32, 3), ConvBN(32, 64, 3, padding=1),
+            ConvBN(3, 32, 3, stride=2),
+            ConvBN(32, 32, 3),
+            ConvBN(32, 64, 3, padding=1),
             nn.MaxPool2d(3, stride=2),
-            ConvBN(64, 80, 1), ConvBN(80, 192, 3),
+            ConvBN(64, 80, 1),
+            ConvBN(80, 192, 3),
             nn.MaxPool2d(3, stride=2),
         )
         self.blocks = nn.Sequential(
-            InceptionA(192, 32), InceptionA(256, 64), InceptionA(288, 64),
+            InceptionA(192, 32),
+            InceptionA(256, 64),
+            InceptionA(288, 64),
             InceptionB(288),
-            InceptionC(768, 128), InceptionC(768, 160), InceptionC(768, 160), InceptionC(768, 192),
+            InceptionC(768, 128),
+            InceptionC(768, 160),
+            InceptionC(768, 160),
+            InceptionC(768, 192),
             InceptionD(768),
-            InceptionE(1280), InceptionE(2048),
+            InceptionE(1280),
+            InceptionE(2048),
         )
         self.pool = nn.AdaptiveAvgPool2d(1)
         self.dropout = nn.Dropout(0.5)

@@ -56,8 +56,7 @@ class SepConv(nn.Module):
     def __init__(self, ch: int, kernel: int, stride: int = 1) -> None:
         super().__init__()
         self.relu = nn.ReLU()
-        self.depthwise = nn.Conv2d(ch, ch, kernel, stride=stride, padding=kernel // 2,
-                                   groups=ch, bias=False)
+        self.depthwise = nn.Conv2d(ch, ch, kernel, stride=stride, padding=kernel // 2, groups=ch, bias=False)
         self.pointwise = nn.Conv2d(ch, ch, 1, bias=False)
         self.bn = nn.BatchNorm2d(ch)
 
@@ -86,13 +85,16 @@ class NormalCell(nn.Module):
     def forward(self, prev: torch.Tensor, cur: torch.Tensor) -> torch.Tensor:
         cur = self.squeeze(cur)
         prev = self.fit(prev)
-        return torch.cat([
-            self.sep_cur_a(cur) + cur,
-            self.sep_prev_a(prev) + self.sep_cur_b(cur),
-            self.avg_cur(cur) + prev,
-            self.avg_prev_a(prev) + self.avg_prev_b(prev),
-            self.sep_prev_b(prev) + self.sep_prev_c(prev),
-        ], 1)
+        return torch.cat(
+            [
+                self.sep_cur_a(cur) + cur,
+                self.sep_prev_a(prev) + self.sep_cur_b(cur),
+                self.avg_cur(cur) + prev,
+                self.avg_prev_a(prev) + self.avg_prev_b(prev),
+                self.sep_prev_b(prev) + self.sep_prev_c(prev),
+            ],
+            1,
+        )
 
 
 class ReductionCell(nn.Module):
@@ -122,8 +124,7 @@ class ReductionCell(nn.Module):
 
 
 class NASNetA(nn.Module):
-    def __init__(self, widths=(64, 128, 256), normal_per_stage: int = 2,
-                 num_classes: int = 1000) -> None:
+    def __init__(self, widths=(64, 128, 256), normal_per_stage: int = 2, num_classes: int = 1000) -> None:
         super().__init__()
         self.stem = nn.Sequential(
             nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False),

@@ -46,8 +46,9 @@ class NasRNN(nn.Module):
         self.state = nn.Parameter(torch.empty(1, HIDDEN))
         self.cells = nn.ModuleList([NasCell() for _ in range(STEPS)])
 
-    def forward(self, x0: torch.Tensor, x1: torch.Tensor, x2: torch.Tensor,
-                x3: torch.Tensor, x4: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x0: torch.Tensor, x1: torch.Tensor, x2: torch.Tensor, x3: torch.Tensor, x4: torch.Tensor
+    ) -> torch.Tensor:
         h = self.state
         for cell, x in zip(self.cells, (x0, x1, x2, x3, x4)):
             h = cell(x, h)

@@ -46,8 +46,9 @@ class Bottleneck(nn.Module):
 
 
 class ResNet(nn.Module):
-    def __init__(self, layers=(3, 4, 6, 3), groups: int = 1, width_per_group: int = 64,
-                 num_classes: int = 1000) -> None:
+    def __init__(
+        self, layers=(3, 4, 6, 3), groups: int = 1, width_per_group: int = 64, num_classes: int = 1000
+    ) -> None:
         super().__init__()
         self.stem = nn.Sequential(
             nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False),
@@ -58,7 +59,7 @@ class ResNet(nn.Module):
         blocks = []
         in_ch = 64
         for stage, n in enumerate(layers):
-            planes = 64 * 2 ** stage
+            planes = 64 * 2**stage
             width = planes * width_per_group // 64 * groups
             for i in range(n):
                 stride = 2 if (i == 0 and stage > 0) else 1

@@ -36,17 +36,25 @@ class SqueezeNet11(nn.Module):
     def __init__(self, num_classes: int = 1000) -> None:
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, 64, 3, stride=2), nn.ReLU(),
+            nn.Conv2d(3, 64, 3, stride=2),
+            nn.ReLU(),
             nn.MaxPool2d(3, stride=2),
-            Fire(64, 16, 64, 64), Fire(128, 16, 64, 64),
+            Fire(64, 16, 64, 64),
+            Fire(128, 16, 64, 64),
             nn.MaxPool2d(3, stride=2),
-            Fire(128, 32, 128, 128), Fire(256, 32, 128, 128),
+            Fire(128, 32, 128, 128),
+            Fire(256, 32, 128, 128),
             nn.MaxPool2d(3, stride=2),
-            Fire(256, 48, 192, 192), Fire(384, 48, 192, 192),
-            Fire(384, 64, 256, 256), Fire(512, 64, 256, 256),
+            Fire(256, 48, 192, 192),
+            Fire(384, 48, 192, 192),
+            Fire(384, 64, 256, 256),
+            Fire(512, 64, 256, 256),
         )
         self.classifier = nn.Sequential(
-            nn.Dropout(0.5), nn.Conv2d(512, num_classes, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+            nn.Dropout(0.5),
+            nn.Conv2d(512, num_classes, 1),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -28,20 +28,27 @@ def summarize(name: str, repeats: int = 3) -> dict:
             t0 = time.perf_counter()
             model(*inputs)
             times.append(time.perf_counter() - t0)
-    return {"name": name, "nodes": nodes, "params": params, "shape": tuple(out.shape),
-            "build_s": build_s, "forward_ms": 1e3 * statistics.median(times),
-            "out_std": out.std().item()}
+    return {
+        "name": name,
+        "nodes": nodes,
+        "params": params,
+        "shape": tuple(out.shape),
+        "build_s": build_s,
+        "forward_ms": 1e3 * statistics.median(times),
+        "out_std": out.std().item(),
+    }
 
 
 def main(argv: list[str]) -> None:
     names = argv or list(MODELS)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"{'model':<12} {'fx nodes':>8} {'params':>12} {'output':>14} "
-          f"{'build s':>8} {'fwd ms':>8} {'out std':>9}")
+    print(f"{'model':<12} {'fx nodes':>8} {'params':>12} {'output':>14} {'build s':>8} {'fwd ms':>8} {'out std':>9}")
     for name in names:
         r = summarize(name)
-        print(f"{r['name']:<12} {r['nodes']:>8} {r['params']:>12,} {str(r['shape']):>14} "
-              f"{r['build_s']:>8.2f} {r['forward_ms']:>8.1f} {r['out_std']:>9.3g}")
+        print(
+            f"{r['name']:<12} {r['nodes']:>8} {r['params']:>12,} {str(r['shape']):>14} "
+            f"{r['build_s']:>8.2f} {r['forward_ms']:>8.1f} {r['out_std']:>9.3g}"
+        )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,7 @@ from torch import nn
 
 from ._common import build, generator, image
 
-CFG_E = [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M",
-         512, 512, 512, 512, "M", 512, 512, 512, 512, "M"]
+CFG_E = [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"]
 
 
 class VGG19(nn.Module):
@@ -31,8 +30,12 @@ class VGG19(nn.Module):
                 in_ch = v
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Sequential(
-            nn.Linear(512 * 7 * 7, 4096), nn.ReLU(), nn.Dropout(0.5),
-            nn.Linear(4096, 4096), nn.ReLU(), nn.Dropout(0.5),
+            nn.Linear(512 * 7 * 7, 4096),
+            nn.ReLU(),
+            nn.Dropout(0.5),
+            nn.Linear(4096, 4096),
+            nn.ReLU(),
+            nn.Dropout(0.5),
             nn.Linear(4096, num_classes),
         )
 

@@ -12,9 +12,11 @@ def compile_kernel(kernel, hint: str = "k"):
     derived from the text's hash, so identical kernels share one compiled copy."""
     from lower.llvm import jit
     from lower.llvm.codegen import kernel_module
+
     text, libs = kernel_module(kernel, PLACEHOLDER)
     for name, lib in libs.items():
         jit.load_library(name, lib)
-    _, addr = jit.load_function(lambda nm: text if nm == PLACEHOLDER else text.replace(f"@{PLACEHOLDER}", f"@{nm}"),
-                                hint)
+    _, addr = jit.load_function(
+        lambda nm: text if nm == PLACEHOLDER else text.replace(f"@{PLACEHOLDER}", f"@{nm}"), hint
+    )
     return jit.cfunc(addr)

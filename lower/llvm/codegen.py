@@ -17,9 +17,36 @@ from __future__ import annotations
 from typing import Callable
 
 from lower.llvm import tables as T
-from lower.loop_ir import (F32, I64, Allocate, Bin, Buffer, Call, Cast, Expr, FloatImm, For, If, IntImm,
-                           Intrinsic, Kernel, Load, LoopKind, LoweringError, Range, Select, Seq, Stage, Stmt, Store,
-                           Var, bounds, flat_offset, simplify, walk_stmt)
+from lower.loop_ir import (
+    F32,
+    I64,
+    Allocate,
+    Bin,
+    Buffer,
+    Call,
+    Cast,
+    Expr,
+    FloatImm,
+    For,
+    If,
+    IntImm,
+    Intrinsic,
+    Kernel,
+    Load,
+    LoopKind,
+    LoweringError,
+    Range,
+    Select,
+    Seq,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    bounds,
+    flat_offset,
+    simplify,
+    walk_stmt,
+)
 
 
 class CodegenError(LoweringError):
@@ -200,6 +227,7 @@ class FunctionEmitter:
             self.stmt(s.body)
         elif isinstance(s, Intrinsic):
             from lower.llvm.intrinsics import INTRINSICS
+
             fn = INTRINSICS.get(s.name)
             if fn is None:
                 raise CodegenError(f"no LLVM intrinsic named {s.name}")
@@ -229,8 +257,9 @@ class FunctionEmitter:
         else:
             start, ext = "0", self.expr(s.extent)
         pre = self.block
-        head, body, latch, exit_ = (self.label(f"{s.var.name.replace('.', '_')}.{x}")
-                                    for x in ("head", "body", "latch", "exit"))
+        head, body, latch, exit_ = (
+            self.label(f"{s.var.name.replace('.', '_')}.{x}") for x in ("head", "body", "latch", "exit")
+        )
         iv = self.tmp(s.var.name.replace(".", "_") + ".")
         nxt = self.tmp("n")
         self.emit(f"br label %{head}")
@@ -282,7 +311,7 @@ class FunctionEmitter:
             wrapper.append(f"  %a{i} = load ptr, ptr %g{i}, align 8")
         args = ", ".join([f"ptr %a{i}" for i in range(len(self.k.params))] + ["i64 %lo", "i64 %hi"])
         wrapper += [f"  call void @{name}.body({args})", "  ret void", "}"]
-        return (f"define internal void @{name}.body({sig}) nounwind {{\n{body}\n}}\n\n" + "\n".join(wrapper))
+        return f"define internal void @{name}.body({sig}) nounwind {{\n{body}\n}}\n\n" + "\n".join(wrapper)
 
 
 class ModuleBuilder:

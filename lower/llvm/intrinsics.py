@@ -26,8 +26,11 @@ VF = f"<{W} x float>"
 def _rows_body(mr: int, nr: int, rows: int) -> str:
     h = nr // W
     name = f"eqsat_gemm_{mr}x{nr}_m{rows}"
-    L = [f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, "
-         f"i64 %kc, i64 %n) nounwind {{", "entry:"]
+    L = [
+        f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, "
+        f"i64 %kc, i64 %n) nounwind {{",
+        "entry:",
+    ]
     L.append(f"  %nv = insertelement <{W} x i64> poison, i64 %n, i64 0")
     L.append(f"  %ns = shufflevector <{W} x i64> %nv, <{W} x i64> poison, <{W} x i32> zeroinitializer")
     for q in range(h):
@@ -40,8 +43,10 @@ def _rows_body(mr: int, nr: int, rows: int) -> str:
         for q in range(h):
             L.append(f"  %cx{r}_{q} = add i64 %co{r}, {q * W}")
             L.append(f"  %cp{r}_{q} = getelementptr float, ptr %C, i64 %cx{r}_{q}")
-            L.append(f"  %c{r}_{q} = call {VF} @llvm.masked.load.v16f32.p0(ptr %cp{r}_{q}, i32 4, "
-                     f"<{W} x i1> %mask{q}, {VF} zeroinitializer)")
+            L.append(
+                f"  %c{r}_{q} = call {VF} @llvm.masked.load.v16f32.p0(ptr %cp{r}_{q}, i32 4, "
+                f"<{W} x i1> %mask{q}, {VF} zeroinitializer)"
+            )
     L.append("  %any = icmp sgt i64 %kc, 0")
     L.append("  br i1 %any, label %loop, label %done")
     L.append("loop:")
@@ -70,8 +75,9 @@ def _rows_body(mr: int, nr: int, rows: int) -> str:
             L.append(f"  %f{r}_{q} = phi {VF} [ %c{r}_{q}, %entry ], [ %nacc{r}_{q}, %loop ]")
     for r in range(rows):
         for q in range(h):
-            L.append(f"  call void @llvm.masked.store.v16f32.p0({VF} %f{r}_{q}, ptr %cp{r}_{q}, i32 4, "
-                     f"<{W} x i1> %mask{q})")
+            L.append(
+                f"  call void @llvm.masked.store.v16f32.p0({VF} %f{r}_{q}, ptr %cp{r}_{q}, i32 4, <{W} x i1> %mask{q})"
+            )
     L.append("  ret void")
     L.append("}")
     return "\n".join(L)
@@ -81,12 +87,18 @@ def gemm_routine(mr: int, nr: int) -> str:
     if nr % W:
         raise ValueError(f"NR={nr} must be a multiple of {W}")
     parts = [_rows_body(mr, nr, r) for r in range(1, mr + 1)]
-    L = [f"define internal void @eqsat_gemm_{mr}x{nr}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
-         f"i64 %m, i64 %n) nounwind {{", "entry:",
-         f"  switch i64 %m, label %out [ " + " ".join(f"i64 {r}, label %m{r}" for r in range(1, mr + 1)) + " ]"]
+    L = [
+        f"define internal void @eqsat_gemm_{mr}x{nr}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
+        f"i64 %m, i64 %n) nounwind {{",
+        "entry:",
+        f"  switch i64 %m, label %out [ " + " ".join(f"i64 {r}, label %m{r}" for r in range(1, mr + 1)) + " ]",
+    ]
     for r in range(1, mr + 1):
-        L += [f"m{r}:", f"  call void @eqsat_gemm_{mr}x{nr}_m{r}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, "
-                        f"i64 %kc, i64 %n)", "  br label %out"]
+        L += [
+            f"m{r}:",
+            f"  call void @eqsat_gemm_{mr}x{nr}_m{r}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n)",
+            "  br label %out",
+        ]
     L += ["out:", "  ret void", "}"]
     return "\n\n".join(parts + ["\n".join(L)])
 
@@ -94,9 +106,11 @@ def gemm_routine(mr: int, nr: int) -> str:
 def library_module(mr: int, nr: int) -> str:
     """The micro-kernel as a stand-alone module exporting ``eqsat_gemm_MRxNR`` (compiled once, cached)."""
     from lower.llvm.tables import DECLS
+
     decls = [DECLS[d] for d in ("llvm.fma.v16f32", "llvm.masked.load.v16f32.p0", "llvm.masked.store.v16f32.p0")]
-    body = gemm_routine(mr, nr).replace(f"define internal void @eqsat_gemm_{mr}x{nr}(",
-                                        f"define void @eqsat_gemm_{mr}x{nr}(")
+    body = gemm_routine(mr, nr).replace(
+        f"define internal void @eqsat_gemm_{mr}x{nr}(", f"define void @eqsat_gemm_{mr}x{nr}("
+    )
     return "\n\n".join(decls + [body]) + "\n"
 
 
@@ -107,8 +121,10 @@ def emit_gemm(fe, s: Intrinsic) -> None:
     fe.mod.define(s.name, lambda: f"declare void @eqsat_{s.name}(ptr, i64, ptr, ptr, i64, i64, i64, i64)")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
-    fe.emit(f"call void @eqsat_{s.name}(ptr {pa}, i64 {vals[0]}, ptr {pb}, ptr {pc}, i64 {vals[1]}, "
-            f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]})")
+    fe.emit(
+        f"call void @eqsat_{s.name}(ptr {pa}, i64 {vals[0]}, ptr {pb}, ptr {pc}, i64 {vals[1]}, "
+        f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]})"
+    )
 
 
 INTRINSICS: dict[str, Callable] = {f"gemm_{mr}x{nr}": emit_gemm for mr in range(1, 17) for nr in (16, 32, 48, 64)}

@@ -99,6 +99,7 @@ class _quiet_stderr:
             return self
         try:
             import sys
+
             sys.stderr.flush()
             self.fd = os.dup(2)
             devnull = os.open(os.devnull, os.O_WRONLY)

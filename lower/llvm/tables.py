@@ -95,7 +95,7 @@ def _exp_body() -> str:
   %y0 = fmul float %q2, %sc1
   %y = fmul float %y0, %sc2
   %big = fcmp ogt float %x, {hexf(88.72283)}
-  %y1 = select i1 %big, float {hexf(float('inf'))}, float %y
+  %y1 = select i1 %big, float {hexf(float("inf"))}, float %y
   %small = fcmp olt float %x, {hexf(-103.972)}
   %y2 = select i1 %small, float 0.0, float %y1
   ret float %y2
@@ -165,22 +165,25 @@ def _rsqrt_body() -> str:
 # name -> (llvm function called, helper definitions it needs (in order), declarations it needs)
 MATH = {
     "exp": ("eqsat_exp", ["exp"], ["llvm.rint.f32", "llvm.fma.f32"]),
-    "tanh": ("eqsat_tanh", ["exp", "tanh"], ["llvm.rint.f32", "llvm.fma.f32",
-                                             "llvm.fabs.f32", "llvm.copysign.f32"]),
+    "tanh": ("eqsat_tanh", ["exp", "tanh"], ["llvm.rint.f32", "llvm.fma.f32", "llvm.fabs.f32", "llvm.copysign.f32"]),
     "sigmoid": ("eqsat_sigmoid", ["exp", "sigmoid"], ["llvm.rint.f32", "llvm.fma.f32"]),
-    "gelu_tanh": ("eqsat_gelu_tanh", ["exp", "tanh", "gelu"], ["llvm.rint.f32", "llvm.fma.f32", "llvm.fabs.f32",
-                                                               "llvm.copysign.f32"]),
+    "gelu_tanh": (
+        "eqsat_gelu_tanh",
+        ["exp", "tanh", "gelu"],
+        ["llvm.rint.f32", "llvm.fma.f32", "llvm.fabs.f32", "llvm.copysign.f32"],
+    ),
     "sqrt": ("llvm.sqrt.f32", [], ["llvm.sqrt.f32"]),
     "rsqrt": ("eqsat_rsqrt", ["rsqrt"], ["llvm.sqrt.f32"]),
     "abs": ("llvm.fabs.f32", [], ["llvm.fabs.f32"]),
 }
-HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body,
-           "rsqrt": _rsqrt_body}
+HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body, "rsqrt": _rsqrt_body}
 
 # loop kind -> loop metadata entries
 LOOP_METADATA = {
-    "vectorized": ['!{!"llvm.loop.vectorize.enable", i1 true}',
-                   f'!{{!"llvm.loop.vectorize.width", i32 {VECTOR_WIDTH}}}'],
+    "vectorized": [
+        '!{!"llvm.loop.vectorize.enable", i1 true}',
+        f'!{{!"llvm.loop.vectorize.width", i32 {VECTOR_WIDTH}}}',
+    ],
     # Disabling unrolling on every vectorized loop (to stop softmax/layernorm rows from spilling)
     # made convolutions' packing loops ~1.6x slower end to end (ResNet-50 45 -> 76 ms): if row
     # kernels need it, it must be scoped to them.

@@ -76,15 +76,23 @@ def shape_cases(op: str) -> list[tuple[str, str]]:
         return [("", "a_shape")]
     if o.arity == 2 and o.group.value == "elementwise":
         sa, sb = "s0", "s1"
-        return [(f"(= (vec-length s0) {r}) (= (vec-length s1) {r})",
-                 f"(vec-of {' '.join(f'(max {_vg(sa, i)} {_vg(sb, i)})' for i in range(r))})")
-                for r in range(1, MAX_RANK + 1)]
+        return [
+            (
+                f"(= (vec-length s0) {r}) (= (vec-length s1) {r})",
+                f"(vec-of {' '.join(f'(max {_vg(sa, i)} {_vg(sb, i)})' for i in range(r))})",
+            )
+            for r in range(1, MAX_RANK + 1)
+        ]
     if op == "matmul":
         cases = []
         for r in range(2, MAX_RANK + 1):
             batch = " ".join(f"(max {_vg('s0', i)} {_vg('s1', i)})" for i in range(r - 2))
-            cases.append((f"(= (vec-length s0) {r}) (= (vec-length s1) {r}) (= {_vg('s0', r - 1)} {_vg('s1', r - 2)})",
-                          f"(vec-of {batch} {_vg('s0', r - 2)} {_vg('s1', r - 1)})".replace("  ", " ")))
+            cases.append(
+                (
+                    f"(= (vec-length s0) {r}) (= (vec-length s1) {r}) (= {_vg('s0', r - 1)} {_vg('s1', r - 2)})",
+                    f"(vec-of {batch} {_vg('s0', r - 2)} {_vg('s1', r - 1)})".replace("  ", " "),
+                )
+            )
         return cases
     if op == "linear":
         last = "(- (vec-length s0) 1)"
@@ -92,33 +100,52 @@ def shape_cases(op: str) -> list[tuple[str, str]]:
     if op == "conv2d":
         dims = []
         for i in range(2):
-            span = (f"(- (+ {_vg('s0', 2 + i)} (* 2 {_vg('a_padding', i)})) "
-                    f"(+ (* {_vg('a_dilation', i)} (- {_vg('s1', 2 + i)} 1)) 1))")
+            span = (
+                f"(- (+ {_vg('s0', 2 + i)} (* 2 {_vg('a_padding', i)})) "
+                f"(+ (* {_vg('a_dilation', i)} (- {_vg('s1', 2 + i)} 1)) 1))"
+            )
             dims.append(f"(+ (/ {span} {_vg('a_stride', i)}) 1)")
-        return [(f"(= {_vg('s0', 1)} (* {_vg('s1', 1)} a_groups))",
-                 f"(vec-of {_vg('s0', 0)} {_vg('s1', 0)} {dims[0]} {dims[1]})")]
+        return [
+            (
+                f"(= {_vg('s0', 1)} (* {_vg('s1', 1)} a_groups))",
+                f"(vec-of {_vg('s0', 0)} {_vg('s1', 0)} {dims[0]} {dims[1]})",
+            )
+        ]
     if op == "transpose":
-        return [(f"(= (vec-length s0) {r})", f"(vec-of {' '.join(_vg('s0', _vg('a_perm', i)) for i in range(r))})")
-                for r in range(1, MAX_RANK + 1)]
+        return [
+            (f"(= (vec-length s0) {r})", f"(vec-of {' '.join(_vg('s0', _vg('a_perm', i)) for i in range(r))})")
+            for r in range(1, MAX_RANK + 1)
+        ]
     if op == "concat":
-        return [("(= (vec-length s0) (vec-length s1))",
-                 f"(vec-set s0 a_axis (+ {_vg('s0', 'a_axis')} {_vg('s1', 'a_axis')}))")]
+        return [
+            (
+                "(= (vec-length s0) (vec-length s1))",
+                f"(vec-set s0 a_axis (+ {_vg('s0', 'a_axis')} {_vg('s1', 'a_axis')}))",
+            )
+        ]
     if op == "slice":
         return [("", "(vec-set s0 a_axis (- a_end a_start))")]
     if op in ("maxpool2d", "avgpool2d"):
-        cases = [("(= a_ceil_mode 0)", f"(vec-of {_vg('s0', 0)} {_vg('s0', 1)} "
-                  f"{_pool_dim(0, False, False)[1]} {_pool_dim(1, False, False)[1]})")]
+        cases = [
+            (
+                "(= a_ceil_mode 0)",
+                f"(vec-of {_vg('s0', 0)} {_vg('s0', 1)} "
+                f"{_pool_dim(0, False, False)[1]} {_pool_dim(1, False, False)[1]})",
+            )
+        ]
         for d0 in (False, True):
             for d1 in (False, True):
                 (c0, h), (c1, w) = _pool_dim(0, True, d0), _pool_dim(1, True, d1)
                 cases.append((f"(= a_ceil_mode 1) {c0} {c1}", f"(vec-of {_vg('s0', 0)} {_vg('s0', 1)} {h} {w})"))
         return cases
     if op == "conv2d_bias_act":  # conv2d's rule, and the bias is one value per output channel
-        (cond, result), = shape_cases("conv2d")
+        ((cond, result),) = shape_cases("conv2d")
         return [(f"{cond} (= (vec-length s2) 1) (= {_vg('s2', 0)} {_vg('s1', 0)})", result)]
     if op == "matmul_bias_act":  # matmul's rules, and the bias is one value per output column
-        return [(f"{cond} (= (vec-length s2) 1) (= {_vg('s2', 0)} {_vg('s1', '(- (vec-length s1) 1)')})", result)
-                for cond, result in shape_cases("matmul")]
+        return [
+            (f"{cond} (= (vec-length s2) 1) (= {_vg('s2', 0)} {_vg('s1', '(- (vec-length s1) 1)')})", result)
+            for cond, result in shape_cases("matmul")
+        ]
     if op == "pad2d":
         h, w = "(- (vec-length s0) 2)", "(- (vec-length s0) 1)"
         hp = f"(+ {_vg('s0', h)} (+ {_vg('a_pads', 0)} {_vg('a_pads', 1)}))"
@@ -147,28 +174,35 @@ def prelude() -> str:
         lines.append(f"  ({egg_name(op.name)} {' '.join(sig)})")
     lines.append(")")
     # No merge: two shapes for one e-class means an unsound rule, and egglog stops loudly.
-    lines += ["(function shape (T) IVec :no-merge)", "(relation WeightOnly (T))",
-              # weight order: the first/last original weight inside a concat of weights
-              "(function wfirst (T) i64 :merge (min old new))", "(function wlast (T) i64 :merge (max old new))",
-              "(ruleset analysis)", "(ruleset rewrites)",
-              '(rule ((= e (Concat ax a b)) (= f (wfirst a)) (= l (wlast b))) ((set (wfirst e) f) (set (wlast e) l))'
-              ' :ruleset analysis :name "weight-order-concat")',
-              # a zero-padded weight (an enlarged conv kernel) keeps its weight's order, so merges
-              # of enlarged kernels stay canonical
-              '(rule ((= e (Pad2d p a)) (= f (wfirst a)) (= l (wlast a))) ((set (wfirst e) f) (set (wlast e) l))'
-              ' :ruleset analysis :name "weight-order-pad2d")']
+    lines += [
+        "(function shape (T) IVec :no-merge)",
+        "(relation WeightOnly (T))",
+        # weight order: the first/last original weight inside a concat of weights
+        "(function wfirst (T) i64 :merge (min old new))",
+        "(function wlast (T) i64 :merge (max old new))",
+        "(ruleset analysis)",
+        "(ruleset rewrites)",
+        "(rule ((= e (Concat ax a b)) (= f (wfirst a)) (= l (wlast b))) ((set (wfirst e) f) (set (wlast e) l))"
+        ' :ruleset analysis :name "weight-order-concat")',
+        # a zero-padded weight (an enlarged conv kernel) keeps its weight's order, so merges
+        # of enlarged kernels stay canonical
+        "(rule ((= e (Pad2d p a)) (= f (wfirst a)) (= l (wlast a))) ((set (wfirst e) f) (set (wlast e) l))"
+        ' :ruleset analysis :name "weight-order-pad2d")',
+    ]
     for op in OPS.values():
         if op.name in NOT_ENCODED:
             continue
         n = egg_arity(op)
         head = constructor_pattern(op) + "".join(f" (= s{i} (shape x{i}))" for i in range(n))
         for k, (cond, result) in enumerate(shape_cases(op.name)):
-            lines.append(f'(rule ({head} {cond}) ((set (shape e) {result})) '
-                         f':ruleset analysis :name "shape-{op.name}-{k}")')
+            lines.append(
+                f'(rule ({head} {cond}) ((set (shape e) {result})) :ruleset analysis :name "shape-{op.name}-{k}")'
+            )
         if op.name == "weight":
             lines.append(f'(rule ({constructor_pattern(op)}) ((WeightOnly e)) :ruleset analysis :name "const-weight")')
         elif n and op.name != "input":
             deps = " ".join(f"(WeightOnly x{i})" for i in range(n))
-            lines.append(f'(rule ({constructor_pattern(op)} {deps}) ((WeightOnly e)) '
-                         f':ruleset analysis :name "const-{op.name}")')
+            lines.append(
+                f'(rule ({constructor_pattern(op)} {deps}) ((WeightOnly e)) :ruleset analysis :name "const-{op.name}")'
+            )
     return "\n".join(lines) + "\n"

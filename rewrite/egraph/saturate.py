@@ -109,16 +109,20 @@ def _run(eg: EGraph, text: str, what: str) -> list[Any]:
         msg = str(e)
         if "Illegal merge" in msg and "shape" in msg:
             raise SaturationError(
-                "two terms proved equal have different shapes: a rule is unsound "
-                "(run `eqsat rules check` to find it)") from None
+                "two terms proved equal have different shapes: a rule is unsound (run `eqsat rules check` to find it)"
+            ) from None
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         raise SaturationError(f"egglog rejected the {what}: {msg}") from None
 
 
-def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
-             on_iteration: Callable[[IterationStat], None] | None = None,
-             until: Callable[[EGraph, Encoding], bool] | None = None) -> SaturationResult:
+def saturate(
+    graph: Graph,
+    rules: list[Rule],
+    limits: Limits = Limits(),
+    on_iteration: Callable[[IterationStat], None] | None = None,
+    until: Callable[[EGraph, Encoding], bool] | None = None,
+) -> SaturationResult:
     """Load ``graph``, run ``rules`` one iteration at a time until a limit or saturation.
 
     ``until(egraph, encoding)`` is asked after loading and after every iteration;
@@ -142,15 +146,18 @@ def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
     t1 = time.perf_counter()
     reason = StopReason.ITERATION_LIMIT
     if until is not None and until(eg, enc):
-        return SaturationResult(eg, enc, StopReason.GOAL, [], Counter(), t_load, 0.0, enodes, eclasses,
-                                {"match_limit": budget})
+        return SaturationResult(
+            eg, enc, StopReason.GOAL, [], Counter(), t_load, 0.0, enodes, eclasses, {"match_limit": budget}
+        )
     for i in range(limits.iterations):
         if time.perf_counter() - t1 >= limits.seconds:
             reason = StopReason.TIME_LIMIT
             break
         ti = time.perf_counter()
-        step = (f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
-                f"(run-with bo rewrites) (saturate (run analysis)))")
+        step = (
+            f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
+            f"(run-with bo rewrites) (saturate (run analysis)))"
+        )
         out = _run(eg, step, f"rewrite iteration {i + 1}")
         matches = {k: v for k, v in out[0].report.num_matches_per_rule.items() if k in names and v}
         fired.update(matches)
@@ -176,5 +183,6 @@ def saturate(graph: Graph, rules: list[Rule], limits: Limits = Limits(),
         if enodes >= limits.nodes:
             reason = StopReason.NODE_LIMIT
             break
-    return SaturationResult(eg, enc, reason, stats, fired, t_load, time.perf_counter() - t1, enodes, eclasses,
-                            {"match_limit": budget})
+    return SaturationResult(
+        eg, enc, reason, stats, fired, t_load, time.perf_counter() - t1, enodes, eclasses, {"match_limit": budget}
+    )

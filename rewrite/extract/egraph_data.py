@@ -77,7 +77,7 @@ def read_serialized(data: dict[str, Any]) -> EGraphData:
         kids = n["children"]
         na = len(opdef.attrs)
         attrs = {a.name: _value(nodes, kids[i], a.kind) for i, a in enumerate(opdef.attrs)}
-        children = tuple(nodes[c]["eclass"] for c in kids[na:na + egg_arity(opdef)])
+        children = tuple(nodes[c]["eclass"] for c in kids[na : na + egg_arity(opdef)])
         cid = n["eclass"]
         classes.setdefault(cid, [])
         if cid not in shapes or any(c not in shapes for c in children):
@@ -98,8 +98,9 @@ def read_serialized(data: dict[str, Any]) -> EGraphData:
         changed = False
         for cid, ns in classes.items():
             if cid not in weight_only and any(
-                    n.op == "weight" or (n.op != "input" and n.children and all(c in weight_only for c in n.children))
-                    for n in ns):
+                n.op == "weight" or (n.op != "input" and n.children and all(c in weight_only for c in n.children))
+                for n in ns
+            ):
                 weight_only.add(cid)
                 changed = True
     return EGraphData(classes, shapes, list(data["root_eclasses"]), weight_only, dropped)

@@ -87,6 +87,7 @@ class IlpResult:
 
 # ------------------------------------------------------------------ pruning
 
+
 @dataclass
 class _Problem:
     free: dict[str, ENode]  # free e-class -> its zero-cost witness e-node
@@ -154,12 +155,17 @@ def _prune(data: EGraphData, ncost: dict[str, float]) -> _Problem:
     for cid, ns in nodes.items():
         if len(ns) < 2:
             continue
-        keyed = sorted(((ncost[n.id], frozenset(c for c in n.children if c not in free), n) for n in ns),
-                       key=lambda t: (t[0], len(t[1]), t[2].id))
+        keyed = sorted(
+            ((ncost[n.id], frozenset(c for c in n.children if c not in free), n) for n in ns),
+            key=lambda t: (t[0], len(t[1]), t[2].id),
+        )
         kept: list[tuple[float, frozenset[str], ENode]] = []
         for cost, kids, n in keyed:
-            dom = next((k for k in kept if k[0] <= cost and k[1] <= kids), None) if len(kept) < 400 else \
-                next((k for k in kept if k[0] <= cost and k[1] == kids), None)
+            dom = (
+                next((k for k in kept if k[0] <= cost and k[1] <= kids), None)
+                if len(kept) < 400
+                else next((k for k in kept if k[0] <= cost and k[1] == kids), None)
+            )
             if dom is None:
                 kept.append((cost, kids, n))
             else:
@@ -232,8 +238,7 @@ def _sccs(classes: dict[str, list[ENode]], free: dict[str, ENode]) -> dict[str, 
 class _Needs:
     """Must-need sets: the e-classes every selection that picks an e-node (or e-class) also picks."""
 
-    def __init__(self, names: list[str], index: dict[str, int], node_bits: dict[str, int],
-                 mandatory: set[str]) -> None:
+    def __init__(self, names: list[str], index: dict[str, int], node_bits: dict[str, int], mandatory: set[str]) -> None:
         self.names, self.node_bits, self.mandatory = names, node_bits, mandatory
         self._mandatory_bits = sum(1 << index[c] for c in mandatory)
 
@@ -248,8 +253,7 @@ class _Needs:
         return out
 
 
-def _needs(classes: dict[str, list[ENode]], free: dict[str, ENode], comp: dict[str, int],
-           roots: list[str]) -> _Needs:
+def _needs(classes: dict[str, list[ENode]], free: dict[str, ENode], comp: dict[str, int], roots: list[str]) -> _Needs:
     """need(n) = union over child classes d of {d} | need(d); need(c) = intersection over its e-nodes.
 
     Computed children first; inside an SCC a child's own needs are not used (only the child itself),
@@ -303,6 +307,7 @@ def _needs(classes: dict[str, list[ENode]], free: dict[str, ENode], comp: dict[s
 
 
 # ------------------------------------------------------------------ selections
+
 
 def _walk(roots: list[str], pick: Callable[[str], ENode | None]) -> dict[str, ENode] | None:
     """The selection reachable from ``roots`` under ``pick``; None if incomplete or cyclic."""
@@ -363,10 +368,16 @@ def is_valid_selection(data: EGraphData, sel: dict[str, ENode]) -> bool:
 
 # ------------------------------------------------------------------ the solve
 
-def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 10.0,
-                warm_start: dict[str, ENode] | None = None,
-                on_progress: Callable[[dict[str, Any]], None] | None = None,
-                rel_gap: float = 1e-6, verbose: bool = False) -> IlpResult:
+
+def ilp_extract(
+    data: EGraphData,
+    ncost: dict[str, float],
+    time_limit: float = 10.0,
+    warm_start: dict[str, ENode] | None = None,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    rel_gap: float = 1e-6,
+    verbose: bool = False,
+) -> IlpResult:
     """The cheapest acyclic selection (DAG cost), or the best found within ``time_limit`` seconds of wall time.
 
     ``warm_start`` defaults to the greedy selection; it seeds HiGHS and is returned if the solver fails.
@@ -409,8 +420,9 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
     col_of = {n.id: i for i, n in enumerate(node_list)}
     order_col = {c: len(node_list) + i for i, c in enumerate(cyclic)}
     ncols = len(node_list) + len(cyclic)
-    scale_base = greedy_obj if greedy_obj and greedy_obj > 0 else max(
-        (ncost[n.id] for n in node_list), default=1.0) or 1.0
+    scale_base = (
+        greedy_obj if greedy_obj and greedy_obj > 0 else max((ncost[n.id] for n in node_list), default=1.0) or 1.0
+    )
     scale = 1000.0 / scale_base  # objective of order 1e3: HiGHS's absolute tolerances stay meaningless
     cost = np.zeros(ncols)
     lower = np.zeros(ncols)
@@ -418,7 +430,7 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
     integrality = np.zeros(ncols, dtype=np.int32)
     for n in node_list:
         cost[col_of[n.id]] = ncost[n.id] * scale
-    integrality[:len(node_list)] = 1
+    integrality[: len(node_list)] = 1
     for c in cyclic:
         upper[order_col[c]] = comp_size[comp[c]] - 1
 
@@ -469,10 +481,20 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
                 for n in us_direct:
                     row([order_col[c], order_col[d], col_of[n.id]], [1.0, -1.0, -k], 1.0 - k, inf)
     nrows = len(rlo)
-    sizes = {"classes": len(data.classes), "enodes": data.num_nodes, "free_classes": len(free),
-             "ilp_classes": len(classes), "ilp_enodes": len(node_list), "dominated": len(prob.dominated_by),
-             "cyclic_classes": len(cyclic), "sccs": sum(1 for s in comp_size.values() if s > 1),
-             "mandatory_classes": len(mandatory), "strengthened": strengthened, "rows": nrows, "cols": ncols}
+    sizes = {
+        "classes": len(data.classes),
+        "enodes": data.num_nodes,
+        "free_classes": len(free),
+        "ilp_classes": len(classes),
+        "ilp_enodes": len(node_list),
+        "dominated": len(prob.dominated_by),
+        "cyclic_classes": len(cyclic),
+        "sccs": sum(1 for s in comp_size.values() if s > 1),
+        "mandatory_classes": len(mandatory),
+        "strengthened": strengthened,
+        "rows": nrows,
+        "cols": ncols,
+    }
     report("model", **sizes)
 
     def unscaled_selection(x: np.ndarray | None) -> dict[str, ENode] | None:
@@ -483,11 +505,13 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
                 return None
             best = max(classes[c], key=lambda n: x[col_of[n.id]])
             return best if x[col_of[best.id]] > 0.5 else None
+
         return _walk(prob.roots, pick)
 
     # the warm start, mapped onto the pruned problem (free classes -> witnesses, dominated -> dominator)
     start: np.ndarray | None = None
     if warm_start is not None:
+
         def pick_ws(c: str) -> ENode | None:
             if c in free:
                 return free[c]
@@ -495,6 +519,7 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
             while n is not None and n.id in prob.dominated_by:
                 n = prob.dominated_by[n.id]
             return n if n is not None and n.id in col_of else None
+
         ws = _walk(prob.roots, pick_ws)
         if ws is not None:
             start = np.zeros(ncols)
@@ -542,8 +567,9 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
             lp.a_matrix_.start_ = starts.astype(np.int32)
             lp.a_matrix_.index_ = ri[order].astype(np.int32)
             lp.a_matrix_.value_ = rv[order]
-            lp.integrality_ = [highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous
-                               for v in integrality]
+            lp.integrality_ = [
+                highspy.HighsVarType.kInteger if v else highspy.HighsVarType.kContinuous for v in integrality
+            ]
             h.passModel(lp)
             if start is not None:
                 sol = highspy.HighsSolution()
@@ -551,10 +577,15 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
                 sol.value_valid = True
                 h.setSolution(sol)
             if on_progress is not None:
+
                 def improved(e: Any) -> None:
                     out = e.data_out
-                    report("incumbent", objective=out.objective_function_value / scale,
-                           bound=out.mip_dual_bound / scale if math.isfinite(out.mip_dual_bound) else None)
+                    report(
+                        "incumbent",
+                        objective=out.objective_function_value / scale,
+                        bound=out.mip_dual_bound / scale if math.isfinite(out.mip_dual_bound) else None,
+                    )
+
                 h.cbMipImprovingSolution.subscribe(improved)
             try:
                 h.run()
@@ -566,8 +597,7 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
                     x = np.asarray(h.getSolution().col_value)
                 if ms == highspy.HighsModelStatus.kOptimal and x is not None:
                     status = "optimal"
-                elif ms in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kInterrupt) \
-                        and x is not None:
+                elif ms in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kInterrupt) and x is not None:
                     status = "time_limit"
                 else:
                     message = f"HiGHS: {h.modelStatusToString(ms)}"
@@ -595,7 +625,6 @@ def ilp_extract(data: EGraphData, ncost: dict[str, float], time_limit: float = 1
         bound = min(bound, obj)
     gap = None if bound is None else (0.0 if obj <= 0 else max(0.0, (obj - bound) / obj))
     seconds = time.perf_counter() - t0
-    res = IlpResult(sel, status, obj, bound, gap, seconds, source, greedy_obj,
-                    {**sizes, "message": message})
+    res = IlpResult(sel, status, obj, bound, gap, seconds, source, greedy_obj, {**sizes, "message": message})
     report("done", status=status, objective=obj, bound=bound, gap=gap, source=source)
     return res

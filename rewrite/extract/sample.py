@@ -20,8 +20,9 @@ from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.extract.greedy import ExtractionError
 
 
-def random_select(data: EGraphData, rng: random.Random, prefer: dict[str, ENode] | None = None,
-                  p_random: float = 1.0) -> dict[str, ENode]:
+def random_select(
+    data: EGraphData, rng: random.Random, prefer: dict[str, ENode] | None = None, p_random: float = 1.0
+) -> dict[str, ENode]:
     """A random acyclic selection reachable from the roots.
 
     With ``prefer`` (e.g. the greedy choice), each e-class takes its preferred e-node first with
@@ -88,8 +89,14 @@ def reachable(data: EGraphData, sel: dict[str, ENode]) -> dict[str, ENode]:
     return out
 
 
-def sample_selections(data: EGraphData, n: int, seed: int = 0, prefer: dict[str, ENode] | None = None,
-                      p_random: float = 1.0, max_tries: int | None = None) -> list[dict[str, ENode]]:
+def sample_selections(
+    data: EGraphData,
+    n: int,
+    seed: int = 0,
+    prefer: dict[str, ENode] | None = None,
+    p_random: float = 1.0,
+    max_tries: int | None = None,
+) -> list[dict[str, ENode]]:
     """Up to ``n`` distinct random selections (fewer if the e-graph has fewer, or ``max_tries`` runs out)."""
     rng = random.Random(seed)
     seen: set[frozenset[str]] = set()
@@ -105,8 +112,15 @@ def sample_selections(data: EGraphData, n: int, seed: int = 0, prefer: dict[str,
     return out
 
 
-def sample_graphs(data: EGraphData, original: Any, n: int, seed: int = 0, prefer: dict[str, ENode] | None = None,
-                  p_random: float = 1.0, max_tries: int | None = None) -> list[Any]:
+def sample_graphs(
+    data: EGraphData,
+    original: Any,
+    n: int,
+    seed: int = 0,
+    prefer: dict[str, ENode] | None = None,
+    p_random: float = 1.0,
+    max_tries: int | None = None,
+) -> list[Any]:
     """Up to ``n`` distinct candidate graphs of the e-graph, decoded against ``original`` (its weights)."""
     from rewrite.extract.decode import to_graph
 

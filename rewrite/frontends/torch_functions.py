@@ -48,14 +48,25 @@ _fn([F.softmax], "f_softmax", _spec("input", dim=None, _stacklevel=3, dtype=None
 _fn([torch.softmax], "f_softmax", _spec("input", dim=None, dtype=None))
 _fn([F.linear], "f_linear", _spec("input", "weight", bias=None))
 _fn([F.conv2d], "f_conv2d", _spec("input", "weight", bias=None, stride=1, padding=0, dilation=1, groups=1))
-_fn([F.max_pool2d], "f_maxpool", _spec("input", "kernel_size", stride=None, padding=0, dilation=1,
-                                       ceil_mode=False, return_indices=False))
-_fn([F.avg_pool2d], "f_avgpool", _spec("input", "kernel_size", stride=None, padding=0, ceil_mode=False,
-                                       count_include_pad=True, divisor_override=None))
+_fn(
+    [F.max_pool2d],
+    "f_maxpool",
+    _spec("input", "kernel_size", stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False),
+)
+_fn(
+    [F.avg_pool2d],
+    "f_avgpool",
+    _spec(
+        "input", "kernel_size", stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None
+    ),
+)
 _fn([F.adaptive_avg_pool2d], "f_adaptive_avgpool", _spec("input", "output_size"))
 _fn([F.layer_norm], "f_layernorm", _spec("input", "normalized_shape", weight=None, bias=None, eps=1e-5))
-_fn([F.batch_norm], "f_batchnorm", _spec("input", "running_mean", "running_var", weight=None, bias=None,
-                                         training=False, momentum=0.1, eps=1e-5))
+_fn(
+    [F.batch_norm],
+    "f_batchnorm",
+    _spec("input", "running_mean", "running_var", weight=None, bias=None, training=False, momentum=0.1, eps=1e-5),
+)
 _fn([torch.mean], "f_mean", _spec("input", dim=None, keepdim=False, dtype=None))
 _fn([torch.matmul, operator.matmul], "f_matmul", _spec("input", "other"), "matmul")
 _fn([torch.mm], "f_matmul", _spec("input", "mat2"), "mm")
@@ -135,14 +146,62 @@ _METHODS: dict[str, tuple[str, Any, Any]] = {
 _INPLACE_METHODS = {f"{m}_" for m in ("relu", "sigmoid", "tanh", "exp", "add", "sub", "mul", "div")}
 
 # ops whose result may share storage with an input (used to check in-place ops)
-_VIEW_METHODS = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "view_as", "reshape_as", "unflatten",
-                 "transpose", "swapaxes", "swapdims", "permute", "t", "contiguous", "detach", "float", "to",
-                 "type_as", "split", "chunk", "unbind", "expand", "expand_as", "narrow", "select",
-                 "as_strided", "diagonal", "unfold", "movedim", "moveaxis", "view_as_real"} | _INPLACE_METHODS
-_VIEW_FUNCTIONS = {operator.getitem, getattr, operator.pos, torch.reshape, torch.flatten, torch.squeeze,
-                   torch.unsqueeze, torch.transpose, torch.swapaxes, torch.swapdims, torch.permute, torch.t,
-                   torch.split, torch.chunk, torch.unbind, torch.narrow, torch.select, torch.movedim,
-                   torch.detach, F.dropout, torch.relu_}
+_VIEW_METHODS = {
+    "view",
+    "reshape",
+    "flatten",
+    "squeeze",
+    "unsqueeze",
+    "view_as",
+    "reshape_as",
+    "unflatten",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "permute",
+    "t",
+    "contiguous",
+    "detach",
+    "float",
+    "to",
+    "type_as",
+    "split",
+    "chunk",
+    "unbind",
+    "expand",
+    "expand_as",
+    "narrow",
+    "select",
+    "as_strided",
+    "diagonal",
+    "unfold",
+    "movedim",
+    "moveaxis",
+    "view_as_real",
+} | _INPLACE_METHODS
+_VIEW_FUNCTIONS = {
+    operator.getitem,
+    getattr,
+    operator.pos,
+    torch.reshape,
+    torch.flatten,
+    torch.squeeze,
+    torch.unsqueeze,
+    torch.transpose,
+    torch.swapaxes,
+    torch.swapdims,
+    torch.permute,
+    torch.t,
+    torch.split,
+    torch.chunk,
+    torch.unbind,
+    torch.narrow,
+    torch.select,
+    torch.movedim,
+    torch.detach,
+    F.dropout,
+    torch.relu_,
+}
 _VIEW_MODULES = {nn.Identity, nn.Flatten, nn.Unflatten} | _DROPOUT_MODULES
 
 
@@ -162,8 +221,9 @@ class _FunctionConverters(_ModuleConverters):
 
     def f_dropout(self, input: Any, p: Any, training: Any, inplace: Any, extra: Any) -> Value:
         if training and p > 0:
-            raise _Unsupported(f"dropout with training=True (p={p}) is random; pass training=self.training "
-                               "and call module.eval()")
+            raise _Unsupported(
+                f"dropout with training=True (p={p}) is random; pass training=self.training and call module.eval()"
+            )
         return self.tensor(input)
 
     def f_softmax(self, input: Any, dim: Any, dtype: Any, extra: Any, _stacklevel: Any = 3) -> Value:
@@ -178,44 +238,80 @@ class _FunctionConverters(_ModuleConverters):
         b = self.tensor(bias, "bias") if bias is not None else None
         return self.linear_t(self.tensor(input), self.transposed(w), b)
 
-    def f_conv2d(self, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
-                 groups: Any, extra: Any) -> Value:
+    def f_conv2d(
+        self, input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any, extra: Any
+    ) -> Value:
         b = self.tensor(bias, "bias") if bias is not None else None
         return self.conv2d(self.tensor(input), self.tensor(weight, "weight"), b, stride, padding, dilation, groups)
 
-    def f_maxpool(self, input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: Any,
-                  return_indices: Any, extra: Any) -> Value:
+    def f_maxpool(
+        self,
+        input: Any,
+        kernel_size: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        ceil_mode: Any,
+        return_indices: Any,
+        extra: Any,
+    ) -> Value:
         return self.maxpool(self.tensor(input), kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
-    def f_avgpool(self, input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: Any,
-                  count_include_pad: Any, divisor_override: Any, extra: Any) -> Value:
-        return self.avgpool(self.tensor(input), kernel_size, stride, padding, ceil_mode, count_include_pad,
-                            divisor_override)
+    def f_avgpool(
+        self,
+        input: Any,
+        kernel_size: Any,
+        stride: Any,
+        padding: Any,
+        ceil_mode: Any,
+        count_include_pad: Any,
+        divisor_override: Any,
+        extra: Any,
+    ) -> Value:
+        return self.avgpool(
+            self.tensor(input), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+        )
 
     def f_adaptive_avgpool(self, input: Any, output_size: Any, extra: Any) -> Value:
         return self.adaptive_avgpool(self.tensor(input), output_size)
 
-    def f_layernorm(self, input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: Any,
-                    extra: Any) -> Value:
+    def f_layernorm(self, input: Any, normalized_shape: Any, weight: Any, bias: Any, eps: Any, extra: Any) -> Value:
         w = self.tensor(weight, "weight") if weight is not None else None
         b = self.tensor(bias, "bias") if bias is not None else None
         assert self.node is not None
         return self.layernorm(self.tensor(input), normalized_shape, w, b, eps, self.node.name)
 
-    def f_batchnorm(self, input: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any,
-                    training: Any, momentum: Any, eps: Any, extra: Any) -> Value:
+    def f_batchnorm(
+        self,
+        input: Any,
+        running_mean: Any,
+        running_var: Any,
+        weight: Any,
+        bias: Any,
+        training: Any,
+        momentum: Any,
+        eps: Any,
+        extra: Any,
+    ) -> Value:
         if training or running_mean is None or running_var is None:
             raise _Unsupported("batch norm with batch statistics (training=True or no running stats)")
         x = self.tensor(input)
         c = self.shape(x)[1]
         assert self.node is not None
         name = self.node.name
-        w = self.tensor(weight, "weight") if weight is not None else \
-            self.const((name, "ones"), f"{name}.weight", lambda: torch.ones(c))
-        b = self.tensor(bias, "bias") if bias is not None else \
-            self.const((name, "zeros"), f"{name}.bias", lambda: torch.zeros(c))
-        return self.b.batchnorm(x, w, b, self.tensor(running_mean, "running_mean"),
-                                self.tensor(running_var, "running_var"), eps=float(eps))
+        w = (
+            self.tensor(weight, "weight")
+            if weight is not None
+            else self.const((name, "ones"), f"{name}.weight", lambda: torch.ones(c))
+        )
+        b = (
+            self.tensor(bias, "bias")
+            if bias is not None
+            else self.const((name, "zeros"), f"{name}.bias", lambda: torch.zeros(c))
+        )
+        return self.b.batchnorm(
+            x, w, b, self.tensor(running_mean, "running_mean"), self.tensor(running_var, "running_var"), eps=float(eps)
+        )
 
     def f_mean(self, input: Any, dim: Any, keepdim: Any, dtype: Any, extra: Any) -> Value:
         x = self.tensor(input)
@@ -223,8 +319,10 @@ class _FunctionConverters(_ModuleConverters):
         dims = None if dim is None else ({dim} if isinstance(dim, int) else set(dim))
         if dtype is None and r == 4 and dims is not None and {self.axis(d, r) for d in dims} == {2, 3}:
             return self.to_meta_shape(self.b.global_avgpool(x))
-        raise _Unsupported(f"mean over dim={dim} of a rank-{r} tensor is not expressible (only the spatial "
-                           "mean over dims (2, 3) of an NCHW tensor, as global_avgpool)")
+        raise _Unsupported(
+            f"mean over dim={dim} of a rank-{r} tensor is not expressible (only the spatial "
+            "mean over dims (2, 3) of an NCHW tensor, as global_avgpool)"
+        )
 
     def f_matmul(self, extra: str, **kw: Any) -> Value:
         a = self.tensor(kw["input"], "input")
@@ -268,8 +366,9 @@ class _FunctionConverters(_ModuleConverters):
         # x + s, x - s, s - x, s / x: the scalar becomes a one-element constant weight
         r = len(self.shape(x))
         assert self.node is not None
-        c = self.const(("scalar", s, r), f"const.{self.node.name}",
-                       lambda: torch.full((1,) * r, s, dtype=torch.float32))
+        c = self.const(
+            ("scalar", s, r), f"const.{self.node.name}", lambda: torch.full((1,) * r, s, dtype=torch.float32)
+        )
         a, b = (x, c) if x is input else (c, x)
         return self.to_meta_shape(self.binary(op, a, b))
 
@@ -313,7 +412,7 @@ class _FunctionConverters(_ModuleConverters):
         sx = self.shape(x)
         ax = self.axis(dim, len(sx))
         parts = self.b.split(x, ax, [1] * sx[ax]) if sx[ax] > 1 else [x]
-        return tuple(self.reshape(p, sx[:ax] + sx[ax + 1:]) for p in parts)
+        return tuple(self.reshape(p, sx[:ax] + sx[ax + 1 :]) for p in parts)
 
     def permute(self, x: Value, perm: Sequence[int]) -> Value:
         r = len(self.shape(x))
@@ -337,8 +436,7 @@ class _FunctionConverters(_ModuleConverters):
         if len(args) == 3 and isinstance(args[0], tuple):  # raw (args, kwargs, extra) from a method call
             margs, mkw, _ = args
             x = self.tensor(margs[0])
-            dims = mkw.get("dims", margs[1] if len(margs) == 2 and isinstance(margs[1], (tuple, list))
-                           else margs[1:])
+            dims = mkw.get("dims", margs[1] if len(margs) == 2 and isinstance(margs[1], (tuple, list)) else margs[1:])
             return self.permute(x, dims)
         return self.permute(self.tensor(kwargs["input"]), kwargs["dims"])
 
@@ -399,8 +497,10 @@ class _FunctionConverters(_ModuleConverters):
         items = list(index) if isinstance(index, tuple) else [index]
         for it in items:
             if isinstance(it, bool) or not (it is None or it is Ellipsis or isinstance(it, (int, slice))):
-                raise _Unsupported(f"index {it!r} is not supported (only ints, slices with step 1, None and ...; "
-                                   "no tensor/list/bool indexing)")
+                raise _Unsupported(
+                    f"index {it!r} is not supported (only ints, slices with step 1, None and ...; "
+                    "no tensor/list/bool indexing)"
+                )
         s = self.shape(x)
         used = sum(1 for it in items if it is not None and it is not Ellipsis)
         if sum(1 for it in items if it is Ellipsis) > 1:
@@ -409,7 +509,7 @@ class _FunctionConverters(_ModuleConverters):
             raise _Unsupported(f"too many indices ({used}) for a rank-{len(s)} tensor")
         if Ellipsis in items:
             i = items.index(Ellipsis)
-            items[i:i + 1] = [slice(None)] * (len(s) - used)
+            items[i : i + 1] = [slice(None)] * (len(s) - used)
         else:
             items += [slice(None)] * (len(s) - used)
         y, dim = x, 0

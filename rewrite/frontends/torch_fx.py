@@ -48,8 +48,17 @@ from torch import nn
 from torch.fx.passes.shape_prop import ShapeProp, TensorMetadata
 
 from rewrite.builder import GraphBuilder
-from rewrite.frontends.torch_functions import (_FUNCTIONS, _INPLACE_METHODS, _METHODS, _REQ, _VIEW_FUNCTIONS,
-                                               _VIEW_METHODS, _VIEW_MODULES, _FunctionConverters, _spec)
+from rewrite.frontends.torch_functions import (
+    _FUNCTIONS,
+    _INPLACE_METHODS,
+    _METHODS,
+    _REQ,
+    _VIEW_FUNCTIONS,
+    _VIEW_METHODS,
+    _VIEW_MODULES,
+    _FunctionConverters,
+    _spec,
+)
 from rewrite.frontends.torch_modules import _DROPOUT_MODULES, _MODULES, _Unsupported
 from rewrite.graph import Graph, Value
 
@@ -60,8 +69,9 @@ class FrontendError(ValueError):
     """A module cannot be imported; the message names the op and the fx node."""
 
 
-def from_torch(module: nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor,
-               name: str | None = None) -> Graph:
+def from_torch(
+    module: nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor, name: str | None = None
+) -> Graph:
     """Trace ``module`` with torch.fx and convert it to an eqsat graph.
 
     ``example_inputs`` fix the shape of every input (one tensor per ``forward``
@@ -203,8 +213,9 @@ class _Importer(_FunctionConverters):
 
     def unsupported(self, node: torch.fx.Node, desc: str | None = None, why: str = "") -> FrontendError:
         desc = desc or self.target_desc(node)
-        return FrontendError(f"unsupported op '{desc}' at fx node '{node.name}'{self.where(node)}"
-                             + (f": {why}" if why else ""))
+        return FrontendError(
+            f"unsupported op '{desc}' at fx node '{node.name}'{self.where(node)}" + (f": {why}" if why else "")
+        )
 
     def origin(self, node: torch.fx.Node) -> str:
         path = self.module_path(node)
@@ -227,7 +238,8 @@ class _Importer(_FunctionConverters):
         if len(phs) != len(self.inputs):
             raise FrontendError(
                 f"{type(self.root).__name__}.forward takes {len(phs)} input(s) "
-                f"{[str(n.target) for n in phs]}, got {len(self.inputs)} example input(s)")
+                f"{[str(n.target) for n in phs]}, got {len(self.inputs)} example input(s)"
+            )
         for n, x in zip(phs, self.inputs):
             if not isinstance(x, torch.Tensor):
                 raise FrontendError(f"example input '{n.target}' must be a tensor, got {type(x).__name__}")
@@ -237,8 +249,9 @@ class _Importer(_FunctionConverters):
             if n.op == "call_module":
                 mod = self.gm.get_submodule(n.target)
                 if type(mod) in (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d) and mod.training:
-                    raise self.fail("BatchNorm in training mode uses (and updates) batch statistics; "
-                                    "call module.eval() first", n)
+                    raise self.fail(
+                        "BatchNorm in training mode uses (and updates) batch statistics; call module.eval() first", n
+                    )
             elif n.op == "call_function" and n.target is F.batch_norm:
                 training = n.kwargs.get("training", n.args[5] if len(n.args) > 5 else False)
                 if training is not False:
@@ -261,8 +274,9 @@ class _Importer(_FunctionConverters):
         if node.op == "call_function":
             if node.target is torch.relu_:
                 return first
-            if node.target in (F.relu, F.silu) and node.kwargs.get("inplace", node.args[1] if len(node.args) > 1
-                                                               else False):
+            if node.target in (F.relu, F.silu) and node.kwargs.get(
+                "inplace", node.args[1] if len(node.args) > 1 else False
+            ):
                 return first
         return None
 
@@ -280,8 +294,12 @@ class _Importer(_FunctionConverters):
     def is_shape_query(node: torch.fx.Node) -> bool:
         if node.op == "call_method":
             return node.target in ("size", "dim", "ndimension", "numel")
-        return node.op == "call_function" and node.target is getattr and len(node.args) > 1 and \
-            node.args[1] in ("shape", "ndim", "dtype")
+        return (
+            node.op == "call_function"
+            and node.target is getattr
+            and len(node.args) > 1
+            and node.args[1] in ("shape", "ndim", "dtype")
+        )
 
     def check_inplace(self, node: torch.fx.Node, src: torch.fx.Node) -> None:
         """An in-place op is converted as a pure one whose result replaces ``src`` for the fx
@@ -310,9 +328,12 @@ class _Importer(_FunctionConverters):
                 continue
             for u in m.users:
                 if u is not node and self.order[u] > self.order[node] and not self.is_shape_query(u):
-                    raise self.fail(f"in-place op overwrites '{src.name}', which shares memory with "
-                                    f"'{m.name}', read again afterwards by fx node '{u.name}'; "
-                                    "use the out-of-place form", node)
+                    raise self.fail(
+                        f"in-place op overwrites '{src.name}', which shares memory with "
+                        f"'{m.name}', read again afterwards by fx node '{u.name}'; "
+                        "use the out-of-place form",
+                        node,
+                    )
 
     # ------------------------------------------------------------ phase 2: shapes
     def propagate_shapes(self) -> None:
@@ -321,8 +342,9 @@ class _Importer(_FunctionConverters):
             with torch.no_grad():
                 ShapeProp(self.gm).propagate(*inputs)
         except Exception as e:  # noqa: BLE001
-            raise FrontendError(f"running the traced {type(self.root).__name__} on the example inputs "
-                                f"failed: {type(e).__name__}: {e}") from e
+            raise FrontendError(
+                f"running the traced {type(self.root).__name__} on the example inputs failed: {type(e).__name__}: {e}"
+            ) from e
 
     # ------------------------------------------------------------ phase 3: conversion
     def convert(self) -> Graph:
@@ -357,8 +379,10 @@ class _Importer(_FunctionConverters):
         items = out if isinstance(out, (tuple, list)) else (out,)
         for it in items:
             if not isinstance(it, Value):
-                raise self.fail("forward must return a tensor or a flat tuple/list of tensors, "
-                                f"found {type(it).__name__} in the result")
+                raise self.fail(
+                    "forward must return a tensor or a flat tuple/list of tensors, "
+                    f"found {type(it).__name__} in the result"
+                )
         return list(items)
 
     def check_result(self, node: torch.fx.Node, result: Any) -> None:
@@ -422,8 +446,9 @@ class _Importer(_FunctionConverters):
         for part in str(node.target).split("."):
             obj = getattr(obj, part)
         if not isinstance(obj, torch.Tensor):
-            raise self.unsupported(node, f"get_attr {node.target}", f"attribute is a {type(obj).__name__}, "
-                                   "not a tensor")
+            raise self.unsupported(
+                node, f"get_attr {node.target}", f"attribute is a {type(obj).__name__}, not a tensor"
+            )
         return self.param(obj, str(node.target))
 
     def n_call_module(self, node: torch.fx.Node) -> Any:

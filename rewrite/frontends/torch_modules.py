@@ -171,6 +171,7 @@ class _ModuleConverters:
         if len(s) != 4:
             raise _Unsupported(f"{what} needs a 3-D or 4-D (NCHW) input, got shape {s}")
         return x
+
     # ------------------------------------------------------------ modules
     def m_linear(self, m: nn.Linear, path: str, x: Value) -> Value:
         wt = self.param_t(m.weight, f"{path}.weight")
@@ -201,13 +202,20 @@ class _ModuleConverters:
         b = self.param(m.bias, f"{path}.bias") if m.bias is not None else None
         return self.conv2d(x, w, b, m.stride, m.padding, m.dilation, m.groups)
 
-    def conv2d(self, x: Value, w: Value, b: Value | None, stride: Any, padding: Any, dilation: Any,
-               groups: Any) -> Value:
+    def conv2d(
+        self, x: Value, w: Value, b: Value | None, stride: Any, padding: Any, dilation: Any, groups: Any
+    ) -> Value:
         if isinstance(padding, str):
             raise _Unsupported(f"string padding {padding!r} is not supported; give explicit int/tuple padding")
         xb = self.batched4(x, "conv2d")
-        y = self.b.conv2d(xb, w, stride=_pair(stride, "stride"), padding=_pair(padding, "padding"),
-                          dilation=_pair(dilation, "dilation"), groups=int(groups))
+        y = self.b.conv2d(
+            xb,
+            w,
+            stride=_pair(stride, "stride"),
+            padding=_pair(padding, "padding"),
+            dilation=_pair(dilation, "dilation"),
+            groups=int(groups),
+        )
         if b is not None:
             sb = self.shape(b)
             if len(sb) != 1:
@@ -217,15 +225,23 @@ class _ModuleConverters:
 
     def m_batchnorm(self, m: nn.modules.batchnorm._BatchNorm, path: str, x: Value) -> Value:
         if m.training or m.running_mean is None or m.running_var is None:
-            raise _Unsupported("BatchNorm without running statistics (training mode or "
-                               "track_running_stats=False) uses batch statistics; call module.eval()")
+            raise _Unsupported(
+                "BatchNorm without running statistics (training mode or "
+                "track_running_stats=False) uses batch statistics; call module.eval()"
+            )
         mean = self.param(m.running_mean, f"{path}.running_mean")
         var = self.param(m.running_var, f"{path}.running_var")
         c = m.num_features
-        w = self.param(m.weight, f"{path}.weight") if m.weight is not None else \
-            self.const((path, "ones"), f"{path}.weight", lambda: torch.ones(c))
-        b = self.param(m.bias, f"{path}.bias") if m.bias is not None else \
-            self.const((path, "zeros"), f"{path}.bias", lambda: torch.zeros(c))
+        w = (
+            self.param(m.weight, f"{path}.weight")
+            if m.weight is not None
+            else self.const((path, "ones"), f"{path}.weight", lambda: torch.ones(c))
+        )
+        b = (
+            self.param(m.bias, f"{path}.bias")
+            if m.bias is not None
+            else self.const((path, "zeros"), f"{path}.bias", lambda: torch.zeros(c))
+        )
         return self.b.batchnorm(x, w, b, mean, var, eps=float(m.eps))
 
     def m_layernorm(self, m: nn.LayerNorm, path: str, x: Value) -> Value:
@@ -233,13 +249,16 @@ class _ModuleConverters:
         b = self.param(m.bias, f"{path}.bias") if getattr(m, "bias", None) is not None else None
         return self.layernorm(x, tuple(m.normalized_shape), w, b, m.eps, path)
 
-    def layernorm(self, x: Value, normalized_shape: Any, w: Value | None, b: Value | None, eps: float,
-                  prefix: str) -> Value:
+    def layernorm(
+        self, x: Value, normalized_shape: Any, w: Value | None, b: Value | None, eps: float, prefix: str
+    ) -> Value:
         ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         sx = self.shape(x)
         if len(ns) != 1:
-            raise _Unsupported(f"normalized_shape {list(ns)} covers {len(ns)} dimensions; only normalization "
-                               "over the last dimension is supported")
+            raise _Unsupported(
+                f"normalized_shape {list(ns)} covers {len(ns)} dimensions; only normalization "
+                "over the last dimension is supported"
+            )
         if not sx or ns[0] != sx[-1]:
             raise _Unsupported(f"normalized_shape {list(ns)} does not match the last dimension of {sx}")
         n = ns[0]
@@ -261,9 +280,11 @@ class _ModuleConverters:
     def gelu(self, x: Value, approximate: str) -> Value:
         if approximate == "tanh":
             return self.b.gelu(x)
-        raise _Unsupported(f"GELU with approximate={approximate!r} (exact erf form) cannot be expressed: the "
-                           "registry's 'gelu' op is the tanh approximation and there is no erf op; use "
-                           "approximate='tanh' if that is acceptable")
+        raise _Unsupported(
+            f"GELU with approximate={approximate!r} (exact erf form) cannot be expressed: the "
+            "registry's 'gelu' op is the tanh approximation and there is no erf op; use "
+            "approximate='tanh' if that is acceptable"
+        )
 
     def m_silu(self, m: nn.SiLU, path: str, x: Value) -> Value:
         return self.b.mul(x, self.b.sigmoid(x))
@@ -287,31 +308,49 @@ class _ModuleConverters:
     def m_maxpool(self, m: nn.MaxPool2d, path: str, x: Value) -> Value:
         return self.maxpool(x, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode, m.return_indices)
 
-    def maxpool(self, x: Value, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: Any,
-                return_indices: Any) -> Value:
+    def maxpool(
+        self, x: Value, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: Any, return_indices: Any
+    ) -> Value:
         if return_indices:
             raise _Unsupported("return_indices=True is not supported")
         if _pair(dilation, "dilation") != (1, 1):
             raise _Unsupported(f"dilation {dilation!r} is not supported (only 1)")
         k = _pair(kernel, "kernel_size")
         s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _pair(stride, "stride")
-        y = self.b.maxpool2d(self.batched4(x, "max pooling"), kernel=k, stride=s,
-                             padding=_pair(padding, "padding"), ceil_mode=int(bool(ceil_mode)))
+        y = self.b.maxpool2d(
+            self.batched4(x, "max pooling"),
+            kernel=k,
+            stride=s,
+            padding=_pair(padding, "padding"),
+            ceil_mode=int(bool(ceil_mode)),
+        )
         return self.to_meta_shape(y)
 
     def m_avgpool(self, m: nn.AvgPool2d, path: str, x: Value) -> Value:
-        return self.avgpool(x, m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad,
-                            m.divisor_override)
+        return self.avgpool(x, m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad, m.divisor_override)
 
-    def avgpool(self, x: Value, kernel: Any, stride: Any, padding: Any, ceil_mode: Any, count_include_pad: Any,
-                divisor_override: Any) -> Value:
+    def avgpool(
+        self,
+        x: Value,
+        kernel: Any,
+        stride: Any,
+        padding: Any,
+        ceil_mode: Any,
+        count_include_pad: Any,
+        divisor_override: Any,
+    ) -> Value:
         if divisor_override is not None:
             raise _Unsupported(f"divisor_override={divisor_override!r} is not supported")
         k = _pair(kernel, "kernel_size")
         s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _pair(stride, "stride")
-        y = self.b.avgpool2d(self.batched4(x, "average pooling"), kernel=k, stride=s,
-                             padding=_pair(padding, "padding"), ceil_mode=int(bool(ceil_mode)),
-                             count_include_pad=int(bool(count_include_pad)))
+        y = self.b.avgpool2d(
+            self.batched4(x, "average pooling"),
+            kernel=k,
+            stride=s,
+            padding=_pair(padding, "padding"),
+            ceil_mode=int(bool(ceil_mode)),
+            count_include_pad=int(bool(count_include_pad)),
+        )
         return self.to_meta_shape(y)
 
     def m_adaptive_avgpool(self, m: nn.AdaptiveAvgPool2d, path: str, x: Value) -> Value:
@@ -334,8 +373,10 @@ class _ModuleConverters:
             k = (h // oh, w // ow)
             y = self.b.avgpool2d(xb, kernel=k, stride=k)
         else:
-            raise _Unsupported(f"adaptive average pooling from {h}x{w} to {oh}x{ow} is not expressible "
-                               "(only output 1x1 or an output size that divides the input size)")
+            raise _Unsupported(
+                f"adaptive average pooling from {h}x{w} to {oh}x{ow} is not expressible "
+                "(only output 1x1 or an output size that divides the input size)"
+            )
         return self.to_meta_shape(y)
 
     def m_reshape(self, m: nn.Module, path: str, x: Value) -> Value:

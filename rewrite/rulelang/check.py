@@ -35,6 +35,7 @@ from rewrite.builder import GraphBuilder
 from rewrite.graph import GraphError, Value
 from rewrite.ops import ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, instantiate
+
 # re-exported: the checker's public API has always been importable from here
 from rewrite.rulelang.draw import RANK_MAX, CannotInstantiate, draw_envs, expr_text, pattern_text  # noqa: F401
 from rewrite.rulelang.syntax import Rule
@@ -42,6 +43,7 @@ from rewrite.rulelang.unify import DIM_MAX, _Info  # noqa: F401  (DIM_MAX re-exp
 
 
 # ------------------------------------------------------------------ checking
+
 
 @dataclass
 class CheckResult:
@@ -57,11 +59,18 @@ class CheckResult:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "where": self.where, "ok": self.ok, "message": self.message,
-                "direction": self.direction, "shapes": {k: list(v) for k, v in self.shapes.items()},
-                "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in self.attrs.items()},
-                "max_error": self.max_error if math.isfinite(self.max_error) else str(self.max_error),
-                "draws": self.draws, "seconds": round(self.seconds, 4)}
+        return {
+            "rule": self.rule,
+            "where": self.where,
+            "ok": self.ok,
+            "message": self.message,
+            "direction": self.direction,
+            "shapes": {k: list(v) for k, v in self.shapes.items()},
+            "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in self.attrs.items()},
+            "max_error": self.max_error if math.isfinite(self.max_error) else str(self.max_error),
+            "draws": self.draws,
+            "seconds": round(self.seconds, 4),
+        }
 
     def __str__(self) -> str:
         if self.ok:
@@ -92,8 +101,9 @@ def _compare(a: torch.Tensor, b: torch.Tensor, rtol: float) -> tuple[bool, float
     return err <= rtol, err
 
 
-def _check_draw(rule: Rule, info: _Info, env: Env, seeds: Sequence[int], rtol: float,
-                index: int) -> tuple[str | None, float]:
+def _check_draw(
+    rule: Rule, info: _Info, env: Env, seeds: Sequence[int], rtol: float, index: int
+) -> tuple[str | None, float]:
     """(failure message or None, worst relative error) for one draw of one direction."""
     env = env.copy()
     env.values = {}
@@ -113,8 +123,7 @@ def _check_draw(rule: Rule, info: _Info, env: Env, seeds: Sequence[int], rtol: f
             return f"right side {i + 1} is ill-formed: {str(e).split(' (from ')[0]}", math.inf
     for i, (l_, r_) in enumerate(zip(lhs, rhs)):
         if b.shape(l_) != b.shape(r_):
-            return (f"root {i + 1}: left and right have different shapes: {b.shape(l_)} vs {b.shape(r_)}",
-                    math.inf)
+            return (f"root {i + 1}: left and right have different shapes: {b.shape(l_)} vs {b.shape(r_)}", math.inf)
     g = b.build(lhs + rhs)
     worst = 0.0
     for seed in seeds:
@@ -145,8 +154,15 @@ def _display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def check_rule(rule: Rule, draws: int = 3, seeds: Sequence[int] = (0, 1), extra_draws: int = 12,
-               max_tries: int = 400, rtol: float = 1e-6, extra_seconds: float = 2.0) -> CheckResult:
+def check_rule(
+    rule: Rule,
+    draws: int = 3,
+    seeds: Sequence[int] = (0, 1),
+    extra_draws: int = 12,
+    max_tries: int = 400,
+    rtol: float = 1e-6,
+    extra_seconds: float = 2.0,
+) -> CheckResult:
     """Check every direction of ``rule`` on random instances.
 
     Each direction gets ``draws`` distinct draws compared on every seed, and up
@@ -160,8 +176,9 @@ def check_rule(rule: Rule, draws: int = 3, seeds: Sequence[int] = (0, 1), extra_
         return _check_rule(rule, draws, seeds, extra_draws, max_tries, rtol, extra_seconds)
 
 
-def _check_rule(rule: Rule, draws: int, seeds: Sequence[int], extra_draws: int, max_tries: int, rtol: float,
-                extra_seconds: float) -> CheckResult:
+def _check_rule(
+    rule: Rule, draws: int, seeds: Sequence[int], extra_draws: int, max_tries: int, rtol: float, extra_seconds: float
+) -> CheckResult:
     t0 = time.perf_counter()
     where = f"{_display_path(rule.loc.path)}:{rule.loc.line}"
     total, worst = 0, 0.0
@@ -170,8 +187,16 @@ def _check_rule(rule: Rule, draws: int, seeds: Sequence[int], extra_draws: int, 
         try:
             envs = draw_envs(d, draws + extra_draws, max_tries=max_tries)
         except CannotInstantiate as e:
-            return CheckResult(rule.name, where, False, str(e), d.name, max_error=math.inf, draws=total,
-                               seconds=time.perf_counter() - t0)
+            return CheckResult(
+                rule.name,
+                where,
+                False,
+                str(e),
+                d.name,
+                max_error=math.inf,
+                draws=total,
+                seconds=time.perf_counter() - t0,
+            )
         for i, env in enumerate(envs):
             if i >= draws and time.perf_counter() - t0 > extra_seconds:
                 break
@@ -180,10 +205,19 @@ def _check_rule(rule: Rule, draws: int, seeds: Sequence[int], extra_draws: int, 
             worst = max(worst, err)
             if msg is not None:
                 where_dir = f"{d.name}: " if d.name != rule.name else ""
-                return CheckResult(rule.name, where, False, where_dir + msg, d.name, dict(env.shapes),
-                                   env.describe_attrs(), err, total, time.perf_counter() - t0)
-    return CheckResult(rule.name, where, True, "", "", max_error=worst, draws=total,
-                       seconds=time.perf_counter() - t0)
+                return CheckResult(
+                    rule.name,
+                    where,
+                    False,
+                    where_dir + msg,
+                    d.name,
+                    dict(env.shapes),
+                    env.describe_attrs(),
+                    err,
+                    total,
+                    time.perf_counter() - t0,
+                )
+    return CheckResult(rule.name, where, True, "", "", max_error=worst, draws=total, seconds=time.perf_counter() - t0)
 
 
 @contextmanager
@@ -197,8 +231,9 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def check_rules(rules: Sequence[Rule], on_result: Callable[[CheckResult], None] | None = None,
-                **kwargs: Any) -> list[CheckResult]:
+def check_rules(
+    rules: Sequence[Rule], on_result: Callable[[CheckResult], None] | None = None, **kwargs: Any
+) -> list[CheckResult]:
     """``check_rule`` for each rule, in order; ``on_result`` sees each result as it is ready."""
     out = []
     for r in rules:

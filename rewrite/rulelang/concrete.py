@@ -60,8 +60,9 @@ class Env:
     values: dict[str, Value] = field(default_factory=dict)  # tensor var -> graph value, when built
 
     def copy(self) -> "Env":
-        return Env(dict(self.shapes), set(self.weights), dict(self.order), dict(self.attrs), dict(self.anon),
-                   dict(self.values))
+        return Env(
+            dict(self.shapes), set(self.weights), dict(self.order), dict(self.attrs), dict(self.anon), dict(self.values)
+        )
 
     def describe_attrs(self) -> dict[str, Any]:
         """Attribute bindings for messages: ``?p`` and ``op:attr@line:col`` for left-out ones."""
@@ -72,6 +73,7 @@ class Env:
 
 
 # ------------------------------------------------------------------ evaluation
+
 
 def _i64_div(a: int, b: int) -> int:
     if b == 0:
@@ -217,6 +219,7 @@ def op_attrs(p: Op, env: Env) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ instantiation
 
+
 def seeded_tensor(shape: Shape, key: str, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """A deterministic random tensor (by name), for weights that only need to exist."""
     gen = torch.Generator().manual_seed(zlib.crc32(key.encode()))
@@ -258,6 +261,7 @@ def instantiate(p: Pattern, env: Env, builder: GraphBuilder, locate: bool = Fals
 
 
 # ------------------------------------------------------------------ matching
+
 
 def weight_order(graph: Graph) -> dict[Value, tuple[int, int]]:
     """(wfirst, wlast) of every value that is a weight or a concat of weights (as in the prelude)."""
@@ -351,8 +355,7 @@ def match(p: Pattern, v: Value, facts: GraphFacts, env: Env) -> bool:
     return all(match(q, i, facts, env) for q, i in zip(p.inputs, ins))
 
 
-def match_rule(rule: Rule, roots: Sequence[Value], facts: GraphFacts | Graph,
-               env: Env | None = None) -> Env | None:
+def match_rule(rule: Rule, roots: Sequence[Value], facts: GraphFacts | Graph, env: Env | None = None) -> Env | None:
     """Match every left-hand pattern of ``rule`` at ``roots`` (in order) and check its guards."""
     if isinstance(facts, Graph):
         facts = GraphFacts.of(facts)
@@ -371,6 +374,7 @@ def apply_rule(rule: Rule, env: Env, builder: GraphBuilder) -> list[Value]:
 
 
 # ------------------------------------------------------------------ pattern facts
+
 
 def tensor_vars(patterns: Iterable[Pattern]) -> list[str]:
     """Tensor variables in order of first appearance (depth-first, inputs left to right)."""
@@ -428,5 +432,21 @@ def weight_vars(rule: Rule) -> set[str]:
     return expr_tensor_uses([*rule.guards, *pattern_exprs(rule.rhs)], ("weight", "wfirst", "wlast"))
 
 
-__all__ = ["Env", "GraphFacts", "Undefined", "apply_rule", "coerce", "eval_expr", "eval_guard", "guards_hold",
-           "instantiate", "leaf", "match", "match_rule", "op_attrs", "tensor_vars", "weight_order", "weight_vars"]
+__all__ = [
+    "Env",
+    "GraphFacts",
+    "Undefined",
+    "apply_rule",
+    "coerce",
+    "eval_expr",
+    "eval_guard",
+    "guards_hold",
+    "instantiate",
+    "leaf",
+    "match",
+    "match_rule",
+    "op_attrs",
+    "tensor_vars",
+    "weight_order",
+    "weight_vars",
+]

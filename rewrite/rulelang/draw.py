@@ -64,6 +64,7 @@ class CannotInstantiate(ValueError):
 
 # ------------------------------------------------------------------ printing
 
+
 def expr_text(e: Expr) -> str:
     if isinstance(e, Var):
         return f"?{e.name}"
@@ -83,6 +84,7 @@ def pattern_text(p: Pattern) -> str:
 
 
 # ------------------------------------------------------------------ one attempt
+
 
 class _Attempt:
     def __init__(self, info: _Info, rng: random.Random, bcast: float) -> None:
@@ -134,6 +136,7 @@ class _Attempt:
             return rng.choice((1e-5, 1e-3, 0.1))
         if spec.name == "act":  # fused contractions: one of the registry's activations
             from rewrite import ops
+
             return rng.choice(sorted(getattr(ops, "ACTS", {"none": None})))
         if spec.default is not None and rng.random() < 0.5:
             return spec.default
@@ -384,7 +387,8 @@ class _Attempt:
                 D.union(w[0], D.derived(lambda c: c * g, D.new()))
             out = [x[0], w[0]] + [
                 D.derived(lambda h, k, i=i: conv_out(h, k, stride[i], pad[i], dil[i]), x[2 + i], w[2 + i])
-                for i in range(2)]
+                for i in range(2)
+            ]
         elif name in ("maxpool2d", "avgpool2d"):
             x = ins[0]
             k = self.attr(p, "kernel", lambda: (rng.randint(1, 3), rng.randint(1, 3)))
@@ -394,15 +398,17 @@ class _Attempt:
             if len(k) != 2 or len(s) != 2 or len(pad) != 2:
                 raise _Reject("bad pooling attributes")
             out = [x[0], x[1]] + [
-                D.derived(lambda h, i=i: conv_out(h, k[i], s[i], pad[i], 1, bool(ceil)), x[2 + i])
-                for i in range(2)]
+                D.derived(lambda h, i=i: conv_out(h, k[i], s[i], pad[i], 1, bool(ceil)), x[2 + i]) for i in range(2)
+            ]
         elif name == "pad2d":
             x = ins[0]
             pads = self.attr(p, "pads", lambda: tuple(rng.randint(0, 2) for _ in range(4)))
             if len(pads) != 4 or len(x) < 2:
                 raise _Reject("pad2d needs rank >= 2 and 4 pads")
-            out = x[:-2] + [D.derived(lambda h: h + pads[0] + pads[1], x[-2]),
-                            D.derived(lambda w: w + pads[2] + pads[3], x[-1])]
+            out = x[:-2] + [
+                D.derived(lambda h: h + pads[0] + pads[1], x[-2]),
+                D.derived(lambda w: w + pads[2] + pads[3], x[-1]),
+            ]
         elif name == "global_avgpool":
             x = ins[0]
             out = [x[0], x[1], D.new(1), D.new(1)]
@@ -517,9 +523,13 @@ class _Attempt:
 
 # ------------------------------------------------------------------ draws
 
+
 def _signature(env: Env) -> tuple:
-    return (tuple(sorted(env.shapes.items())), tuple(sorted((k, repr(v)) for k, v in env.attrs.items())),
-            tuple(sorted((str(k[0]), k[1], repr(v)) for k, v in env.anon.items())))
+    return (
+        tuple(sorted(env.shapes.items())),
+        tuple(sorted((k, repr(v)) for k, v in env.attrs.items())),
+        tuple(sorted((str(k[0]), k[1], repr(v)) for k, v in env.anon.items())),
+    )
 
 
 def draw_envs(rule: Rule, n: int = 3, seed: int = 0, max_tries: int = 400) -> list[Env]:
@@ -549,6 +559,8 @@ def draw_envs(rule: Rule, n: int = 3, seed: int = 0, max_tries: int = 400) -> li
         found.setdefault(_signature(env), env)
     if not found:
         top = "; ".join(f"{r} ({c}x)" for r, c in reasons.most_common(3))
-        raise CannotInstantiate(f"could not instantiate: no draw of {rule.name}'s left side is well-formed with "
-                                f"its guards holding in {max_tries} tries; most common reasons: {top}")
+        raise CannotInstantiate(
+            f"could not instantiate: no draw of {rule.name}'s left side is well-formed with "
+            f"its guards holding in {max_tries} tries; most common reasons: {top}"
+        )
     return list(found.values())

@@ -128,8 +128,9 @@ class Rule:
         """The forward rule, and the reversed one for ``<=>`` (named ``name:reverse``)."""
         out = [self]
         if self.bidirectional:
-            out.append(Rule(self.name + ":reverse", self.family, self.rhs, self.lhs, self.guards,
-                            False, self.loc, self.text))
+            out.append(
+                Rule(self.name + ":reverse", self.family, self.rhs, self.lhs, self.guards, False, self.loc, self.text)
+            )
         return out
 
 
@@ -311,8 +312,11 @@ class _Checker:
             raise RuleError(p.loc, f"'{p.op}' cannot appear in a rule{hint}")
         arity = 2 if p.op == "concat" else opdef.arity
         if len(p.inputs) != arity:
-            raise RuleError(p.loc, f"'{p.op}' takes {arity} input(s), got {len(p.inputs)}"
-                            + (" (nest concats for more)" if p.op == "concat" else ""))
+            raise RuleError(
+                p.loc,
+                f"'{p.op}' takes {arity} input(s), got {len(p.inputs)}"
+                + (" (nest concats for more)" if p.op == "concat" else ""),
+            )
         kinds = {a.name: a.kind for a in opdef.attrs}
         for name, e in p.attrs:
             if name not in kinds:
@@ -336,16 +340,20 @@ class _Checker:
         if isinstance(e, Var):
             if e.name in self.attr_vars:
                 return self.attr_vars[e.name]
-            where = "is a tensor; use (dim ...), (rank ...) or (shape ...)" if e.name in self.tensor_vars \
+            where = (
+                "is a tensor; use (dim ...), (rank ...) or (shape ...)"
+                if e.name in self.tensor_vars
                 else "is not bound on the left"
+            )
             raise RuleError(e.loc, f"?{e.name} {where}")
         if bound_only:
             raise RuleError(e.loc, "left-hand attributes must be literals or ?variables")
         if e.fn in TENSOR_FNS:
             arity = 2 if e.fn == "dim" else 1
             if len(e.args) != arity or not isinstance(e.args[0], Var) or e.args[0].name not in self.tensor_vars:
-                raise RuleError(e.loc, f"({e.fn} ?tensor{' i' if arity == 2 else ''}) needs a tensor variable "
-                                f"bound on the left")
+                raise RuleError(
+                    e.loc, f"({e.fn} ?tensor{' i' if arity == 2 else ''}) needs a tensor variable bound on the left"
+                )
             if e.fn == "dim":
                 self.expr(e.args[1], AttrKind.INT)
             return AttrKind.INTS if e.fn == "shape" else AttrKind.INT
@@ -457,7 +465,9 @@ def parse_rules(text: str, path: str = "<string>", family: str | None = None) ->
         end = Loc(path, line0, len(line) + 1)
         head = toks[0]
         if not head.text.endswith(":") or len(head.text) < 2:
-            raise RuleError(head.loc, "a rule starts with its name and a colon, e.g. 'relu-idem: (relu (relu ?x)) => (relu ?x)'")
+            raise RuleError(
+                head.loc, "a rule starts with its name and a colon, e.g. 'relu-idem: (relu (relu ?x)) => (relu ?x)'"
+            )
         name = head.text[:-1]
         if not re.match(r"^[A-Za-z][\w.\-]*$", name):
             raise RuleError(head.loc, f"bad rule name '{name}' (letters, digits, '-', '_', '.')")
@@ -470,10 +480,10 @@ def parse_rules(text: str, path: str = "<string>", family: str | None = None) ->
         ifs = [i for i, t in enumerate(toks) if t.text == "if" and i > a]
         stop = ifs[0] if ifs else len(toks)
         lhs = _patterns(toks[1:a], toks[a].loc, "left-hand")
-        rhs = _patterns(toks[a + 1:stop], end, "right-hand")
+        rhs = _patterns(toks[a + 1 : stop], end, "right-hand")
         guards: list[Call] = []
         if ifs:
-            r = _Reader(toks[stop + 1:], end)
+            r = _Reader(toks[stop + 1 :], end)
             if r.peek() is None:
                 raise RuleError(toks[stop].loc, "'if' needs at least one guard")
             while r.peek() is not None:

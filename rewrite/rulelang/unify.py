@@ -11,8 +11,15 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
-from rewrite.rulelang.concrete import (Env, Undefined, eval_expr, expr_tensor_uses, pattern_exprs, tensor_vars,
-                                       weight_vars)
+from rewrite.rulelang.concrete import (
+    Env,
+    Undefined,
+    eval_expr,
+    expr_tensor_uses,
+    pattern_exprs,
+    tensor_vars,
+    weight_vars,
+)
 from rewrite.rulelang.syntax import Call, Expr, ListExpr, Op, Pattern, Rule, Var
 
 DIM_MAX = 7
@@ -23,6 +30,7 @@ class _Reject(Exception):
 
 
 # ------------------------------------------------------------------ union-finds
+
 
 class _UF:
     """Union-find over hashable keys; a class may carry a fixed value and a lower bound."""
@@ -137,6 +145,7 @@ class _Dims(_UF):
 
 
 # ------------------------------------------------------------------ one direction's facts
+
 
 @dataclass
 class _Info:

@@ -15,6 +15,7 @@ def rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
 def check_graph(graph, inputs=None, tol: float = 1e-4, **kw):
     """Compile ``graph``, run it on ``inputs`` (random by default) and compare with ``graph.run``."""
     from lower import compile_graph
+
     inputs = inputs if inputs is not None else graph.random_inputs(0)
     cg = compile_graph(graph, **kw)
     got = cg(inputs)
@@ -35,16 +36,19 @@ def run_kernel(kernel, inputs: dict, seed: int = 0) -> dict:
     from lower.llvm import compile_kernel
     from lower.llvm.codegen import root_loop
     from lower.loop_ir import IntImm, LoopKind
+
     tensors = {}
     for b in kernel.params:
         t = inputs.get(b.name)
-        tensors[b.name] = (t.clone().contiguous() if t is not None
-                           else torch.zeros(b.shape, dtype=torch.float32))
+        tensors[b.name] = t.clone().contiguous() if t is not None else torch.zeros(b.shape, dtype=torch.float32)
     fn = compile_kernel(kernel, "t")
     args = (ctypes.c_void_p * max(1, len(kernel.params)))(*[tensors[b.name].data_ptr() for b in kernel.params])
     root = root_loop(kernel.body)
-    hi = root.extent.value if root is not None and root.kind is LoopKind.PARALLEL and isinstance(
-        root.extent, IntImm) else 0
+    hi = (
+        root.extent.value
+        if root is not None and root.kind is LoopKind.PARALLEL and isinstance(root.extent, IntImm)
+        else 0
+    )
     if hi:  # exercise the range interface: two halves
         fn(ctypes.cast(args, ctypes.c_void_p), 0, hi // 2)
         fn(ctypes.cast(args, ctypes.c_void_p), hi // 2, hi)

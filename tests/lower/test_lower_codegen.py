@@ -33,15 +33,31 @@ def _graphs():
     b = GraphBuilder("softmax")
     yield "softmax", b.build([b.softmax(b.input("x", (64, 1000)), axis=-1)])
     b = GraphBuilder("layernorm")
-    yield "layernorm", b.build([b.layernorm(b.input("x", (64, 768)), b.weight("w", torch.ones(768)),
-                                            b.weight("b", torch.zeros(768)))])
+    yield (
+        "layernorm",
+        b.build(
+            [b.layernorm(b.input("x", (64, 768)), b.weight("w", torch.ones(768)), b.weight("b", torch.zeros(768)))]
+        ),
+    )
     b = GraphBuilder("gemm")
-    yield "gemm_bias_relu", b.build([b.relu(b.add(b.matmul(b.input("x", (64, 96)),
-                                                           b.weight("w", torch.ones(96, 80))),
-                                                  b.weight("bias", torch.zeros(80))))])
+    yield (
+        "gemm_bias_relu",
+        b.build(
+            [
+                b.relu(
+                    b.add(
+                        b.matmul(b.input("x", (64, 96)), b.weight("w", torch.ones(96, 80))),
+                        b.weight("bias", torch.zeros(80)),
+                    )
+                )
+            ]
+        ),
+    )
     b = GraphBuilder("pool")
-    yield "maxpool", b.build([b.maxpool2d(b.input("x", (1, 8, 15, 15)), kernel=(3, 3), stride=(2, 2),
-                                          padding=(1, 1), ceil_mode=1)])
+    yield (
+        "maxpool",
+        b.build([b.maxpool2d(b.input("x", (1, 8, 15, 15)), kernel=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=1)]),
+    )
 
 
 CASES = dict(_graphs())
@@ -60,8 +76,7 @@ def test_snapshot(name):
             path.write_text(got)
             wrote.append(path.name)
             continue
-        assert got == path.read_text(), (f"{path.name} changed; if intended, regenerate with "
-                                         "EQSAT_UPDATE_SNAPSHOTS=1")
+        assert got == path.read_text(), f"{path.name} changed; if intended, regenerate with EQSAT_UPDATE_SNAPSHOTS=1"
     if wrote and not UPDATE:
         pytest.skip(f"wrote new snapshots {wrote}")
 
@@ -113,12 +128,17 @@ def test_disk_cache_is_reused_across_processes(tmp_path):
         "x = b.input('x', (33, 70))\n"
         "g = b.build([b.softmax(b.relu(b.matmul(x, b.weight('w', torch.ones(70, 50)))), axis=-1)])\n"
         "cg = compile_graph(g)\n"
-        "print(jit.STATS.compiled, jit.STATS.cache_hits)\n")
+        "print(jit.STATS.compiled, jit.STATS.cache_hits)\n"
+    )
     env = dict(os.environ, EQSAT_CACHE_DIR=str(tmp_path))
     root = Path(__file__).resolve().parents[2]
     env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
-    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
-                           cwd=root).stdout.split() for _ in range(2)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True, cwd=root
+        ).stdout.split()
+        for _ in range(2)
+    ]
     compiled1, hits1 = map(int, runs[0])
     compiled2, hits2 = map(int, runs[1])
     assert compiled1 >= 2 and hits1 == 0

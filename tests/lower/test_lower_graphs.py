@@ -30,10 +30,12 @@ def conv_block():
     x = b.input("x", (2, 16, 14, 14))
 
     def cbr(x, cin, cout, name, relu=True, k=3):
-        y = b.conv2d(x, b.weight(name + "w", rnd(cout, cin, k, k, scale=(cin * k * k) ** -0.5)),
-                     padding=(k // 2, k // 2))
+        y = b.conv2d(
+            x, b.weight(name + "w", rnd(cout, cin, k, k, scale=(cin * k * k) ** -0.5)), padding=(k // 2, k // 2)
+        )
         y = b.batchnorm(y, *(b.weight(name + p, torch.rand(cout, generator=G) + 0.5) for p in "gbmv"))
         return b.relu(y) if relu else y
+
     y = cbr(x, 16, 16, "c1")
     y = cbr(y, 16, 16, "c2", relu=False)
     y = b.relu(b.add(y, x))
@@ -47,10 +49,11 @@ def attention(S=33, D=64, H=4):
     x = b.input("x", (1, S, D))
 
     def proj(t, name):
-        return b.linear(t, b.weight(name + "w", rnd(D, D, scale=D ** -0.5)), b.weight(name + "b", rnd(D, scale=0.1)))
+        return b.linear(t, b.weight(name + "w", rnd(D, D, scale=D**-0.5)), b.weight(name + "b", rnd(D, scale=0.1)))
 
     def heads(t):
         return b.transpose(b.reshape(t, shape=(1, S, H, D // H)), perm=(0, 2, 1, 3))
+
     q, k, v = heads(proj(x, "q")), heads(proj(x, "k")), heads(proj(x, "v"))
     att = b.softmax(b.smul(b.matmul(q, b.transpose(k, perm=(0, 1, 3, 2))), scalar=(D // H) ** -0.5), axis=-1)
     o = b.reshape(b.transpose(b.matmul(att, v), perm=(0, 2, 1, 3)), shape=(1, S, D))
@@ -110,6 +113,7 @@ def test_positional_inputs_and_errors():
     a, c = torch.ones(3), torch.arange(3.0)
     assert torch.equal(cg([a, c])[0], a - c)
     from rewrite.graph import GraphError
+
     with pytest.raises(GraphError):
         cg([a])
     with pytest.raises(GraphError):

@@ -29,18 +29,21 @@ def test_unary(op, shape):
 
 def test_unary_extremes():
     """exp/sigmoid/tanh/gelu stay accurate at the ends of the range (overflow, underflow, tiny x)."""
-    x = torch.tensor([-200.0, -90.0, -88.0, -20.0, -1e-3, -1e-6, 0.0, 1e-6, 1e-3, 0.39, 0.41, 5.0, 20.0, 88.0,
-                      89.0, 200.0])
+    x = torch.tensor(
+        [-200.0, -90.0, -88.0, -20.0, -1e-3, -1e-6, 0.0, 1e-6, 1e-3, 0.39, 0.41, 5.0, 20.0, 88.0, 89.0, 200.0]
+    )
     for op in ("sigmoid", "tanh", "gelu"):
         b = GraphBuilder(op)
         g = b.build([getattr(b, op)(b.input("x", (16,)))])
         from lower import compile_graph
+
         got = compile_graph(g)({"x": x})[0]
         ref = g.run({"x": x})[0]
         torch.testing.assert_close(got, ref, rtol=2e-6, atol=1e-7)
     b = GraphBuilder("exp")
     g = b.build([b.exp(b.input("x", (16,)))])
     from lower import compile_graph
+
     got = compile_graph(g)({"x": x})[0]
     ref = torch.exp(x)
     assert torch.isinf(got[-2:]).all() and (got[:1] == 0).all()
@@ -52,6 +55,7 @@ def test_nan_propagates_through_relu_and_max():
     x = b.input("x", (1, 1, 2, 2))
     g = b.build([b.relu(x), b.maxpool2d(x, kernel=(2, 2), stride=(2, 2))])
     from lower import compile_graph
+
     t = torch.tensor([[[[1.0, float("nan")], [3.0, -2.0]]]])
     r, m = compile_graph(g)({"x": t})
     assert torch.isnan(r[0, 0, 0, 1]) and torch.isnan(m).all()
@@ -64,8 +68,9 @@ def test_smul():
 
 
 @pytest.mark.parametrize("op", BINARY)
-@pytest.mark.parametrize("shapes", [((7, 13), (7, 13)), ((3, 1, 13), (1, 5, 13)), ((2, 3, 4, 5), (1, 3, 1, 1)),
-                                    ((31,), (1,))])
+@pytest.mark.parametrize(
+    "shapes", [((7, 13), (7, 13)), ((3, 1, 13), (1, 5, 13)), ((2, 3, 4, 5), (1, 3, 1, 1)), ((31,), (1,))]
+)
 def test_binary_broadcast(op, shapes):
     b = GraphBuilder(op)
     g = b.build([getattr(b, op)(b.input("x", shapes[0]), b.input("y", shapes[1]))])
@@ -75,16 +80,18 @@ def test_binary_broadcast(op, shapes):
     check_graph(g, inputs, tol=1e-6)
 
 
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 13, 31), (1, 64, 17), (33, 17, 5), (67, 129, 97), (8, 256, 32),
-                                   (130, 300, 70)])
+@pytest.mark.parametrize(
+    "m,k,n", [(1, 1, 1), (7, 13, 31), (1, 64, 17), (33, 17, 5), (67, 129, 97), (8, 256, 32), (130, 300, 70)]
+)
 def test_matmul_2d(m, k, n):
     b = GraphBuilder("mm")
     g = b.build([b.matmul(b.input("a", (m, k)), b.input("b", (k, n)))])
     check_graph(g)
 
 
-@pytest.mark.parametrize("sa,sb", [((2, 7, 13), (2, 13, 31)), ((3, 1, 40, 33), (1, 4, 33, 65)),
-                                   ((2, 65, 40), (1, 40, 64))])
+@pytest.mark.parametrize(
+    "sa,sb", [((2, 7, 13), (2, 13, 31)), ((3, 1, 40, 33), (1, 4, 33, 65)), ((2, 65, 40), (1, 40, 64))]
+)
 def test_matmul_batched(sa, sb):
     b = GraphBuilder("bmm")
     g = b.build([b.matmul(b.input("a", sa), b.input("b", sb))])
@@ -102,8 +109,16 @@ def test_matmul_weight_operand_is_prepacked():
 def test_linear(xs):
     b = GraphBuilder("linear")
     x = b.input("x", xs)
-    g = b.build([b.op("linear", x, b.weight("w", torch.randn(31, 13) if xs[-1] == 13 else torch.randn(31, 7)),
-                      b.weight("b", torch.randn(31)))])
+    g = b.build(
+        [
+            b.op(
+                "linear",
+                x,
+                b.weight("w", torch.randn(31, 13) if xs[-1] == 13 else torch.randn(31, 7)),
+                b.weight("b", torch.randn(31)),
+            )
+        ]
+    )
     check_graph(g)
 
 
@@ -156,8 +171,7 @@ def test_maxpool(xs, k, s, p, ceil):
 @pytest.mark.parametrize("cip", [0, 1])
 def test_avgpool(xs, k, s, p, ceil, cip):
     b = GraphBuilder("avgpool")
-    g = b.build([b.avgpool2d(b.input("x", xs), kernel=k, stride=s, padding=p, ceil_mode=ceil,
-                             count_include_pad=cip)])
+    g = b.build([b.avgpool2d(b.input("x", xs), kernel=k, stride=s, padding=p, ceil_mode=ceil, count_include_pad=cip)])
     check_graph(g, tol=1e-6)
 
 
@@ -174,8 +188,12 @@ def test_batchnorm(xs, const):
     b = GraphBuilder("bn")
     c = xs[1]
     gen = torch.Generator().manual_seed(3)
-    params = [torch.rand(c, generator=gen) + 0.5, torch.randn(c, generator=gen), torch.randn(c, generator=gen),
-              torch.rand(c, generator=gen) + 0.5]
+    params = [
+        torch.rand(c, generator=gen) + 0.5,
+        torch.randn(c, generator=gen),
+        torch.randn(c, generator=gen),
+        torch.rand(c, generator=gen) + 0.5,
+    ]
     if const:
         ps = [b.weight(n, t) for n, t in zip("wbmv", params)]
         inputs = None
@@ -243,9 +261,27 @@ def test_slice(axis, start, end):
 
 
 def test_all_groups_covered_by_this_file():
-    tested = set(UNARY + BINARY) | {"rsqrt", "pad2d", "conv2d_bias_act", "matmul_bias_act", "smul", "matmul", "linear", "conv2d", "maxpool2d", "avgpool2d",
-                                    "global_avgpool", "batchnorm", "layernorm", "softmax", "transpose", "reshape",
-                                    "concat", "split", "slice"}
+    tested = set(UNARY + BINARY) | {
+        "rsqrt",
+        "pad2d",
+        "conv2d_bias_act",
+        "matmul_bias_act",
+        "smul",
+        "matmul",
+        "linear",
+        "conv2d",
+        "maxpool2d",
+        "avgpool2d",
+        "global_avgpool",
+        "batchnorm",
+        "layernorm",
+        "softmax",
+        "transpose",
+        "reshape",
+        "concat",
+        "split",
+        "slice",
+    }
     ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}
     assert ops <= tested, ops - tested
 
@@ -270,14 +306,26 @@ def test_pad2d(xs, pads):
 
 
 @pytest.mark.parametrize("act", ["none", "relu", "sigmoid", "tanh"])
-@pytest.mark.parametrize("xs,ws,stride,pad,groups", [((1, 8, 13, 13), (16, 8, 3, 3), (1, 1), (1, 1), 1),
-                                                     ((2, 8, 9, 9), (8, 2, 3, 3), (2, 2), (1, 1), 4)])
+@pytest.mark.parametrize(
+    "xs,ws,stride,pad,groups",
+    [((1, 8, 13, 13), (16, 8, 3, 3), (1, 1), (1, 1), 1), ((2, 8, 9, 9), (8, 2, 3, 3), (2, 2), (1, 1), 4)],
+)
 def test_conv2d_bias_act(act, xs, ws, stride, pad, groups):
     _need_op("conv2d_bias_act")
     b = GraphBuilder("cba")
-    g = b.build([b.conv2d_bias_act(b.input("x", xs), b.weight("w", torch.randn(ws) * 0.2),
-                                   b.weight("b", torch.randn(ws[0])), stride=stride, padding=pad, groups=groups,
-                                   act=act)])
+    g = b.build(
+        [
+            b.conv2d_bias_act(
+                b.input("x", xs),
+                b.weight("w", torch.randn(ws) * 0.2),
+                b.weight("b", torch.randn(ws[0])),
+                stride=stride,
+                padding=pad,
+                groups=groups,
+                act=act,
+            )
+        ]
+    )
     check_graph(g)
 
 
@@ -286,19 +334,40 @@ def test_conv2d_bias_act(act, xs, ws, stride, pad, groups):
 def test_matmul_bias_act(act, sa, sw):
     _need_op("matmul_bias_act")
     b = GraphBuilder("mba")
-    g = b.build([b.matmul_bias_act(b.input("x", sa), b.weight("w", torch.randn(sw) * 0.2),
-                                   b.weight("b", torch.randn(sw[-1])), act=act)])
+    g = b.build(
+        [
+            b.matmul_bias_act(
+                b.input("x", sa), b.weight("w", torch.randn(sw) * 0.2), b.weight("b", torch.randn(sw[-1])), act=act
+            )
+        ]
+    )
     check_graph(g)
 
 
-@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", [
-    ((1, 8, 15, 15), (8, 1, 3, 3), (1, 1), (1, 1), (1, 1), 8),
-    ((2, 12, 11, 13), (8, 3, 5, 3), (2, 1), (2, 1), (1, 2), 4),
-    ((1, 16, 9, 9), (16, 1, 7, 7), (1, 1), (3, 3), (1, 1), 16)])
+@pytest.mark.parametrize(
+    "xs,ws,stride,pad,dil,groups",
+    [
+        ((1, 8, 15, 15), (8, 1, 3, 3), (1, 1), (1, 1), (1, 1), 8),
+        ((2, 12, 11, 13), (8, 3, 5, 3), (2, 1), (2, 1), (1, 2), 4),
+        ((1, 16, 9, 9), (16, 1, 7, 7), (1, 1), (3, 3), (1, 1), 16),
+    ],
+)
 def test_grouped_conv_uses_the_direct_path(xs, ws, stride, pad, dil, groups):
     b = GraphBuilder("dw")
-    g = b.build([b.relu(b.conv2d(b.input("x", xs), b.weight("w", torch.randn(ws) * 0.3), stride=stride,
-                                 padding=pad, dilation=dil, groups=groups))])
+    g = b.build(
+        [
+            b.relu(
+                b.conv2d(
+                    b.input("x", xs),
+                    b.weight("w", torch.randn(ws) * 0.3),
+                    stride=stride,
+                    padding=pad,
+                    dilation=dil,
+                    groups=groups,
+                )
+            )
+        ]
+    )
     cg = check_graph(g)
     src = cg.kernel_source(0)
     assert "_xpad" in src and "unrolled for" in src
@@ -306,6 +375,7 @@ def test_grouped_conv_uses_the_direct_path(xs, ws, stride, pad, dil, groups):
 
 def _random_convs(count: int, seed: int = 2024):
     import random
+
     r = random.Random(seed)
     out = []
     while len(out) < count:
@@ -324,14 +394,25 @@ def _random_convs(count: int, seed: int = 2024):
 @pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", _random_convs(10))
 def test_conv2d_random(xs, ws, stride, pad, dil, groups):
     b = GraphBuilder("rconv")
-    g = b.build([b.conv2d(b.input("x", xs), b.weight("w", torch.randn(ws) * 0.3), stride=stride, padding=pad,
-                          dilation=dil, groups=groups)])
+    g = b.build(
+        [
+            b.conv2d(
+                b.input("x", xs),
+                b.weight("w", torch.randn(ws) * 0.3),
+                stride=stride,
+                padding=pad,
+                dilation=dil,
+                groups=groups,
+            )
+        ]
+    )
     check_graph(g)
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_matmul_random(seed):
     import random
+
     r = random.Random(seed)
     m, k, n = r.randint(1, 150), r.randint(1, 300), r.randint(1, 150)
     batch = r.choice([(), (2,), (3, 1)])
@@ -344,6 +425,7 @@ def test_matmul_random(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_pool_random(seed):
     import random
+
     r = random.Random(100 + seed)
     k = (r.randint(1, 4), r.randint(1, 4))
     s = (r.randint(1, 3), r.randint(1, 3))
@@ -351,6 +433,10 @@ def test_pool_random(seed):
     xs = (1, r.randint(1, 5), r.randint(k[0] + 1, 19), r.randint(k[1] + 1, 19))
     b = GraphBuilder("rpool")
     x = b.input("x", xs)
-    g = b.build([b.maxpool2d(x, kernel=k, stride=s, padding=p, ceil_mode=seed % 2),
-                 b.avgpool2d(x, kernel=k, stride=s, padding=p, ceil_mode=seed % 2, count_include_pad=seed // 2)])
+    g = b.build(
+        [
+            b.maxpool2d(x, kernel=k, stride=s, padding=p, ceil_mode=seed % 2),
+            b.avgpool2d(x, kernel=k, stride=s, padding=p, ceil_mode=seed % 2, count_include_pad=seed // 2),
+        ]
+    )
     check_graph(g, tol=1e-6)

@@ -7,10 +7,21 @@ import textwrap
 import pytest
 import torch
 
-from lower.loop_ir import (Allocate, Buffer, For, IntImm, Kernel, Stage, Store, Var, emax, loops, seq)
+from lower.loop_ir import Allocate, Buffer, For, IntImm, Kernel, Stage, Store, Var, emax, loops, seq
 from lower.printer import format_kernel
-from lower.schedule import (ComputeAt, Fuse, Inline, Parallel, Reorder, Schedule, ScheduleError, Split,
-                            Tensorize, Unroll, Vectorize)
+from lower.schedule import (
+    ComputeAt,
+    Fuse,
+    Inline,
+    Parallel,
+    Reorder,
+    Schedule,
+    ScheduleError,
+    Split,
+    Tensorize,
+    Unroll,
+    Vectorize,
+)
 from lower_testutil import run_kernel
 
 i, j, k = Var("i"), Var("j"), Var("k")
@@ -104,16 +115,18 @@ def test_reorder_refusals():
         s = Schedule(scale_kernel()).split("i", 4)
         s.reorder("i.i", "i.o")
     X, O = Buffer("x", (9,)), Buffer("out", (9,))
-    prefix = Kernel("p", [X, O], For(i, IntImm(3), For(j, IntImm(3), Store(O, (i * 3 + j,),
-                                                                              O[i * 3 + j - 1] + X[i * 3 + j]))))
+    prefix = Kernel(
+        "p", [X, O], For(i, IntImm(3), For(j, IntImm(3), Store(O, (i * 3 + j,), O[i * 3 + j - 1] + X[i * 3 + j])))
+    )
     with pytest.raises(ScheduleError, match="iterations depend on each other"):
         Reorder(("j", "i")).apply(prefix)
     last = Kernel("l", [X, O], For(i, IntImm(3), For(j, IntImm(3), Store(O, (j,), X[i * 3 + j]))))
     with pytest.raises(ScheduleError, match="overwrites the same element"):
         Reorder(("j", "i")).apply(last)
     Y, Z = Buffer("y", (4,)), Buffer("z", (4, 4))
-    imperfect = Kernel("imp", [Y, Z], For(i, IntImm(4), seq(Store(Y, (i,), Y[i] * 1.0),
-                                                           For(j, IntImm(4), Store(Z, (i, j), Y[i])))))
+    imperfect = Kernel(
+        "imp", [Y, Z], For(i, IntImm(4), seq(Store(Y, (i,), Y[i] * 1.0), For(j, IntImm(4), Store(Z, (i, j), Y[i]))))
+    )
     with pytest.raises(ScheduleError, match="not perfectly nested"):
         Reorder(("j", "i")).apply(imperfect)
 
@@ -134,8 +147,9 @@ def test_fuse():
 
 def test_fuse_refusals():
     Y, Z = Buffer("y", (4,)), Buffer("z", (4, 4))
-    imperfect = Kernel("imp", [Y, Z], For(i, IntImm(4), seq(Store(Y, (i,), Y[i] * 1.0),
-                                                           For(j, IntImm(4), Store(Z, (i, j), Y[i])))))
+    imperfect = Kernel(
+        "imp", [Y, Z], For(i, IntImm(4), seq(Store(Y, (i,), Y[i] * 1.0), For(j, IntImm(4), Store(Z, (i, j), Y[i]))))
+    )
     with pytest.raises(ScheduleError, match="only statement"):
         Fuse("i", "j").apply(imperfect)
     s = Schedule(scale_kernel()).split("i", 4)
@@ -266,8 +280,14 @@ def test_inline_refusals():
         Inline("mm").apply(matmul_kernel())
     X, O = Buffer("x", (4,)), Buffer("o", (4,))
     T = Buffer("t", (8,))
-    strided = Kernel("st", [X, O], seq(Stage("p", For(i, IntImm(4), Store(T, (i * 2,), X[i]))),
-                                      Stage("c", For(j, IntImm(4), Store(O, (j,), T[j * 2])))))
+    strided = Kernel(
+        "st",
+        [X, O],
+        seq(
+            Stage("p", For(i, IntImm(4), Store(T, (i * 2,), X[i]))),
+            Stage("c", For(j, IntImm(4), Store(O, (j,), T[j * 2]))),
+        ),
+    )
     with pytest.raises(ScheduleError, match="exactly the loop variables"):
         Inline("p").apply(strided)
 
@@ -309,7 +329,8 @@ def test_pack_then_tensorize():
     s.tensorize("i.i", 8, 32)
     assert [ln.strip() for ln in format_kernel(s.kernel).splitlines() if "gemm_8x32(" in ln][0] == (
         "gemm_8x32(A, i.o * 296, 37, Bp, 0, C, i.o * 360 + j.o * 32, 45, 37, min(8, 13 - i.o * 8), "
-        "min(32, 45 - j.o * 32))")
+        "min(32, 45 - j.o * 32))"
+    )
     g = torch.Generator().manual_seed(1)
     inputs = {"A": torch.randn(13, 37, generator=g), "B": torch.randn(37, 45, generator=g)}
     same_results(before, packed, inputs, ["C"], tol=1e-4)
