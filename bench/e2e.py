@@ -22,9 +22,8 @@ import torch
 
 from bench.models import MODELS, load
 from costs.timing import alternate
-from rewrite.api import compile, optimize
-from rewrite.execute import compile_and_compare
 from rewrite.frontends import from_torch
+from rewrite.pipeline import compile, compile_and_compare, optimize
 
 
 def onnxruntime_ms(

@@ -21,13 +21,15 @@ from typing import Any, Sequence
 import torch
 
 from bench.models import MODELS, load
-from costs.fidelity import fidelity
-from rewrite.api import load_rules
+from costs.analytical import AnalyticalCost
+from costs.fidelity import fidelity, spearman
+from costs.measured import MeasuredCost
 from rewrite.egraph.saturate import Limits, saturate
 from rewrite.extract.egraph_data import read_serialized
 from rewrite.extract.greedy import greedy_choice, node_costs, select
 from rewrite.extract.sample import sample_graphs
 from rewrite.frontends import from_torch
+from rewrite.rulelang.loader import load_rules
 
 DEFAULT_MODELS = ("nasrnn", "squeezenet", "bert", "resnet50", "inceptionv3")
 
@@ -50,14 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", help="write spearman, median_rel_err, candidates and per-model results")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    if args.cost == "measured":
-        from costs.measured import MeasuredCost
-
-        model: Any = MeasuredCost(measure_missing=True)
-    else:
-        from costs.analytical import AnalyticalCost
-
-        model = AnalyticalCost()
+    model: Any = MeasuredCost(measure_missing=True) if args.cost == "measured" else AnalyticalCost()
     names = [m for m in args.models.split(",") if m]
     bad = [m for m in names if m not in MODELS]
     if bad:
@@ -74,8 +69,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         pooled_pred += res["predicted"]
         pooled_meas += res["measured"]
         print(f"  spearman {res['spearman']:.3f}, median relative error {res['median_rel_err']:.3f}", file=sys.stderr)
-    from costs.fidelity import spearman
-
     rel = sorted(abs(a - b) / b for a, b in zip(pooled_pred, pooled_meas))
     out = {
         "spearman": spearman(pooled_pred, pooled_meas),

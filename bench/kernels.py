@@ -32,7 +32,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from rewrite.builder import GraphBuilder
+from lower.llvm.jit import host_description
+from rewrite.ir.builder import GraphBuilder
+from rewrite.pipeline import compile
 
 
 def _time(fn: Callable[[], object]) -> float:
@@ -58,11 +60,9 @@ def alternate(a: Callable[[], object], b: Callable[[], object], repeats: int, wa
 
 
 def bench_gemm(n: int, threads: int, repeats: int) -> dict:
-    from lower import compile_graph
-
     b = GraphBuilder("gemm")
     g = b.build([b.matmul(b.input("a", (n, n)), b.input("b", (n, n)))])
-    cg = compile_graph(g, threads=threads)
+    cg = compile(g, threads=threads)
     gen = torch.Generator().manual_seed(0)
     A, B = torch.randn(n, n, generator=gen), torch.randn(n, n, generator=gen)
     inputs = [A, B]
@@ -84,12 +84,10 @@ def bench_gemm(n: int, threads: int, repeats: int) -> dict:
 
 
 def bench_elementwise(n: int, threads: int, repeats: int) -> dict:
-    from lower import compile_graph
-
     b = GraphBuilder("ew")
     x, y, z = (b.input(k, (n,)) for k in "abc")
     g = b.build([b.relu(b.add(b.mul(x, y), z))])
-    cg = compile_graph(g, threads=threads)
+    cg = compile(g, threads=threads)
     gen = torch.Generator().manual_seed(1)
     a, bb, c = (torch.randn(n, generator=gen) for _ in range(3))
     inputs = [a, bb, c]
@@ -124,8 +122,6 @@ def bench_elementwise(n: int, threads: int, repeats: int) -> dict:
 
 
 def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dict:
-    from lower import compile_graph
-
     b = GraphBuilder(op)
     x = b.input("x", (rows, cols))
     gen = torch.Generator().manual_seed(2)
@@ -135,7 +131,7 @@ def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dic
     else:
         w, bias = torch.randn(cols, generator=gen), torch.randn(cols, generator=gen)
         g = b.build([b.layernorm(x, b.weight("w", w), b.weight("b", bias))])
-    cg = compile_graph(g, threads=threads)
+    cg = compile(g, threads=threads)
     t = torch.randn(rows, cols, generator=gen) * 3
     inputs = [t]
     if op == "softmax":
@@ -208,8 +204,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _host() -> str:
     try:
-        from lower.llvm.jit import host_description
-
         return host_description().split(" ")[1]
     except Exception:  # pragma: no cover
         return "unknown"

@@ -21,9 +21,11 @@ import torch
 
 from bench.models import MODELS, load
 from costs.fidelity import measure_graphs
-from rewrite.api import load_rules, optimize
+from costs.measured import MeasuredCost
 from rewrite.egraph.saturate import Limits
 from rewrite.frontends import from_torch
+from rewrite.pipeline import optimize
+from rewrite.rulelang.loader import load_rules
 
 COLUMNS = (
     "model",
@@ -112,11 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"unknown model(s) {unknown}; known: {', '.join(MODELS)}", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
-    cost_model = None
-    if args.cost == "measured":
-        from costs.measured import MeasuredCost
-
-        cost_model = MeasuredCost(measure_missing=True)
+    cost_model = MeasuredCost(measure_missing=True) if args.cost == "measured" else None
     rows = []
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)

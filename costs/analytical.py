@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Mapping, Protocol, Sequence
 
 from costs.machine import MachineProfile, machine_profile
-from rewrite.ops import OPS, Shape, numel
+from rewrite.ir.ops import OPS, Shape, numel
 
 VIEWS = frozenset({"reshape", "slice", "identity"})
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from costs.machine import cpu_name
+from rewrite import config
+from rewrite.ir.errors import CacheError
 
 try:
     import fcntl
@@ -59,13 +61,8 @@ CREATE TABLE IF NOT EXISTS costs (
 """
 
 
-class CacheError(RuntimeError):
-    """The cache file could not be opened or rebuilt."""
-
-
 def default_path() -> Path:
-    d = Path(os.environ.get("EQSAT_CACHE_DIR", Path.home() / ".cache" / "eqsat"))
-    return d / "costs.sqlite"
+    return config.cache_dir() / "costs.sqlite"
 
 
 def machine_fingerprint() -> str:

@@ -1,7 +1,7 @@
 """How well does a cost model rank real candidates?  Spearman correlation against measured run times.
 
 For each candidate graph, the model's prediction is the sum of its costs over run-time nodes
-(weight-only nodes are precomputed, as in ``rewrite.api.graph_cost``); the measurement is the
+(weight-only nodes are precomputed, as in ``costs.model.graph_cost``); the measurement is the
 median wall time of ``Graph.run`` on the graph with its weight-only sub-graphs folded into
 weights first (``Graph.folded``), so neither side pays for precomputation.  Graphs are timed in
 alternating rounds (forward, then backward order) so drift on a shared machine hits every
@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from rewrite.graph import Graph
+from rewrite.ir.graph import Graph
 
 
 def ranks(xs: Sequence[float]) -> list[float]:

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import torch
 
+from rewrite import config
+from rewrite.ir.builder import GraphBuilder
+
 
 @dataclass(frozen=True)
 class MachineProfile:
@@ -32,12 +35,6 @@ class MachineProfile:
     conv_overhead: float = 0.0  # seconds for a tiny conv2d
     conv_flops: float = 0.0  # FLOP/s of a mid-size 3x3 conv (convs run well below matmul peak)
     depthwise_flops: float = 0.0  # FLOP/s of a depthwise 3x3 conv (memory-bound, far below both)
-
-
-def cache_dir() -> Path:
-    d = Path(os.environ.get("EQSAT_CACHE_DIR", Path.home() / ".cache" / "eqsat"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def cpu_name() -> str:
@@ -75,8 +72,6 @@ def _per_node(op: str, shape: tuple[int, ...], n: int = 200, **attrs: object) ->
     Overheads are measured through the executor that runs our graphs, so the
     model prices what a node really costs there (dispatch + bookkeeping).
     """
-    from rewrite.builder import GraphBuilder
-
     b = GraphBuilder("overhead")
     y = b.input("x", shape)
     for i in range(n):
@@ -131,7 +126,7 @@ def _stored(path: Path) -> dict[str, dict]:
 
 def machine_profile(refresh: bool = False) -> MachineProfile:
     """The cached profile for this machine and thread count, measuring it if missing, foreign or corrupt."""
-    path = cache_dir() / "machine.json"
+    path = config.cache_dir() / "machine.json"
     fp = fingerprint()
     stored = _stored(path)
     if not refresh and fp in stored:

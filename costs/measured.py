@@ -30,8 +30,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import torch
 
+from costs.analytical import AnalyticalCost
 from costs.cache import CostCache, op_key
-from rewrite.ops import OPS, Group, Shape
+from rewrite.ir.ops import OPS, Group, Shape
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 
@@ -138,8 +139,6 @@ class MeasuredCost:
     @property
     def fallback(self) -> Callable[..., float]:
         if self._fallback is None:  # built lazily: the analytical model measures the machine on first use
-            from costs.analytical import AnalyticalCost
-
             self._fallback = AnalyticalCost()
         return self._fallback
 

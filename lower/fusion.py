@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from rewrite.graph import Graph, Value
-from rewrite.ops import OPS, Group
 from lower.loop_ir import (
     Buffer,
     Expr,
@@ -51,6 +49,8 @@ from lower.loop_ir import (
     substitute,
 )
 from lower.ops_to_loops import LowerCtx, Namer, lower_node
+from rewrite.ir.graph import Graph, Value
+from rewrite.ir.ops import OPS, Group
 
 INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice", "pad2d"}
 EPILOGUE_OPS = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm"}

@@ -31,11 +31,9 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Callable, Iterator, Sequence, Union
 
+from rewrite.ir.errors import LoweringError
+
 I64, F32, BOOL = "i64", "f32", "bool"
-
-
-class LoweringError(ValueError):
-    """A graph node (or loop-IR construct) cannot be lowered; names what and why."""
 
 
 # ============================================================== buffers

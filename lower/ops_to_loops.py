@@ -28,8 +28,6 @@ from typing import Callable, Sequence
 
 import torch
 
-from rewrite.graph import Node
-from rewrite.ops import OPS, Group
 from lower.loop_ir import (
     F32,
     Allocate,
@@ -56,6 +54,8 @@ from lower.loop_ir import (
     simplify,
     simplify_stmt,
 )
+from rewrite.ir.graph import Node
+from rewrite.ir.ops import OPS, Group
 
 NEG_INF = float("-inf")
 

@@ -12,14 +12,16 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from rewrite import config
+
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
 def default_threads() -> int:
-    env = os.environ.get("EQSAT_THREADS")
-    if env:
-        return max(1, int(env))
+    n = config.THREADS.integer()
+    if n is not None:
+        return n
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover

@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 from lower.loop_ir import (
     Bin,
@@ -36,14 +35,15 @@ from lower.loop_ir import (
     Stmt,
     Store,
     Var,
-    flat_offset,
     find_stage,
+    flat_offset,
     loads_of,
     stores_of,
     walk_expr,
     walk_stmt,
 )
 from lower.schedule import Schedule, ScheduleError, _chain, affine_in, root_loop_of
+from rewrite import config
 
 MR, NR = 8, 32
 PAR_MIN_ELEMS = 1 << 18  # below this a parallel launch costs more than it saves (and on a shared machine a
@@ -54,7 +54,7 @@ GEMM_MIN_FLOPS = 1 << 16
 
 def schedule_kernel(bk, threads: int):
     """Pick and apply the default schedule; records it on ``bk.schedule``."""
-    if os.environ.get("EQSAT_NO_SCHEDULE") == "1":
+    if config.NO_SCHEDULE.flag():
         return bk
     sched = Schedule(bk.kernel)
     if bk.gemm is not None and bk.gemm.direct:
@@ -63,7 +63,7 @@ def schedule_kernel(bk, threads: int):
         try:
             gemm_recipe(sched, bk, threads)
         except ScheduleError as e:
-            if os.environ.get("EQSAT_DEBUG"):
+            if config.DEBUG.flag():
                 print(f"gemm recipe refused for {bk.kernel.name}: {e}")
             sched = Schedule(bk.kernel)
             small_contraction_recipe(sched, bk)
@@ -161,7 +161,7 @@ def gemm_recipe(s: Schedule, bk, threads: int) -> None:
     if isinstance(a_op, Load):
         f = affine_in(flat_offset(a_op.buf, a_op.idx), {ii, ji, ki})
         unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
-    if not unit or os.environ.get("EQSAT_PACK_A") == "1":
+    if not unit or config.PACK_A.flag():
         s.pack(g.stage, "#0", io, (ir, ii, ki), f"{g.a_buf}_apanel")
     s.tensorize(ii, MR, NR)
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels: vectorize their innermost loop

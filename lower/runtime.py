@@ -31,12 +31,12 @@ from typing import Mapping, Sequence
 
 import torch
 
-from rewrite.graph import Graph, GraphError, Value
-from rewrite.ops import OPS
 from lower.fusion import BuiltKernel, FusionPlan, build_kernel, live_nodes, plan_fusion
-from lower.loop_ir import IntImm, Kernel, LoopKind, LoweringError, Seq, loads_of, seq, stores_of
 from lower.llvm import compile_kernel
+from lower.loop_ir import IntImm, Kernel, LoopKind, LoweringError, Seq, loads_of, seq, stores_of
 from lower.parallel import default_threads, parallel_for
+from rewrite.ir.graph import Graph, GraphError, Value
+from rewrite.ir.ops import OPS
 
 ALIGN = 16  # floats (64 bytes)
 

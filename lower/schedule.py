@@ -27,34 +27,34 @@ from lower.loop_ir import Kernel, loop_names
 
 # Re-exported: the steps and the analyses were split out of this module; keep them importable from here.
 from lower.schedule_checks import (
-    ScheduleError,
-    _fresh,
-    _need_loop,
-    replace_loop,
-    enclosing,
-    outer_ranges,
-    affine_in,
-    Box,
-    collapse_index,
-    _box,
-    accesses,
-    _overlap,
-    _conflict,
-    _sample,
     POINT_BUDGET,
-    _points,
-    _merge,
+    Box,
+    ScheduleError,
+    _box,
     _chain,
     _check_body_reorderable,
     _check_vectorizable,
-    root_loop_of,
+    _conflict,
+    _fresh,
+    _merge,
+    _need_loop,
+    _overlap,
+    _perfect_prefix,
+    _points,
+    _rewrap,
+    _sample,
     _top_stmts,
     _unwrap,
-    _rewrap,
-    _perfect_prefix,
+    accesses,
+    affine_in,
+    collapse_index,
+    enclosing,
+    outer_ranges,
+    replace_loop,
+    root_loop_of,
 )  # noqa: F401
-from lower.schedule_loop_steps import Step, Split, Reorder, Fuse, Vectorize, Unroll, Parallel  # noqa: F401
-from lower.schedule_stage_steps import ComputeAt, _below, inline_stage, Inline, _operand, Pack, GemmIntrinsic, Tensorize  # noqa: F401
+from lower.schedule_loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize  # noqa: F401
+from lower.schedule_stage_steps import ComputeAt, GemmIntrinsic, Inline, Pack, Tensorize, _below, _operand, inline_stage  # noqa: F401
 
 
 # ============================================================== schedule record

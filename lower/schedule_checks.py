@@ -46,10 +46,7 @@ from lower.loop_ir import (
     walk_stmt,
 )
 from lower.printer import format_expr
-
-
-class ScheduleError(LoweringError):
-    """A schedule step is not applicable or would change the result."""
+from rewrite.ir.errors import ScheduleError
 
 
 # ============================================================== helpers

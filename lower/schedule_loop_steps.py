@@ -29,15 +29,15 @@ from lower.loop_ir import (
 from lower.printer import format_expr
 from lower.schedule_checks import (
     ScheduleError,
-    _fresh,
-    _need_loop,
-    replace_loop,
-    accesses,
-    _conflict,
-    _points,
     _chain,
     _check_body_reorderable,
     _check_vectorizable,
+    _conflict,
+    _fresh,
+    _need_loop,
+    _points,
+    accesses,
+    replace_loop,
     root_loop_of,
 )
 

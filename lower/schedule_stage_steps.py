@@ -45,19 +45,19 @@ from lower.loop_ir import (
 from lower.printer import format_expr
 from lower.schedule_checks import (
     ScheduleError,
+    _conflict,
     _fresh,
     _need_loop,
-    replace_loop,
-    enclosing,
-    outer_ranges,
-    affine_in,
-    accesses,
-    _conflict,
+    _perfect_prefix,
     _points,
+    _rewrap,
     _top_stmts,
     _unwrap,
-    _rewrap,
-    _perfect_prefix,
+    accesses,
+    affine_in,
+    enclosing,
+    outer_ranges,
+    replace_loop,
 )
 from lower.schedule_loop_steps import Step
 

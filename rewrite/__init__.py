@@ -1,25 +1,61 @@
 """eqsat: equality-saturation superoptimizer for deep-learning graphs.
 
->>> import rewrite
->>> graph = rewrite.from_torch(module, (x,))          # doctest: +SKIP
->>> result = rewrite.optimize(graph)                  # doctest: +SKIP
->>> result.stats["verified"], result.stats["cost_after"]  # doctest: +SKIP
+    >>> import rewrite
+    >>> graph = rewrite.from_torch(module, (x,))          # doctest: +SKIP
+    >>> result = rewrite.optimize(graph)                  # doctest: +SKIP
+    >>> result.stats["verified"], result.stats["cost_after"]  # doctest: +SKIP
+
+The public names are loaded on first use (PEP 562), so ``import rewrite`` (and
+the ``eqsat`` command's start-up) costs nothing until one is asked for.
 """
 
-from rewrite.api import OptimizeResult, VerificationError, compile, load_rules, optimize, verify
-from rewrite.builder import GraphBuilder
-from rewrite.egraph.saturate import Limits, SaturationError, StopReason
-from rewrite.frontends import from_torch
-from rewrite.graph import Graph, GraphError, Node, Value
-from rewrite.ops import OPS, Group, ShapeError, get_op
-from rewrite.rulelang.syntax import Rule, RuleError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    # the pipeline
+    "optimize": "rewrite.pipeline",
+    "compile": "rewrite.pipeline",
+    "OptimizeResult": "rewrite.pipeline",
+    "verify": "rewrite.verify.numeric",
+    "load_rules": "rewrite.rulelang.loader",
+    "from_torch": "rewrite.frontends",
+    # the IR
+    "Graph": "rewrite.ir.graph",
+    "Node": "rewrite.ir.graph",
+    "Value": "rewrite.ir.graph",
+    "GraphBuilder": "rewrite.ir.builder",
+    "OPS": "rewrite.ir.ops",
+    "Group": "rewrite.ir.ops",
+    "get_op": "rewrite.ir.ops",
+    "Rule": "rewrite.rulelang.syntax",
+    "Limits": "rewrite.egraph.limits",
+    "StopReason": "rewrite.egraph.limits",
+    # errors
+    "EqsatError": "rewrite.ir.errors",
+    "UsageError": "rewrite.ir.errors",
+    "GraphError": "rewrite.ir.errors",
+    "ShapeError": "rewrite.ir.errors",
+    "FrontendError": "rewrite.ir.errors",
+    "RuleError": "rewrite.ir.errors",
+    "SaturationError": "rewrite.ir.errors",
+    "ExtractionError": "rewrite.ir.errors",
+    "LoweringError": "rewrite.ir.errors",
+    "VerificationError": "rewrite.ir.errors",
+}
 
 __all__ = [
+    "EqsatError",
+    "ExtractionError",
+    "FrontendError",
     "Graph",
     "GraphBuilder",
     "GraphError",
     "Group",
     "Limits",
+    "LoweringError",
     "Node",
     "OPS",
     "OptimizeResult",
@@ -28,6 +64,7 @@ __all__ = [
     "SaturationError",
     "ShapeError",
     "StopReason",
+    "UsageError",
     "Value",
     "VerificationError",
     "compile",
@@ -37,3 +74,40 @@ __all__ = [
     "optimize",
     "verify",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rewrite' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)  # deferred: torch and egglog load on first use
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from rewrite.egraph.limits import Limits, StopReason
+    from rewrite.frontends import from_torch
+    from rewrite.ir.builder import GraphBuilder
+    from rewrite.ir.errors import (
+        EqsatError,
+        ExtractionError,
+        FrontendError,
+        GraphError,
+        LoweringError,
+        RuleError,
+        SaturationError,
+        ShapeError,
+        UsageError,
+        VerificationError,
+    )
+    from rewrite.ir.graph import Graph, Node, Value
+    from rewrite.ir.ops import OPS, Group, get_op
+    from rewrite.pipeline import OptimizeResult, compile, optimize
+    from rewrite.rulelang.loader import load_rules
+    from rewrite.rulelang.syntax import Rule
+    from rewrite.verify.numeric import verify

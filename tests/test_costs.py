@@ -75,7 +75,7 @@ def test_profile_graph_measures_each_configuration_once(tmp_path, counting):
     assert profile_graph(g, MeasuredCost(cache=tmp_path / "c.sqlite", **FAST)) == 0  # all cached
     assert counting.calls == 3
     model2 = MeasuredCost(cache=tmp_path / "c.sqlite")
-    from rewrite.api import graph_cost
+    from costs.model import graph_cost
 
     assert graph_cost(g, model2) > 0 and model2.stats["fallbacks"] == 0
 

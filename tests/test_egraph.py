@@ -5,10 +5,10 @@ import torch
 
 from bench.models import load
 from rewrite import GraphBuilder
-from rewrite.api import load_rules
 from rewrite.egraph.saturate import Limits, SaturationError, StopReason, saturate
 from rewrite.extract.egraph_data import read_serialized
 from rewrite.frontends import from_torch
+from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import parse_rules
 
 

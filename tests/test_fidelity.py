@@ -60,9 +60,10 @@ def _qkv_graph():
 
 
 def test_sampled_graphs_are_distinct_and_correct():
-    from rewrite.api import load_rules, verify
     from rewrite.egraph.saturate import Limits, saturate
     from rewrite.extract.egraph_data import read_serialized
+    from rewrite.rulelang.loader import load_rules
+    from rewrite.verify.numeric import verify
 
     g = _qkv_graph()
     data = read_serialized(saturate(g, load_rules(), Limits(iterations=6, nodes=5000, seconds=10)).serialized())
@@ -86,7 +87,7 @@ def _matmul_graph(n: int, extra_weight_work: bool = False):
 
 def test_fidelity_ranks_clearly_different_candidates(one_thread):
     from costs.analytical import AnalyticalCost
-    from rewrite.api import graph_cost
+    from costs.model import graph_cost
 
     model = AnalyticalCost()
     graphs = [_matmul_graph(384), _matmul_graph(16, extra_weight_work=True), _matmul_graph(128)]

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from rewrite.frontends import FrontendError, from_torch
-from rewrite.graph import Graph
+from rewrite.ir.graph import Graph
 
 
 @pytest.fixture(autouse=True)

@@ -11,19 +11,19 @@
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from rewrite import GraphBuilder
-from rewrite.api import RULES_DIR, load_rules, optimize
 from rewrite.egraph.saturate import Limits, saturate
 from rewrite.extract.egraph_data import read_serialized
 from rewrite.frontends import from_torch
-from rewrite.graph import GraphError
-from rewrite.ops import OPS, ShapeError
+from rewrite.ir.graph import GraphError
+from rewrite.ir.ops import OPS, ShapeError
+from rewrite.pipeline import optimize
+from rewrite.rulelang.loader import RULES_DIR, load_rules
 from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var, load_rule_file
 
 FAMILIES = ("fusion", "relaxed", "transformer")

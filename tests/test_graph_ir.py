@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from rewrite import GraphBuilder, GraphError, ShapeError
-from rewrite.ops import OPS, Group, ops_in
+from rewrite.ir.ops import OPS, Group, ops_in
 
 
 def test_every_op_has_group_shape_and_reference():

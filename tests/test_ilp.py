@@ -215,11 +215,11 @@ def test_rejects_bad_input():
 def saturated(request):
     from bench.models import load
     from costs.analytical import AnalyticalCost
-    from rewrite.api import load_rules
     from rewrite.egraph.saturate import Limits, saturate
     from rewrite.extract.egraph_data import read_serialized
     from rewrite.extract.greedy import node_costs
     from rewrite.frontends import from_torch
+    from rewrite.rulelang.loader import load_rules
 
     graph = from_torch(*load(request.param))
     sat = saturate(graph, load_rules(), Limits(iterations=4, nodes=20000, seconds=20))  # keeps the file < 60 s
@@ -228,8 +228,8 @@ def saturated(request):
 
 
 def test_ilp_on_real_egraphs_is_no_worse_than_greedy_and_verifies(saturated):
-    from rewrite.api import verify
     from rewrite.extract.decode import to_graph
+    from rewrite.verify.numeric import verify
 
     graph, data, ncost = saturated
     greedy_cost = dag_cost(_greedy(data, ncost), ncost)

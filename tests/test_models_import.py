@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rewrite.frontends import from_torch
-
 import bench.models as bench_models
+from rewrite.frontends import from_torch
 
 
 @pytest.mark.parametrize("name", sorted(bench_models.MODELS))

@@ -3,8 +3,8 @@
 import pytest
 
 from bench.models import MODELS, load
-from rewrite.api import optimize
 from rewrite.frontends import from_torch
+from rewrite.pipeline import optimize
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -2,9 +2,9 @@
 
 import pytest
 
-from rewrite.api import load_rules, rule_files
+from rewrite.egraph.rules import rule_to_egglog
+from rewrite.rulelang.loader import load_rules, rule_files
 from rewrite.rulelang.syntax import RuleError, parse_rules
-from rewrite.rulelang.to_egglog import rule_to_egglog
 
 
 def test_shipped_rules_parse_with_unique_names():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rewrite.api import RULES_DIR, load_rules, rule_files
+from rewrite.rulelang.loader import RULES_DIR, load_rules, rule_files
 from rewrite.rulelang.syntax import load_rule_file
 
 TASO_FAMILIES = ("algebra", "layout", "multi")

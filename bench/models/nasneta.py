@@ -133,7 +133,7 @@ class NASNetA(nn.Module):
             nn.MaxPool2d(3, stride=2, padding=1),
         )
         cells: list[nn.Module] = []
-        ch = 64  # channels of both prev and cur at the start of a stage
+        ch = prev_ch = 64  # channels of both prev and cur at the start of a stage
         for stage, c in enumerate(widths):
             if stage > 0:
                 cells.append(ReductionCell(prev_ch, ch, c))

@@ -47,10 +47,7 @@ from lower.loop_ir import (
     simplify,
     walk_stmt,
 )
-
-
-class CodegenError(LoweringError):
-    pass
+from rewrite.ir.errors import CodegenError
 
 
 def root_loop(body: Stmt) -> For | None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from lower.loop_ir import Intrinsic
 from lower.llvm.tables import VECTOR_WIDTH
+from lower.loop_ir import Intrinsic
 
 W = VECTOR_WIDTH
 VF = f"<{W} x float>"

@@ -26,6 +26,8 @@ os.environ.setdefault("LLVMLITE_ENABLE_IR_LAYER_TYPED_POINTERS", "0")
 import llvmlite  # noqa: E402
 import llvmlite.binding as llvm  # noqa: E402
 
+from rewrite import config  # noqa: E402
+
 CODEGEN_VERSION = "4"  # bump when the generated code changes meaning for the same IR text
 KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -64,8 +66,7 @@ def host_description() -> str:
 
 
 def cache_dir() -> Path:
-    d = os.environ.get("EQSAT_CACHE_DIR")  # shared with the cost caches: kernels get their own folder
-    return (Path(d) if d else Path.home() / ".cache" / "eqsat") / "kernels"
+    return config.cache_dir("kernels")  # shared with the cost caches: kernels get their own folder
 
 
 def cache_key(ir_text: str) -> str:
@@ -95,7 +96,7 @@ class _quiet_stderr:
 
     def __enter__(self):
         self.fd = None
-        if os.environ.get("EQSAT_DEBUG"):
+        if config.DEBUG.flag():
             return self
         try:
             import sys
@@ -126,7 +127,7 @@ def assembly(ir_text: str) -> str:
 
 def _object_for(ir_text: str, key: str) -> bytes:
     path = cache_dir() / key[:2] / f"{key}.o"
-    if os.environ.get("EQSAT_NO_CACHE") != "1":
+    if not config.NO_CACHE.flag():
         try:
             data = path.read_bytes()
             STATS.cache_hits += 1
@@ -137,7 +138,7 @@ def _object_for(ir_text: str, key: str) -> bytes:
     obj = _init()["tm"].emit_object(optimize(ir_text))
     STATS.seconds += time.perf_counter() - t0
     STATS.compiled += 1
-    if os.environ.get("EQSAT_NO_CACHE") != "1":
+    if not config.NO_CACHE.flag():
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")

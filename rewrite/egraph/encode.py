@@ -4,7 +4,7 @@ Loading a graph as flat lets is linear in its size (one nested expression is
 not).  ``Encoding.roots`` names the let of each graph output, so extraction
 can find the output e-classes in the serialized e-graph.
 
-    >>> from rewrite.builder import GraphBuilder
+    >>> from rewrite.ir.builder import GraphBuilder
     >>> b = GraphBuilder(); x = b.input("x", (2, 3))
     >>> print(encode(b.build([b.relu(x)])).program)
     (let $v0_0 (Input "x" (vec-of 2 3)))
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rewrite.graph import Graph, Value
 from rewrite.egraph.prelude import egg_name, literal
-from rewrite.ops import OPS
+from rewrite.ir.graph import Graph, Value
+from rewrite.ir.ops import OPS
 
 
 def let_name(v: Value) -> str:

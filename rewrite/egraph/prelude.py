@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rewrite.ops import OPS, VARIADIC, AttrKind, OpDef
+from rewrite.ir.ops import OPS, VARIADIC, AttrKind, OpDef
 
 SORT = {AttrKind.INT: "i64", AttrKind.INTS: "IVec", AttrKind.FLOAT: "f64", AttrKind.STR: "String"}
 NOT_ENCODED = {"split"}  # outputs become slices

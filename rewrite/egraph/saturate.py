@@ -18,48 +18,17 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Callable
 
 from egglog.bindings import EGraph
 
 from rewrite.egraph.encode import Encoding, encode
+from rewrite.egraph.limits import Limits, StopReason
 from rewrite.egraph.prelude import EGG_TO_OP, prelude
-from rewrite.graph import Graph
+from rewrite.egraph.rules import rules_to_egglog
+from rewrite.ir.errors import SaturationError
+from rewrite.ir.graph import Graph
 from rewrite.rulelang.syntax import Rule
-from rewrite.rulelang.to_egglog import rules_to_egglog
-
-
-class SaturationError(RuntimeError):
-    """egglog rejected the program or a rule proved unsound while saturating."""
-
-
-class StopReason(str, Enum):
-    GOAL = "goal"  # the caller's ``until`` condition held (e.g. two terms became equal)
-    SATURATED = "saturated"
-    ITERATION_LIMIT = "iteration_limit"
-    NODE_LIMIT = "node_limit"
-    TIME_LIMIT = "time_limit"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Saturation limits. ``match_limit`` is matches per rule per iteration (None: scale with the graph)."""
-
-    iterations: int = 12
-    nodes: int = 50_000
-    seconds: float = 20.0
-    match_limit: int | None = None
-
-    def check(self) -> None:
-        if self.iterations < 0:
-            raise ValueError(f"iteration limit must be >= 0, got {self.iterations}")
-        if self.nodes < 1:
-            raise ValueError(f"node limit must be >= 1, got {self.nodes}")
-        if not self.seconds > 0:
-            raise ValueError(f"time limit must be > 0 seconds, got {self.seconds}")
-        if self.match_limit is not None and self.match_limit < 1:
-            raise ValueError(f"match limit must be >= 1, got {self.match_limit}")
 
 
 @dataclass

@@ -9,7 +9,7 @@ an ill-formed extraction fails loudly here.
 from __future__ import annotations
 
 from rewrite.extract.egraph_data import EGraphData, ENode
-from rewrite.graph import Graph, Value
+from rewrite.ir.graph import Graph, Value
 
 
 def _uses(sel: dict[str, ENode], roots: list[str]) -> dict[str, int]:

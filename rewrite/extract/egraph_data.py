@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewrite.egraph.prelude import EGG_TO_OP, egg_arity
-from rewrite.ops import OPS, AttrKind, Shape, ShapeError
+from rewrite.ir.ops import OPS, AttrKind, Shape, ShapeError
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,9 @@ from collections import deque
 from typing import Callable
 
 from rewrite.extract.egraph_data import EGraphData, ENode
+from rewrite.ir.errors import ExtractionError
 
 NodeCost = Callable[[ENode], float]
-
-
-class ExtractionError(RuntimeError):
-    """No acyclic, well-formed choice exists for an e-class: a bug, reported loudly."""
 
 
 def node_costs(data: EGraphData, cost: Callable[[str, dict, list], float]) -> dict[str, float]:

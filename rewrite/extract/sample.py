@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from rewrite.extract.decode import to_graph
 from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.extract.greedy import ExtractionError
 
@@ -122,6 +123,4 @@ def sample_graphs(
     max_tries: int | None = None,
 ) -> list[Any]:
     """Up to ``n`` distinct candidate graphs of the e-graph, decoded against ``original`` (its weights)."""
-    from rewrite.extract.decode import to_graph
-
     return [to_graph(data, sel, original) for sel in sample_selections(data, n, seed, prefer, p_random, max_tries)]

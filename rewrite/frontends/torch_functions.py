@@ -17,8 +17,8 @@ from torch import nn
 from torch.fx.passes.shape_prop import TensorMetadata
 
 from rewrite.frontends.torch_modules import _DROPOUT_MODULES, _ModuleConverters, _Unsupported
-from rewrite.graph import Value
-from rewrite.ops import Shape
+from rewrite.ir.graph import Value
+from rewrite.ir.ops import Shape
 
 _REQ = object()  # marks a required argument in a spec
 

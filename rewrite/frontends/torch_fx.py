@@ -1,4 +1,4 @@
-"""Import a PyTorch ``nn.Module`` into an eqsat :class:`~rewrite.graph.Graph`.
+"""Import a PyTorch ``nn.Module`` into an eqsat :class:`~rewrite.ir.graph.Graph`.
 
     x = torch.randn(1, 3, 224, 224)
     g = from_torch(model.eval(), (x,))
@@ -8,7 +8,7 @@ The module is traced with torch.fx symbolic tracing (nothing else is tried: if
 tracing fails, :class:`FrontendError` says so), run once on the example inputs
 with :class:`~torch.fx.passes.shape_prop.ShapeProp` so every fx node's output
 shape is known, and then each fx node is converted to registry ops with a
-:class:`~rewrite.builder.GraphBuilder`.  After every node the builder's shapes
+:class:`~rewrite.ir.builder.GraphBuilder`.  After every node the builder's shapes
 are checked against the shapes torch computed.
 
 * Parameters and buffers become weights named by their qualified name
@@ -47,7 +47,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.passes.shape_prop import ShapeProp, TensorMetadata
 
-from rewrite.builder import GraphBuilder
 from rewrite.frontends.torch_functions import (
     _FUNCTIONS,
     _INPLACE_METHODS,
@@ -60,13 +59,11 @@ from rewrite.frontends.torch_functions import (
     _spec,
 )
 from rewrite.frontends.torch_modules import _DROPOUT_MODULES, _MODULES, _Unsupported
-from rewrite.graph import Graph, Value
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.errors import FrontendError
+from rewrite.ir.graph import Graph, Value
 
 __all__ = ["FrontendError", "from_torch"]
-
-
-class FrontendError(ValueError):
-    """A module cannot be imported; the message names the op and the fx node."""
 
 
 def from_torch(

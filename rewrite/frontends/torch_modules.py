@@ -17,9 +17,8 @@ import torch
 from torch import nn
 from torch.fx.passes.shape_prop import TensorMetadata
 
-from rewrite.graph import Value
-from rewrite.ops import Shape
-
+from rewrite.ir.graph import Value
+from rewrite.ir.ops import Shape
 
 # call_module: exact module type -> handler method
 _MODULES: dict[type, str] = {

@@ -35,9 +35,9 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from rewrite.builder import GraphBuilder
-from rewrite.graph import Graph, Value
-from rewrite.ops import OPS, AttrKind, Shape
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import Graph, Value
+from rewrite.ir.ops import OPS, AttrKind, Shape
 from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Loc, Op, Pattern, Rule, Var
 
 

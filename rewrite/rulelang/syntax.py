@@ -27,26 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
-from rewrite.ops import OPS, AttrKind, Group
-
-# ----------------------------------------------------------------- locations, errors
-
-
-@dataclass(frozen=True)
-class Loc:
-    path: str
-    line: int
-    col: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}"
-
-
-class RuleError(ValueError):
-    def __init__(self, loc: Loc, message: str) -> None:
-        super().__init__(f"{loc}: {message}")
-        self.loc = loc
-
+from rewrite.ir.errors import Loc, RuleError
+from rewrite.ir.ops import OPS, AttrKind, Group
 
 # ----------------------------------------------------------------- AST
 

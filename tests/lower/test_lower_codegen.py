@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from rewrite.builder import GraphBuilder
 from lower import compile_graph
 from lower.llvm import jit
 from lower.llvm.codegen import kernel_to_llvm
 from lower.llvm.intrinsics import library_module
+from rewrite.ir.builder import GraphBuilder
 
 SNAP = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("EQSAT_UPDATE_SNAPSHOTS") == "1"
@@ -121,7 +121,7 @@ def test_disk_cache_is_reused_across_processes(tmp_path):
     """A second process compiling the same graph loads every kernel from the cache instead of LLVM."""
     script = (
         "import torch\n"
-        "from rewrite.builder import GraphBuilder\n"
+        "from rewrite.ir.builder import GraphBuilder\n"
         "from lower import compile_graph\n"
         "from lower.llvm import jit\n"
         "b = GraphBuilder('c')\n"

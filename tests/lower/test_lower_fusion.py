@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import torch
-
-from rewrite.builder import GraphBuilder
-from lower.fusion import plan_fusion
 from lower_testutil import check_graph
+
+from lower.fusion import plan_fusion
+from rewrite.ir.builder import GraphBuilder
 
 
 def kernels_of(cg) -> list[str]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from rewrite.builder import GraphBuilder
-from lower import LoweringError, compile_graph
 from lower_testutil import check_graph
+
+from lower import LoweringError, compile_graph
+from rewrite.ir.builder import GraphBuilder
 
 G = torch.Generator().manual_seed(7)
 
@@ -112,7 +112,7 @@ def test_positional_inputs_and_errors():
     cg = compile_graph(g)
     a, c = torch.ones(3), torch.arange(3.0)
     assert torch.equal(cg([a, c])[0], a - c)
-    from rewrite.graph import GraphError
+    from rewrite.ir.graph import GraphError
 
     with pytest.raises(GraphError):
         cg([a])

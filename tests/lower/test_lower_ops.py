@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from rewrite.builder import GraphBuilder
-from rewrite.ops import OPS, Group
-from lower.ops_to_loops import check_coverage
 from lower_testutil import check_graph
+
+from lower.ops_to_loops import check_coverage
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.ops import OPS, Group
 
 UNARY = ["relu", "sigmoid", "tanh", "gelu", "exp", "identity"]
 BINARY = ["add", "sub", "mul", "div"]

@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 import torch
+from lower_testutil import run_kernel
 
 from lower.loop_ir import Allocate, Buffer, For, IntImm, Kernel, Stage, Store, Var, emax, loops, seq
 from lower.printer import format_kernel
@@ -22,7 +23,6 @@ from lower.schedule import (
     Unroll,
     Vectorize,
 )
-from lower_testutil import run_kernel
 
 i, j, k = Var("i"), Var("j"), Var("k")
 i2, j2 = Var("i2"), Var("j2")

@@ -1,36 +1,42 @@
-"""``eqsat costs profile MODEL`` and ``eqsat costs show``: fill and list the measured-cost cache."""
+"""``eqsat costs profile|show|machine``: fill and list the measured-cost cache, and this machine's profile.
+
+eqsat costs profile resnet50 --threads 1 [--egraph]
+eqsat costs show [--json]
+eqsat costs machine [--refresh]
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Any
+from dataclasses import asdict
 
-from rewrite.egraph.saturate import Limits
+import torch
+
+from bench.models import MODELS, load_spec
+from costs.machine import machine_profile
+from costs.measured import MeasuredCost, cached_entries, egraph_configs, graph_configs, profile_configs
+from rewrite import config
+from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, positive_int
+from rewrite.frontends import from_torch
+from rewrite.pipeline import saturated_egraph
+from rewrite.rulelang.loader import load_rules
 
 
-def cmd_costs_profile(args: argparse.Namespace) -> int:
-    import torch
-
-    from costs.measured import MeasuredCost, egraph_configs, graph_configs, profile_configs
-    from rewrite.cli import load_model
-
+def cmd_profile(args: argparse.Namespace) -> int:
+    rules = load_rules(args.rules) if args.egraph else []
     if args.threads:
         torch.set_num_threads(args.threads)
-    graph = load_model(args.model)
+    name, module, inputs = load_spec(args.model)
+    graph = from_torch(module, inputs, name=name)
     model = MeasuredCost(cache=args.cache, warmup=args.warmup, repeats=args.repeats)
     configs = graph_configs(graph)
     if args.egraph:  # also what extraction may pick: merged, fused and concatenated forms
-        from rewrite.api import load_rules
-        from rewrite.egraph.saturate import saturate
-        from rewrite.extract.egraph_data import read_serialized
-
-        limits = Limits(iterations=args.iters, nodes=args.nodes, seconds=args.seconds)
-        configs = egraph_configs(read_serialized(saturate(graph, load_rules(args.rules), limits).serialized()))
+        configs = egraph_configs(saturated_egraph(graph, rules, limits_of(args)))
     total = len(configs)
 
-    def progress(done: int, tot: int, key: Any) -> None:
+    def progress(done: int, tot: int, key: object) -> None:
         width = 30
         filled = int(width * done / max(tot, 1))
         print(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{tot}", end="", file=sys.stderr, flush=True)
@@ -44,9 +50,7 @@ def cmd_costs_profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_costs_show(args: argparse.Namespace) -> int:
-    from costs.measured import cached_entries
-
+def cmd_show(args: argparse.Namespace) -> int:
     rows = cached_entries(args.cache, target=args.target)
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -57,16 +61,12 @@ def cmd_costs_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_costs_machine(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
-    from costs.machine import cache_dir, machine_profile
-
+def cmd_machine(args: argparse.Namespace) -> int:
     prof = machine_profile(refresh=args.refresh)
     if args.json:
         print(json.dumps(asdict(prof), indent=1))
         return 0
-    print(f"machine profile ({cache_dir() / 'machine.json'}):")
+    print(f"machine profile ({config.cache_dir() / 'machine.json'}):")
     print(f"  peak        {prof.peak_flops / 1e9:8.1f} GFLOP/s (fp32 matmul)")
     print(
         f"  conv        {prof.conv_flops / 1e9:8.1f} GFLOP/s (3x3, 64 channels), depthwise "
@@ -78,31 +78,35 @@ def cmd_costs_machine(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_costs_commands(sub: Any) -> None:
-    c = sub.add_parser("costs", help="measure operator costs on this machine and inspect the cache")
-    csub = c.add_subparsers(dest="costs_command", required=True)
+def parser(prog: str) -> argparse.ArgumentParser:
+    c = argparse.ArgumentParser(prog=prog, description="Measure operator costs on this machine; inspect the cache.")
+    csub = c.add_subparsers(dest="costs_command", required=True, metavar="{profile,show,machine}")
     p = csub.add_parser("profile", help="measure every operator configuration of a model (with progress)")
-    p.add_argument("model")
+    p.add_argument("model", help=f"one of {', '.join(MODELS)}, or FILE.py:FACTORY")
     p.add_argument(
         "--egraph",
         action="store_true",
         help="also measure every configuration in the saturated e-graph (what extraction may pick)",
     )
-    p.add_argument("--threads", type=int, default=0, help="torch threads while measuring (0: leave as is)")
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=20)
-    p.add_argument("--cache", help="cache file (default: $EQSAT_CACHE_DIR or ~/.cache/eqsat/costs.sqlite)")
-    p.add_argument("--rules", action="append")
-    p.add_argument("--iters", type=int, default=Limits.iterations)
-    p.add_argument("--nodes", type=int, default=Limits.nodes)
-    p.add_argument("--seconds", type=float, default=Limits.seconds)
-    p.set_defaults(fn=cmd_costs_profile)
+    p.add_argument("--threads", type=nonneg_int, default=0, help="torch threads while measuring (0: leave as is)")
+    p.add_argument("--warmup", type=nonneg_int, default=5)
+    p.add_argument("--repeats", type=positive_int, default=20)
+    p.add_argument("--cache", help="cache file (default: $EQSAT_CACHE_DIR/costs.sqlite)")
+    add_rules(p)
+    add_limits(p)
+    p.set_defaults(fn=cmd_profile)
     s = csub.add_parser("show", help="list the cached measurements")
     s.add_argument("--target")
     s.add_argument("--cache")
     s.add_argument("--json", action="store_true")
-    s.set_defaults(fn=cmd_costs_show)
+    s.set_defaults(fn=cmd_show)
     m = csub.add_parser("machine", help="show this machine's peak FLOP/s, bandwidth and per-node overheads")
     m.add_argument("--refresh", action="store_true", help="measure again (do it on a quiet machine)")
     m.add_argument("--json", action="store_true")
-    m.set_defaults(fn=cmd_costs_machine)
+    m.set_defaults(fn=cmd_machine)
+    return c
+
+
+def main(argv: list[str], prog: str = "eqsat costs") -> int:
+    args = parser(prog).parse_args(argv)
+    return int(args.fn(args))

@@ -18,8 +18,8 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from rewrite.graph import Graph, GraphError, Value
-from rewrite.ops import OPS, Group, Shape, get_op
+from rewrite.ir.graph import Graph, GraphError, Value
+from rewrite.ir.ops import OPS, Group, Shape, get_op
 
 
 class GraphBuilder:

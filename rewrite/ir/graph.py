@@ -4,7 +4,7 @@ A graph owns its nodes (in topological order), its weights (real tensors,
 bound by the ``weight`` nodes' names) and its outputs.  Every node's output
 shapes are inferred when it is added, so a malformed graph cannot be built.
 
-    >>> from rewrite.builder import GraphBuilder
+    >>> from rewrite.ir.builder import GraphBuilder
     >>> b = GraphBuilder()
     >>> x = b.input("x", (2, 3))
     >>> g = b.build([b.relu(x)])
@@ -20,11 +20,8 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import networkx as nx
 import torch
 
-from rewrite.ops import OPS, Group, Shape, ShapeError, get_op, norm_axis
-
-
-class GraphError(ValueError):
-    """A graph is malformed: names the node and what is wrong."""
+from rewrite.ir.errors import GraphError
+from rewrite.ir.ops import OPS, Group, Shape, ShapeError, get_op, norm_axis
 
 
 @dataclass(frozen=True, order=True)

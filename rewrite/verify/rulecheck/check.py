@@ -12,8 +12,8 @@ then ill-formed, has another shape or computes other values, the rule is
 reported unsound (egglog would add an ill-shaped term, or stop on an illegal
 shape merge).  A rule for which no draw is found within the try budget is a
 failure too ("could not instantiate"), never a silent pass.
-Drawing the instances is in :mod:`rewrite.rulelang.draw` (with
-:mod:`rewrite.rulelang.unify`); its public names are re-exported here.
+Drawing the instances is in :mod:`rewrite.verify.rulecheck.draw` (with
+:mod:`rewrite.verify.rulecheck.unify`); its public names are re-exported here.
 
     >>> from rewrite.rulelang.syntax import parse_rules
     >>> check_rule(parse_rules("r: (relu (relu ?x)) => (relu ?x)")[0]).ok
@@ -31,16 +31,16 @@ from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
-from rewrite.builder import GraphBuilder
-from rewrite.graph import GraphError, Value
-from rewrite.ops import ShapeError
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import GraphError, Value
+from rewrite.ir.ops import ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, instantiate
+from rewrite.rulelang.syntax import Rule
+from rewrite.verify.numeric import compare
 
 # re-exported: the checker's public API has always been importable from here
-from rewrite.rulelang.draw import RANK_MAX, CannotInstantiate, draw_envs, expr_text, pattern_text  # noqa: F401
-from rewrite.rulelang.syntax import Rule
-from rewrite.rulelang.unify import DIM_MAX, _Info  # noqa: F401  (DIM_MAX re-exported)
-
+from rewrite.verify.rulecheck.draw import RANK_MAX, CannotInstantiate, draw_envs, expr_text, pattern_text  # noqa: F401
+from rewrite.verify.rulecheck.unify import DIM_MAX, _Info  # noqa: F401  (DIM_MAX re-exported)
 
 # ------------------------------------------------------------------ checking
 
@@ -88,19 +88,6 @@ def _random_tensor(shape: tuple[int, ...], gen: torch.Generator, positive: bool)
     return t.abs() + 0.1 if positive else t
 
 
-def _compare(a: torch.Tensor, b: torch.Tensor, rtol: float) -> tuple[bool, float]:
-    """(close, relative error): ``|a - b| <= rtol * max(1, max|a|)``; equal infs and NaNs agree."""
-    if a.numel() == 0:
-        return True, 0.0
-    finite = torch.isfinite(a)
-    scale = max(1.0, a[finite].abs().max().item() if finite.any() else 1.0)
-    same = (a == b) | (torch.isnan(a) & torch.isnan(b))
-    diff = torch.where(same, torch.zeros_like(a), (a - b).abs())
-    diff = torch.nan_to_num(diff, nan=math.inf)
-    err = diff.max().item() / scale
-    return err <= rtol, err
-
-
 def _check_draw(
     rule: Rule, info: _Info, env: Env, seeds: Sequence[int], rtol: float, index: int
 ) -> tuple[str | None, float]:
@@ -138,10 +125,11 @@ def _check_draw(
         outs = g.run(inputs)
         k = len(lhs)
         for i, (a, c) in enumerate(zip(outs[:k], outs[k:])):
-            close, err = _compare(a, c, rtol)
+            cmp = compare(a, c, rtol)
+            close, err = cmp.close, cmp.rel_err
             worst = max(worst, err)
             if not close:
-                return f"root {i + 1}: values differ (seed {seed}): max relative error {err:.3g}", worst
+                return f"root {i + 1}: values differ (seed {seed}): {cmp.why}", worst
     return None, worst
 
 

@@ -3,8 +3,8 @@
 ``draw_envs`` finds random shapes for a direction's tensor variables and values
 for its attribute variables (and for the attributes its left side leaves out)
 such that the left side is well-formed and every guard holds;
-:mod:`rewrite.rulelang.check` compares the two sides on them.  The union-finds
-and guard classification it unifies with are in :mod:`rewrite.rulelang.unify`.
+:mod:`rewrite.verify.rulecheck.check` compares the two sides on them.  The union-finds
+and guard classification it unifies with are in :mod:`rewrite.verify.rulecheck.unify`.
 
 How draws are found (``_Attempt``):
 
@@ -44,12 +44,12 @@ import zlib
 from collections import Counter
 from typing import Any, Callable, Hashable
 
-from rewrite.builder import GraphBuilder
-from rewrite.graph import GraphError, Value
-from rewrite.ops import OPS, AttrKind, AttrSpec, Group, ShapeError, conv_out, numel
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import GraphError, Value
+from rewrite.ir.ops import ACTS, OPS, AttrKind, AttrSpec, Group, ShapeError, conv_out, numel
 from rewrite.rulelang.concrete import Env, Undefined, coerce, eval_expr, eval_guard, leaf, op_attrs
 from rewrite.rulelang.syntax import Expr, ListExpr, Lit, Op, Pattern, Rule, Var
-from rewrite.rulelang.unify import _const, _Dims, _dim_uses, _Info, _Reject, _side, _UF
+from rewrite.verify.rulecheck.unify import _UF, _const, _dim_uses, _Dims, _Info, _Reject, _side
 
 __all__ = ["RANK_MAX", "CannotInstantiate", "draw_envs", "expr_text", "pattern_text"]
 
@@ -135,9 +135,7 @@ class _Attempt:
         if spec.name == "eps":
             return rng.choice((1e-5, 1e-3, 0.1))
         if spec.name == "act":  # fused contractions: one of the registry's activations
-            from rewrite import ops
-
-            return rng.choice(sorted(getattr(ops, "ACTS", {"none": None})))
+            return rng.choice(sorted(ACTS))
         if spec.default is not None and rng.random() < 0.5:
             return spec.default
         if spec.kind is AttrKind.INT:

@@ -1,4 +1,4 @@
-"""Before/after reports: the table `eqsat optimize` prints."""
+"""Text reports: the before/after table `eqsat optimize` prints, and the line for `--run`."""
 
 from __future__ import annotations
 
@@ -49,3 +49,12 @@ def before_after(stats: dict[str, Any], before_ops: dict[str, int], after_ops: d
         f"rules fired: {fired or 'none'}",
     ]
     return "\n".join(lines)
+
+
+def run_table(stats: dict[str, Any]) -> str:
+    return (
+        f"{stats['target']}: {stats['kernels']} kernels compiled in {stats['compile_seconds']:.2f}s; "
+        f"latency {stats['latency_ms']:.3f} ms vs PyTorch eager {stats['torch_eager_ms']:.3f} ms "
+        f"({stats['speedup_vs_eager']:.2f}x, {stats['torch_threads']} thread(s)); "
+        f"max relative error {stats['max_rel_err']:.2e}"
+    )

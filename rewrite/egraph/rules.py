@@ -16,7 +16,7 @@ from __future__ import annotations
 from itertools import count
 
 from rewrite.egraph.prelude import egg_name, literal
-from rewrite.ops import OPS, AttrKind
+from rewrite.ir.ops import OPS, AttrKind
 from rewrite.rulelang.syntax import Expr, ListExpr, Lit, Pattern, Rule, Var
 
 _CMP = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}

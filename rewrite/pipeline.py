@@ -1,4 +1,7 @@
-"""The pipeline as one readable function: load → saturate → extract → verify.
+"""The pipeline as readable functions of named stages: optimize, compile, compare.
+
+import → saturate → extract → verify          (``optimize``)
+graph → fused kernels → LLVM → a callable     (``compile``)
 
 >>> from bench.models import load
 >>> from rewrite.frontends import from_torch
@@ -10,86 +13,28 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 
+from costs.analytical import AnalyticalCost
+from costs.model import graph_cost
+from costs.timing import alternate
+from lower import CompiledGraph, compile_graph
 from rewrite.egraph.saturate import IterationStat, Limits, saturate
 from rewrite.extract.decode import to_graph
-from rewrite.extract.egraph_data import read_serialized
+from rewrite.extract.egraph_data import EGraphData, read_serialized
 from rewrite.extract.greedy import dag_cost, greedy_choice, node_costs, select
-from rewrite.graph import Graph
-from rewrite.rulelang.syntax import Rule, RuleError, load_rule_file
+from rewrite.extract.ilp import ilp_extract
+from rewrite.ir.errors import UsageError, VerificationError
+from rewrite.ir.graph import Graph
+from rewrite.rulelang.loader import load_rules
+from rewrite.rulelang.syntax import Rule
+from rewrite.verify.numeric import REL_TOL, compare_all, verify
 
-RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 EXTRACTORS = ("greedy", "ilp")
-
-
-class VerificationError(AssertionError):
-    """The optimized graph computes something else: the worst bug we can ship."""
-
-
-def rule_files() -> dict[str, Path]:
-    """Shipped rule families: name → file."""
-    return {p.stem: p for p in sorted(RULES_DIR.glob("*.rules"))}
-
-
-def load_rules(spec: Sequence[str | Path] | None = None) -> list[Rule]:
-    """Rules from family names (``algebra``) and/or file paths; ``None`` loads every shipped family."""
-    families = rule_files()
-    paths: list[Path] = []
-    for item in spec if spec is not None else list(families):
-        s = str(item)
-        if s in families:
-            paths.append(families[s])
-        elif Path(s).exists():
-            paths.append(Path(s))
-        else:
-            raise FileNotFoundError(f"no rule family or file '{s}'; families: {', '.join(families)}")
-    rules: list[Rule] = []
-    seen: dict[str, Rule] = {}
-    for p in paths:
-        for r in load_rule_file(p):
-            if r.name in seen:
-                raise RuleError(r.loc, f"rule '{r.name}' is also defined at {seen[r.name].loc}")
-            seen[r.name] = r
-            rules.append(r)
-    return rules
-
-
-# ------------------------------------------------------------------ verification
-
-
-@dataclass
-class VerifyResult:
-    ok: bool
-    max_abs_err: float
-    max_rel_err: float
-    trials: int
-
-
-def verify(original: Graph, optimized: Graph, trials: int = 2, rtol: float = 1e-4) -> VerifyResult:
-    """Run both graphs on random inputs and compare every output.
-
-    An output matches when ``max|a - b| <= rtol * max(1, max|a|)``.
-    """
-    worst_abs, worst_rel, ok = 0.0, 0.0, True
-    if len(original.outputs) != len(optimized.outputs):
-        return VerifyResult(False, float("inf"), float("inf"), 0)
-    for seed in range(trials):
-        inputs = original.random_inputs(seed)
-        for a, b in zip(original.run(inputs), optimized.run(inputs)):
-            if a.shape != b.shape:
-                return VerifyResult(False, float("inf"), float("inf"), seed + 1)
-            err = (a - b).abs().max().item() if a.numel() else 0.0
-            scale = max(1.0, a.abs().max().item() if a.numel() else 0.0)
-            if not torch.isfinite(b).all() and torch.isfinite(a).all():
-                err = float("inf")
-            worst_abs, worst_rel = max(worst_abs, err), max(worst_rel, err / scale)
-            ok = ok and err <= rtol * scale
-    return VerifyResult(ok, worst_abs, worst_rel, trials)
 
 
 # ------------------------------------------------------------------ optimize
@@ -100,14 +45,6 @@ class OptimizeResult:
     graph: Graph
     original: Graph
     stats: dict[str, Any] = field(default_factory=dict)
-
-
-def graph_cost(graph: Graph, cost: Callable[..., float]) -> float:
-    """Modelled seconds of a graph; weight-only nodes are precomputed, so free."""
-    const = graph.weight_only()
-    return sum(
-        cost(n.op, n.attrs, [graph.shape_of(v) for v in n.inputs]) for n in graph.compute_nodes() if n.id not in const
-    )
 
 
 def optimize(
@@ -127,12 +64,10 @@ def optimize(
     cannot finish; its status and optimality gap land in the stats.  ``"greedy"`` skips the ILP.
     """
     if extractor not in EXTRACTORS:
-        raise ValueError(f"unknown extractor '{extractor}'; choose from {', '.join(EXTRACTORS)}")
+        raise UsageError(f"unknown extractor '{extractor}'; choose from {', '.join(EXTRACTORS)}")
     limits.check()
     graph.validate()
     if cost_model is None:
-        from costs.analytical import AnalyticalCost
-
         cost_model = AnalyticalCost()
     rule_list = list(rules) if rules and isinstance(next(iter(rules)), Rule) else load_rules(rules)  # type: ignore[arg-type]
     t0 = time.perf_counter()
@@ -146,8 +81,6 @@ def optimize(
     cost_before = graph_cost(graph, cost_model)
     ilp_info: dict[str, Any] = {}
     if extractor == "ilp":
-        from rewrite.extract.ilp import ilp_extract
-
         res = ilp_extract(data, ncost, time_limit=ilp_seconds, warm_start=sel)
         greedy_graph, greedy_cost = best, graph_cost(best, cost_model)
         best = to_graph(data, res.selection, graph)
@@ -216,12 +149,46 @@ def optimize(
 # ------------------------------------------------------------------ compile
 
 
-def compile(graph: Graph, target: str = "llvm", threads: int | None = None) -> Any:  # noqa: A001
+def compile(graph: Graph, target: str = "llvm", threads: int | None = None) -> CompiledGraph:  # noqa: A001
     """Lower ``graph`` to kernels for ``target`` and return a callable like ``graph.run``.
 
     >>> run = compile(result.graph)           # doctest: +SKIP
     >>> outputs = run({"x": x})               # doctest: +SKIP
     """
-    from lower import compile_graph
-
     return compile_graph(graph, target=target, threads=threads)
+
+
+def compile_and_compare(
+    graph: Graph, module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], target: str = "llvm", repeats: int = 10
+) -> dict[str, Any]:
+    """Compile ``graph``, check its outputs against ``module`` and time both, alternated.
+
+    Raises ``VerificationError`` when the compiled graph's outputs differ from PyTorch's.
+    """
+    run = compile(graph, target=target)
+    names = [n.attrs["name"] for n in graph.inputs]  # decode keeps the original input order
+    feed = dict(zip(names, inputs))
+    with torch.no_grad():
+        ref = module(*inputs)
+        refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
+        outs = run(feed)
+        cmp = compare_all(refs, outs, REL_TOL)
+        if not cmp.close:
+            raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: {cmp.why}")
+        t_ours, t_eager = alternate([lambda: run(feed), lambda: module(*inputs)], repeats=repeats)
+    return {
+        "target": target,
+        "compile_seconds": run.compile_seconds,
+        "kernels": run.kernels,
+        "latency_ms": t_ours * 1e3,
+        "torch_eager_ms": t_eager * 1e3,
+        "speedup_vs_eager": t_eager / t_ours,
+        "max_rel_err": cmp.rel_err,
+        "torch_threads": torch.get_num_threads(),
+        "plan": str(run.plan),
+    }
+
+
+def saturated_egraph(graph: Graph, rules: Sequence[Rule], limits: Limits = Limits()) -> EGraphData:
+    """Saturate ``graph`` and read the e-graph back as extraction sees it (every candidate e-node)."""
+    return read_serialized(saturate(graph, list(rules), limits).serialized())

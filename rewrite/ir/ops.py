@@ -19,12 +19,10 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 import torch.nn.functional as F
 
+from rewrite.ir.errors import ShapeError
+
 Shape = tuple[int, ...]
 Attrs = Mapping[str, Any]
-
-
-class ShapeError(ValueError):
-    """An op was given inputs or attributes whose shapes do not fit."""
 
 
 class Group(str, Enum):

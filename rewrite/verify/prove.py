@@ -22,11 +22,13 @@ from typing import Any, Mapping, Sequence
 
 from egglog.bindings import EggSmolError, EGraph
 
-from rewrite.builder import GraphBuilder
 from rewrite.egraph.saturate import Limits, StopReason, saturate
-from rewrite.graph import Graph, GraphError
-from rewrite.ops import ShapeError
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.errors import ProveError
+from rewrite.ir.graph import Graph, GraphError
+from rewrite.ir.ops import ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, instantiate
+from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import (
     Call,
     Expr,
@@ -42,10 +44,6 @@ from rewrite.rulelang.syntax import (
 )
 
 EQUAL = "equal"  # the stop reason when the two sides meet
-
-
-class ProveError(ValueError):
-    """The question is malformed: bad expression, unknown variable, different shapes."""
 
 
 @dataclass
@@ -135,8 +133,6 @@ def _graph(lhs: Pattern, rhs: Pattern, shapes: Mapping[str, tuple[int, ...]], we
 
 
 def _rules(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
-    from rewrite.api import load_rules
-
     if rules and all(isinstance(r, Rule) for r in rules):
         return list(rules)  # type: ignore[arg-type]
     return load_rules(rules)  # type: ignore[arg-type]

@@ -1,0 +1,5 @@
+"""The ``eqsat`` command line: ``main`` dispatches to one module per sub-command."""
+
+from rewrite.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,29 @@
+"""``eqsat config``: every ``EQSAT_*`` setting, its current value, default and meaning.
+
+eqsat config [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rewrite import config
+
+
+def main(argv: list[str], prog: str = "eqsat config") -> int:
+    p = argparse.ArgumentParser(prog=prog, description="Show every EQSAT_* setting with its current value.")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    rows = [
+        {"name": s.name, "value": s.describe(), "set": s.raw is not None, "default": s.default, "meaning": s.meaning}
+        for s in config.SETTINGS.values()
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        where = "set" if r["set"] else "default"
+        print(f"{r['name']:<{width}}  {r['value']}  ({where})\n{'':<{width}}  {r['meaning']}")
+    return 0

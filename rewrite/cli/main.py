@@ -1,0 +1,81 @@
+"""The ``eqsat`` command: a table of sub-commands, one module each, and the one place errors become exit codes.
+
+    eqsat optimize bert --json out.json
+    eqsat rules check
+    eqsat --help                 # prints at once: no torch or egglog is imported for it
+
+A sub-command's module (``rewrite/cli/<command>.py``) is imported only when it
+runs: it builds its own parser and does the work.  Every error a user can
+cause is an ``EqsatError``; it is printed as one line (``eqsat: error: ...``
+and, where there is one, a hint) and the exit code is the error's: 2 for
+usage errors, 1 for failures.  Any other exception is a bug and keeps its
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from rewrite.ir.errors import EqsatError
+
+
+class Command(NamedTuple):
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "optimize": Command("rewrite.cli.optimize", "optimize a model, verify it, print a before/after table"),
+    "rules": Command("rewrite.cli.rules", "list, check and prove rules"),
+    "costs": Command("rewrite.cli.costs", "measure operator costs on this machine and inspect the cache"),
+    "bench": Command("rewrite.cli.bench", "benchmarks: the Tensat table, fidelity, kernels, e2e"),
+    "config": Command("rewrite.cli.config", "show every EQSAT_* setting with its current value"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    width = max(len(c) for c in COMMANDS)
+    listing = "\n".join(f"  {name:<{width}}  {c.help}" for name, c in COMMANDS.items())
+    p = argparse.ArgumentParser(
+        prog="eqsat",
+        description="Equality-saturation superoptimizer for deep-learning graphs.",
+        epilog=f"commands:\n{listing}\n\n'eqsat COMMAND --help' describes one command.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("command", choices=list(COMMANDS), metavar="COMMAND", help="one of: " + ", ".join(COMMANDS))
+    p.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return p
+
+
+def report_error(e: EqsatError) -> int:
+    """Print an ``EqsatError`` as one line (plus its hint) and return its exit code."""
+    msg = str(e).strip().replace("\n", " ") or type(e).__name__
+    print(f"eqsat: error: {msg}", file=sys.stderr)
+    if e.hint:
+        print(f"eqsat: hint: {e.hint}", file=sys.stderr)
+    return e.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``eqsat`` command; returns the exit code (argparse's own exits become return values)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        ns = _parser().parse_args(argv)
+        # deferred: a command's module imports torch and egglog, which `eqsat --help` must not wait for
+        module = importlib.import_module(COMMANDS[ns.command].module)
+        return int(module.main(ns.args, prog=f"eqsat {ns.command}"))
+    except SystemExit as e:  # argparse: --help (0) and usage errors (2)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    except EqsatError as e:
+        return report_error(e)
+    except KeyboardInterrupt:
+        print("eqsat: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

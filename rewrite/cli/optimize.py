@@ -1,0 +1,125 @@
+"""``eqsat optimize MODEL``: import, saturate, extract, verify; optionally compile and time against PyTorch.
+
+eqsat optimize bert --json out.json
+eqsat optimize my_model.py:make --iters 8 --nodes 20000 --seconds 10
+eqsat optimize squeezenet --run llvm
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from bench.models import MODELS, load_spec
+from costs.measured import MeasuredCost
+from rewrite import config
+from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, output_file, positive_float, positive_int
+from rewrite.cli.report import before_after, run_table
+from rewrite.egraph.saturate import IterationStat
+from rewrite.frontends import from_torch
+from rewrite.pipeline import compile_and_compare, optimize
+from rewrite.rulelang.loader import load_rules
+
+
+def parser(prog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="Optimize a model and print a before/after table.")
+    p.add_argument("model", help=f"one of {', '.join(MODELS)}, or FILE.py:FACTORY")
+    add_rules(p)
+    add_limits(p)
+    p.add_argument(
+        "--extractor",
+        default="ilp",
+        choices=("greedy", "ilp"),
+        help="exact ILP (HiGHS), warm-started from and falling back to greedy (default); or greedy DAG-aware only",
+    )
+    p.add_argument("--ilp-seconds", type=positive_float, default=10.0, help="time limit of the ILP extraction")
+    p.add_argument(
+        "--cost",
+        choices=("analytical", "measured"),
+        default="analytical",
+        help="cost model: roofline from measured peaks, or per-operator measurements "
+        "(see `eqsat costs profile`; unmeasured ops fall back to analytical)",
+    )
+    p.add_argument(
+        "--threads",
+        type=nonneg_int,
+        default=0,
+        help="torch threads (measured costs are cached per thread count; 0: leave as is)",
+    )
+    p.add_argument("--measure-missing", action="store_true", help="with --cost measured: measure uncached ops now")
+    p.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
+    p.add_argument(
+        "--run",
+        choices=("llvm",),
+        help="compile the optimized graph, run it, check it against PyTorch and time it against PyTorch eager",
+    )
+    p.add_argument("--repeats", type=positive_int, default=10, help="timing repeats for --run")
+    p.add_argument("--json", type=output_file, help="write the statistics as JSON to this file")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print each iteration's rule matches and the optimized graph (or set EQSAT_TRACE=1)",
+    )
+    return p
+
+
+def progress(verbose: bool) -> Callable[[IterationStat], None]:
+    def report(stat: IterationStat) -> None:
+        print(
+            f"  iteration {stat.index}: {stat.enodes} e-nodes, {stat.eclasses} e-classes, {stat.seconds:.2f}s",
+            file=sys.stderr,
+            flush=True,
+        )
+        if verbose:
+            for name, n in sorted(stat.matches.items(), key=lambda kv: -kv[1]):
+                print(f"    {name}: {n} match(es)", file=sys.stderr)
+
+    return report
+
+
+def main(argv: list[str], prog: str = "eqsat optimize") -> int:
+    args = parser(prog).parse_args(argv)
+    limits = limits_of(args)
+    rules = load_rules(args.rules)  # a missing or malformed rule file fails before any model work
+    print(f"loading {args.model} ...", file=sys.stderr, flush=True)
+    name, module, inputs = load_spec(args.model)
+    graph = from_torch(module, inputs, name=name)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cost_model = MeasuredCost(measure_missing=args.measure_missing) if args.cost == "measured" else None
+    print(f"saturating {graph.op_count()} operators ...", file=sys.stderr, flush=True)
+    result = optimize(
+        graph,
+        rules=rules,
+        limits=limits,
+        extractor=args.extractor,
+        cost_model=cost_model,
+        check=not args.no_verify,
+        ilp_seconds=args.ilp_seconds,
+        on_iteration=progress(args.verbose or config.TRACE.flag()),
+    )
+    if cost_model is not None:
+        result.stats["cost_model"] = {"kind": "measured", **cost_model.stats}
+        print(f"measured cost model: {cost_model.stats}", file=sys.stderr)
+    print(before_after(result.stats, graph.summary(), result.graph.summary()))
+    if args.verbose:
+        print("optimized graph:")
+        print(result.graph.pretty())
+    if args.run:
+        print(f"compiling for {args.run} ...", file=sys.stderr, flush=True)
+        run = compile_and_compare(result.graph, module, inputs, target=args.run, repeats=args.repeats)
+        plan = run.pop("plan")
+        result.stats.update(run)
+        if args.verbose:
+            print(plan)
+        print(run_table(result.stats))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.stats, indent=1))
+        print(f"wrote {args.json}")
+    return 0

@@ -1,0 +1,128 @@
+"""Every ``EQSAT_*`` setting, declared once with its default and meaning.
+
+A setting is read from the environment each time it is asked for (tests and
+benches change them at run time), parsed by its kind, and a value that cannot
+be parsed raises ``ConfigError`` naming the variable.  ``eqsat config`` prints
+them all with their current values.
+
+    >>> THREADS.name, THREADS.kind
+    ('EQSAT_THREADS', 'int')
+    >>> cache_dir("kernels").name
+    'kernels'
+
+Nothing here imports more than the standard library: the CLI reads settings
+before it decides what heavy modules it needs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewrite.ir.errors import ConfigError
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One environment variable: ``kind`` is ``bool``, ``int`` or ``path``; ``default`` is its text."""
+
+    name: str
+    kind: str
+    default: str
+    meaning: str
+
+    @property
+    def raw(self) -> str | None:
+        return os.environ.get(self.name)
+
+    def _text(self) -> str:
+        raw = self.raw
+        return self.default if raw is None or raw.strip() == "" else raw.strip()
+
+    def flag(self) -> bool:
+        assert self.kind == "bool", self.name
+        text = self._text().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ConfigError(f"{self.name}={self.raw!r}: expected 1/0, true/false, yes/no or on/off")
+
+    def integer(self) -> int | None:
+        """The value as an int, or None where it is unset and has no default."""
+        assert self.kind == "int", self.name
+        text = self._text()
+        if not text:
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            raise ConfigError(f"{self.name}={self.raw!r}: expected a whole number") from None
+        if value < 1:
+            raise ConfigError(f"{self.name}={value}: must be at least 1")
+        return value
+
+    def path(self) -> Path:
+        assert self.kind == "path", self.name
+        return Path(os.path.expanduser(self._text()))
+
+    def describe(self) -> str:
+        """The current value as text, for ``eqsat config``."""
+        if self.kind == "bool":
+            return "1" if self.flag() else "0"
+        if self.kind == "int":
+            v = self.integer()
+            return "(auto)" if v is None else str(v)
+        return str(self.path())
+
+
+SETTINGS: dict[str, Setting] = {}
+
+
+def _declare(name: str, kind: str, default: str, meaning: str) -> Setting:
+    s = Setting(name, kind, default, meaning)
+    SETTINGS[name] = s
+    return s
+
+
+CACHE_DIR = _declare(
+    "EQSAT_CACHE_DIR",
+    "path",
+    "~/.cache/eqsat",
+    "where caches live: measured costs (costs.sqlite), machine profiles (machine.json), kernels (kernels/)",
+)
+NO_CACHE = _declare("EQSAT_NO_CACHE", "bool", "0", "compile every kernel; read and write no kernel cache on disk")
+THREADS = _declare(
+    "EQSAT_THREADS", "int", "", "threads the compiled kernels use (default: the cores this process may run on)"
+)
+DEBUG = _declare("EQSAT_DEBUG", "bool", "0", "show LLVM's diagnostics and why a schedule recipe was refused")
+NO_SCHEDULE = _declare("EQSAT_NO_SCHEDULE", "bool", "0", "lower kernels without schedules (plain loop nests)")
+PACK_A = _declare("EQSAT_PACK_A", "bool", "0", "pack a GEMM's A operand even when it can be read in place")
+TRACE = _declare("EQSAT_TRACE", "bool", "0", "print each saturation iteration's rule matches (like optimize -v)")
+UPDATE_SNAPSHOTS = _declare(
+    "EQSAT_UPDATE_SNAPSHOTS", "bool", "0", "tests: rewrite the code-generation snapshots instead of comparing"
+)
+
+
+def cache_dir(sub: str = "") -> Path:
+    """The cache directory (or one folder in it), created on first use.
+
+    Raises ``ConfigError`` when it cannot be created or is not a directory.
+    """
+    root = CACHE_DIR.path()
+    d = root / sub if sub else root
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ConfigError(
+            f"{CACHE_DIR.name}={root}: not a directory", hint=f"point {CACHE_DIR.name} at a folder, or unset it"
+        ) from None
+    except OSError as e:
+        raise ConfigError(f"{CACHE_DIR.name}={root}: cannot create {d}: {e.strerror}") from None
+    if not d.is_dir():
+        raise ConfigError(f"{CACHE_DIR.name}={root}: {d} is not a directory")
+    return d

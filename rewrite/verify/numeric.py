@@ -1,0 +1,95 @@
+"""Numerical checks: one tolerance rule for every comparison eqsat makes.
+
+Two tensors *match* when they have the same shape, the same non-finite pattern
+(NaN where the other has NaN, +inf where +inf, -inf where -inf) and, on the
+positions finite in both, ``max|a - b| <= rtol * max(1, max|a|)`` with the
+maximum over ``a``'s finite values.  The same rule checks an optimized graph
+against its original (``verify``), a compiled graph against PyTorch, and a
+rule's two sides in the rule checker.
+
+    >>> import torch
+    >>> x = torch.tensor([1.0, float("inf"), float("nan")])
+    >>> compare(x, x.clone()).close
+    True
+    >>> compare(x, torch.tensor([1.0, float("-inf"), float("nan")])).close
+    False
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from rewrite.ir.graph import Graph
+
+REL_TOL = 1e-4  # float32 graphs: the tolerance of verify() and of compiled-vs-PyTorch checks
+
+
+@dataclass(frozen=True)
+class Comparison:
+    close: bool
+    abs_err: float  # max |a - b| over positions finite in both (inf: shapes or non-finite patterns differ)
+    rel_err: float  # abs_err / max(1, max |a| over a's finite values)
+    why: str = ""  # what differs, when not close
+
+
+def compare(a: torch.Tensor, b: torch.Tensor, rtol: float = REL_TOL) -> Comparison:
+    """Compare ``b`` against the reference ``a`` (see the module docstring)."""
+    if tuple(a.shape) != tuple(b.shape):
+        return Comparison(False, math.inf, math.inf, f"shape {tuple(b.shape)} != {tuple(a.shape)}")
+    if a.numel() == 0:
+        return Comparison(True, 0.0, 0.0)
+    a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
+    fa, fb = torch.isfinite(a64), torch.isfinite(b64)
+    same_pattern = bool(
+        torch.equal(torch.isnan(a64), torch.isnan(b64))
+        and torch.equal(a64 == math.inf, b64 == math.inf)
+        and torch.equal(a64 == -math.inf, b64 == -math.inf)
+    )
+    scale = max(1.0, a64[fa].abs().max().item() if bool(fa.any()) else 1.0)
+    both = fa & fb
+    err = (a64[both] - b64[both]).abs().max().item() if bool(both.any()) else 0.0
+    if not same_pattern:
+        bad = int(((torch.isnan(a64) != torch.isnan(b64)) | (fa != fb) | (~fa & ~fb & (a64 != b64))).sum())
+        return Comparison(False, math.inf, math.inf, f"non-finite values differ at {bad} position(s)")
+    close = err <= rtol * scale
+    return Comparison(close, err, err / scale, "" if close else f"max relative error {err / scale:.3g} > {rtol:g}")
+
+
+def compare_all(refs: Sequence[torch.Tensor], outs: Sequence[torch.Tensor], rtol: float = REL_TOL) -> Comparison:
+    """The worst comparison over paired outputs (a count mismatch is not close)."""
+    if len(refs) != len(outs):
+        return Comparison(False, math.inf, math.inf, f"{len(outs)} outputs, expected {len(refs)}")
+    worst = Comparison(True, 0.0, 0.0)
+    for i, (a, b) in enumerate(zip(refs, outs)):
+        c = compare(a, b, rtol)
+        if not c.close and worst.close:
+            worst = Comparison(False, c.abs_err, c.rel_err, f"output {i}: {c.why}")
+        elif c.close == worst.close and c.rel_err > worst.rel_err:
+            worst = Comparison(worst.close, max(worst.abs_err, c.abs_err), c.rel_err, worst.why)
+    return worst
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    ok: bool
+    max_abs_err: float
+    max_rel_err: float
+    trials: int
+    why: str = ""
+
+
+def verify(original: Graph, optimized: Graph, trials: int = 2, rtol: float = REL_TOL) -> VerifyResult:
+    """Run both graphs on the same random inputs (``trials`` seeds) and compare every output."""
+    worst = Comparison(True, 0.0, 0.0)
+    for seed in range(trials):
+        inputs = original.random_inputs(seed)
+        c = compare_all(original.run(inputs), optimized.run(inputs), rtol)
+        if not c.close:
+            return VerifyResult(False, c.abs_err, c.rel_err, seed + 1, c.why)
+        if c.rel_err >= worst.rel_err:
+            worst = c
+    return VerifyResult(True, worst.abs_err, worst.rel_err, trials)
