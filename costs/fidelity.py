@@ -115,12 +115,20 @@ def fidelity(
     if not graphs:
         raise ValueError("fidelity needs at least one candidate graph")
     predicted = [predicted_cost(g, model) for g in graphs]
-    measured = measure_graphs(graphs, repeats, warmup, seed, on_progress)
+    return agreement(predicted, measure_graphs(graphs, repeats, warmup, seed, on_progress))
+
+
+def agreement(predicted: Sequence[float], measured: Sequence[float]) -> dict[str, Any]:
+    """How well ``predicted`` seconds rank and match ``measured`` ones (see ``fidelity`` for the keys).
+
+    >>> agreement([1.0, 2.0, 3.0], [0.1, 0.3, 0.2])["spearman"]
+    0.5
+    """
     rel = [abs(p - m) / m for p, m in zip(predicted, measured) if m > 0]
     return {
         "spearman": spearman(predicted, measured),
         "median_rel_err": statistics.median(rel) if rel else math.nan,
-        "candidates": len(graphs),
-        "predicted": predicted,
-        "measured": measured,
+        "candidates": len(predicted),
+        "predicted": list(predicted),
+        "measured": list(measured),
     }

@@ -1,8 +1,19 @@
-"""Fixtures shared by the test files."""
+"""Fixtures shared by the test files, the test session's cache directory, and the model tiers.
+
+Every test session gets its own empty ``EQSAT_CACHE_DIR`` (cost cache, machine
+profile, compiled kernels), so no test reads what an earlier run or the user's
+own ``~/.cache/eqsat`` left behind, and no test writes there.  A caller that
+sets ``EQSAT_CACHE_DIR`` itself keeps its own.
+"""
+
+import os
+import tempfile
 
 import pytest
 import torch
 
+if "EQSAT_CACHE_DIR" not in os.environ:
+    os.environ["EQSAT_CACHE_DIR"] = tempfile.mkdtemp(prefix="eqsat-test-cache-")
 
 @pytest.fixture
 def one_thread():

@@ -2,10 +2,13 @@
 
 import json
 
+import pytest
+
 from bench.tensat_table import COLUMNS
 from rewrite.cli import main
 
 
+@pytest.mark.slow
 def test_tensat_table_json_and_markdown(tmp_path, capsys):
     out, md = tmp_path / "t.json", tmp_path / "t.md"
     assert (
@@ -33,6 +36,7 @@ def test_tensat_table_json_and_markdown(tmp_path, capsys):
     assert "| nasrnn |" in md.read_text()
 
 
+@pytest.mark.slow
 def test_fidelity_script(tmp_path, capsys):
     out = tmp_path / "f.json"
     assert (

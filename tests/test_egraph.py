@@ -8,11 +8,12 @@ from rewrite import GraphBuilder
 from rewrite.egraph.saturate import Limits, SaturationError, StopReason, saturate
 from rewrite.extract.egraph_data import read_serialized
 from rewrite.frontends import from_torch
+from tests.tiers import models
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import parse_rules
 
 
-@pytest.mark.parametrize("model", ["squeezenet", "bert", "nasrnn", "inceptionv3"])
+@pytest.mark.parametrize("model", models(["squeezenet", "bert", "nasrnn", "inceptionv3"], fast=("squeezenet", "bert", "nasrnn")))
 def test_egglog_shapes_agree_with_registry(model):
     g = from_torch(*load(model))
     sat = saturate(g, [], Limits(iterations=0))

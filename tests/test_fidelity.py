@@ -85,15 +85,35 @@ def _matmul_graph(n: int, extra_weight_work: bool = False):
     return b.build([b.relu(b.matmul(x, w))])
 
 
-def test_fidelity_ranks_clearly_different_candidates(one_thread):
+def test_fidelity_compares_predictions_with_measurements(monkeypatch):
+    """The plumbing and the scores, on deterministic "measurements" (timing itself is bench/'s business)."""
+    from costs import fidelity as fid
     from costs.analytical import AnalyticalCost
     from costs.model import graph_cost
 
     model = AnalyticalCost()
     graphs = [_matmul_graph(384), _matmul_graph(16, extra_weight_work=True), _matmul_graph(128)]
+    # weight-only work is precomputed: priced like the plain 16x16 graph
     assert predicted_cost(graphs[1], model) == pytest.approx(graph_cost(graphs[1], model))
     assert predicted_cost(graphs[1], model) == pytest.approx(predicted_cost(_matmul_graph(16), model))
+    seen = []
+
+    def fake_measure(gs, repeats, warmup, seed, on_progress):
+        seen.append((len(gs), repeats, warmup))
+        return [3e-3, 1e-5, 2e-4]  # the sizes' order: 384 > 128 > 16
+
+    monkeypatch.setattr(fid, "measure_graphs", fake_measure)
     res = fidelity(graphs, model, repeats=5, warmup=1)
-    assert res["candidates"] == 3 and len(res["measured"]) == 3
-    assert res["spearman"] == pytest.approx(1.0)
-    assert res["median_rel_err"] >= 0
+    assert seen == [(3, 5, 1)]
+    assert res["candidates"] == 3 and res["measured"] == [3e-3, 1e-5, 2e-4]
+    assert res["spearman"] == pytest.approx(1.0)  # the model ranks the three sizes in the same order
+    rel = [abs(p - m) / m for p, m in zip(res["predicted"], res["measured"])]
+    assert res["median_rel_err"] == pytest.approx(sorted(rel)[1])
+
+
+def test_agreement_scores():
+    from costs.fidelity import agreement
+
+    r = agreement([1.0, 2.0, 3.0, 4.0], [2.0, 1.0, 4.0, 3.0])
+    assert r["spearman"] == pytest.approx(0.6) and r["candidates"] == 4
+    assert r["median_rel_err"] == pytest.approx((1 / 3 + 1 / 2) / 2)  # |p - m| / m = 1/2, 1, 1/4, 1/3

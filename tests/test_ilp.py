@@ -170,6 +170,7 @@ def _set_cover(n_el: int, n_sets: int, k: int, seed: int = 0):
     return _egraph(spec, ["R"])
 
 
+@pytest.mark.slow  # asserts on wall-clock time
 def test_time_limit_is_honoured_and_keeps_a_valid_incumbent():
     data, ncost = _set_cover(400, 200, 8)
     events: list[dict] = []

@@ -7,9 +7,10 @@ import torch
 
 import bench.models as bench_models
 from rewrite.frontends import from_torch
+from tests.tiers import models
 
 
-@pytest.mark.parametrize("name", sorted(bench_models.MODELS))
+@pytest.mark.parametrize("name", models(sorted(bench_models.MODELS), fast=("nasrnn", "squeezenet", "bert", "resnet50")))
 def test_model_imports_and_matches_torch(name):
     model, inputs = bench_models.load(name)
     g = from_torch(model, inputs, name=name)

@@ -3,11 +3,12 @@
 import pytest
 
 from bench.models import MODELS, load
+from tests.tiers import models
 from rewrite.frontends import from_torch
 from rewrite.pipeline import optimize
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", models(sorted(MODELS)))
 def test_model_optimizes_and_verifies(name):
     graph = from_torch(*load(name), name=name)
     result = optimize(graph)

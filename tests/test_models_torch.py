@@ -12,6 +12,7 @@ from torch import nn
 
 from bench.models import MODELS, load
 from rewrite.ir.errors import UsageError
+from tests.tiers import models
 
 EXPECTED_SHAPES = {
     "bert": (64, 1024),
@@ -103,7 +104,7 @@ def test_unknown_name_lists_known_models():
         assert name in exc.value.hint
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", models(list(MODELS), fast=("nasrnn", "squeezenet", "bert", "resnet50", "resnext50")))
 def test_forward(name):
     model, inputs, out = _built(name)
     assert not model.training
@@ -161,7 +162,7 @@ def _check_graph(gm: torch.fx.GraphModule, name: str) -> None:
             raise AssertionError(f"{where}: unexpected node op {node.op}")
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", models(list(MODELS), fast=("nasrnn", "squeezenet", "bert", "resnet50", "resnext50")))
 def test_fx_trace_uses_allowed_ops(name):
     model, inputs, out = _built(name)
     gm = torch.fx.symbolic_trace(model)
@@ -205,7 +206,7 @@ def test_allow_list_rejects(bad):
         _check_graph(torch.fx.symbolic_trace(bad().eval()), bad.__name__)
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", models(list(MODELS), fast=("nasrnn", "squeezenet", "bert", "resnet50", "resnext50")))
 def test_deterministic(name):
     _, inputs, out = _built(name)
     model2, inputs2 = load(name)
