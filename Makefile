@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-all lint setup clean
+.PHONY: demo test test-all lint fuzz setup clean
 
 setup: $(STAMP)
 
@@ -23,6 +23,11 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q
+
+# the differential fuzzer: N random graphs in parallel workers; failures are shrunk into tests/fuzz/regressions/
+N ?= 200
+fuzz: $(STAMP)
+	$(PY) -m tests.fuzz.run --n $(N) --workers 2 --timeout 120
 
 # the gates CI runs before the tests: format, lint, types, layers
 lint: $(STAMP)

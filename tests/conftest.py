@@ -15,6 +15,7 @@ import torch
 if "EQSAT_CACHE_DIR" not in os.environ:
     os.environ["EQSAT_CACHE_DIR"] = tempfile.mkdtemp(prefix="eqsat-test-cache-")
 
+
 @pytest.fixture
 def one_thread():
     """Time with one torch thread: on a shared, oversubscribed machine a second intra-op thread

@@ -13,7 +13,9 @@ from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import parse_rules
 
 
-@pytest.mark.parametrize("model", models(["squeezenet", "bert", "nasrnn", "inceptionv3"], fast=("squeezenet", "bert", "nasrnn")))
+@pytest.mark.parametrize(
+    "model", models(["squeezenet", "bert", "nasrnn", "inceptionv3"], fast=("squeezenet", "bert", "nasrnn"))
+)
 def test_egglog_shapes_agree_with_registry(model):
     g = from_torch(*load(model))
     sat = saturate(g, [], Limits(iterations=0))

@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from egglog import bindings
 from egglog.bindings import EGraph
 
 from rewrite.egraph.encode import Encoding, encode
@@ -54,10 +55,18 @@ class SaturationResult:
     stats: dict[str, Any] = field(default_factory=dict)
 
     def serialized(self) -> dict[str, Any]:
-        """The e-graph as JSON: ``nodes``, ``class_data``; ``root_eclasses`` are filled from the output lets."""
-        data = json.loads(self.egraph.serialize([]).to_json())
-        let_to_class = {info["let"]: cid for cid, info in data["class_data"].items() if "let" in info}
-        data["root_eclasses"] = [let_to_class[r] for r in self.encoding.roots]
+        """The e-graph as JSON: ``nodes``, ``class_data`` and ``root_eclasses``, one per graph output, in order.
+
+        egglog resolves the outputs' lets to their e-classes itself: once rewrites merge an output with
+        another node (``relu(relu(x))``, a reshape to the same shape, two equal outputs), several lets name
+        one e-class, and no let-to-class table read from ``class_data`` can be trusted to be one-to-one.
+        """
+        roots = [bindings.Var(bindings.PanicSpan(), let) for let in self.encoding.roots]
+        data = json.loads(self.egraph.serialize(roots).to_json())
+        if len(data.get("root_eclasses", [])) != len(roots):
+            raise SaturationError(
+                f"egglog returned {len(data.get('root_eclasses', []))} root e-classes for {len(roots)} outputs"
+            )
         return data
 
 

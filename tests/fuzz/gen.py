@@ -1,0 +1,324 @@
+"""Random well-typed graphs for the differential fuzzer, from a seed.
+
+A graph is grown one *move* at a time from a pool of values (inputs, weights,
+earlier results).  Moves cover the whole op set — elementwise ops are taken
+from the registry, so a new elementwise op is fuzzed without a change here —
+and the shapes the rules target: matmuls sharing an input, concat then slice,
+conv → batchnorm → relu, scalars around matmuls, transposes, and identity-like
+ops (identity perm, ``smul`` by 1, reshape to the same shape, full-axis
+slices, ``relu(relu(x))``, two identical nodes).  Outputs are a few values,
+sometimes the same value twice, sometimes an input.
+
+``random_inputs`` draws fresh inputs for a graph, with inf / -inf / NaN
+sprinkled in on some seeds.
+
+    >>> g = random_graph(3)
+    >>> g.validate(); 1 <= len(g.outputs) <= 4
+    True
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+
+import torch
+
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.errors import GraphError, ShapeError
+from rewrite.ir.graph import Graph, Value
+from rewrite.ir.ops import OPS, Group
+
+Shape = tuple[int, ...]
+
+
+def _unary_elementwise() -> list[str]:
+    """Registry ops that take one tensor and no required attribute (relu, tanh, ...)."""
+    return sorted(
+        n
+        for n, d in OPS.items()
+        if d.group is Group.ELEMENTWISE and d.arity == 1 and all(a.default is not None for a in d.attrs)
+    )
+
+
+def _binary_elementwise() -> list[str]:
+    return sorted(n for n, d in OPS.items() if d.group is Group.ELEMENTWISE and d.arity == 2)
+
+
+class _Grower:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.gen = torch.Generator().manual_seed(seed)
+        self.b = GraphBuilder(f"fuzz{seed}")
+        self.pool: list[Value] = []
+        self.n_inputs = 0
+        self.n_weights = 0
+
+    # ------------------------------------------------------------ sources
+    def shape(self, rank: int | None = None, lo: int = 1, hi: int = 6) -> Shape:
+        r = rank if rank is not None else self.rng.choice((1, 2, 2, 3, 4))
+        return tuple(self.rng.randint(lo, hi) for _ in range(r))
+
+    def input(self, shape: Shape) -> Value:
+        v = self.b.input(f"x{self.n_inputs}", shape)
+        self.n_inputs += 1
+        self.pool.append(v)
+        return v
+
+    def weight(self, shape: Shape, positive: bool = False, zeros: bool = False) -> Value:
+        t = torch.randn(shape, generator=self.gen)
+        if positive:
+            t = t.abs() + 0.5
+        if zeros and t.numel() > 1:  # a divisor with exact zeros: inf and NaN downstream
+            t.view(-1)[:: max(2, t.numel() // 2)] = 0.0
+        v = self.b.weight(f"w{self.n_weights}", t)
+        self.n_weights += 1
+        return v
+
+    def pick(self, want: Callable[[Shape], bool] = lambda s: True) -> Value | None:
+        fits = [v for v in self.pool if want(self.b.shape(v))]
+        if not fits:
+            return None
+        recent = fits[-4:]  # prefer recent values: deeper graphs
+        return self.rng.choice(recent if self.rng.random() < 0.7 else fits)
+
+    def pick_or_input(self, want: Callable[[Shape], bool], make: Callable[[], Shape]) -> Value:
+        v = self.pick(want)
+        return v if v is not None and self.rng.random() < 0.8 else self.input(make())
+
+    def emit(self, v: Value) -> Value:
+        self.pool.append(v)
+        return v
+
+    # ------------------------------------------------------------ moves
+    def unary(self) -> None:
+        x = self.pick_or_input(lambda s: True, self.shape)
+        op = self.rng.choice([*_unary_elementwise(), "smul", "smul", "relu_relu", "twin"])
+        if op == "smul":
+            s = self.rng.choice((1.0, 2.0, -1.5, 0.5, 0.0, round(self.rng.uniform(-3, 3), 3)))
+            self.emit(self.b.smul(x, scalar=s))
+        elif op == "relu_relu":
+            self.emit(self.b.relu(self.b.relu(x)))
+        elif op == "twin":  # the same op on the same value twice: one e-class in the e-graph
+            a, c = self.b.tanh(x), self.b.tanh(x)
+            self.emit(a)
+            self.emit(c)
+        else:
+            self.emit(self.b.op(op, x))
+
+    def binary(self) -> None:
+        x = self.pick_or_input(lambda s: True, self.shape)
+        sx = self.b.shape(x)
+        op = self.rng.choice(_binary_elementwise())
+        r = self.rng.random()
+        if r < 0.35:
+            y = self.pick(lambda s: s == sx) or self.weight(sx, positive=op == "div", zeros=op == "div" and r < 0.1)
+        elif r < 0.55:  # broadcast: a size-1 dim on one side
+            bs = tuple(1 if self.rng.random() < 0.5 else d for d in sx)
+            y = self.weight(bs, positive=op == "div")
+        elif r < 0.7:
+            y = x  # x op x
+        else:
+            y = self.input(sx)
+        if self.rng.random() < 0.5:
+            x, y = y, x
+        self.emit(self.b.op(op, x, y))
+
+    def matmul(self) -> None:
+        x = self.pick_or_input(lambda s: 2 <= len(s) <= 3, lambda: self.shape(self.rng.choice((2, 3))))
+        sx = self.b.shape(x)
+        n_users = self.rng.choice((1, 1, 2, 3))  # matmuls sharing an input: the merge rules' pattern
+        for _ in range(n_users):
+            w_shape = (1,) * (len(sx) - 2) + (sx[-1], self.rng.randint(1, 6))
+            w = self.weight(w_shape)
+            if self.rng.random() < 0.3:
+                w = self.b.smul(w, scalar=self.rng.choice((2.0, -0.5)))  # a scalar around a matmul
+            y = self.b.matmul(x, w)
+            if self.rng.random() < 0.3:
+                y = self.b.smul(y, scalar=self.rng.choice((0.5, 3.0)))
+            self.emit(y)
+
+    def matmul_fused(self) -> None:
+        x = self.pick_or_input(lambda s: len(s) == 2, lambda: self.shape(2))
+        k, n = self.b.shape(x)[-1], self.rng.randint(1, 6)
+        w, bias = self.weight((k, n)), self.weight((n,))
+        if self.rng.random() < 0.5:
+            act = self.rng.choice(("none", "relu", "sigmoid", "tanh"))
+            self.emit(self.b.matmul_bias_act(x, w, bias, act=act))
+        else:
+            self.emit(self.b.op("linear", x, self.weight((n, k)), bias))
+
+    def transpose(self) -> None:
+        x = self.pick_or_input(lambda s: len(s) >= 2, lambda: self.shape(self.rng.choice((2, 3))))
+        r = len(self.b.shape(x))
+        perm = list(range(r))
+        if self.rng.random() < 0.8:
+            self.rng.shuffle(perm)
+        self.emit(self.b.transpose(x, perm=tuple(perm)))
+
+    def reshape(self) -> None:
+        x = self.pick_or_input(lambda s: True, self.shape)
+        s = self.b.shape(x)
+        if self.rng.random() < 0.3:
+            target = s  # a reshape to the same shape
+        else:
+            n = math.prod(s)
+            dims, rest = [], n
+            for _ in range(self.rng.randint(0, 2)):
+                divs = [d for d in range(1, rest + 1) if rest % d == 0]
+                d = self.rng.choice(divs)
+                dims.append(d)
+                rest //= d
+            target = (*dims, rest)
+        self.emit(self.b.reshape(x, shape=tuple(target)))
+
+    def concat_slice(self) -> None:
+        x = self.pick_or_input(lambda s: len(s) >= 1, self.shape)
+        s = self.b.shape(x)
+        axis = self.rng.randrange(len(s))
+        parts = [x]
+        for _ in range(self.rng.randint(1, 2)):
+            other = list(s)
+            other[axis] = self.rng.randint(1, 4)
+            parts.append(self.pick(lambda t, o=tuple(other): t == o) or self.input(tuple(other)))
+        self.rng.shuffle(parts)
+        c = self.b.concat(*parts, axis=axis)
+        if self.rng.random() < 0.7:  # take one side (or a span) back out: concat -> slice
+            sizes = [self.b.shape(p)[axis] for p in parts]
+            i = self.rng.randrange(len(parts))
+            start = sum(sizes[:i])
+            end = start + sizes[i] if self.rng.random() < 0.7 else self.rng.randint(start + 1, sum(sizes))
+            c = self.b.slice(c, axis=axis, start=start, end=end)
+        self.emit(c)
+
+    def split_or_slice(self) -> None:
+        x = self.pick_or_input(lambda s: max(s) >= 2, lambda: self.shape(lo=2))
+        s = self.b.shape(x)
+        axis = self.rng.choice([i for i, d in enumerate(s) if d >= 2])
+        d = s[axis]
+        if self.rng.random() < 0.5:
+            cut = self.rng.randint(1, d - 1)
+            for v in self.b.split(x, axis, (cut, d - cut)):
+                self.emit(v)
+        else:
+            start, end = (0, d) if self.rng.random() < 0.3 else sorted(self.rng.sample(range(d + 1), 2))
+            self.emit(self.b.slice(x, axis=axis, start=start, end=end))
+
+    def conv(self) -> None:
+        x = self.pick_or_input(
+            lambda s: len(s) == 4 and s[2] >= 3 and s[3] >= 3,
+            lambda: (self.rng.randint(1, 2), self.rng.randint(1, 4), self.rng.randint(3, 7), self.rng.randint(3, 7)),
+        )
+        c = self.b.shape(x)[1]
+        groups = c if (c > 1 and self.rng.random() < 0.2) else 1
+        out_c = groups * self.rng.randint(1, 3) if groups > 1 else self.rng.randint(1, 5)
+        k = self.rng.choice((1, 3))
+        pad = self.rng.choice((0, k // 2))
+        stride = self.rng.choice((1, 1, 2))
+        wt = self.weight((out_c, c // groups, k, k))
+        attrs = {"stride": (stride, stride), "padding": (pad, pad), "groups": groups}
+        if self.rng.random() < 0.3:
+            act = self.rng.choice(("none", "relu", "tanh"))
+            y = self.b.conv2d_bias_act(x, wt, self.weight((out_c,)), act=act, **attrs)
+        else:
+            y = self.b.conv2d(x, wt, **attrs)
+        if self.rng.random() < 0.5:  # conv -> batchnorm -> relu: the fusion rules' pattern
+            ch = (out_c,)
+            y = self.b.batchnorm(
+                y, self.weight(ch), self.weight(ch), self.weight(ch), self.weight(ch, positive=True), eps=1e-5
+            )
+            if self.rng.random() < 0.7:
+                y = self.b.relu(y)
+        self.emit(y)
+
+    def pool(self) -> None:
+        x = self.pick_or_input(
+            lambda s: len(s) == 4 and s[2] >= 2 and s[3] >= 2,
+            lambda: (1, self.rng.randint(1, 4), self.rng.randint(2, 7), self.rng.randint(2, 7)),
+        )
+        kind = self.rng.choice(("maxpool2d", "avgpool2d", "global_avgpool", "pad2d"))
+        if kind == "global_avgpool":
+            self.emit(self.b.global_avgpool(x))
+        elif kind == "pad2d":
+            self.emit(self.b.pad2d(x, pads=tuple(self.rng.randint(0, 1) for _ in range(4))))
+        else:
+            k = self.rng.randint(1, 2)
+            attrs = {"kernel": (k, k), "stride": (k, k), "padding": (0, 0), "ceil_mode": self.rng.randint(0, 1)}
+            self.emit(self.b.op(kind, x, **attrs))
+
+    def norm(self) -> None:
+        x = self.pick_or_input(lambda s: len(s) >= 2, lambda: self.shape(self.rng.choice((2, 3))))
+        s = self.b.shape(x)
+        if self.rng.random() < 0.5:
+            self.emit(self.b.softmax(x, axis=self.rng.randrange(len(s))))
+        else:
+            self.emit(self.b.layernorm(x, self.weight((s[-1],)), self.weight((s[-1],)), eps=1e-5))
+
+    MOVES = (
+        (unary, 4),
+        (binary, 4),
+        (matmul, 3),
+        (matmul_fused, 1),
+        (transpose, 2),
+        (reshape, 2),
+        (concat_slice, 3),
+        (split_or_slice, 2),
+        (conv, 2),
+        (pool, 1),
+        (norm, 1),
+    )
+
+    def grow(self, moves: int) -> Graph:
+        self.input(self.shape())
+        fns, weights = zip(*self.MOVES)
+        done = tries = 0
+        while done < moves and tries < 10 * moves:
+            tries += 1
+            mark = (len(self.b.graph.nodes), len(self.pool), self.n_inputs, self.n_weights, dict(self.b.graph.weights))
+            try:
+                self.rng.choices(fns, weights)[0](self)
+                done += 1
+            except (ShapeError, GraphError):  # a move that does not fit these shapes: undo and try another
+                self._undo(*mark)
+        return self.b.build(self._outputs())
+
+    def _undo(self, nodes: int, pool: int, n_in: int, n_w: int, weights: dict[str, torch.Tensor]) -> None:
+        g = self.b.graph
+        for nid in [i for i in g.nodes if i >= nodes]:
+            del g.nodes[nid]
+        del self.pool[pool:]
+        self.n_inputs, self.n_weights = n_in, n_w
+        g.weights = weights
+
+    def _outputs(self) -> list[Value]:
+        g = self.b.graph
+        used = {v for n in g for v in n.inputs}
+        sinks = [v for v in self.pool if v not in used] or self.pool[-1:]
+        outs = self.rng.sample(sinks, min(len(sinks), self.rng.randint(1, 3)))
+        if self.rng.random() < 0.15:
+            outs.append(outs[0])  # the same value twice
+        if self.rng.random() < 0.1:
+            outs.append(Value(g.inputs[0].id, 0))  # an input, passed straight through
+        return outs
+
+
+def random_graph(seed: int, moves: int | None = None) -> Graph:
+    """A random well-typed graph (deterministic for a seed) of roughly ``moves`` moves (default 2–8)."""
+    g = _Grower(seed)
+    return g.grow(moves if moves is not None else g.rng.randint(2, 8))
+
+
+def random_inputs(graph: Graph, seed: int, dtype: torch.dtype = torch.float64) -> dict[str, torch.Tensor]:
+    """Fresh inputs; about one seed in four gets a few inf, -inf or NaN values."""
+    rng = random.Random(seed * 7919 + 13)
+    gen = torch.Generator().manual_seed(seed * 31 + 7)
+    out = {}
+    for name, shape in graph.input_shapes().items():
+        t = torch.randn(shape, generator=gen, dtype=torch.float64)
+        if rng.random() < 0.25:
+            flat = t.view(-1)
+            for _ in range(rng.randint(1, 2)):
+                flat[rng.randrange(flat.numel())] = rng.choice((math.inf, -math.inf, math.nan))
+        out[name] = t.to(dtype)
+    return out

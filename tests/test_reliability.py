@@ -1,0 +1,125 @@
+"""Issue 9's reproductions, each a test: outputs that become equal to other nodes, and non-finite outputs.
+
+Before the fix, ``optimize`` raised ``KeyError: '$vN_0'`` whenever a graph output was, or became, equal to
+another node (egglog names every let of one e-class in one string), and ``verify(g, g)`` failed on any
+graph whose output held inf or NaN (inf - inf is NaN).
+"""
+
+import math
+
+import pytest
+import torch
+
+from rewrite.egraph.limits import Limits
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import Graph
+from rewrite.pipeline import optimize
+from rewrite.verify.numeric import compare, verify
+
+LIMITS = Limits(iterations=6, nodes=5000, seconds=10)
+
+
+def _x(b: GraphBuilder, shape=(3, 4)):
+    return b.input("x", shape)
+
+
+def _identity_transpose(b):
+    return [b.transpose(_x(b), perm=(0, 1))]
+
+
+def _smul_one(b):
+    return [b.smul(_x(b), scalar=1.0)]
+
+
+def _relu_relu(b):
+    return [b.relu(b.relu(_x(b)))]
+
+
+def _reshape_same(b):
+    return [b.reshape(_x(b), shape=(3, 4))]
+
+
+def _full_slice(b):
+    return [b.slice(_x(b), axis=1, start=0, end=4)]
+
+
+def _two_identical_tanh(b):
+    x = _x(b)
+    return [b.add(b.tanh(x), b.tanh(x))]
+
+
+def _two_equal_outputs(b):
+    y = b.relu(_x(b))
+    return [y, y]
+
+
+def _flatten_times_one(b):
+    return [b.smul(b.reshape(_x(b, (2, 3, 4)), shape=(2, 12)), scalar=1.0)]
+
+
+def _relu_twice_as_outputs(b):
+    x = _x(b)
+    return [b.relu(x), b.relu(x)]
+
+
+def _output_is_input(b):
+    x = _x(b)
+    return [x, b.relu(x)]
+
+
+CASES = {
+    f.__name__.lstrip("_"): f
+    for f in (
+        _identity_transpose,
+        _smul_one,
+        _relu_relu,
+        _reshape_same,
+        _full_slice,
+        _two_identical_tanh,
+        _two_equal_outputs,
+        _flatten_times_one,
+        _relu_twice_as_outputs,
+        _output_is_input,
+    )
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_output_equal_to_another_node_optimizes_and_verifies(name):
+    b = GraphBuilder(name)
+    g = b.build(CASES[name](b))
+    res = optimize(g, limits=LIMITS)
+    assert res.stats["verified"] is True
+    assert len(res.graph.outputs) == len(g.outputs)
+    x = g.random_inputs(3)
+    for a, c in zip(g.run(x), res.graph.run(x)):
+        assert torch.equal(a, c)
+
+
+def _nonfinite_graph() -> Graph:
+    b = GraphBuilder("nonfinite")
+    x = b.input("x", (4,))
+    inf = b.weight("inf", torch.tensor([math.inf, -math.inf, 1.0, 0.0]))
+    return b.build([b.add(x, inf), b.div(b.weight("one", torch.ones(4)), b.mul(x, b.weight("z", torch.zeros(4))))])
+
+
+def test_verify_accepts_a_graph_with_nonfinite_outputs_against_itself():
+    g = _nonfinite_graph()
+    assert any(not torch.isfinite(t).all() for t in g.run(g.random_inputs(0)))
+    v = verify(g, g)
+    assert v.ok and v.max_abs_err == 0
+
+
+def test_optimize_does_not_report_an_unchanged_nonfinite_graph_as_wrong():
+    res = optimize(_nonfinite_graph(), limits=LIMITS)
+    assert res.stats["verified"] is True
+
+
+def test_compare_matches_nonfinite_values_by_pattern():
+    a = torch.tensor([1.0, math.inf, -math.inf, math.nan])
+    assert compare(a, a.clone()).close
+    assert not compare(a, torch.tensor([1.0, math.inf, math.inf, math.nan])).close  # sign of an infinity
+    assert not compare(a, torch.tensor([1.0, math.inf, -math.inf, 0.0])).close  # NaN lost
+    assert not compare(a, torch.tensor([1.0, math.nan, -math.inf, math.nan])).close  # inf became NaN
+    assert not compare(a, torch.tensor([1.5, math.inf, -math.inf, math.nan])).close  # a finite value differs
+    assert compare(a, torch.tensor([1.0 + 1e-6, math.inf, -math.inf, math.nan])).close
