@@ -1,0 +1,149 @@
+"""A structural diff of two graphs: which nodes are shared, removed, added, grouped into changed regions.
+
+Nodes are matched by *structure*, bottom up: a source is its name, any other node its op, its
+attributes and the structures of its inputs.  Node numbering, order and origins do not matter, so
+an optimized graph diffed against its original shows exactly the rewritten parts.  A *region* is a
+connected group of removed and added nodes (linked through edges, or through a shared unchanged
+neighbour), so one rewrite shows up as one region, its old nodes beside its new ones.
+
+    >>> from rewrite.ir.builder import GraphBuilder
+    >>> def g(twice):
+    ...     b = GraphBuilder("g"); x = b.input("x", (2, 3)); y = b.relu(x)
+    ...     return b.build([b.relu(y) if twice else y])
+    >>> d = diff(g(True), g(False))
+    >>> (d.removed_ops, d.added_ops, len(d.regions))
+    ({'relu': 1}, {}, 1)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rewrite.ir.graph import Graph, Node, Value
+
+Key = tuple  # a node's structure: (op, attrs, input keys) or ("source", op, name)
+
+
+def structure_keys(graph: Graph) -> dict[int, Key]:
+    """Node id → structural key (equal keys compute equal values, whatever the numbering)."""
+    keys: dict[int, Key] = {}
+    for n in graph:
+        if n.op in ("input", "weight"):
+            keys[n.id] = ("source", n.op, n.attrs["name"])
+        else:
+            attrs = tuple(sorted((k, repr(v)) for k, v in n.attrs.items()))
+            keys[n.id] = (n.op, attrs, tuple((keys[v.node], v.index) for v in n.inputs))
+    return keys
+
+
+@dataclass
+class Region:
+    """One connected change: the nodes it removes from A and adds in B (ids in each graph)."""
+
+    removed: list[int] = field(default_factory=list)
+    added: list[int] = field(default_factory=list)
+    where: str = ""  # the origin of a removed node, when the graph knows it (file:line, module path)
+
+
+@dataclass
+class GraphDiff:
+    a: Graph
+    b: Graph
+    shared: dict[int, int]  # node id in A -> node id in B, for unchanged nodes
+    removed: list[int]  # compute nodes of A not in B
+    added: list[int]  # compute nodes of B not in A
+    regions: list[Region]
+
+    @property
+    def removed_ops(self) -> dict[str, int]:
+        return dict(sorted(Counter(self.a.nodes[i].op for i in self.removed).items()))
+
+    @property
+    def added_ops(self) -> dict[str, int]:
+        return dict(sorted(Counter(self.b.nodes[i].op for i in self.added).items()))
+
+    @property
+    def unchanged(self) -> bool:
+        return not self.removed and not self.added
+
+    def text(self, max_regions: int = 50) -> str:
+        """The diff as text: a summary line, op counts, then each region as ``-``/``+`` lines."""
+        na, nb = self.a.op_count(), self.b.op_count()
+        lines = [f"{self.a.name} -> {self.b.name}: {na} -> {nb} ops ({nb - na:+d}), {len(self.regions)} region(s)"]
+        if self.unchanged:
+            return lines[0] + "; the graphs are structurally equal"
+        fmt = lambda ops: ", ".join(f"{c} x {op}" for op, c in ops.items()) or "none"
+        lines += [f"  removed: {fmt(self.removed_ops)}", f"  added:   {fmt(self.added_ops)}"]
+        for k, r in enumerate(self.regions[:max_regions], start=1):
+            lines.append(f"region {k}" + (f" ({r.where})" if r.where else "") + ":")
+            lines += [f"  - {_line(self.a, self.a.nodes[i])}" for i in r.removed]
+            lines += [f"  + {_line(self.b, self.b.nodes[i])}" for i in r.added]
+        if len(self.regions) > max_regions:
+            lines.append(f"... {len(self.regions) - max_regions} more region(s)")
+        return "\n".join(lines)
+
+
+def _line(g: Graph, n: Node) -> str:
+    def ref(v: Value) -> str:
+        src = g.nodes[v.node]
+        if src.op in ("input", "weight"):
+            return src.attrs["name"]
+        return f"%{v.node}" + (f".{v.index}" if v.index else "")
+
+    attrs = " ".join(f"{k}={v}" for k, v in n.attrs.items())
+    shapes = ", ".join(str(s) for s in n.shapes)
+    return f"%{n.id} = {n.op}({', '.join(ref(v) for v in n.inputs)}){' ' + attrs if attrs else ''} -> {shapes}"
+
+
+def diff(a: Graph, b: Graph) -> GraphDiff:
+    """Compare ``a`` (before) with ``b`` (after) structurally; see the module docstring."""
+    ka, kb = structure_keys(a), structure_keys(b)
+    in_b: dict[Key, int] = {}
+    for nid, k in kb.items():
+        in_b.setdefault(k, nid)
+    keys_a = set(ka.values())
+    shared = {i: in_b[k] for i, k in ka.items() if k in in_b}
+    compute = lambda g, i: g.nodes[i].op not in ("input", "weight")
+    removed = [i for i in a.nodes if i not in shared and compute(a, i)]
+    added = [i for i, k in kb.items() if k not in keys_a and compute(b, i)]
+    return GraphDiff(a, b, shared, removed, added, _regions(a, b, shared, removed, added))
+
+
+def _regions(a: Graph, b: Graph, shared: dict[int, int], removed: list[int], added: list[int]) -> list[Region]:
+    """Connected components over removed/added nodes; unchanged nodes read or feeding both sides link them."""
+    parent: dict[tuple[str, int], tuple[str, int]] = {}
+
+    def find(x: tuple[str, int]) -> tuple[str, int]:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(x: tuple[str, int], y: tuple[str, int]) -> None:
+        parent[find(x)] = find(y)
+
+    changed = {("a", i) for i in removed} | {("b", i) for i in added}
+    b_to_a = {j: i for i, j in shared.items()}
+    for side, g in (("a", a), ("b", b)):
+        for n in g:
+            here = n.id if side == "a" else b_to_a.get(n.id)  # the node's id in A when it is unchanged
+            for v in n.inputs:
+                if (side, n.id) in changed and (side, v.node) in changed:
+                    union((side, n.id), (side, v.node))
+                elif (side, n.id) in changed:  # an unchanged producer (not a graph input) links its readers
+                    anchor = v.node if side == "a" else b_to_a.get(v.node)
+                    if anchor is not None and a.nodes[anchor].op != "input":
+                        union((side, n.id), ("in", anchor))
+                elif (side, v.node) in changed and here is not None:  # an unchanged consumer links its producers
+                    union((side, v.node), ("out", here))
+    groups: dict[tuple[str, int], Region] = {}
+    for key in sorted(changed):  # anchors only link: a region holds removed and added nodes
+        r = groups.setdefault(find(key), Region())
+        (r.removed if key[0] == "a" else r.added).append(key[1])
+    out = sorted(groups.values(), key=lambda r: (min(r.removed, default=10**9), min(r.added, default=10**9)))
+    for r in out:
+        r.removed.sort()
+        r.added.sort()
+        r.where = next((a.nodes[i].origin for i in r.removed if a.nodes[i].origin), "")
+    return out
