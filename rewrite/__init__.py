@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "compile": "rewrite.pipeline",
     "OptimizeResult": "rewrite.pipeline",
     "verify": "rewrite.verify.numeric",
+    "diff": "rewrite.ir.diff",
     "load_rules": "rewrite.rulelang.loader",
     "from_torch": "rewrite.frontends",
     # the IR
@@ -47,6 +48,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "diff",
     "EqsatError",
     "ExtractionError",
     "FrontendError",
@@ -93,6 +95,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from rewrite.egraph.limits import Limits, StopReason
     from rewrite.frontends import from_torch
     from rewrite.ir.builder import GraphBuilder
+    from rewrite.ir.diff import diff
     from rewrite.ir.errors import (
         EqsatError,
         ExtractionError,
