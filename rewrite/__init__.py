@@ -48,7 +48,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "diff",
+    "OPS",
     "EqsatError",
     "ExtractionError",
     "FrontendError",
@@ -59,7 +59,6 @@ __all__ = [
     "Limits",
     "LoweringError",
     "Node",
-    "OPS",
     "OptimizeResult",
     "Rule",
     "RuleError",
@@ -70,6 +69,7 @@ __all__ = [
     "Value",
     "VerificationError",
     "compile",
+    "diff",
     "from_torch",
     "get_op",
     "load_rules",
