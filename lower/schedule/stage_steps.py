@@ -278,6 +278,43 @@ class Pack(Step):
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"pack({self.stage!r}, {self.buffer!r})"
+        store, operand, loops_here, outside = self._operand_and_loops(k, step)
+        by_name = {lp.var.name: lp for lp in loops_here}
+        ranges = outer_ranges(k.body, store)
+        shape = []
+        for v in self.layout:
+            b = bounds(by_name[v].extent, ranges)
+            if b is None:
+                raise ScheduleError(f"{step}: extent of {v} is unbounded")
+            shape.append(max(1, b[1]))
+        for d, m in enumerate(self.min_sizes):
+            shape[d] = max(shape[d], m)
+        scope = "local" if self.at is not None else "global"
+        P = Buffer(self.name, tuple(shape), scope=scope)
+        pack_stage = self._copy_stage(k, step, operand, by_name, outside, P)
+        new_load = Load(P, tuple(Var(v) for v in self.layout))
+
+        def fs(s: Stmt) -> Stmt | None:
+            if isinstance(s, Store) and s == store:
+                return Store(s.buf, s.idx, map_expr(s.value, lambda e: new_load if e == operand else None))
+            return None
+
+        newbody = map_stmt(k.body, fs)
+        if self.at is None:
+            newbody = seq(pack_stage, newbody)
+            params = [*k.params, P]
+        else:
+            newbody = replace_loop(newbody, self.at, lambda s: For(s.var, s.extent, seq(pack_stage, s.body), s.kind))
+            newbody = Allocate(P, newbody)
+            params = list(k.params)
+        out = Kernel(k.name, params, simplify_stmt(newbody), dict(k.meta))
+        if self.at is None:
+            out.meta.setdefault("scratch", []).append(P.name)
+        return out
+
+    def _operand_and_loops(self, k: Kernel, step: str) -> tuple[Store, Expr, list[For], set[str]]:
+        """The one store reading the operand, the operand, the loops around it, and those outside ``at``;
+        refuses an operand that depends on other loops or reads what the kernel writes."""
         st_node = find_stage(k.body, self.stage)
         if st_node is None:
             raise ScheduleError(f"{step}: no stage named {self.stage!r}")
@@ -310,8 +347,7 @@ class Pack(Step):
                 raise ScheduleError(
                     f"{step}: layout loop {v!r} is not inside {self.at or 'the kernel'} around the operand"
                 )
-        need = free_vars(operand)
-        stray = need - outside - set(self.layout)
+        stray = free_vars(operand) - outside - set(self.layout)
         if stray:
             raise ScheduleError(
                 f"{step}: the operand depends on loops {sorted(stray)} that are neither in the "
@@ -321,18 +357,12 @@ class Pack(Step):
         written = {s.buf.name for s in stores_of(k.body)}
         if srcs & written:
             raise ScheduleError(f"{step}: the operand reads {sorted(srcs & written)}, which this kernel writes")
-        by_name = {lp.var.name: lp for lp in loops_here}
-        ranges = outer_ranges(k.body, store)
-        shape = []
-        for v in self.layout:
-            b = bounds(by_name[v].extent, ranges)
-            if b is None:
-                raise ScheduleError(f"{step}: extent of {v} is unbounded")
-            shape.append(max(1, b[1]))
-        for d, m in enumerate(self.min_sizes):
-            shape[d] = max(shape[d], m)
-        scope = "local" if self.at is not None else "global"
-        P = Buffer(self.name, tuple(shape), scope=scope)
+        return store, operand, loops_here, outside
+
+    def _copy_stage(
+        self, k: Kernel, step: str, operand: Expr, by_name: dict[str, For], outside: set[str], P: Buffer
+    ) -> Stage:
+        """The stage copying ``operand`` into ``P`` over fresh copies of the layout loops."""
         pvars = {v: Var(fresh_name(k.body, v + ".p")) for v in self.layout}
         val = substitute(operand, {v: pv for v, pv in pvars.items()})
         # Dims given a min size (the micro-kernel's NR lanes) are padded with zeros, branch-free so the copy
@@ -345,7 +375,7 @@ class Pack(Step):
             stray_e = free_vars(ext) - outside - {pvars[u].name for u in self.layout}
             if stray_e:
                 raise ScheduleError(f"{step}: extent of {v} depends on {sorted(stray_e)}")
-            n = shape[d]
+            n = P.shape[d]
             padded = d < len(self.min_sizes) and self.min_sizes[d] > 1
             if bounds(ext, {}) == (n, n) or not padded:
                 exts[v] = ext
@@ -359,26 +389,7 @@ class Pack(Step):
         body: Stmt = Store(P, idx, val)
         for v in reversed(self.layout):
             body = For(pvars[v], exts[v], body)
-        pack_stage = Stage(f"{self.stage}.pack_{self.name}", body)
-        new_load = Load(P, tuple(Var(v) for v in self.layout))
-
-        def fs(s: Stmt) -> Stmt | None:
-            if isinstance(s, Store) and s == store:
-                return Store(s.buf, s.idx, map_expr(s.value, lambda e: new_load if e == operand else None))
-            return None
-
-        newbody = map_stmt(k.body, fs)
-        if self.at is None:
-            newbody = seq(pack_stage, newbody)
-            params = [*k.params, P]
-        else:
-            newbody = replace_loop(newbody, self.at, lambda s: For(s.var, s.extent, seq(pack_stage, s.body), s.kind))
-            newbody = Allocate(P, newbody)
-            params = list(k.params)
-        out = Kernel(k.name, params, simplify_stmt(newbody), dict(k.meta))
-        if self.at is None:
-            out.meta.setdefault("scratch", []).append(P.name)
-        return out
+        return Stage(f"{self.stage}.pack_{self.name}", body)
 
 
 # ------------------------------------------------------------ tensorize
