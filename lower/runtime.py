@@ -33,7 +33,7 @@ import ctypes
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -79,6 +79,7 @@ class _Launch:
     par_extent: int | None
     kernel: Kernel
     threads: int
+    run: Callable[[], None]  # the backend's launcher, bound once: runs the kernel on ``args`` as they are now
 
 
 @dataclass
@@ -255,7 +256,9 @@ class CompiledGraph:
         par = None
         if root is not None and root.kind is LoopKind.PARALLEL and isinstance(root.extent, IntImm):
             par = root.extent.value
-        return _Launch(kernel.name, fn, args, ctypes.cast(args, ctypes.c_void_p), patches, par, kernel, self.threads)
+        argp = ctypes.cast(args, ctypes.c_void_p)
+        run = self.backend.launcher(fn, argp, par, self.threads)
+        return _Launch(kernel.name, fn, args, argp, patches, par, kernel, self.threads, run)
 
     def _param_tensor(self, bk: BuiltKernel, p) -> torch.Tensor | None:
         if isinstance(p, str):
@@ -282,7 +285,7 @@ class CompiledGraph:
                 out = torch.zeros(P.size, dtype=torch.float32, device=self._device)
                 args = (ctypes.c_void_p * (len(src_bufs) + 1))(*[t.data_ptr() for t in tensors], out.data_ptr())
                 fn = self.backend.compile(pk, self.target, "p")
-                self.backend.launch(fn, ctypes.cast(args, ctypes.c_void_p), None, 1)
+                self.backend.launcher(fn, ctypes.cast(args, ctypes.c_void_p), None, 1)()
                 bk.new_consts[P.name] = out
                 bk.const_names.add(P.name)
                 bk.params.append(P.name)
@@ -379,7 +382,7 @@ class CompiledGraph:
                 for slot, kind, key in ln.patches:
                     ln.args[slot] = (bound[key] if kind == "input" else outs[key]).data_ptr()
                 t0 = time.perf_counter() if _times is not None else 0.0
-                self.backend.launch(ln.fn, ln.argp, ln.par_extent, ln.threads)
+                ln.run()
                 if _times is not None:
                     _times[k].append(time.perf_counter() - t0)
         result = []

@@ -1,7 +1,7 @@
 """LLVM backend: loop IR -> LLVM IR text (``codegen``) -> host machine code (``jit``), as one ``Backend``.
 
     >>> fn = compile_kernel(kernel, parse_target("llvm"), "k")      # doctest: +SKIP
-    >>> launch(fn, args, None, 1)                                    # doctest: +SKIP
+    >>> launcher(fn, args, None, 1)()                                # doctest: +SKIP
 
 Parallel root loops run on the thread pool of ``lower.parallel`` (one range per call: the kernel
 ABI is ``f(args, lo, hi)``); ``vectorized`` loops become SIMD code of the target's vector width.
@@ -9,6 +9,8 @@ ABI is ``f(args, lo, hi)``); ``vectorized`` loops become SIMD code of the target
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from lower.backend import Backend, KernelFn
@@ -31,14 +33,14 @@ def compile_kernel(kernel: Kernel, target: Target, hint: str = "k") -> KernelFn:
     return jit.cfunc(addr)
 
 
-def launch(fn: KernelFn, args: Any, extent: int | None, threads: int) -> None:
-    """Run ``fn``: a parallel root loop's range split over ``threads`` threads, else one call."""
+def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Callable[[], None]:
+    """Running ``fn``: a parallel root loop's range split over ``threads`` threads, else one direct call
+    (the ctypes function with its arguments bound: nothing between the runtime and the kernel)."""
     if extent is not None and threads > 1:
-        parallel_for(fn, args, extent, threads)
-    else:
-        fn(args, 0, extent or 0)
+        return functools.partial(parallel_for, fn, args, extent, threads)
+    return functools.partial(fn, args, 0, extent or 0)
 
 
-BACKEND = Backend("llvm", compile_kernel, launch, kernel_to_llvm, device="cpu")
+BACKEND = Backend("llvm", compile_kernel, launcher, kernel_to_llvm, device="cpu")
 
-__all__ = ["BACKEND", "compile_kernel", "launch"]
+__all__ = ["BACKEND", "compile_kernel", "launcher"]

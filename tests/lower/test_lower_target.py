@@ -108,11 +108,16 @@ def test_runtime_reaches_the_code_generator_only_through_the_backend(monkeypatch
         calls["compile"] += 1
         return BACKEND.compile(kernel, target, hint)
 
-    def launch(fn, args, extent, threads):
-        calls["launch"] += 1
-        BACKEND.launch(fn, args, extent, threads)
+    def launcher(fn, args, extent, threads):
+        run = BACKEND.launcher(fn, args, extent, threads)
 
-    counting = Backend("counting", compile_, launch, BACKEND.source, device="cpu")
+        def counted() -> None:
+            calls["launch"] += 1
+            run()
+
+        return counted
+
+    counting = Backend("counting", compile_, launcher, BACKEND.source, device="cpu")
     host = KINDS["llvm"].host
     monkeypatch.setitem(
         KINDS,
