@@ -100,11 +100,11 @@ class CompiledGraph:
         schedule: bool = True,
         threads: int | None = None,
     ) -> None:
+        t0 = time.perf_counter()
         self.target = parse_target(target, threads)
         self.backend = backend_of(self.target)
         self.threads = self.target.threads
         self._device = torch.device(self.backend.device)
-        t0 = time.perf_counter()
         graph.validate()
         self.graph = graph
         self._lock = threading.Lock()

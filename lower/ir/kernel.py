@@ -1,5 +1,6 @@
 """``Kernel``: one compiled unit, its parameters in ABI order and a body; ``str()`` prints it.
 
+    >>> from lower.ir import Buffer, For, IntImm, Store, Var
     >>> i, x, o = Var("i"), Buffer("x", (4,)), Buffer("out", (4,))
     >>> print(Kernel("double", [x, o], For(i, IntImm(4), Store(o, (i,), x[i] * 2.0))))
     kernel double(x: f32[4], out: f32[4]) {

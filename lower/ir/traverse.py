@@ -1,5 +1,6 @@
 """Traversal of loop IR: children, bottom-up rewriting, walks, substitution, and structural queries.
 
+    >>> from lower.ir import Buffer, Store, Var, loops
     >>> body = loops([(Var("i"), 4), (Var("j"), 8)], Store(Buffer("o", (4, 8)), (Var("i"), Var("j")), 1.0))
     >>> loop_names(body), root_loop(body).var.name
     (['i', 'j'], 'i')

@@ -34,8 +34,8 @@ def compile_kernel(kernel: Kernel, target: Target, hint: str = "k") -> KernelFn:
 
 
 def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Callable[[], None]:
-    """Running ``fn``: a parallel root loop's range split over ``threads`` threads, else one direct call
-    (the ctypes function with its arguments bound: nothing between the runtime and the kernel)."""
+    """A callable running ``fn`` once: its parallel root loop's range split over ``threads`` threads, else
+    one direct call (the ctypes function with its arguments bound: nothing between runtime and kernel)."""
     if extent is not None and threads > 1:
         return functools.partial(parallel_for, fn, args, extent, threads)
     return functools.partial(fn, args, 0, extent or 0)

@@ -9,6 +9,7 @@ over iterations (``parallel``, ``compute_at``) it is checked on every
 iteration for small loops and on a deterministic sample (ends, neighbours,
 tails, middle) otherwise.
 
+    >>> from lower.ir import Buffer, Store, Var
     >>> i, x = Var("i"), Buffer("x", (8,))
     >>> reads, writes = accesses(Store(x, (i,), x[i] * 2.0), {"i": (2, 5)})
     >>> writes
