@@ -27,12 +27,12 @@ import json
 import statistics
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
-from lower.llvm.jit import host_description
+from lower.target import parse_target
 from rewrite.ir.builder import GraphBuilder
 from rewrite.pipeline import compile
 
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _host() -> str:
     try:
-        return host_description().split(" ")[1]
+        return parse_target("llvm").cpu
     except Exception:  # pragma: no cover
         return "unknown"
 

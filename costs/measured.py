@@ -6,33 +6,43 @@ it answers with the fallback model (analytical by default) unless ``measure_miss
 case it runs the op on its target — random inputs, ``warmup`` untimed runs, then the median of
 ``repeats`` timed runs — and stores the result.  ``profile_graph`` measures a whole graph up front.
 
-Targets are a table, ``TARGETS``: name → a runner ``(op, attrs, in_shapes, dtype, warmup, repeats)
--> Measurement``, with a fingerprint function in ``TARGET_FINGERPRINTS`` (what else, besides the
-machine, the times depend on).  Adding a target (e.g. LLVM kernels from ``lower``) is one
-``register_target`` call; extraction only ever sees the cost-model callable.
+What ran the op is a ``Target`` (``rewrite.ir.target``, the record ``lower`` compiles for), and
+cache rows are keyed by its ``cache_key`` (``torch-cpu|threads=2|torch=2.13.0``): another thread
+count or library version is another set of rows.  Runners are a table by target kind, ``RUNNERS``:
+kind → ``run(target, op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``.  Adding one
+(LLVM-compiled kernels, registered by the pipeline, which may import ``lower``) is one
+``register_runner`` call; extraction only ever sees the cost-model callable.
 
-The torch target times the registry's reference semantics (``OPS[op].ref``), i.e. exactly what
+The "torch" kind times the registry's reference semantics (``OPS[op].ref``), i.e. exactly what
 ``Graph.run`` executes: views such as ``reshape`` or ``transpose`` cost a view, not a copy.
+Without an explicit target the model follows torch's current thread count (``torch_target()``).
 
     >>> model = MeasuredCost(measure_missing=True)                         # doctest: +SKIP
     >>> model("matmul", {}, [(256, 256), (256, 256)]) > model("matmul", {}, [(16, 16), (16, 16)])  # doctest: +SKIP
     True
+    >>> model.target.cache_key                                             # doctest: +SKIP
+    'torch-cpu|threads=2|torch=2.13.0'
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gc
 import statistics
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import torch
 
 from costs.analytical import AnalyticalCost
 from costs.cache import CostCache, op_key
+from rewrite.ir.errors import UsageError
 from rewrite.ir.ops import OPS, Group, Shape
+from rewrite.ir.target import Target
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 
@@ -63,7 +73,21 @@ def _summarise(times: list[float]) -> Measurement:
     return Measurement(statistics.median(times), len(times), q[2] - q[0])
 
 
+@contextlib.contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """Run torch on ``n`` threads inside the block (no change, and no pool rebuild, if it already does)."""
+    before = torch.get_num_threads()
+    if before != n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if before != n:
+            torch.set_num_threads(before)
+
+
 def run_torch_op(
+    target: Target,
     op: str,
     attrs: Mapping[str, Any],
     in_shapes: Sequence[Shape],
@@ -71,7 +95,7 @@ def run_torch_op(
     warmup: int = 5,
     repeats: int = 20,
 ) -> Measurement:
-    """Time ``OPS[op].ref`` with torch on the CPU, at torch's current thread count."""
+    """Time ``OPS[op].ref`` with torch on the CPU, on the target's thread count."""
     opdef = OPS[op]
     norm = opdef.normalize_attrs(attrs)
     opdef.infer(list(in_shapes), norm)  # a bad configuration fails here, with the op's message
@@ -80,7 +104,7 @@ def run_torch_op(
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _torch_threads(target.threads):
             for _ in range(warmup):
                 opdef.ref(xs, norm)
             for _ in range(repeats):
@@ -93,19 +117,28 @@ def run_torch_op(
     return _summarise(times)
 
 
-def torch_cpu_fingerprint() -> str:
-    return f"torch-cpu|threads={torch.get_num_threads()}|torch={torch.__version__}"
+def torch_target(threads: int | None = None) -> Target:
+    """PyTorch eager on this CPU, on ``threads`` threads (default: torch's current thread count).
+
+    >>> torch_target(2).cache_key                  # doctest: +SKIP
+    'torch-cpu|threads=2|torch=2.13.0'
+    """
+    return _torch_target(threads or torch.get_num_threads(), torch.__version__)
 
 
-Runner = Callable[..., Measurement]
-TARGETS: dict[str, Runner] = {"torch-cpu": run_torch_op}
-TARGET_FINGERPRINTS: dict[str, Callable[[], str]] = {"torch-cpu": torch_cpu_fingerprint}
+@functools.cache
+def _torch_target(threads: int, version: str) -> Target:
+    # one record per thread count: the cost model asks on every call, and a Target caches its key
+    return Target("torch", name="torch-cpu", threads=threads, versions=(("torch", version),))
 
 
-def register_target(name: str, run: Runner, fingerprint: Callable[[], str]) -> None:
-    """Add a measurement target: ``run(op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``."""
-    TARGETS[name] = run
-    TARGET_FINGERPRINTS[name] = fingerprint
+Runner = Callable[..., Measurement]  # run(target, op, attrs, in_shapes, dtype, warmup, repeats)
+RUNNERS: dict[str, Runner] = {"torch": run_torch_op}
+
+
+def register_runner(kind: str, run: Runner) -> None:
+    """Measure targets of ``kind`` with ``run(target, op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``."""
+    RUNNERS[kind] = run
 
 
 # ------------------------------------------------------------------ the cost model
@@ -116,25 +149,25 @@ class MeasuredCost:
 
     def __init__(
         self,
-        target: str = "torch-cpu",
+        target: Target | None = None,
         cache: CostCache | str | Path | None = None,
         fallback: Callable[..., float] | None = None,
         measure_missing: bool = False,
         warmup: int = 5,
         repeats: int = 20,
     ) -> None:
-        if target not in TARGETS:
-            raise ValueError(f"unknown cost target '{target}'; known: {', '.join(sorted(TARGETS))}")
+        if target is not None and target.kind not in RUNNERS:
+            raise UsageError(f"cannot measure on target kind '{target.kind}'; known: {', '.join(sorted(RUNNERS))}")
         if warmup < 0 or repeats < 1:
-            raise ValueError(f"need warmup >= 0 and repeats >= 1, got {warmup} and {repeats}")
-        self.target = target
+            raise UsageError(f"need warmup >= 0 and repeats >= 1, got {warmup} and {repeats}")
+        self._target = target  # None: torch on the CPU, following torch's thread count
         self.cache = cache if isinstance(cache, CostCache) else CostCache(cache)
         self._fallback = fallback
         self.measure_missing = measure_missing
         self.warmup, self.repeats = warmup, repeats
         self.stats = {"hits": 0, "fallbacks": 0, "measured": 0}
         self.missing: set[str] = set()  # keys answered by the fallback
-        self._mem: dict[str, dict[str, float]] = {}  # target fingerprint -> key -> seconds
+        self._mem: dict[str, dict[str, float]] = {}  # target cache key -> op key -> seconds
 
     @property
     def fallback(self) -> Callable[..., float]:
@@ -143,12 +176,17 @@ class MeasuredCost:
         return self._fallback
 
     @property
-    def fingerprint(self) -> str:
-        """The target fingerprint now (the torch thread count may change during a run)."""
-        return TARGET_FINGERPRINTS[self.target]()
+    def target(self) -> Target:
+        """What measurements are taken on, now (without an explicit target, torch's thread count may change)."""
+        return self._target if self._target is not None else torch_target()
 
-    def _table(self) -> tuple[str, dict[str, float]]:
-        fp = self.fingerprint
+    @property
+    def fingerprint(self) -> str:
+        """The target's cache key now: the ``target`` column of the rows this model reads and writes."""
+        return self.target.cache_key
+
+    def _table(self, target: Target | None = None) -> tuple[str, dict[str, float]]:
+        fp = (target or self.target).cache_key
         if fp not in self._mem:
             self._mem[fp] = self.cache.load(fp)
         return fp, self._mem[fp]
@@ -171,14 +209,15 @@ class MeasuredCost:
         return table[key]
 
     def is_cached(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> bool:
-        fp, table = self._table()
+        _, table = self._table()
         return self.key(op, attrs, in_shapes, dtype) in table
 
     def measure(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
         """Measure one configuration now (even if cached) and store it."""
-        fp, table = self._table()
+        target = self.target
+        fp, table = self._table(target)
         key = self.key(op, attrs, in_shapes, dtype)
-        m = TARGETS[self.target](op, attrs, in_shapes, dtype, self.warmup, self.repeats)
+        m = RUNNERS[target.kind](target, op, attrs, in_shapes, dtype, self.warmup, self.repeats)
         self.cache.put(fp, key, op, m.seconds, m.reps, m.iqr)
         table[key] = m.seconds
         self.missing.discard(key)
@@ -205,7 +244,7 @@ class MeasuredCost:
         return float(self.fallback(op, attrs, in_shapes, dtype))
 
     def __repr__(self) -> str:
-        return f"MeasuredCost({self.target!r}, cache={self.cache!r}, measure_missing={self.measure_missing})"
+        return f"MeasuredCost({self.fingerprint!r}, cache={self.cache!r}, measure_missing={self.measure_missing})"
 
 
 # ------------------------------------------------------------------ profiling

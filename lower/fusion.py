@@ -24,17 +24,18 @@ Policy (greedy, over live nodes that are not precomputed constants):
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
-from lower.loop_ir import (
+from lower.ir import (
     Buffer,
     Expr,
     IntImm,
     Kernel,
     Load,
-    LoweringError,
     Stage,
     Stmt,
     Store,
@@ -48,7 +49,9 @@ from lower.loop_ir import (
     stores_of,
     substitute,
 )
-from lower.ops_to_loops import LowerCtx, Namer, lower_node
+from lower.ops_to_loops import GemmInfo, LowerCtx, Namer, lower_node
+from lower.schedule import Schedule, inline_stage
+from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS, Group
 
@@ -159,7 +162,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
 
     def absorb(grp: FusedGroup) -> None:
         """Inline private injective producers into the group (walking its inputs backwards)."""
-        stack = [grp.anchor] + list(grp.prologue)
+        stack = [grp.anchor, *grp.prologue]
         while stack:
             c = graph.nodes[stack.pop()]
             for slot, v in enumerate(c.inputs):
@@ -212,8 +215,6 @@ def _topological(
 ) -> list[FusedGroup]:
     """Kernels in dependency order (an epilogue may read a value whose group has a later anchor);
     ties keep graph order."""
-    import heapq
-
     owner = {n: k for k, grp in enumerate(groups) for n in grp.nodes}
 
     def producer(nid: int) -> int | None:
@@ -256,10 +257,10 @@ class BuiltKernel:
     kernel: Kernel
     params: list[Value | str]  # one per kernel parameter: a graph value or a derived-constant name
     new_consts: dict[str, torch.Tensor]
-    gemm: object = None  # GemmInfo for contraction groups
+    gemm: GemmInfo | None = None  # loop roles, for contraction groups
     group: FusedGroup | None = None
     const_names: set[str] = field(default_factory=set)  # kernel buffers whose contents are known constants
-    schedule: object = None  # the Schedule applied (lower.schedule.Schedule)
+    schedule: Schedule | None = None  # the schedule applied
 
 
 def value_name(graph: Graph, v: Value) -> str:
@@ -275,12 +276,10 @@ def build_kernel(
     graph: Graph,
     grp: FusedGroup,
     const_values: dict[Value, torch.Tensor],
-    resolve: "callable[[Value], Value] | None" = None,
+    resolve: Callable[[Value], Value] | None = None,
     name: str | None = None,
 ) -> BuiltKernel:
     """Lower a group's nodes and fuse them into one kernel (inlining prologues, placing epilogues)."""
-    from lower.schedule import inline_stage  # schedule depends on loop IR only; import late to avoid cycles
-
     resolve = resolve or (lambda v: v)
     in_group = set(grp.nodes)
     namer = Namer()
@@ -355,7 +354,8 @@ def _fold_into_init(body: Stmt, gemm, other: Buffer) -> Stmt:
             def add(x: Stmt) -> Stmt | None:
                 if isinstance(x, Store):
                     idx = tuple(
-                        IntImm(0) if o == 1 and n != 1 else e for o, n, e in zip(other.shape, x.buf.shape, x.idx)
+                        IntImm(0) if o == 1 and n != 1 else e
+                        for o, n, e in zip(other.shape, x.buf.shape, x.idx, strict=False)
                     )
                     return Store(x.buf, x.idx, x.value + Load(other, idx))
                 return None
@@ -379,12 +379,12 @@ def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_const
         ctx = LowerCtx(node, namer, consts, new_consts)
         tmp_out = buf(Value(nid, 0)) if nid != grp.epilogue[-1] else Buffer(namer.name("epi"), shape)
         st = lower_node(node, [buf(v) for v in node.inputs], [tmp_out], ctx)
-        store = [s for s in _stores(st)][0]
+        store = _stores(st)[0]
         # rename the node's loop vars to ours, then replace the previous value's loads by ``cur``
-        mapping = {ix.name: v for ix, v in zip(store.idx, vs) if isinstance(ix, Var)}
+        mapping = {ix.name: v for ix, v in zip(store.idx, vs, strict=False) if isinstance(ix, Var)}
         val = substitute(store.value, mapping)
         pb = bufs[prev] if prev in bufs else buf(prev)
-        val = map_expr(val, lambda e, pb=pb: cur if isinstance(e, Load) and e.buf.name == pb.name else None)
+        val = map_expr(val, lambda e, pb=pb, cur=cur: cur if isinstance(e, Load) and e.buf.name == pb.name else None)
         cur = val
         prev = Value(nid, 0)
     # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
@@ -399,9 +399,11 @@ def _in_gemm_coords(gemm, final: Buffer, vs: list[Var], value: Expr, namer: Name
     """Re-index ``final[vs] = value`` over the GEMM's (batch, i, j) loops using its init stage's map."""
     idx = gemm.c_index  # tuple of Exprs over gemm.init_vars
     new_vars = [namer.var(v.name + "e") for v in gemm.init_vars]
-    m = {ov.name: nv for ov, nv in zip(gemm.init_vars, new_vars)}
+    m = {ov.name: nv for ov, nv in zip(gemm.init_vars, new_vars, strict=False)}
     cidx = tuple(substitute(e, m) for e in idx)
-    sub = {v.name: e for v, e in zip(vs, cidx)}
+    sub = {v.name: e for v, e in zip(vs, cidx, strict=False)}
     val = substitute(value, sub)
     gemm.post.append(f"{gemm.stage}.epilogue")
-    return Stage(f"{gemm.stage}.epilogue", loops(list(zip(new_vars, gemm.init_extents)), Store(final, cidx, val)))
+    return Stage(
+        f"{gemm.stage}.epilogue", loops(list(zip(new_vars, gemm.init_extents, strict=False)), Store(final, cidx, val))
+    )

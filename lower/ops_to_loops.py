@@ -23,12 +23,12 @@ Anything that cannot be lowered raises ``LoweringError`` naming the node.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import torch
 
-from lower.loop_ir import (
+from lower.ir import (
     F32,
     Allocate,
     Buffer,
@@ -36,7 +36,6 @@ from lower.loop_ir import (
     Expr,
     For,
     IntImm,
-    LoweringError,
     Select,
     Stage,
     Stmt,
@@ -54,6 +53,7 @@ from lower.loop_ir import (
     simplify,
     simplify_stmt,
 )
+from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Node
 from rewrite.ir.ops import OPS, Group
 
@@ -140,7 +140,7 @@ def lower_node(node: Node, ins: Sequence[Buffer], outs: Sequence[Buffer], ctx: L
     fn = LOWERINGS.get(node.op)
     if fn is None:
         raise LoweringError(f"{node.describe()}: no lowering for op '{node.op}'")
-    for b, s in zip(list(ins) + list(outs), [None] * len(ins) + list(node.shapes)):
+    for b, s in zip(list(ins) + list(outs), [None] * len(ins) + list(node.shapes), strict=False):
         if s is not None and tuple(b.shape) != tuple(s):
             raise LoweringError(f"{node.describe()}: buffer {b.name}{list(b.shape)} does not match shape {s}")
     try:
@@ -157,7 +157,7 @@ def loop_vars(ctx: LowerCtx, shape: Sequence[int], base: str = "i") -> list[Var]
 
 def bcast_index(in_shape: Sequence[int], out_shape: Sequence[int], vs: Sequence[Expr]) -> tuple[Expr, ...]:
     """Index of an input broadcast (equal ranks) to ``out_shape``."""
-    return tuple(IntImm(0) if s == 1 and o != 1 else v for s, o, v in zip(in_shape, out_shape, vs))
+    return tuple(IntImm(0) if s == 1 and o != 1 else v for s, o, v in zip(in_shape, out_shape, vs, strict=False))
 
 
 # ============================================================== elementwise
@@ -204,7 +204,7 @@ def lower_elementwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lo
     vs = loop_vars(ctx, out.shape)
     args = [x[bcast_index(x.shape, out.shape, vs)] for x in ins]
     val = elementwise_expr(node.op, args, dict(node.attrs))
-    return Stage(ctx.tag, loops(list(zip(vs, out.shape)), Store(out, tuple(vs), val)))
+    return Stage(ctx.tag, loops(list(zip(vs, out.shape, strict=False)), Store(out, tuple(vs), val)))
 
 
 # ============================================================== normalization
@@ -227,7 +227,7 @@ def lower_batchnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lowe
         val = x[tuple(vs)] * sb[c] + tb_[c]
     else:
         val = (x[tuple(vs)] - mean[c]) * call("rsqrt", var[c] + const(eps)) * w[c] + b[c]
-    return Stage(ctx.tag, loops(list(zip(vs, out.shape)), Store(out, tuple(vs), val)))
+    return Stage(ctx.tag, loops(list(zip(vs, out.shape, strict=False)), Store(out, tuple(vs), val)))
 
 
 def _rows(ctx: LowerCtx, shape: Sequence[int], axis: int) -> tuple[list[Var], Callable[[Expr], tuple[Expr, ...]]]:
@@ -268,7 +268,8 @@ def lower_softmax(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerC
     )
     body = Allocate(mx, Allocate(sm, body))
     return Stage(
-        ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, [d for d in range(x.rank) if d != axis])], body)
+        ctx.tag,
+        loops([(v, x.shape[d]) for v, d in zip(outer, [d for d in range(x.rank) if d != axis], strict=False)], body),
     )
 
 
@@ -293,7 +294,7 @@ def lower_layernorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lowe
         For(j3, IntImm(n), Store(out, index(j3), (x[index(j3)] - mean[z]) * var[z] * w[j3] + b[j3])),
     )
     body = Allocate(mean, Allocate(var, body))
-    return Stage(ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, range(axis))], body))
+    return Stage(ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, range(axis), strict=False)], body))
 
 
 # ============================================================== pooling
@@ -354,7 +355,7 @@ def lower_global_avgpool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
 # ============================================================== layout
 def _copy(ctx: LowerCtx, name: str, out: Buffer, src: Callable[[list[Var]], Expr]) -> Stmt:
     vs = loop_vars(ctx, out.shape)
-    return Stage(name, loops(list(zip(vs, out.shape)), Store(out, tuple(vs), src(vs))))
+    return Stage(name, loops(list(zip(vs, out.shape, strict=False)), Store(out, tuple(vs), src(vs))))
 
 
 @lowering("transpose")
@@ -377,10 +378,10 @@ def unflatten(flat: Expr, shape: Sequence[int]) -> tuple[Expr, ...]:
 def reshape_index(vs: Sequence[Expr], out_shape: Sequence[int], in_shape: Sequence[int]) -> tuple[Expr, ...]:
     flat: Expr = IntImm(0)
     stride = 1
-    for v, s in zip(reversed(list(vs)), reversed(list(out_shape))):
+    for v, s in zip(reversed(list(vs)), reversed(list(out_shape)), strict=False):
         flat = flat + v * stride
         stride *= s
-    ranges = {v.name: (0, s - 1) for v, s in zip(vs, out_shape) if isinstance(v, Var)}
+    ranges = {v.name: (0, s - 1) for v, s in zip(vs, out_shape, strict=False) if isinstance(v, Var)}
     return tuple(simplify(e, ranges) for e in unflatten(simplify(flat, ranges), in_shape))
 
 
@@ -431,7 +432,10 @@ def lower_concat(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     for k, x in enumerate(ins):
         vs = loop_vars(ctx, x.shape)
         parts.append(
-            Stage(f"{ctx.tag}.{k}", loops(list(zip(vs, x.shape)), Store(out, _shifted(vs, ax, off), x[tuple(vs)])))
+            Stage(
+                f"{ctx.tag}.{k}",
+                loops(list(zip(vs, x.shape, strict=False)), Store(out, _shifted(vs, ax, off), x[tuple(vs)])),
+            )
         )
         off += x.shape[ax]
     return seq(*parts)
@@ -460,7 +464,10 @@ def _gemm(
     bv0 = [ctx.var(v.name) for v in bv]
     init_stage = Stage(
         init_name,
-        loops([*zip(bv0, [e for _, e in batch]), (i0, m), (j0, n)], Store(out, c_idx(bv0, i0, j0), init(bv0, i0, j0))),
+        loops(
+            [*zip(bv0, [e for _, e in batch], strict=False), (i0, m), (j0, n)],
+            Store(out, c_idx(bv0, i0, j0), init(bv0, i0, j0)),
+        ),
     )
     cidx = c_idx(bv, iv, jv)
     upd = Store(out, cidx, out[cidx] + a_val(bv, iv, kv) * b_val(bv, kv, jv))
@@ -491,7 +498,10 @@ def _gemm(
     ci = c_idx(bv1, i1, j1)
     act_stage = Stage(
         f"{ctx.tag}.act",
-        loops([*zip(bv1, [e for _, e in batch]), (i1, m), (j1, n)], Store(out, ci, ACTIVATIONS[act](out[ci]))),
+        loops(
+            [*zip(bv1, [e for _, e in batch], strict=False), (i1, m), (j1, n)],
+            Store(out, ci, ACTIVATIONS[act](out[ci])),
+        ),
     )
     ctx.gemm.post.append(act_stage.name)
     return seq(init_stage, main, act_stage)
@@ -572,11 +582,11 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     x, w = ins[:2]
     out = outs[0]
     a = node.attrs
-    N, C, H, W = x.shape
-    O, Cg, KH, KW = w.shape
+    N, _, H, W = x.shape
+    OC, Cg, KH, KW = w.shape
     _, _, OH, OW = out.shape
     G = a["groups"]
-    Og = O // G
+    Og = OC // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
     HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1
     if G > 1 and Og <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE:
@@ -637,11 +647,11 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     x, w = ins[:2]
     out = outs[0]
     a = node.attrs
-    N, C, H, W = x.shape
-    O, Cg, KH, KW = w.shape
+    N, _, H, W = x.shape
+    OC, Cg, KH, KW = w.shape
     _, _, OH, OW = out.shape
     G = a["groups"]
-    Og = O // G
+    Og = OC // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
     HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1
     xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (Cg, HP, WP), scope="local")
@@ -697,7 +707,8 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         v1 = [ctx.var(s) for s in ("n", "g", "i", "oh", "ow")]
         ci = (v1[0], v1[1] * Og + v1[2], v1[3], v1[4])
         act_stage = Stage(
-            f"{ctx.tag}.act", loops(list(zip(v1, [N, G, Og, OH, OW])), Store(out, ci, ACTIVATIONS[act](out[ci])))
+            f"{ctx.tag}.act",
+            loops(list(zip(v1, [N, G, Og, OH, OW], strict=False)), Store(out, ci, ACTIVATIONS[act](out[ci]))),
         )
         ctx.gemm.post.append(act_stage.name)
         stages.append(act_stage)

@@ -3,29 +3,19 @@
 Kernels are ctypes functions ``f(args, lo, hi)``; ctypes releases the GIL
 during the call, so the chunks really run concurrently.  Chunks are taken
 dynamically from a shared counter (the machine is shared and noisy, so a
-static split would wait for the slowest core).
+static split would wait for the slowest core).  How many threads to use is the
+``Target``'s business (``lower.target``), passed in by the caller.
+
+    >>> parallel_for(fn, args, extent=64, threads=2)    # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from rewrite import config
-
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
-
-
-def default_threads() -> int:
-    n = config.THREADS.integer()
-    if n is not None:
-        return n
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover
-        return max(1, os.cpu_count() or 1)
 
 
 def _get_pool(n: int) -> ThreadPoolExecutor:

@@ -14,10 +14,17 @@ Compile time:
    outputs are allocated per call, every intermediate gets a slot in one
    arena, reusing slots whose values are dead (linear scan over kernel order).
 
-Run time: one ctypes call per kernel (each with a prepared argument array);
+Run time: one call per kernel (each with a prepared argument array);
 kernels whose outermost loop is parallel are split over the thread pool.
 A ``CompiledGraph`` is not reentrant (its arena is shared): calls are
 serialised by a lock.
+
+Nothing here depends on the target's kind: compiling a kernel, launching it
+and the device its buffers live on come from the target's ``Backend``
+(``lower.target.backend_of``).
+
+    >>> cg = compile_graph(graph, "llvm", threads=2)     # doctest: +SKIP
+    >>> outs = cg({"x": x})                              # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -26,17 +33,30 @@ import ctypes
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import torch
 
+from lower.backend import KernelFn
 from lower.fusion import BuiltKernel, FusionPlan, build_kernel, live_nodes, plan_fusion
-from lower.llvm import compile_kernel
-from lower.loop_ir import IntImm, Kernel, LoopKind, LoweringError, Seq, loads_of, seq, stores_of
-from lower.parallel import default_threads, parallel_for
+from lower.ir import (
+    IntImm,
+    Kernel,
+    LoopKind,
+    Seq,
+    loads_of,
+    rewrap_locals,
+    root_loop,
+    seq,
+    stores_of,
+    unwrap_locals,
+)
+from lower.schedule import schedule_kernel
+from lower.target import backend_of, parse_target
 from rewrite.ir.graph import Graph, GraphError, Value
 from rewrite.ir.ops import OPS
+from rewrite.ir.target import Target
 
 ALIGN = 16  # floats (64 bytes)
 
@@ -52,13 +72,14 @@ class Scratch:
 @dataclass
 class _Launch:
     name: str
-    fn: object
+    fn: KernelFn
     args: ctypes.Array
     argp: ctypes.c_void_p
     patches: list[tuple[int, str, object]]  # (slot, "input"|"output", key)
     par_extent: int | None
     kernel: Kernel
     threads: int
+    run: Callable[[], None]  # the backend's launcher, bound once: runs the kernel on ``args`` as they are now
 
 
 @dataclass
@@ -72,30 +93,34 @@ class CompiledGraph:
     """Callable like ``graph.run``: ``cg(inputs)`` with a dict name -> tensor or a sequence."""
 
     def __init__(
-        self, graph: Graph, target: str = "llvm", fuse: bool = True, schedule: bool = True, threads: int | None = None
+        self,
+        graph: Graph,
+        target: str | Target = "llvm",
+        fuse: bool = True,
+        schedule: bool = True,
+        threads: int | None = None,
     ) -> None:
-        if target != "llvm":
-            raise LoweringError(f"unknown target {target!r}; available: 'llvm'")
         t0 = time.perf_counter()
+        self.target = parse_target(target, threads)
+        self.backend = backend_of(self.target)
+        self.threads = self.target.threads
+        self._device = torch.device(self.backend.device)
         graph.validate()
         self.graph = graph
-        self.target = target
-        self.threads = threads or default_threads()
         self._lock = threading.Lock()
         self._recycle: dict[Value, torch.Tensor] = {}
         self.input_names = [n.attrs["name"] for n in graph.inputs]
         self._input_values = {n.attrs["name"]: Value(n.id, 0) for n in graph.inputs}
         live = live_nodes(graph)
-        self.consts = self._precompute(graph, live)
+        self.consts = self._precompute(graph, live, self._device)
         self.fusion: FusionPlan = plan_fusion(graph, {v.node for v in self.consts}, fuse=fuse)
         self._alias = {n: graph.nodes[n].inputs[0] for n in self.fusion.aliases}
         self.built: list[BuiltKernel] = []
         for k, grp in enumerate(self.fusion.groups):
             bk = build_kernel(graph, grp, self.consts, self.resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}")
-            if schedule:
-                from lower.recipes import schedule_kernel
-
-                bk = schedule_kernel(bk, self.threads)
+            sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, self.target) if schedule else None
+            if sched is not None:
+                bk.kernel, bk.schedule = sched.kernel, sched
             self.built.append(bk)
         self.prepacked_bytes = 0
         for k, bk in enumerate(self.built):
@@ -112,19 +137,20 @@ class CompiledGraph:
         return v
 
     @staticmethod
-    def _precompute(graph: Graph, live: set[int]) -> dict[Value, torch.Tensor]:
+    def _precompute(graph: Graph, live: set[int], device: torch.device) -> dict[Value, torch.Tensor]:
+        """Every live weight-only value, computed now with torch, on ``device``."""
         wo = graph.weight_only()
         env: dict[Value, torch.Tensor] = {}
         with torch.no_grad():
             for n in graph:
-                if n.id not in wo or n.id not in live and not any(n.id == v.node for v in graph.outputs):
+                if n.id not in wo or (n.id not in live and not any(n.id == v.node for v in graph.outputs)):
                     continue
                 if n.op == "weight":
                     outs = [graph.weights[n.attrs["name"]]]
                 else:
                     outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
                 for i, t in enumerate(outs):
-                    env[Value(n.id, i)] = t.detach().to(torch.float32).contiguous()
+                    env[Value(n.id, i)] = t.detach().to(device, torch.float32).contiguous()
         return env
 
     def _plan_storage(self) -> None:
@@ -175,7 +201,7 @@ class CompiledGraph:
         for k in range(len(self.built)):
             for r in by_start.get(k, []):
                 best = None
-                for fi, (o, ln) in enumerate(free):
+                for fi, (_, ln) in enumerate(free):
                     if ln >= size[r] and (best is None or ln < free[best][1]):
                         best = fi
                 if best is None:
@@ -189,7 +215,7 @@ class CompiledGraph:
             for r in ends.get(k, []):
                 free.append((offset[r], size[r]))
                 free = _coalesce(free)
-        self.arena = torch.empty(max(top, 1) + ALIGN, dtype=torch.float32)
+        self.arena = torch.empty(max(top, 1) + ALIGN, dtype=torch.float32, device=self._device)
         base = self.arena.data_ptr()
         shift = (-(base // 4)) % ALIGN  # align the arena start to 64 bytes
         self._arena_ptr = {r: base + 4 * (shift + o) for r, o in offset.items()}
@@ -213,12 +239,10 @@ class CompiledGraph:
         return self._arena_ptr[r], None
 
     def _compile(self, k: int, bk: BuiltKernel) -> _Launch:
-        from lower.llvm.codegen import root_loop
-
         for name, t in bk.new_consts.items():
-            bk.new_consts[name] = t.to(torch.float32).contiguous()
+            bk.new_consts[name] = t.to(self._device, torch.float32).contiguous()
         kernel = bk.kernel
-        fn = compile_kernel(kernel, "k")
+        fn = self.backend.compile(kernel, self.target, "k")
         n = len(kernel.params)
         args = (ctypes.c_void_p * max(n, 1))()
         patches = []
@@ -232,7 +256,9 @@ class CompiledGraph:
         par = None
         if root is not None and root.kind is LoopKind.PARALLEL and isinstance(root.extent, IntImm):
             par = root.extent.value
-        return _Launch(kernel.name, fn, args, ctypes.cast(args, ctypes.c_void_p), patches, par, kernel, self.threads)
+        argp = ctypes.cast(args, ctypes.c_void_p)
+        run = self.backend.launcher(fn, argp, par, self.threads)
+        return _Launch(kernel.name, fn, args, argp, patches, par, kernel, self.threads, run)
 
     def _param_tensor(self, bk: BuiltKernel, p) -> torch.Tensor | None:
         if isinstance(p, str):
@@ -246,25 +272,24 @@ class CompiledGraph:
         else given scratch storage."""
         kern = bk.kernel
         extra = kern.params[len(bk.params) :]
-        from lower.schedule import _rewrap, _unwrap
-
         for P in extra:
-            wrappers, inner = _unwrap(kern.body)
+            wrappers, inner = unwrap_locals(kern.body)
             tops = list(inner.stmts) if isinstance(inner, Seq) else [inner]
             writers = [t for t in tops if any(st.buf.name == P.name for st in stores_of(t))]
             srcs = {ld.buf.name for w in writers for ld in loads_of(w)}
-            by_name = {b.name: (b, p) for b, p in zip(kern.params, bk.params)}
+            by_name = {b.name: (b, p) for b, p in zip(kern.params, bk.params, strict=False)}
             if len(writers) == 1 and srcs <= bk.const_names and all(n in by_name for n in srcs):
                 src_bufs = [by_name[n][0] for n in sorted(srcs)]
                 tensors = [self._param_tensor(bk, by_name[n][1]) for n in sorted(srcs)]
-                pk = Kernel(f"{kern.name}_prepack", src_bufs + [P], writers[0])
-                out = torch.zeros(P.size, dtype=torch.float32)
+                pk = Kernel(f"{kern.name}_prepack", [*src_bufs, P], writers[0])
+                out = torch.zeros(P.size, dtype=torch.float32, device=self._device)
                 args = (ctypes.c_void_p * (len(src_bufs) + 1))(*[t.data_ptr() for t in tensors], out.data_ptr())
-                compile_kernel(pk, "p")(ctypes.cast(args, ctypes.c_void_p), 0, 0)
+                fn = self.backend.compile(pk, self.target, "p")
+                self.backend.launcher(fn, ctypes.cast(args, ctypes.c_void_p), None, 1)()
                 bk.new_consts[P.name] = out
                 bk.const_names.add(P.name)
                 bk.params.append(P.name)
-                kern = kern.with_body(_rewrap(wrappers, seq(*[t for t in tops if t is not writers[0]])))
+                kern = kern.with_body(rewrap_locals(wrappers, seq(*[t for t in tops if t is not writers[0]])))
                 self.prepacked_bytes += 4 * P.size
             else:
                 bk.params.append(Scratch(P.name, P.size))
@@ -284,9 +309,8 @@ class CompiledGraph:
         return "\n\n".join(str(b.kernel) for b in ks)
 
     def llvm_ir(self, k: int) -> str:
-        from lower.llvm.codegen import kernel_to_llvm
-
-        return kernel_to_llvm(self.built[k].kernel)
+        """The code the backend generates for kernel ``k`` (LLVM IR text for the "llvm" kind)."""
+        return self.backend.source(self.built[k].kernel, self.target)
 
     def profile(self, inputs, repeats: int = 3) -> list[dict]:
         """Per-kernel wall time (median of ``repeats`` runs, seconds), with the fusion group of each."""
@@ -294,7 +318,7 @@ class CompiledGraph:
         for _ in range(repeats):
             self(inputs, _times=times)
         out = []
-        for ln, bk, ts in zip(self._launches, self.built, times):
+        for ln, bk, ts in zip(self._launches, self.built, times, strict=False):
             ts = sorted(ts)
             grp = bk.group
             out.append(
@@ -318,7 +342,7 @@ class CompiledGraph:
         old = self._recycle.get(r)
         if old is not None and sys.getrefcount(old) == 3 and _storage_uses(old) == _SOLE_USE:
             return old
-        t = torch.empty(self.graph.shape_of(r), dtype=torch.float32)
+        t = torch.empty(self.graph.shape_of(r), dtype=torch.float32, device=self._device)
         if t.numel() >= RECYCLE_MIN:
             self._recycle[r] = t
         return t
@@ -332,7 +356,7 @@ class CompiledGraph:
                 raise GraphError(
                     f"graph '{g.name}' takes {len(self.input_names)} inputs {self.input_names}, got {len(inputs)}"
                 )
-            inputs = dict(zip(self.input_names, inputs))
+            inputs = dict(zip(self.input_names, inputs, strict=False))
         missing = set(self.input_names) - set(inputs)
         if missing:
             raise GraphError(f"graph '{g.name}': missing inputs {sorted(missing)}")
@@ -342,8 +366,10 @@ class CompiledGraph:
             shape = g.shape_of(v)
             if tuple(t.shape) != shape:
                 raise GraphError(f"input '{name}' has shape {tuple(t.shape)}, expected {shape}")
-            if t.device.type != "cpu":
-                raise GraphError(f"input '{name}' is on {t.device}; target 'llvm' runs on the CPU")
+            if t.device.type != self._device.type:
+                raise GraphError(
+                    f"input '{name}' is on {t.device}; target '{self.target.name}' takes {self._device.type} tensors"
+                )
             if t.dtype != torch.float32:
                 t = t.to(torch.float32)
             bound[v] = t.contiguous()
@@ -356,19 +382,16 @@ class CompiledGraph:
                 for slot, kind, key in ln.patches:
                     ln.args[slot] = (bound[key] if kind == "input" else outs[key]).data_ptr()
                 t0 = time.perf_counter() if _times is not None else 0.0
-                if ln.par_extent is not None and ln.threads > 1:
-                    parallel_for(ln.fn, ln.argp, ln.par_extent, ln.threads)
-                else:
-                    ln.fn(ln.argp, 0, ln.par_extent or 0)
+                ln.run()
                 if _times is not None:
                     _times[k].append(time.perf_counter() - t0)
         result = []
-        for v, r in zip(g.outputs, self._out_roots):
+        for v, r in zip(g.outputs, self._out_roots, strict=False):
             shape = g.shape_of(v)
             if r in outs:
                 t = outs[r]
             elif r in bound:
-                t = bound[r] if g.nodes[r.node].op == "input" else bound[r]
+                t = bound[r]
             elif r in self.consts:
                 t = self.consts[r].clone()
             else:
@@ -413,9 +436,14 @@ def _coalesce(free: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def compile_graph(
-    graph: Graph, target: str = "llvm", *, fuse: bool = True, schedule: bool = True, threads: int | None = None
+    graph: Graph,
+    target: str | Target = "llvm",
+    *,
+    fuse: bool = True,
+    schedule: bool = True,
+    threads: int | None = None,
 ) -> CompiledGraph:
-    """Compile ``graph`` for ``target`` ("llvm": the host CPU).
+    """Compile ``graph`` for ``target`` ("llvm": the host CPU, or a ``Target``) on ``threads`` threads.
 
     Returns a ``CompiledGraph`` callable with the same inputs as ``graph.run``
     (dict name -> tensor, or a sequence in input order) that returns a list of

@@ -30,6 +30,7 @@ from rewrite.extract.greedy import dag_cost, greedy_choice, node_costs, select
 from rewrite.extract.ilp import ilp_extract
 from rewrite.ir.errors import UsageError, VerificationError
 from rewrite.ir.graph import Graph
+from rewrite.ir.target import Target
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule
 from rewrite.verify.numeric import REL_TOL, compare_all, verify
@@ -149,8 +150,8 @@ def optimize(
 # ------------------------------------------------------------------ compile
 
 
-def compile(graph: Graph, target: str = "llvm", threads: int | None = None) -> CompiledGraph:  # noqa: A001
-    """Lower ``graph`` to kernels for ``target`` and return a callable like ``graph.run``.
+def compile(graph: Graph, target: str | Target = "llvm", threads: int | None = None) -> CompiledGraph:
+    """Lower ``graph`` to kernels for ``target`` (a kind name or a ``Target``) and return a callable like ``graph.run``.
 
     >>> run = compile(result.graph)           # doctest: +SKIP
     >>> outputs = run({"x": x})               # doctest: +SKIP
@@ -159,7 +160,11 @@ def compile(graph: Graph, target: str = "llvm", threads: int | None = None) -> C
 
 
 def compile_and_compare(
-    graph: Graph, module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], target: str = "llvm", repeats: int = 10
+    graph: Graph,
+    module: torch.nn.Module,
+    inputs: tuple[torch.Tensor, ...],
+    target: str | Target = "llvm",
+    repeats: int = 10,
 ) -> dict[str, Any]:
     """Compile ``graph``, check its outputs against ``module`` and time both, alternated.
 
@@ -167,7 +172,7 @@ def compile_and_compare(
     """
     run = compile(graph, target=target)
     names = [n.attrs["name"] for n in graph.inputs]  # decode keeps the original input order
-    feed = dict(zip(names, inputs))
+    feed = dict(zip(names, inputs, strict=False))
     with torch.no_grad():
         ref = module(*inputs)
         refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
@@ -177,7 +182,7 @@ def compile_and_compare(
             raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: {cmp.why}")
         t_ours, t_eager = alternate([lambda: run(feed), lambda: module(*inputs)], repeats=repeats)
     return {
-        "target": target,
+        "target": run.target.name,
         "compile_seconds": run.compile_seconds,
         "kernels": run.kernels,
         "latency_ms": t_ours * 1e3,

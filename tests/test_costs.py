@@ -1,5 +1,6 @@
 """Measured costs: the SQLite cache (round trip, rebuilds, concurrent writers) and the torch target."""
 
+import dataclasses
 import multiprocessing as mp
 import sqlite3
 
@@ -8,8 +9,11 @@ import torch
 
 from costs import measured
 from costs.cache import CostCache, op_key
-from costs.measured import MeasuredCost, cached_entries, graph_configs, profile_graph
+from costs.measured import MeasuredCost, cached_entries, graph_configs, profile_graph, torch_target
 from rewrite import GraphBuilder
+from rewrite.ir.errors import UsageError
+from rewrite.ir.ops import OPS
+from rewrite.ir.target import Target
 
 FAST = {"warmup": 1, "repeats": 3}
 
@@ -19,16 +23,18 @@ class Counting:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.targets = []
 
-    def __call__(self, op, attrs, in_shapes, dtype="float32", warmup=5, repeats=20):
+    def __call__(self, target, op, attrs, in_shapes, dtype="float32", warmup=5, repeats=20):
         self.calls += 1
+        self.targets.append(target)
         return measured.Measurement(1e-6 * (1 + len(in_shapes)), repeats, 0.0)
 
 
 @pytest.fixture
 def counting(monkeypatch):
     fake = Counting()
-    monkeypatch.setitem(measured.TARGETS, "torch-cpu", fake)
+    monkeypatch.setitem(measured.RUNNERS, "torch", fake)
     return fake
 
 
@@ -213,3 +219,37 @@ def test_machine_profile_cached_per_thread_count_and_corrupt_file_remeasured(tmp
         assert machine.machine_profile().fingerprint == a.fingerprint and len(calls) == 3
     finally:
         torch.set_num_threads(threads)
+
+
+def test_rows_are_keyed_by_an_explicit_target(tmp_path, counting):
+    target = torch_target(1)
+    assert target.cache_key == f"torch-cpu|threads=1|torch={torch.__version__}"
+    model = MeasuredCost(target, cache=tmp_path / "c.sqlite", measure_missing=True, **FAST)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # an explicit target does not follow torch's thread count
+        model("relu", {}, [(4,)])
+        assert model.target is target and counting.targets == [target]
+        assert [e["target"] for e in cached_entries(tmp_path / "c.sqlite")] == [target.cache_key]
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(UsageError, match="cannot measure on target kind 'cuda'"):
+        MeasuredCost(Target("cuda"), cache=tmp_path / "c.sqlite")
+
+
+def test_torch_runner_times_on_the_targets_threads(monkeypatch):
+    seen = []
+    relu = OPS["relu"]
+
+    def ref(xs, attrs):
+        seen.append(torch.get_num_threads())
+        return relu.ref(xs, attrs)
+
+    monkeypatch.setitem(measured.OPS, "relu", dataclasses.replace(relu, ref=ref))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        measured.run_torch_op(torch_target(1), "relu", {}, [(4,)], warmup=1, repeats=2)
+        assert seen == [1, 1, 1] and torch.get_num_threads() == 2  # measured on 1 thread, then restored
+    finally:
+        torch.set_num_threads(before)

@@ -1,22 +1,46 @@
-"""LLVM backend: loop IR -> LLVM IR text (``codegen``) -> host machine code (``jit``)."""
+"""LLVM backend: loop IR -> LLVM IR text (``codegen``) -> host machine code (``jit``), as one ``Backend``.
+
+    >>> fn = compile_kernel(kernel, parse_target("llvm"), "k")      # doctest: +SKIP
+    >>> launcher(fn, args, None, 1)()                                # doctest: +SKIP
+
+Parallel root loops run on the thread pool of ``lower.parallel`` (one range per call: the kernel
+ABI is ``f(args, lo, hi)``); ``vectorized`` loops become SIMD code of the target's vector width.
+"""
 
 from __future__ import annotations
 
-PLACEHOLDER = "__KERNEL__"
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from lower.backend import Backend, KernelFn
+from lower.ir import Kernel
+from lower.llvm import jit
+from lower.llvm.codegen import kernel_module, kernel_to_llvm
+from lower.parallel import parallel_for
+from rewrite.ir.target import Target
 
 
-def compile_kernel(kernel, hint: str = "k"):
+def compile_kernel(kernel: Kernel, target: Target, hint: str = "k") -> KernelFn:
     """Compile (or fetch from the caches) one loop-IR kernel; returns a ctypes function ``f(args, lo, hi)``.
 
     The IR is generated once with a placeholder function name; the real name is
     derived from the text's hash, so identical kernels share one compiled copy."""
-    from lower.llvm import jit
-    from lower.llvm.codegen import kernel_module
-
-    text, libs = kernel_module(kernel, PLACEHOLDER)
+    text, libs = kernel_module(kernel, target, jit.PLACEHOLDER)
     for name, lib in libs.items():
-        jit.load_library(name, lib)
-    _, addr = jit.load_function(
-        lambda nm: text if nm == PLACEHOLDER else text.replace(f"@{PLACEHOLDER}", f"@{nm}"), hint
-    )
+        jit.load_library(name, lib, target)
+    _, addr = jit.load_function(text, target, hint)
     return jit.cfunc(addr)
+
+
+def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Callable[[], None]:
+    """A callable running ``fn`` once: its parallel root loop's range split over ``threads`` threads, else
+    one direct call (the ctypes function with its arguments bound: nothing between runtime and kernel)."""
+    if extent is not None and threads > 1:
+        return functools.partial(parallel_for, fn, args, extent, threads)
+    return functools.partial(fn, args, 0, extent or 0)
+
+
+BACKEND = Backend("llvm", compile_kernel, launcher, kernel_to_llvm, device="cpu")
+
+__all__ = ["BACKEND", "compile_kernel", "launcher"]

@@ -14,10 +14,9 @@ math helpers, loop metadata) and ``intrinsics`` (tensorized routines).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from lower.llvm import tables as T
-from lower.loop_ir import (
+from lower.ir import (
     F32,
     I64,
     Allocate,
@@ -34,7 +33,6 @@ from lower.loop_ir import (
     Kernel,
     Load,
     LoopKind,
-    LoweringError,
     Range,
     Select,
     Seq,
@@ -44,21 +42,20 @@ from lower.loop_ir import (
     Var,
     bounds,
     flat_offset,
+    root_loop,
     simplify,
     walk_stmt,
 )
+from lower.llvm import tables as T
+from lower.llvm.intrinsics import INTRINSICS
 from rewrite.ir.errors import CodegenError
-
-
-def root_loop(body: Stmt) -> For | None:
-    """The kernel's outermost loop, through Stage/Allocate wrappers, if the body is one nest."""
-    while isinstance(body, (Stage, Allocate)) or (isinstance(body, Seq) and len(body.stmts) == 1):
-        body = body.body if not isinstance(body, Seq) else body.stmts[0]
-    return body if isinstance(body, For) else None
+from rewrite.ir.target import Target
 
 
 class FunctionEmitter:
-    def __init__(self, kernel: Kernel, module: "ModuleBuilder") -> None:
+    """Emits one kernel's function body, asking ``module`` for helpers, declarations and loop metadata."""
+
+    def __init__(self, kernel: Kernel, module: ModuleBuilder) -> None:
         self.k = kernel
         self.mod = module
         self.lines: list[str] = []
@@ -223,8 +220,6 @@ class FunctionEmitter:
             self.ptrs[s.buf.name] = p
             self.stmt(s.body)
         elif isinstance(s, Intrinsic):
-            from lower.llvm.intrinsics import INTRINSICS
-
             fn = INTRINSICS.get(s.name)
             if fn is None:
                 raise CodegenError(f"no LLVM intrinsic named {s.name}")
@@ -301,7 +296,7 @@ class FunctionEmitter:
             params.append(f"ptr noalias nocapture align 4 %param.{i}")
         self.stmt(self.k.body)
         body = "\n".join(["entry:", *("  " + a for a in self.allocas), *self.lines, "  ret void"])
-        sig = ", ".join(params + ["i64 %lo", "i64 %hi"])
+        sig = ", ".join([*params, "i64 %lo", "i64 %hi"])
         wrapper = [f"define void @{name}(ptr %args, i64 %lo, i64 %hi) nounwind {{", "entry:"]
         for i in range(len(self.k.params)):
             wrapper.append(f"  %g{i} = getelementptr ptr, ptr %args, i64 {i}")
@@ -312,7 +307,10 @@ class FunctionEmitter:
 
 
 class ModuleBuilder:
-    def __init__(self) -> None:
+    """One LLVM module for ``target``: declarations, helpers, intrinsic routines, functions, metadata."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
         self.helpers: list[str] = []
         self.decls: list[str] = []
         self.extra: list[str] = []  # intrinsic function definitions
@@ -336,16 +334,12 @@ class ModuleBuilder:
         self.need([], decls)
 
     def loop_md(self, kind: str) -> str | None:
-        entries = T.LOOP_METADATA.get(kind) or []
-        if kind == "serial-outer":
-            entries = T.LOOP_METADATA["serial-outer"]
+        entries = T.loop_metadata(kind, self.target.vector_width)
         if not entries:
             return None
         # a distinct node per loop is required by LLVM; entries may be shared
         base = len(self.md)
-        ids = []
-        for j, e in enumerate(entries):
-            ids.append(f"!{base + 1 + j}")
+        ids = [f"!{base + 1 + j}" for j in range(len(entries))]
         self.md.append(f"!{base} = distinct !{{!{base}, {', '.join(ids)}}}")
         for j, e in enumerate(entries):
             self.md.append(f"!{base + 1 + j} = {e}")
@@ -360,14 +354,18 @@ class ModuleBuilder:
         return "\n\n".join(parts) + "\n"
 
 
-def kernel_module(kernel: Kernel, name: str | None = None) -> tuple[str, dict[str, str]]:
-    """LLVM module text defining one kernel function, and the shared library modules it calls."""
-    mb = ModuleBuilder()
+def kernel_module(kernel: Kernel, target: Target, name: str | None = None) -> tuple[str, dict[str, str]]:
+    """LLVM module text defining one kernel function for ``target``, and the shared library modules it calls."""
+    mb = ModuleBuilder(target)
     fe = FunctionEmitter(kernel, mb)
     fn = fe.function(name or kernel.name)
     return mb.text([fn]), mb.libraries
 
 
-def kernel_to_llvm(kernel: Kernel, name: str | None = None) -> str:
-    """A complete LLVM module (text) defining one kernel function."""
-    return kernel_module(kernel, name)[0]
+def kernel_to_llvm(kernel: Kernel, target: Target, name: str | None = None) -> str:
+    """A complete LLVM module (text) defining one kernel function for ``target``.
+
+    >>> print(kernel_to_llvm(kernel, parse_target("llvm"), "relu"))    # doctest: +SKIP
+    define internal void @relu.body(ptr noalias nocapture align 4 %param.0, ...
+    """
+    return kernel_module(kernel, target, name)[0]

@@ -6,24 +6,28 @@ statement and emits a call (defining the routine in the module once).
 ``gemm_MRxNR``: ``C[m x n] += A[m x kc] * B[kc x NR]`` for ``m <= MR``,
 ``n <= NR``; A row-major with leading dimension ``lda`` (unit stride along k),
 B a packed panel (``NR`` contiguous floats per k, zero padded), C row-major
-with ``ldc``.  The MR x NR accumulator block lives in ``MR * NR / 16`` zmm
-registers; each k step loads NR/16 vectors of B, broadcasts MR values of A
-and issues MR * NR / 16 FMAs.  One specialised body per row count m (chosen
-by a switch), and a lane mask for n < NR on the C loads/stores only.
+with ``ldc``.  The MR x NR accumulator block lives in ``MR * NR / W``
+vector registers of ``W`` lanes (the target's vector width: 16, zmm, with
+AVX-512); each k step loads NR/W vectors of B, broadcasts MR values of A and
+issues MR * NR / W FMAs.  One specialised body per row count m (chosen by a
+switch), and a lane mask for n < NR on the C loads/stores only.
+
+    >>> "@llvm.fma.v16f32(" in library_module(8, 32, 16)
+    True
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
-from lower.llvm.tables import VECTOR_WIDTH
-from lower.loop_ir import Intrinsic
-
-W = VECTOR_WIDTH
-VF = f"<{W} x float>"
+from lower.ir import Intrinsic
+from lower.llvm.tables import vector_decls
+from rewrite.ir.errors import CodegenError
 
 
-def _rows_body(mr: int, nr: int, rows: int) -> str:
+def _rows_body(mr: int, nr: int, rows: int, W: int) -> str:
+    VF = f"<{W} x float>"
     h = nr // W
     name = f"eqsat_gemm_{mr}x{nr}_m{rows}"
     L = [
@@ -44,7 +48,7 @@ def _rows_body(mr: int, nr: int, rows: int) -> str:
             L.append(f"  %cx{r}_{q} = add i64 %co{r}, {q * W}")
             L.append(f"  %cp{r}_{q} = getelementptr float, ptr %C, i64 %cx{r}_{q}")
             L.append(
-                f"  %c{r}_{q} = call {VF} @llvm.masked.load.v16f32.p0(ptr %cp{r}_{q}, i32 4, "
+                f"  %c{r}_{q} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %cp{r}_{q}, i32 4, "
                 f"<{W} x i1> %mask{q}, {VF} zeroinitializer)"
             )
     L.append("  %any = icmp sgt i64 %kc, 0")
@@ -65,7 +69,7 @@ def _rows_body(mr: int, nr: int, rows: int) -> str:
         L.append(f"  %av{r} = insertelement {VF} poison, float %a{r}, i64 0")
         L.append(f"  %as{r} = shufflevector {VF} %av{r}, {VF} poison, <{W} x i32> zeroinitializer")
         for q in range(h):
-            L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v16f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
+            L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v{W}f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
     L.append("  %k1 = add nuw nsw i64 %k, 1")
     L.append("  %more = icmp slt i64 %k1, %kc")
     L.append("  br i1 %more, label %loop, label %done")
@@ -76,22 +80,23 @@ def _rows_body(mr: int, nr: int, rows: int) -> str:
     for r in range(rows):
         for q in range(h):
             L.append(
-                f"  call void @llvm.masked.store.v16f32.p0({VF} %f{r}_{q}, ptr %cp{r}_{q}, i32 4, <{W} x i1> %mask{q})"
+                f"  call void @llvm.masked.store.v{W}f32.p0({VF} %f{r}_{q}, ptr %cp{r}_{q}, i32 4, <{W} x i1> %mask{q})"
             )
     L.append("  ret void")
     L.append("}")
     return "\n".join(L)
 
 
-def gemm_routine(mr: int, nr: int) -> str:
-    if nr % W:
-        raise ValueError(f"NR={nr} must be a multiple of {W}")
-    parts = [_rows_body(mr, nr, r) for r in range(1, mr + 1)]
+def gemm_routine(mr: int, nr: int, width: int) -> str:
+    """``eqsat_gemm_MRxNR(A, lda, B, C, ldc, kc, m, n)``: a switch over m to one body per row count."""
+    if width < 1 or nr % width:
+        raise CodegenError(f"NR={nr} must be a multiple of the vector width {width}")
+    parts = [_rows_body(mr, nr, r, width) for r in range(1, mr + 1)]
     L = [
         f"define internal void @eqsat_gemm_{mr}x{nr}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
         f"i64 %m, i64 %n) nounwind {{",
         "entry:",
-        f"  switch i64 %m, label %out [ " + " ".join(f"i64 {r}, label %m{r}" for r in range(1, mr + 1)) + " ]",
+        "  switch i64 %m, label %out [ " + " ".join(f"i64 {r}, label %m{r}" for r in range(1, mr + 1)) + " ]",
     ]
     for r in range(1, mr + 1):
         L += [
@@ -100,24 +105,24 @@ def gemm_routine(mr: int, nr: int) -> str:
             "  br label %out",
         ]
     L += ["out:", "  ret void", "}"]
-    return "\n\n".join(parts + ["\n".join(L)])
+    return "\n\n".join([*parts, "\n".join(L)])
 
 
-def library_module(mr: int, nr: int) -> str:
-    """The micro-kernel as a stand-alone module exporting ``eqsat_gemm_MRxNR`` (compiled once, cached)."""
-    from lower.llvm.tables import DECLS
-
-    decls = [DECLS[d] for d in ("llvm.fma.v16f32", "llvm.masked.load.v16f32.p0", "llvm.masked.store.v16f32.p0")]
-    body = gemm_routine(mr, nr).replace(
+def library_module(mr: int, nr: int, width: int) -> str:
+    """The micro-kernel for ``width``-lane vectors as a stand-alone module exporting ``eqsat_gemm_MRxNR``
+    (compiled once per target, cached)."""
+    decls = list(vector_decls(width).values())
+    body = gemm_routine(mr, nr, width).replace(
         f"define internal void @eqsat_gemm_{mr}x{nr}(", f"define void @eqsat_gemm_{mr}x{nr}("
     )
-    return "\n\n".join(decls + [body]) + "\n"
+    return "\n\n".join([*decls, body]) + "\n"
 
 
-def emit_gemm(fe, s: Intrinsic) -> None:
+def emit_gemm(fe: Any, s: Intrinsic) -> None:
+    """Call the micro-kernel (``fe`` is the codegen's ``FunctionEmitter``; its module knows the target)."""
     A, a_off, lda, B, b_off, C, c_off, ldc, kc, m, n = s.args
     mr, nr = (int(x) for x in s.name.split("_")[1].split("x"))
-    fe.mod.libraries[s.name] = library_module(mr, nr)
+    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width)
     fe.mod.define(s.name, lambda: f"declare void @eqsat_{s.name}(ptr, i64, ptr, ptr, i64, i64, i64, i64)")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
@@ -127,4 +132,6 @@ def emit_gemm(fe, s: Intrinsic) -> None:
     )
 
 
-INTRINSICS: dict[str, Callable] = {f"gemm_{mr}x{nr}": emit_gemm for mr in range(1, 17) for nr in (16, 32, 48, 64)}
+INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
+    f"gemm_{mr}x{nr}": emit_gemm for mr in range(1, 17) for nr in (16, 32, 48, 64)
+}

@@ -1,13 +1,19 @@
-"""Compile LLVM IR text for the host CPU, with an on-disk object cache.
+"""Compile LLVM IR text for a ``Target``, with an on-disk object cache.
 
-* One target machine for the host (its CPU name and features, AVX-512 at full
-  512-bit width via ``-prefer-256-bit``), O3 through the new pass manager.
+* One LLVM target machine per target (its triple, CPU name and features: for
+  the host, AVX-512 at full 512-bit width via ``-prefer-256-bit``, see
+  ``lower.target``), O3 through the new pass manager.
 * Object code is cached under ``$EQSAT_CACHE_DIR/kernels`` (default
-  ``~/.cache/eqsat/kernels``), keyed by a hash of the IR text, the CPU name and
-  features, the llvmlite version and ``CODEGEN_VERSION``.  Files are written
+  ``~/.cache/eqsat/kernels``), keyed by a hash of ``CODEGEN_VERSION``, the
+  target's ``code_key`` (its cache key without the thread count: machine
+  code does not depend on it) and the IR text.  Files are written
   atomically, so concurrent processes may share the directory.
-* All objects are loaded into one process-wide MCJIT engine; each kernel
-  function has a content-derived name, so identical kernels are loaded once.
+* Each target's objects are loaded into one MCJIT engine of its own (so a
+  routine compiled for two targets never clashes by name); each kernel
+  function has a content-derived name, so identical kernels load once.
+
+    >>> name, addr = load_function(text_with_placeholder, parse_target("llvm"))    # doctest: +SKIP
+    >>> cfunc(addr)(args, 0, n)                                                    # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -15,20 +21,28 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+# llvmlite reads this when it is first imported: opaque pointers (``ptr``), as the IR text uses
 os.environ.setdefault("LLVMLITE_ENABLE_IR_LAYER_TYPED_POINTERS", "0")
 
-import llvmlite  # noqa: E402
-import llvmlite.binding as llvm  # noqa: E402
+import llvmlite
+import llvmlite.binding as llvm
 
-from rewrite import config  # noqa: E402
+from rewrite import config
+from rewrite.ir.errors import CodegenError
+from rewrite.ir.target import Target
 
 CODEGEN_VERSION = "4"  # bump when the generated code changes meaning for the same IR text
+LLVMLITE_VERSION: str = llvmlite.__version__
+PLACEHOLDER = "__KERNEL__"  # the function name in kernel text before its content-derived name is known
 KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
 
@@ -40,52 +54,78 @@ class JitStats:
     seconds: float = 0.0
 
 
+@dataclass
+class _Jit:
+    """One target's machine and engine, and what is loaded into it."""
+
+    tm: llvm.TargetMachine
+    engine: llvm.ExecutionEngine
+    loaded: dict[str, int] = field(default_factory=dict)  # function name -> address
+    libs: set[str] = field(default_factory=set)
+
+
 STATS = JitStats()
 _lock = threading.RLock()
-_state: dict = {}
+_jits: dict[str, _Jit] = {}  # target.code_key -> its JIT
+_initialized = False
 
 
-def _init() -> dict:
+def _init_llvm() -> None:
+    global _initialized
     with _lock:
-        if not _state:
+        if not _initialized:  # llvm.initialize() raises in llvmlite 0.50: only the native parts
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
             llvm.initialize_native_asmparser()
-            triple = llvm.get_process_triple()
-            cpu = llvm.get_host_cpu_name()
-            feats = llvm.get_host_cpu_features().flatten() + ",-prefer-256-bit"
-            tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=feats, opt=3, jit=True)
-            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-            _state.update(tm=tm, cpu=cpu, features=feats, triple=triple, engine=engine, loaded={}, modules=[])
-        return _state
+            _initialized = True
 
 
-def host_description() -> str:
-    s = _init()
-    return f"{s['triple']} {s['cpu']} {s['features']}"
+def host_machine() -> tuple[str, str, tuple[str, ...]]:
+    """This process's LLVM triple, host CPU name and CPU features (``+avx2``, ``-avx512f``, ...)."""
+    _init_llvm()
+    flat = llvm.get_host_cpu_features().flatten()
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), tuple(f for f in flat.split(",") if f)
+
+
+def _jit(target: Target) -> _Jit:
+    with _lock:
+        j = _jits.get(target.code_key)
+        if j is None:
+            _init_llvm()
+            try:
+                tm = llvm.Target.from_triple(target.triple).create_target_machine(
+                    cpu=target.cpu, features=",".join(target.features), opt=3, jit=True
+                )
+            except RuntimeError as e:
+                raise CodegenError(
+                    f"target {target.name}: LLVM cannot generate code for {target.triple}: {e}"
+                ) from None
+            j = _jits[target.code_key] = _Jit(tm, llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm))
+        return j
 
 
 def cache_dir() -> Path:
     return config.cache_dir("kernels")  # shared with the cost caches: kernels get their own folder
 
 
-def cache_key(ir_text: str) -> str:
-    s = _init()
+def cache_key(ir_text: str, target: Target) -> str:
+    """The object cache's key for ``ir_text`` compiled for ``target``."""
     h = hashlib.sha256()
-    for part in (CODEGEN_VERSION, llvmlite.__version__, s["triple"], s["cpu"], s["features"], ir_text):
+    for part in (CODEGEN_VERSION, target.code_key, ir_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
 
 
-def optimize(ir_text: str) -> llvm.ModuleRef:
-    s = _init()
+def optimize(ir_text: str, target: Target) -> llvm.ModuleRef:
+    """Parse, verify and optimize (O3) ``ir_text`` for ``target``."""
+    tm = _jit(target).tm
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
-    mod.triple = s["triple"]
-    mod.data_layout = str(s["tm"].target_data)
+    mod.triple = target.triple
+    mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pb = llvm.create_pass_builder(s["tm"], pto)
+    pb = llvm.create_pass_builder(tm, pto)
     with _quiet_stderr():  # "loop not vectorized" remarks for hinted loops LLVM declined: not errors
         pb.getModulePassManager().run(mod, pb)
     return mod
@@ -99,8 +139,6 @@ class _quiet_stderr:
         if config.DEBUG.flag():
             return self
         try:
-            import sys
-
             sys.stderr.flush()
             self.fd = os.dup(2)
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -117,15 +155,15 @@ class _quiet_stderr:
         return False
 
 
-def optimized_ir(ir_text: str) -> str:
-    return str(optimize(ir_text))
+def optimized_ir(ir_text: str, target: Target) -> str:
+    return str(optimize(ir_text, target))
 
 
-def assembly(ir_text: str) -> str:
-    return _init()["tm"].emit_assembly(optimize(ir_text))
+def assembly(ir_text: str, target: Target) -> str:
+    return _jit(target).tm.emit_assembly(optimize(ir_text, target))
 
 
-def _object_for(ir_text: str, key: str) -> bytes:
+def _object_for(ir_text: str, key: str, target: Target) -> bytes:
     path = cache_dir() / key[:2] / f"{key}.o"
     if not config.NO_CACHE.flag():
         try:
@@ -135,7 +173,7 @@ def _object_for(ir_text: str, key: str) -> bytes:
         except OSError:
             pass
     t0 = time.perf_counter()
-    obj = _init()["tm"].emit_object(optimize(ir_text))
+    obj = _jit(target).tm.emit_object(optimize(ir_text, target))
     STATS.seconds += time.perf_counter() - t0
     STATS.compiled += 1
     if not config.NO_CACHE.flag():
@@ -150,45 +188,43 @@ def _object_for(ir_text: str, key: str) -> bytes:
     return obj
 
 
-def load_library(name: str, ir_text: str) -> None:
-    """Load a module of shared routines (e.g. GEMM micro-kernels) once per process; kernels call them
-    as external functions, resolved by the JIT linker across loaded objects."""
+def load_library(name: str, ir_text: str, target: Target) -> None:
+    """Load a module of shared routines (e.g. GEMM micro-kernels) once per process and target; kernels
+    call them as external functions, resolved by the JIT linker across the target's loaded objects."""
     with _lock:
-        s = _init()
-        libs = s.setdefault("libs", set())
-        if name in libs:
+        j = _jit(target)
+        if name in j.libs:
             return
-        obj = _object_for(ir_text, cache_key(ir_text))
-        s["engine"].add_object_file(llvm.ObjectFileRef.from_data(obj))
-        s["engine"].finalize_object()
-        libs.add(name)
+        obj = _object_for(ir_text, cache_key(ir_text, target), target)
+        j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        j.engine.finalize_object()
+        j.libs.add(name)
 
 
-def load_function(ir_text_fn, name_hint: str = "k") -> tuple[str, int]:
-    """Compile (or fetch) a module whose single exported function is named by the caller.
+def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str, int]:
+    """Compile (or fetch) a module whose single exported function is named ``PLACEHOLDER`` in ``text``.
 
-    ``ir_text_fn(name)`` returns the module text with the function called ``name``.
-    The name is derived from the text itself, so identical kernels share code.
-    Returns ``(function name, address)``.
+    The function's real name is derived from the text and the target, so identical kernels share
+    code.  Returns ``(function name, address)``.
     """
-    probe = ir_text_fn("__KERNEL__")  # the same placeholder as lower.llvm.PLACEHOLDER
-    key = cache_key(probe)
+    key = cache_key(text, target)
     name = f"{name_hint}_{key[:20]}"
     with _lock:
-        s = _init()
-        addr = s["loaded"].get(name)
+        j = _jit(target)
+        addr = j.loaded.get(name)
         if addr:
             STATS.memory_hits += 1
             return name, addr
-        obj = _object_for(ir_text_fn(name), key)
-        s["engine"].add_object_file(llvm.ObjectFileRef.from_data(obj))
-        s["engine"].finalize_object()
-        addr = s["engine"].get_function_address(name)
+        obj = _object_for(text.replace(f"@{PLACEHOLDER}", f"@{name}"), key, target)
+        j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        j.engine.finalize_object()
+        addr = j.engine.get_function_address(name)
         if not addr:
-            raise RuntimeError(f"kernel {name} not found after loading its object code")
-        s["loaded"][name] = addr
+            raise RuntimeError(f"kernel {name} not found after loading its object code")  # a bug, not user input
+        j.loaded[name] = addr
         return name, addr
 
 
-def cfunc(addr: int):
+def cfunc(addr: int) -> Callable[[Any, int, int], None]:
+    """The kernel at ``addr`` as a ctypes function ``f(args, lo, hi)`` (calls release the GIL)."""
     return KERNEL_CFUNC(addr)

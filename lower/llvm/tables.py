@@ -2,9 +2,14 @@
 
 The walker (``codegen.py``) is target-neutral in structure: it asks these
 tables how to spell an operator, a math function, a loop kind or an
-intrinsic.  A CUDA backend would walk the same loop IR with its own tables
-(PTX/NVVM spellings, ``parallel`` mapped to the grid, ``vectorized`` to
-threads of a block).
+intrinsic.  What depends on the machine (the vector width) comes from the
+``Target`` as an argument (``loop_metadata``, ``vector_decls``), never from a
+module constant.  A CUDA backend would walk the same loop IR with its own
+tables (PTX/NVVM spellings, ``parallel`` mapped to the grid, ``vectorized``
+to threads of a block).
+
+    >>> F32_BINOPS["+"], loop_metadata("vectorized", 16)[1]
+    ('fadd', '!{!"llvm.loop.vectorize.width", i32 16}')
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ from __future__ import annotations
 import struct
 
 FAST = "reassoc nsz contract arcp afn"  # no nnan/ninf: -inf and NaN must survive
-VECTOR_WIDTH = 16  # f32 lanes of a zmm register (AVX-512)
 
 F32_BINOPS = {"+": "fadd", "-": "fsub", "*": "fmul", "/": "fdiv"}
 F32_MINMAX = {"min": "llvm.minimum.f32", "max": "llvm.maximum.f32"}  # NaN-propagating, like torch
@@ -35,17 +39,26 @@ DECLS = {
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
     "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
     "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
-    "llvm.fma.v16f32": "declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)",
-    "llvm.masked.load.v16f32.p0": "declare <16 x float> @llvm.masked.load.v16f32.p0(ptr, i32, <16 x i1>, <16 x float>)",
-    "llvm.masked.store.v16f32.p0": "declare void @llvm.masked.store.v16f32.p0(<16 x float>, ptr, i32, <16 x i1>)",
     "llvm.prefetch.p0": "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)",
 }
+
+
+def vector_decls(width: int) -> dict[str, str]:
+    """Declarations of the ``width``-lane f32 vector intrinsics the GEMM micro-kernel calls, by name.
+
+    ``Module.declare_intrinsic`` cannot declare vector intrinsics (TOOLCHAIN.md): they are spelled here."""
+    vf, vm = f"<{width} x float>", f"<{width} x i1>"
+    return {
+        f"llvm.fma.v{width}f32": f"declare {vf} @llvm.fma.v{width}f32({vf}, {vf}, {vf})",
+        f"llvm.masked.load.v{width}f32.p0": f"declare {vf} @llvm.masked.load.v{width}f32.p0(ptr, i32, {vm}, {vf})",
+        f"llvm.masked.store.v{width}f32.p0": f"declare void @llvm.masked.store.v{width}f32.p0({vf}, ptr, i32, {vm})",
+    }
 
 
 def f32_literal(v: float) -> str:
     """LLVM spells float constants as the hex of the (f32-rounded) double."""
     r = struct.unpack("<f", struct.pack("<f", float(v)))[0] if abs(v) < 3.5e38 or v != v else float(v)
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", r))[0]
+    return f"0x{struct.unpack('<Q', struct.pack('<d', r))[0]:016X}"
 
 
 def hexf(v: float) -> str:
@@ -130,13 +143,13 @@ def _tanh_body() -> str:
 
 
 def _sigmoid_body() -> str:
-    return f"""define internal float @eqsat_sigmoid(float %x) alwaysinline nounwind {{
+    return """define internal float @eqsat_sigmoid(float %x) alwaysinline nounwind {
   %nx = fneg float %x
   %e = call float @eqsat_exp(float %nx)
   %d = fadd float %e, 1.0
   %y = fdiv float 1.0, %d
   ret float %y
-}}"""
+}"""
 
 
 def _gelu_body() -> str:
@@ -155,11 +168,11 @@ def _gelu_body() -> str:
 
 
 def _rsqrt_body() -> str:
-    return f"""define internal float @eqsat_rsqrt(float %x) alwaysinline nounwind {{
+    return """define internal float @eqsat_rsqrt(float %x) alwaysinline nounwind {
   %s = call float @llvm.sqrt.f32(float %x)
   %y = fdiv float 1.0, %s
   ret float %y
-}}"""
+}"""
 
 
 # name -> (llvm function called, helper definitions it needs (in order), declarations it needs)
@@ -178,12 +191,9 @@ MATH = {
 }
 HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body, "rsqrt": _rsqrt_body}
 
-# loop kind -> loop metadata entries
-LOOP_METADATA = {
-    "vectorized": [
-        '!{!"llvm.loop.vectorize.enable", i1 true}',
-        f'!{{!"llvm.loop.vectorize.width", i32 {VECTOR_WIDTH}}}',
-    ],
+# loop kind -> loop metadata entries (see ``loop_metadata``)
+LOOP_METADATA: dict[str, list[str]] = {
+    "vectorized": ['!{!"llvm.loop.vectorize.enable", i1 true}'],  # + the target's width, added by loop_metadata
     # Disabling unrolling on every vectorized loop (to stop softmax/layernorm rows from spilling)
     # made convolutions' packing loops ~1.6x slower end to end (ResNet-50 45 -> 76 ms): if row
     # kernels need it, it must be scoped to them.
@@ -191,4 +201,14 @@ LOOP_METADATA = {
     "serial-outer": ['!{!"llvm.loop.unroll.disable"}'],
     "parallel": [],
 }
+
+
+def loop_metadata(kind: str, vector_width: int) -> list[str]:
+    """The ``!llvm.loop`` entries for a loop of ``kind`` on a target with ``vector_width`` f32 lanes."""
+    entries = list(LOOP_METADATA.get(kind) or [])
+    if kind == "vectorized":
+        entries.append(f'!{{!"llvm.loop.vectorize.width", i32 {vector_width}}}')
+    return entries
+
+
 MAX_UNROLL = 64  # unrolled loops are replicated by the walker itself

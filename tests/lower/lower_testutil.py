@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
+
 import torch
+
+from lower import compile_graph
+from lower.ir import IntImm, LoopKind, root_loop
+from lower.llvm import compile_kernel
+from lower.target import parse_target
 
 
 def rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
@@ -14,34 +21,27 @@ def rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
 
 def check_graph(graph, inputs=None, tol: float = 1e-4, **kw):
     """Compile ``graph``, run it on ``inputs`` (random by default) and compare with ``graph.run``."""
-    from lower import compile_graph
-
     inputs = inputs if inputs is not None else graph.random_inputs(0)
     cg = compile_graph(graph, **kw)
     got = cg(inputs)
     ref = graph.run(inputs)
     assert len(got) == len(ref)
-    for k, (a, b) in enumerate(zip(got, ref)):
+    for k, (a, b) in enumerate(zip(got, ref, strict=False)):
         e = rel_err(a, b)
         assert e <= tol, f"output {k}: relative error {e:.3g} > {tol}\n{cg.plan}"
     return cg
 
 
-def run_kernel(kernel, inputs: dict, seed: int = 0) -> dict:
-    """Compile one loop-IR kernel and run it; parameters not in ``inputs`` start as zeros.
+def run_kernel(kernel, inputs: dict, seed: int = 0, target=None) -> dict:
+    """Compile one loop-IR kernel for ``target`` (default: this host) and run it; parameters not in
+    ``inputs`` start as zeros.
 
     Returns every parameter's tensor by name (outputs included)."""
-    import ctypes
-
-    from lower.llvm import compile_kernel
-    from lower.llvm.codegen import root_loop
-    from lower.loop_ir import IntImm, LoopKind
-
     tensors = {}
     for b in kernel.params:
         t = inputs.get(b.name)
         tensors[b.name] = t.clone().contiguous() if t is not None else torch.zeros(b.shape, dtype=torch.float32)
-    fn = compile_kernel(kernel, "t")
+    fn = compile_kernel(kernel, target or parse_target("llvm"), "t")
     args = (ctypes.c_void_p * max(1, len(kernel.params)))(*[tensors[b.name].data_ptr() for b in kernel.params])
     root = root_loop(kernel.body)
     hi = (

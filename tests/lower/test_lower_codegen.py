@@ -8,6 +8,7 @@ Snapshots live in tests/lower/snapshots/*.ll (LLVM IR from the walker) and
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from lower import compile_graph
 from lower.llvm import jit
 from lower.llvm.codegen import kernel_to_llvm
 from lower.llvm.intrinsics import library_module
+from lower.target import parse_target
 from rewrite.ir.builder import GraphBuilder
 
 SNAP = Path(__file__).parent / "snapshots"
@@ -67,7 +69,7 @@ CASES = dict(_graphs())
 def test_snapshot(name):
     cg = compile_graph(CASES[name], threads=2)
     kernel = cg.built[-1].kernel
-    texts = {".ll": kernel_to_llvm(kernel, name), ".loops": str(kernel) + "\n"}
+    texts = {".ll": kernel_to_llvm(kernel, cg.target, name), ".loops": str(kernel) + "\n"}
     wrote = []
     for ext, got in texts.items():
         path = SNAP / f"{name}{ext}"
@@ -86,35 +88,32 @@ def test_elementwise_and_exp_are_vectorized():
     x = b.input("x", (4096,))
     g = b.build([b.gelu(b.sigmoid(x))])
     cg = compile_graph(g, threads=1)
-    opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, "v"))
+    opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "v"), cg.target)
     assert "<16 x float>" in opt
     assert "@expf" not in opt and "@llvm.exp." not in opt  # the polynomial exp, vectorized, not libm
 
 
 def test_softmax_reductions_are_vectorized():
-    opt = jit.optimized_ir(kernel_to_llvm(compile_graph(CASES["softmax"]).built[0].kernel, "s"))
+    cg = compile_graph(CASES["softmax"])
+    opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "s"), cg.target)
     assert "llvm.vector.reduce.fmaximum.v16f32" in opt or "reduce.fmax" in opt
     assert "llvm.vector.reduce.fadd.v16f32" in opt
 
 
 def test_gemm_micro_kernel_is_explicit_vector_fma():
-    text = library_module(8, 32)
+    text = library_module(8, 32, 16)
     assert text.count("@llvm.fma.v16f32(") >= 16
-    asm = jit.assembly(text)
+    asm = jit.assembly(text, parse_target("llvm"))
     assert "vfmadd" in asm and "zmm" in asm
 
 
 def test_cache_key_depends_on_cpu_and_text():
-    k1 = jit.cache_key("define void @f() {\n  ret void\n}\n")
-    k2 = jit.cache_key("define void @g() {\n  ret void\n}\n")
+    target = parse_target("llvm")
+    k1 = jit.cache_key("define void @f() {\n  ret void\n}\n", target)
+    k2 = jit.cache_key("define void @g() {\n  ret void\n}\n", target)
     assert k1 != k2
-    state = jit._init()
-    saved = state["features"]
-    try:
-        state["features"] = saved + ",-avx512f"
-        assert jit.cache_key("define void @f() {\n  ret void\n}\n") != k1
-    finally:
-        state["features"] = saved
+    other = dataclasses.replace(target, features=(*target.features, "-avx512f"))
+    assert jit.cache_key("define void @f() {\n  ret void\n}\n", other) != k1
 
 
 def test_disk_cache_is_reused_across_processes(tmp_path):

@@ -195,11 +195,11 @@ def test_batchnorm(xs, const):
         torch.rand(c, generator=gen) + 0.5,
     ]
     if const:
-        ps = [b.weight(n, t) for n, t in zip("wbmv", params)]
+        ps = [b.weight(n, t) for n, t in zip("wbmv", params, strict=False)]
         inputs = None
     else:
         ps = [b.input(n, (c,)) for n in "wbmv"]
-        inputs = {"x": torch.randn(xs), **dict(zip("wbmv", params))}
+        inputs = {"x": torch.randn(xs), **dict(zip("wbmv", params, strict=False))}
     g = b.build([b.batchnorm(b.input("x", xs), *ps, eps=1e-3)])
     check_graph(g, inputs, tol=1e-5)
 
@@ -418,7 +418,7 @@ def test_matmul_random(seed):
     batch = r.choice([(), (2,), (3, 1)])
     b = GraphBuilder("rmm")
     bs = tuple(1 if r.random() < 0.3 else d for d in batch)
-    g = b.build([b.matmul(b.input("a", batch + (m, k)), b.input("b", bs + (k, n)))])
+    g = b.build([b.matmul(b.input("a", (*batch, m, k)), b.input("b", (*bs, k, n)))])
     check_graph(g)
 
 

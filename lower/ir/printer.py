@@ -1,8 +1,20 @@
-"""Readable text for loop IR (stable: used in docstrings, errors and tests)."""
+"""Readable text for loop IR (stable: used in docstrings, errors and snapshot tests).
+
+>>> i = Var("i")
+>>> format_expr((i + 1) * 4)
+'(i + 1) * 4'
+>>> print(format_nest(For(i, IntImm(4), Store(Buffer("o", (4,)), (i,), FloatImm(0.0)))))
+for i in 0..4 {
+  o[i] = 0.0
+}
+"""
 
 from __future__ import annotations
 
-from lower.loop_ir import (
+from collections.abc import Sequence
+from typing import Protocol
+
+from lower.ir.nodes import (
     Allocate,
     Bin,
     Buffer,
@@ -14,7 +26,6 @@ from lower.loop_ir import (
     If,
     IntImm,
     Intrinsic,
-    Kernel,
     Load,
     LoopKind,
     Select,
@@ -24,6 +35,18 @@ from lower.loop_ir import (
     Store,
     Var,
 )
+
+
+class KernelLike(Protocol):
+    """What ``format_kernel`` reads of a kernel (``lower.ir.kernel.Kernel``, which prints itself with it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def params(self) -> Sequence[Buffer]: ...
+    @property
+    def body(self) -> Stmt: ...
+
 
 _PREC = {
     "or": 1,
@@ -93,7 +116,7 @@ def format_stmt(s: Stmt, indent: int = 0) -> list[str]:
         out = [f"{pad}if {format_expr(s.cond)} {{", *format_stmt(s.then, indent + 1)]
         if s.orelse is not None:
             out += [pad + "} else {", *format_stmt(s.orelse, indent + 1)]
-        return out + [pad + "}"]
+        return [*out, pad + "}"]
     if isinstance(s, Allocate):
         return [f"{pad}local {s.buf.name}: {s.buf.dtype}{list(s.buf.shape)}", *format_stmt(s.body, indent)]
     if isinstance(s, Stage):
@@ -111,7 +134,7 @@ def format_buffer(b: Buffer) -> str:
     return f"{b.name}: {b.dtype}{list(b.shape)}{extra}"
 
 
-def format_kernel(k: Kernel) -> str:
+def format_kernel(k: KernelLike) -> str:
     params = ", ".join(format_buffer(b) for b in k.params)
     return "\n".join([f"kernel {k.name}({params}) {{", *format_stmt(k.body, 1), "}"])
 

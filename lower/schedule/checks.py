@@ -1,4 +1,4 @@
-"""Legality analysis for schedule steps: loop-structure queries and memory-access checks.
+"""Legality analysis for schedule steps: loop lookup, fresh names, and memory-access checks.
 
 Legality is checked on the loop IR itself: loop structure (perfect nesting,
 extents that only depend on outer loops), and memory accesses.  Access
@@ -9,48 +9,49 @@ over iterations (``parallel``, ``compute_at``) it is checked on every
 iteration for small loops and on a deterministic sample (ends, neighbours,
 tails, middle) otherwise.
 
-The steps themselves are in ``lower.schedule_loop_steps`` and
-``lower.schedule_stage_steps``; ``lower.schedule`` re-exports everything here.
+    >>> from lower.ir import Buffer, Store, Var
+    >>> i, x = Var("i"), Buffer("x", (8,))
+    >>> reads, writes = accesses(Store(x, (i,), x[i] * 2.0), {"i": (2, 5)})
+    >>> writes
+    {'x': [((2, 5),)]}
+
+The steps that use these are in ``loop_steps`` and ``stage_steps``.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Sequence
 
-from lower.loop_ir import (
+from lower.ir import (
     Allocate,
     Bin,
-    Buffer,
     Expr,
     For,
     If,
     IntImm,
     Intrinsic,
     LoopKind,
-    LoweringError,
     Range,
     Seq,
     Stage,
     Stmt,
     Store,
-    Var,
     bounds,
     find_loop,
+    format_expr,
     free_vars,
     loads_of,
     loop_names,
-    map_stmt,
-    simplify,
     stmt_exprs,
     stores_of,
     walk_stmt,
 )
-from lower.printer import format_expr
 from rewrite.ir.errors import ScheduleError
 
 
-# ============================================================== helpers
-def _fresh(body: Stmt, base: str) -> str:
+# ============================================================== lookups
+def fresh_name(body: Stmt, base: str) -> str:
+    """``base``, or ``base1``, ``base2``... : the first name no loop in ``body`` has."""
     names = set(loop_names(body))
     if base not in names:
         return base
@@ -60,76 +61,12 @@ def _fresh(body: Stmt, base: str) -> str:
     return f"{base}{k}"
 
 
-def _need_loop(body: Stmt, name: str, step: str) -> For:
+def need_loop(body: Stmt, name: str, step: str) -> For:
+    """The loop named ``name``, or a ``ScheduleError`` for ``step`` listing the loops there are."""
     lp = find_loop(body, name)
     if lp is None:
         raise ScheduleError(f"{step}: no loop named '{name}' (loops: {', '.join(loop_names(body)) or 'none'})")
     return lp
-
-
-def replace_loop(body: Stmt, name: str, fn: Callable[[For], Stmt]) -> Stmt:
-    def fs(s: Stmt) -> Stmt | None:
-        if isinstance(s, For) and s.var.name == name:
-            return fn(s)
-        return None
-
-    return map_stmt(body, fs)
-
-
-def enclosing(body: Stmt, target: Stmt) -> list[Stmt] | None:
-    """Statements from the root down to ``target`` (inclusive), by identity."""
-    if body is target:
-        return [body]
-    kids: Iterable[Stmt] = ()
-    if isinstance(body, (For, Allocate, Stage)):
-        kids = (body.body,)
-    elif isinstance(body, Seq):
-        kids = body.stmts
-    elif isinstance(body, If):
-        kids = (body.then,) + ((body.orelse,) if body.orelse else ())
-    for k in kids:
-        p = enclosing(k, target)
-        if p is not None:
-            return [body] + p
-    return None
-
-
-def outer_ranges(body: Stmt, target: Stmt) -> dict[str, Range]:
-    """Ranges of the loops enclosing ``target`` (not including it)."""
-    path = enclosing(body, target) or []
-    ranges: dict[str, Range] = {}
-    for s in path[:-1]:
-        if isinstance(s, For):
-            b = bounds(s.extent, ranges)
-            ranges[s.var.name] = (0, max(0, (b[1] if b else 1 << 40) - 1))
-    return ranges
-
-
-def affine_in(e: Expr, names: set[str]) -> tuple[dict[str, int], Expr] | None:
-    """``e == sum(c[v] * v for v in names) + rest`` with ``rest`` free of ``names``; None if not so."""
-    if not (free_vars(e) & names):
-        return {}, e
-    if isinstance(e, Var):
-        return {e.name: 1}, IntImm(0)
-    if isinstance(e, Bin) and e.op in ("+", "-"):
-        a, b = affine_in(e.a, names), affine_in(e.b, names)
-        if a is None or b is None:
-            return None
-        s = -1 if e.op == "-" else 1
-        c = dict(a[0])
-        for k, v in b[0].items():
-            c[k] = c.get(k, 0) + s * v
-        return {k: v for k, v in c.items() if v}, simplify(Bin(e.op, a[1], b[1]))
-    if isinstance(e, Bin) and e.op == "*":
-        for x, y in ((e.a, e.b), (e.b, e.a)):
-            y2 = simplify(y)
-            if isinstance(y2, IntImm):
-                a = affine_in(x, names)
-                if a is None:
-                    return None
-                return {k: v * y2.value for k, v in a[0].items() if v * y2.value}, simplify(a[1] * y2.value)
-        return None
-    return None
 
 
 # ------------------------------------------------------------ access regions
@@ -166,7 +103,7 @@ def collapse_index(idx: Sequence[Expr], shape: Sequence[int]) -> tuple[tuple[Exp
 def _box(idx: Sequence[Expr], ranges: dict[str, Range], shape: Sequence[int]) -> Box:
     idx, shape = collapse_index(idx, shape)
     out = []
-    for e, n in zip(idx, shape):
+    for e, n in zip(idx, shape, strict=False):
         b = bounds(e, ranges)
         out.append(b if b is not None else (0, n - 1))
     return tuple(out)
@@ -223,10 +160,10 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
 def _overlap(a: Box, b: Box) -> bool:
     if len(a) != len(b):  # the same buffer seen through different collapsings: assume the worst
         return True
-    return all(x[0] <= y[1] and y[0] <= x[1] for x, y in zip(a, b))
+    return all(x[0] <= y[1] and y[0] <= x[1] for x, y in zip(a, b, strict=False))
 
 
-def _conflict(r1, w1, r2, w2) -> str | None:
+def conflict(r1, w1, r2, w2) -> str | None:
     """A buffer both sides touch with at least one write, whose boxes overlap."""
     for name, wb in w1.items():
         for other in (r2.get(name, []), w2.get(name, [])):
@@ -254,10 +191,10 @@ def _sample(n: int, limit: int = 24) -> list[int]:
 POINT_BUDGET = 48
 
 
-def _points(loops_: list[For], base: dict[str, Range], limit: int = POINT_BUDGET) -> list[dict[str, Range]]:
+def sample_points(loops_: list[For], base: dict[str, Range], limit: int = POINT_BUDGET) -> list[dict[str, Range]]:
     """Sampled iteration points (as point ranges) of nested loops, outermost first, in execution order;
     at most about ``limit`` points in all."""
-    per = max(4, int(round(limit ** (1 / max(1, len(loops_))))))
+    per = max(4, round(limit ** (1 / max(1, len(loops_)))))
     pts: list[dict[str, Range]] = [dict(base)]
     for lp in loops_:
         nxt = []
@@ -279,21 +216,15 @@ def _merge(boxes: dict[str, list[Box]]) -> dict[str, list[Box]]:
         by_rank: dict[int, Box] = {}
         for b in bs:
             cur = by_rank.get(len(b))
-            by_rank[len(b)] = b if cur is None else tuple((min(x[0], y[0]), max(x[1], y[1])) for x, y in zip(cur, b))
+            by_rank[len(b)] = (
+                b if cur is None else tuple((min(x[0], y[0]), max(x[1], y[1])) for x, y in zip(cur, b, strict=False))
+            )
         out[name] = list(by_rank.values())
     return out
 
 
 # ------------------------------------------------------------ loop-structure checks
-def _chain(top: For) -> list[For]:
-    """The perfect nest starting at ``top`` (each loop's body is exactly the next loop)."""
-    out = [top]
-    while isinstance(out[-1].body, For):
-        out.append(out[-1].body)
-    return out
-
-
-def _check_body_reorderable(body: Stmt, vars_: set[str], step: str) -> None:
+def check_reorderable(body: Stmt, vars_: set[str], step: str) -> None:
     """Iterations of the loops ``vars_`` may run in any order over ``body``: every buffer written is only
     read at the written index (a reduction or a pure assignment), and a pure assignment writes a
     distinct element per iteration."""
@@ -321,7 +252,7 @@ def _check_body_reorderable(body: Stmt, vars_: set[str], step: str) -> None:
                 )
 
 
-def _check_vectorizable(lp: For, step: str) -> None:
+def check_vectorizable(lp: For, step: str) -> None:
     if any(isinstance(s, For) and s.kind is not LoopKind.UNROLLED for s in walk_stmt(lp.body)):
         raise ScheduleError(f"{step}: loop {lp.var.name} is not innermost (it contains other loops)")
     if any(isinstance(s, (Intrinsic, Allocate)) for s in walk_stmt(lp.body)):
@@ -336,40 +267,3 @@ def _check_vectorizable(lp: For, step: str) -> None:
                     f"and read at [{', '.join(map(format_expr, ld.idx))}] in loop {lp.var.name}: "
                     "iterations are not independent"
                 )
-
-
-def root_loop_of(body: Stmt) -> For | None:
-    while isinstance(body, (Stage, Allocate)) or (isinstance(body, Seq) and len(body.stmts) == 1):
-        body = body.body if not isinstance(body, Seq) else body.stmts[0]
-    return body if isinstance(body, For) else None
-
-
-# ------------------------------------------------------------ top-level statements (stage-level steps)
-def _top_stmts(body: Stmt) -> list[Stmt]:
-    body = _unwrap(body)[1]
-    return list(body.stmts) if isinstance(body, Seq) else [body]
-
-
-def _unwrap(body: Stmt) -> tuple[list[Buffer], Stmt]:
-    """Kernel-level ``local`` allocations around the body, and what they wrap."""
-    bufs = []
-    while isinstance(body, Allocate):
-        bufs.append(body.buf)
-        body = body.body
-    return bufs, body
-
-
-def _rewrap(bufs: list[Buffer], body: Stmt) -> Stmt:
-    for b in reversed(bufs):
-        body = Allocate(b, body)
-    return body
-
-
-def _perfect_prefix(s: Stmt, n: int) -> tuple[list[For], Stmt] | None:
-    loops_ = []
-    while len(loops_) < n:
-        if not isinstance(s, For):
-            return None
-        loops_.append(s)
-        s = s.body
-    return loops_, s

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from lower.loop_ir import (
+from lower.ir import (
     Bin,
     For,
     IntImm,
@@ -35,43 +35,55 @@ from lower.loop_ir import (
     Stmt,
     Store,
     Var,
+    affine_in,
     find_stage,
     flat_offset,
     loads_of,
+    perfect_nest,
+    root_loop,
+    stmt_exprs,
     stores_of,
     walk_expr,
     walk_stmt,
 )
-from lower.schedule import Schedule, ScheduleError, _chain, affine_in, root_loop_of
+from lower.ops_to_loops import GemmInfo
+from lower.schedule.loop_steps import Fuse
+from lower.schedule.record import Schedule
 from rewrite import config
+from rewrite.ir.errors import ScheduleError
+from rewrite.ir.target import Target
 
-MR, NR = 8, 32
 PAR_MIN_ELEMS = 1 << 18  # below this a parallel launch costs more than it saves (and on a shared machine a
 #                          descheduled worker holding a chunk can cost milliseconds)
 PAR_MIN_FLOPS = 1 << 24
 GEMM_MIN_FLOPS = 1 << 16
 
 
-def schedule_kernel(bk, threads: int):
-    """Pick and apply the default schedule; records it on ``bk.schedule``."""
+def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Schedule | None:
+    """Pick and apply the default schedule for ``target``; None when ``EQSAT_NO_SCHEDULE`` is set.
+
+    ``gemm`` describes the loops of a contraction kernel (None for other kernels), ``const_names`` the
+    buffers whose contents are known at compile time (a constant B is packed once).
+
+        >>> schedule_kernel(kernel, None, set(), parse_target("llvm")).steps    # doctest: +SKIP
+        [Fuse(outer='i0', inner='i1'), Vectorize(loop='i0.i1')]
+    """
     if config.NO_SCHEDULE.flag():
-        return bk
-    sched = Schedule(bk.kernel)
-    if bk.gemm is not None and bk.gemm.direct:
-        direct_conv_recipe(sched, bk, threads)
-    elif bk.gemm is not None:
+        return None
+    sched = Schedule(kernel)
+    if gemm is not None and gemm.direct:
+        direct_conv_recipe(sched, gemm, target.threads)
+    elif gemm is not None:
         try:
-            gemm_recipe(sched, bk, threads)
+            gemm_recipe(sched, gemm, const_names, target)
         except ScheduleError as e:
             if config.DEBUG.flag():
-                print(f"gemm recipe refused for {bk.kernel.name}: {e}")
-            sched = Schedule(bk.kernel)
-            small_contraction_recipe(sched, bk)
+                print(f"gemm recipe refused for {kernel.name}: {e}")
+            sched = Schedule(kernel)
+            small_contraction_recipe(sched, gemm)
     else:
-        generic_recipe(sched, threads)
-    bk.kernel = sched.kernel
-    bk.schedule = sched
-    return bk
+        generic_recipe(sched, target.threads)
+    return sched
 
 
 # ============================================================== contraction
@@ -79,10 +91,12 @@ def _stage_loops(k: Kernel, stage: str) -> list[For]:
     st = find_stage(k.body, stage)
     if st is None or not isinstance(st.body, For):
         raise ScheduleError(f"no loop nest for stage {stage}")
-    return _chain(st.body)
+    return perfect_nest(st.body)
 
 
-def gemm_blocking(m: int, n: int, kdim: int, batch: int, threads: int) -> dict[str, int]:
+def gemm_blocking(m: int, n: int, kdim: int, batch: int, target: Target) -> dict[str, int]:
+    """Block sizes MC, NC, KC: KC <= 256, MC up to 16 micro-tile rows, NC so that ~4 blocks per thread exist."""
+    MR, NR, threads = target.mr, target.nr, target.threads
     nk = max(1, math.ceil(kdim / 256))
     kc = math.ceil(kdim / nk)
     mc = MR * max(1, min(16, math.ceil(m / MR)))
@@ -95,7 +109,7 @@ def gemm_blocking(m: int, n: int, kdim: int, batch: int, threads: int) -> dict[s
     return {"MC": mc, "NC": nc, "KC": kc}
 
 
-def _update_store(k: Kernel, g) -> Store:
+def _update_store(k: Kernel, g: GemmInfo) -> Store:
     st = find_stage(k.body, g.stage)
     ups = [
         x
@@ -111,19 +125,22 @@ def _update_store(k: Kernel, g) -> Store:
     return ups[0]
 
 
-def _is_const_operand(k: Kernel, bk, g, which: int) -> bool:
+def _is_const_operand(k: Kernel, const_names: set[str], g: GemmInfo, which: int) -> bool:
     op = (_update_store(k, g).value.b.a, _update_store(k, g).value.b.b)[which]
     srcs = {x.buf.name for x in loads_of(op)}
     fv = {x.name for x in walk_expr(op) if isinstance(x, Var)}
-    return srcs <= set(bk.const_names) and not (fv & set(g.batch))
+    return srcs <= set(const_names) and not (fv & set(g.batch))
 
 
-def gemm_recipe(s: Schedule, bk, threads: int) -> None:
-    g = bk.gemm
+def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target) -> None:
+    """BLIS-style blocking around the target's MR x NR micro-kernel (see the module docstring)."""
+    MR, NR, threads = target.mr, target.nr, target.threads
+    if MR < 1 or NR < 1:
+        raise ScheduleError(f"target {target.name} has no GEMM micro-kernel")
     batch_n = math.prod(e for e in g.init_extents[:-2]) if g.init_extents[:-2] else 1
     if g.m * g.n * g.kdim * batch_n < GEMM_MIN_FLOPS or g.n < 16 or g.kdim < 4:
         raise ScheduleError("too small for the blocked GEMM")
-    blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, threads)
+    blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, target)
     NC, KC, MC = blk["NC"], blk["KC"], blk["MC"]
     i, j, kk = g.i, g.j, g.k
     s.split(j, NC).split(f"{j}.i", NR).split(kk, KC).split(i, MC).split(f"{i}.i", MR)
@@ -145,13 +162,13 @@ def gemm_recipe(s: Schedule, bk, threads: int) -> None:
     for nxt in g.batch[1:] + ([jo] if g.batch else []):
         s.fuse(root, nxt)
         root = f"{root}.{nxt}"
-    root_lp = root_loop_of(s.kernel.body)
+    root_lp = root_loop(s.kernel.body)
     flops = 2 * g.m * g.n * g.kdim * batch_n
     if threads > 1 and flops >= PAR_MIN_FLOPS and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1:
         s.parallel(root)
     # B: packed NR-wide panels (a constant B once, for every column block of the fused root)
     pad = (1, 1, 1, 1, NR)
-    if _is_const_operand(s.kernel, bk, g, 1):
+    if _is_const_operand(s.kernel, const_names, g, 1):
         s.pack(g.stage, "#1", None, (root, jr, ko, ki, ji), f"{g.b_buf}_packed", pad)
     else:
         s.pack(g.stage, "#1", ko, (jr, ki, ji), f"{g.b_buf}_panel", pad[2:])
@@ -169,10 +186,9 @@ def gemm_recipe(s: Schedule, bk, threads: int) -> None:
             _vectorize_innermost(s, st.name)
 
 
-def direct_conv_recipe(s: Schedule, bk, threads: int) -> None:
+def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
     """Direct grouped convolution: init/post stages computed per (n, group), window unrolled, output
     width vectorized, (n, group) the parallel root."""
-    g = bk.gemm
     n, grp = g.batch
     for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is not None:
@@ -180,7 +196,7 @@ def direct_conv_recipe(s: Schedule, bk, threads: int) -> None:
     s.fuse(n, grp)
     root = f"{n}.{grp}"
     st = find_stage(s.kernel.body, g.stage)
-    upd = [x for x in walk_stmt(st) if isinstance(x, For) and x.var.name == g.j][0]
+    upd = next(x for x in walk_stmt(st) if isinstance(x, For) and x.var.name == g.j)
     wins = [x for x in walk_stmt(upd.body) if isinstance(x, For)]
     if all(isinstance(w.extent, IntImm) for w in wins) and math.prod(w.extent.value for w in wins) <= 64:
         for w in wins:
@@ -188,7 +204,7 @@ def direct_conv_recipe(s: Schedule, bk, threads: int) -> None:
     for stage in [f"{g.stage}.pad", g.init_stage, *g.post, g.stage]:
         if find_stage(s.kernel.body, stage) is not None:
             _vectorize_innermost(s, stage)
-    root_lp = root_loop_of(s.kernel.body)
+    root_lp = root_loop(s.kernel.body)
     if (
         threads > 1
         and isinstance(root_lp.extent, IntImm)
@@ -198,8 +214,8 @@ def direct_conv_recipe(s: Schedule, bk, threads: int) -> None:
         s.parallel(root)
 
 
-def small_contraction_recipe(s: Schedule, bk) -> None:
-    g = bk.gemm
+def small_contraction_recipe(s: Schedule, g: GemmInfo) -> None:
+    """Loop order (batch, i, k, j) with j vectorized; init and epilogue stages vectorized innermost."""
     try:
         s.reorder(*g.batch, g.i, g.k, g.j)
         s.vectorize(g.j)
@@ -231,7 +247,7 @@ def _clean(k: Kernel, var: str) -> bool:
         accs = []
         if isinstance(st, Store):
             accs.append((st.buf, st.idx))
-        for e in _exprs_of(st):
+        for e in stmt_exprs(st):
             accs += [(ld.buf, ld.idx) for ld in loads_of(e)]
         for buf, idx in accs:
             off = flat_offset(buf, idx)
@@ -245,15 +261,8 @@ def _clean(k: Kernel, var: str) -> bool:
     return True
 
 
-def _exprs_of(st: Stmt):
-    from lower.loop_ir import stmt_exprs
-
-    return stmt_exprs(st)
-
-
 def _try_fuse(s: Schedule, outer: str, inner: str) -> str | None:
-    from lower.schedule import Fuse
-
+    """Fuse ``outer`` and ``inner`` unless that fails or leaves a // or % in an access; the fused name."""
     try:
         k2 = Fuse(outer, inner).apply(s.kernel)
     except ScheduleError:
@@ -311,7 +320,7 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
             f = _try_fuse(s, names[-2], names[-1])
             if f is None:
                 break
-            names = names[:-2] + [f]
+            names = [*names[:-2], f]
         try:
             s.vectorize(names[-1])
         except ScheduleError:
@@ -340,7 +349,6 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
         except ScheduleError:
             pass
         return
-    root = names[0]
     k = 1
     lps = _stage_loops(s.kernel, stage)
     while (

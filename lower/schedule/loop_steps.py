@@ -1,9 +1,12 @@
 """Loop-level schedule steps: ``Split``, ``Reorder``, ``Fuse``, ``Vectorize``, ``Unroll``, ``Parallel``,
-and the ``Step`` base class they share with the stage-level steps (``lower.schedule_stage_steps``).
+and the ``Step`` base class they share with the stage-level steps (``stage_steps``).
 
 Each step is a frozen dataclass with ``apply(kernel) -> kernel``; it checks its
-preconditions first (``lower.schedule_checks``) and raises ``ScheduleError``
-instead of transforming when the step is illegal.
+preconditions first (``checks``) and raises ``ScheduleError`` instead of
+transforming when the step is illegal:
+
+    >>> str(Split("i", 4))
+    "split('i', 4)"
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from lower.loop_ir import (
+from lower.ir import (
     For,
     IntImm,
     Intrinsic,
@@ -20,26 +23,26 @@ from lower.loop_ir import (
     Stmt,
     Var,
     emin,
+    format_expr,
     free_vars,
+    perfect_nest,
+    replace_loop,
+    root_loop,
     simplify,
     simplify_stmt,
     substitute,
     walk_stmt,
 )
-from lower.printer import format_expr
-from lower.schedule_checks import (
-    ScheduleError,
-    _chain,
-    _check_body_reorderable,
-    _check_vectorizable,
-    _conflict,
-    _fresh,
-    _need_loop,
-    _points,
+from lower.schedule.checks import (
     accesses,
-    replace_loop,
-    root_loop_of,
+    check_reorderable,
+    check_vectorizable,
+    conflict,
+    fresh_name,
+    need_loop,
+    sample_points,
 )
+from rewrite.ir.errors import ScheduleError
 
 
 # ============================================================== steps
@@ -70,10 +73,10 @@ class Split(Step):
     factor: int
 
     def apply(self, k: Kernel) -> Kernel:
-        lp = _need_loop(k.body, self.loop, "split")
+        need_loop(k.body, self.loop, "split")
         if not isinstance(self.factor, int) or self.factor < 1:
             raise ScheduleError(f"split({self.loop!r}): factor must be a positive integer, got {self.factor!r}")
-        on, inn = _fresh(k.body, f"{self.loop}.o"), _fresh(k.body, f"{self.loop}.i")
+        on, inn = fresh_name(k.body, f"{self.loop}.o"), fresh_name(k.body, f"{self.loop}.i")
         f = self.factor
         o, i = Var(on), Var(inn)
 
@@ -113,11 +116,11 @@ class Reorder(Step):
         names = list(self.loops)
         if len(set(names)) != len(names) or len(names) < 2:
             raise ScheduleError(f"reorder{tuple(names)}: give at least two distinct loops")
-        found = [_need_loop(k.body, n, "reorder") for n in names]
+        found = [need_loop(k.body, n, "reorder") for n in names]
         # the outermost listed loop is the one whose chain contains the others
         top = None
         for f in found:
-            ch = [x.var.name for x in _chain(f)]
+            ch = [x.var.name for x in perfect_nest(f)]
             if all(n in ch for n in names):
                 top = f
                 break
@@ -126,7 +129,7 @@ class Reorder(Step):
                 f"reorder{tuple(names)}: loops are not perfectly nested in one chain "
                 "(some other statement sits between them)"
             )
-        chain = _chain(top)
+        chain = perfect_nest(top)
         cnames = [x.var.name for x in chain]
         last = max(cnames.index(n) for n in names)
         chain = chain[: last + 1]
@@ -134,11 +137,10 @@ class Reorder(Step):
         positions = sorted(cnames.index(n) for n in names)
         new_order = list(chain)
         by_name = {x.var.name: x for x in chain}
-        for pos, n in zip(positions, names):
+        for pos, n in zip(positions, names, strict=False):
             new_order[pos] = by_name[n]
         inner_body = chain[-1].body
         seen: set[str] = set()
-        outer_vars = set()
         for lp in new_order:
             dep = free_vars(lp.extent) & set(cnames)
             if not dep <= seen:
@@ -149,7 +151,7 @@ class Reorder(Step):
                 )
             seen.add(lp.var.name)
         moved = {n for n in cnames[positions[0] :]}
-        _check_body_reorderable(inner_body, moved, f"reorder{tuple(names)}")
+        check_reorderable(inner_body, moved, f"reorder{tuple(names)}")
         body = inner_body
         for lp in reversed(new_order):
             body = For(lp.var, lp.extent, body, lp.kind)
@@ -171,8 +173,8 @@ class Fuse(Step):
     inner: str
 
     def apply(self, k: Kernel) -> Kernel:
-        o = _need_loop(k.body, self.outer, "fuse")
-        i = _need_loop(k.body, self.inner, "fuse")
+        o = need_loop(k.body, self.outer, "fuse")
+        i = need_loop(k.body, self.inner, "fuse")
         if not (isinstance(o.body, For) and o.body.var.name == self.inner):
             raise ScheduleError(
                 f"fuse({self.outer!r}, {self.inner!r}): {self.inner} is not the only statement in {self.outer}'s body"
@@ -183,7 +185,7 @@ class Fuse(Step):
             )
         if not isinstance(i.extent, IntImm):
             raise ScheduleError(f"fuse({self.outer!r}, {self.inner!r}): inner extent must be constant")
-        name = _fresh(k.body, f"{self.outer}.{self.inner}")
+        name = fresh_name(k.body, f"{self.outer}.{self.inner}")
         f = Var(name)
         n = i.extent.value
         body = substitute(i.body, {self.outer: f // n, self.inner: f % n})
@@ -207,8 +209,8 @@ class Vectorize(Step):
     loop: str
 
     def apply(self, k: Kernel) -> Kernel:
-        lp = _need_loop(k.body, self.loop, "vectorize")
-        _check_vectorizable(lp, f"vectorize({self.loop!r})")
+        lp = need_loop(k.body, self.loop, "vectorize")
+        check_vectorizable(lp, f"vectorize({self.loop!r})")
         return k.with_body(replace_loop(k.body, self.loop, lambda s: For(s.var, s.extent, s.body, LoopKind.VECTORIZED)))
 
 
@@ -226,7 +228,7 @@ class Unroll(Step):
     max_extent: int = 64
 
     def apply(self, k: Kernel) -> Kernel:
-        lp = _need_loop(k.body, self.loop, "unroll")
+        lp = need_loop(k.body, self.loop, "unroll")
         if not isinstance(lp.extent, IntImm):
             raise ScheduleError(f"unroll({self.loop!r}): extent {format_expr(lp.extent)} is not constant")
         if lp.extent.value > self.max_extent:
@@ -252,9 +254,9 @@ class Parallel(Step):
     loop: str
 
     def apply(self, k: Kernel) -> Kernel:
-        lp = _need_loop(k.body, self.loop, "parallel")
+        lp = need_loop(k.body, self.loop, "parallel")
         step = f"parallel({self.loop!r})"
-        root = root_loop_of(k.body)
+        root = root_loop(k.body)
         if root is not lp:
             raise ScheduleError(
                 f"{step}: only the kernel's outermost loop can be parallel "
@@ -266,10 +268,10 @@ class Parallel(Step):
             raise ScheduleError(
                 f"{step}: cannot analyse the writes of a tensorized intrinsic; mark parallel before tensorize"
             )
-        pts = _points([lp], {})
+        pts = sample_points([lp], {})
         acc = [accesses(lp.body, p) for p in pts]
         for a, b in itertools.combinations(range(len(pts)), 2):
-            c = _conflict(acc[a][0], acc[a][1], acc[b][0], acc[b][1])
+            c = conflict(acc[a][0], acc[a][1], acc[b][0], acc[b][1])
             if c:
                 va, vb = pts[a][self.loop][0], pts[b][self.loop][0]
                 raise ScheduleError(

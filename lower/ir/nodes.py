@@ -1,12 +1,10 @@
-"""Loop IR: buffers, index/value expressions, loop nests and kernels.
+"""Loop IR nodes: buffers, index/value expressions and statements.
 
-A kernel is a tree of statements over named buffers::
+A kernel body is a tree of statements over named buffers::
 
-    kernel relu_add(x: f32[64, 128], b: f32[1, 128], out: f32[64, 128]) {
-      parallel for i in 0..64 {
-        vectorized for j in 0..128 {
-          out[i, j] = max(x[i, j] + b[0, j], 0.0)
-        }
+    parallel for i in 0..64 {
+      vectorized for j in 0..128 {
+        out[i, j] = max(x[i, j] + b[0, j], 0.0)
       }
     }
 
@@ -20,16 +18,22 @@ Python operators build expressions: ``x[i, j] + 1.0``, ``i * 4 + j``.
 Comparisons use functions (``lt``, ``le``, ``eq`` ...) because ``==`` is kept
 for structural equality.
 
-Affine forms, interval bounds and the range-aware simplifier are in
-``lower.loop_simplify`` (re-exported here); the printer is ``lower.printer``.
+    >>> i, x = Var("i"), Buffer("x", (8,))
+    >>> x[i * 2 + 1].idx
+    (Bin(op='+', a=Bin(op='*', a=Var(name='i'), b=IntImm(value=2)), b=IntImm(value=1)),)
+
+This module knows nothing else of the IR: traversal is ``lower.ir.traverse``,
+analyses and the simplifier ``lower.ir.simplify``, text ``lower.ir.printer``,
+the ``Kernel`` (parameters + body) ``lower.ir.kernel``; each builds on the
+ones before it, never the other way round.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from enum import Enum
-from typing import Callable, Iterator, Sequence, Union
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
 
 from rewrite.ir.errors import LoweringError
 
@@ -67,7 +71,7 @@ class Buffer:
     def rank(self) -> int:
         return len(self.shape)
 
-    def __getitem__(self, idx) -> "Load":
+    def __getitem__(self, idx) -> Load:
         if not isinstance(idx, tuple):
             idx = (idx,)
         if len(idx) != len(self.shape):
@@ -83,7 +87,7 @@ class Expr:
     dtype: str = I64
 
     # arithmetic sugar -------------------------------------------------
-    def _bin(self, op: str, other, rev: bool = False) -> "Expr":
+    def _bin(self, op: str, other, rev: bool = False) -> Expr:
         o = as_expr(other, self.dtype)
         return Bin(op, o, self) if rev else Bin(op, self, o)
 
@@ -214,7 +218,7 @@ class Load(Expr):
         return self.buf.dtype
 
 
-ExprLike = Union[Expr, int, float]
+ExprLike = Expr | int | float
 
 
 def as_expr(v: ExprLike, dtype: str = I64) -> Expr:
@@ -264,7 +268,7 @@ def call(fn: str, *args: Expr) -> Call:
 
 
 # ============================================================== statements
-class LoopKind(str, Enum):
+class LoopKind(StrEnum):
     SERIAL = "serial"
     PARALLEL = "parallel"
     VECTORIZED = "vectorized"
@@ -331,7 +335,7 @@ class Intrinsic(Stmt):
     ``args`` are expressions (i64) and buffers; the backend table knows the name."""
 
     name: str
-    args: tuple[Union[Expr, Buffer], ...]
+    args: tuple[Expr | Buffer, ...]
     reads: tuple[Buffer, ...] = ()
     writes: tuple[Buffer, ...] = ()
 
@@ -351,232 +355,3 @@ def loops(vars_extents: Sequence[tuple[Var, ExprLike]], body: Stmt, kind: LoopKi
     for v, e in reversed(list(vars_extents)):
         body = For(v, as_expr(e), body, kind)
     return body
-
-
-@dataclass
-class Kernel:
-    """One compiled unit: parameters in ABI order and a body."""
-
-    name: str
-    params: list[Buffer]
-    body: Stmt
-    meta: dict = field(default_factory=dict)  # free-form notes (cost, group) for the runtime
-
-    def with_body(self, body: Stmt) -> "Kernel":
-        return Kernel(self.name, list(self.params), body, dict(self.meta))
-
-    def __str__(self) -> str:
-        from lower.printer import format_kernel
-
-        return format_kernel(self)
-
-
-# ============================================================== traversal
-def expr_children(e: Expr) -> tuple[Expr, ...]:
-    if isinstance(e, Bin):
-        return (e.a, e.b)
-    if isinstance(e, Select):
-        return (e.cond, e.a, e.b)
-    if isinstance(e, Call):
-        return e.args
-    if isinstance(e, Cast):
-        return (e.a,)
-    if isinstance(e, Load):
-        return e.idx
-    return ()
-
-
-def map_expr(e: Expr, f: Callable[[Expr], Expr | None]) -> Expr:
-    """Bottom-up rewrite: ``f`` returns a replacement or None to keep the (rebuilt) node."""
-    if isinstance(e, Bin):
-        a, b = map_expr(e.a, f), map_expr(e.b, f)
-        e = e if (a is e.a and b is e.b) else Bin(e.op, a, b)
-    elif isinstance(e, Select):
-        c, a, b = map_expr(e.cond, f), map_expr(e.a, f), map_expr(e.b, f)
-        e = e if (c is e.cond and a is e.a and b is e.b) else Select(c, a, b)
-    elif isinstance(e, Call):
-        args = tuple(map_expr(x, f) for x in e.args)
-        e = e if all(x is y for x, y in zip(args, e.args)) else Call(e.fn, args)
-    elif isinstance(e, Cast):
-        a = map_expr(e.a, f)
-        e = e if a is e.a else Cast(e.to, a)
-    elif isinstance(e, Load):
-        idx = tuple(map_expr(x, f) for x in e.idx)
-        e = e if all(x is y for x, y in zip(idx, e.idx)) else Load(e.buf, idx)
-    r = f(e)
-    return e if r is None else r
-
-
-def walk_expr(e: Expr) -> Iterator[Expr]:
-    yield e
-    for c in expr_children(e):
-        yield from walk_expr(c)
-
-
-def map_stmt(
-    s: Stmt, fs: Callable[[Stmt], Stmt | None] | None = None, fe: Callable[[Expr], Expr | None] | None = None
-) -> Stmt:
-    """Rewrite statements bottom-up (``fs``) and every expression in them (``fe``)."""
-    me = (lambda e: map_expr(e, fe)) if fe else (lambda e: e)
-    if isinstance(s, For):
-        s = For(s.var, me(s.extent), map_stmt(s.body, fs, fe), s.kind)
-    elif isinstance(s, Store):
-        s = Store(s.buf, tuple(me(i) for i in s.idx), me(s.value))
-    elif isinstance(s, Seq):
-        s = Seq(tuple(map_stmt(x, fs, fe) for x in s.stmts))
-    elif isinstance(s, If):
-        s = If(me(s.cond), map_stmt(s.then, fs, fe), map_stmt(s.orelse, fs, fe) if s.orelse else None)
-    elif isinstance(s, Allocate):
-        s = Allocate(s.buf, map_stmt(s.body, fs, fe))
-    elif isinstance(s, Stage):
-        s = Stage(s.name, map_stmt(s.body, fs, fe))
-    elif isinstance(s, Intrinsic):
-        s = Intrinsic(s.name, tuple(me(a) if isinstance(a, Expr) else a for a in s.args), s.reads, s.writes)
-    if fs:
-        r = fs(s)
-        if r is not None:
-            return r
-    return s
-
-
-def walk_stmt(s: Stmt) -> Iterator[Stmt]:
-    yield s
-    if isinstance(s, (For, Allocate, Stage)):
-        yield from walk_stmt(s.body)
-    elif isinstance(s, Seq):
-        for x in s.stmts:
-            yield from walk_stmt(x)
-    elif isinstance(s, If):
-        yield from walk_stmt(s.then)
-        if s.orelse:
-            yield from walk_stmt(s.orelse)
-
-
-def stmt_exprs(s: Stmt) -> Iterator[Expr]:
-    """Top-level expressions directly held by one statement."""
-    if isinstance(s, For):
-        yield s.extent
-    elif isinstance(s, Store):
-        yield from s.idx
-        yield s.value
-    elif isinstance(s, If):
-        yield s.cond
-    elif isinstance(s, Intrinsic):
-        yield from (a for a in s.args if isinstance(a, Expr))
-
-
-def all_exprs(s: Stmt) -> Iterator[Expr]:
-    for st in walk_stmt(s):
-        for e in stmt_exprs(st):
-            yield from walk_expr(e)
-
-
-def loads_of(s: Stmt | Expr) -> list[Load]:
-    it = walk_expr(s) if isinstance(s, Expr) else all_exprs(s)
-    return [e for e in it if isinstance(e, Load)]
-
-
-def stores_of(s: Stmt) -> list[Store]:
-    return [x for x in walk_stmt(s) if isinstance(x, Store)]
-
-
-def free_vars(e: Expr) -> set[str]:
-    return {x.name for x in walk_expr(e) if isinstance(x, Var)}
-
-
-def substitute(node, mapping: dict[str, Expr]):
-    """Replace loop variables by expressions in an Expr or a Stmt."""
-
-    def fe(e: Expr) -> Expr | None:
-        if isinstance(e, Var) and e.name in mapping:
-            return mapping[e.name]
-        return None
-
-    if isinstance(node, Expr):
-        return map_expr(node, fe)
-    return map_stmt(node, None, fe)
-
-
-def find_loop(s: Stmt, name: str) -> For | None:
-    for x in walk_stmt(s):
-        if isinstance(x, For) and x.var.name == name:
-            return x
-    return None
-
-
-def loop_names(s: Stmt) -> list[str]:
-    return [x.var.name for x in walk_stmt(s) if isinstance(x, For)]
-
-
-def find_stage(s: Stmt, name: str) -> Stage | None:
-    for x in walk_stmt(s):
-        if isinstance(x, Stage) and x.name == name:
-            return x
-    return None
-
-
-def buffers_used(s: Stmt) -> dict[str, Buffer]:
-    out: dict[str, Buffer] = {}
-    for x in walk_stmt(s):
-        if isinstance(x, Store):
-            out.setdefault(x.buf.name, x.buf)
-        if isinstance(x, Intrinsic):
-            for b in x.reads + x.writes:
-                out.setdefault(b.name, b)
-        if isinstance(x, Allocate):
-            out.setdefault(x.buf.name, x.buf)
-    for ld in loads_of(s):
-        out.setdefault(ld.buf.name, ld.buf)
-    return out
-
-
-def replace_buffer(
-    s: Stmt, old: str, new: Buffer, index_map: Callable[[tuple[Expr, ...]], tuple[Expr, ...]] | None = None
-) -> Stmt:
-    """Point loads and stores of buffer ``old`` at ``new``, optionally remapping indices."""
-    im = index_map or (lambda idx: idx)
-
-    def fe(e: Expr) -> Expr | None:
-        if isinstance(e, Load) and e.buf.name == old:
-            return Load(new, tuple(im(e.idx)))
-        return None
-
-    def fs(st: Stmt) -> Stmt | None:
-        if isinstance(st, Store) and st.buf.name == old:
-            return Store(new, tuple(im(st.idx)), st.value)
-        if isinstance(st, Intrinsic):
-            sw = lambda bs: tuple(new if b.name == old else b for b in bs)  # noqa: E731
-            return Intrinsic(
-                st.name,
-                tuple(new if isinstance(a, Buffer) and a.name == old else a for a in st.args),
-                sw(st.reads),
-                sw(st.writes),
-            )
-        return None
-
-    return map_stmt(s, fs, fe)
-
-
-def rename_loops(s: Stmt, mapping: dict[str, str]) -> Stmt:
-    def fs(st: Stmt) -> Stmt | None:
-        if isinstance(st, For) and st.var.name in mapping:
-            return replace(st, var=Var(mapping[st.var.name]))
-        return None
-
-    return map_stmt(substitute(s, {k: Var(v) for k, v in mapping.items()}), fs)
-
-
-# Affine analysis, interval bounds and the simplifier live in lower/loop_simplify.py (which builds on the
-# definitions above, hence the import at the end); re-exported so ``from lower.loop_ir import simplify`` works.
-from lower.loop_simplify import (
-    Range,
-    _bool_value,
-    _fold,
-    bounds,
-    flat_offset,
-    from_linear,  # noqa: E402,F401
-    linear_form,
-    loop_ranges,
-    simplify,
-    simplify_stmt,
-)

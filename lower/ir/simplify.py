@@ -1,17 +1,19 @@
-"""Analyses and the simplifier over loop-IR expressions: affine (linear) forms,
-interval bounds of an index expression given loop ranges, and a range-aware
-simplifier for expressions and statements (``simplify``, ``simplify_stmt``),
-plus ``flat_offset`` (the element offset of an indexed buffer).
+"""Analyses and the simplifier over loop-IR expressions: affine (linear) forms, interval bounds of
+an index expression given loop ranges, and a range-aware simplifier for expressions and statements
+(``simplify``, ``simplify_stmt``), plus ``flat_offset`` (the element offset of an indexed buffer).
 
-Split out of ``lower.loop_ir``, which re-exports every name defined here, so
-``from lower.loop_ir import simplify, bounds, ...`` keeps working.
+    >>> i = Var("i")
+    >>> simplify((i * 4 + 3) // 4, {"i": (0, 9)})
+    Var(name='i')
+    >>> bounds(i * 4 + 3, {"i": (0, 9)})
+    (3, 39)
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from lower.loop_ir import (
+from lower.ir.nodes import (
     BIN_OPS,
     BOOL,
     BOOL_OPS,
@@ -32,8 +34,8 @@ from lower.loop_ir import (
     Stmt,
     Store,
     Var,
-    map_expr,
 )
+from lower.ir.traverse import enclosing, free_vars, map_expr
 
 
 # ============================================================== affine analysis
@@ -146,6 +148,44 @@ def loop_ranges(s: Stmt, outer: dict[str, Range] | None = None) -> dict[str, Ran
 
     visit(s)
     return ranges
+
+
+def outer_ranges(body: Stmt, target: Stmt) -> dict[str, Range]:
+    """Ranges of the loops enclosing ``target`` (not including it)."""
+    path = enclosing(body, target) or []
+    ranges: dict[str, Range] = {}
+    for s in path[:-1]:
+        if isinstance(s, For):
+            b = bounds(s.extent, ranges)
+            ranges[s.var.name] = (0, max(0, (b[1] if b else 1 << 40) - 1))
+    return ranges
+
+
+def affine_in(e: Expr, names: set[str]) -> tuple[dict[str, int], Expr] | None:
+    """``e == sum(c[v] * v for v in names) + rest`` with ``rest`` free of ``names``; None if not so."""
+    if not (free_vars(e) & names):
+        return {}, e
+    if isinstance(e, Var):
+        return {e.name: 1}, IntImm(0)
+    if isinstance(e, Bin) and e.op in ("+", "-"):
+        a, b = affine_in(e.a, names), affine_in(e.b, names)
+        if a is None or b is None:
+            return None
+        s = -1 if e.op == "-" else 1
+        c = dict(a[0])
+        for k, v in b[0].items():
+            c[k] = c.get(k, 0) + s * v
+        return {k: v for k, v in c.items() if v}, simplify(Bin(e.op, a[1], b[1]))
+    if isinstance(e, Bin) and e.op == "*":
+        for x, y in ((e.a, e.b), (e.b, e.a)):
+            y2 = simplify(y)
+            if isinstance(y2, IntImm):
+                a = affine_in(x, names)
+                if a is None:
+                    return None
+                return {k: v * y2.value for k, v in a[0].items() if v * y2.value}, simplify(a[1] * y2.value)
+        return None
+    return None
 
 
 # ============================================================== simplification
@@ -317,7 +357,7 @@ def simplify_stmt(s: Stmt, outer: dict[str, Range] | None = None) -> Stmt:
 
 def flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
     """Element offset of ``buf[idx]``, with ``(x // c) * c * s + (x % c) * s`` folded to ``x * s``."""
-    terms: list[tuple[Expr, int]] = [(i, st) for i, st in zip(idx, buf.elem_strides)]
+    terms: list[tuple[Expr, int]] = [(i, st) for i, st in zip(idx, buf.elem_strides, strict=False)]
     changed = True
     while changed:
         changed = False

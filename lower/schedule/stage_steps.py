@@ -1,8 +1,11 @@
 """Stage-level schedule steps: ``ComputeAt``, ``Inline``, ``Pack`` and ``Tensorize``.
 
 These move, substitute or copy whole top-level stages (or replace a whole
-nest by an intrinsic), as opposed to the loop-level steps in
-``lower.schedule_loop_steps``.  Legality checks live in ``lower.schedule_checks``.
+nest by an intrinsic), as opposed to the loop-level steps in ``loop_steps``.
+Legality checks live in ``checks``.
+
+    >>> str(ComputeAt("scale", "i"))
+    "computeat('scale', 'i')"
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from lower.loop_ir import (
+from lower.ir import (
     Allocate,
     Bin,
     Buffer,
@@ -26,40 +29,34 @@ from lower.loop_ir import (
     Stmt,
     Store,
     Var,
+    affine_in,
     bounds,
     emin,
+    enclosing,
     find_stage,
     flat_offset,
+    format_expr,
     free_vars,
     land,
     loads_of,
     lt,
     map_expr,
     map_stmt,
+    outer_ranges,
+    perfect_prefix,
+    replace_loop,
+    rewrap_locals,
     seq,
     simplify_stmt,
     stores_of,
     substitute,
+    top_stmts,
+    unwrap_locals,
     walk_expr,
 )
-from lower.printer import format_expr
-from lower.schedule_checks import (
-    ScheduleError,
-    _conflict,
-    _fresh,
-    _need_loop,
-    _perfect_prefix,
-    _points,
-    _rewrap,
-    _top_stmts,
-    _unwrap,
-    accesses,
-    affine_in,
-    enclosing,
-    outer_ranges,
-    replace_loop,
-)
-from lower.schedule_loop_steps import Step
+from lower.schedule.checks import accesses, conflict, fresh_name, need_loop, sample_points
+from lower.schedule.loop_steps import Step
+from rewrite.ir.errors import ScheduleError
 
 
 @dataclass(frozen=True)
@@ -90,32 +87,32 @@ class ComputeAt(Step):
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"compute_at({self.stage!r}, {self.loop!r})"
-        tops = _top_stmts(k.body)
+        tops = top_stmts(k.body)
         si = [n for n, s in enumerate(tops) if isinstance(s, Stage) and s.name == self.stage]
         if not si:
             raise ScheduleError(f"{step}: no top-level stage named {self.stage!r}")
         p_idx = si[0]
         P = tops[p_idx]
-        lp = _need_loop(k.body, self.loop, "compute_at")
+        lp = need_loop(k.body, self.loop, "compute_at")
         t_idx = next((n for n, s in enumerate(tops) if enclosing(s, lp) is not None), None)
         if t_idx is None or t_idx == p_idx:
             raise ScheduleError(f"{step}: loop {self.loop} must be in a different top-level statement")
         T = tops[t_idx]
         chain = enclosing(T, lp)
         path = [s for s in chain if isinstance(s, For)]
-        for a, b in zip(path, path[1:]):
+        for a, b in itertools.pairwise(path):
             if a.body is not b:
                 raise ScheduleError(
                     f"{step}: loops down to {self.loop} must be perfectly nested ({a.var.name} has other statements)"
                 )
         if not isinstance(chain[0], For) and not (isinstance(chain[0], Stage) and chain[1] is path[0]):
             raise ScheduleError(f"{step}: {self.loop} must be reached from the root of its nest through loops only")
-        pp = _perfect_prefix(P.body, len(path))
+        pp = perfect_prefix(P.body, len(path))
         if pp is None:
             raise ScheduleError(f"{step}: stage {self.stage} does not start with {len(path)} nested loops")
         p_loops, p_rest = pp
         sub: dict[str, Expr] = {}
-        for a, b in zip(p_loops, path):
+        for a, b in zip(p_loops, path, strict=False):
             if substitute(a.extent, sub) != b.extent:
                 raise ScheduleError(
                     f"{step}: loop {a.var.name} (extent {format_expr(a.extent)}) does not match "
@@ -128,15 +125,15 @@ class ComputeAt(Step):
         if between:
             r0, w0 = accesses(seq(*between), {})
             rp, wp = accesses(P, {})
-            c = _conflict(rp, wp, r0, w0)
+            c = conflict(rp, wp, r0, w0)
             if c:
                 raise ScheduleError(f"{step}: statements between the stage and the nest also use {c}")
         # per-iteration conflict check on sampled points of the shared loops
-        pts = _points(path, {})
+        pts = sample_points(path, {})
         t_acc = []
         p_acc = []
         for p in pts:
-            t_acc.append(accesses(_below(T, lp), p))
+            t_acc.append(accesses(lp.body, p))
             p_acc.append(accesses(moved.body, p))
         for a, b in itertools.product(range(len(pts)), repeat=2):
             if a == b:
@@ -145,7 +142,7 @@ class ComputeAt(Step):
             lb = tuple(pts[b][x.var.name][0] for x in path)
             # producer: T(lb) now runs before P(la) when lb < la; consumer: P(la) before T(lb) when la < lb
             if (producer and lb < la) or (not producer and la < lb):
-                c = _conflict(p_acc[a][0], p_acc[a][1], t_acc[b][0], t_acc[b][1])
+                c = conflict(p_acc[a][0], p_acc[a][1], t_acc[b][0], t_acc[b][1])
                 if c:
                     raise ScheduleError(
                         f"{step}: iteration {la} of {self.stage} and iteration {lb} of the nest "
@@ -157,17 +154,12 @@ class ComputeAt(Step):
 
         new_t = replace_loop(T, self.loop, fn)
         new_tops = [new_t if n == t_idx else s for n, s in enumerate(tops) if n != p_idx]
-        return k.with_body(_rewrap(_unwrap(k.body)[0], seq(*new_tops)))
-
-
-def _below(T: Stmt, lp: For) -> Stmt:
-    """The body of ``lp`` inside T with ``lp``'s own variable bound by the point ranges."""
-    return lp.body
+        return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
 
 
 def inline_stage(body: Stmt, stage: str) -> Stmt:
     """Substitute a pure elementwise stage into its readers and drop it (see ``Inline``)."""
-    tops = _top_stmts(body)
+    tops = top_stmts(body)
     si = [n for n, s in enumerate(tops) if isinstance(s, Stage) and s.name == stage]
     step = f"inline({stage!r})"
     if not si:
@@ -195,7 +187,7 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
         raise ScheduleError(f"{step}: the loops do not cover {s.buf.name} exactly")
     X = s.buf
     rest = [t for n, t in enumerate(tops) if n != si[0]]
-    for n, t in enumerate(tops[: si[0]]):
+    for t in tops[: si[0]]:
         if any(ld.buf.name == X.name for ld in loads_of(t)):
             raise ScheduleError(f"{step}: {X.name} is read before the stage computes it")
     for t in rest:
@@ -205,10 +197,10 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
 
     def fe(e: Expr) -> Expr | None:
         if isinstance(e, Load) and e.buf.name == X.name:
-            return substitute(value, {nm: ix for nm, ix in zip(idx_names, e.idx)})
+            return substitute(value, {nm: ix for nm, ix in zip(idx_names, e.idx, strict=False)})
         return None
 
-    return simplify_stmt(_rewrap(_unwrap(body)[0], seq(*[map_stmt(t, None, fe) for t in rest])))
+    return simplify_stmt(rewrap_locals(unwrap_locals(body)[0], seq(*[map_stmt(t, None, fe) for t in rest])))
 
 
 @dataclass(frozen=True)
@@ -286,6 +278,43 @@ class Pack(Step):
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"pack({self.stage!r}, {self.buffer!r})"
+        store, operand, loops_here, outside = self._operand_and_loops(k, step)
+        by_name = {lp.var.name: lp for lp in loops_here}
+        ranges = outer_ranges(k.body, store)
+        shape = []
+        for v in self.layout:
+            b = bounds(by_name[v].extent, ranges)
+            if b is None:
+                raise ScheduleError(f"{step}: extent of {v} is unbounded")
+            shape.append(max(1, b[1]))
+        for d, m in enumerate(self.min_sizes):
+            shape[d] = max(shape[d], m)
+        scope = "local" if self.at is not None else "global"
+        P = Buffer(self.name, tuple(shape), scope=scope)
+        pack_stage = self._copy_stage(k, step, operand, by_name, outside, P)
+        new_load = Load(P, tuple(Var(v) for v in self.layout))
+
+        def fs(s: Stmt) -> Stmt | None:
+            if isinstance(s, Store) and s == store:
+                return Store(s.buf, s.idx, map_expr(s.value, lambda e: new_load if e == operand else None))
+            return None
+
+        newbody = map_stmt(k.body, fs)
+        if self.at is None:
+            newbody = seq(pack_stage, newbody)
+            params = [*k.params, P]
+        else:
+            newbody = replace_loop(newbody, self.at, lambda s: For(s.var, s.extent, seq(pack_stage, s.body), s.kind))
+            newbody = Allocate(P, newbody)
+            params = list(k.params)
+        out = Kernel(k.name, params, simplify_stmt(newbody), dict(k.meta))
+        if self.at is None:
+            out.meta.setdefault("scratch", []).append(P.name)
+        return out
+
+    def _operand_and_loops(self, k: Kernel, step: str) -> tuple[Store, Expr, list[For], set[str]]:
+        """The one store reading the operand, the operand, the loops around it, and those outside ``at``;
+        refuses an operand that depends on other loops or reads what the kernel writes."""
         st_node = find_stage(k.body, self.stage)
         if st_node is None:
             raise ScheduleError(f"{step}: no stage named {self.stage!r}")
@@ -318,8 +347,7 @@ class Pack(Step):
                 raise ScheduleError(
                     f"{step}: layout loop {v!r} is not inside {self.at or 'the kernel'} around the operand"
                 )
-        need = free_vars(operand)
-        stray = need - outside - set(self.layout)
+        stray = free_vars(operand) - outside - set(self.layout)
         if stray:
             raise ScheduleError(
                 f"{step}: the operand depends on loops {sorted(stray)} that are neither in the "
@@ -329,19 +357,13 @@ class Pack(Step):
         written = {s.buf.name for s in stores_of(k.body)}
         if srcs & written:
             raise ScheduleError(f"{step}: the operand reads {sorted(srcs & written)}, which this kernel writes")
-        by_name = {lp.var.name: lp for lp in loops_here}
-        ranges = outer_ranges(k.body, store)
-        shape = []
-        for v in self.layout:
-            b = bounds(by_name[v].extent, ranges)
-            if b is None:
-                raise ScheduleError(f"{step}: extent of {v} is unbounded")
-            shape.append(max(1, b[1]))
-        for d, m in enumerate(self.min_sizes):
-            shape[d] = max(shape[d], m)
-        scope = "local" if self.at is not None else "global"
-        P = Buffer(self.name, tuple(shape), scope=scope)
-        pvars = {v: Var(_fresh(k.body, v + ".p")) for v in self.layout}
+        return store, operand, loops_here, outside
+
+    def _copy_stage(
+        self, k: Kernel, step: str, operand: Expr, by_name: dict[str, For], outside: set[str], P: Buffer
+    ) -> Stage:
+        """The stage copying ``operand`` into ``P`` over fresh copies of the layout loops."""
+        pvars = {v: Var(fresh_name(k.body, v + ".p")) for v in self.layout}
         val = substitute(operand, {v: pv for v, pv in pvars.items()})
         # Dims given a min size (the micro-kernel's NR lanes) are padded with zeros, branch-free so the copy
         # vectorizes: the operand is evaluated at the last valid index (loads stay in bounds) and a select
@@ -353,7 +375,7 @@ class Pack(Step):
             stray_e = free_vars(ext) - outside - {pvars[u].name for u in self.layout}
             if stray_e:
                 raise ScheduleError(f"{step}: extent of {v} depends on {sorted(stray_e)}")
-            n = shape[d]
+            n = P.shape[d]
             padded = d < len(self.min_sizes) and self.min_sizes[d] > 1
             if bounds(ext, {}) == (n, n) or not padded:
                 exts[v] = ext
@@ -367,41 +389,10 @@ class Pack(Step):
         body: Stmt = Store(P, idx, val)
         for v in reversed(self.layout):
             body = For(pvars[v], exts[v], body)
-        pack_stage = Stage(f"{self.stage}.pack_{self.name}", body)
-        new_load = Load(P, tuple(Var(v) for v in self.layout))
-
-        def fs(s: Stmt) -> Stmt | None:
-            if isinstance(s, Store) and s == store:
-                return Store(s.buf, s.idx, map_expr(s.value, lambda e: new_load if e == operand else None))
-            return None
-
-        newbody = map_stmt(k.body, fs)
-        if self.at is None:
-            newbody = seq(pack_stage, newbody)
-            params = list(k.params) + [P]
-        else:
-            newbody = replace_loop(newbody, self.at, lambda s: For(s.var, s.extent, seq(pack_stage, s.body), s.kind))
-            newbody = Allocate(P, newbody)
-            params = list(k.params)
-        out = Kernel(k.name, params, simplify_stmt(newbody), dict(k.meta))
-        if self.at is None:
-            out.meta.setdefault("scratch", []).append(P.name)
-        return out
+        return Stage(f"{self.stage}.pack_{self.name}", body)
 
 
 # ------------------------------------------------------------ tensorize
-@dataclass(frozen=True)
-class GemmIntrinsic:
-    """``C[m x n] += A[m x kc] * B[kc x NR panel]`` for m <= MR, n <= NR (registers: MR x NR/16 zmm)."""
-
-    mr: int = 8
-    nr: int = 32
-
-    @property
-    def name(self) -> str:
-        return f"gemm_{self.mr}x{self.nr}"
-
-
 @dataclass(frozen=True)
 class Tensorize(Step):
     """Replace a (i, j, k) multiply-accumulate nest by the GEMM micro-kernel.
@@ -425,8 +416,8 @@ class Tensorize(Step):
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"tensorize({self.loop!r})"
-        li = _need_loop(k.body, self.loop, "tensorize")
-        pp = _perfect_prefix(li, 3)
+        li = need_loop(k.body, self.loop, "tensorize")
+        pp = perfect_prefix(li, 3)
         if pp is None or not isinstance(pp[1], Store):
             raise ScheduleError(f"{step}: expected three perfectly nested loops around one store")
         (L1, L2, L3), st = pp

@@ -1,0 +1,45 @@
+"""The seam between the runtime and a code generator: a ``Backend`` is a small table of functions.
+
+The runtime (``lower.runtime``) never asks which target it compiles for: it looks the target's
+kind up in ``lower.target.KINDS`` and calls its backend's entries.  A backend module
+(``lower/llvm/``; a ``lower/cuda/`` would be another) builds one ``Backend`` from its own parts:
+
+    >>> from lower.llvm import BACKEND                                      # doctest: +SKIP
+    >>> fn = BACKEND.compile(kernel, target, "k")    # loop IR -> callable fn(args, lo, hi)  # doctest: +SKIP
+    >>> run = BACKEND.launcher(fn, args, 64, target.threads)  # parallel root loop of extent 64  # doctest: +SKIP
+    >>> run()                                                                                  # doctest: +SKIP
+
+``args`` is a pointer to an array of one buffer address per kernel parameter (``void **``).
+How loop kinds map to hardware (``parallel`` to a thread pool here, to a grid on a GPU;
+``vectorized`` to SIMD lanes or to threads of a block) is the backend's business: its code
+generator reads the loop kinds, its ``launcher`` runs the parallel root loop's range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lower.ir import Kernel
+from rewrite.ir.target import Target
+
+KernelFn = Callable[[Any, int, int], None]  # f(args, lo, hi): one call runs the root loop over [lo, hi)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What the runtime needs from a code generator.
+
+    ``compile(kernel, target, hint)`` returns the kernel as a callable (``hint`` prefixes its symbol);
+    ``launcher(fn, args, extent, threads)`` returns a callable running it once, ``extent`` being its
+    parallel root loop's extent, or None for a kernel without one (one call, ``lo = hi = 0``): bound
+    once at compile time, so a run costs no more than the call itself; ``source(kernel, target)`` is the
+    generated code as text; ``device`` the torch device type its buffers live on.
+    """
+
+    name: str
+    compile: Callable[[Kernel, Target, str], KernelFn]
+    launcher: Callable[[KernelFn, Any, int | None, int], Callable[[], None]]
+    source: Callable[[Kernel, Target], str]
+    device: str = "cpu"

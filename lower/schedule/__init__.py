@@ -1,0 +1,41 @@
+"""Schedules as data: the ``Schedule`` record, its steps, their legality checks, and the default recipes.
+
+    >>> from lower.schedule import Schedule
+    >>> s = Schedule(kernel).split("i", 4).vectorize("i.i")     # doctest: +SKIP
+    >>> print(s)                                                 # doctest: +SKIP
+    split('i', 4)
+    vectorize('i.i')
+
+Modules, each importing only those before it: ``checks`` (loop lookup, fresh
+names, access-region legality), ``loop_steps`` (``Step`` and the loop-level
+steps), ``stage_steps`` (stage-level steps), ``record`` (``Schedule``),
+``recipes`` (the default schedule per op group, from shapes and the target).
+Only public names cross module boundaries; this package exports what users
+of schedules need.
+"""
+
+from __future__ import annotations
+
+from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
+from lower.schedule.recipes import schedule_kernel
+from lower.schedule.record import Schedule
+from lower.schedule.stage_steps import ComputeAt, Inline, Pack, Tensorize, inline_stage
+from rewrite.ir.errors import ScheduleError
+
+__all__ = [
+    "ComputeAt",
+    "Fuse",
+    "Inline",
+    "Pack",
+    "Parallel",
+    "Reorder",
+    "Schedule",
+    "ScheduleError",
+    "Split",
+    "Step",
+    "Tensorize",
+    "Unroll",
+    "Vectorize",
+    "inline_stage",
+    "schedule_kernel",
+]

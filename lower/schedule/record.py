@@ -1,0 +1,78 @@
+"""Schedules as data: recorded, replayable, printable loop transformations.
+
+Each step is a frozen dataclass with ``apply(kernel) -> kernel``.  A step
+checks its preconditions first and raises ``ScheduleError`` (a
+``LoweringError``) explaining what is illegal instead of transforming.  A
+``Schedule`` records the steps applied to a kernel; ``replay`` applies the
+same steps to a fresh copy; ``str(schedule)`` prints them one per line.
+
+    >>> s = Schedule(kernel).split("i", 4).vectorize("i.i")     # doctest: +SKIP
+    >>> print(s)                                                 # doctest: +SKIP
+    split('i', 4)
+    vectorize('i.i')
+    >>> s.replay(kernel) == s.kernel                             # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from lower.ir import Kernel
+from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
+from lower.schedule.stage_steps import ComputeAt, Inline, Pack, Tensorize
+
+
+# ============================================================== schedule record
+@dataclass
+class Schedule:
+    """The steps applied to a kernel, in order.  ``s.split("i", 4).vectorize("i.i")``."""
+
+    kernel: Kernel
+    steps: list[Step] = field(default_factory=list)
+
+    def apply(self, step: Step) -> Schedule:
+        self.kernel = step.apply(self.kernel)
+        self.steps.append(step)
+        return self
+
+    def split(self, loop: str, factor: int) -> Schedule:
+        return self.apply(Split(loop, factor))
+
+    def reorder(self, *loops: str) -> Schedule:
+        return self.apply(Reorder(tuple(loops)))
+
+    def fuse(self, outer: str, inner: str) -> Schedule:
+        return self.apply(Fuse(outer, inner))
+
+    def vectorize(self, loop: str) -> Schedule:
+        return self.apply(Vectorize(loop))
+
+    def parallel(self, loop: str) -> Schedule:
+        return self.apply(Parallel(loop))
+
+    def unroll(self, loop: str) -> Schedule:
+        return self.apply(Unroll(loop))
+
+    def compute_at(self, stage: str, loop: str) -> Schedule:
+        return self.apply(ComputeAt(stage, loop))
+
+    def inline(self, stage: str) -> Schedule:
+        return self.apply(Inline(stage))
+
+    def pack(
+        self, stage: str, buffer: str, at: str | None, layout: Sequence[str], name: str, min_sizes: Sequence[int] = ()
+    ) -> Schedule:
+        return self.apply(Pack(stage, buffer, at, tuple(layout), name, tuple(min_sizes)))
+
+    def tensorize(self, loop: str, mr: int = 8, nr: int = 32) -> Schedule:
+        return self.apply(Tensorize(loop, mr, nr))
+
+    def replay(self, kernel: Kernel) -> Kernel:
+        for s in self.steps:
+            kernel = s.apply(kernel)
+        return kernel
+
+    def __str__(self) -> str:
+        return "\n".join(str(s) for s in self.steps) or "(no steps)"
