@@ -15,8 +15,9 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -84,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
         rows.append(run_model(name, args.threads, args.repeats))
     print(
-        f"{'model':<12} {'eqsat ms':>9} {'eager ms':>9} {'speedup':>8} {'ort ms':>8} {'cold s':>7} {'warm s':>7} {'rel err':>8}"
+        f"{'model':<12} {'eqsat ms':>9} {'eager ms':>9} {'speedup':>8} {'ort ms':>8} "
+        f"{'cold s':>7} {'warm s':>7} {'rel err':>8}"
     )
     for r in rows:
         ort = f"{r['onnxruntime_ms']:.2f}" if r["onnxruntime_ms"] is not None else "-"

@@ -135,9 +135,9 @@ def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dic
     t = torch.randn(rows, cols, generator=gen) * 3
     inputs = [t]
     if op == "softmax":
-        ref_fn = lambda: torch.softmax(t, -1)  # noqa: E731
+        ref_fn = lambda: torch.softmax(t, -1)
     else:
-        ref_fn = lambda: torch.nn.functional.layer_norm(t, (cols,), w, bias, 1e-5)  # noqa: E731
+        ref_fn = lambda: torch.nn.functional.layer_norm(t, (cols,), w, bias, 1e-5)
     ref = ref_fn()
     err = ((cg(inputs)[0] - ref).abs().max() / ref.abs().max()).item()
     prev = torch.get_num_threads()

@@ -13,7 +13,8 @@ prices them at zero; that decision lives in extraction, not here.
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from costs.machine import MachineProfile, machine_profile
 from rewrite.ir.ops import OPS, Shape, numel

@@ -32,8 +32,9 @@ import platform
 import sqlite3
 import time
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from costs.machine import cpu_name
 from rewrite import config

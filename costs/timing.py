@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 
 def alternate(fns: Sequence[Callable[[], object]], repeats: int = 10, warmup: int = 2) -> list[float]:

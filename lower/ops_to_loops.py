@@ -516,9 +516,9 @@ def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(r - 2)]
     if node.op == "matmul_bias_act":
         bias = ins[2]
-        init = lambda bv, i, j: bias[j]  # noqa: E731
+        init = lambda bv, i, j: bias[j]
     else:
-        init = lambda bv, i, j: const(0.0)  # noqa: E731
+        init = lambda bv, i, j: const(0.0)
     return _gemm(
         ctx,
         out,
@@ -613,9 +613,9 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
 
     if node.op == "conv2d_bias_act":
         bias = ins[2]
-        init = lambda bv, i, j: bias[bv[1] * Og + i]  # noqa: E731
+        init = lambda bv, i, j: bias[bv[1] * Og + i]
     else:
-        init = lambda bv, i, j: const(0.0)  # noqa: E731
+        init = lambda bv, i, j: const(0.0)
     return _gemm(
         ctx,
         out,
@@ -672,9 +672,9 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xp, seq(pad, main))))
     if node.op == "conv2d_bias_act":
         bias = ins[2]
-        init_v = lambda nn, gg, ii: bias[gg * Og + ii]  # noqa: E731
+        init_v = lambda nn, gg, ii: bias[gg * Og + ii]
     else:
-        init_v = lambda nn, gg, ii: const(0.0)  # noqa: E731
+        init_v = lambda nn, gg, ii: const(0.0)
     n0, g0, i0, oh0, ow0 = (ctx.var(s) for s in ("n", "g", "i", "oh", "ow"))
     cidx0 = (n0, g0 * Og + i0, oh0, ow0)
     init_name = f"{ctx.tag}.init"

@@ -8,9 +8,9 @@ from rewrite import GraphBuilder
 from rewrite.egraph.saturate import Limits, SaturationError, StopReason, saturate
 from rewrite.extract.egraph_data import read_serialized
 from rewrite.frontends import from_torch
-from tests.tiers import models
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import parse_rules
+from tests.tiers import models
 
 
 @pytest.mark.parametrize(

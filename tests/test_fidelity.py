@@ -24,7 +24,7 @@ def test_ranks_and_spearman():
 
 
 def _cyclic_egraph():
-    n = lambda nid, op, kids: ENode(nid, op, {}, kids)  # noqa: E731
+    n = lambda nid, op, kids: ENode(nid, op, {}, kids)
     classes = {
         "x": [n("x0", "input", ())],
         "A": [n("a_cyc", "relu", ("B",)), n("a_leaf", "exp", ("x",)), n("a_tanh", "tanh", ("x",))],

@@ -348,7 +348,8 @@ def test_instance_checker_catches_a_wrong_fold():
 
     wrong = parse_rules(  # forgets eps: off by a few percent, far above the tolerance
         "bad: (batchnorm (conv2d ?x ?w) ?gam ?bet ?mu ?var :eps ?e) => (conv2d_bias_act ?x "
-        "(mul ?w (reshape (mul ?gam (rsqrt ?var)) :shape [(dim ?w 0) 1 1 1])) (sub ?bet (mul ?mu (mul ?gam (rsqrt ?var)))))"
+        "(mul ?w (reshape (mul ?gam (rsqrt ?var)) :shape [(dim ?w 0) 1 1 1])) "
+        "(sub ?bet (mul ?mu (mul ?gam (rsqrt ?var)))))"
         " if (weight ?gam) (weight ?bet) (weight ?mu) (weight ?var)"
     )[0]
     with pytest.raises(AssertionError, match="relative error"):

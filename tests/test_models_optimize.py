@@ -3,9 +3,9 @@
 import pytest
 
 from bench.models import MODELS, load
-from tests.tiers import models
 from rewrite.frontends import from_torch
 from rewrite.pipeline import optimize
+from tests.tiers import models
 
 
 @pytest.mark.parametrize("name", models(sorted(MODELS)))

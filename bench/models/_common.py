@@ -24,7 +24,7 @@ the values above.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -71,7 +71,7 @@ def init_weights(model: nn.Module, g: torch.Generator) -> nn.Module:
         for name, p in mod.named_parameters(recurse=False):
             if name not in done:
                 _normal(p, 0.5, g)
-        for name, b in mod.named_buffers(recurse=False):
+        for name, _ in mod.named_buffers(recurse=False):
             if name not in done:
                 raise TypeError(f"no initialiser for buffer {name!r} of {type(mod).__name__}")
     return model

@@ -46,7 +46,7 @@ def main(argv: list[str]) -> None:
     for name in names:
         r = summarize(name)
         print(
-            f"{r['name']:<12} {r['nodes']:>8} {r['params']:>12,} {str(r['shape']):>14} "
+            f"{r['name']:<12} {r['nodes']:>8} {r['params']:>12,} {r['shape']!s:>14} "
             f"{r['build_s']:>8.2f} {r['forward_ms']:>8.1f} {r['out_std']:>9.3g}"
         )
 

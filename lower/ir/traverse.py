@@ -213,7 +213,7 @@ def replace_buffer(
         if isinstance(st, Store) and st.buf.name == old:
             return Store(new, tuple(im(st.idx)), st.value)
         if isinstance(st, Intrinsic):
-            sw = lambda bs: tuple(new if b.name == old else b for b in bs)  # noqa: E731
+            sw = lambda bs: tuple(new if b.name == old else b for b in bs)
             return Intrinsic(
                 st.name,
                 tuple(new if isinstance(a, Buffer) and a.name == old else a for a in st.args),

@@ -17,8 +17,9 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from egglog import bindings
 from egglog.bindings import EGraph

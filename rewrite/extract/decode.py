@@ -8,6 +8,8 @@ an ill-formed extraction fails loudly here.
 
 from __future__ import annotations
 
+import itertools
+
 from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.ir.graph import Graph, Value
 
@@ -43,7 +45,7 @@ def to_graph(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
         spans = sorted({(sel[c].attrs["start"], sel[c].attrs["end"]) for c in cids})
         if len(spans) < 2 or spans[0][0] != 0 or spans[-1][1] != data.shapes[src][axis]:
             continue
-        if any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
+        if any(a[1] != b[0] for a, b in itertools.pairwise(spans)):
             continue
         split_sizes[key] = tuple(e - s for s, e in spans)
         index = {span: i for i, span in enumerate(spans)}

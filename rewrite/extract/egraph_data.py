@@ -64,7 +64,7 @@ def read_serialized(data: dict[str, Any]) -> EGraphData:
     for nid, n in nodes.items():
         by_class.setdefault(n["eclass"], []).append(nid)
     shapes: dict[str, Shape] = {}
-    for nid, n in nodes.items():
+    for n in nodes.values():
         if n["op"] == "shape":
             shapes[nodes[n["children"][0]]["eclass"]] = _class_vec(nodes, by_class, n["eclass"])
     classes: dict[str, list[ENode]] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.ir.errors import ExtractionError

@@ -54,8 +54,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -602,7 +603,7 @@ def ilp_extract(
                 else:
                     message = f"HiGHS: {h.modelStatusToString(ms)}"
                     x = None
-            except Exception as e:  # noqa: BLE001 - a solver failure falls back to greedy
+            except Exception as e:
                 message = f"HiGHS failed: {e}"
                 x = None
 

@@ -9,7 +9,8 @@ may return a view of their input (used to check in-place ops).
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F

@@ -39,7 +39,8 @@ converters and the dispatch tables).
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 import torch.fx
@@ -95,7 +96,7 @@ def _trace(module: nn.Module) -> torch.fx.GraphModule:
     tracer.record_stack_traces = True
     try:
         graph = tracer.trace(module)
-    except Exception as e:  # noqa: BLE001 - any tracing failure is reported the same way
+    except Exception as e:
         raise FrontendError(
             f"torch.fx.symbolic_trace could not trace {type(module).__name__} "
             f"(only symbolic tracing is supported, no other capture is tried): {type(e).__name__}: {e}"
@@ -338,7 +339,7 @@ class _Importer(_FunctionConverters):
         try:
             with torch.no_grad():
                 ShapeProp(self.gm).propagate(*inputs)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise FrontendError(
                 f"running the traced {type(self.root).__name__} on the example inputs failed: {type(e).__name__}: {e}"
             ) from e

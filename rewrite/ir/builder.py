@@ -14,7 +14,8 @@ elementwise binary ops align ranks NumPy-style by inserting a reshape.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 

@@ -14,8 +14,9 @@ shapes are inferred when it is added, so a malformed graph cannot be built.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import networkx as nx
 import torch
@@ -218,7 +219,7 @@ class Graph:
                 stack.extend(v.node for v in self.nodes[i].inputs)
         return live
 
-    def pruned(self) -> "Graph":
+    def pruned(self) -> Graph:
         """A copy without nodes the outputs do not depend on, renumbered densely."""
         live = self.live()
         keep = [n for n in self if n.id in live or n.op == "input"]
@@ -234,7 +235,7 @@ class Graph:
         out.outputs = [Value(remap[v.node], v.index) for v in self.outputs]
         return out
 
-    def folded(self) -> "Graph":
+    def folded(self) -> Graph:
         """A copy where every weight-only node read by run-time nodes is precomputed into a weight.
 
         This is what a deployment runs: concatenated or scaled weights are computed once.

@@ -12,9 +12,10 @@ parser, the cost models and the lowering — looks ops up by name in ``OPS``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F

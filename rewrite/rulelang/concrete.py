@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import torch
 
@@ -59,7 +60,7 @@ class Env:
     anon: dict[AnonKey, Any] = field(default_factory=dict)  # left-out left-hand attributes
     values: dict[str, Value] = field(default_factory=dict)  # tensor var -> graph value, when built
 
-    def copy(self) -> "Env":
+    def copy(self) -> Env:
         return Env(
             dict(self.shapes), set(self.weights), dict(self.order), dict(self.attrs), dict(self.anon), dict(self.values)
         )
@@ -284,7 +285,7 @@ class GraphFacts:
     order: dict[Value, tuple[int, int]]
 
     @classmethod
-    def of(cls, graph: Graph) -> "GraphFacts":
+    def of(cls, graph: Graph) -> GraphFacts:
         return cls(graph, graph.weight_only(), weight_order(graph))
 
 

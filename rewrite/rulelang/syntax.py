@@ -6,7 +6,8 @@
     reshape-noop:  (reshape ?x :shape ?s) => ?x  if (= ?s (shape ?x))
     merge-matmul:  (matmul ?x ?w1), (matmul ?x ?w2)
                 => (slice (matmul ?x (concat ?w1 ?w2 :axis 1)) :axis 1 :start 0 :end (dim ?w1 1)),
-                   (slice (matmul ?x (concat ?w1 ?w2 :axis 1)) :axis 1 :start (dim ?w1 1) :end (+ (dim ?w1 1) (dim ?w2 1)))
+                   (slice (matmul ?x (concat ?w1 ?w2 :axis 1)) :axis 1 :start (dim ?w1 1)
+                          :end (+ (dim ?w1 1) (dim ?w2 1)))
                 if (weight ?w1) (weight ?w2) (= (rank ?x) 2)
 
 A rule continues on following lines that are indented.  ``?name`` is a
@@ -25,7 +26,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
 
 from rewrite.ir.errors import Loc, RuleError
 from rewrite.ir.ops import OPS, AttrKind, Group
@@ -43,13 +43,13 @@ class Var:
 
 @dataclass(frozen=True)
 class Lit:
-    value: Union[int, float, str]
+    value: int | float | str
     loc: Loc
 
 
 @dataclass(frozen=True)
 class ListExpr:
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     loc: Loc
 
 
@@ -58,11 +58,11 @@ class Call:
     """An attribute or guard function application: ``(dim ?x 1)``, ``(= a b)``."""
 
     fn: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
     loc: Loc
 
 
-Expr = Union[Var, Lit, ListExpr, Call]
+Expr = Var | Lit | ListExpr | Call
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Op:
     """An op pattern: ``(op input... :attr expr ...)``."""
 
     op: str
-    inputs: tuple["Pattern", ...]
+    inputs: tuple[Pattern, ...]
     attrs: tuple[tuple[str, Expr], ...]
     loc: Loc
 
@@ -78,7 +78,7 @@ class Op:
         return dict(self.attrs).get(name)
 
 
-Pattern = Union[Var, Op]
+Pattern = Var | Op
 
 # Functions of a tensor variable: its shape, and the weight-order analysis that
 # lets merge rules build each concat of weights in one canonical order only.
@@ -106,7 +106,7 @@ class Rule:
     def multi(self) -> bool:
         return len(self.lhs) > 1
 
-    def directions(self) -> list["Rule"]:
+    def directions(self) -> list[Rule]:
         """The forward rule, and the reversed one for ``<=>`` (named ``name:reverse``)."""
         out = [self]
         if self.bidirectional:

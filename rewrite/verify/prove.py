@@ -17,8 +17,9 @@ not a proof that the expressions differ.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from egglog.bindings import EggSmolError, EGraph
 

@@ -42,7 +42,8 @@ import math
 import random
 import zlib
 from collections import Counter
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import GraphError, Value
@@ -158,7 +159,7 @@ class _Attempt:
             out, ins = ("o", id(p)), [self._key(q) for q in p.inputs]
             name, group = p.op, OPS[p.op].group
 
-            def fixlen(attr: str, key: Hashable) -> None:
+            def fixlen(attr: str, key: Hashable, p: Op = p) -> None:
                 e = p.attr(attr)
                 if isinstance(e, ListExpr):
                     R.fix(key, len(e.items))

@@ -8,8 +8,9 @@ equality guards that the unification heuristics use (``_side``, ``_dim_uses``).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable
+from typing import Any
 
 from rewrite.rulelang.concrete import (
     Env,
@@ -158,7 +159,7 @@ class _Info:
     positive: set[str]  # tensor vars drawn positive: a batchnorm's running_var, an rsqrt's operand
 
     @classmethod
-    def of(cls, rule: Rule) -> "_Info":
+    def of(cls, rule: Rule) -> _Info:
         ops: list[Op] = []
         positive: set[str] = set()
 
