@@ -6,12 +6,13 @@ import torch
 
 from rewrite import GraphBuilder, GraphError, ShapeError
 from rewrite.ir.ops import OPS, Group, ops_in
+from rewrite.ir.shapes import ShapeRule
 
 
 def test_every_op_has_group_shape_and_reference():
     for name, op in OPS.items():
         assert isinstance(op.group, Group), name
-        assert callable(op.shape) and callable(op.ref), name
+        assert isinstance(op.shape_rule, ShapeRule) and callable(op.ref), name
     assert {"relu", "add", "smul"} <= ops_in(Group.ELEMENTWISE)
     assert {"matmul", "linear", "conv2d"} <= ops_in(Group.CONTRACTION)
 

@@ -1,9 +1,24 @@
 """The operator registry: the single source of truth for every op eqsat knows.
 
 Each op is defined once, here: its typed, named attributes, its input arity,
-its group, its shape function, its reference semantics (torch) and its FLOP
-count.  Everything else — the graph IR's checks, the egglog prelude, the rule
-parser, the cost models and the lowering — looks ops up by name in ``OPS``.
+its group, its shape rule, its reference semantics (torch), its FLOP count, its
+cost class, its fusion role and its torch spellings.  Everything else — the
+graph IR's checks, the egglog prelude, the rule parser and checker, the cost
+models, fusion, the frontends — looks ops up by name in ``OPS``; the lowering
+of each op is the one other place an op is written (``lower/ops_to_loops.py``,
+``@lowering``).
+
+Where shapes come from: ``OpDef.shape_rule`` is one of the declarative kinds
+of :mod:`rewrite.ir.shapes` (``Same``, ``Broadcast``, ``MatMul``, ``Conv2d``,
+``Pool2d``, ``Permute``, ``Reshape``, ``Concat``, ``Slice``, ``Pad2d``...).
+Each kind is read three ways: ``infer`` here (``OpDef.infer``, the graph IR),
+``egg_cases`` by :func:`rewrite.egraph.prelude.prelude` (the generated egglog
+``shape`` rules) and ``draw_*`` by :mod:`rewrite.verify.rulecheck.draw` (the
+rule checker's random shapes).  None of those three matches op names.
+
+An op added at run time (a test's toy op) goes through ``register_op`` and
+``unregister_op``; with a lowering registered in ``lower.ops_to_loops.LOWERINGS``
+it goes through import, saturation, extraction, the rule checker and lowering.
 
     >>> OPS["matmul"].infer([(64, 1024), (1024, 512)], {})
     [(64, 512)]
@@ -11,8 +26,7 @@ parser, the cost models and the lowering — looks ops up by name in ``OPS``.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -21,9 +35,53 @@ import torch
 import torch.nn.functional as F
 
 from rewrite.ir.errors import ShapeError
+from rewrite.ir.shapes import (
+    Attrs,
+    Broadcast,
+    Concat,
+    Conv2d,
+    GlobalPool2d,
+    Linear,
+    MatMul,
+    Pad2d,
+    PerChannel,
+    Permute,
+    Pool2d,
+    Reshape,
+    Same,
+    Shape,
+    ShapeRule,
+    Slice,
+    Source,
+    Split,
+    broadcast,
+    conv_out,
+    need,
+    norm_axis,
+    numel,
+)
 
-Shape = tuple[int, ...]
-Attrs = Mapping[str, Any]
+__all__ = [
+    "ACTS",
+    "OPS",
+    "VARIADIC",
+    "AttrKind",
+    "AttrSpec",
+    "CostClass",
+    "FusionRole",
+    "Group",
+    "OpDef",
+    "Shape",
+    "ShapeError",
+    "broadcast",
+    "conv_out",
+    "get_op",
+    "norm_axis",
+    "numel",
+    "ops_in",
+    "register_op",
+    "unregister_op",
+]
 
 
 class Group(str, Enum):
@@ -33,6 +91,29 @@ class Group(str, Enum):
     LAYOUT = "layout"
     POOLING = "pooling"
     NORMALIZATION = "normalization"
+
+
+class CostClass(str, Enum):
+    """How the analytical cost model prices an op (``costs/analytical.py``)."""
+
+    FREE = "free"  # graph inputs and weights
+    VIEW = "view"  # moves no data: a view's overhead
+    MATMUL = "matmul"  # a GEMM-like contraction: matmul launch overhead, matmul peak
+    CONV = "conv"  # a convolution: conv launch overhead, conv (or depthwise) peak
+    OP = "op"  # anything else: roofline with the per-op overhead
+
+
+class FusionRole(str, Enum):
+    """What fusion (``lower/fusion.py``) may do with an op."""
+
+    ELEMENTWISE = "elementwise"  # injective; fuses as an epilogue of a contraction or into a consumer's loads
+    REMAP = "remap"  # injective pure index remap (transpose, slice); may be inlined into any operand
+    INJECTIVE = "injective"  # injective but not an epilogue nor a pure remap (pad2d)
+    CONTRACTION = "contraction"  # anchors a kernel; epilogues fuse after it
+    ALIAS = "alias"  # a view: no kernel, aliases its input's storage (reshape)
+    ROW = "row"  # a single fused row kernel by construction (softmax, layernorm)
+    POOL = "pool"  # a pooling kernel
+    OPAQUE = "layout"  # its own kernel (concat, split), or no kernel (sources)
 
 
 class AttrKind(str, Enum):
@@ -47,6 +128,7 @@ class AttrSpec:
     name: str
     kind: AttrKind
     default: Any = None  # None: required
+    choices: tuple[Any, ...] | None = None  # allowed values, checked by OpDef.infer
 
     def check(self, op: str, value: Any) -> Any:
         """Return ``value`` normalised to this attribute's type, or raise."""
@@ -69,19 +151,50 @@ class AttrSpec:
 VARIADIC = -1
 
 
+def _no_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
+    return 0
+
+
+_DEFAULT_COST = {Group.SOURCE: CostClass.FREE, Group.CONTRACTION: CostClass.MATMUL}
+_DEFAULT_FUSION = {
+    Group.ELEMENTWISE: FusionRole.ELEMENTWISE,
+    Group.CONTRACTION: FusionRole.CONTRACTION,
+    Group.POOLING: FusionRole.POOL,
+}
+
+
 @dataclass(frozen=True)
 class OpDef:
-    """One operator. ``shape`` returns the output shapes, ``ref`` computes them."""
+    """One operator. ``shape_rule`` gives the output shapes, ``ref`` computes them.
+
+    ``cost_class`` and ``fusion`` default from the group (elementwise ops fuse
+    as elementwise, contractions price as matmuls, ...).  ``packed_operand``: a
+    contraction's input that the kernel packs (any producer may be inlined into
+    it).  ``torch_functions`` / ``torch_methods``: the torch callables and
+    ``Tensor`` method names the torch frontend maps to this op (unary ops
+    without attributes: ``f(x)`` / ``x.f()``).
+    """
 
     name: str
     group: Group
     arity: int  # number of tensor inputs, or VARIADIC (>= 1)
     attrs: tuple[AttrSpec, ...]
-    shape: Callable[[list[Shape], Attrs], list[Shape]]
+    shape_rule: ShapeRule
     ref: Callable[[list[torch.Tensor], Attrs], list[torch.Tensor]]
-    flops: Callable[[list[Shape], list[Shape], Attrs], int] = field(default=lambda i, o, a: 0)
+    flops: Callable[[list[Shape], list[Shape], Attrs], int] = field(default=_no_flops)
     commutative: bool = False
     doc: str = ""
+    cost_class: CostClass | None = None  # None: from the group
+    fusion: FusionRole | None = None  # None: from the group
+    packed_operand: int | None = None
+    torch_functions: tuple[Any, ...] = ()
+    torch_methods: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.cost_class is None:
+            object.__setattr__(self, "cost_class", _DEFAULT_COST.get(self.group, CostClass.OP))
+        if self.fusion is None:
+            object.__setattr__(self, "fusion", _DEFAULT_FUSION.get(self.group, FusionRole.OPAQUE))
 
     @property
     def attr_names(self) -> tuple[str, ...]:
@@ -112,40 +225,38 @@ class OpDef:
         if self.arity != VARIADIC and n != self.arity:
             raise ShapeError(f"op '{self.name}' takes {self.arity} input(s), got {n}")
         try:
-            return [tuple(int(d) for d in s) for s in self.shape([tuple(s) for s in in_shapes], attrs)]
+            for spec in self.attrs:
+                if spec.choices is not None:
+                    v = attrs[spec.name]
+                    need(v in spec.choices, f"{spec.name} must be one of {list(spec.choices)}, got {v!r}")
+            return [tuple(int(d) for d in s) for s in self.shape_rule.infer([tuple(s) for s in in_shapes], attrs)]
         except ShapeError as e:
             raise ShapeError(f"op '{self.name}': {e} (inputs {list(in_shapes)}, attrs {dict(attrs)})") from None
 
 
 OPS: dict[str, OpDef] = {}
+_BUILTIN: set[str] = set()
 
 
-def _register(op: OpDef) -> OpDef:
-    assert op.name not in OPS, op.name
+def register_op(op: OpDef) -> OpDef:
+    """Add an op to the registry (a new op's single definition); raises on a name already taken."""
+    if op.name in OPS:
+        raise ValueError(f"op '{op.name}' is already registered")
     OPS[op.name] = op
     return op
 
 
-def numel(shape: Shape) -> int:
-    return math.prod(shape)
+def unregister_op(name: str) -> None:
+    """Remove an op added with ``register_op`` (tests clean up their toy ops); built-in ops stay."""
+    if name in _BUILTIN:
+        raise ValueError(f"op '{name}' is built in and cannot be unregistered")
+    OPS.pop(name, None)
 
 
-def _need(cond: bool, msg: str) -> None:
-    if not cond:
-        raise ShapeError(msg)
-
-
-def norm_axis(axis: int, rank: int) -> int:
-    _need(-rank <= axis < rank, f"axis {axis} out of range for rank {rank}")
-    return axis % rank
+_register = register_op
 
 
 # ---------------------------------------------------------------- sources
-def _source_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    _need(all(d > 0 for d in a["shape"]), f"dimensions must be positive, got {a['shape']}")
-    return [a["shape"]]
-
-
 def _no_ref(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     raise RuntimeError("source ops are bound by Graph.run, not computed")
 
@@ -157,7 +268,7 @@ for _name in ("input", "weight"):
             Group.SOURCE,
             0,
             (AttrSpec("name", AttrKind.STR), AttrSpec("shape", AttrKind.INTS)),
-            _source_shape,
+            Source(),
             _no_ref,
             doc=f"a graph {_name}, bound by name",
         )
@@ -165,47 +276,33 @@ for _name in ("input", "weight"):
 
 
 # ---------------------------------------------------------------- elementwise
-def _same(ins: list[Shape], a: Attrs) -> list[Shape]:
-    return [ins[0]]
-
-
-def broadcast(x: Shape, y: Shape) -> Shape:
-    """Broadcast two shapes of equal rank (the IR keeps ranks explicit)."""
-    _need(len(x) == len(y), f"elementwise inputs must have equal rank, got {x} and {y}")
-    out = []
-    for i, (p, q) in enumerate(zip(x, y)):
-        _need(p == q or p == 1 or q == 1, f"dimension {i} does not broadcast: {p} vs {q}")
-        out.append(max(p, q))
-    return tuple(out)
-
-
-def _bcast(ins: list[Shape], a: Attrs) -> list[Shape]:
-    return [broadcast(ins[0], ins[1])]
-
-
 def _ew_flops(per: int) -> Callable[[list[Shape], list[Shape], Attrs], int]:
     return lambda i, o, a: per * numel(o[0])
 
 
-_UNARY: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
-    "relu": (torch.relu, 1),
-    "sigmoid": (torch.sigmoid, 4),
-    "tanh": (torch.tanh, 4),
-    "gelu": (lambda x: F.gelu(x, approximate="tanh"), 8),
-    "exp": (torch.exp, 4),
-    "identity": (lambda x: x, 0),
+# name -> (torch function, FLOPs per element, torch spellings: functions, Tensor methods)
+_UNARY: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int, tuple[Any, ...], tuple[str, ...]]] = {
+    "relu": (torch.relu, 1, (torch.relu, F.relu), ("relu",)),
+    "sigmoid": (torch.sigmoid, 4, (torch.sigmoid, F.sigmoid), ("sigmoid",)),
+    "tanh": (torch.tanh, 4, (torch.tanh, F.tanh), ("tanh",)),
+    "gelu": (lambda x: F.gelu(x, approximate="tanh"), 8, (), ()),  # F.gelu has its own converter
+    "exp": (torch.exp, 4, (torch.exp,), ("exp",)),
+    "identity": (lambda x: x, 0, (), ()),
 }
-for _name, (_fn, _fl) in _UNARY.items():
+for _name, (_fn, _fl, _fns, _methods) in _UNARY.items():
     _register(
         OpDef(
             _name,
             Group.ELEMENTWISE,
             1,
             (),
-            _same,
+            Same(),
             (lambda f: lambda xs, a: [f(xs[0])])(_fn),
             _ew_flops(_fl),
             doc=f"elementwise {_name}",
+            cost_class=CostClass.VIEW if _name == "identity" else None,
+            torch_functions=_fns,
+            torch_methods=_methods,
         )
     )
 
@@ -215,7 +312,7 @@ _register(
         Group.ELEMENTWISE,
         1,
         (AttrSpec("scalar", AttrKind.FLOAT),),
-        _same,
+        Same(),
         lambda xs, a: [xs[0] * a["scalar"]],
         _ew_flops(1),
         doc="multiply by a scalar constant",
@@ -228,15 +325,15 @@ _BINARY: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], b
     "mul": (torch.mul, True),
     "div": (torch.div, False),
 }
-for _name, (_fn, _comm) in _BINARY.items():
+for _name, (_bfn, _comm) in _BINARY.items():
     _register(
         OpDef(
             _name,
             Group.ELEMENTWISE,
             2,
             (),
-            _bcast,
-            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_fn),
+            Broadcast(),
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_bfn),
             _ew_flops(1),
             commutative=_comm,
             doc=f"elementwise {_name} with broadcasting (equal ranks)",
@@ -245,35 +342,19 @@ for _name, (_fn, _comm) in _BINARY.items():
 
 
 # ---------------------------------------------------------------- contraction
-def _matmul_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x, y = ins
-    _need(len(x) >= 2 and len(x) == len(y), f"matmul needs equal ranks >= 2, got {x} and {y}")
-    _need(x[-1] == y[-2], f"inner dimensions differ: {x[-1]} vs {y[-2]}")
-    batch = broadcast(x[:-2], y[:-2])
-    return [batch + (x[-2], y[-1])]
-
-
 _register(
     OpDef(
         "matmul",
         Group.CONTRACTION,
         2,
         (),
-        _matmul_shape,
+        MatMul(),
         lambda xs, a: [torch.matmul(xs[0], xs[1])],
         lambda i, o, a: 2 * numel(o[0]) * i[0][-1],
         doc="(batched) matrix product, equal ranks",
+        packed_operand=1,
     )
 )
-
-
-def _linear_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x, w, b = ins
-    _need(len(w) == 2 and len(b) == 1, f"linear needs weight [out, in] and bias [out], got {w} and {b}")
-    _need(len(x) >= 1 and x[-1] == w[1], f"input features {x[-1] if x else None} != weight in-features {w[1]}")
-    _need(b[0] == w[0], f"bias size {b[0]} != out-features {w[0]}")
-    return [x[:-1] + (w[0],)]
-
 
 _register(
     OpDef(
@@ -281,83 +362,49 @@ _register(
         Group.CONTRACTION,
         3,
         (),
-        _linear_shape,
+        Linear(),
         lambda xs, a: [F.linear(xs[0], xs[1], xs[2])],
         lambda i, o, a: 2 * numel(o[0]) * i[1][1] + numel(o[0]),
         doc="x @ w.T + b",
+        packed_operand=1,
     )
 )
 
-
-def conv_out(size: int, k: int, s: int, p: int, d: int, ceil: bool = False) -> int:
-    span = size + 2 * p - d * (k - 1) - 1
-    out = (-(-span // s) if ceil else span // s) + 1
-    if ceil and (out - 1) * s >= size + p:  # PyTorch: last window must start inside the input
-        out -= 1
-    return out
-
-
-_PAIR = (AttrKind.INTS,)
-
-
-def _conv_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x, w = ins
-    _need(len(x) == 4 and len(w) == 4, f"conv2d needs NCHW input and OIHW weight, got {x} and {w}")
-    for k in ("stride", "padding", "dilation"):
-        _need(len(a[k]) == 2, f"{k} must have 2 entries, got {a[k]}")
-    g = a["groups"]
-    _need(g >= 1 and x[1] % g == 0 and w[0] % g == 0, f"groups={g} must divide in {x[1]} and out {w[0]} channels")
-    _need(w[1] * g == x[1], f"weight expects {w[1] * g} input channels, input has {x[1]}")
-    hw = [conv_out(x[2 + i], w[2 + i], a["stride"][i], a["padding"][i], a["dilation"][i]) for i in range(2)]
-    _need(all(d > 0 for d in hw), f"output spatial size {hw} is empty")
-    return [(x[0], w[0], hw[0], hw[1])]
-
-
+_CONV_ATTRS = (
+    AttrSpec("stride", AttrKind.INTS, (1, 1)),
+    AttrSpec("padding", AttrKind.INTS, (0, 0)),
+    AttrSpec("dilation", AttrKind.INTS, (1, 1)),
+    AttrSpec("groups", AttrKind.INT, 1),
+)
 _register(
     OpDef(
         "conv2d",
         Group.CONTRACTION,
         2,
-        (
-            AttrSpec("stride", AttrKind.INTS, (1, 1)),
-            AttrSpec("padding", AttrKind.INTS, (0, 0)),
-            AttrSpec("dilation", AttrKind.INTS, (1, 1)),
-            AttrSpec("groups", AttrKind.INT, 1),
-        ),
-        _conv_shape,
+        _CONV_ATTRS,
+        Conv2d(),
         lambda xs, a: [F.conv2d(xs[0], xs[1], None, a["stride"], a["padding"], a["dilation"], a["groups"])],
         lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3],
         doc="2-d convolution, NCHW x OIHW, no bias (bias is a separate add)",
+        cost_class=CostClass.CONV,
+        packed_operand=0,
     )
 )
 
 
 # ---------------------------------------------------------------- layout
-def _transpose_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x, p = ins[0], a["perm"]
-    _need(sorted(p) == list(range(len(x))), f"perm {p} is not a permutation of rank {len(x)}")
-    return [tuple(x[i] for i in p)]
-
-
 _register(
     OpDef(
         "transpose",
         Group.LAYOUT,
         1,
         (AttrSpec("perm", AttrKind.INTS),),
-        _transpose_shape,
+        Permute(),
         lambda xs, a: [xs[0].permute(*a["perm"])],
         doc="permute dimensions",
+        fusion=FusionRole.REMAP,
     )
 )
-
-
-def _reshape_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    s = a["shape"]
-    _need(all(d > 0 for d in s), f"target shape {s} must be fully specified and positive")
-    _need(numel(s) == numel(ins[0]), f"cannot reshape {ins[0]} ({numel(ins[0])} elements) to {s}")
-    return [s]
-
 
 _register(
     OpDef(
@@ -365,24 +412,13 @@ _register(
         Group.LAYOUT,
         1,
         (AttrSpec("shape", AttrKind.INTS),),
-        _reshape_shape,
+        Reshape(),
         lambda xs, a: [xs[0].reshape(a["shape"])],
         doc="reshape (row-major)",
+        cost_class=CostClass.VIEW,
+        fusion=FusionRole.ALIAS,
     )
 )
-
-
-def _concat_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    r = len(ins[0])
-    ax = norm_axis(a["axis"], r)
-    for s in ins[1:]:
-        _need(
-            len(s) == r and all(s[i] == ins[0][i] for i in range(r) if i != ax), f"inputs disagree off axis {ax}: {ins}"
-        )
-    out = list(ins[0])
-    out[ax] = sum(s[ax] for s in ins)
-    return [tuple(out)]
-
 
 _register(
     OpDef(
@@ -390,20 +426,11 @@ _register(
         Group.LAYOUT,
         VARIADIC,
         (AttrSpec("axis", AttrKind.INT),),
-        _concat_shape,
+        Concat(),
         lambda xs, a: [torch.cat(xs, a["axis"])],
         doc="concatenate along axis",
     )
 )
-
-
-def _split_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x = ins[0]
-    ax = norm_axis(a["axis"], len(x))
-    _need(len(a["sizes"]) >= 1 and all(s > 0 for s in a["sizes"]), f"sizes {a['sizes']} must be positive")
-    _need(sum(a["sizes"]) == x[ax], f"sizes {a['sizes']} do not sum to dimension {x[ax]}")
-    return [x[:ax] + (s,) + x[ax + 1 :] for s in a["sizes"]]
-
 
 _register(
     OpDef(
@@ -411,19 +438,11 @@ _register(
         Group.LAYOUT,
         1,
         (AttrSpec("axis", AttrKind.INT), AttrSpec("sizes", AttrKind.INTS)),
-        _split_shape,
+        Split(),
         lambda xs, a: list(torch.split(xs[0], list(a["sizes"]), a["axis"])),
         doc="split along axis into pieces of the given sizes (one output each)",
     )
 )
-
-
-def _slice_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x = ins[0]
-    ax = norm_axis(a["axis"], len(x))
-    _need(0 <= a["start"] < a["end"] <= x[ax], f"slice [{a['start']}:{a['end']}] out of range for {x[ax]}")
-    return [x[:ax] + (a["end"] - a["start"],) + x[ax + 1 :]]
-
 
 _register(
     OpDef(
@@ -431,9 +450,11 @@ _register(
         Group.LAYOUT,
         1,
         (AttrSpec("axis", AttrKind.INT), AttrSpec("start", AttrKind.INT), AttrSpec("end", AttrKind.INT)),
-        _slice_shape,
+        Slice(),
         lambda xs, a: [xs[0].narrow(a["axis"], a["start"], a["end"] - a["start"])],
         doc="contiguous slice [start, end) along axis",
+        cost_class=CostClass.VIEW,
+        fusion=FusionRole.REMAP,
     )
 )
 
@@ -447,19 +468,6 @@ _POOL_ATTRS = (
 )
 
 
-def _pool_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x = ins[0]
-    _need(len(x) == 4, f"pooling needs NCHW input, got {x}")
-    for k in ("kernel", "stride", "padding"):
-        _need(len(a[k]) == 2, f"{k} must have 2 entries, got {a[k]}")
-    _need(all(2 * p <= k for p, k in zip(a["padding"], a["kernel"])), "padding must be at most half the kernel")
-    hw = [
-        conv_out(x[2 + i], a["kernel"][i], a["stride"][i], a["padding"][i], 1, bool(a["ceil_mode"])) for i in range(2)
-    ]
-    _need(all(d > 0 for d in hw), f"output spatial size {hw} is empty")
-    return [(x[0], x[1], hw[0], hw[1])]
-
-
 def _pool_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
     return numel(o[0]) * a["kernel"][0] * a["kernel"][1]
 
@@ -470,7 +478,7 @@ _register(
         Group.POOLING,
         1,
         _POOL_ATTRS,
-        _pool_shape,
+        Pool2d(),
         lambda xs, a: [F.max_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], ceil_mode=bool(a["ceil_mode"]))],
         _pool_flops,
         doc="2-d max pooling",
@@ -482,7 +490,7 @@ _register(
         Group.POOLING,
         1,
         _POOL_ATTRS + (AttrSpec("count_include_pad", AttrKind.INT, 1),),
-        _pool_shape,
+        Pool2d(),
         lambda xs, a: [
             F.avg_pool2d(
                 xs[0],
@@ -498,19 +506,13 @@ _register(
     )
 )
 
-
-def _gap_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    _need(len(ins[0]) == 4, f"global pooling needs NCHW input, got {ins[0]}")
-    return [ins[0][:2] + (1, 1)]
-
-
 _register(
     OpDef(
         "global_avgpool",
         Group.POOLING,
         1,
         (),
-        _gap_shape,
+        GlobalPool2d(),
         lambda xs, a: [xs[0].mean((2, 3), keepdim=True)],
         lambda i, o, a: numel(i[0]),
         doc="mean over H and W, keeping them as size 1",
@@ -519,36 +521,19 @@ _register(
 
 
 # ---------------------------------------------------------------- normalization
-def _bn_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x = ins[0]
-    _need(len(x) >= 2, f"batchnorm needs a channel axis, got {x}")
-    for s in ins[1:]:
-        _need(s == (x[1],), f"batchnorm parameters must be [{x[1]}], got {s}")
-    return [x]
-
-
 _register(
     OpDef(
         "batchnorm",
         Group.NORMALIZATION,
         5,
         (AttrSpec("eps", AttrKind.FLOAT, 1e-5),),
-        _bn_shape,
+        PerChannel(1),
         lambda xs, a: [F.batch_norm(xs[0], xs[3], xs[4], xs[1], xs[2], False, 0.0, a["eps"])],
         lambda i, o, a: 2 * numel(o[0]),
         doc="inference batch norm: inputs x, weight, bias, running_mean, running_var",
+        fusion=FusionRole.ELEMENTWISE,  # per-channel affine: fuses like an elementwise op
     )
 )
-
-
-def _ln_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x = ins[0]
-    _need(
-        len(x) >= 1 and ins[1] == (x[-1],) and ins[2] == (x[-1],),
-        f"layernorm weight and bias must be [{x[-1] if x else '?'}], got {ins[1]} and {ins[2]}",
-    )
-    return [x]
-
 
 _register(
     OpDef(
@@ -556,18 +541,13 @@ _register(
         Group.NORMALIZATION,
         3,
         (AttrSpec("eps", AttrKind.FLOAT, 1e-5),),
-        _ln_shape,
+        PerChannel(-1),
         lambda xs, a: [F.layer_norm(xs[0], (xs[0].shape[-1],), xs[1], xs[2], a["eps"])],
         lambda i, o, a: 8 * numel(o[0]),
         doc="layer norm over the last axis: inputs x, weight, bias",
+        fusion=FusionRole.ROW,
     )
 )
-
-
-def _softmax_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    norm_axis(a["axis"], len(ins[0]))
-    return [ins[0]]
-
 
 _register(
     OpDef(
@@ -575,10 +555,11 @@ _register(
         Group.NORMALIZATION,
         1,
         (AttrSpec("axis", AttrKind.INT),),
-        _softmax_shape,
+        Same(axis="axis"),
         lambda xs, a: [torch.softmax(xs[0], a["axis"])],
         lambda i, o, a: 6 * numel(o[0]),
         doc="softmax along axis",
+        fusion=FusionRole.ROW,
     )
 )
 
@@ -588,22 +569,16 @@ _register(
 # a conv kernel, MetaFlow), a reciprocal square root (to fold batchnorm into a
 # conv's weights, precomputed), and contractions fused with a bias and an
 # activation (one kernel instead of three).
-def _pad2d_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x, p = ins[0], a["pads"]
-    _need(len(x) >= 2, f"pad2d needs rank >= 2, got {x}")
-    _need(len(p) == 4 and all(v >= 0 for v in p), f"pads must be 4 non-negative (top, bottom, left, right), got {p}")
-    return [x[:-2] + (x[-2] + p[0] + p[1], x[-1] + p[2] + p[3])]
-
-
 _register(
     OpDef(
         "pad2d",
         Group.LAYOUT,
         1,
         (AttrSpec("pads", AttrKind.INTS),),
-        _pad2d_shape,
+        Pad2d(),
         lambda xs, a: [F.pad(xs[0], (a["pads"][2], a["pads"][3], a["pads"][0], a["pads"][1]))],
         doc="zero-pad the last two dims by pads = (top, bottom, left, right)",
+        fusion=FusionRole.INJECTIVE,
     )
 )
 
@@ -613,7 +588,7 @@ _register(
         Group.ELEMENTWISE,
         1,
         (AttrSpec("eps", AttrKind.FLOAT, 0.0),),
-        _same,
+        Same(),
         lambda xs, a: [torch.rsqrt(xs[0] + a["eps"])],
         _ew_flops(2),
         doc="elementwise 1 / sqrt(x + eps)",
@@ -623,20 +598,9 @@ _register(
 # act attribute of the fused contractions: name -> (torch function, FLOPs per element)
 ACTS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
     "none": (lambda x: x, 0),
-    **{k: _UNARY[k] for k in ("relu", "sigmoid", "tanh")},
+    **{k: _UNARY[k][:2] for k in ("relu", "sigmoid", "tanh")},
 }
-
-
-def _act_ok(a: Attrs) -> None:
-    _need(a["act"] in ACTS, f"act must be one of {list(ACTS)}, got {a['act']!r}")
-
-
-def _conv_bias_act_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x, w, b = ins
-    _act_ok(a)
-    out = _conv_shape([x, w], a)
-    _need(b == (w[0],), f"bias must be [{w[0]}] (one per output channel), got {b}")
-    return out
+_ACT = AttrSpec("act", AttrKind.STR, "none", choices=tuple(ACTS))
 
 
 def _act_flops(
@@ -650,43 +614,32 @@ _register(
         "conv2d_bias_act",
         Group.CONTRACTION,
         3,
-        (
-            AttrSpec("stride", AttrKind.INTS, (1, 1)),
-            AttrSpec("padding", AttrKind.INTS, (0, 0)),
-            AttrSpec("dilation", AttrKind.INTS, (1, 1)),
-            AttrSpec("groups", AttrKind.INT, 1),
-            AttrSpec("act", AttrKind.STR, "none"),
-        ),
-        _conv_bias_act_shape,
+        _CONV_ATTRS + (_ACT,),
+        Conv2d(bias=True),
         lambda xs, a: [
             ACTS[a["act"]][0](F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"], a["groups"]))
         ],
         _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3]),
         doc="act(conv2d(x, w) + b): NCHW x OIHW, bias [O] along the channel axis",
+        cost_class=CostClass.CONV,
+        packed_operand=0,
     )
 )
-
-
-def _matmul_bias_act_shape(ins: list[Shape], a: Attrs) -> list[Shape]:
-    x, w, b = ins
-    _act_ok(a)
-    out = _matmul_shape([x, w], a)
-    _need(b == (w[-1],), f"bias must be [{w[-1]}] (one per output column), got {b}")
-    return out
-
 
 _register(
     OpDef(
         "matmul_bias_act",
         Group.CONTRACTION,
         3,
-        (AttrSpec("act", AttrKind.STR, "none"),),
-        _matmul_bias_act_shape,
+        (_ACT,),
+        MatMul(bias=True),
         lambda xs, a: [ACTS[a["act"]][0](torch.matmul(xs[0], xs[1]) + xs[2])],
         _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
         doc="act(x @ w + b): (batched) matmul, bias [N] along the last axis",
+        packed_operand=1,
     )
 )
+_BUILTIN.update(OPS)
 
 
 def ops_in(group: Group) -> frozenset[str]:

@@ -8,6 +8,10 @@ and guard classification it unifies with are in :mod:`rewrite.verify.rulecheck.u
 
 How draws are found (``_Attempt``):
 
+The per-op constraints of phases 1 and 2 (and the attributes drawn in phase
+3) come from each op's shape rule in the registry (``OpDef.shape_rule``, the
+``draw_*`` methods of :mod:`rewrite.ir.shapes`); nothing here is written per op.
+
 1. ranks: a union-find over the ranks of tensor variables, op outputs and
    list attributes, from the ops (elementwise and matmul operands have equal
    ranks, conv/pool are rank 4, a literal ``:perm`` fixes the rank, ...) and
@@ -38,16 +42,16 @@ number them in a random order and let some stand for concats of weights
 
 from __future__ import annotations
 
-import math
 import random
 import zlib
 from collections import Counter
 from collections.abc import Callable, Hashable
-from typing import Any
+from functools import partial
+from typing import Any, NoReturn
 
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import GraphError, Value
-from rewrite.ir.ops import ACTS, OPS, AttrKind, AttrSpec, Group, ShapeError, conv_out, numel
+from rewrite.ir.ops import OPS, AttrKind, AttrSpec, ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, coerce, eval_expr, eval_guard, leaf, op_attrs
 from rewrite.rulelang.syntax import Expr, ListExpr, Lit, Op, Pattern, Rule, Var
 from rewrite.verify.rulecheck.unify import _UF, _const, _dim_uses, _Dims, _Info, _Reject, _side
@@ -55,8 +59,6 @@ from rewrite.verify.rulecheck.unify import _UF, _const, _dim_uses, _Dims, _Info,
 __all__ = ["RANK_MAX", "CannotInstantiate", "draw_envs", "expr_text", "pattern_text"]
 
 RANK_MAX = 4
-# attributes drawn against the concrete operand, when the left side is built
-_LATE = {("reshape", "shape"), ("slice", "start"), ("slice", "end")}
 
 
 class CannotInstantiate(ValueError):
@@ -87,6 +89,51 @@ def pattern_text(p: Pattern) -> str:
 # ------------------------------------------------------------------ one attempt
 
 
+class _OpCtx:
+    """One pattern op of one attempt, as its shape rule sees it (``rewrite.ir.shapes.DrawCtx``)."""
+
+    def __init__(self, attempt: _Attempt, p: Op) -> None:
+        self.a, self.p = attempt, p
+        self.rng = attempt.rng
+        self.ranks = attempt.ranks
+        self.dims = attempt.dims
+
+    def attr(self, name: str, draw: Callable[[], Any]) -> Any:
+        return self.a.attr(self.p, name, draw)
+
+    def const_attr(self, name: str) -> Any:
+        e = self.p.attr(name)
+        return None if e is None else _const(e)
+
+    def known_attr(self, name: str) -> Any:
+        e = self.p.attr(name)
+        if isinstance(e, Var):
+            return self.a.env.attrs.get(e.name)
+        return None if e is None else _const(e)
+
+    def rank_of_list_attr(self, name: str, key: Hashable) -> None:
+        e = self.p.attr(name)
+        if isinstance(e, ListExpr):
+            self.ranks.fix(key, len(e.items))
+        elif isinstance(e, Var):
+            self.ranks.union(key, ("a", e.name))
+
+    def bcast(self, x: int, y: int) -> int:
+        return self.a._bcast(x, y)
+
+    def axis(self, v: Any, rank: int) -> int:
+        return self.a._axis(v, rank)
+
+    def out_rank(self) -> int:
+        return self.a.rank(("o", id(self.p)))
+
+    def memo(self) -> dict[str, Any]:
+        return self.a.late_memo.setdefault(id(self.p), {})
+
+    def reject(self, msg: str) -> NoReturn:
+        raise _Reject(msg)
+
+
 class _Attempt:
     def __init__(self, info: _Info, rng: random.Random, bcast: float) -> None:
         self.info, self.rng, self.bcast = info, rng, bcast
@@ -95,7 +142,7 @@ class _Attempt:
         self.dims = _Dims(rng)
         self.vdims: dict[str, list[int]] = {}
         self.odims: dict[int, list[int]] = {}
-        self.slices: dict[int, tuple[int, int]] = {}
+        self.late_memo: dict[int, dict[str, Any]] = {}
 
     # ---------------------------------------------------------- attributes
     def attr(self, p: Op, name: str, draw: Callable[[], Any]) -> Any:
@@ -135,8 +182,8 @@ class _Attempt:
             return rng.choice((round(rng.uniform(-3, 3), 3), 0.5, 2.0, -1.5))
         if spec.name == "eps":
             return rng.choice((1e-5, 1e-3, 0.1))
-        if spec.name == "act":  # fused contractions: one of the registry's activations
-            return rng.choice(sorted(ACTS))
+        if spec.choices is not None:  # e.g. the fused contractions' act: one of the registry's activations
+            return rng.choice(sorted(spec.choices))
         if spec.default is not None and rng.random() < 0.5:
             return spec.default
         if spec.kind is AttrKind.INT:
@@ -156,56 +203,7 @@ class _Attempt:
         for v in self.info.tensor_vars:
             R.find(("t", v))
         for p in self.info.ops:
-            out, ins = ("o", id(p)), [self._key(q) for q in p.inputs]
-            name, group = p.op, OPS[p.op].group
-
-            def fixlen(attr: str, key: Hashable, p: Op = p) -> None:
-                e = p.attr(attr)
-                if isinstance(e, ListExpr):
-                    R.fix(key, len(e.items))
-                elif isinstance(e, Var):
-                    R.union(key, ("a", e.name))
-
-            if name in ("matmul", "matmul_bias_act"):
-                R.union(out, ins[0])
-                R.union(out, ins[1])
-                R.atleast(out, 2)
-                for k in ins[2:]:  # bias [N]
-                    R.fix(k, 1)
-            elif name == "linear":
-                R.union(out, ins[0])
-                R.fix(ins[1], 2)
-                R.fix(ins[2], 1)
-            elif name in ("conv2d", "conv2d_bias_act"):
-                for k in (out, ins[0], ins[1]):
-                    R.fix(k, 4)
-                for k in ins[2:]:  # bias [O]
-                    R.fix(k, 1)
-            elif name == "pad2d":
-                R.union(out, ins[0])
-                R.atleast(out, 2)
-            elif group is Group.POOLING:
-                R.fix(out, 4)
-                R.fix(ins[0], 4)
-            elif name == "transpose":
-                R.union(out, ins[0])
-                fixlen("perm", out)
-            elif name == "reshape":
-                fixlen("shape", out)
-            elif name == "batchnorm":
-                R.union(out, ins[0])
-                R.atleast(out, 2)
-                for k in ins[1:]:
-                    R.fix(k, 1)
-            elif name == "layernorm":
-                R.union(out, ins[0])
-                for k in ins[1:]:
-                    R.fix(k, 1)
-            elif group is Group.ELEMENTWISE or name in ("concat", "slice", "softmax"):
-                for k in ins:
-                    R.union(out, k)
-            elif ins:  # an op these heuristics do not know: output rank as the first input's
-                R.union(out, ins[0])
+            OPS[p.op].shape_rule.draw_ranks(_OpCtx(self, p), ("o", id(p)), [self._key(q) for q in p.inputs])
         for g in self.info.rule.guards:
             if g.fn != "=":
                 for t, i in _dim_uses(g):
@@ -312,168 +310,18 @@ class _Attempt:
         return dims[j] if 0 <= j < len(dims) else None
 
     def _op_dims(self, p: Op, ins: list[list[int]]) -> list[int]:
-        D, rng, name = self.dims, self.rng, p.op
-        opdef = OPS[name]
-        out: list[int]
-        if name in ("matmul", "matmul_bias_act"):
-            a, b = ins[:2]
-            if len(a) != len(b) or len(a) < 2:
-                raise _Reject("matmul operands need equal ranks >= 2")
-            D.union(a[-1], b[-2])
-            for bias in ins[2:]:
-                D.union(bias[0], b[-1])
-            out = [self._bcast(x, y) for x, y in zip(a[:-2], b[:-2])] + [a[-2], b[-1]]
-        elif opdef.group is Group.ELEMENTWISE and opdef.arity == 2:
-            a, b = ins
-            if len(a) != len(b):
-                raise _Reject("elementwise operands need equal ranks")
-            out = [self._bcast(x, y) for x, y in zip(a, b)]
-        elif name == "linear":
-            x, w, bias = ins
-            if not x or len(w) != 2 or len(bias) != 1:
-                raise _Reject("linear needs x, w [out, in], b [out]")
-            D.union(x[-1], w[1])
-            D.union(bias[0], w[0])
-            out = x[:-1] + [w[0]]
-        elif name == "transpose":
-            x = ins[0]
-            r = len(x)
-            perm = self.attr(p, "perm", lambda: tuple(rng.sample(range(r), r)))
-            if sorted(perm) != list(range(r)):
-                raise _Reject(f"perm {perm} is not a permutation of rank {r}")
-            out = [x[i] for i in perm]
-        elif name == "concat":
-            a, b = ins
-            if len(a) != len(b):
-                raise _Reject("concat operands need equal ranks")
-            ax = self._axis(self.attr(p, "axis", lambda: rng.randrange(len(a))), len(a))
-            for i in range(len(a)):
-                if i != ax:
-                    D.union(a[i], b[i])
-            out = list(a)
-            out[ax] = D.derived(lambda m, n: m + n, a[ax], b[ax])
-        elif name == "slice":
-            x = ins[0]
-            ax = self._axis(self.attr(p, "axis", lambda: rng.randrange(len(x))), len(x))
-            out = list(x)
-            out[ax] = D.new()
-            s, e = (_const(p.attr(k)) if p.attr(k) is not None else None for k in ("start", "end"))
-            if isinstance(s, int) and isinstance(e, int):
-                if e <= s:
-                    raise _Reject(f"empty slice [{s}:{e}]")
-                D.fix(out[ax], e - s)
-        elif name == "reshape":
-            e = p.attr("shape")
-            target = _const(e) if isinstance(e, ListExpr) else None
-            if isinstance(target, tuple):
-                out = [D.new(v) for v in target]
-            else:
-                out = [D.new() for _ in range(self.rank(("o", id(p))))]
-        elif name in ("conv2d", "conv2d_bias_act"):
-            x, w = ins[:2]
-            for bias in ins[2:]:
-                D.union(bias[0], w[0])
-            stride = self.attr(p, "stride", lambda: (rng.choice((1, 1, 2)), rng.choice((1, 1, 2))))
-            pad = self.attr(p, "padding", lambda: (rng.randint(0, 1), rng.randint(0, 1)))
-            dil = self.attr(p, "dilation", lambda: (rng.choice((1, 1, 2)), rng.choice((1, 1, 2))))
-            g = self.attr(p, "groups", lambda: rng.choice((1, 1, 1, 2, 3)))
-            if len(stride) != 2 or len(pad) != 2 or len(dil) != 2 or g < 1:
-                raise _Reject("bad conv2d attributes")
-            if g == 1:
-                D.union(x[1], w[1])
-            else:
-                D.union(x[1], D.derived(lambda c: c * g, w[1]))
-                D.union(w[0], D.derived(lambda c: c * g, D.new()))
-            out = [x[0], w[0]] + [
-                D.derived(lambda h, k, i=i: conv_out(h, k, stride[i], pad[i], dil[i]), x[2 + i], w[2 + i])
-                for i in range(2)
-            ]
-        elif name in ("maxpool2d", "avgpool2d"):
-            x = ins[0]
-            k = self.attr(p, "kernel", lambda: (rng.randint(1, 3), rng.randint(1, 3)))
-            s = self.attr(p, "stride", lambda: (rng.randint(1, 3), rng.randint(1, 3)))
-            pad = self.attr(p, "padding", lambda: tuple(rng.randint(0, kk // 2) for kk in k))
-            ceil = self.attr(p, "ceil_mode", lambda: rng.randint(0, 1))
-            if len(k) != 2 or len(s) != 2 or len(pad) != 2:
-                raise _Reject("bad pooling attributes")
-            out = [x[0], x[1]] + [
-                D.derived(lambda h, i=i: conv_out(h, k[i], s[i], pad[i], 1, bool(ceil)), x[2 + i]) for i in range(2)
-            ]
-        elif name == "pad2d":
-            x = ins[0]
-            pads = self.attr(p, "pads", lambda: tuple(rng.randint(0, 2) for _ in range(4)))
-            if len(pads) != 4 or len(x) < 2:
-                raise _Reject("pad2d needs rank >= 2 and 4 pads")
-            out = x[:-2] + [
-                D.derived(lambda h: h + pads[0] + pads[1], x[-2]),
-                D.derived(lambda w: w + pads[2] + pads[3], x[-1]),
-            ]
-        elif name == "global_avgpool":
-            x = ins[0]
-            out = [x[0], x[1], D.new(1), D.new(1)]
-        elif name == "batchnorm":
-            x = ins[0]
-            for q in ins[1:]:
-                D.union(q[0], x[1])
-            out = list(x)
-        elif name == "layernorm":
-            x = ins[0]
-            for q in ins[1:]:
-                D.union(q[0], x[-1])
-            out = list(x)
-        elif opdef.arity == 1 and opdef.group in (Group.ELEMENTWISE, Group.NORMALIZATION):
-            out = list(ins[0])  # unary elementwise, smul, rsqrt, softmax, ...
-        else:  # an op these heuristics do not know: its output dims are whatever building it gives
-            out = [D.new() for _ in range(self.rank(("o", id(p))))]
+        opdef = OPS[p.op]
+        out = opdef.shape_rule.draw_dims(_OpCtx(self, p), ins)
+        late = opdef.shape_rule.late_attrs
         for spec in opdef.attrs:  # everything else that is not drawn against concrete operands
-            if (name, spec.name) not in _LATE:
-                self.attr(p, spec.name, lambda spec=spec: self._generic(name, spec, ins))
+            if spec.name not in late:
+                self.attr(p, spec.name, partial(self._generic, p.op, spec, ins))
         return out
 
     # ---------------------------------------------------------- phase 3: build
     def _late(self, p: Op, name: str, shapes: list[tuple[int, ...]]) -> Any:
-        rng, D = self.rng, self.dims
-        target = [D.peek(c) for c in self.odims[id(p)]]
-        if p.op == "reshape":
-            n = numel(shapes[0])
-            known = math.prod(t for t in target if t is not None)
-            if known == 0 or n % known:
-                raise _Reject(f"cannot reshape {shapes[0]} to fit {target}")
-            q, out = n // known, list(target)
-            free = [i for i, t in enumerate(target) if t is None]
-            if not free:
-                if q != 1:
-                    raise _Reject(f"cannot reshape {shapes[0]} to {target}")
-                return tuple(out)
-            for i in free[:-1]:
-                d = rng.choice([d for d in range(1, q + 1) if q % d == 0])
-                out[i], q = d, q // d
-            out[free[-1]] = q
-            return tuple(out)
-        # slice start / end, drawn together
-        if id(p) not in self.slices:
-            ax = self._axis(self.attr(p, "axis", lambda: 0), len(shapes[0]))
-            d, length = shapes[0][ax], target[ax]
-            fixed = {}
-            for k in ("start", "end"):
-                e = p.attr(k)
-                if isinstance(e, Var) and e.name in self.env.attrs:
-                    fixed[k] = self.env.attrs[e.name]
-                elif e is not None and not isinstance(e, Var):
-                    fixed[k] = _const(e)
-            s, e = fixed.get("start"), fixed.get("end")
-            if length is not None:
-                if s is None and e is None:
-                    s = rng.randint(0, max(0, d - length))
-                s = e - length if s is None else s
-                e = s + length if e is None else e
-            else:
-                if s is None:
-                    s = rng.randint(0, (e if isinstance(e, int) else d) - 1)
-                if e is None:
-                    e = rng.randint(s + 1, max(s + 1, d))
-            self.slices[id(p)] = (s, e)
-        return self.slices[id(p)][0 if name == "start" else 1]
+        target = [self.dims.peek(c) for c in self.odims[id(p)]]
+        return OPS[p.op].shape_rule.draw_late(_OpCtx(self, p), name, shapes, target)
 
     def _build(self, b: GraphBuilder, p: Pattern) -> Value:
         env = self.env
@@ -484,9 +332,10 @@ class _Attempt:
             return env.values[p.name]
         ins = [self._build(b, q) for q in p.inputs]
         shapes = [b.shape(v) for v in ins]
+        late = OPS[p.op].shape_rule.late_attrs
         for spec in OPS[p.op].attrs:
-            if (p.op, spec.name) in _LATE:
-                self.attr(p, spec.name, lambda spec=spec: self._late(p, spec.name, shapes))
+            if spec.name in late:
+                self.attr(p, spec.name, partial(self._late, p, spec.name, shapes))
         try:
             v = b.op(p.op, *ins, **op_attrs(p, env))
         except (ShapeError, GraphError, Undefined) as e:
