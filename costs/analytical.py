@@ -2,9 +2,11 @@
 
     time = launch overhead + max(FLOPs / peak FLOP/s, bytes moved / bandwidth)
 
-Views (reshape, slice, identity) move no data and cost a view's overhead;
-transpose copies.  Weight-only sub-graphs are precomputed once, so extraction
-prices them at zero; that decision lives in extraction, not here.
+Each op's ``cost_class`` in the registry says how it is priced: views
+(reshape, slice, identity) move no data and cost a view's overhead; transpose
+copies; matmul-like and conv-like contractions have their own overheads and
+peaks.  Weight-only sub-graphs are precomputed once, so extraction prices them
+at zero; that decision lives in extraction, not here.
 
     >>> model = AnalyticalCost(MachineProfile("x", 1e11, 1e10, 5e-6, 1e-6, 5e-6, 5e-6, 5e10, 5e9))
     >>> round(model("matmul", {}, [(64, 1024), (1024, 1024)]) * 1e6)  # microseconds
@@ -17,9 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from costs.machine import MachineProfile, machine_profile
-from rewrite.ir.ops import OPS, Shape, numel
+from rewrite.ir.ops import OPS, CostClass, Shape, numel
 
-VIEWS = frozenset({"reshape", "slice", "identity"})
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
 
 
@@ -38,19 +39,21 @@ class AnalyticalCost:
     ) -> float:
         p = self.profile
         opdef = OPS[op]
-        if opdef.group.value == "source":
+        cls = opdef.cost_class
+        if cls is CostClass.FREE:
             return 0.0
-        if op in VIEWS:
+        if cls is CostClass.VIEW:
             return p.view_overhead
         outs = opdef.infer(list(in_shapes), attrs)
         flops = opdef.flops(list(in_shapes), outs, attrs)
         nbytes = DTYPE_BYTES[dtype] * (sum(numel(s) for s in in_shapes) + sum(numel(s) for s in outs))
         peak = p.peak_flops
-        if opdef.group.value == "contraction":  # fused variants launch like their contraction
-            overhead = p.conv_overhead if op.startswith("conv") else p.matmul_overhead
-            if op.startswith("conv"):  # convs run below matmul peak; depthwise far below
-                depthwise = attrs.get("groups", 1) == in_shapes[0][1] and in_shapes[0][1] > 1
-                peak = (p.depthwise_flops if depthwise else p.conv_flops) or peak
+        if cls is CostClass.MATMUL:  # fused variants launch like their contraction
+            overhead = p.matmul_overhead
+        elif cls is CostClass.CONV:  # convs run below matmul peak; depthwise far below
+            overhead = p.conv_overhead
+            depthwise = attrs.get("groups", 1) == in_shapes[0][1] and in_shapes[0][1] > 1
+            peak = (p.depthwise_flops if depthwise else p.conv_flops) or peak
         else:
             overhead = p.op_overhead
         return overhead + max(flops / peak, nbytes / p.bandwidth)

@@ -53,14 +53,35 @@ from lower.ops_to_loops import GemmInfo, LowerCtx, Namer, lower_node
 from lower.schedule import Schedule, inline_stage
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Value
-from rewrite.ir.ops import OPS, Group
+from rewrite.ir.ops import OPS, FusionRole, Group
 
-INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice", "pad2d"}
-EPILOGUE_OPS = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm"}
-CONTRACTION = {n for n, d in OPS.items() if d.group is Group.CONTRACTION}
-ALIAS = {"reshape"}
-B_OPERAND = {"matmul": 1, "linear": 1, "conv2d": 0, "matmul_bias_act": 1, "conv2d_bias_act": 0}  # packed slot
-LAYOUT_ONLY = {"transpose", "slice"}  # pure index remaps
+# What fusion may do with an op is its registry entry's ``fusion`` role (and a
+# contraction's ``packed_operand``), read when planning so a registered op is seen.
+_INJECTIVE = frozenset({FusionRole.ELEMENTWISE, FusionRole.REMAP, FusionRole.INJECTIVE})
+
+
+def _role(op: str) -> FusionRole | None:
+    return OPS[op].fusion
+
+
+def _injective(op: str) -> bool:
+    return _role(op) in _INJECTIVE
+
+
+def _epilogue(op: str) -> bool:
+    return _role(op) is FusionRole.ELEMENTWISE
+
+
+def _contraction(op: str) -> bool:
+    return _role(op) is FusionRole.CONTRACTION
+
+
+def _alias(op: str) -> bool:
+    return _role(op) is FusionRole.ALIAS
+
+
+def _layout_only(op: str) -> bool:  # pure index remaps
+    return _role(op) is FusionRole.REMAP
 
 
 @dataclass
@@ -108,13 +129,14 @@ def live_nodes(graph: Graph) -> set[int]:
 
 
 def _kind(op: str) -> str:
-    if op in CONTRACTION:
+    role = _role(op)
+    if role is FusionRole.CONTRACTION:
         return "contraction"
-    if op in INJECTIVE:
+    if _injective(op):
         return "elementwise"
-    if op in ("softmax", "layernorm"):
+    if role is FusionRole.ROW:
         return op
-    if op in ("maxpool2d", "avgpool2d", "global_avgpool"):
+    if role is FusionRole.POOL:
         return "pool"
     return "layout"
 
@@ -128,7 +150,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
                 users[v.node].append(n.id)
     out_nodes = {v.node for v in graph.outputs}
     compute = [n for n in graph if n.id in live and n.id not in constants and OPS[n.op].group is not Group.SOURCE]
-    aliases = [n.id for n in compute if n.op in ALIAS]
+    aliases = [n.id for n in compute if _alias(n.op)]
     grouped: dict[int, FusedGroup] = {}
     groups: list[FusedGroup] = []
 
@@ -138,14 +160,14 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
 
     if fuse:  # epilogues first: they extend contraction groups forward
         for n in compute:
-            if n.op not in CONTRACTION or n.id in grouped:
+            if not _contraction(n.op) or n.id in grouped:
                 continue
             grp = FusedGroup(n.id, [n.id], kind="contraction")
             cur = n
             while private(cur.id):
                 e = graph.nodes[users[cur.id][0]]
                 if (
-                    e.op not in EPILOGUE_OPS
+                    not _epilogue(e.op)
                     or e.id in grouped
                     or e.id in constants
                     or e.shape != n.shape
@@ -168,16 +190,15 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
             for slot, v in enumerate(c.inputs):
                 p = graph.nodes[v.node]
                 chain = [p]
-                if p.op in ALIAS and private(p.id) and p.id not in grouped:
+                if _alias(p.op) and private(p.id) and p.id not in grouped:
                     # a view between two fusible ops: fuse through it (index remap) instead of materialising
                     chain = [p, graph.nodes[p.inputs[0].node]]
                 q = chain[-1]
-                if (
-                    any(x.id in grouped or x.id not in live or x.id in constants or not private(x.id) for x in chain)
-                    or q.op not in INJECTIVE
-                ):
+                if any(
+                    x.id in grouped or x.id not in live or x.id in constants or not private(x.id) for x in chain
+                ) or not _injective(q.op):
                     continue
-                if c.op in CONTRACTION and slot != B_OPERAND.get(c.op) and q.op not in LAYOUT_ONLY:
+                if _contraction(c.op) and slot != OPS[c.op].packed_operand and not _layout_only(q.op):
                     continue  # the A operand is read in place by the micro-kernel: only index remaps
                 for x in chain:
                     grp.nodes.append(x.id)
@@ -189,7 +210,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
         if fuse:
             absorb(grp)
     for n in reversed(compute):
-        if n.id in grouped or n.op in ALIAS:
+        if n.id in grouped or _alias(n.op):
             continue
         grp = FusedGroup(n.id, [n.id], kind=_kind(n.op))
         grouped[n.id] = grp

@@ -2,7 +2,9 @@
 
 The tables map a ``call_function`` target (``_FUNCTIONS``) or a ``call_method``
 name (``_METHODS``) to an ``f_<kind>`` handler of :class:`_FunctionConverters`,
-with the argument spec used to bind the call; the ``_VIEW_*`` sets say which ops
+with the argument spec used to bind the call (``function_entry`` /
+``method_entry`` also read the spellings of unary ops kept in the op registry,
+``OpDef.torch_functions`` / ``torch_methods``, so a registered op imports); the ``_VIEW_*`` sets say which ops
 may return a view of their input (used to check in-place ops).
 """
 
@@ -19,7 +21,7 @@ from torch.fx.passes.shape_prop import TensorMetadata
 
 from rewrite.frontends.torch_modules import _DROPOUT_MODULES, _ModuleConverters, _Unsupported
 from rewrite.ir.graph import Value
-from rewrite.ir.ops import Shape
+from rewrite.ir.ops import OPS, Shape
 
 _REQ = object()  # marks a required argument in a spec
 
@@ -37,11 +39,8 @@ def _fn(targets: Iterable[Any], handler: str, spec: Any = None, extra: Any = Non
         _FUNCTIONS[t] = (handler, spec, extra)
 
 
-_fn([torch.relu, F.relu], "f_unary", _spec("input", inplace=False), "relu")
+# unary ops without attributes are spelled in the registry (OpDef.torch_functions / torch_methods)
 _fn([torch.relu_], "f_unary", _spec("input"), "relu")
-_fn([torch.sigmoid, F.sigmoid], "f_unary", _spec("input"), "sigmoid")
-_fn([torch.tanh, F.tanh], "f_unary", _spec("input"), "tanh")
-_fn([torch.exp], "f_unary", _spec("input"), "exp")
 _fn([F.gelu], "f_gelu", _spec("input", approximate="none"))
 _fn([F.silu], "f_silu", _spec("input", inplace=False))
 _fn([F.dropout], "f_dropout", _spec("input", p=0.5, training=True, inplace=False))
@@ -98,10 +97,6 @@ _fn([getattr], "f_getattr", _spec("obj", "name"))
 
 # call_method: method name -> (handler method, spec, extra); ``self`` is the first argument
 _METHODS: dict[str, tuple[str, Any, Any]] = {
-    "relu": ("f_unary", _spec("input"), "relu"),
-    "sigmoid": ("f_unary", _spec("input"), "sigmoid"),
-    "tanh": ("f_unary", _spec("input"), "tanh"),
-    "exp": ("f_unary", _spec("input"), "exp"),
     "softmax": ("f_softmax", _spec("input", "dim", dtype=None), None),
     "mean": ("f_mean", _spec("input", dim=None, keepdim=False, dtype=None), None),
     "matmul": ("f_matmul", _spec("input", "other"), "matmul"),
@@ -144,6 +139,29 @@ _METHODS: dict[str, tuple[str, Any, Any]] = {
 }
 # in-place variants of elementwise methods (x.relu_(), x.add_(y), ...): converted like the
 # out-of-place method once precheck has shown nobody reads the old value afterwards
+_UNARY_SPEC = _spec("input", inplace=False)
+
+
+def function_entry(target: Any) -> tuple[str, Any, Any] | None:
+    """The converter of a ``call_function`` target: the table above, else a registry op's spelling."""
+    entry = _FUNCTIONS.get(target)
+    if entry is None:
+        for op in OPS.values():
+            if any(target is f for f in op.torch_functions):
+                return ("f_unary", _UNARY_SPEC, op.name)
+    return entry
+
+
+def method_entry(name: str) -> tuple[str, Any, Any] | None:
+    """The converter of a ``call_method`` name: the table above, else a registry op's spelling."""
+    entry = _METHODS.get(name)
+    if entry is None:
+        for op in OPS.values():
+            if name in op.torch_methods:
+                return ("f_unary", _UNARY_SPEC, op.name)
+    return entry
+
+
 _INPLACE_METHODS = {f"{m}_" for m in ("relu", "sigmoid", "tanh", "exp", "add", "sub", "mul", "div")}
 
 # ops whose result may share storage with an input (used to check in-place ops)

@@ -49,15 +49,15 @@ from torch import nn
 from torch.fx.passes.shape_prop import ShapeProp, TensorMetadata
 
 from rewrite.frontends.torch_functions import (
-    _FUNCTIONS,
     _INPLACE_METHODS,
-    _METHODS,
     _REQ,
     _VIEW_FUNCTIONS,
     _VIEW_METHODS,
     _VIEW_MODULES,
     _FunctionConverters,
     _spec,
+    function_entry,
+    method_entry,
 )
 from rewrite.frontends.torch_modules import _DROPOUT_MODULES, _MODULES, _Unsupported
 from rewrite.ir.builder import GraphBuilder
@@ -460,7 +460,7 @@ class _Importer(_FunctionConverters):
 
     def n_call_function(self, node: torch.fx.Node) -> Any:
         args, kwargs = self.arg(node.args), self.arg(node.kwargs)
-        entry = _FUNCTIONS.get(node.target)
+        entry = function_entry(node.target)
         if entry is None:
             if self.foldable(node.target, args, kwargs):
                 return node.target(*args, **kwargs)
@@ -477,7 +477,7 @@ class _Importer(_FunctionConverters):
         args, kwargs = self.arg(node.args), self.arg(node.kwargs)
         if not args or not isinstance(args[0], Value):
             raise self.unsupported(node, why="method called on a non-tensor")
-        entry = _METHODS.get(name[:-1] if name in _INPLACE_METHODS else name)
+        entry = method_entry(name[:-1] if name in _INPLACE_METHODS else name)
         if entry is None:
             raise self.unsupported(node)
         handler, spec, extra = entry
