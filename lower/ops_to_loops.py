@@ -207,6 +207,23 @@ def lower_elementwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lo
     return Stage(ctx.tag, loops(list(zip(vs, out.shape, strict=False)), Store(out, tuple(vs), val)))
 
 
+def register_unary(op: str, expr: Callable[[Expr, dict], Expr]) -> None:
+    """Lower a unary elementwise op added with ``register_op``: ``expr(x, attrs)`` is its value.
+
+    One entry serves its own kernel and fusion (epilogues and prologues inline it).
+    """
+    if op in LOWERINGS:
+        raise LoweringError(f"op '{op}' already has a lowering")
+    UNARY[op] = expr
+    LOWERINGS[op] = lower_elementwise
+
+
+def unregister_lowering(op: str) -> None:
+    """Remove a lowering added at run time (tests clean up their toy ops)."""
+    UNARY.pop(op, None)
+    LOWERINGS.pop(op, None)
+
+
 # ============================================================== normalization
 @lowering("batchnorm")
 def lower_batchnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
