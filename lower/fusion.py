@@ -83,9 +83,6 @@ class FusionPlan:
     aliases: list[int]
     constants: set[int]
 
-    def group_of(self) -> dict[int, FusedGroup]:
-        return {n: g for g in self.groups for n in g.nodes}
-
     def __str__(self) -> str:
         g = self.graph
         lines = [

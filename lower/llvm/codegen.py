@@ -316,7 +316,6 @@ class ModuleBuilder:
         self.extra: list[str] = []  # intrinsic function definitions
         self.extra_keys: set[str] = set()
         self.md: list[str] = []
-        self.md_by_kind: dict[str, str] = {}
         self.libraries: dict[str, str] = {}  # shared routine modules the kernel calls (name -> IR text)
 
     def need(self, helpers, decls) -> None:

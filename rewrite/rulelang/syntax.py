@@ -84,9 +84,7 @@ Pattern = Var | Op
 # lets merge rules build each concat of weights in one canonical order only.
 TENSOR_FNS = ("dim", "rank", "shape", "weight", "wfirst", "wlast")
 INT_FNS = {"dim": 2, "rank": 1, "wfirst": 1, "wlast": 1, "at": 2, "+": 2, "-": 2, "*": 2, "/": 2, "max": 2, "min": 2}
-VEC_FNS = {"shape": 1}
 GUARD_FNS = {"=": 2, "!=": 2, "<": 2, "<=": 2, ">": 2, ">=": 2, "weight": 1}
-FAMILIES = ("algebra", "layout", "fusion", "relaxed", "multi", "transformer")
 
 
 @dataclass(frozen=True)
