@@ -381,11 +381,15 @@ def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_const
         mapping = {ix.name: v for ix, v in zip(store.idx, vs, strict=False) if isinstance(ix, Var)}
         val = substitute(store.value, mapping)
         pb = bufs[prev] if prev in bufs else buf(prev)
-        val = map_expr(val, lambda e, pb=pb, cur=cur: cur if isinstance(e, Load) and e.buf.name == pb.name else None)
-        cur = val
+        cur = _loads_replaced(val, pb.name, cur)
         prev = Value(nid, 0)
     # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
     return _in_gemm_coords(gemm, final, vs, cur, namer)
+
+
+def _loads_replaced(e: Expr, name: str, by: Expr) -> Expr:
+    """``e`` with every load of buffer ``name`` replaced by ``by``."""
+    return map_expr(e, lambda x: by if isinstance(x, Load) and x.buf.name == name else None)
 
 
 def _stores(s: Stmt) -> list[Store]:

@@ -13,7 +13,8 @@ the tree in program order.  The kernel-level helpers at the end
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import overload
 
 from lower.ir.nodes import (
     Allocate,
@@ -149,7 +150,11 @@ def free_vars(e: Expr) -> set[str]:
     return {x.name for x in walk_expr(e) if isinstance(x, Var)}
 
 
-def substitute(node, mapping: dict[str, Expr]):
+@overload
+def substitute(node: Expr, mapping: Mapping[str, Expr]) -> Expr: ...
+@overload
+def substitute(node: Stmt, mapping: Mapping[str, Expr]) -> Stmt: ...
+def substitute(node: Expr | Stmt, mapping: Mapping[str, Expr]) -> Expr | Stmt:
     """Replace loop variables by expressions in an Expr or a Stmt."""
 
     def fe(e: Expr) -> Expr | None:
