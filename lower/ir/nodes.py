@@ -340,7 +340,8 @@ class Intrinsic(Stmt):
     writes: tuple[Buffer, ...] = ()
 
 
-def seq(*stmts: Stmt) -> Stmt:
+def seq(*stmts: Stmt | None) -> Stmt:
+    """The statements in order, nested ``Seq``s flattened and ``None`` (an absent optional part) dropped."""
     flat: list[Stmt] = []
     for s in stmts:
         if isinstance(s, Seq):
