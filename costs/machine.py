@@ -77,8 +77,9 @@ def _best_time(fn: Callable[[], object], reps: int) -> float:
     return min(ts)
 
 
-def _per_node(op: str, shape: tuple[int, ...], n: int = 200, **attrs: object) -> float:
-    """Seconds per node of a chain of ``n`` tiny ``op`` nodes run by ``Graph.run``.
+def _per_node(op: str, shape: tuple[int, ...], n: int = 200, w: tuple[int, ...] = ()) -> float:
+    """Seconds per node of a chain of ``n`` tiny ``op`` nodes run by ``Graph.run`` (``w``: the weight
+    shape of a matmul or conv2d chain).
 
     Overheads are measured through the executor that runs our graphs, so the
     model prices what a node really costs there (dispatch + bookkeeping).
@@ -89,10 +90,9 @@ def _per_node(op: str, shape: tuple[int, ...], n: int = 200, **attrs: object) ->
         if op == "reshape":  # alternate between two shapes so no node is a no-op
             y = b.reshape(y, shape=(shape[0] * shape[1],) if i % 2 == 0 else shape)
         elif op in ("matmul", "conv2d"):
-            w = b.weight(f"w{i}", torch.randn(*attrs["w"]))  # type: ignore[misc]
-            y = b.op(op, y, w)
+            y = b.op(op, y, b.weight(f"w{i}", torch.randn(*w)))
         else:
-            y = b.op(op, y, **attrs)
+            y = b.op(op, y)
     g = b.build([y])
     ins = g.random_inputs()
     return _best_time(lambda: g.run(ins), 7) / n
