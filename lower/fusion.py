@@ -52,7 +52,7 @@ from lower.ir import (
 from lower.ops_to_loops import GemmInfo, LowerCtx, Namer, lower_node
 from lower.schedule import Schedule, inline_stage
 from rewrite.ir.errors import LoweringError
-from rewrite.ir.graph import Graph, Value
+from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.ops import OPS, Group
 
 INJECTIVE = {n for n, d in OPS.items() if d.group is Group.ELEMENTWISE} | {"batchnorm", "transpose", "slice", "pad2d"}
@@ -116,61 +116,68 @@ def _kind(op: str) -> str:
     return "layout"
 
 
-def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionPlan:
-    live = live_nodes(graph)
-    users: dict[int, list[int]] = {n: [] for n in graph.nodes}
-    for n in graph:
-        if n.id in live:
-            for v in n.inputs:
-                users[v.node].append(n.id)
-    out_nodes = {v.node for v in graph.outputs}
-    compute = [n for n in graph if n.id in live and n.id not in constants and OPS[n.op].group is not Group.SOURCE]
-    aliases = [n.id for n in compute if n.op in ALIAS]
-    grouped: dict[int, FusedGroup] = {}
-    groups: list[FusedGroup] = []
+class _Grouper:
+    """Which live nodes are already in a group, and who uses each node: the state the two fusion moves
+    (growing a contraction's epilogue, absorbing producers) share."""
 
-    def private(nid: int) -> bool:
+    def __init__(self, graph: Graph, constants: set[int]) -> None:
+        self.graph, self.constants = graph, constants
+        self.live = live_nodes(graph)
+        self.users: dict[int, list[int]] = {n: [] for n in graph.nodes}
+        for n in graph:
+            if n.id in self.live:
+                for v in n.inputs:
+                    self.users[v.node].append(n.id)
+        self.out_nodes = {v.node for v in graph.outputs}
+        self.grouped: dict[int, FusedGroup] = {}
+
+    def private(self, nid: int) -> bool:
         """Only one consumer node, not a graph output, a single output."""
-        return len(users[nid]) == 1 and nid not in out_nodes and len(graph.nodes[nid].shapes) == 1
+        return len(self.users[nid]) == 1 and nid not in self.out_nodes and len(self.graph.nodes[nid].shapes) == 1
 
-    if fuse:  # epilogues first: they extend contraction groups forward
-        for n in compute:
-            if n.op not in CONTRACTION or n.id in grouped:
-                continue
-            grp = FusedGroup(n.id, [n.id], kind="contraction")
-            cur = n
-            while private(cur.id):
-                e = graph.nodes[users[cur.id][0]]
-                if (
-                    e.op not in EPILOGUE_OPS
-                    or e.id in grouped
-                    or e.id in constants
-                    or e.shape != n.shape
-                    or sum(1 for v in e.inputs if v.node == cur.id) != 1
-                    or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
-                ):
-                    break
-                grp.nodes.append(e.id)
-                grp.epilogue.append(e.id)
-                cur = e
-            for i in grp.nodes:
-                grouped[i] = grp
-            groups.append(grp)
+    def with_epilogue(self, n: Node) -> FusedGroup:
+        """A contraction group for ``n``, extended forward through its private chain of epilogue ops."""
+        grp = FusedGroup(n.id, [n.id], kind="contraction")
+        cur = n
+        while self.private(cur.id):
+            e = self.graph.nodes[self.users[cur.id][0]]
+            if (
+                e.op not in EPILOGUE_OPS
+                or e.id in self.grouped
+                or e.id in self.constants
+                or e.shape != n.shape
+                or sum(1 for v in e.inputs if v.node == cur.id) != 1
+                or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
+            ):
+                break
+            grp.nodes.append(e.id)
+            grp.epilogue.append(e.id)
+            cur = e
+        for i in grp.nodes:
+            self.grouped[i] = grp
+        return grp
 
-    def absorb(grp: FusedGroup) -> None:
+    def absorb(self, grp: FusedGroup) -> None:
         """Inline private injective producers into the group (walking its inputs backwards)."""
+        graph = self.graph
         stack = [grp.anchor, *grp.prologue]
         while stack:
             c = graph.nodes[stack.pop()]
             for slot, v in enumerate(c.inputs):
                 p = graph.nodes[v.node]
                 chain = [p]
-                if p.op in ALIAS and private(p.id) and p.id not in grouped:
+                if p.op in ALIAS and self.private(p.id) and p.id not in self.grouped:
                     # a view between two fusible ops: fuse through it (index remap) instead of materialising
                     chain = [p, graph.nodes[p.inputs[0].node]]
                 q = chain[-1]
                 if (
-                    any(x.id in grouped or x.id not in live or x.id in constants or not private(x.id) for x in chain)
+                    any(
+                        x.id in self.grouped
+                        or x.id not in self.live
+                        or x.id in self.constants
+                        or not self.private(x.id)
+                        for x in chain
+                    )
                     or q.op not in INJECTIVE
                 ):
                     continue
@@ -179,20 +186,27 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
                 for x in chain:
                     grp.nodes.append(x.id)
                     grp.prologue.append(x.id)
-                    grouped[x.id] = grp
+                    self.grouped[x.id] = grp
                 stack.append(q.id)
 
-    for grp in groups:  # contraction groups made above
-        if fuse:
-            absorb(grp)
+
+def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionPlan:
+    g = _Grouper(graph, constants)
+    compute = [n for n in graph if n.id in g.live and n.id not in constants and OPS[n.op].group is not Group.SOURCE]
+    aliases = [n.id for n in compute if n.op in ALIAS]
+    groups: list[FusedGroup] = []
+    if fuse:  # epilogues first: they extend contraction groups forward
+        groups = [g.with_epilogue(n) for n in compute if n.op in CONTRACTION and n.id not in g.grouped]
+        for grp in groups:
+            g.absorb(grp)
     for n in reversed(compute):
-        if n.id in grouped or n.op in ALIAS:
+        if n.id in g.grouped or n.op in ALIAS:
             continue
         grp = FusedGroup(n.id, [n.id], kind=_kind(n.op))
-        grouped[n.id] = grp
+        g.grouped[n.id] = grp
         groups.append(grp)
         if fuse:
-            absorb(grp)
+            g.absorb(grp)
     order = {n.id: k for k, n in enumerate(graph)}
     for grp in groups:
         grp.nodes.sort(key=order.__getitem__)
@@ -202,7 +216,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
             grp.kind = "contraction+epilogue"
         elif grp.prologue and grp.kind != "elementwise":
             grp.kind += "+prologue"
-    aliases = [a for a in aliases if a not in grouped]  # views fused through are not views any more
+    aliases = [a for a in aliases if a not in g.grouped]  # views fused through are not views any more
     groups = _topological(graph, groups, order, {n: graph.nodes[n].inputs[0].node for n in aliases})
     return FusionPlan(graph, groups, aliases, set(constants))
 
