@@ -16,18 +16,11 @@ at zero; that decision lives in extraction, not here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from costs.machine import MachineProfile, machine_profile
 from rewrite.ir.ops import OPS, CostClass, Shape, numel
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
-
-
-class CostModel(Protocol):
-    def __call__(
-        self, op: str, attrs: Mapping[str, object], in_shapes: Sequence[Shape], dtype: str = "float32"
-    ) -> float: ...
 
 
 class AnalyticalCost:

@@ -1,7 +1,8 @@
 """This machine's peak FLOP/s, memory bandwidth and per-op overhead, measured once and cached.
 
-The profile is keyed by a fingerprint of the CPU, core count and torch
-version, so a cache copied from another machine is ignored, not trusted.
+The profile is keyed by the machine fingerprint (CPU, core count, OS,
+architecture; the measured-cost cache keys on it too) plus the torch version
+and thread count, so a cache copied from another machine is ignored, not trusted.
 
     >>> p = machine_profile()          # measured on first use (~1 s), then read from disk
     >>> p.peak_flops > 1e9
@@ -15,6 +16,7 @@ import json
 import os
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -50,12 +52,21 @@ def cpu_name() -> str:
     return cpu
 
 
-def fingerprint() -> str:
-    key = f"v4|{cpu_name()}|{os.cpu_count()}|{torch.__version__}|{torch.get_num_threads()}"  # v4: conv throughputs
+def _digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def _best_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
+def machine_fingerprint() -> str:
+    """CPU model, core count, OS and architecture: what makes measurements from elsewhere meaningless."""
+    return _digest(f"{cpu_name()}|{os.cpu_count()}|{platform.system()}|{platform.machine()}")
+
+
+def fingerprint() -> str:
+    """The profile's key: this machine, plus the torch version and thread count its peaks depend on."""
+    return _digest(f"v5|{machine_fingerprint()}|{torch.__version__}|{torch.get_num_threads()}")  # v5: key on machine
+
+
+def _best_time(fn: Callable[[], object], reps: int) -> float:
     """Fastest of ``reps`` runs: a peak is what the machine can do, and other jobs only slow it down."""
     fn()
     ts = []
@@ -66,8 +77,9 @@ def _best_time(fn, reps: int) -> float:  # type: ignore[no-untyped-def]
     return min(ts)
 
 
-def _per_node(op: str, shape: tuple[int, ...], n: int = 200, **attrs: object) -> float:
-    """Seconds per node of a chain of ``n`` tiny ``op`` nodes run by ``Graph.run``.
+def _per_node(op: str, shape: tuple[int, ...], n: int = 200, w: tuple[int, ...] = ()) -> float:
+    """Seconds per node of a chain of ``n`` tiny ``op`` nodes run by ``Graph.run`` (``w``: the weight
+    shape of a matmul or conv2d chain).
 
     Overheads are measured through the executor that runs our graphs, so the
     model prices what a node really costs there (dispatch + bookkeeping).
@@ -78,10 +90,9 @@ def _per_node(op: str, shape: tuple[int, ...], n: int = 200, **attrs: object) ->
         if op == "reshape":  # alternate between two shapes so no node is a no-op
             y = b.reshape(y, shape=(shape[0] * shape[1],) if i % 2 == 0 else shape)
         elif op in ("matmul", "conv2d"):
-            w = b.weight(f"w{i}", torch.randn(*attrs["w"]))  # type: ignore[misc]
-            y = b.op(op, y, w)
+            y = b.op(op, y, b.weight(f"w{i}", torch.randn(*w)))
         else:
-            y = b.op(op, y, **attrs)
+            y = b.op(op, y)
     g = b.build([y])
     ins = g.random_inputs()
     return _best_time(lambda: g.run(ins), 7) / n
@@ -124,9 +135,14 @@ def _stored(path: Path) -> dict[str, dict]:
     return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
 
+def profile_path() -> Path:
+    """Where the measured profiles live (one file, one entry per fingerprint)."""
+    return config.cache_dir() / "machine.json"
+
+
 def machine_profile(refresh: bool = False) -> MachineProfile:
     """The cached profile for this machine and thread count, measuring it if missing, foreign or corrupt."""
-    path = config.cache_dir() / "machine.json"
+    path = profile_path()
     fp = fingerprint()
     stored = _stored(path)
     if not refresh and fp in stored:

@@ -52,7 +52,7 @@ from lower.ir import (
 from lower.ops_to_loops import GemmInfo, LowerCtx, Namer, lower_node
 from lower.schedule import Schedule, inline_stage
 from rewrite.ir.errors import LoweringError
-from rewrite.ir.graph import Graph, Value
+from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.ops import OPS, FusionRole, Group
 
 # What fusion may do with an op is its registry entry's ``fusion`` role (and a
@@ -104,9 +104,6 @@ class FusionPlan:
     aliases: list[int]
     constants: set[int]
 
-    def group_of(self) -> dict[int, FusedGroup]:
-        return {n: g for g in self.groups for n in g.nodes}
-
     def __str__(self) -> str:
         g = self.graph
         lines = [
@@ -141,82 +138,97 @@ def _kind(op: str) -> str:
     return "layout"
 
 
-def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionPlan:
-    live = live_nodes(graph)
-    users: dict[int, list[int]] = {n: [] for n in graph.nodes}
-    for n in graph:
-        if n.id in live:
-            for v in n.inputs:
-                users[v.node].append(n.id)
-    out_nodes = {v.node for v in graph.outputs}
-    compute = [n for n in graph if n.id in live and n.id not in constants and OPS[n.op].group is not Group.SOURCE]
-    aliases = [n.id for n in compute if _alias(n.op)]
-    grouped: dict[int, FusedGroup] = {}
-    groups: list[FusedGroup] = []
+class _Grouper:
+    """Which live nodes are already in a group, and who uses each node: the state the two fusion moves
+    (growing a contraction's epilogue, absorbing producers) share."""
 
-    def private(nid: int) -> bool:
+    def __init__(self, graph: Graph, constants: set[int]) -> None:
+        self.graph, self.constants = graph, constants
+        self.live = live_nodes(graph)
+        self.users: dict[int, list[int]] = {n: [] for n in graph.nodes}
+        for n in graph:
+            if n.id in self.live:
+                for v in n.inputs:
+                    self.users[v.node].append(n.id)
+        self.out_nodes = {v.node for v in graph.outputs}
+        self.grouped: dict[int, FusedGroup] = {}
+
+    def private(self, nid: int) -> bool:
         """Only one consumer node, not a graph output, a single output."""
-        return len(users[nid]) == 1 and nid not in out_nodes and len(graph.nodes[nid].shapes) == 1
+        return len(self.users[nid]) == 1 and nid not in self.out_nodes and len(self.graph.nodes[nid].shapes) == 1
 
-    if fuse:  # epilogues first: they extend contraction groups forward
-        for n in compute:
-            if not _contraction(n.op) or n.id in grouped:
-                continue
-            grp = FusedGroup(n.id, [n.id], kind="contraction")
-            cur = n
-            while private(cur.id):
-                e = graph.nodes[users[cur.id][0]]
-                if (
-                    not _epilogue(e.op)
-                    or e.id in grouped
-                    or e.id in constants
-                    or e.shape != n.shape
-                    or sum(1 for v in e.inputs if v.node == cur.id) != 1
-                    or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
-                ):
-                    break
-                grp.nodes.append(e.id)
-                grp.epilogue.append(e.id)
-                cur = e
-            for i in grp.nodes:
-                grouped[i] = grp
-            groups.append(grp)
+    def with_epilogue(self, n: Node) -> FusedGroup:
+        """A contraction group for ``n``, extended forward through its private chain of epilogue ops."""
+        grp = FusedGroup(n.id, [n.id], kind="contraction")
+        cur = n
+        while self.private(cur.id):
+            e = self.graph.nodes[self.users[cur.id][0]]
+            if (
+                not _epilogue(e.op)
+                or e.id in self.grouped
+                or e.id in self.constants
+                or e.shape != n.shape
+                or sum(1 for v in e.inputs if v.node == cur.id) != 1
+                or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
+            ):
+                break
+            grp.nodes.append(e.id)
+            grp.epilogue.append(e.id)
+            cur = e
+        for i in grp.nodes:
+            self.grouped[i] = grp
+        return grp
 
-    def absorb(grp: FusedGroup) -> None:
+    def absorb(self, grp: FusedGroup) -> None:
         """Inline private injective producers into the group (walking its inputs backwards)."""
+        graph = self.graph
         stack = [grp.anchor, *grp.prologue]
         while stack:
             c = graph.nodes[stack.pop()]
             for slot, v in enumerate(c.inputs):
                 p = graph.nodes[v.node]
                 chain = [p]
-                if _alias(p.op) and private(p.id) and p.id not in grouped:
+                if _alias(p.op) and self.private(p.id) and p.id not in self.grouped:
                     # a view between two fusible ops: fuse through it (index remap) instead of materialising
                     chain = [p, graph.nodes[p.inputs[0].node]]
                 q = chain[-1]
-                if any(
-                    x.id in grouped or x.id not in live or x.id in constants or not private(x.id) for x in chain
-                ) or not _injective(q.op):
+                if (
+                    any(
+                        x.id in self.grouped
+                        or x.id not in self.live
+                        or x.id in self.constants
+                        or not self.private(x.id)
+                        for x in chain
+                    )
+                    or not _injective(q.op)
+                ):
                     continue
                 if _contraction(c.op) and slot != OPS[c.op].packed_operand and not _layout_only(q.op):
                     continue  # the A operand is read in place by the micro-kernel: only index remaps
                 for x in chain:
                     grp.nodes.append(x.id)
                     grp.prologue.append(x.id)
-                    grouped[x.id] = grp
+                    self.grouped[x.id] = grp
                 stack.append(q.id)
 
-    for grp in groups:  # contraction groups made above
-        if fuse:
-            absorb(grp)
+
+def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionPlan:
+    g = _Grouper(graph, constants)
+    compute = [n for n in graph if n.id in g.live and n.id not in constants and OPS[n.op].group is not Group.SOURCE]
+    aliases = [n.id for n in compute if _alias(n.op)]
+    groups: list[FusedGroup] = []
+    if fuse:  # epilogues first: they extend contraction groups forward
+        groups = [g.with_epilogue(n) for n in compute if _contraction(n.op) and n.id not in g.grouped]
+        for grp in groups:
+            g.absorb(grp)
     for n in reversed(compute):
-        if n.id in grouped or _alias(n.op):
+        if n.id in g.grouped or _alias(n.op):
             continue
         grp = FusedGroup(n.id, [n.id], kind=_kind(n.op))
-        grouped[n.id] = grp
+        g.grouped[n.id] = grp
         groups.append(grp)
         if fuse:
-            absorb(grp)
+            g.absorb(grp)
     order = {n.id: k for k, n in enumerate(graph)}
     for grp in groups:
         grp.nodes.sort(key=order.__getitem__)
@@ -226,7 +238,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
             grp.kind = "contraction+epilogue"
         elif grp.prologue and grp.kind != "elementwise":
             grp.kind += "+prologue"
-    aliases = [a for a in aliases if a not in grouped]  # views fused through are not views any more
+    aliases = [a for a in aliases if a not in g.grouped]  # views fused through are not views any more
     groups = _topological(graph, groups, order, {n: graph.nodes[n].inputs[0].node for n in aliases})
     return FusionPlan(graph, groups, aliases, set(constants))
 
@@ -405,11 +417,15 @@ def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_const
         mapping = {ix.name: v for ix, v in zip(store.idx, vs, strict=False) if isinstance(ix, Var)}
         val = substitute(store.value, mapping)
         pb = bufs[prev] if prev in bufs else buf(prev)
-        val = map_expr(val, lambda e, pb=pb, cur=cur: cur if isinstance(e, Load) and e.buf.name == pb.name else None)
-        cur = val
+        cur = _loads_replaced(val, pb.name, cur)
         prev = Value(nid, 0)
     # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
     return _in_gemm_coords(gemm, final, vs, cur, namer)
+
+
+def _loads_replaced(e: Expr, name: str, by: Expr) -> Expr:
+    """``e`` with every load of buffer ``name`` replaced by ``by``."""
+    return map_expr(e, lambda x: by if isinstance(x, Load) and x.buf.name == name else None)
 
 
 def _stores(s: Stmt) -> list[Store]:

@@ -411,10 +411,15 @@ def _shifted(vs: Sequence[Expr], axis: int, off: int) -> tuple[Expr, ...]:
     return tuple(v + off if d == axis and off else v for d, v in enumerate(vs))
 
 
+def _shifted_load(src: Buffer, axis: int, off: int) -> Callable[[list[Var]], Expr]:
+    """``vs -> src[vs, shifted by off along axis]``: the reads of one slice of ``src``."""
+    return lambda vs: src[_shifted(vs, axis, off)]
+
+
 @lowering("slice")
 def lower_slice(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     ax = node.attrs["axis"] % ins[0].rank
-    return _copy(ctx, ctx.tag, outs[0], lambda vs: ins[0][_shifted(vs, ax, node.attrs["start"])])
+    return _copy(ctx, ctx.tag, outs[0], _shifted_load(ins[0], ax, node.attrs["start"]))
 
 
 @lowering("pad2d")
@@ -436,7 +441,7 @@ def lower_split(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx
     ax = node.attrs["axis"] % ins[0].rank
     parts, off = [], 0
     for k, out in enumerate(outs):
-        parts.append(_copy(ctx, f"{ctx.tag}.{k}", out, lambda vs, o=off: ins[0][_shifted(vs, ax, o)]))
+        parts.append(_copy(ctx, f"{ctx.tag}.{k}", out, _shifted_load(ins[0], ax, off)))
         off += out.shape[ax]
     return seq(*parts)
 
@@ -531,6 +536,7 @@ def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     r = out.rank
     M, K, N = x.shape[-2], x.shape[-1], y.shape[-1]
     batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(r - 2)]
+    init: Callable[[list[Var], Var, Var], Expr]
     if node.op == "matmul_bias_act":
         bias = ins[2]
         init = lambda bv, i, j: bias[j]
@@ -628,6 +634,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         tap = x[bv[0], bv[1] * Cg + c, _clamp(ih, H - 1), _clamp(iw, W - 1)]
         return Select(ok, tap, const(0.0))
 
+    init: Callable[[list[Var], Var, Var], Expr]
     if node.op == "conv2d_bias_act":
         bias = ins[2]
         init = lambda bv, i, j: bias[bv[1] * Og + i]
@@ -687,6 +694,7 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     upd = Store(out, o, out[o] + w[g * Og + i, c, kh, kw] * xp[c, oh * SH + kh * DH, ow * SW + kw * DW])
     main = loops([(i, Og), (oh, OH), (c, Cg), (ow, OW), (kh, KH), (kw, KW)], upd)
     body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xp, seq(pad, main))))
+    init_v: Callable[[Var, Var, Var], Expr]  # (n, group, i) -> the init value
     if node.op == "conv2d_bias_act":
         bias = ins[2]
         init_v = lambda nn, gg, ii: bias[gg * Og + ii]

@@ -21,7 +21,7 @@ _pool_lock = threading.Lock()
 def _get_pool(n: int) -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
-        if _pool is None or _pool._max_workers < n:  # type: ignore[attr-defined]
+        if _pool is None or _pool._max_workers < n:
             old = _pool
             # kernels keep packing scratch on the stack (bounded: <= 2 MiB per kernel); give the workers
             # room, spawning them now so the process-wide setting can be restored at once

@@ -58,11 +58,15 @@ def init_weights(model: nn.Module, g: torch.Generator) -> nn.Module:
                 _uniform(mod.bias, -0.1, 0.1, g)
                 done.add("bias")
         elif isinstance(mod, nn.BatchNorm2d):
-            _uniform(mod.weight, 0.8, 1.2, g)
-            _normal(mod.bias, 0.1, g)
-            _normal(mod.running_mean, 0.1, g)
-            _uniform(mod.running_var, 0.5, 1.5, g)
-            mod.num_batches_tracked.zero_()
+            weight, bias, mean, var = mod.weight, mod.bias, mod.running_mean, mod.running_var
+            count = mod.num_batches_tracked
+            if weight is None or bias is None or mean is None or var is None or count is None:
+                raise TypeError(f"{type(mod).__name__} without affine weights or running statistics")
+            _uniform(weight, 0.8, 1.2, g)
+            _normal(bias, 0.1, g)
+            _normal(mean, 0.1, g)
+            _uniform(var, 0.5, 1.5, g)
+            count.zero_()
             done.update({"weight", "bias", "running_mean", "running_var", "num_batches_tracked"})
         elif isinstance(mod, nn.LayerNorm):
             _normal(mod.weight, 0.1, g, mean=1.0)
@@ -83,6 +87,7 @@ def calibrate(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> nn.Module:
     seen: set[int] = set()
 
     def hook(mod: nn.Module, args, out: torch.Tensor) -> torch.Tensor:
+        assert isinstance(mod, (nn.Conv2d, nn.Linear))  # the only modules the hook is registered on
         if id(mod) in seen:
             return out
         seen.add(id(mod))

@@ -30,6 +30,7 @@ class Bottleneck(nn.Module):
         self.conv3 = nn.Conv2d(width, out_ch, 1, bias=False)
         self.bn3 = nn.BatchNorm2d(out_ch)
         self.relu = nn.ReLU()
+        self.downsample: nn.Module
         if stride != 1 or in_ch != out_ch:
             self.downsample = nn.Sequential(
                 nn.Conv2d(in_ch, out_ch, 1, stride=stride, bias=False),

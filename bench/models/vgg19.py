@@ -14,7 +14,8 @@ from torch import nn
 
 from ._common import build, generator, image
 
-CFG_E = [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"]
+# configuration E: (convs, channels) per block, each block closed by a 2x2 max-pool
+BLOCKS_E = ((2, 64), (2, 128), (4, 256), (4, 512), (4, 512))
 
 
 class VGG19(nn.Module):
@@ -22,12 +23,11 @@ class VGG19(nn.Module):
         super().__init__()
         layers: list[nn.Module] = []
         in_ch = 3
-        for v in CFG_E:
-            if v == "M":
-                layers.append(nn.MaxPool2d(2, stride=2))
-            else:
-                layers += [nn.Conv2d(in_ch, v, 3, padding=1), nn.ReLU()]
-                in_ch = v
+        for convs, ch in BLOCKS_E:
+            for _ in range(convs):
+                layers += [nn.Conv2d(in_ch, ch, 3, padding=1), nn.ReLU()]
+                in_ch = ch
+            layers.append(nn.MaxPool2d(2, stride=2))
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Sequential(
             nn.Linear(512 * 7 * 7, 4096),

@@ -84,7 +84,10 @@ class Buffer:
 
 # ============================================================== expressions
 class Expr:
-    dtype: str = I64
+    @property
+    def dtype(self) -> str:
+        """The value's type; each kind of expression says (a field or derived from its operands)."""
+        raise NotImplementedError(type(self).__name__)
 
     # arithmetic sugar -------------------------------------------------
     def _bin(self, op: str, other, rev: bool = False) -> Expr:
@@ -167,7 +170,7 @@ class Bin(Expr):
             raise LoweringError("use // for index division")
 
     @property
-    def dtype(self) -> str:  # type: ignore[override]
+    def dtype(self) -> str:
         return BOOL if self.op in CMP_OPS + BOOL_OPS else self.a.dtype
 
 
@@ -178,7 +181,7 @@ class Select(Expr):
     b: Expr
 
     @property
-    def dtype(self) -> str:  # type: ignore[override]
+    def dtype(self) -> str:
         return self.a.dtype
 
 
@@ -204,7 +207,7 @@ class Cast(Expr):
     a: Expr
 
     @property
-    def dtype(self) -> str:  # type: ignore[override]
+    def dtype(self) -> str:
         return self.to
 
 
@@ -214,7 +217,7 @@ class Load(Expr):
     idx: tuple[Expr, ...]
 
     @property
-    def dtype(self) -> str:  # type: ignore[override]
+    def dtype(self) -> str:
         return self.buf.dtype
 
 
@@ -340,7 +343,8 @@ class Intrinsic(Stmt):
     writes: tuple[Buffer, ...] = ()
 
 
-def seq(*stmts: Stmt) -> Stmt:
+def seq(*stmts: Stmt | None) -> Stmt:
+    """The statements in order, nested ``Seq``s flattened and ``None`` (an absent optional part) dropped."""
     flat: list[Stmt] = []
     for s in stmts:
         if isinstance(s, Seq):

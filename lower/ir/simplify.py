@@ -11,7 +11,9 @@ an index expression given loop ranges, and a range-aware simplifier for expressi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from lower.ir.nodes import (
     BIN_OPS,
@@ -189,104 +191,117 @@ def affine_in(e: Expr, names: set[str]) -> tuple[dict[str, int], Expr] | None:
 
 
 # ============================================================== simplification
-def _fold(op: str, a, b):
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
-        return a / b
-    if op == "//":
-        return a // b
-    if op == "%":
-        return a % b
-    if op == "min":
-        return min(a, b)
-    if op == "max":
-        return max(a, b)
-    return None
+_FOLD: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "min": min,
+    "max": max,
+}  # one entry per BIN_OPS operator: constant folding with Python's own int/float semantics
 
 
 def simplify(e: Expr, ranges: dict[str, Range] | None = None) -> Expr:
     """Constant folding, identities, affine normalisation of index expressions,
     and ``//``/``%``/``min`` elimination using variable ranges."""
-    ranges = ranges or {}
+    rs = ranges or {}
 
     def f(x: Expr) -> Expr | None:
-        if not isinstance(x, Bin):
-            if isinstance(x, Select) and isinstance(x.cond, Bin) and x.cond.dtype == BOOL:
-                b = _bool_value(x.cond, ranges)
-                if b is not None:
-                    return x.a if b else x.b
-            return None
-        a, b = x.a, x.b
-        ia, ib = isinstance(a, (IntImm, FloatImm)), isinstance(b, (IntImm, FloatImm))
-        if ia and ib and x.op in BIN_OPS:
-            if x.op in ("//", "%") and b.value == 0:
-                return None
-            v = _fold(x.op, a.value, b.value)
-            return IntImm(int(v)) if x.dtype == I64 else FloatImm(float(v))
-        if x.dtype == BOOL:
-            if x.op == "and":
-                if _bool_value(a, ranges) is True:
-                    return b
-                if _bool_value(b, ranges) is True:
-                    return a
-            return None
-        if x.dtype != I64:
-            if x.op == "*" and ((ia and a.value == 1.0) or (ib and b.value == 1.0)):
-                return b if ia else a
-            if x.op == "+" and ((ia and a.value == 0.0) or (ib and b.value == 0.0)):
-                return b if ia else a
-            return None
-        if x.op in ("+", "-", "*"):
-            lf = linear_form(x)
-            if lf is not None:
-                return from_linear(*lf)
-            if x.op == "*" and ((ia and a.value == 0) or (ib and b.value == 0)):
-                return IntImm(0)
-            if x.op == "*" and ib and b.value == 1:
-                return a
-            if x.op == "+" and ib and b.value == 0:
-                return a
-            return None
-        if x.op in ("//", "%") and ib and b.value > 0:
-            d = b.value
-            if d == 1:
-                return a if x.op == "//" else IntImm(0)
-            lf = linear_form(a)
-            if lf is not None:
-                coeffs, c = lf
-                q = {k: v // d for k, v in coeffs.items() if v % d == 0}
-                r = {k: v for k, v in coeffs.items() if v % d != 0}
-                rest = from_linear(r, c % d)
-                rb = bounds(rest, ranges)
-                if rb is not None and 0 <= rb[0] and rb[1] < d:
-                    if x.op == "//":
-                        return from_linear(q, c // d)
-                    return rest
-            ab = bounds(a, ranges)
-            if ab is not None and 0 <= ab[0] and ab[1] < d:
-                return IntImm(0) if x.op == "//" else a
-            return None
-        if x.op in ("min", "max"):
-            ba, bb = bounds(a, ranges), bounds(b, ranges)
-            if ba and bb:
-                if x.op == "min":
-                    if ba[1] <= bb[0]:
-                        return a
-                    if bb[1] <= ba[0]:
-                        return b
-                else:
-                    if ba[0] >= bb[1]:
-                        return a
-                    if bb[0] >= ba[1]:
-                        return b
+        if isinstance(x, Bin):
+            return _simplify_bin(x, rs)
+        if isinstance(x, Select) and isinstance(x.cond, Bin) and x.cond.dtype == BOOL:
+            known = _bool_value(x.cond, rs)
+            if known is not None:
+                return x.a if known else x.b
         return None
 
     return map_expr(e, f)
+
+
+def _imm(e: Expr) -> int | float | None:
+    """The value of a constant, or None."""
+    return e.value if isinstance(e, (IntImm, FloatImm)) else None
+
+
+def _simplify_bin(x: Bin, ranges: dict[str, Range]) -> Expr | None:
+    """One rewrite of a binary node whose operands are already simplified, or None."""
+    a, b = x.a, x.b
+    va, vb = _imm(a), _imm(b)
+    if va is not None and vb is not None and x.op in BIN_OPS:
+        if x.op in ("//", "%") and vb == 0:
+            return None
+        v = _FOLD[x.op](va, vb)
+        return IntImm(int(v)) if x.dtype == I64 else FloatImm(float(v))
+    if x.dtype == BOOL:
+        if x.op == "and":
+            if _bool_value(a, ranges) is True:
+                return b
+            if _bool_value(b, ranges) is True:
+                return a
+        return None
+    if x.dtype != I64:  # float identities: x * 1, x + 0
+        if x.op == "*" and (va == 1.0 or vb == 1.0):
+            return b if va is not None else a
+        if x.op == "+" and (va == 0.0 or vb == 0.0):
+            return b if va is not None else a
+        return None
+    if x.op in ("+", "-", "*"):
+        lf = linear_form(x)
+        if lf is not None:
+            return from_linear(*lf)
+        if x.op == "*" and (va == 0 or vb == 0):
+            return IntImm(0)
+        if x.op == "*" and vb == 1:
+            return a
+        if x.op == "+" and vb == 0:
+            return a
+        return None
+    if x.op in ("//", "%") and isinstance(b, IntImm) and b.value > 0:
+        return _simplify_divmod(x.op, a, b.value, ranges)
+    if x.op in ("min", "max"):
+        return _simplify_minmax(x.op, a, b, ranges)
+    return None
+
+
+def _simplify_divmod(op: str, a: Expr, d: int, ranges: dict[str, Range]) -> Expr | None:
+    """``a // d`` or ``a % d`` for a constant ``d > 0``: split off the multiples of ``d`` when the rest
+    provably stays in ``[0, d)``."""
+    if d == 1:
+        return a if op == "//" else IntImm(0)
+    lf = linear_form(a)
+    if lf is not None:
+        coeffs, c = lf
+        q = {k: v // d for k, v in coeffs.items() if v % d == 0}
+        r = {k: v for k, v in coeffs.items() if v % d != 0}
+        rest = from_linear(r, c % d)
+        rb = bounds(rest, ranges)
+        if rb is not None and 0 <= rb[0] and rb[1] < d:
+            if op == "//":
+                return from_linear(q, c // d)
+            return rest
+    ab = bounds(a, ranges)
+    if ab is not None and 0 <= ab[0] and ab[1] < d:
+        return IntImm(0) if op == "//" else a
+    return None
+
+
+def _simplify_minmax(op: str, a: Expr, b: Expr, ranges: dict[str, Range]) -> Expr | None:
+    """``min``/``max`` of two operands whose ranges do not overlap: the one that always wins."""
+    ba, bb = bounds(a, ranges), bounds(b, ranges)
+    if ba and bb:
+        if op == "min":
+            if ba[1] <= bb[0]:
+                return a
+            if bb[1] <= ba[0]:
+                return b
+        else:
+            if ba[0] >= bb[1]:
+                return a
+            if bb[0] >= ba[1]:
+                return b
+    return None
 
 
 def _bool_value(c: Expr, ranges: dict[str, Range]) -> bool | None:

@@ -4,8 +4,6 @@
     >>> body = loops([(Var("i"), 4), (Var("j"), 8)], Store(Buffer("o", (4, 8)), (Var("i"), Var("j")), 1.0))
     >>> loop_names(body), root_loop(body).var.name
     (['i', 'j'], 'i')
-    >>> loop_names(rename_loops(body, {"j": "jj"}))
-    ['i', 'jj']
 
 Rewrites (``map_expr``, ``map_stmt``) rebuild only what changed; queries walk
 the tree in program order.  The kernel-level helpers at the end
@@ -15,8 +13,8 @@ the tree in program order.  The kernel-level helpers at the end
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import overload
 
 from lower.ir.nodes import (
     Allocate,
@@ -152,7 +150,11 @@ def free_vars(e: Expr) -> set[str]:
     return {x.name for x in walk_expr(e) if isinstance(x, Var)}
 
 
-def substitute(node, mapping: dict[str, Expr]):
+@overload
+def substitute(node: Expr, mapping: Mapping[str, Expr]) -> Expr: ...
+@overload
+def substitute(node: Stmt, mapping: Mapping[str, Expr]) -> Stmt: ...
+def substitute(node: Expr | Stmt, mapping: Mapping[str, Expr]) -> Expr | Stmt:
     """Replace loop variables by expressions in an Expr or a Stmt."""
 
     def fe(e: Expr) -> Expr | None:
@@ -196,42 +198,6 @@ def buffers_used(s: Stmt) -> dict[str, Buffer]:
     for ld in loads_of(s):
         out.setdefault(ld.buf.name, ld.buf)
     return out
-
-
-def replace_buffer(
-    s: Stmt, old: str, new: Buffer, index_map: Callable[[tuple[Expr, ...]], tuple[Expr, ...]] | None = None
-) -> Stmt:
-    """Point loads and stores of buffer ``old`` at ``new``, optionally remapping indices."""
-    im = index_map or (lambda idx: idx)
-
-    def fe(e: Expr) -> Expr | None:
-        if isinstance(e, Load) and e.buf.name == old:
-            return Load(new, tuple(im(e.idx)))
-        return None
-
-    def fs(st: Stmt) -> Stmt | None:
-        if isinstance(st, Store) and st.buf.name == old:
-            return Store(new, tuple(im(st.idx)), st.value)
-        if isinstance(st, Intrinsic):
-            sw = lambda bs: tuple(new if b.name == old else b for b in bs)
-            return Intrinsic(
-                st.name,
-                tuple(new if isinstance(a, Buffer) and a.name == old else a for a in st.args),
-                sw(st.reads),
-                sw(st.writes),
-            )
-        return None
-
-    return map_stmt(s, fs, fe)
-
-
-def rename_loops(s: Stmt, mapping: dict[str, str]) -> Stmt:
-    def fs(st: Stmt) -> Stmt | None:
-        if isinstance(st, For) and st.var.name in mapping:
-            return replace(st, var=Var(mapping[st.var.name]))
-        return None
-
-    return map_stmt(substitute(s, {k: Var(v) for k, v in mapping.items()}), fs)
 
 
 # ============================================================== structure

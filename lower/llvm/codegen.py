@@ -257,9 +257,9 @@ class FunctionEmitter:
         self.emit(f"br label %{head}")
         self.start_block(head)
         self.emit(f"{iv} = phi i64 [ {start}, %{pre} ], [ {nxt}, %{latch} ]")
-        c = self.tmp()
-        self.emit(f"{c} = icmp slt i64 {iv}, {ext}")
-        self.emit(f"br i1 {c}, label %{body}, label %{exit_}")
+        cond = self.tmp()
+        self.emit(f"{cond} = icmp slt i64 {iv}, {ext}")
+        self.emit(f"br i1 {cond}, label %{body}, label %{exit_}")
         self.start_block(body)
         self.env[s.var.name] = iv
         self.ranges[s.var.name] = (0, max(0, (ext_b[1] if ext_b else 1 << 40) - 1))
@@ -316,7 +316,6 @@ class ModuleBuilder:
         self.extra: list[str] = []  # intrinsic function definitions
         self.extra_keys: set[str] = set()
         self.md: list[str] = []
-        self.md_by_kind: dict[str, str] = {}
         self.libraries: dict[str, str] = {}  # shared routine modules the kernel calls (name -> IR text)
 
     def need(self, helpers, decls) -> None:

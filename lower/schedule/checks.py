@@ -115,7 +115,7 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
     writes: dict[str, list[Box]] = {}
     local: set[str] = set()
 
-    def rd(e: Expr, ranges):
+    def rd(e: Expr, ranges: dict[str, Range]) -> None:
         for ld in loads_of(e):
             if ld.buf.scope != "local" and ld.buf.name not in local:
                 reads.setdefault(ld.buf.name, []).append(_box(ld.idx, ranges, ld.buf.shape))
@@ -123,11 +123,11 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
     def go(st: Stmt, ranges: dict[str, Range]) -> None:
         if isinstance(st, For):
             rd(st.extent, ranges)
-            b = bounds(st.extent, ranges)
+            ext = bounds(st.extent, ranges)
             r2 = dict(ranges)
-            if b is not None and b[1] <= 0:
+            if ext is not None and ext[1] <= 0:
                 return
-            r2[st.var.name] = (0, max(0, (b[1] if b else 1 << 40) - 1))
+            r2[st.var.name] = (0, max(0, (ext[1] if ext else 1 << 40) - 1))
             go(st.body, r2)
         elif isinstance(st, Store):
             for e in stmt_exprs(st):

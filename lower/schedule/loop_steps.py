@@ -15,6 +15,7 @@ import itertools
 from dataclasses import dataclass
 
 from lower.ir import (
+    Expr,
     For,
     IntImm,
     Intrinsic,
@@ -83,6 +84,8 @@ class Split(Step):
         def fn(s: For) -> Stmt:
             ext = s.extent
             body = substitute(s.body, {s.var.name: o * f + i})
+            oe: Expr
+            ie: Expr
             if isinstance(ext, IntImm) and ext.value % f == 0:
                 oe, ie = IntImm(ext.value // f), IntImm(f)
             else:

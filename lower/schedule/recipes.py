@@ -25,6 +25,7 @@ import math
 
 from lower.ir import (
     Bin,
+    Expr,
     For,
     IntImm,
     Kernel,
@@ -101,32 +102,35 @@ def gemm_blocking(m: int, n: int, kdim: int, batch: int, target: Target) -> dict
     kc = math.ceil(kdim / nk)
     mc = MR * max(1, min(16, math.ceil(m / MR)))
     nblocks = math.ceil(n / NR)
-    target = 4 * threads if threads > 1 else 1
-    per_batch = max(1, math.ceil(target / batch))
+    want = 4 * threads if threads > 1 else 1  # blocks wanted in all
+    per_batch = max(1, math.ceil(want / batch))
     nc = NR * max(1, min(16, math.ceil(nblocks / per_batch)))
     if threads == 1:
         nc = NR * max(1, min(16, nblocks))
     return {"MC": mc, "NC": nc, "KC": kc}
 
 
-def _update_store(k: Kernel, g: GemmInfo) -> Store:
-    st = find_stage(k.body, g.stage)
-    ups = [
-        x
-        for x in stores_of(st)
-        if x.buf.name == g.out
-        and isinstance(x.value, Bin)
-        and x.value.op == "+"
-        and isinstance(x.value.b, Bin)
-        and x.value.b.op == "*"
-    ]
-    if len(ups) != 1:
+def _need_stage(k: Kernel, stage: str) -> Stage:
+    st = find_stage(k.body, stage)
+    if st is None:
+        raise ScheduleError(f"no stage named {stage}")
+    return st
+
+
+def _update_factors(k: Kernel, g: GemmInfo) -> tuple[Expr, Expr]:
+    """``(a, b)`` of the stage's one update ``out[..] = out[..] + a * b``."""
+    prods = []
+    for x in stores_of(_need_stage(k, g.stage)):
+        v = x.value
+        if x.buf.name == g.out and isinstance(v, Bin) and v.op == "+" and isinstance(v.b, Bin) and v.b.op == "*":
+            prods.append(v.b)
+    if len(prods) != 1:
         raise ScheduleError(f"cannot find the update of stage {g.stage}")
-    return ups[0]
+    return prods[0].a, prods[0].b
 
 
 def _is_const_operand(k: Kernel, const_names: set[str], g: GemmInfo, which: int) -> bool:
-    op = (_update_store(k, g).value.b.a, _update_store(k, g).value.b.b)[which]
+    op = _update_factors(k, g)[which]
     srcs = {x.buf.name for x in loads_of(op)}
     fv = {x.name for x in walk_expr(op) if isinstance(x, Var)}
     return srcs <= set(const_names) and not (fv & set(g.batch))
@@ -164,7 +168,13 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
         root = f"{root}.{nxt}"
     root_lp = root_loop(s.kernel.body)
     flops = 2 * g.m * g.n * g.kdim * batch_n
-    if threads > 1 and flops >= PAR_MIN_FLOPS and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1:
+    if (
+        threads > 1
+        and flops >= PAR_MIN_FLOPS
+        and root_lp is not None
+        and isinstance(root_lp.extent, IntImm)
+        and root_lp.extent.value > 1
+    ):
         s.parallel(root)
     # B: packed NR-wide panels (a constant B once, for every column block of the fused root)
     pad = (1, 1, 1, 1, NR)
@@ -173,7 +183,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     else:
         s.pack(g.stage, "#1", ko, (jr, ki, ji), f"{g.b_buf}_panel", pad[2:])
     # A: directly if unit stride along k, else packed MR-row panels
-    a_op = _update_store(s.kernel, g).value.b.a
+    a_op = _update_factors(s.kernel, g)[0]
     unit = False
     if isinstance(a_op, Load):
         f = affine_in(flat_offset(a_op.buf, a_op.idx), {ii, ji, ki})
@@ -195,10 +205,11 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
             s.compute_at(stage, grp)
     s.fuse(n, grp)
     root = f"{n}.{grp}"
-    st = find_stage(s.kernel.body, g.stage)
+    st = _need_stage(s.kernel, g.stage)
     upd = next(x for x in walk_stmt(st) if isinstance(x, For) and x.var.name == g.j)
     wins = [x for x in walk_stmt(upd.body) if isinstance(x, For)]
-    if all(isinstance(w.extent, IntImm) for w in wins) and math.prod(w.extent.value for w in wins) <= 64:
+    exts = [w.extent.value for w in wins if isinstance(w.extent, IntImm)]
+    if len(exts) == len(wins) and math.prod(exts) <= 64:
         for w in wins:
             s.unroll(w.var.name)
     for stage in [f"{g.stage}.pad", g.init_stage, *g.post, g.stage]:
@@ -207,6 +218,7 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
     root_lp = root_loop(s.kernel.body)
     if (
         threads > 1
+        and root_lp is not None
         and isinstance(root_lp.extent, IntImm)
         and root_lp.extent.value > 1
         and 2 * g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_FLOPS // 4
@@ -229,6 +241,8 @@ def small_contraction_recipe(s: Schedule, g: GemmInfo) -> None:
 # ============================================================== generic
 def _vectorize_innermost(s: Schedule, stage: str) -> None:
     st = find_stage(s.kernel.body, stage)
+    if st is None:
+        return
     for x in walk_stmt(st):
         if (
             isinstance(x, For)
@@ -381,6 +395,8 @@ def _inner_work(body: Stmt) -> int:
 def _unroll_windows(s: Schedule, stage: str) -> None:
     """Pools: fully unroll kh/kw window loops when small, so the output loop becomes innermost."""
     st = find_stage(s.kernel.body, stage)
+    if st is None:
+        return
     wins = [x for x in walk_stmt(st) if isinstance(x, For) and x.var.name.startswith(("kh", "kw"))]
     total = 1
     for w in wins:

@@ -88,17 +88,17 @@ class ComputeAt(Step):
     def apply(self, k: Kernel) -> Kernel:
         step = f"compute_at({self.stage!r}, {self.loop!r})"
         tops = top_stmts(k.body)
-        si = [n for n, s in enumerate(tops) if isinstance(s, Stage) and s.name == self.stage]
+        si = [(n, s) for n, s in enumerate(tops) if isinstance(s, Stage) and s.name == self.stage]
         if not si:
             raise ScheduleError(f"{step}: no top-level stage named {self.stage!r}")
-        p_idx = si[0]
-        P = tops[p_idx]
+        p_idx, P = si[0]
         lp = need_loop(k.body, self.loop, "compute_at")
         t_idx = next((n for n, s in enumerate(tops) if enclosing(s, lp) is not None), None)
         if t_idx is None or t_idx == p_idx:
             raise ScheduleError(f"{step}: loop {self.loop} must be in a different top-level statement")
         T = tops[t_idx]
         chain = enclosing(T, lp)
+        assert chain is not None  # t_idx was picked as the statement enclosing lp
         path = [s for s in chain if isinstance(s, For)]
         for a, b in itertools.pairwise(path):
             if a.body is not b:
@@ -135,14 +135,14 @@ class ComputeAt(Step):
         for p in pts:
             t_acc.append(accesses(lp.body, p))
             p_acc.append(accesses(moved.body, p))
-        for a, b in itertools.product(range(len(pts)), repeat=2):
-            if a == b:
+        for ia, ib in itertools.product(range(len(pts)), repeat=2):
+            if ia == ib:
                 continue
-            la = tuple(pts[a][x.var.name][0] for x in path)
-            lb = tuple(pts[b][x.var.name][0] for x in path)
+            la = tuple(pts[ia][x.var.name][0] for x in path)
+            lb = tuple(pts[ib][x.var.name][0] for x in path)
             # producer: T(lb) now runs before P(la) when lb < la; consumer: P(la) before T(lb) when la < lb
             if (producer and lb < la) or (not producer and la < lb):
-                c = conflict(p_acc[a][0], p_acc[a][1], t_acc[b][0], t_acc[b][1])
+                c = conflict(p_acc[ia][0], p_acc[ia][1], t_acc[ib][0], t_acc[ib][1])
                 if c:
                     raise ScheduleError(
                         f"{step}: iteration {la} of {self.stage} and iteration {lb} of the nest "
@@ -160,11 +160,11 @@ class ComputeAt(Step):
 def inline_stage(body: Stmt, stage: str) -> Stmt:
     """Substitute a pure elementwise stage into its readers and drop it (see ``Inline``)."""
     tops = top_stmts(body)
-    si = [n for n, s in enumerate(tops) if isinstance(s, Stage) and s.name == stage]
+    si = [(n, s) for n, s in enumerate(tops) if isinstance(s, Stage) and s.name == stage]
     step = f"inline({stage!r})"
     if not si:
         raise ScheduleError(f"{step}: no top-level stage named {stage!r}")
-    P = tops[si[0]]
+    p_idx, P = si[0]
     loops_: list[For] = []
     s = P.body
     while isinstance(s, For):
@@ -175,8 +175,8 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
     if any(ld.buf.name == s.buf.name for ld in loads_of(s.value)):
         raise ScheduleError(f"{step}: the stage reads its own output (a reduction)")
     vs = [lp.var.name for lp in loops_]
-    idx_names = [e.name if isinstance(e, Var) else None for e in s.idx]
-    if None in idx_names or sorted(idx_names) != sorted(vs):
+    idx_names = [e.name for e in s.idx if isinstance(e, Var)]
+    if len(idx_names) != len(s.idx) or sorted(idx_names) != sorted(vs):
         raise ScheduleError(
             f"{step}: the store index [{', '.join(map(format_expr, s.idx))}] must be exactly the loop variables"
         )
@@ -186,8 +186,8 @@ def inline_stage(body: Stmt, stage: str) -> Stmt:
     ):
         raise ScheduleError(f"{step}: the loops do not cover {s.buf.name} exactly")
     X = s.buf
-    rest = [t for n, t in enumerate(tops) if n != si[0]]
-    for t in tops[: si[0]]:
+    rest = [t for n, t in enumerate(tops) if n != p_idx]
+    for t in tops[:p_idx]:
         if any(ld.buf.name == X.name for ld in loads_of(t)):
             raise ScheduleError(f"{step}: {X.name} is read before the stage computes it")
     for t in rest:
@@ -420,7 +420,7 @@ class Tensorize(Step):
         pp = perfect_prefix(li, 3)
         if pp is None or not isinstance(pp[1], Store):
             raise ScheduleError(f"{step}: expected three perfectly nested loops around one store")
-        (L1, L2, L3), st = pp
+        (L1, L2, L3), st = pp[0], pp[1]
         ranges = outer_ranges(k.body, li)
         b1 = bounds(L1.extent, ranges)
         r2 = dict(ranges, **{L1.var.name: (0, b1[1] - 1 if b1 else 0)})
@@ -474,7 +474,7 @@ class Tensorize(Step):
             ):
                 A, af, B, bf = x, xf, y, yf
                 break
-        if A is None:
+        if A is None or B is None:
             raise ScheduleError(
                 f"{step}: need A with unit stride along {kv} and a packed B panel "
                 f"(unit stride along {jv}, stride {self.nr} along {kv})"

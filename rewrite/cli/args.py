@@ -63,12 +63,6 @@ def output_file(text: str) -> str:
     return text
 
 
-def input_file(text: str) -> str:
-    if not Path(text).is_file():
-        raise argparse.ArgumentTypeError(f"file '{text}' does not exist")
-    return text
-
-
 _DIMS = re.compile(r"^\s*\d+(\s*[x,]\s*\d+)*\s*$")
 
 

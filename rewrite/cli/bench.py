@@ -8,11 +8,11 @@ Each suite parses the rest of the line itself (``eqsat bench e2e --help``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from bench import e2e, fidelity, kernels, tensat_table
 
-SUITES: dict[str, Callable[[Sequence[str]], int]] = {
+SUITES: dict[str, Callable[[list[str]], int]] = {
     "tensat": tensat_table.main,
     "fidelity": fidelity.main,
     "kernels": kernels.main,

@@ -22,7 +22,7 @@ def main(argv: list[str], prog: str = "eqsat config") -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    width = max(len(r["name"]) for r in rows)
+    width = max(len(name) for name in config.SETTINGS)
     for r in rows:
         where = "set" if r["set"] else "default"
         print(f"{r['name']:<{width}}  {r['value']}  ({where})\n{'':<{width}}  {r['meaning']}")

@@ -15,9 +15,8 @@ from dataclasses import asdict
 import torch
 
 from bench.models import MODELS, load_spec
-from costs.machine import machine_profile
+from costs.machine import machine_profile, profile_path
 from costs.measured import MeasuredCost, cached_entries, egraph_configs, graph_configs, profile_configs
-from rewrite import config
 from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, positive_int
 from rewrite.frontends import from_torch
 from rewrite.pipeline import saturated_egraph
@@ -66,7 +65,7 @@ def cmd_machine(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(asdict(prof), indent=1))
         return 0
-    print(f"machine profile ({config.cache_dir() / 'machine.json'}):")
+    print(f"machine profile ({profile_path()}):")
     print(f"  peak        {prof.peak_flops / 1e9:8.1f} GFLOP/s (fp32 matmul)")
     print(
         f"  conv        {prof.conv_flops / 1e9:8.1f} GFLOP/s (3x3, 64 channels), depthwise "

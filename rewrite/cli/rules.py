@@ -49,9 +49,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
-        w = max((len(r["name"]) for r in rows), default=0)
-        for r in rows:
-            print(f"{r['name']:<{w}}  {r['family']:<10}  {r['where']}")
+        w = max((len(row["name"]) for row in rows), default=0)
+        for row in rows:
+            print(f"{row['name']:<{w}}  {row['family']:<10}  {row['where']}")
         print(f"{len(rows)} rules")
     return 0
 

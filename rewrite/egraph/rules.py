@@ -16,10 +16,20 @@ from __future__ import annotations
 from itertools import count
 
 from rewrite.egraph.prelude import egg_name, literal
+from rewrite.ir.errors import RuleError
 from rewrite.ir.ops import OPS, AttrKind
-from rewrite.rulelang.syntax import Expr, ListExpr, Lit, Pattern, Rule, Var
+from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var
 
 _CMP = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+def _tensor_var(e: Call) -> str:
+    """The tensor a tensor function (``dim``, ``rank``, ``shape``, ``wfirst``, ``wlast``, ``weight``) reads;
+    the parser only lets a ?variable stand there."""
+    x = e.args[0]
+    if not isinstance(x, Var):
+        raise RuleError(e.loc, f"({e.fn} ...) takes a ?variable first")
+    return x.name
 
 
 class _Emitter:
@@ -64,7 +74,7 @@ class _Emitter:
             return f"(vec-of {' '.join(self.expr(x) for x in e.items)})" if e.items else "(vec-empty)"
         fn, args = e.fn, e.args
         if fn in ("dim", "rank", "shape"):
-            v = args[0].name  # type: ignore[union-attr]
+            v = _tensor_var(e)
             self.shape_vars.add(v)
             s = f"s_{v}"
             if fn == "shape":
@@ -78,9 +88,9 @@ class _Emitter:
         if fn == "at":
             return f"(vec-get {self.expr(args[0])} {self.expr(args[1])})"
         if fn in ("wfirst", "wlast"):
-            return f"({fn} v_{args[0].name})"  # type: ignore[union-attr]
+            return f"({fn} v_{_tensor_var(e)})"
         if fn == "weight":
-            return f"(WeightOnly v_{args[0].name})"  # type: ignore[union-attr]
+            return f"(WeightOnly v_{_tensor_var(e)})"
         a, b = (self.expr(x) for x in args)
         return f"({_CMP.get(fn, fn)} {a} {b})"
 

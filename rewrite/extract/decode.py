@@ -9,6 +9,7 @@ an ill-formed extraction fails loudly here.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.ir.graph import Graph, Value
@@ -31,15 +32,20 @@ def _uses(sel: dict[str, ENode], roots: list[str]) -> dict[str, int]:
     return uses
 
 
-def to_graph(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
-    uses = _uses(sel, data.roots)
-    # slices that tile an axis of one tensor exactly → one split
-    groups: dict[tuple[str, int], list[str]] = {}
+SplitKey = tuple[str, int]  # (sliced class, axis)
+
+
+def _tiling_splits(
+    data: EGraphData, sel: dict[str, ENode], uses: dict[str, int]
+) -> tuple[dict[str, tuple[SplitKey, int]], dict[SplitKey, tuple[int, ...]]]:
+    """Slices that tile an axis of one tensor exactly, each to become one output of a ``split``:
+    (slice class -> (split key, output index)), (split key -> sizes)."""
+    groups: dict[SplitKey, list[str]] = {}
     for cid, n in sel.items():
         if n.op == "slice" and uses.get(cid):
             groups.setdefault((n.children[0], n.attrs["axis"]), []).append(cid)
-    split_of: dict[str, tuple[tuple[str, int], int]] = {}
-    split_sizes: dict[tuple[str, int], tuple[int, ...]] = {}
+    split_of: dict[str, tuple[SplitKey, int]] = {}
+    split_sizes: dict[SplitKey, tuple[int, ...]] = {}
     for key, cids in groups.items():
         src, axis = key
         spans = sorted({(sel[c].attrs["start"], sel[c].attrs["end"]) for c in cids})
@@ -51,30 +57,28 @@ def to_graph(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
         index = {span: i for i, span in enumerate(spans)}
         for c in cids:
             split_of[c] = (key, index[(sel[c].attrs["start"], sel[c].attrs["end"])])
+    return split_of, split_sizes
 
-    g = Graph(name=original.name)
-    g.weights = {}
-    vals: dict[str, Value] = {}
-    # inputs first, in the original order: positional callers rely on it, and an input the
-    # optimized graph no longer reads is still part of its signature
-    input_of: dict[str, Value] = {}
-    for n in original.inputs:
-        input_of[n.attrs["name"]] = Value(g.add("input", [], n.attrs, origin=n.origin or "input").id, 0)
-    splits: dict[tuple[str, int], int] = {}
 
-    def concat_inputs(cid: str, axis: int) -> list[str]:
-        n = sel[cid]
-        if n.op == "concat" and n.attrs["axis"] == axis and uses[cid] <= 1:
-            return concat_inputs(n.children[0], axis) + concat_inputs(n.children[1], axis)
-        return [cid]
+def _concat_operands(sel: dict[str, ENode], uses: dict[str, int], cid: str) -> list[str]:
+    """The operands of the binary concat ``cid``, with nested concats along the same axis that have no
+    other user flattened into it."""
+    axis = sel[cid].attrs["axis"]
 
-    def flat_concat(cid: str) -> list[str]:
-        n = sel[cid]
-        return concat_inputs(n.children[0], n.attrs["axis"]) + concat_inputs(n.children[1], n.attrs["axis"])
+    def operands(c: str) -> list[str]:
+        n = sel[c]
+        if n.op == "concat" and n.attrs["axis"] == axis and uses[c] <= 1:
+            return operands(n.children[0]) + operands(n.children[1])
+        return [c]
 
+    return operands(sel[cid].children[0]) + operands(sel[cid].children[1])
+
+
+def _post_order(roots: list[str], operands: Callable[[str], list[str]]) -> list[str]:
+    """Every class reachable from ``roots``, operands before users (iterative: graphs are deep)."""
     order: list[str] = []
     state: dict[str, int] = {}
-    for root in data.roots:  # iterative post-order
+    for root in roots:
         stack = [(root, False)]
         while stack:
             c, expanded = stack.pop()
@@ -86,12 +90,29 @@ def to_graph(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
                 continue
             state[c] = 1
             stack.append((c, True))
-            n = sel[c]
-            kids = flat_concat(c) if n.op == "concat" else list(n.children)
-            for ch in reversed(kids):
+            for ch in reversed(operands(c)):
                 if state.get(ch) != 2:
                     stack.append((ch, False))
-    for c in order:
+    return order
+
+
+def to_graph(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
+    uses = _uses(sel, data.roots)
+    split_of, split_sizes = _tiling_splits(data, sel, uses)
+
+    def operands(c: str) -> list[str]:
+        return _concat_operands(sel, uses, c) if sel[c].op == "concat" else list(sel[c].children)
+
+    g = Graph(name=original.name)
+    g.weights = {}
+    vals: dict[str, Value] = {}
+    # inputs first, in the original order: positional callers rely on it, and an input the
+    # optimized graph no longer reads is still part of its signature
+    input_of: dict[str, Value] = {}
+    for inp in original.inputs:
+        input_of[inp.attrs["name"]] = Value(g.add("input", [], inp.attrs, origin=inp.origin or "input").id, 0)
+    splits: dict[SplitKey, int] = {}
+    for c in _post_order(data.roots, operands):
         n = sel[c]
         if c in split_of:
             key, i = split_of[c]
@@ -100,16 +121,12 @@ def to_graph(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
                 splits[key] = node.id
             vals[c] = Value(splits[key], i)
             continue
-        if n.op == "concat":
-            ins = [vals[k] for k in flat_concat(c)]
-            node = g.add("concat", ins, n.attrs, origin="extracted")
-        elif n.op == "input":
+        if n.op == "input":
             vals[c] = input_of[n.attrs["name"]]
             continue
-        else:
-            node = g.add(n.op, [vals[k] for k in n.children], n.attrs, origin="extracted")
-            if n.op == "weight":
-                g.weights[n.attrs["name"]] = original.weights[n.attrs["name"]]
+        node = g.add(n.op, [vals[k] for k in operands(c)], n.attrs, origin="extracted")
+        if n.op == "weight":
+            g.weights[n.attrs["name"]] = original.weights[n.attrs["name"]]
         vals[c] = Value(node.id, 0)
     g.outputs = [vals[r] for r in data.roots]
     g.validate()

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.ir.errors import ExtractionError
 
-NodeCost = Callable[[ENode], float]
-
 
 def node_costs(data: EGraphData, cost: Callable[[str, dict, list], float]) -> dict[str, float]:
     """Cost of each e-node alone; weight-only classes are precomputed, so free."""

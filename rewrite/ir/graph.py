@@ -14,7 +14,7 @@ shapes are inferred when it is added, so a malformed graph cannot be built.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -303,9 +303,3 @@ class Graph:
             lines.append(f"%{n.id} = {n.op}({args}) {attrs} -> {shapes}".replace("  ", " "))
         lines.append("return " + ", ".join(f"%{v.node}" + (f".{v.index}" if v.index else "") for v in self.outputs))
         return "\n".join(lines)
-
-
-def iter_values(graph: Graph) -> Iterable[tuple[Value, Shape]]:
-    for n in graph:
-        for i, s in enumerate(n.shapes):
-            yield Value(n.id, i), s

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 from rewrite.ir.builder import GraphBuilder
-from rewrite.ir.graph import Graph, Value
+from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.ops import OPS, AttrKind, Shape
 from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Loc, Op, Pattern, Rule, Var
 
@@ -289,13 +289,11 @@ class GraphFacts:
         return cls(graph, graph.weight_only(), weight_order(graph))
 
 
-def _as_slice(graph: Graph, v: Value) -> tuple[Value, dict[str, Any]] | None:
-    """A split output read as the slice egglog encodes it as."""
-    n = graph.nodes[v.node]
-    if n.op != "split":
-        return None
-    start = sum(n.attrs["sizes"][: v.index])
-    return n.inputs[0], {"axis": n.attrs["axis"], "start": start, "end": start + n.attrs["sizes"][v.index]}
+def _as_slice(split: Node, index: int) -> tuple[Value, dict[str, Any]]:
+    """Output ``index`` of a split node read as the slice egglog encodes it as."""
+    sizes = split.attrs["sizes"]
+    start = sum(sizes[:index])
+    return split.inputs[0], {"axis": split.attrs["axis"], "start": start, "end": start + sizes[index]}
 
 
 def _bind_tensor(name: str, v: Value, facts: GraphFacts, env: Env) -> bool:
@@ -328,7 +326,7 @@ def match(p: Pattern, v: Value, facts: GraphFacts, env: Env) -> bool:
     graph = facts.graph
     node = graph.nodes[v.node]
     if p.op == "slice" and node.op == "split":
-        src, attrs = _as_slice(graph, v)  # type: ignore[misc]
+        src, attrs = _as_slice(node, v.index)
         ins: tuple[Value, ...] = (src,)
     elif node.op != p.op or v.index != 0:
         return False

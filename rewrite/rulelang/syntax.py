@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeAlias
 
 from rewrite.ir.errors import Loc, RuleError
 from rewrite.ir.ops import OPS, AttrKind, Group
@@ -84,9 +85,7 @@ Pattern = Var | Op
 # lets merge rules build each concat of weights in one canonical order only.
 TENSOR_FNS = ("dim", "rank", "shape", "weight", "wfirst", "wlast")
 INT_FNS = {"dim": 2, "rank": 1, "wfirst": 1, "wlast": 1, "at": 2, "+": 2, "-": 2, "*": 2, "/": 2, "max": 2, "min": 2}
-VEC_FNS = {"shape": 1}
 GUARD_FNS = {"=": 2, "!=": 2, "<": 2, "<=": 2, ">": 2, ">=": 2, "weight": 1}
-FAMILIES = ("algebra", "layout", "fusion", "relaxed", "multi", "transformer")
 
 
 @dataclass(frozen=True)
@@ -130,6 +129,14 @@ class Tok:
     kind: str  # punct | str | atom
 
 
+# What the reader returns: a token, or a bracketed list whose first item is its opening "(" or "[".
+SExpr: TypeAlias = Tok | list["SExpr"]
+
+
+def _loc(s: SExpr) -> Loc:
+    return s.loc if isinstance(s, Tok) else _loc(s[0])
+
+
 def tokenize(text: str, path: str, line0: int, offsets: list[tuple[int, int]]) -> list[Tok]:
     """Tokens of a logical rule; ``offsets`` maps character ranges back to source lines."""
     toks, pos = [], 0
@@ -162,12 +169,12 @@ class _Reader:
         self.i += 1
         return t
 
-    def sexpr(self) -> object:
-        """A nested list of Toks."""
+    def sexpr(self) -> SExpr:
+        """A token, or a nested list of them opened by its bracket token."""
         t = self.next()
         if t.text in ("(", "["):
             close = ")" if t.text == "(" else "]"
-            items: list[object] = [t]
+            items: list[SExpr] = [t]
             while True:
                 p = self.peek()
                 if p is None:
@@ -186,7 +193,7 @@ class _Reader:
 # ----------------------------------------------------------------- building the AST
 
 
-def _expr(s: object) -> Expr:
+def _expr(s: SExpr) -> Expr:
     if isinstance(s, Tok):
         if s.kind == "str":
             return Lit(bytes(s.text[1:-1], "utf-8").decode("unicode_escape"), s.loc)
@@ -197,27 +204,28 @@ def _expr(s: object) -> Expr:
         if _FLOAT.match(s.text):
             return Lit(float(s.text), s.loc)
         raise RuleError(s.loc, f"expected a value, variable or expression, got '{s.text}'")
-    head = s[0]  # type: ignore[index]
-    assert isinstance(head, Tok)
+    head = s[0]
+    assert isinstance(head, Tok)  # the reader opens every list with its bracket
     if head.text == "[":
-        return ListExpr(tuple(_expr(x) for x in s[1:]), head.loc)  # type: ignore[index]
-    if len(s) < 2 or not isinstance(s[1], Tok):  # type: ignore[arg-type,index]
+        return ListExpr(tuple(_expr(x) for x in s[1:]), head.loc)
+    fn = s[1] if len(s) >= 2 else None
+    if not isinstance(fn, Tok):
         raise RuleError(head.loc, "expected a function name after '('")
-    fn = s[1]  # type: ignore[index]
-    return Call(fn.text, tuple(_expr(x) for x in s[2:]), fn.loc)  # type: ignore[index]
+    return Call(fn.text, tuple(_expr(x) for x in s[2:]), fn.loc)
 
 
-def _pattern(s: object) -> Pattern:
+def _pattern(s: SExpr) -> Pattern:
     if isinstance(s, Tok):
         e = _expr(s)
         if not isinstance(e, Var):
             raise RuleError(s.loc, f"expected an op pattern or a ?variable, got '{s.text}'")
         return e
-    head = s[0]  # type: ignore[index]
-    if head.text != "(" or len(s) < 2 or not isinstance(s[1], Tok):  # type: ignore[arg-type,index]
+    head = s[0]
+    assert isinstance(head, Tok)  # the reader opens every list with its bracket
+    name_tok = s[1] if len(s) >= 2 else None
+    if head.text != "(" or not isinstance(name_tok, Tok):
         raise RuleError(head.loc, "expected '(op ...)'")
-    name_tok: Tok = s[1]  # type: ignore[index]
-    items = list(s[2:])  # type: ignore[index]
+    items = s[2:]
     inputs: list[Pattern] = []
     attrs: list[tuple[str, Expr]] = []
     i = 0
@@ -230,8 +238,7 @@ def _pattern(s: object) -> Pattern:
             i += 2
             continue
         if attrs:
-            loc = it.loc if isinstance(it, Tok) else it[0].loc  # type: ignore[index]
-            raise RuleError(loc, "inputs must come before :attributes")
+            raise RuleError(_loc(it), "inputs must come before :attributes")
         inputs.append(_pattern(it))
         i += 1
     return Op(name_tok.text, tuple(inputs), tuple(attrs), name_tok.loc)

@@ -134,9 +134,14 @@ def _graph(lhs: Pattern, rhs: Pattern, shapes: Mapping[str, tuple[int, ...]], we
 
 
 def _rules(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
-    if rules and all(isinstance(r, Rule) for r in rules):
-        return list(rules)  # type: ignore[arg-type]
-    return load_rules(rules)  # type: ignore[arg-type]
+    """Parsed rules as given, else loaded from family names or files (None: every shipped family)."""
+    if rules is None:
+        return load_rules(None)
+    parsed = [r for r in rules if isinstance(r, Rule)]
+    specs = [r for r in rules if not isinstance(r, Rule)]
+    if parsed and specs:
+        raise ProveError("pass either parsed rules or rule families/files, not both")
+    return parsed if parsed else load_rules(specs)
 
 
 def prove_equal(
