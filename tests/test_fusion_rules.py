@@ -392,8 +392,8 @@ def test_optimize_folds_batchnorm_and_fuses_bias_and_activation():
     g = from_torch(m, (torch.randn(2, 3, 8, 8),), name="conv-bn-relu")
     r = optimize(g, limits=Limits(iterations=10, nodes=20_000, seconds=20))
     s = r.stats
-    assert s["verified"] is True
-    fired = s["rules_fired"]
+    assert s.verified is True
+    fired = s.saturation.rules_fired
     for name in ("fold-bn-conv", "fuse-conv-bias", "fuse-conv-relu", "fuse-matmul-bias", "fuse-matmul-sigmoid"):
         assert fired.get(name, 0) >= 1, name
     after = r.graph.summary()
@@ -401,7 +401,7 @@ def test_optimize_folds_batchnorm_and_fuses_bias_and_activation():
     assert after["conv2d_bias_act"] == 3 and after["matmul_bias_act"] == 1
     acts = sorted(n.attrs["act"] for n in r.graph if n.op.endswith("_bias_act"))
     assert acts == ["relu", "relu", "relu", "sigmoid"]
-    assert s["cost_after"] < s["cost_before"] and s["ops_after"] < s["ops_before"]
+    assert s.cost_after < s.cost_before and s.ops_after < s.ops_before
     # the folded weights and biases are weight-only: precomputed, not run-time ops
     const = r.graph.weight_only()
     assert all(n.id in const for n in r.graph if n.op in ("rsqrt", "pad2d"))
@@ -428,8 +428,9 @@ def test_relaxed_enlarge_then_merge_pays_off_on_a_small_fire_module():
     g = from_torch(m, (torch.randn(1, 8, 4, 4),), name="fire")
     r = optimize(g, limits=Limits(iterations=10, nodes=20_000, seconds=20))
     s = r.stats
-    assert s["verified"] is True and s["cost_after"] < s["cost_before"]
-    assert s["rules_fired"].get("enlarge-conv-bias-act-1x1", 0) + s["rules_fired"].get("enlarge-conv-1x1", 0) >= 1
+    fired = s.saturation.rules_fired
+    assert s.verified is True and s.cost_after < s.cost_before
+    assert fired.get("enlarge-conv-bias-act-1x1", 0) + fired.get("enlarge-conv-1x1", 0) >= 1
     # squeeze conv + one merged 3x3 expand conv (the 1x1 kernel zero-padded), no concat left
     assert r.graph.summary() == {"conv2d_bias_act": 2}
     assert any(n.op == "pad2d" for n in r.graph)
