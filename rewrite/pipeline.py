@@ -34,8 +34,8 @@ from rewrite.extract.greedy import dag_cost, greedy_choice, node_costs, select
 from rewrite.extract.ilp import ilp_extract
 from rewrite.ir.errors import ExtractionError, UsageError, VerificationError
 from rewrite.ir.graph import Graph
-from rewrite.ir.target import Target
 from rewrite.ir.ops import Shape
+from rewrite.ir.target import Target
 from rewrite.results import IlpStats, LimitStats, OptimizeStats, RunStats, SaturationStats, Timings
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule

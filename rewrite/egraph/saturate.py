@@ -81,7 +81,9 @@ class SaturationResult:
         another node (``relu(relu(x))``, a reshape to the same shape, two equal outputs), several lets name
         one e-class, and no let-to-class table read from ``class_data`` can be trusted to be one-to-one.
         """
-        roots = [bindings.Var(bindings.PanicSpan(), let) for let in self.encoding.roots]
+        roots: list[bindings.Lit | bindings.Var | bindings.Call] = [
+            bindings.Var(bindings.PanicSpan(), let) for let in self.encoding.roots
+        ]
         data = json.loads(self.egraph.serialize(roots).to_json())
         if len(data.get("root_eclasses", [])) != len(roots):
             raise SaturationError(
