@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -145,24 +147,26 @@ def _eval(e: Expr, env: dict) -> object:
             "wfirst": lambda: env["order"][t],
             "wlast": lambda: env["order"][t],
         }[e.fn]()
-    x, y = (_eval(v, env) for v in a)
+    x: Any
+    y: Any
+    x, y = (_eval(v, env) for v in a)  # ints, floats or tuples: the rule language is dynamically typed
     if e.fn == "at":
-        return x[y]  # type: ignore[index]
+        return x[y]
     if e.fn == "/":
-        return x / y if isinstance(x, float) or isinstance(y, float) else int(x / y)  # type: ignore[operator]
+        return x / y if isinstance(x, float) or isinstance(y, float) else int(x / y)
     ops = {
         "+": lambda: x + y,
         "-": lambda: x - y,
         "*": lambda: x * y,
-        "max": lambda: max(x, y),  # type: ignore
+        "max": lambda: max(x, y),
         "min": lambda: min(x, y),
         "=": lambda: x == y,
         "!=": lambda: x != y,
-        "<": lambda: x < y,  # type: ignore
+        "<": lambda: x < y,
         "<=": lambda: x <= y,
         ">": lambda: x > y,
         ">=": lambda: x >= y,
-    }  # type: ignore
+    }
     return ops[e.fn]()
 
 
@@ -202,15 +206,15 @@ def check_instance(
     """Build one concrete instance of a rule direction, assert its guards hold, compare both sides."""
     weights = _weights_of(rule)
     order = {name: i for i, name in enumerate(shapes)}  # original weights, numbered in order
-    env = {
+    env: dict[str, Any] = {
         "shapes": {k: tuple(v) for k, v in shapes.items()},
         "attrs": attrs,
         "weights": weights,
         "order": order,
         "values": {},
     }
-    for g in rule.guards:
-        assert _eval(g, env), f"{rule.name}: the instance does not satisfy guard {g}"
+    for guard in rule.guards:
+        assert _eval(guard, env), f"{rule.name}: the instance does not satisfy guard {guard}"
     b = GraphBuilder(rule.name)
     lhs = [_build(p, env, b) for p in rule.lhs]
     rhs = [_build(p, env, b) for p in rule.rhs]
