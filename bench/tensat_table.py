@@ -23,7 +23,7 @@ import torch
 from bench.models import MODELS, load
 from costs.fidelity import measure_graphs
 from costs.measured import MeasuredCost
-from rewrite.egraph.saturate import Limits
+from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
 from rewrite.pipeline import optimize
 from rewrite.rulelang.loader import load_rules
@@ -55,26 +55,28 @@ def run_model(
         graph, rules=load_rules(), limits=limits, extractor="ilp", ilp_seconds=ilp_seconds, cost_model=cost_model
     )
     s = res.stats
+    ilp = s.ilp
+    assert ilp is not None, "optimize(extractor='ilp') reports the ILP's figures"
     ms_orig, ms_opt = (t * 1e3 for t in measure_graphs([graph, res.graph], repeats=repeats, warmup=2))
     return {
         "model": name,
-        "ops_before": s["ops_before"],
-        "ops_after": s["ops_after"],
-        "enodes": s["enodes"],
-        "seconds_saturate": s["seconds"]["saturate"],
-        "seconds_extract_greedy": s["seconds"]["extract_greedy"],
-        "seconds_extract_ilp": s["ilp_seconds"],
-        "ilp_gap": s["ilp_gap"],
-        "ilp_status": s["ilp_status"],
-        "cost_before": s["cost_before"],
-        "cost_after_greedy": s["cost_after_greedy"],
-        "cost_after_ilp": s["cost_after"],
+        "ops_before": s.ops_before,
+        "ops_after": s.ops_after,
+        "enodes": s.saturation.enodes,
+        "seconds_saturate": s.seconds.saturate,
+        "seconds_extract_greedy": s.seconds.extract_greedy,
+        "seconds_extract_ilp": ilp.seconds,
+        "ilp_gap": ilp.gap,
+        "ilp_status": ilp.status.value,
+        "cost_before": s.cost_before,
+        "cost_after_greedy": ilp.cost_after_greedy,
+        "cost_after_ilp": s.cost_after,
         "ms_original": ms_orig,
         "ms_optimized": ms_opt,
         "speedup": ms_orig / ms_opt,
-        "verified": s["verified"],
-        "stop_reason": s["stop_reason"],
-        "seconds_total": s["seconds"]["total"],
+        "verified": s.verified,
+        "stop_reason": s.saturation.stop_reason.value,
+        "seconds_total": s.seconds.total,
     }
 
 

@@ -1,7 +1,7 @@
 """How well does a cost model rank real candidates?  Spearman correlation against measured run times.
 
-For each candidate graph, the model's prediction is the sum of its costs over run-time nodes
-(weight-only nodes are precomputed, as in ``costs.model.graph_cost``); the measurement is the
+For each candidate graph, the model's prediction is ``costs.model.graph_cost``: the sum of its costs
+over run-time nodes (weight-only nodes are precomputed); the measurement is the
 median wall time of ``Graph.run`` on the graph with its weight-only sub-graphs folded into
 weights first (``Graph.folded``), so neither side pays for precomputation.  Graphs are timed in
 alternating rounds (forward, then backward order) so drift on a shared machine hits every
@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from costs.model import CostModel, graph_cost
 from rewrite.ir.graph import Graph
 
 
@@ -60,14 +61,6 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
     return pearson(ranks(xs), ranks(ys))
 
 
-def predicted_cost(graph: Graph, model: Callable[..., float]) -> float:
-    """Modelled seconds of the run-time nodes (weight-only nodes are precomputed)."""
-    const = graph.weight_only()
-    return sum(
-        model(n.op, n.attrs, [graph.shape_of(v) for v in n.inputs]) for n in graph.compute_nodes() if n.id not in const
-    )
-
-
 def measure_graphs(
     graphs: Sequence[Graph],
     repeats: int = 10,
@@ -102,7 +95,7 @@ def measure_graphs(
 
 def fidelity(
     graphs: Sequence[Graph],
-    model: Callable[..., float],
+    model: CostModel,
     repeats: int = 10,
     warmup: int = 2,
     seed: int = 0,
@@ -115,7 +108,7 @@ def fidelity(
     """
     if not graphs:
         raise ValueError("fidelity needs at least one candidate graph")
-    predicted = [predicted_cost(g, model) for g in graphs]
+    predicted = [graph_cost(g, model) for g in graphs]
     return agreement(predicted, measure_graphs(graphs, repeats, warmup, seed, on_progress))
 
 

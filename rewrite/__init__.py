@@ -3,7 +3,7 @@
     >>> import rewrite
     >>> graph = rewrite.from_torch(module, (x,))          # doctest: +SKIP
     >>> result = rewrite.optimize(graph)                  # doctest: +SKIP
-    >>> result.stats["verified"], result.stats["cost_after"]  # doctest: +SKIP
+    >>> result.stats.verified, result.stats.cost_after  # doctest: +SKIP
 
 The public names are loaded on first use (PEP 562), so ``import rewrite`` (and
 the ``eqsat`` command's start-up) costs nothing until one is asked for.

@@ -1,12 +1,16 @@
 """The pipeline as readable functions of named stages: optimize, compile, compare.
 
-import → saturate → extract → verify          (``optimize``)
-graph → fused kernels → LLVM → a callable     (``compile``)
+import → saturate → extract (greedy, ILP) → choose → verify     (``optimize``)
+graph → fused kernels → LLVM → a callable                       (``compile``)
+
+Each stage is a small function that checks what it promises: an extracted graph is well-formed
+(``Graph.validate``) and keeps the original's inputs and output shapes; the chosen graph costs no
+more than the input; the result computes what the input computes (``verify``).
 
 >>> from bench.models import load
 >>> from rewrite.frontends import from_torch
 >>> result = optimize(from_torch(*load("nasrnn")))
->>> result.stats["verified"], result.stats["cost_after"] < result.stats["cost_before"]
+>>> result.stats.verified, result.stats.cost_after < result.stats.cost_before
 (True, True)
 """
 
@@ -14,26 +18,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import torch
 
 from costs.analytical import AnalyticalCost
-from costs.model import graph_cost
+from costs.model import CostModel, graph_cost
 from costs.timing import alternate
 from lower import CompiledGraph, compile_graph
-from rewrite.egraph.saturate import IterationStat, Limits, saturate
+from rewrite.egraph.limits import Limits
+from rewrite.egraph.saturate import IterationStat, SaturationResult, saturate
 from rewrite.extract.decode import to_graph
-from rewrite.extract.egraph_data import EGraphData, read_serialized
+from rewrite.extract.egraph_data import EGraphData, ENode, read_serialized
 from rewrite.extract.greedy import dag_cost, greedy_choice, node_costs, select
 from rewrite.extract.ilp import ilp_extract
-from rewrite.ir.errors import UsageError, VerificationError
+from rewrite.ir.errors import ExtractionError, UsageError, VerificationError
 from rewrite.ir.graph import Graph
+from rewrite.ir.ops import Shape
 from rewrite.ir.target import Target
+from rewrite.results import IlpStats, LimitStats, OptimizeStats, RunStats, SaturationStats, Timings
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule
-from rewrite.verify.numeric import REL_TOL, compare_all, verify
+from rewrite.verify.numeric import REL_TOL, VerifyResult, compare_all, verify
 
 EXTRACTORS = ("greedy", "ilp")
 
@@ -45,7 +51,103 @@ EXTRACTORS = ("greedy", "ilp")
 class OptimizeResult:
     graph: Graph
     original: Graph
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: OptimizeStats
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """What extraction found: the greedy graph, the ILP's (if asked for), and the figures around them."""
+
+    greedy: Graph
+    greedy_cost: float
+    ilp: Graph | None
+    ilp_stats: IlpStats | None
+    cost_before: float
+    greedy_dag_cost: float
+    dropped: int
+    greedy_seconds: float
+
+
+def _rule_list(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
+    """Parsed rules as given, or the rule files/families named (None: every shipped rule)."""
+    if rules and isinstance(next(iter(rules)), Rule):
+        return list(rules)  # type: ignore[arg-type]
+    return load_rules(rules)  # type: ignore[arg-type]
+
+
+def _signature(g: Graph) -> list[tuple[str, Shape]]:
+    """The inputs callers feed, by name and shape, in order (positional callers rely on the order)."""
+    return [(n.attrs["name"], n.shape) for n in g.inputs]
+
+
+def _decoded(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
+    """The graph a selection spells, checked: well-formed, same inputs in order, same output shapes."""
+    g = to_graph(data, sel, original)
+    g.validate()
+    inputs, want_inputs = _signature(g), _signature(original)
+    if inputs != want_inputs:
+        raise ExtractionError(f"extracted graph of '{original.name}' has inputs {inputs}, expected {want_inputs}")
+    shapes, want = [g.shape_of(v) for v in g.outputs], [original.shape_of(v) for v in original.outputs]
+    if shapes != want:
+        raise ExtractionError(f"extracted graph of '{original.name}' has output shapes {shapes}, expected {want}")
+    return g
+
+
+def _extract(graph: Graph, sat: SaturationResult, model: CostModel, extractor: str, ilp_seconds: float) -> _Candidates:
+    """Greedy DAG-aware extraction, then (for ``"ilp"``) the exact ILP warm-started from it."""
+    t0 = time.perf_counter()
+    data = read_serialized(sat.serialized())
+    ncost = node_costs(data, model)
+    sel = select(data, greedy_choice(data, ncost), ncost)
+    greedy_seconds = time.perf_counter() - t0
+    greedy = _decoded(data, sel, graph)
+    cost_before = graph_cost(graph, model)
+    ilp_graph, ilp_stats, greedy_cost = None, None, graph_cost(greedy, model)
+    if extractor == "ilp":
+        res = ilp_extract(data, ncost, time_limit=ilp_seconds, warm_start=sel)
+        ilp_graph = _decoded(data, res.selection, graph)
+        ilp_stats = IlpStats(
+            res.status,
+            res.source,
+            res.gap,
+            res.objective,
+            res.bound,
+            res.greedy_objective,
+            res.seconds,
+            cost_after_greedy=min(greedy_cost, cost_before),
+        )
+    return _Candidates(
+        greedy, greedy_cost, ilp_graph, ilp_stats, cost_before, dag_cost(sel, ncost), len(data.dropped), greedy_seconds
+    )
+
+
+def _choose(graph: Graph, found: _Candidates, model: CostModel) -> tuple[Graph, float]:
+    """The cheapest of the ILP's graph, the greedy graph and the input, with its cost.
+
+    Decoding can price the ILP's answer slightly above greedy's: keep the cheaper.  Extraction never
+    makes a graph more expensive than the input.
+    """
+    best = found.greedy
+    if found.ilp is not None and graph_cost(found.ilp, model) <= found.greedy_cost:
+        best = found.ilp
+    cost = graph_cost(best, model)
+    if cost > found.cost_before:
+        best, cost = graph, found.cost_before
+    assert cost <= found.cost_before, "the chosen graph must not cost more than the input"
+    return best, cost
+
+
+def _verify(graph: Graph, best: Graph, check: bool, sat: SaturationResult) -> VerifyResult | None:
+    """Run both graphs on random inputs; a difference is a ``VerificationError`` naming the rules that fired."""
+    if not check:
+        return None
+    v = verify(graph, best)
+    if not v.ok:
+        raise VerificationError(
+            f"optimized graph of '{graph.name}' differs from the original: max abs error {v.max_abs_err:.3g} "
+            f"(relative {v.max_rel_err:.3g}); rules fired: {dict(sorted(sat.rules_fired.items()))}"
+        )
+    return v
 
 
 def optimize(
@@ -53,7 +155,7 @@ def optimize(
     rules: Sequence[Rule] | Sequence[str] | None = None,
     limits: Limits = Limits(),
     extractor: str = "ilp",
-    cost_model: Callable[..., float] | None = None,
+    cost_model: CostModel | None = None,
     check: bool = True,
     on_iteration: Callable[[IterationStat], None] | None = None,
     ilp_seconds: float = 10.0,
@@ -62,88 +164,38 @@ def optimize(
 
     ``extractor="ilp"`` (the default) solves extraction exactly with HiGHS within ``ilp_seconds``,
     warm-started from, and never worse than, the greedy answer, which it falls back to when it
-    cannot finish; its status and optimality gap land in the stats.  ``"greedy"`` skips the ILP.
+    cannot finish; its status and optimality gap land in ``stats.ilp``.  ``"greedy"`` skips the ILP.
     """
     if extractor not in EXTRACTORS:
         raise UsageError(f"unknown extractor '{extractor}'; choose from {', '.join(EXTRACTORS)}")
     limits.check()
     graph.validate()
-    if cost_model is None:
-        cost_model = AnalyticalCost()
-    rule_list = list(rules) if rules and isinstance(next(iter(rules)), Rule) else load_rules(rules)  # type: ignore[arg-type]
+    model = cost_model if cost_model is not None else AnalyticalCost()
+    rule_list = _rule_list(rules)
     t0 = time.perf_counter()
-    sat = saturate(graph, rule_list, limits, on_iteration)  # type: ignore[arg-type]
+    sat = saturate(graph, rule_list, limits, on_iteration)
     t1 = time.perf_counter()
-    data = read_serialized(sat.serialized())
-    ncost = node_costs(data, cost_model)
-    sel = select(data, greedy_choice(data, ncost), ncost)
-    t_greedy = time.perf_counter() - t1
-    best = to_graph(data, sel, graph)
-    cost_before = graph_cost(graph, cost_model)
-    ilp_info: dict[str, Any] = {}
-    if extractor == "ilp":
-        res = ilp_extract(data, ncost, time_limit=ilp_seconds, warm_start=sel)
-        greedy_graph, greedy_cost = best, graph_cost(best, cost_model)
-        best = to_graph(data, res.selection, graph)
-        if graph_cost(best, cost_model) > greedy_cost:  # decoding can differ slightly: keep the cheaper
-            best = greedy_graph
-        ilp_info = {
-            "ilp_status": res.status,
-            "ilp_source": res.source,
-            "ilp_gap": res.gap,
-            "ilp_objective": res.objective,
-            "ilp_bound": res.bound,
-            "greedy_objective": res.greedy_objective,
-            "ilp_seconds": res.seconds,
-            "cost_after_greedy": min(greedy_cost, cost_before),
-        }
+    found = _extract(graph, sat, model, extractor, ilp_seconds)
+    best, cost_after = _choose(graph, found, model)
     t2 = time.perf_counter()
-    cost_after = graph_cost(best, cost_model)
-    if cost_after > cost_before:  # extraction never makes things worse than the input
-        best, cost_after = graph, cost_before
-    v = verify(graph, best) if check else None
+    checked = _verify(graph, best, check, sat)
     t3 = time.perf_counter()
-    stats: dict[str, Any] = {
-        "model": graph.name,
-        "ops_before": graph.op_count(),
-        "ops_after": best.op_count(),
-        "cost_before": cost_before,
-        "cost_after": cost_after,
-        "extracted_dag_cost": dag_cost(sel, ncost),
-        "extractor": extractor,
-        **ilp_info,
-        "stop_reason": sat.stop_reason.value,
-        "iterations": len(sat.iterations),
-        "enodes": sat.enodes,
-        "eclasses": sat.eclasses,
-        "per_iteration": [
-            {"iteration": s.index, "enodes": s.enodes, "eclasses": s.eclasses, "seconds": round(s.seconds, 4)}
-            for s in sat.iterations
-        ],
-        "seconds": {
-            "load": sat.seconds_load,
-            "saturate": sat.seconds_saturate,
-            "extract": t2 - t1,
-            "extract_greedy": t_greedy,
-            "verify": t3 - t2,
-            "total": t3 - t0,
-        },
-        "verified": bool(v.ok) if v else None,
-        "max_abs_err": v.max_abs_err if v else None,
-        "rules_fired": dict(sorted(sat.rules_fired.items())),
-        "dropped_enodes": len(data.dropped),
-        "limits": {
-            "iterations": limits.iterations,
-            "nodes": limits.nodes,
-            "seconds": limits.seconds,
-            "match_limit": sat.stats["match_limit"],
-        },
-    }
-    if v is not None and not v.ok:
-        raise VerificationError(
-            f"optimized graph of '{graph.name}' differs from the original: max abs error {v.max_abs_err:.3g} "
-            f"(relative {v.max_rel_err:.3g}); rules fired: {stats['rules_fired']}"
-        )
+    stats = OptimizeStats(
+        model=graph.name,
+        ops_before=graph.op_count(),
+        ops_after=best.op_count(),
+        cost_before=found.cost_before,
+        cost_after=cost_after,
+        extracted_dag_cost=found.greedy_dag_cost,
+        extractor=extractor,
+        saturation=SaturationStats.of(sat),
+        seconds=Timings(sat.seconds_load, sat.seconds_saturate, t2 - t1, found.greedy_seconds, t3 - t2, t3 - t0),
+        verified=bool(checked.ok) if checked else None,
+        max_abs_err=checked.max_abs_err if checked else None,
+        dropped_enodes=found.dropped,
+        limits=LimitStats(limits.iterations, limits.nodes, limits.seconds, sat.match_limit),
+        ilp=found.ilp_stats,
+    )
     return OptimizeResult(best, graph, stats)
 
 
@@ -165,7 +217,7 @@ def compile_and_compare(
     inputs: tuple[torch.Tensor, ...],
     target: str | Target = "llvm",
     repeats: int = 10,
-) -> dict[str, Any]:
+) -> RunStats:
     """Compile ``graph``, check its outputs against ``module`` and time both, alternated.
 
     Raises ``VerificationError`` when the compiled graph's outputs differ from PyTorch's.
@@ -181,17 +233,17 @@ def compile_and_compare(
         if not cmp.close:
             raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: {cmp.why}")
         t_ours, t_eager = alternate([lambda: run(feed), lambda: module(*inputs)], repeats=repeats)
-    return {
-        "target": run.target.name,
-        "compile_seconds": run.compile_seconds,
-        "kernels": run.kernels,
-        "latency_ms": t_ours * 1e3,
-        "torch_eager_ms": t_eager * 1e3,
-        "speedup_vs_eager": t_eager / t_ours,
-        "max_rel_err": cmp.rel_err,
-        "torch_threads": torch.get_num_threads(),
-        "plan": str(run.plan),
-    }
+    return RunStats(
+        target=run.target.name,
+        compile_seconds=run.compile_seconds,
+        kernels=run.kernels,
+        latency_ms=t_ours * 1e3,
+        torch_eager_ms=t_eager * 1e3,
+        speedup_vs_eager=t_eager / t_ours,
+        max_rel_err=cmp.rel_err,
+        torch_threads=torch.get_num_threads(),
+        plan=str(run.plan),
+    )
 
 
 def saturated_egraph(graph: Graph, rules: Sequence[Rule], limits: Limits = Limits()) -> EGraphData:

@@ -1,10 +1,13 @@
 """E-graph loading, shape analysis in egglog vs the registry, limits and stop reasons."""
 
+from collections import Counter
+
 import pytest
 import torch
 
 from bench.models import load
 from rewrite import GraphBuilder
+from rewrite.egraph.prelude import EGG_TO_OP
 from rewrite.egraph.saturate import Limits, SaturationError, StopReason, saturate
 from rewrite.extract.egraph_data import read_serialized
 from rewrite.frontends import from_torch
@@ -88,3 +91,18 @@ def test_unsound_rule_that_changes_shape_is_caught():
     g = b.build([b.relu(x)])
     with pytest.raises(SaturationError, match="unsound"):
         saturate(g, bad, Limits(iterations=3))
+
+
+def test_iteration_figures_come_from_egglogs_reports():
+    """Per-rule matches/applied and phase times from the run report; sizes from the size report."""
+    sat = saturate(_chain_graph(), load_rules(), Limits(iterations=4, nodes=100_000, match_limit=5))
+    for s in sat.iterations:
+        assert set(s.applied) <= set(s.matches) and all(n <= s.matches[k] for k, n in s.applied.items())
+        assert min(s.search_seconds, s.apply_seconds, s.rebuild_seconds, s.analysis_seconds) >= 0
+        assert set(s.rule_seconds) == set(s.matches)
+    # over the budget of 5 a rule is held back for the step: found but not applied; the budget then grows
+    assert any(s.matches[k] > s.applied.get(k, 0) for s in sat.iterations for k in s.matches)
+    assert sat.match_limit > 5
+    assert sat.rules_fired == sum((Counter(s.applied) for s in sat.iterations), Counter())
+    nodes = [n for n in sat.serialized()["nodes"].values() if n["op"] in EGG_TO_OP]
+    assert (len(nodes), len({n["eclass"] for n in nodes})) == (sat.enodes, sat.eclasses)

@@ -6,7 +6,7 @@ import random
 import pytest
 import torch
 
-from costs.fidelity import fidelity, predicted_cost, ranks, spearman
+from costs.fidelity import fidelity, ranks, spearman
 from rewrite import GraphBuilder
 from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.extract.greedy import ExtractionError
@@ -94,8 +94,7 @@ def test_fidelity_compares_predictions_with_measurements(monkeypatch):
     model = AnalyticalCost()
     graphs = [_matmul_graph(384), _matmul_graph(16, extra_weight_work=True), _matmul_graph(128)]
     # weight-only work is precomputed: priced like the plain 16x16 graph
-    assert predicted_cost(graphs[1], model) == pytest.approx(graph_cost(graphs[1], model))
-    assert predicted_cost(graphs[1], model) == pytest.approx(predicted_cost(_matmul_graph(16), model))
+    assert graph_cost(graphs[1], model) == pytest.approx(graph_cost(_matmul_graph(16), model))
     seen = []
 
     def fake_measure(gs, repeats, warmup, seed, on_progress):

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -145,24 +147,26 @@ def _eval(e: Expr, env: dict) -> object:
             "wfirst": lambda: env["order"][t],
             "wlast": lambda: env["order"][t],
         }[e.fn]()
-    x, y = (_eval(v, env) for v in a)
+    x: Any
+    y: Any
+    x, y = (_eval(v, env) for v in a)  # ints, floats or tuples: the rule language is dynamically typed
     if e.fn == "at":
-        return x[y]  # type: ignore[index]
+        return x[y]
     if e.fn == "/":
-        return x / y if isinstance(x, float) or isinstance(y, float) else int(x / y)  # type: ignore[operator]
+        return x / y if isinstance(x, float) or isinstance(y, float) else int(x / y)
     ops = {
         "+": lambda: x + y,
         "-": lambda: x - y,
         "*": lambda: x * y,
-        "max": lambda: max(x, y),  # type: ignore
+        "max": lambda: max(x, y),
         "min": lambda: min(x, y),
         "=": lambda: x == y,
         "!=": lambda: x != y,
-        "<": lambda: x < y,  # type: ignore
+        "<": lambda: x < y,
         "<=": lambda: x <= y,
         ">": lambda: x > y,
         ">=": lambda: x >= y,
-    }  # type: ignore
+    }
     return ops[e.fn]()
 
 
@@ -202,15 +206,15 @@ def check_instance(
     """Build one concrete instance of a rule direction, assert its guards hold, compare both sides."""
     weights = _weights_of(rule)
     order = {name: i for i, name in enumerate(shapes)}  # original weights, numbered in order
-    env = {
+    env: dict[str, Any] = {
         "shapes": {k: tuple(v) for k, v in shapes.items()},
         "attrs": attrs,
         "weights": weights,
         "order": order,
         "values": {},
     }
-    for g in rule.guards:
-        assert _eval(g, env), f"{rule.name}: the instance does not satisfy guard {g}"
+    for guard in rule.guards:
+        assert _eval(guard, env), f"{rule.name}: the instance does not satisfy guard {guard}"
     b = GraphBuilder(rule.name)
     lhs = [_build(p, env, b) for p in rule.lhs]
     rhs = [_build(p, env, b) for p in rule.rhs]
@@ -392,8 +396,8 @@ def test_optimize_folds_batchnorm_and_fuses_bias_and_activation():
     g = from_torch(m, (torch.randn(2, 3, 8, 8),), name="conv-bn-relu")
     r = optimize(g, limits=Limits(iterations=10, nodes=20_000, seconds=20))
     s = r.stats
-    assert s["verified"] is True
-    fired = s["rules_fired"]
+    assert s.verified is True
+    fired = s.saturation.rules_fired
     for name in ("fold-bn-conv", "fuse-conv-bias", "fuse-conv-relu", "fuse-matmul-bias", "fuse-matmul-sigmoid"):
         assert fired.get(name, 0) >= 1, name
     after = r.graph.summary()
@@ -401,7 +405,7 @@ def test_optimize_folds_batchnorm_and_fuses_bias_and_activation():
     assert after["conv2d_bias_act"] == 3 and after["matmul_bias_act"] == 1
     acts = sorted(n.attrs["act"] for n in r.graph if n.op.endswith("_bias_act"))
     assert acts == ["relu", "relu", "relu", "sigmoid"]
-    assert s["cost_after"] < s["cost_before"] and s["ops_after"] < s["ops_before"]
+    assert s.cost_after < s.cost_before and s.ops_after < s.ops_before
     # the folded weights and biases are weight-only: precomputed, not run-time ops
     const = r.graph.weight_only()
     assert all(n.id in const for n in r.graph if n.op in ("rsqrt", "pad2d"))
@@ -428,8 +432,9 @@ def test_relaxed_enlarge_then_merge_pays_off_on_a_small_fire_module():
     g = from_torch(m, (torch.randn(1, 8, 4, 4),), name="fire")
     r = optimize(g, limits=Limits(iterations=10, nodes=20_000, seconds=20))
     s = r.stats
-    assert s["verified"] is True and s["cost_after"] < s["cost_before"]
-    assert s["rules_fired"].get("enlarge-conv-bias-act-1x1", 0) + s["rules_fired"].get("enlarge-conv-1x1", 0) >= 1
+    fired = s.saturation.rules_fired
+    assert s.verified is True and s.cost_after < s.cost_before
+    assert fired.get("enlarge-conv-bias-act-1x1", 0) + fired.get("enlarge-conv-1x1", 0) >= 1
     # squeeze conv + one merged 3x3 expand conv (the 1x1 kernel zero-padded), no concat left
     assert r.graph.summary() == {"conv2d_bias_act": 2}
     assert any(n.op == "pad2d" for n in r.graph)

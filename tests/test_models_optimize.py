@@ -13,9 +13,9 @@ def test_model_optimizes_and_verifies(name):
     graph = from_torch(*load(name), name=name)
     result = optimize(graph)
     s = result.stats
-    assert s["verified"] is True, s
-    assert s["cost_after"] <= s["cost_before"]
-    assert s["seconds"]["total"] < 60
+    assert s.verified is True, s
+    assert s.cost_after <= s.cost_before
+    assert s.seconds.total < 60
     result.graph.validate()
     # positional callers rely on the input order
     assert [n.attrs["name"] for n in result.graph.inputs] == [n.attrs["name"] for n in graph.inputs]

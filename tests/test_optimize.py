@@ -7,7 +7,8 @@ import torch
 
 from rewrite import GraphBuilder
 from rewrite.cli import main
-from rewrite.egraph.saturate import Limits
+from rewrite.egraph.limits import Limits, StopReason
+from rewrite.extract.ilp import STATUSES
 from rewrite.ir.errors import VerificationError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import optimize
@@ -30,10 +31,11 @@ def test_optimize_reduces_cost_and_verifies():
     g = b.build([b.smul(b.transpose(b.reshape(b.matmul(x, w), shape=(64, 2, 64)), perm=(1, 0, 2)), scalar=0.125)])
     r = optimize(g, limits=Limits(iterations=8, nodes=5000, seconds=10))
     s = r.stats
-    assert s["verified"] is True and s["max_abs_err"] < 1e-4
-    assert s["cost_after"] < s["cost_before"] and s["ops_after"] < s["ops_before"]
+    assert s.verified is True and s.max_abs_err is not None and s.max_abs_err < 1e-4
+    assert s.cost_after < s.cost_before and s.ops_after < s.ops_before
     assert "smul" not in r.graph.summary()  # the scale moved onto the weight, precomputed
-    assert s["rules_fired"]["smul-matmul-r"] >= 1
+    assert s.saturation.rules_fired["smul-matmul-r"] >= 1
+    record = s.to_json()
     for k in (
         "model",
         "ops_before",
@@ -49,15 +51,15 @@ def test_optimize_reduces_cost_and_verifies():
         "max_abs_err",
         "rules_fired",
     ):
-        assert k in s
-    assert {"load", "saturate", "extract", "verify", "total"} <= set(s["seconds"])
+        assert k in record
+    assert {"load", "saturate", "extract", "verify", "total"} <= set(record["seconds"])
 
 
 def test_extracted_graph_is_valid_acyclic_and_never_worse():
     g = _qkv_graph()
     r = optimize(g, limits=Limits(iterations=6, nodes=20000, seconds=10))
     r.graph.validate()
-    assert r.stats["cost_after"] <= r.stats["cost_before"]
+    assert r.stats.cost_after <= r.stats.cost_before
     assert verify(g, r.graph).ok
 
 
@@ -115,9 +117,9 @@ def test_ilp_extractor_is_never_worse_than_greedy():
     lim = Limits(iterations=6, nodes=20000, seconds=10)
     greedy = optimize(g, limits=lim)
     ilp = optimize(g, limits=lim, extractor="ilp", ilp_seconds=5)
-    assert ilp.stats["ilp_status"] in ("optimal", "time_limit", "fallback")
-    assert ilp.stats["cost_after"] <= greedy.stats["cost_after"] + 1e-12
-    assert ilp.stats["verified"] is True
+    assert ilp.stats.ilp is not None and ilp.stats.ilp.status in ("optimal", "time_limit", "fallback")
+    assert ilp.stats.cost_after <= greedy.stats.cost_after + 1e-12
+    assert ilp.stats.verified is True
     with pytest.raises(ValueError, match="unknown extractor"):
         optimize(g, extractor="magic")
 
@@ -162,3 +164,79 @@ def test_run_llvm_compiles_checks_and_times(tmp_path, capsys):
     for k in ("compile_seconds", "latency_ms", "torch_eager_ms", "speedup_vs_eager", "max_rel_err"):
         assert k in s
     assert s["max_rel_err"] <= 1e-4
+
+
+# The JSON record `eqsat optimize --json` writes: these keys, in this order, with these value types.
+JSON_HEAD = ["model", "ops_before", "ops_after", "cost_before", "cost_after", "extracted_dag_cost", "extractor"]
+JSON_ILP = [
+    "ilp_status",
+    "ilp_source",
+    "ilp_gap",
+    "ilp_objective",
+    "ilp_bound",
+    "greedy_objective",
+    "ilp_seconds",
+    "cost_after_greedy",
+]
+JSON_TAIL = [
+    "stop_reason",
+    "iterations",
+    "enodes",
+    "eclasses",
+    "per_iteration",
+    "seconds",
+    "verified",
+    "max_abs_err",
+    "rules_fired",
+    "dropped_enodes",
+    "limits",
+]
+JSON_SECONDS = ["load", "saturate", "extract", "extract_greedy", "verify", "total"]
+JSON_LIMITS = ["iterations", "nodes", "seconds", "match_limit"]
+JSON_ITERATION = ["iteration", "enodes", "eclasses", "seconds"]
+
+
+def _assert_record_shape(record: dict, extractor: str) -> None:
+    assert list(record) == JSON_HEAD + (JSON_ILP if extractor == "ilp" else []) + JSON_TAIL
+    assert list(record["seconds"]) == JSON_SECONDS and list(record["limits"]) == JSON_LIMITS
+    assert record["per_iteration"] and all(list(it) == JSON_ITERATION for it in record["per_iteration"])
+    assert [it["iteration"] for it in record["per_iteration"]] == list(range(1, record["iterations"] + 1))
+    assert record["extractor"] == extractor and type(record["stop_reason"]) is str
+    assert record["stop_reason"] in {r.value for r in StopReason}
+    assert all(type(k) is str and type(v) is int for k, v in record["rules_fired"].items())
+    assert list(record["rules_fired"]) == sorted(record["rules_fired"])
+    assert type(record["verified"]) is bool and type(record["max_abs_err"]) is float
+    if extractor == "ilp":
+        assert type(record["ilp_status"]) is str and record["ilp_status"] in STATUSES
+        assert type(record["ilp_source"]) is str and record["ilp_source"] in ("ilp", "greedy")
+    assert json.loads(json.dumps(record)) == record  # plain JSON values only
+
+
+@pytest.mark.parametrize("extractor", ["greedy", "ilp"])
+def test_stats_to_json_keeps_the_record_shape(extractor):
+    r = optimize(_qkv_graph(), limits=Limits(iterations=4, nodes=20000, seconds=10), extractor=extractor)
+    record = r.stats.to_json()
+    _assert_record_shape(record, extractor)
+    s = r.stats
+    assert record["cost_after"] == s.cost_after and record["iterations"] == len(s.saturation.iterations)
+    assert record["enodes"] == s.saturation.enodes == s.saturation.iterations[-1].enodes
+    assert record["rules_fired"] == s.saturation.rules_fired
+    assert record["limits"]["match_limit"] == s.limits.match_limit == s.saturation.match_limit
+    assert (s.ilp is not None) == (extractor == "ilp")
+    if s.ilp is not None:
+        assert record["ilp_status"] == s.ilp.status.value and record["cost_after_greedy"] == s.ilp.cost_after_greedy
+
+
+@pytest.mark.parametrize("extractor", ["greedy", "ilp"])
+def test_cli_json_record_has_the_pinned_keys(tmp_path, extractor):
+    model = tmp_path / "m.py"
+    model.write_text(
+        "import torch\n"
+        "def make():\n"
+        "    torch.manual_seed(0)\n"
+        "    lin = torch.nn.Linear(16, 16, bias=False)\n"
+        "    return torch.nn.Sequential(lin, torch.nn.ReLU()).eval(), (torch.randn(4, 16),)\n"
+    )
+    out = tmp_path / "out.json"
+    assert main(["optimize", f"{model}:make", "--iters", "3", "--extractor", extractor, "--json", str(out)]) == 0
+    _assert_record_shape(json.loads(out.read_text()), extractor)

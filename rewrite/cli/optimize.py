@@ -78,7 +78,9 @@ def progress(verbose: bool) -> Callable[[IterationStat], None]:
         )
         if verbose:
             for name, n in sorted(stat.matches.items(), key=lambda kv: -kv[1]):
-                print(f"    {name}: {n} match(es)", file=sys.stderr)
+                applied = stat.applied.get(name, 0)
+                held = "" if applied == n else f", {applied} applied"  # a rule over its match budget applies none
+                print(f"    {name}: {n} match(es){held}", file=sys.stderr)
 
     return report
 
@@ -104,8 +106,9 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
         ilp_seconds=args.ilp_seconds,
         on_iteration=progress(args.verbose or config.TRACE.flag()),
     )
+    record = result.stats.to_json()
     if cost_model is not None:
-        result.stats["cost_model"] = {"kind": "measured", **cost_model.stats}
+        record["cost_model"] = {"kind": "measured", **cost_model.stats}
         print(f"measured cost model: {cost_model.stats}", file=sys.stderr)
     print(before_after(result.stats, graph.summary(), result.graph.summary()))
     if args.verbose:
@@ -114,12 +117,11 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     if args.run:
         print(f"compiling for {args.run} ...", file=sys.stderr, flush=True)
         run = compile_and_compare(result.graph, module, inputs, target=args.run, repeats=args.repeats)
-        plan = run.pop("plan")
-        result.stats.update(run)
+        record.update(run.to_json())
         if args.verbose:
-            print(plan)
-        print(run_table(result.stats))
+            print(run.plan)
+        print(run_table(run))
     if args.json:
-        Path(args.json).write_text(json.dumps(result.stats, indent=1))
+        Path(args.json).write_text(json.dumps(record, indent=1))
         print(f"wrote {args.json}")
     return 0

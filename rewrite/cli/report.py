@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from rewrite.results import OptimizeStats, RunStats
 
 
 def _fmt_s(x: float) -> str:
@@ -16,45 +16,52 @@ def table(rows: list[tuple[str, str, str]]) -> str:
     return "\n".join(lines)
 
 
-def before_after(stats: dict[str, Any], before_ops: dict[str, int], after_ops: dict[str, int]) -> str:
+def _extraction(stats: OptimizeStats) -> str:
+    ilp = stats.ilp
+    if ilp is None:
+        return f"extraction: {stats.extractor}"
+    if ilp.gap is None:
+        return f"extraction: {stats.extractor} ({ilp.status.value})"
+    return (
+        f"extraction: {stats.extractor} ({ilp.status.value}, gap {ilp.gap:.2%}, "
+        f"greedy alone {_fmt_s(ilp.cost_after_greedy)})"
+    )
+
+
+def before_after(stats: OptimizeStats, before_ops: dict[str, int], after_ops: dict[str, int]) -> str:
     """A readable before/after comparison of one optimization run."""
     rows = [
         ("", "before", "after"),
-        ("operators", str(stats["ops_before"]), str(stats["ops_after"])),
-        ("modelled cost", _fmt_s(stats["cost_before"]), _fmt_s(stats["cost_after"])),
+        ("operators", str(stats.ops_before), str(stats.ops_after)),
+        ("modelled cost", _fmt_s(stats.cost_before), _fmt_s(stats.cost_after)),
     ]
     for op in sorted(set(before_ops) | set(after_ops)):
         b, a = before_ops.get(op, 0), after_ops.get(op, 0)
         if b or a:
             rows.append((f"  {op}", str(b), str(a)))
-    s = stats["seconds"]
-    speed = stats["cost_before"] / stats["cost_after"] if stats["cost_after"] else float("inf")
-    verified = {True: "yes", False: "NO", None: "skipped"}[stats["verified"]]
-    err = f" (max abs error {stats['max_abs_err']:.2e})" if stats["max_abs_err"] is not None else ""
-    fired = ", ".join(f"{k} x{v}" for k, v in sorted(stats["rules_fired"].items(), key=lambda kv: -kv[1])[:8])
+    s, sat = stats.seconds, stats.saturation
+    speed = stats.cost_before / stats.cost_after if stats.cost_after else float("inf")
+    verified = {True: "yes", False: "NO", None: "skipped"}[stats.verified]
+    err = f" (max abs error {stats.max_abs_err:.2e})" if stats.max_abs_err is not None else ""
+    fired = ", ".join(f"{k} x{v}" for k, v in sorted(sat.rules_fired.items(), key=lambda kv: -kv[1])[:8])
     lines = [
-        f"model {stats['model']}: modelled speedup {speed:.3f}x",
+        f"model {stats.model}: modelled speedup {speed:.3f}x",
         table(rows),
-        f"e-graph: {stats['enodes']} e-nodes, {stats['eclasses']} e-classes after {stats['iterations']} "
-        f"iteration(s); stopped: {stats['stop_reason']}",
-        f"time: load {s['load']:.2f}s, saturate {s['saturate']:.2f}s, extract {s['extract']:.2f}s, "
-        f"verify {s['verify']:.2f}s, total {s['total']:.2f}s",
-        f"extraction: {stats['extractor']}"
-        + (
-            f" ({stats['ilp_status']}, gap {stats['ilp_gap']:.2%}, greedy alone {_fmt_s(stats['cost_after_greedy'])})"
-            if stats.get("ilp_status") and stats.get("ilp_gap") is not None
-            else (f" ({stats['ilp_status']})" if stats.get("ilp_status") else "")
-        ),
+        f"e-graph: {sat.enodes} e-nodes, {sat.eclasses} e-classes after {len(sat.iterations)} "
+        f"iteration(s); stopped: {sat.stop_reason.value}",
+        f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s, "
+        f"verify {s.verify:.2f}s, total {s.total:.2f}s",
+        _extraction(stats),
         f"verified: {verified}{err}",
         f"rules fired: {fired or 'none'}",
     ]
     return "\n".join(lines)
 
 
-def run_table(stats: dict[str, Any]) -> str:
+def run_table(run: RunStats) -> str:
     return (
-        f"{stats['target']}: {stats['kernels']} kernels compiled in {stats['compile_seconds']:.2f}s; "
-        f"latency {stats['latency_ms']:.3f} ms vs PyTorch eager {stats['torch_eager_ms']:.3f} ms "
-        f"({stats['speedup_vs_eager']:.2f}x, {stats['torch_threads']} thread(s)); "
-        f"max relative error {stats['max_rel_err']:.2e}"
+        f"{run.target}: {run.kernels} kernels compiled in {run.compile_seconds:.2f}s; "
+        f"latency {run.latency_ms:.3f} ms vs PyTorch eager {run.torch_eager_ms:.3f} ms "
+        f"({run.speedup_vs_eager:.2f}x, {run.torch_threads} thread(s)); "
+        f"max relative error {run.max_rel_err:.2e}"
     )

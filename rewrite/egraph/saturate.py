@@ -14,7 +14,6 @@ far one iteration can overshoot the node limit.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -25,21 +24,41 @@ from egglog import bindings
 from egglog.bindings import EGraph
 
 from rewrite.egraph.encode import Encoding, encode
+from rewrite.egraph.engine import StepReport, read_step, report_seconds, run, tensor_sizes
 from rewrite.egraph.limits import Limits, StopReason
-from rewrite.egraph.prelude import EGG_TO_OP, prelude
+from rewrite.egraph.prelude import prelude
 from rewrite.egraph.rules import rules_to_egglog
 from rewrite.ir.errors import SaturationError
 from rewrite.ir.graph import Graph
 from rewrite.rulelang.syntax import Rule
 
+__all__ = ["IterationStat", "Limits", "SaturationError", "SaturationResult", "StopReason", "saturate"]
 
-@dataclass
+BUDGET_GROWTH = 4  # an unchanged e-graph with rules held back over budget: retry with this many times the budget
+
+
+@dataclass(frozen=True)
 class IterationStat:
+    """One iteration: the e-graph's size after it, its wall time, and egglog's report of it.
+
+    ``matches``: per rule, matches found; ``applied``: matches the back-off scheduler admitted and egglog
+    instantiated (what ``rules_fired`` sums); ``rule_seconds``: per rule, search plus apply time;
+    ``search_seconds``/``apply_seconds``/``rebuild_seconds``: the rewrite step's phases (egg's
+    ``Iteration``); ``analysis_seconds``: re-running the shape analysis after it.  egglog's times have
+    millisecond resolution.
+    """
+
     index: int
     enodes: int
     eclasses: int
     seconds: float
     matches: dict[str, int]
+    applied: dict[str, int] = field(default_factory=dict)
+    rule_seconds: dict[str, float] = field(default_factory=dict)
+    search_seconds: float = 0.0
+    apply_seconds: float = 0.0
+    rebuild_seconds: float = 0.0
+    analysis_seconds: float = 0.0
 
 
 @dataclass
@@ -48,12 +67,12 @@ class SaturationResult:
     encoding: Encoding
     stop_reason: StopReason
     iterations: list[IterationStat]
-    rules_fired: Counter[str]
+    rules_fired: Counter[str]  # per rule, matches applied over all iterations
     seconds_load: float
     seconds_saturate: float
     enodes: int = 0
     eclasses: int = 0
-    stats: dict[str, Any] = field(default_factory=dict)
+    match_limit: int = 0  # the per-rule match budget in force at the end (it grows when rules are held back)
 
     def serialized(self) -> dict[str, Any]:
         """The e-graph as JSON: ``nodes``, ``class_data`` and ``root_eclasses``, one per graph output, in order.
@@ -62,7 +81,9 @@ class SaturationResult:
         another node (``relu(relu(x))``, a reshape to the same shape, two equal outputs), several lets name
         one e-class, and no let-to-class table read from ``class_data`` can be trusted to be one-to-one.
         """
-        roots = [bindings.Var(bindings.PanicSpan(), let) for let in self.encoding.roots]
+        roots: list[bindings.Lit | bindings.Var | bindings.Call] = [
+            bindings.Var(bindings.PanicSpan(), let) for let in self.encoding.roots
+        ]
         data = json.loads(self.egraph.serialize(roots).to_json())
         if len(data.get("root_eclasses", [])) != len(roots):
             raise SaturationError(
@@ -71,28 +92,97 @@ class SaturationResult:
         return data
 
 
-_SIZE_LINE = re.compile(r"\(([^\s()]+)\s+(\d+)\)")
+def _load(graph: Graph, rules: list[Rule]) -> tuple[EGraph, Encoding]:
+    """A fresh e-graph holding the prelude, the rules and ``graph``, with its shape facts derived."""
+    eg = EGraph()
+    enc = encode(graph)
+    run(eg, prelude(), "prelude")
+    run(eg, rules_to_egglog(rules), "rules")
+    run(eg, enc.program, "graph encoding")
+    run(eg, "(run-schedule (saturate (run analysis)))", "shape analysis")
+    return eg, enc
 
 
-def _sizes(eg: EGraph) -> tuple[int, int]:
-    """(tensor e-nodes, tensor e-classes): every tensor e-class has exactly one ``shape`` row."""
-    text = str(eg.run_program(*eg.parse_program("(print-size)"))[0])
-    counts = {m.group(1): int(m.group(2)) for m in _SIZE_LINE.finditer(text)}
-    return sum(c for name, c in counts.items() if name in EGG_TO_OP), counts.get("shape", 0)
+def _step(eg: EGraph, index: int, budget: int, names: set[str]) -> tuple[IterationStat, bool]:
+    """One rewrite step under a fresh back-off scheduler, then the shape analysis to a fixed point.
+
+    Returns the iteration's figures and egglog's "updated" flag for the two commands together.
+    """
+    t = time.perf_counter()
+    out = run(
+        eg,
+        f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) (run-with bo rewrites))\n"
+        "(run-schedule (saturate (run analysis)))",
+        f"rewrite iteration {index}",
+    )
+    step: StepReport = read_step(out[0].report, names)
+    enodes, eclasses = tensor_sizes(eg)
+    stat = IterationStat(
+        index,
+        enodes,
+        eclasses,
+        time.perf_counter() - t,
+        matches=step.matches,
+        applied=step.applied,
+        rule_seconds=step.rule_seconds,
+        search_seconds=step.search_seconds,
+        apply_seconds=step.apply_seconds,
+        rebuild_seconds=step.rebuild_seconds,
+        analysis_seconds=report_seconds(out[1].report),
+    )
+    return stat, step.updated or bool(out[1].report.updated)
 
 
-def _run(eg: EGraph, text: str, what: str) -> list[Any]:
-    try:
-        return eg.run_program(*eg.parse_program(text))
-    except BaseException as e:  # egglog panics surface as EggSmolError or PanicException
-        msg = str(e)
-        if "Illegal merge" in msg and "shape" in msg:
-            raise SaturationError(
-                "two terms proved equal have different shapes: a rule is unsound (run `eqsat rules check` to find it)"
-            ) from None
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        raise SaturationError(f"egglog rejected the {what}: {msg}") from None
+@dataclass
+class _Progress:
+    """What the iteration loop carries from one iteration to the next."""
+
+    enodes: int
+    eclasses: int
+    budget: int  # matches per rule per iteration
+    cap: int  # the budget never grows past this: a budget past the node limit could not be used anyway
+    iterations: list[IterationStat] = field(default_factory=list)
+    fired: Counter[str] = field(default_factory=Counter)
+
+    def record(self, stat: IterationStat) -> bool:
+        """Take in one iteration; whether it changed the e-graph's size."""
+        self.iterations.append(stat)
+        self.fired.update(stat.applied)
+        changed = (stat.enodes, stat.eclasses) != (self.enodes, self.eclasses)
+        self.enodes, self.eclasses = stat.enodes, stat.eclasses
+        return changed
+
+
+def _iterate(
+    eg: EGraph,
+    enc: Encoding,
+    state: _Progress,
+    names: set[str],
+    limits: Limits,
+    on_iteration: Callable[[IterationStat], None] | None,
+    until: Callable[[EGraph, Encoding], bool] | None,
+) -> StopReason:
+    """Run iterations until a limit, the caller's goal, or saturation; says which."""
+    t0 = time.perf_counter()
+    for i in range(limits.iterations):
+        if time.perf_counter() - t0 >= limits.seconds:
+            return StopReason.TIME_LIMIT
+        stat, updated = _step(eg, i + 1, state.budget, names)
+        changed = state.record(stat)
+        if on_iteration:
+            on_iteration(stat)
+        if until is not None and until(eg, enc):
+            return StopReason.GOAL
+        # egglog reports "updated" for an unchanged e-graph only when the back-off scheduler
+        # skipped a rule over budget: then retry with a larger budget instead of stopping
+        if not changed:
+            if updated and state.budget < state.cap:
+                state.budget = min(state.cap, state.budget * BUDGET_GROWTH)
+                continue
+            return StopReason.SATURATED
+        if state.enodes >= limits.nodes:
+            return StopReason.NODE_LIMIT
+    return StopReason.ITERATION_LIMIT
 
 
 def saturate(
@@ -109,59 +199,25 @@ def saturate(
     """
     limits.check()
     t0 = time.perf_counter()
-    eg = EGraph()
-    enc = encode(graph)
-    _run(eg, prelude(), "prelude")
-    _run(eg, rules_to_egglog(rules), "rules")
-    _run(eg, enc.program, "graph encoding")
-    _run(eg, "(run-schedule (saturate (run analysis)))", "shape analysis")
-    enodes, eclasses = _sizes(eg)
+    eg, enc = _load(graph, rules)
+    enodes, eclasses = tensor_sizes(eg)
     t_load = time.perf_counter() - t0
     budget = limits.match_limit or max(1000, 2 * enodes)
-    cap = max(budget, limits.nodes)  # a budget past the node limit could not be used anyway
+    state = _Progress(enodes, eclasses, budget, cap=max(budget, limits.nodes))
     names = {d.name for r in rules for d in r.directions()}
-    fired: Counter[str] = Counter()
-    stats: list[IterationStat] = []
     t1 = time.perf_counter()
-    reason = StopReason.ITERATION_LIMIT
     if until is not None and until(eg, enc):
-        return SaturationResult(
-            eg, enc, StopReason.GOAL, [], Counter(), t_load, 0.0, enodes, eclasses, {"match_limit": budget}
-        )
-    for i in range(limits.iterations):
-        if time.perf_counter() - t1 >= limits.seconds:
-            reason = StopReason.TIME_LIMIT
-            break
-        ti = time.perf_counter()
-        step = (
-            f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
-            f"(run-with bo rewrites) (saturate (run analysis)))"
-        )
-        out = _run(eg, step, f"rewrite iteration {i + 1}")
-        matches = {k: v for k, v in out[0].report.num_matches_per_rule.items() if k in names and v}
-        fired.update(matches)
-        new_nodes, new_classes = _sizes(eg)
-        stat = IterationStat(i + 1, new_nodes, new_classes, time.perf_counter() - ti, matches)
-        stats.append(stat)
-        if on_iteration:
-            on_iteration(stat)
-        changed = (new_nodes, new_classes) != (enodes, eclasses)
-        enodes, eclasses = new_nodes, new_classes
-        if until is not None and until(eg, enc):
-            reason = StopReason.GOAL
-            break
-        # egglog reports "updated" for an unchanged e-graph only when the back-off scheduler
-        # skipped a rule over budget: then retry with a larger budget instead of stopping
-        skipped = bool(out[0].report.updated)
-        if not changed:
-            if skipped and budget < cap:
-                budget = min(cap, budget * 4)
-                continue
-            reason = StopReason.SATURATED
-            break
-        if enodes >= limits.nodes:
-            reason = StopReason.NODE_LIMIT
-            break
+        return SaturationResult(eg, enc, StopReason.GOAL, [], Counter(), t_load, 0.0, enodes, eclasses, budget)
+    reason = _iterate(eg, enc, state, names, limits, on_iteration, until)
     return SaturationResult(
-        eg, enc, reason, stats, fired, t_load, time.perf_counter() - t1, enodes, eclasses, {"match_limit": budget}
+        eg,
+        enc,
+        reason,
+        state.iterations,
+        state.fired,
+        t_load,
+        time.perf_counter() - t1,
+        state.enodes,
+        state.eclasses,
+        state.budget,
     )

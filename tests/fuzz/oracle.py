@@ -83,7 +83,7 @@ def check(graph: Graph, seed: int, rules: tuple[Rule, ...] | None = None, compil
             f32 = graph.run(x32)
         base = compare_all(ref, f32, RTOL)
         res = optimize(graph, rules=list(rules or all_rules()), limits=LIMITS, ilp_seconds=ILP_SECONDS)
-        outcome = Outcome("ok", "", graph.op_count(), res.graph.op_count(), dict(res.stats["rules_fired"]))
+        outcome = Outcome("ok", "", graph.op_count(), res.graph.op_count(), dict(res.stats.saturation.rules_fired))
         with torch.no_grad():
             candidates = [("optimized graph", res.graph.run(x32))]
             if compiled:

@@ -1,0 +1,175 @@
+"""Typed results of the pipeline: what ``optimize`` and ``compile_and_compare`` report, and their JSON.
+
+The records are what Python callers read (``result.stats.cost_after``,
+``result.stats.saturation.stop_reason``, ``result.stats.ilp.status``); ``to_json()`` gives the flat
+dictionary ``eqsat optimize --json`` writes, with keys and value shapes fixed (a test pins them).
+
+    >>> t = Timings(load=0.5, saturate=1.0, extract=0.25, extract_greedy=0.1, verify=0.1, total=1.85)
+    >>> t.to_json()["total"], LimitStats(12, 50_000, 20.0, 1000).to_json()["match_limit"]
+    (1.85, 1000)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rewrite.egraph.limits import StopReason
+from rewrite.egraph.saturate import IterationStat, SaturationResult
+from rewrite.extract.ilp import IlpSource, IlpStatus
+
+ITERATION_SECONDS_DIGITS = 4  # per-iteration wall times in the JSON are rounded to 0.1 ms
+
+
+@dataclass(frozen=True)
+class SaturationStats:
+    """Why saturation stopped, the final e-graph size, each iteration, and what fired."""
+
+    stop_reason: StopReason
+    iterations: list[IterationStat]
+    enodes: int
+    eclasses: int
+    rules_fired: dict[str, int]  # per rule, matches applied over all iterations, by rule name
+    match_limit: int  # the per-rule match budget in force at the end
+
+    @classmethod
+    def of(cls, sat: SaturationResult) -> SaturationStats:
+        fired = dict(sorted(sat.rules_fired.items()))
+        return cls(sat.stop_reason, list(sat.iterations), sat.enodes, sat.eclasses, fired, sat.match_limit)
+
+    def to_json(self) -> dict[str, Any]:
+        per_iteration = [
+            {
+                "iteration": s.index,
+                "enodes": s.enodes,
+                "eclasses": s.eclasses,
+                "seconds": round(s.seconds, ITERATION_SECONDS_DIGITS),
+            }
+            for s in self.iterations
+        ]
+        return {
+            "stop_reason": self.stop_reason.value,
+            "iterations": len(self.iterations),
+            "enodes": self.enodes,
+            "eclasses": self.eclasses,
+            "per_iteration": per_iteration,
+        }
+
+
+@dataclass(frozen=True)
+class IlpStats:
+    """The exact extraction: how it ended, which selection won, its proved bound and gap."""
+
+    status: IlpStatus
+    source: IlpSource
+    gap: float | None
+    objective: float  # DAG cost of the returned selection
+    bound: float | None
+    greedy_objective: float | None
+    seconds: float
+    cost_after_greedy: float  # what greedy alone would have given (never above the input's cost)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ilp_status": self.status.value,
+            "ilp_source": self.source.value,
+            "ilp_gap": self.gap,
+            "ilp_objective": self.objective,
+            "ilp_bound": self.bound,
+            "greedy_objective": self.greedy_objective,
+            "ilp_seconds": self.seconds,
+            "cost_after_greedy": self.cost_after_greedy,
+        }
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Wall seconds per stage; ``extract`` includes ``extract_greedy`` and the ILP."""
+
+    load: float
+    saturate: float
+    extract: float
+    extract_greedy: float
+    verify: float
+    total: float
+
+    def to_json(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LimitStats:
+    """The saturation limits asked for, and the match budget finally used."""
+
+    iterations: int
+    nodes: int
+    seconds: float
+    match_limit: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class OptimizeStats:
+    """One ``optimize`` run: sizes and modelled costs before and after, and each stage's figures."""
+
+    model: str
+    ops_before: int
+    ops_after: int
+    cost_before: float  # modelled seconds
+    cost_after: float
+    extracted_dag_cost: float  # the greedy selection's DAG cost over the e-graph
+    extractor: str
+    saturation: SaturationStats
+    seconds: Timings
+    verified: bool | None  # None: the check was skipped
+    max_abs_err: float | None
+    dropped_enodes: int  # e-nodes extraction could not use (ill-formed shapes)
+    limits: LimitStats
+    ilp: IlpStats | None = None  # only with the ILP extractor
+
+    def to_json(self) -> dict[str, Any]:
+        """The flat JSON record (``eqsat optimize --json``); ILP keys only for the ILP extractor."""
+        sat = self.saturation.to_json()
+        return {
+            "model": self.model,
+            "ops_before": self.ops_before,
+            "ops_after": self.ops_after,
+            "cost_before": self.cost_before,
+            "cost_after": self.cost_after,
+            "extracted_dag_cost": self.extracted_dag_cost,
+            "extractor": self.extractor,
+            **(self.ilp.to_json() if self.ilp is not None else {}),
+            "stop_reason": sat["stop_reason"],
+            "iterations": sat["iterations"],
+            "enodes": sat["enodes"],
+            "eclasses": sat["eclasses"],
+            "per_iteration": sat["per_iteration"],
+            "seconds": self.seconds.to_json(),
+            "verified": self.verified,
+            "max_abs_err": self.max_abs_err,
+            "rules_fired": dict(self.saturation.rules_fired),
+            "dropped_enodes": self.dropped_enodes,
+            "limits": self.limits.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """A compiled graph checked against PyTorch and timed against eager mode (alternated, medians)."""
+
+    target: str
+    compile_seconds: float
+    kernels: int
+    latency_ms: float
+    torch_eager_ms: float
+    speedup_vs_eager: float
+    max_rel_err: float
+    torch_threads: int
+    plan: str  # the fusion plan as text (printed with -v, not written to JSON)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        del out["plan"]
+        return out
