@@ -12,7 +12,9 @@ cheaper than the best is built at once and becomes the best.
 Queued rewrites are kept as (parent, match) and built only when popped, so
 pricing a match costs only its rewritten region, not a copy of the graph.
 Budgets: ``max_expansions`` (graphs expanded) and ``seconds`` (checked between
-matches too, so one big graph cannot overrun it by much).
+matches too, so one big graph cannot overrun it by much).  The queue is bounded
+by ``max_queue``: past it, the costlier half is dropped (a long run on a big
+model plans far more rewrites than it can ever pop; TASO keeps them all).
 
     >>> from rewrite.ir.builder import GraphBuilder
     >>> from rewrite.rulelang.syntax import parse_rules
@@ -74,6 +76,7 @@ class SearchResult:
     graphs_queued: int  # ... below alpha times the best cost
     graphs_pruned: int  # ... not below it
     graphs_deduplicated: int  # popped graphs dropped: the same structural hash was expanded before
+    graphs_dropped: int  # queued rewrites dropped, the costliest, when the queue outgrew ``max_queue``
     stop_reason: SearchStop
     seconds: float
     trace: list[tuple[float, float]]  # (seconds since start, best cost): when the best improved
@@ -92,6 +95,7 @@ class SearchResult:
             "graphs_queued": self.graphs_queued,
             "graphs_pruned": self.graphs_pruned,
             "graphs_deduplicated": self.graphs_deduplicated,
+            "graphs_dropped": self.graphs_dropped,
             "stop_reason": self.stop_reason.value,
             "seconds": self.seconds,
             "trace": [list(t) for t in self.trace],
@@ -118,7 +122,7 @@ class _State:
         return out[::-1]
 
 
-def _check_params(alpha: float, max_expansions: int, seconds: float, multi_limit: int) -> None:
+def _check_params(alpha: float, max_expansions: int, seconds: float, multi_limit: int, max_queue: int) -> None:
     if not alpha >= 1.0:
         raise UsageError(f"alpha must be >= 1.0, got {alpha}", hint="1.0 is greedy descent; TASO uses 1.0 to 1.05")
     if max_expansions < 0:
@@ -127,13 +131,16 @@ def _check_params(alpha: float, max_expansions: int, seconds: float, multi_limit
         raise UsageError(f"seconds must be > 0, got {seconds}")
     if multi_limit < 1:
         raise UsageError(f"multi_limit must be >= 1, got {multi_limit}")
+    if max_queue < 2:
+        raise UsageError(f"max_queue must be >= 2, got {max_queue}")
 
 
 class _Search:
     """The loop's state; ``backtrack`` is its public face."""
 
-    def __init__(self, matcher: Matcher, memo: CostMemo, alpha: float, incremental: bool) -> None:
+    def __init__(self, matcher: Matcher, memo: CostMemo, alpha: float, incremental: bool, max_queue: int) -> None:
         self.matcher, self.memo, self.alpha, self.incremental = matcher, memo, alpha, incremental
+        self.max_queue = max_queue
         self.queue: list[tuple[float, int, _State, Match | None]] = []
         self.ready: dict[int, _State] = {}  # queue entries already built (they became the best when planned)
         self.seq = itertools.count()
@@ -141,7 +148,7 @@ class _Search:
         self.t0 = time.perf_counter()
         self.best: _State | None = None
         self.trace: list[tuple[float, float]] = []
-        self.expansions = self.seen = self.queued = self.pruned = self.dedup = 0
+        self.expansions = self.seen = self.queued = self.pruned = self.dedup = self.dropped = 0
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
@@ -196,7 +203,7 @@ class _Search:
             self.seen += 1
             ready = self.child(state, p) if p.delta is None else None
             cost = ready.cost if ready is not None else state.cost + p.delta  # type: ignore[operator]
-            if cost < self.best.cost:
+            if cost < self.best.cost and not same_cost(cost, self.best.cost):  # not just rounding
                 ready = ready or self.child(state, p)
                 self.improve(ready)
             if cost < self.alpha * self.best.cost:
@@ -208,6 +215,16 @@ class _Search:
             else:
                 self.pruned += 1
         return True
+
+    def trim(self) -> None:
+        """Keep the cheaper half of an overfull queue (a sorted list is a heap)."""
+        if len(self.queue) <= self.max_queue:
+            return
+        keep = heapq.nsmallest(self.max_queue // 2, self.queue)
+        self.dropped += len(self.queue) - len(keep)
+        self.queue = keep
+        kept = {seq for _, seq, _, _ in keep}
+        self.ready = {seq: s for seq, s in self.ready.items() if seq in kept}
 
     def run(
         self, start: _State, max_expansions: int, seconds: float, on_progress: Callable[[SearchProgress], None] | None
@@ -230,6 +247,7 @@ class _Search:
             self.seen_hashes.add(h)
             self.expansions += 1
             done = self.expand(state, seconds)
+            self.trim()
             if on_progress is not None:
                 assert self.best is not None
                 on_progress(SearchProgress(self.elapsed(), self.expansions, self.best.cost, len(self.queue), self.seen))
@@ -248,20 +266,22 @@ def backtrack(
     on_progress: Callable[[SearchProgress], None] | None = None,
     multi_limit: int = 256,
     incremental: bool = True,
+    max_queue: int = 200_000,
 ) -> SearchResult:
     """Search for the cheapest graph equal to ``graph`` under ``rules`` (see the module docstring).
 
     ``cost_model`` defaults to ``AnalyticalCost()``; ``multi_limit`` bounds the matches of
     one multi-pattern rule direction in one graph; ``incremental=False`` matches every
-    expanded graph afresh instead of updating its parent's matches (same result, slower).  Raises ``UsageError`` for bad
+    expanded graph afresh instead of updating its parent's matches (same result, slower);
+    ``max_queue`` bounds the queued rewrites.  Raises ``UsageError`` for bad
     parameters and ``SearchError`` when a rule builds an ill-formed or differently
     shaped replacement (an unsound rule).
     """
-    _check_params(alpha, max_expansions, seconds, multi_limit)
+    _check_params(alpha, max_expansions, seconds, multi_limit, max_queue)
     memo = CostMemo(cost_model if cost_model is not None else AnalyticalCost())
     directions, dropped = prepare(rules)
     work = graph if len(graph.live() | {n.id for n in graph.inputs}) == len(graph.nodes) else graph.pruned()
-    search = _Search(Matcher(directions, multi_limit), memo, alpha, incremental)
+    search = _Search(Matcher(directions, multi_limit), memo, alpha, incremental, max_queue)
     start = _State(work, memo.graph(work))
     stop = search.run(start, max_expansions, seconds, on_progress)
     best = search.best or start
@@ -278,6 +298,7 @@ def backtrack(
         graphs_queued=search.queued,
         graphs_pruned=search.pruned,
         graphs_deduplicated=search.dedup,
+        graphs_dropped=search.dropped,
         stop_reason=stop,
         seconds=search.elapsed(),
         trace=search.trace,
