@@ -102,7 +102,7 @@ def test_costs_are_graph_cost_of_the_graphs():
     g = shared_input_matmuls()
     r = _search(g, load_rules(["multi"]))
     assert r.cost_before == graph_cost(g, unit_cost)
-    assert r.cost_after == graph_cost(r.graph, unit_cost)
+    assert r.cost == r.cost_after == graph_cost(r.graph, unit_cost)
 
 
 def test_inputs_order_and_outputs_are_preserved():

@@ -84,6 +84,11 @@ class SearchResult:
     path: list[str] = field(default_factory=list)  # the same, in order
     dropped_rules: list[str] = field(default_factory=list)  # directions that only swap commutative operands
 
+    @property
+    def cost(self) -> float:
+        """The modelled cost of ``graph`` (``cost_after``)."""
+        return self.cost_after
+
     def to_json(self) -> dict[str, Any]:
         return {
             "ops_before": self.original.op_count(),
