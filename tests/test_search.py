@@ -271,7 +271,7 @@ def test_incremental_matching_finds_what_matching_afresh_finds():
     def checked(self, state, ex):
         table = original(self, state, ex)
         full = self.matcher.table(state.graph, ex.facts)
-        key = lambda t: sorted((m.direction, m.variant, m.roots) for m, _ in self.matcher.matches(t))  # noqa: E731
+        key = lambda t: sorted((m.direction, m.variant, m.roots) for m, _ in self.matcher.matches(t))
         seen.append(key(table) == key(full))
         return table
 

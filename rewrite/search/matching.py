@@ -261,7 +261,7 @@ class Matcher:
         out = {i for i in changed if i in graph.nodes}
         frontier = set(out)
         for _ in range(self.depth):
-            nxt = set()
+            nxt: set[int] = set()
             for i in frontier:
                 for k in range(len(graph.nodes[i].shapes)):
                     nxt.update(u for u in readers.get(Value(i, k), ()) if u not in out)
