@@ -281,7 +281,7 @@ AXIOMS = [
         "(matmul ?x (concat ?y ?z :axis 1))",
         "(concat (matmul ?x ?y) (matmul ?x ?z) :axis 1)",
         {"x": (3, 4), "y": (4, 2), "z": (4, 5)},
-        ("taso-concat-matmul-shared-lhs",),
+        ("split-matmul-cols",),
         status="shipped",
     ),
     Axiom(
@@ -547,3 +547,27 @@ def test_sound_pooling_rewrites_are_derived(name, lhs, rhs, rules):
 def test_unsound_pooling_rewrites_are_not_derived(lhs, rhs):
     r = prove_equal(lhs, rhs, {"x": IMG, "y": IMG}, rules=ALL, limits=Limits(iterations=4, nodes=20_000, seconds=20))
     assert not r.equal
+
+
+# ------------------------------------------------------------------ the splits (rules/split.rules) on their own
+
+SPLITS = [
+    ("split-matmul-rows", "(matmul (concat ?x ?y :axis 0) ?z)", "(concat (matmul ?x ?z) (matmul ?y ?z) :axis 0)",
+     {"x": (3, 4), "y": (2, 4), "z": (4, 5)}),
+    ("split-conv-batch", "(conv2d (concat ?x ?y :axis 0) ?z :padding [1 1])",
+     "(concat (conv2d ?x ?z :padding [1 1]) (conv2d ?y ?z :padding [1 1]) :axis 0)",
+     {"x": IMG, "y": (3, 4, 6, 6), "z": K3}),
+    ("split-conv-out", "(conv2d ?x (concat ?y ?z :axis 0) :stride [2 2])",
+     "(concat (conv2d ?x ?y :stride [2 2]) (conv2d ?x ?z :stride [2 2]) :axis 1)",
+     {"x": IMG, "y": K3, "z": (2, 4, 3, 3)}),
+    ("slice-matmul-cols", "(slice (matmul ?x ?y) :axis 1 :start 1 :end 3)",
+     "(matmul ?x (slice ?y :axis 1 :start 1 :end 3))", {"x": (3, 4), "y": (4, 5)}),
+    ("slice-conv-out", "(slice (conv2d ?x ?y :padding [1 1]) :axis 1 :start 2 :end 5)",
+     "(conv2d ?x (slice ?y :axis 0 :start 2 :end 5) :padding [1 1])", {"x": IMG, "y": K3}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("rule, lhs, rhs, shapes", SPLITS, ids=[s[0] for s in SPLITS])
+def test_each_split_derives_its_equation(rule, lhs, rhs, shapes):
+    assert BY_NAME[rule].family == "split"
+    assert prove_equal(lhs, rhs, shapes, rules=[BY_NAME[rule]], limits=LIMITS).equal

@@ -7,6 +7,12 @@ the budget in an iteration is skipped for that iteration), count e-nodes and
 e-classes between iterations, and stop on our limits.  The budget bounds how
 far one iteration can overshoot the node limit.
 
+Rules of a family in ``BOUNDED_FAMILIES`` run only in the first iterations,
+each before the other rules (a bounded schedule): the splits of
+``rules/split.rules`` undo merges, so run every iteration they would re-split
+everything the merges build; run first in iteration 1 they see the input graph
+only.
+
     >>> limits = Limits(iterations=5, nodes=10_000, seconds=5)
     >>> # result = saturate(graph, rules, limits); result.stop_reason
 """
@@ -31,6 +37,9 @@ from rewrite.egraph.rules import rules_to_egglog
 from rewrite.ir.errors import SaturationError
 from rewrite.ir.graph import Graph
 from rewrite.rulelang.syntax import Rule
+
+# family -> the iterations its rules run in (the first N); every other family runs in every iteration
+BOUNDED_FAMILIES: dict[str, int] = {"split": 1}
 
 
 @dataclass
@@ -62,7 +71,9 @@ class SaturationResult:
         another node (``relu(relu(x))``, a reshape to the same shape, two equal outputs), several lets name
         one e-class, and no let-to-class table read from ``class_data`` can be trusted to be one-to-one.
         """
-        roots = [bindings.Var(bindings.PanicSpan(), let) for let in self.encoding.roots]
+        roots: list[bindings.Lit | bindings.Var | bindings.Call] = [
+            bindings.Var(bindings.PanicSpan(), let) for let in self.encoding.roots
+        ]
         data = json.loads(self.egraph.serialize(roots).to_json())
         if len(data.get("root_eclasses", [])) != len(roots):
             raise SaturationError(
@@ -112,7 +123,11 @@ def saturate(
     eg = EGraph()
     enc = encode(graph)
     _run(eg, prelude(), "prelude")
-    _run(eg, rules_to_egglog(rules), "rules")
+    bounded = [r for r in rules if r.family in BOUNDED_FAMILIES]
+    _run(eg, rules_to_egglog([r for r in rules if r.family not in BOUNDED_FAMILIES]), "rules")
+    for family in sorted({r.family for r in bounded}):
+        _run(eg, f"(ruleset {_ruleset(family)})\n", "rules")
+        _run(eg, rules_to_egglog([r for r in bounded if r.family == family], _ruleset(family)), "rules")
     _run(eg, enc.program, "graph encoding")
     _run(eg, "(run-schedule (saturate (run analysis)))", "shape analysis")
     enodes, eclasses = _sizes(eg)
@@ -133,9 +148,12 @@ def saturate(
             reason = StopReason.TIME_LIMIT
             break
         ti = time.perf_counter()
+        early = " ".join(
+            f"(run-with bo {_ruleset(f)})" for f in sorted({r.family for r in bounded}) if i < BOUNDED_FAMILIES[f]
+        )
         step = (
             f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
-            f"(run-with bo rewrites) (saturate (run analysis)))"
+            f"{early} (run-with bo rewrites) (saturate (run analysis)))"
         )
         out = _run(eg, step, f"rewrite iteration {i + 1}")
         matches = {k: v for k, v in out[0].report.num_matches_per_rule.items() if k in names and v}
@@ -165,3 +183,8 @@ def saturate(
     return SaturationResult(
         eg, enc, reason, stats, fired, t_load, time.perf_counter() - t1, enodes, eclasses, {"match_limit": budget}
     )
+
+
+def _ruleset(family: str) -> str:
+    """The egglog ruleset of a bounded family."""
+    return "bounded-" + family

@@ -86,7 +86,7 @@ TENSOR_FNS = ("dim", "rank", "shape", "weight", "wfirst", "wlast")
 INT_FNS = {"dim": 2, "rank": 1, "wfirst": 1, "wlast": 1, "at": 2, "+": 2, "-": 2, "*": 2, "/": 2, "max": 2, "min": 2}
 VEC_FNS = {"shape": 1}
 GUARD_FNS = {"=": 2, "!=": 2, "<": 2, "<=": 2, ">": 2, ">=": 2, "weight": 1}
-FAMILIES = ("algebra", "layout", "fusion", "relaxed", "multi", "transformer")
+FAMILIES = ("algebra", "layout", "fusion", "relaxed", "multi", "transformer", "split")
 
 
 @dataclass(frozen=True)
@@ -230,7 +230,7 @@ def _pattern(s: object) -> Pattern:
             i += 2
             continue
         if attrs:
-            loc = it.loc if isinstance(it, Tok) else it[0].loc  # type: ignore[index]
+            loc = it.loc if isinstance(it, Tok) else it[0].loc
             raise RuleError(loc, "inputs must come before :attributes")
         inputs.append(_pattern(it))
         i += 1
