@@ -106,3 +106,23 @@ def test_iteration_figures_come_from_egglogs_reports():
     assert sat.rules_fired == sum((Counter(s.applied) for s in sat.iterations), Counter())
     nodes = [n for n in sat.serialized()["nodes"].values() if n["op"] in EGG_TO_OP]
     assert (len(nodes), len({n["eclass"] for n in nodes})) == (sat.enodes, sat.eclasses)
+
+
+def test_bounded_families_run_in_the_first_iteration_only():
+    """A rule of a bounded family (``split``) sees the input graph, not what other rules build later."""
+
+    def chain(depth: int):
+        b = GraphBuilder()
+        v = b.input("x", (4, 4))
+        for _ in range(depth):
+            v = b.relu(v)
+        return b.build([b.tanh(v)])
+
+    grow = parse_rules("grow: (tanh ?x) => (tanh (relu (relu ?x)))", family="algebra")
+    shrink = parse_rules("shrink: (relu (relu ?x)) => (relu ?x)", family="split")
+    limits = Limits(iterations=4, nodes=10_000, seconds=10)
+    built = saturate(chain(0), grow + shrink, limits)
+    assert [s.matches for s in built.iterations] == [{"grow": n} for n in (1, 2, 3, 4)]
+    given = saturate(chain(2), grow + shrink, limits)
+    assert given.iterations[0].matches == {"shrink": 1, "grow": 1}
+    assert all("shrink" not in s.matches for s in given.iterations[1:])

@@ -97,9 +97,9 @@ def _rule_figures(passes: list[IterationReport], names: set[str], of: str) -> di
 
 
 def read_step(report: RunReport, names: set[str]) -> StepReport:
-    """The figures of one ``run-with`` step's report, for the rules named in ``names``."""
+    """The figures of one step's report (one or more ``run-with``), for the rules named in ``names``."""
     passes = list(report.iterations)
-    query, actions = passes[:1], passes[1:]  # egglog 13.2: exactly one of each
+    query, actions = passes[0::2], passes[1::2]  # egglog 13.2: a query pass then an action pass per run-with
     matches = {k: int(v) for k, v in _rule_figures(query, names, "matches").items() if v}
     applied = {k: v for k, v in report.num_matches_per_rule.items() if k in names and v}
     seconds = _rule_figures(passes, set(matches) | set(applied), "seconds")

@@ -7,6 +7,10 @@ the budget in an iteration is skipped for that iteration), count e-nodes and
 e-classes between iterations, and stop on our limits.  The budget bounds how
 far one iteration can overshoot the node limit.
 
+Rules of a family in ``BOUNDED_FAMILIES`` run only in the first iterations, each before the other
+rules (a bounded schedule): the splits of ``rules/split.rules`` undo merges, so run every iteration
+they would re-split everything the merges build; run first in iteration 1 they see the input graph only.
+
     >>> limits = Limits(iterations=5, nodes=10_000, seconds=5)
     >>> # result = saturate(graph, rules, limits); result.stop_reason
 """
@@ -33,6 +37,9 @@ from rewrite.ir.graph import Graph
 from rewrite.rulelang.syntax import Rule
 
 __all__ = ["IterationStat", "Limits", "SaturationError", "SaturationResult", "StopReason", "saturate"]
+
+# family -> the iterations its rules run in (the first N); every other family runs in every iteration
+BOUNDED_FAMILIES: dict[str, int] = {"split": 1}
 
 BUDGET_GROWTH = 4  # an unchanged e-graph with rules held back over budget: retry with this many times the budget
 
@@ -97,21 +104,32 @@ def _load(graph: Graph, rules: list[Rule]) -> tuple[EGraph, Encoding]:
     eg = EGraph()
     enc = encode(graph)
     run(eg, prelude(), "prelude")
-    run(eg, rules_to_egglog(rules), "rules")
+    run(eg, rules_to_egglog([r for r in rules if r.family not in BOUNDED_FAMILIES]), "rules")
+    for family in sorted({r.family for r in rules if r.family in BOUNDED_FAMILIES}):
+        run(eg, f"(ruleset {_ruleset(family)})\n", "rules")
+        run(eg, rules_to_egglog([r for r in rules if r.family == family], _ruleset(family)), "rules")
     run(eg, enc.program, "graph encoding")
     run(eg, "(run-schedule (saturate (run analysis)))", "shape analysis")
     return eg, enc
 
 
-def _step(eg: EGraph, index: int, budget: int, names: set[str]) -> tuple[IterationStat, bool]:
+def _ruleset(family: str) -> str:
+    """The egglog ruleset of a bounded family."""
+    return "bounded-" + family
+
+
+def _step(eg: EGraph, index: int, budget: int, names: set[str], early: list[str]) -> tuple[IterationStat, bool]:
     """One rewrite step under a fresh back-off scheduler, then the shape analysis to a fixed point.
+
+    ``early``: the bounded families still running in this iteration; their rulesets run first.
 
     Returns the iteration's figures and egglog's "updated" flag for the two commands together.
     """
     t = time.perf_counter()
     out = run(
         eg,
-        f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) (run-with bo rewrites))\n"
+        f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
+        f"{''.join(f'(run-with bo {_ruleset(f)}) ' for f in early)}(run-with bo rewrites))\n"
         "(run-schedule (saturate (run analysis)))",
         f"rewrite iteration {index}",
     )
@@ -143,6 +161,7 @@ class _Progress:
     cap: int  # the budget never grows past this: a budget past the node limit could not be used anyway
     iterations: list[IterationStat] = field(default_factory=list)
     fired: Counter[str] = field(default_factory=Counter)
+    bounded: set[str] = field(default_factory=set)  # the bounded families among the rules
 
     def record(self, stat: IterationStat) -> bool:
         """Take in one iteration; whether it changed the e-graph's size."""
@@ -167,7 +186,8 @@ def _iterate(
     for i in range(limits.iterations):
         if time.perf_counter() - t0 >= limits.seconds:
             return StopReason.TIME_LIMIT
-        stat, updated = _step(eg, i + 1, state.budget, names)
+        early = [f for f in sorted(state.bounded) if i < BOUNDED_FAMILIES[f]]
+        stat, updated = _step(eg, i + 1, state.budget, names, early)
         changed = state.record(stat)
         if on_iteration:
             on_iteration(stat)
@@ -203,7 +223,8 @@ def saturate(
     enodes, eclasses = tensor_sizes(eg)
     t_load = time.perf_counter() - t0
     budget = limits.match_limit or max(1000, 2 * enodes)
-    state = _Progress(enodes, eclasses, budget, cap=max(budget, limits.nodes))
+    bounded = {r.family for r in rules if r.family in BOUNDED_FAMILIES}
+    state = _Progress(enodes, eclasses, budget, cap=max(budget, limits.nodes), bounded=bounded)
     names = {d.name for r in rules for d in r.directions()}
     t1 = time.perf_counter()
     if until is not None and until(eg, enc):

@@ -87,6 +87,11 @@ class ExtractionError(EqsatError, RuntimeError):
     """No acyclic, well-formed choice exists for an e-class."""
 
 
+class SearchError(EqsatError, RuntimeError):
+    """A rule, applied to a concrete graph by the backtracking search, built an ill-formed or
+    differently shaped replacement: the rule is unsound (the checker should have caught it)."""
+
+
 class VerificationError(EqsatError, AssertionError):
     """The optimized graph computes something else: the worst bug we can ship."""
 
@@ -121,6 +126,7 @@ __all__ = [
     "RuleError",
     "SaturationError",
     "ScheduleError",
+    "SearchError",
     "ShapeError",
     "UsageError",
     "VerificationError",

@@ -12,7 +12,8 @@ egglog, so that what the checker and a search see is what saturation does:
   ``(at VEC i)`` never counts from the end;
 * ``(weight ?t)`` holds when ``?t`` depends only on weights;
   ``(wfirst ?t)``/``(wlast ?t)`` are the numbers of the first/last original
-  weight of ``?t`` (a weight or a concat of weights), undefined otherwise;
+  weight of ``?t`` (a weight, a concat of weights, or a zero-padded one),
+  undefined otherwise;
 * attributes a left-hand pattern leaves out match any value; on a right-hand
   side they take the registry default.
 
@@ -265,7 +266,7 @@ def instantiate(p: Pattern, env: Env, builder: GraphBuilder, locate: bool = Fals
 
 
 def weight_order(graph: Graph) -> dict[Value, tuple[int, int]]:
-    """(wfirst, wlast) of every value that is a weight or a concat of weights (as in the prelude)."""
+    """(wfirst, wlast) of every weight, concat of weights and zero-padded weight (as in the prelude)."""
     out: dict[Value, tuple[int, int]] = {}
     for n in graph:
         v = Value(n.id, 0)
@@ -273,6 +274,8 @@ def weight_order(graph: Graph) -> dict[Value, tuple[int, int]]:
             out[v] = (n.id, n.id)
         elif n.op == "concat" and n.inputs and all(i in out for i in n.inputs):
             out[v] = (out[n.inputs[0]][0], out[n.inputs[-1]][1])
+        elif n.op == "pad2d" and n.inputs[0] in out:  # an enlarged kernel keeps its weight's order
+            out[v] = out[n.inputs[0]]
     return out
 
 
