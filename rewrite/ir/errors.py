@@ -95,6 +95,10 @@ class CacheError(EqsatError, RuntimeError):
     """A cache (measured costs, kernels) could not be opened or rebuilt."""
 
 
+class CacheWarning(UserWarning):
+    """A cache entry or folder was unusable and was worked around (rebuilt, or skipped): only costs time."""
+
+
 class LoweringError(EqsatError, ValueError):
     """A graph node cannot be lowered to kernels for the target; names the node."""
 
@@ -109,6 +113,7 @@ class CodegenError(LoweringError):
 
 __all__ = [
     "CacheError",
+    "CacheWarning",
     "CodegenError",
     "ConfigError",
     "EqsatError",
