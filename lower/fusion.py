@@ -252,10 +252,19 @@ def _topological(
 
 
 # ============================================================== kernel building
+@dataclass(frozen=True)
+class Scratch:
+    """A kernel parameter that is private working memory (e.g. a packed operand)."""
+
+    name: str
+    size: int
+
+
 @dataclass
 class BuiltKernel:
     kernel: Kernel
-    params: list[Value | str]  # one per kernel parameter: a graph value or a derived-constant name
+    # one per kernel parameter: a graph value, a derived-constant name, or (added by the runtime) scratch memory
+    params: list[Value | str | Scratch]
     new_consts: dict[str, torch.Tensor]
     gemm: GemmInfo | None = None  # loop roles, for contraction groups
     group: FusedGroup | None = None
@@ -328,7 +337,7 @@ def build_kernel(
         body = inline_stage(body, f"{graph.nodes[p].op}{p}")
     # parameters: everything read or written that is not local or inlined away
     used = buffers_used(body)
-    params: list[Value | str] = []
+    params: list[Value | str | Scratch] = []
     pbufs: list[Buffer] = []
     by_name = {b.name: v for v, b in bufs.items()}
     for nm, b in used.items():
@@ -384,7 +393,11 @@ def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_const
         mapping = {ix.name: v for ix, v in zip(store.idx, vs, strict=False) if isinstance(ix, Var)}
         val = substitute(store.value, mapping)
         pb = bufs[prev] if prev in bufs else buf(prev)
-        val = map_expr(val, lambda e, pb=pb, cur=cur: cur if isinstance(e, Load) and e.buf.name == pb.name else None)
+
+        def by_cur(e: Expr, pb: Buffer = pb, cur: Expr = cur) -> Expr | None:
+            return cur if isinstance(e, Load) and e.buf.name == pb.name else None
+
+        val = map_expr(val, by_cur)
         cur = val
         prev = Value(nid, 0)
     # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
@@ -399,7 +412,7 @@ def _in_gemm_coords(gemm, final: Buffer, vs: list[Var], value: Expr, namer: Name
     """Re-index ``final[vs] = value`` over the GEMM's (batch, i, j) loops using its init stage's map."""
     idx = gemm.c_index  # tuple of Exprs over gemm.init_vars
     new_vars = [namer.var(v.name + "e") for v in gemm.init_vars]
-    m = {ov.name: nv for ov, nv in zip(gemm.init_vars, new_vars, strict=False)}
+    m: dict[str, Expr] = {ov.name: nv for ov, nv in zip(gemm.init_vars, new_vars, strict=False)}
     cidx = tuple(substitute(e, m) for e in idx)
     sub = {v.name: e for v, e in zip(vs, cidx, strict=False)}
     val = substitute(value, sub)

@@ -12,8 +12,9 @@ import torch
 
 from rewrite.egraph.limits import Limits
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.errors import InputError, UsageError
 from rewrite.ir.graph import Graph
-from rewrite.pipeline import optimize
+from rewrite.pipeline import compile, optimize
 from rewrite.verify.numeric import compare, verify
 
 LIMITS = Limits(iterations=6, nodes=5000, seconds=10)
@@ -123,3 +124,39 @@ def test_compare_matches_nonfinite_values_by_pattern():
     assert not compare(a, torch.tensor([1.0, math.nan, -math.inf, math.nan])).close  # inf became NaN
     assert not compare(a, torch.tensor([1.5, math.inf, -math.inf, math.nan])).close  # a finite value differs
     assert compare(a, torch.tensor([1.0 + 1e-6, math.inf, -math.inf, math.nan])).close
+
+
+# ---------------------------------------------------------------- compiled models: what they accept
+def _compiled(two_inputs: bool):
+    b = GraphBuilder("two" if two_inputs else "one")
+    x = b.input("x", (2, 3))
+    out = b.add(x, b.input("y", (2, 3))) if two_inputs else b.relu(x)
+    return compile(b.build([out]))
+
+
+def test_a_one_input_compiled_model_takes_a_bare_tensor_a_list_a_dict_or_numpy():
+    run = _compiled(False)
+    x = torch.randn(2, 3)
+    want = torch.relu(x)
+    for given in (x, [x], (x,), {"x": x}, x.numpy(), [x.numpy()]):
+        assert torch.equal(run(given)[0], want), type(given)
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        (lambda x: x, r"takes 2 input\(s\) \(x: \(2, 3\) float32, y: \(2, 3\) float32\); got one tensor"),
+        (lambda x: [x], r"got 1$"),
+        (lambda x: {"x": x, "z": x}, r"missing \['y'\], unknown \['z'\]"),
+        (lambda x: [x, x.double()], r"input 'y' .* is torch.float64; expected torch.float32"),
+        (lambda x: [x, x.numpy().astype("float64")], r"numpy float64 array; expected float32"),
+        (lambda x: [x, x.tolist()], r"input 'y' .* is a list; expected a float32 torch.Tensor"),
+        (lambda x: [x, x.t()], r"input 'y' has shape \(3, 2\), expected \(2, 3\) \(x: \(2, 3\) float32"),
+        (lambda x: 3.0, r"got a float: pass a tensor, a list, or a dict by name"),
+    ],
+)
+def test_a_compiled_model_refuses_wrong_inputs_with_one_line_saying_what_it_takes(given, message):
+    run = _compiled(True)
+    with pytest.raises(InputError, match=message) as e:
+        run(given(torch.randn(2, 3)))
+    assert isinstance(e.value, UsageError) and e.value.exit_code == 2 and "\n" not in str(e.value)

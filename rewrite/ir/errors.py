@@ -63,6 +63,10 @@ class GraphError(EqsatError, ValueError):
     """A graph is malformed: names the node and what is wrong."""
 
 
+class InputError(UsageError, GraphError):
+    """Tensors given to a graph or a compiled model do not match its inputs; says what it takes."""
+
+
 class FrontendError(EqsatError, ValueError):
     """A model cannot be imported; the message names the op and where it comes from."""
 
@@ -120,6 +124,7 @@ __all__ = [
     "ExtractionError",
     "FrontendError",
     "GraphError",
+    "InputError",
     "Loc",
     "LoweringError",
     "ProveError",
