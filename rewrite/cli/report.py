@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from costs.timing import format_ratio
+
 
 def _fmt_s(x: float) -> str:
     return f"{x * 1e3:.3f} ms" if x >= 1e-3 else f"{x * 1e6:.1f} us"
@@ -52,9 +54,13 @@ def before_after(stats: dict[str, Any], before_ops: dict[str, int], after_ops: d
 
 
 def run_table(stats: dict[str, Any]) -> str:
-    return (
+    """The ``--run`` line: the speedup with the interquartile range of its per-round ratios, and any
+    warning that the timing was noisy."""
+    lo, hi = stats["speedup_vs_eager_iqr"]
+    line = (
         f"{stats['target']}: {stats['kernels']} kernels compiled in {stats['compile_seconds']:.2f}s; "
         f"latency {stats['latency_ms']:.3f} ms vs PyTorch eager {stats['torch_eager_ms']:.3f} ms "
-        f"({stats['speedup_vs_eager']:.2f}x, {stats['torch_threads']} thread(s)); "
+        f"({format_ratio(stats['speedup_vs_eager'], lo, hi)}, {stats['torch_threads']} thread(s) each); "
         f"max relative error {stats['max_rel_err']:.2e}"
     )
+    return "\n".join([line, *(f"warning: {n}" for n in stats.get("timing_notes", []))])
