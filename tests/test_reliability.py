@@ -160,3 +160,43 @@ def test_a_compiled_model_refuses_wrong_inputs_with_one_line_saying_what_it_take
     with pytest.raises(InputError, match=message) as e:
         run(given(torch.randn(2, 3)))
     assert isinstance(e.value, UsageError) and e.value.exit_code == 2 and "\n" not in str(e.value)
+
+
+# ---------------------------------------------------------------- limits: how far one step overshoots
+# Limits are checked between iterations, so one step can pass them: by the e-nodes it adds, and by the time
+# it takes.  Measured with every rule on the largest built-in model (inceptionv3, 314 ops) and the one whose
+# e-graph grows fastest (nasrnn): see README.md, "Limits".
+@pytest.mark.slow
+@pytest.mark.parametrize("name, nodes", [("inceptionv3", 2000), ("nasrnn", 5000)])
+def test_one_step_overshoots_the_node_limit_by_at_most_its_own_growth(name, nodes):
+    from bench.models import load
+    from rewrite.egraph.limits import StopReason
+    from rewrite.egraph.saturate import saturate
+    from rewrite.frontends import from_torch
+    from rewrite.rulelang.loader import load_rules
+
+    g = from_torch(*load(name), name=name)
+    res = saturate(g, load_rules(), Limits(iterations=50, nodes=nodes, seconds=600))
+    assert res.stop_reason is StopReason.NODE_LIMIT
+    before_last = res.iterations[-2].enodes if len(res.iterations) > 1 else 0
+    assert before_last < nodes <= res.enodes  # it stopped after the first step that crossed the limit
+    assert res.enodes <= 1.6 * nodes, (res.enodes, nodes)  # measured: 1.50x (inceptionv3), 1.34x (nasrnn)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["inceptionv3", "nasrnn"])
+def test_one_step_overshoots_the_time_limit_by_at_most_one_iteration(name):
+    from bench.models import load
+    from rewrite.egraph.limits import StopReason
+    from rewrite.egraph.saturate import saturate
+    from rewrite.frontends import from_torch
+    from rewrite.rulelang.loader import load_rules
+
+    g = from_torch(*load(name), name=name)
+    seconds = 0.1
+    res = saturate(g, load_rules(), Limits(iterations=50, nodes=10**7, seconds=seconds))
+    assert res.stop_reason is StopReason.TIME_LIMIT
+    longest = max(s.seconds for s in res.iterations)
+    # the rewrite phase stops at the first check after the limit: at most one iteration (plus the
+    # bookkeeping between them) past it; loading the e-graph is not counted against the limit
+    assert res.seconds_saturate <= seconds + longest + 0.05, (res.seconds_saturate, longest)
