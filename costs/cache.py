@@ -105,9 +105,11 @@ class CostCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._open_checked()
         except OSError as e:  # measurements are the product here: no silent in-memory fallback
+            bad = next((p for p in self.path.parents if p.exists()), None)
+            why = f"{bad} is not a folder" if bad is not None and not bad.is_dir() else (e.strerror or str(e))
             raise ConfigError(
-                f"cost cache {self.path}: {e.strerror or e}",
-                hint=f"point {config.CACHE_DIR.name} at a writable folder, or unset it",
+                f"cost cache {self.path}: {why}",
+                hint=f"choose a writable folder (--cache, or {config.CACHE_DIR.name})",
             ) from None
 
     # ------------------------------------------------------------ locking and validation
