@@ -2,9 +2,11 @@
 
     python -m bench.e2e [--models a,b] [--threads 2] [--json OUT]      # or: eqsat bench e2e
 
-Both sides run with the same thread count, alternated in one process (median
-of repeats). Also reports onnxruntime when it is installed and the model
-exports, and the compile time with a cold and a warm kernel cache.
+Both sides run with the same thread count, interleaved in one process
+(``costs.timing``): the speedup is the median of per-round ratios, printed
+with their interquartile range, and a warning when the timing was noisy.
+Also reports onnxruntime when it is installed and the model exports, and the
+compile time with a cold and a warm kernel cache.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 import torch
 
 from bench.models import MODELS, load
-from costs.timing import alternate
+from costs.timing import format_ratio, interleaved
 from rewrite.frontends import from_torch
 from rewrite.pipeline import compile, compile_and_compare, optimize
 
@@ -45,7 +47,7 @@ def onnxruntime_ms(
         opts.intra_op_num_threads = threads
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
         feed = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), inputs)}
-        return alternate([lambda: sess.run(None, feed)], repeats=repeats)[0] * 1e3
+        return interleaved([lambda: sess.run(None, feed)], repeats=repeats, threads=threads).timings[0].median * 1e3
 
 
 def run_model(name: str, threads: int, repeats: int) -> dict[str, Any]:
@@ -84,17 +86,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
         rows.append(run_model(name, args.threads, args.repeats))
     print(
-        f"{'model':<12} {'eqsat ms':>9} {'eager ms':>9} {'speedup':>8} {'ort ms':>8} "
+        f"{'model':<12} {'eqsat ms':>9} {'eager ms':>9} {'speedup (IQR)':>19} {'ort ms':>8} "
         f"{'cold s':>7} {'warm s':>7} {'rel err':>8}"
     )
     for r in rows:
         ort = f"{r['onnxruntime_ms']:.2f}" if r["onnxruntime_ms"] is not None else "-"
         print(
-            f"{r['model']:<12} {r['latency_ms']:9.2f} {r['torch_eager_ms']:9.2f} {r['speedup_vs_eager']:7.2f}x "
+            f"{r['model']:<12} {r['latency_ms']:9.2f} {r['torch_eager_ms']:9.2f} "
+            f"{format_ratio(r['speedup_vs_eager'], *r['speedup_vs_eager_iqr']):>19} "
             f"{ort:>8} {r['compile_seconds_cold']:7.2f} {r['compile_seconds_warm']:7.2f} {r['max_rel_err']:8.1e}"
         )
+    for r in rows:
+        for note in r["timing_notes"]:
+            print(f"warning: {r['model']}: {note}", file=sys.stderr)
     geo = math.exp(sum(math.log(r["speedup_vs_eager"]) for r in rows) / len(rows))
-    print(f"geometric mean speedup vs PyTorch eager: {geo:.3f}x ({args.threads} thread(s))")
+    geo_lo = math.exp(sum(math.log(r["speedup_vs_eager_iqr"][0]) for r in rows) / len(rows))
+    geo_hi = math.exp(sum(math.log(r["speedup_vs_eager_iqr"][1]) for r in rows) / len(rows))
+    print(
+        f"geometric mean speedup vs PyTorch eager: {format_ratio(geo, geo_lo, geo_hi)} "
+        f"({args.threads} thread(s) each; in brackets: the same mean of each model's quartiles)"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "geomean_speedup_vs_eager": geo}, indent=1))
     return 0

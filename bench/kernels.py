@@ -26,37 +26,21 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
 import torch
 
+from costs.timing import interleaved
 from lower.target import parse_target
 from rewrite.ir.builder import GraphBuilder
 from rewrite.pipeline import compile
 
 
-def _time(fn: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
 def alternate(a: Callable[[], object], b: Callable[[], object], repeats: int, warmup: int = 2) -> tuple[float, float]:
-    """Median times of ``a`` and ``b``, run alternately."""
-    for _ in range(warmup):
-        a()
-        b()
-    ta, tb = [], []
-    for r in range(repeats):
-        if r % 2:
-            tb.append(_time(b))
-            ta.append(_time(a))
-        else:
-            ta.append(_time(a))
-            tb.append(_time(b))
-    return statistics.median(ta), statistics.median(tb)
+    """Median times of ``a`` and ``b``, interleaved (``costs.timing``)."""
+    ta, tb = interleaved([a, b], repeats, warmup).timings
+    return ta.median, tb.median
 
 
 def bench_gemm(n: int, threads: int, repeats: int) -> dict:

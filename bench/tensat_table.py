@@ -5,8 +5,9 @@
     eqsat bench --models squeezenet
 
 Run times are measured with torch on this CPU: the original and the optimized
-graph (weight-only sub-graphs folded into weights for both), alternated in the
-same process, median of repeats, with a fixed thread count.
+graph (weight-only sub-graphs folded into weights for both), interleaved in the
+same process with a fixed thread count (``costs.timing``): the speedup is the
+median of per-round ratios, shown with their interquartile range.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Any
 import torch
 
 from bench.models import MODELS, load
-from costs.fidelity import measure_graphs
+from costs.fidelity import graph_speedup
 from costs.measured import MeasuredCost
+from costs.timing import format_ratio
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
 from rewrite.pipeline import optimize
@@ -57,7 +59,7 @@ def run_model(
     s = res.stats
     ilp = s.ilp
     assert ilp is not None, "optimize(extractor='ilp') reports the ILP's figures"
-    ms_orig, ms_opt = (t * 1e3 for t in measure_graphs([graph, res.graph], repeats=repeats, warmup=2))
+    sp = graph_speedup(graph, res.graph, repeats=repeats)
     return {
         "model": name,
         "ops_before": s.ops_before,
@@ -71,9 +73,11 @@ def run_model(
         "cost_before": s.cost_before,
         "cost_after_greedy": ilp.cost_after_greedy,
         "cost_after_ilp": s.cost_after,
-        "ms_original": ms_orig,
-        "ms_optimized": ms_opt,
-        "speedup": ms_orig / ms_opt,
+        "ms_original": sp.baseline.median * 1e3,
+        "ms_optimized": sp.ours.median * 1e3,
+        "speedup": sp.ratio,
+        "speedup_iqr": [sp.lo, sp.hi],
+        "timing_notes": list(sp.notes),
         "verified": s.verified,
         "stop_reason": s.saturation.stop_reason.value,
         "seconds_total": s.seconds.total,
@@ -90,14 +94,21 @@ def _cell(key: str, v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "NO"
     if isinstance(v, float):
-        return f"{v:.3f}" if key != "speedup" else f"{v:.3f}x"
+        return f"{v:.3f}"
     return str(v)
+
+
+def _speedup_cell(r: dict[str, Any]) -> str:
+    return format_ratio(r["speedup"], *r["speedup_iqr"]) if "speedup_iqr" in r else _cell("speedup", r.get("speedup"))
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
     head = [c.replace("seconds_", "s_").replace("cost_", "cost_ms_") for c in COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(_cell(c, r.get(c)) for c in COLUMNS) + " |" for r in rows]
+    lines += [
+        "| " + " | ".join(_speedup_cell(r) if c == "speedup" else _cell(c, r.get(c)) for c in COLUMNS) + " |"
+        for r in rows
+    ]
     return "\n".join(lines)
 
 
@@ -125,9 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         r = rows[-1]
         print(
             f"    ops {r['ops_before']} -> {r['ops_after']}, {r['ms_original']:.2f} ms -> "
-            f"{r['ms_optimized']:.2f} ms ({r['speedup']:.3f}x), verified {r['verified']}",
+            f"{r['ms_optimized']:.2f} ms ({_speedup_cell(r)}), verified {r['verified']}",
             file=sys.stderr,
         )
+        for note in r["timing_notes"]:
+            print(f"    warning: {note}", file=sys.stderr)
     table = markdown(rows)
     print(table)
     out = Path(args.markdown)

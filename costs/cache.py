@@ -10,7 +10,9 @@ holds every measurement, keyed by ``(target, key)``:
 The file also records its schema version and the *machine fingerprint* (CPU model, core count, OS,
 architecture).  A file written by another schema or another machine, or one that is not a SQLite
 database at all, is never trusted: it is renamed aside (``costs.sqlite.stale-<reason>-<time>``)
-and a fresh cache is created.
+and a fresh cache is created, with one ``CacheWarning``.  A cache folder that cannot be used (a
+file, not writable) raises ``ConfigError``: unlike the kernel cache, which only saves time, this
+file is what ``eqsat costs profile`` produces, so it is never silently dropped.
 
 Concurrency.  Every operation opens a short-lived connection in WAL mode with a busy timeout and
 writes in one transaction (``INSERT OR REPLACE``), so several profiling processes can share the
@@ -38,7 +40,7 @@ from typing import Any
 
 from costs.machine import cpu_name
 from rewrite import config
-from rewrite.ir.errors import CacheError
+from rewrite.ir.errors import CacheError, CacheWarning, ConfigError
 
 try:
     import fcntl
@@ -98,9 +100,17 @@ class CostCache:
         self.timeout = timeout
         self.moved_aside: list[Path] = []  # files this instance renamed aside (not trusted)
         self.disabled = False  # another machine's process took the file over: keep working without it
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock_path = self.path.with_name(self.path.name + ".lock")
-        self._open_checked()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._open_checked()
+        except OSError as e:  # measurements are the product here: no silent in-memory fallback
+            bad = next((p for p in self.path.parents if p.exists()), None)
+            why = f"{bad} is not a folder" if bad is not None and not bad.is_dir() else (e.strerror or str(e))
+            raise ConfigError(
+                f"cost cache {self.path}: {why}",
+                hint=f"choose a writable folder (--cache, or {config.CACHE_DIR.name})",
+            ) from None
 
     # ------------------------------------------------------------ locking and validation
     @contextlib.contextmanager
@@ -176,7 +186,9 @@ class CostCache:
             problem = self._problem(deep=True)
             if problem is not None:
                 warnings.warn(
-                    f"cost cache {self.path} is not usable ({problem}); moved aside and rebuilt", stacklevel=3
+                    f"cost cache {self.path} is not usable ({problem}); moved aside and rebuilt",
+                    CacheWarning,
+                    stacklevel=3,
                 )
                 self._move_aside(problem)
                 problem = self._problem(deep=False)
@@ -197,6 +209,7 @@ class CostCache:
                     warnings.warn(
                         f"cost cache {self.path} was rebuilt by another machine or version; "
                         "keeping measurements in memory only",
+                        CacheWarning,
                         stacklevel=4,
                     )
                     self.disabled = True

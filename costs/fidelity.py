@@ -13,16 +13,16 @@ candidate alike.
 
 from __future__ import annotations
 
-import gc
+import functools
 import math
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from costs.model import CostModel, graph_cost
+from costs.timing import Speedup, interleaved, speedup
 from rewrite.ir.graph import Graph
 
 
@@ -71,26 +71,19 @@ def measure_graphs(
     """Median run time of each graph (weight-only sub-graphs folded first), timed in alternating rounds."""
     folded = [g.folded() for g in graphs]
     inputs = [g.random_inputs(seed) for g in folded]
-    times: list[list[float]] = [[] for _ in folded]
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        with torch.no_grad():
-            for _ in range(warmup):
-                for g, x in zip(folded, inputs):
-                    g.run(x)
-            for r in range(repeats):
-                order = range(len(folded)) if r % 2 == 0 else range(len(folded) - 1, -1, -1)
-                for i in order:
-                    t = time.perf_counter()
-                    folded[i].run(inputs[i])
-                    times[i].append(time.perf_counter() - t)
-                if on_progress is not None:
-                    on_progress(r + 1, repeats)
-    finally:
-        if gc_was:
-            gc.enable()
-    return [statistics.median(ts) for ts in times]
+    with torch.no_grad():
+        fns = [functools.partial(g.run, x) for g, x in zip(folded, inputs, strict=True)]
+        run = interleaved(fns, repeats, warmup, on_round=on_progress)
+    return [t.median for t in run.timings]
+
+
+def graph_speedup(original: Graph, optimized: Graph, repeats: int = 10, warmup: int = 2, seed: int = 0) -> Speedup:
+    """How many times faster ``optimized`` runs than ``original`` under ``Graph.run`` (weight-only
+    sub-graphs folded first), interleaved on torch's current thread count."""
+    a, b = original.folded(), optimized.folded()
+    xa, xb = a.random_inputs(seed), b.random_inputs(seed)
+    with torch.no_grad():
+        return speedup(functools.partial(b.run, xb), functools.partial(a.run, xa), repeats, warmup)
 
 
 def fidelity(

@@ -15,13 +15,13 @@ import hashlib
 import json
 import os
 import platform
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
+from costs.timing import interleaved
 from rewrite import config
 from rewrite.ir.builder import GraphBuilder
 
@@ -68,13 +68,7 @@ def fingerprint() -> str:
 
 def _best_time(fn: Callable[[], object], reps: int) -> float:
     """Fastest of ``reps`` runs: a peak is what the machine can do, and other jobs only slow it down."""
-    fn()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return min(ts)
+    return interleaved([fn], reps, warmup=1).timings[0].min
 
 
 def _per_node(op: str, shape: tuple[int, ...], n: int = 200, w: tuple[int, ...] = ()) -> float:

@@ -26,12 +26,8 @@ Without an explicit target the model follows torch's current thread count (``tor
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
-import statistics
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +36,7 @@ import torch
 
 from costs.analytical import AnalyticalCost
 from costs.cache import CostCache, op_key
+from costs.timing import Timing, interleaved
 from rewrite.ir.errors import UsageError
 from rewrite.ir.ops import OPS, Group, Shape
 from rewrite.ir.target import Target
@@ -68,22 +65,8 @@ def make_inputs(
     return [(torch.rand(tuple(s), generator=gen) + 0.5).to(DTYPES[dtype]) for s in in_shapes]
 
 
-def _summarise(times: list[float]) -> Measurement:
-    q = statistics.quantiles(times, n=4) if len(times) >= 2 else [times[0]] * 3
-    return Measurement(statistics.median(times), len(times), q[2] - q[0])
-
-
-@contextlib.contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    """Run torch on ``n`` threads inside the block (no change, and no pool rebuild, if it already does)."""
-    before = torch.get_num_threads()
-    if before != n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if before != n:
-            torch.set_num_threads(before)
+def _summarise(t: Timing) -> Measurement:
+    return Measurement(t.median, len(t.samples), t.iqr)
 
 
 def run_torch_op(
@@ -100,21 +83,9 @@ def run_torch_op(
     norm = opdef.normalize_attrs(attrs)
     opdef.infer(list(in_shapes), norm)  # a bad configuration fails here, with the op's message
     xs = make_inputs(op, norm, in_shapes, dtype)
-    times: list[float] = []
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        with torch.no_grad(), _torch_threads(target.threads):
-            for _ in range(warmup):
-                opdef.ref(xs, norm)
-            for _ in range(repeats):
-                t = time.perf_counter()
-                opdef.ref(xs, norm)
-                times.append(time.perf_counter() - t)
-    finally:
-        if gc_was:
-            gc.enable()
-    return _summarise(times)
+    with torch.no_grad():
+        run = interleaved([lambda: opdef.ref(xs, norm)], repeats, warmup, threads=target.threads)
+    return _summarise(run.timings[0])
 
 
 def torch_target(threads: int | None = None) -> Target:
@@ -145,7 +116,9 @@ def register_runner(kind: str, run: Runner) -> None:
 
 
 class MeasuredCost:
-    """Cached measured costs, falling back to ``fallback`` (analytical by default) for what is not measured."""
+    """Cached measured costs; for what is not measured: measure it now (``measure_missing``), refuse it with a
+    one-line ``UsageError`` (``strict``: no estimate mixed into measurements), or ask ``fallback`` (analytical
+    by default)."""
 
     def __init__(
         self,
@@ -155,6 +128,8 @@ class MeasuredCost:
         measure_missing: bool = False,
         warmup: int = 5,
         repeats: int = 20,
+        strict: bool = False,
+        hint: str = "",
     ) -> None:
         if target is not None and target.kind not in RUNNERS:
             raise UsageError(f"cannot measure on target kind '{target.kind}'; known: {', '.join(sorted(RUNNERS))}")
@@ -164,6 +139,8 @@ class MeasuredCost:
         self.cache = cache if isinstance(cache, CostCache) else CostCache(cache)
         self._fallback = fallback
         self.measure_missing = measure_missing
+        self.strict = strict  # a miss (not measured, measure_missing off) is an error, never an estimate
+        self.hint = hint  # how to measure what is missing, for that error
         self.warmup, self.repeats = warmup, repeats
         self.stats = {"hits": 0, "fallbacks": 0, "measured": 0}
         self.missing: set[str] = set()  # keys answered by the fallback
@@ -239,6 +216,12 @@ class MeasuredCost:
                 self.stats["hits"] += 1
                 return got
             return self.measure(op, attrs, in_shapes, dtype)
+        if self.strict:
+            what = " ".join([op, str([tuple(s) for s in in_shapes]), *([str(dict(attrs))] if attrs else []), dtype])
+            raise UsageError(
+                f"no measured cost for {what} on {self.fingerprint} in {self.cache.path}",
+                hint=self.hint or "measure it first (`eqsat costs profile MODEL --egraph`) or measure missing ops now",
+            )
         self.stats["fallbacks"] += 1
         self.missing.add(key)
         return float(self.fallback(op, attrs, in_shapes, dtype))

@@ -1,32 +1,240 @@
-"""Timing on a shared, noisy machine: alternate the contenders, keep medians.
+"""The one timing loop: contenders interleaved in one process, medians with their spread, and a warning
+when the numbers cannot be trusted.
 
->>> a, b = alternate([lambda: f(x), lambda: g(x)], repeats=10)   # seconds, median each
+Every run time or speedup eqsat prints comes from here (cost profiling, the machine profile, the
+fidelity and Tensat tables, ``optimize --run``, ``bench e2e``, ``bench kernels``).  On a shared
+machine a lone median hides how noisy it was, so:
+
+* contenders alternate round by round (A B, then B A, ...), so drift and other jobs hit both sides;
+* both sides run on the same torch thread count (``threads``), set for the duration;
+* a result keeps every sample: median, quartiles, min and max;
+* a speedup is the median of the per-round ratios, with their interquartile range as its spread;
+* ``notes`` says when the spread exceeds ``NOISY`` (20%) of the median, or when other processes
+  used the CPU while timing (``/proc/stat`` busy time minus this process's own, else the load average).
+
+    >>> s = speedup(lambda: sum(range(2000)), lambda: sum(range(4000)), repeats=9)
+    >>> f"{s}".endswith(")") and s.ratio > 1
+    True
+    >>> format_ratio(1.234, 1.1, 1.31)
+    '1.23× (1.10–1.31)'
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+NOISY = 0.20  # relative spread (IQR / median) above which a timing is flagged
+BUSY_CORES = 0.5  # other processes' average CPU use, in cores, above which a timing is flagged
 
 
-def alternate(fns: Sequence[Callable[[], object]], repeats: int = 10, warmup: int = 2) -> list[float]:
-    """Median seconds of each function, run in alternating (forward, then reversed) rounds."""
-    for _ in range(warmup):
-        for f in fns:
-            f()
+@dataclass(frozen=True)
+class Timing:
+    """Seconds of one contender's timed runs."""
+
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def quartiles(self) -> tuple[float, float]:
+        if len(self.samples) < 2:
+            return self.samples[0], self.samples[0]
+        q = statistics.quantiles(self.samples, n=4, method="inclusive")
+        return q[0], q[2]
+
+    @property
+    def iqr(self) -> float:
+        q1, q3 = self.quartiles
+        return q3 - q1
+
+    @property
+    def min(self) -> float:
+        return min(self.samples)
+
+    @property
+    def max(self) -> float:
+        return max(self.samples)
+
+    @property
+    def spread(self) -> float:
+        """IQR relative to the median."""
+        return self.iqr / self.median if self.median > 0 else 0.0
+
+    def __str__(self) -> str:
+        q1, q3 = self.quartiles
+        return f"{self.median * 1e3:.3f} ms ({q1 * 1e3:.3f}–{q3 * 1e3:.3f})"
+
+    def to_json(self) -> dict[str, Any]:
+        q1, q3 = self.quartiles
+        return {"median": self.median, "q1": q1, "q3": q3, "min": self.min, "max": self.max, "n": len(self.samples)}
+
+
+@dataclass(frozen=True)
+class Run:
+    """Interleaved timings of several contenders, with what the machine did meanwhile."""
+
+    timings: tuple[Timing, ...]
+    threads: int
+    others_busy_cores: float | None  # other processes' average CPU use while timing, in cores
+    notes: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """``baseline / ours``: the median of per-round ratios and their interquartile range."""
+
+    ratio: float
+    lo: float
+    hi: float
+    ours: Timing
+    baseline: Timing
+    threads: int
+    notes: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return format_ratio(self.ratio, self.lo, self.hi)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ratio": self.ratio,
+            "lo": self.lo,
+            "hi": self.hi,
+            "ours": self.ours.to_json(),
+            "baseline": self.baseline.to_json(),
+            "threads": self.threads,
+            "notes": list(self.notes),
+        }
+
+
+def format_ratio(ratio: float, lo: float, hi: float) -> str:
+    return f"{ratio:.2f}× ({lo:.2f}–{hi:.2f})"
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None) -> Iterator[int]:
+    """Run torch on ``n`` threads inside the block (no change, and no pool rebuild, if it already does)."""
+    before = torch.get_num_threads()
+    if n is not None and n != before:
+        torch.set_num_threads(n)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        if n is not None and n != before:
+            torch.set_num_threads(before)
+
+
+def _machine_busy() -> float | None:
+    """Busy CPU seconds of the whole machine so far (``/proc/stat``), or None where there is none."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+    busy = sum(ticks[:8]) - idle  # user nice system idle iowait irq softirq steal (guest is inside user)
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+class _Watch:
+    """Other processes' CPU use over a span of wall time, in cores."""
+
+    def __init__(self) -> None:
+        self.t, self.busy, self.own = time.perf_counter(), _machine_busy(), _own_cpu()
+
+    def others(self) -> float | None:
+        wall = time.perf_counter() - self.t
+        busy = _machine_busy()
+        if self.busy is None or busy is None:
+            try:
+                return max(0.0, os.getloadavg()[0] - 1.0)  # minus this process, assumed running
+            except OSError:
+                return None
+        if wall <= 0:
+            return 0.0
+        return max(0.0, (busy - self.busy - (_own_cpu() - self.own)) / wall)
+
+
+def interleaved(
+    fns: Sequence[Callable[[], object]],
+    repeats: int = 10,
+    warmup: int = 2,
+    threads: int | None = None,
+    on_round: Callable[[int, int], None] | None = None,
+    names: Sequence[str] = (),
+) -> Run:
+    """Time each of ``fns`` ``repeats`` times in alternating rounds (forward, then reversed), after
+    ``warmup`` untimed rounds, with garbage collection off and torch on ``threads`` threads."""
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
     times: list[list[float]] = [[] for _ in fns]
     gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        for r in range(repeats):
-            order = range(len(fns)) if r % 2 == 0 else range(len(fns) - 1, -1, -1)
-            for i in order:
-                t = time.perf_counter()
-                fns[i]()
-                times[i].append(time.perf_counter() - t)
-    finally:
-        if gc_was:
-            gc.enable()
-    return [statistics.median(ts) for ts in times]
+    with torch_threads(threads) as used:
+        for _ in range(warmup):
+            for f in fns:
+                f()
+        watch = _Watch()
+        gc.disable()
+        try:
+            for r in range(repeats):
+                order = range(len(fns)) if r % 2 == 0 else range(len(fns) - 1, -1, -1)
+                for i in order:
+                    t = time.perf_counter()
+                    fns[i]()
+                    times[i].append(time.perf_counter() - t)
+                if on_round is not None:
+                    on_round(r + 1, repeats)
+        finally:
+            if gc_was:
+                gc.enable()
+        others = watch.others()
+    timings = tuple(Timing(tuple(ts)) for ts in times)
+    return Run(timings, used, others, tuple(_notes(timings, others, names)))
+
+
+def _notes(timings: Sequence[Timing], others: float | None, names: Sequence[str]) -> list[str]:
+    notes = [
+        f"{names[i] if i < len(names) else f'timing #{i}'} is noisy: spread {t.spread:.0%} of its median "
+        f"(more than {NOISY:.0%})"
+        for i, t in enumerate(timings)
+        if t.spread > NOISY
+    ]
+    if others is not None and others > BUSY_CORES:
+        notes.append(f"other processes used {others:.1f} CPU core(s) while timing: numbers may be off")
+    return notes
+
+
+def speedup(
+    ours: Callable[[], object],
+    baseline: Callable[[], object],
+    repeats: int = 10,
+    warmup: int = 2,
+    threads: int | None = None,
+) -> Speedup:
+    """How many times faster ``ours`` runs than ``baseline``, interleaved, on the same thread count."""
+    run = interleaved([ours, baseline], repeats, warmup, threads, names=("ours", "the baseline"))
+    a, b = run.timings
+    ratios = Timing(tuple(tb / ta for ta, tb in zip(a.samples, b.samples, strict=True) if ta > 0))
+    lo, hi = ratios.quartiles
+    notes = list(run.notes)
+    if ratios.spread > NOISY:
+        notes.append(f"the speedup is noisy: per-round ratios spread {ratios.spread:.0%} of their median")
+    return Speedup(ratios.median, lo, hi, a, b, run.threads, tuple(notes))

@@ -192,16 +192,10 @@ class _Grouper:
                     # a view between two fusible ops: fuse through it (index remap) instead of materialising
                     chain = [p, graph.nodes[p.inputs[0].node]]
                 q = chain[-1]
-                if (
-                    any(
-                        x.id in self.grouped
-                        or x.id not in self.live
-                        or x.id in self.constants
-                        or not self.private(x.id)
-                        for x in chain
-                    )
-                    or not _injective(q.op)
-                ):
+                if any(
+                    x.id in self.grouped or x.id not in self.live or x.id in self.constants or not self.private(x.id)
+                    for x in chain
+                ) or not _injective(q.op):
                     continue
                 if _contraction(c.op) and slot != OPS[c.op].packed_operand and not _layout_only(q.op):
                     continue  # the A operand is read in place by the micro-kernel: only index remaps
@@ -285,10 +279,19 @@ def _topological(
 
 
 # ============================================================== kernel building
+@dataclass(frozen=True)
+class Scratch:
+    """A kernel parameter that is private working memory (e.g. a packed operand)."""
+
+    name: str
+    size: int
+
+
 @dataclass
 class BuiltKernel:
     kernel: Kernel
-    params: list[Value | str]  # one per kernel parameter: a graph value or a derived-constant name
+    # one per kernel parameter: a graph value, a derived-constant name, or (added by the runtime) scratch memory
+    params: list[Value | str | Scratch]
     new_consts: dict[str, torch.Tensor]
     gemm: GemmInfo | None = None  # loop roles, for contraction groups
     group: FusedGroup | None = None
@@ -361,7 +364,7 @@ def build_kernel(
         body = inline_stage(body, f"{graph.nodes[p].op}{p}")
     # parameters: everything read or written that is not local or inlined away
     used = buffers_used(body)
-    params: list[Value | str] = []
+    params: list[Value | str | Scratch] = []
     pbufs: list[Buffer] = []
     by_name = {b.name: v for v, b in bufs.items()}
     for nm, b in used.items():
@@ -436,7 +439,7 @@ def _in_gemm_coords(gemm, final: Buffer, vs: list[Var], value: Expr, namer: Name
     """Re-index ``final[vs] = value`` over the GEMM's (batch, i, j) loops using its init stage's map."""
     idx = gemm.c_index  # tuple of Exprs over gemm.init_vars
     new_vars = [namer.var(v.name + "e") for v in gemm.init_vars]
-    m = {ov.name: nv for ov, nv in zip(gemm.init_vars, new_vars, strict=False)}
+    m: dict[str, Expr] = {ov.name: nv for ov, nv in zip(gemm.init_vars, new_vars, strict=False)}
     cidx = tuple(substitute(e, m) for e in idx)
     sub = {v.name: e for v, e in zip(vs, cidx, strict=False)}
     val = substitute(value, sub)

@@ -25,6 +25,7 @@ and the device its buffers live on come from the target's ``Backend``
 
     >>> cg = compile_graph(graph, "llvm", threads=2)     # doctest: +SKIP
     >>> outs = cg({"x": x})                              # doctest: +SKIP
+    >>> outs = cg(x)            # one-input graph; a float32 numpy array works too   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 import torch
 
 from lower.backend import KernelFn
-from lower.fusion import BuiltKernel, FusionPlan, build_kernel, live_nodes, plan_fusion
+from lower.fusion import BuiltKernel, FusionPlan, Scratch, build_kernel, live_nodes, plan_fusion
 from lower.ir import (
     IntImm,
     Kernel,
@@ -54,19 +55,14 @@ from lower.ir import (
 )
 from lower.schedule import schedule_kernel
 from lower.target import backend_of, parse_target
+from rewrite.ir.errors import InputError
 from rewrite.ir.graph import Graph, GraphError, Value
 from rewrite.ir.ops import OPS
 from rewrite.ir.target import Target
 
 ALIGN = 16  # floats (64 bytes)
-
-
-@dataclass(frozen=True)
-class Scratch:
-    """A kernel parameter that is private working memory (e.g. a packed operand)."""
-
-    name: str
-    size: int
+Inputs = Mapping[str, torch.Tensor] | Sequence[torch.Tensor] | torch.Tensor  # or numpy float32 arrays in their place
+Root = Value | tuple[int, str]  # a storage root: a graph value, or (kernel index, scratch buffer name)
 
 
 @dataclass
@@ -75,7 +71,7 @@ class _Launch:
     fn: KernelFn
     args: ctypes.Array
     argp: ctypes.c_void_p
-    patches: list[tuple[int, str, object]]  # (slot, "input"|"output", key)
+    patches: list[tuple[int, str, Value]]  # (slot, "input"|"output", the graph value bound there)
     par_extent: int | None
     kernel: Kernel
     threads: int
@@ -157,21 +153,21 @@ class CompiledGraph:
         g = self.graph
         self._out_roots = [self.resolve(v) for v in g.outputs]
         out_root_set = set(self._out_roots)
-        scratch_size: dict[tuple, int] = {}
+        scratch_size: dict[Root, int] = {}
         # kinds of every storage root a kernel touches
-        kinds: dict[object, str] = {}
-        first: dict[Value, int] = {}
-        last: dict[Value, int] = {}
+        kinds: dict[Root, str] = {}
+        first: dict[Root, int] = {}
+        last: dict[Root, int] = {}
         for k, bk in enumerate(self.built):
             for p in bk.params:
                 if isinstance(p, str):
                     kinds[(k, p)] = "derived"
                     continue
                 if isinstance(p, Scratch):
-                    r = (k, p.name)
-                    scratch_size[r] = p.size
-                    kinds[r] = "temp"
-                    first[r], last[r] = k, k
+                    s = (k, p.name)
+                    scratch_size[s] = p.size
+                    kinds[s] = "temp"
+                    first[s], last[s] = k, k
                     continue
                 r = self.resolve(p)
                 node = g.nodes[r.node]
@@ -187,42 +183,42 @@ class CompiledGraph:
                     last[r] = k
         self._kinds = kinds
         # linear-scan arena assignment for temps
-        size = {r: _padded(scratch_size[r] if r in scratch_size else _numel(g.shape_of(r))) for r in first}
+        size = {q: _padded(scratch_size[q] if isinstance(q, tuple) else _numel(g.shape_of(q))) for q in first}
         free: list[tuple[int, int]] = []  # (offset, length)
         top = 0
-        offset: dict[Value, int] = {}
-        order = sorted(first, key=lambda r: (first[r], -size[r]))
-        ends: dict[int, list[Value]] = {}
-        for r in first:
-            ends.setdefault(last[r], []).append(r)
-        by_start: dict[int, list[Value]] = {}
-        for r in order:
-            by_start.setdefault(first[r], []).append(r)
+        offset: dict[Root, int] = {}
+        order = sorted(first, key=lambda q: (first[q], -size[q]))
+        ends: dict[int, list[Root]] = {}
+        for q in first:
+            ends.setdefault(last[q], []).append(q)
+        by_start: dict[int, list[Root]] = {}
+        for q in order:
+            by_start.setdefault(first[q], []).append(q)
         for k in range(len(self.built)):
-            for r in by_start.get(k, []):
+            for q in by_start.get(k, []):
                 best = None
                 for fi, (_, ln) in enumerate(free):
-                    if ln >= size[r] and (best is None or ln < free[best][1]):
+                    if ln >= size[q] and (best is None or ln < free[best][1]):
                         best = fi
                 if best is None:
-                    offset[r] = top
-                    top += size[r]
+                    offset[q] = top
+                    top += size[q]
                 else:
                     o, ln = free.pop(best)
-                    offset[r] = o
-                    if ln > size[r]:
-                        free.append((o + size[r], ln - size[r]))
-            for r in ends.get(k, []):
-                free.append((offset[r], size[r]))
+                    offset[q] = o
+                    if ln > size[q]:
+                        free.append((o + size[q], ln - size[q]))
+            for q in ends.get(k, []):
+                free.append((offset[q], size[q]))
                 free = _coalesce(free)
         self.arena = torch.empty(max(top, 1) + ALIGN, dtype=torch.float32, device=self._device)
         base = self.arena.data_ptr()
         shift = (-(base // 4)) % ALIGN  # align the arena start to 64 bytes
-        self._arena_ptr = {r: base + 4 * (shift + o) for r, o in offset.items()}
+        self._arena_ptr = {q: base + 4 * (shift + o) for q, o in offset.items()}
         self.arena_bytes = 4 * top
         self.temp_bytes_unshared = 4 * sum(size.values())
 
-    def _ptr_of(self, k: int, p) -> tuple[int | None, tuple[str, object] | None]:
+    def _ptr_of(self, k: int, p: Value | str | Scratch) -> tuple[int | None, tuple[str, Value] | None]:
         if isinstance(p, str):
             t = self.built[k].new_consts[p]
             return t.data_ptr(), None
@@ -260,7 +256,7 @@ class CompiledGraph:
         run = self.backend.launcher(fn, argp, par, self.threads)
         return _Launch(kernel.name, fn, args, argp, patches, par, kernel, self.threads, run)
 
-    def _param_tensor(self, bk: BuiltKernel, p) -> torch.Tensor | None:
+    def _param_tensor(self, bk: BuiltKernel, p: Value | str | Scratch) -> torch.Tensor | None:
         if isinstance(p, str):
             return bk.new_consts.get(p)
         if isinstance(p, Value):
@@ -281,9 +277,12 @@ class CompiledGraph:
             if len(writers) == 1 and srcs <= bk.const_names and all(n in by_name for n in srcs):
                 src_bufs = [by_name[n][0] for n in sorted(srcs)]
                 tensors = [self._param_tensor(bk, by_name[n][1]) for n in sorted(srcs)]
+                assert all(t is not None for t in tensors), f"{kern.name}: a constant source has no tensor"
                 pk = Kernel(f"{kern.name}_prepack", [*src_bufs, P], writers[0])
                 out = torch.zeros(P.size, dtype=torch.float32, device=self._device)
-                args = (ctypes.c_void_p * (len(src_bufs) + 1))(*[t.data_ptr() for t in tensors], out.data_ptr())
+                args = (ctypes.c_void_p * (len(src_bufs) + 1))(
+                    *[t.data_ptr() for t in tensors if t is not None], out.data_ptr()
+                )
                 fn = self.backend.compile(pk, self.target, "p")
                 self.backend.launcher(fn, ctypes.cast(args, ctypes.c_void_p), None, 1)()
                 bk.new_consts[P.name] = out
@@ -347,32 +346,50 @@ class CompiledGraph:
             self._recycle[r] = t
         return t
 
-    def __call__(
-        self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor], _times: list[list[float]] | None = None
-    ) -> list[torch.Tensor]:
+    def expects(self) -> str:
+        """What a call takes, for error messages: ``x: (9, 20) float32, y: (20,) float32``."""
         g = self.graph
-        if not isinstance(inputs, Mapping):
-            if len(inputs) != len(self.input_names):
-                raise GraphError(
-                    f"graph '{g.name}' takes {len(self.input_names)} inputs {self.input_names}, got {len(inputs)}"
-                )
-            inputs = dict(zip(self.input_names, inputs, strict=False))
-        missing = set(self.input_names) - set(inputs)
-        if missing:
-            raise GraphError(f"graph '{g.name}': missing inputs {sorted(missing)}")
+        return ", ".join(f"{n}: {g.shape_of(v)} float32" for n, v in self._input_values.items())
+
+    def _bind(self, inputs: Inputs) -> dict[Value, torch.Tensor]:
+        """Each input value's tensor, checked (names, count, shapes, dtype, device) before any kernel runs."""
+        g, names = self.graph, self.input_names
+        where = f"compiled graph '{g.name}' takes {len(names)} input(s) ({self.expects()})"
+        if isinstance(inputs, torch.Tensor) or _is_numpy(inputs):
+            if len(names) != 1:
+                raise InputError(f"{where}; got one tensor: pass a list, or a dict by input name")
+            given: dict[str, object] = {names[0]: inputs}
+        elif isinstance(inputs, Mapping):
+            given = dict(inputs)
+            missing = [n for n in names if n not in given]
+            unknown = [str(n) for n in given if n not in self._input_values]
+            if missing or unknown:
+                raise InputError(f"{where}; missing {missing}, unknown {unknown}")
+        elif isinstance(inputs, (list, tuple)):
+            if len(inputs) != len(names):
+                raise InputError(f"{where}; got {len(inputs)}")
+            given = dict(zip(names, inputs, strict=True))
+        else:
+            raise InputError(f"{where}; got a {type(inputs).__name__}: pass a tensor, a list, or a dict by name")
         bound: dict[Value, torch.Tensor] = {}
         for name, v in self._input_values.items():
-            t = inputs[name]
+            t = _as_tensor(given[name], f"input '{name}' of compiled graph '{g.name}'")
             shape = g.shape_of(v)
             if tuple(t.shape) != shape:
-                raise GraphError(f"input '{name}' has shape {tuple(t.shape)}, expected {shape}")
+                raise InputError(f"input '{name}' has shape {tuple(t.shape)}, expected {shape} ({self.expects()})")
             if t.device.type != self._device.type:
-                raise GraphError(
+                raise InputError(
                     f"input '{name}' is on {t.device}; target '{self.target.name}' takes {self._device.type} tensors"
                 )
-            if t.dtype != torch.float32:
-                t = t.to(torch.float32)
             bound[v] = t.contiguous()
+        return bound
+
+    def __call__(self, inputs: Inputs, _times: list[list[float]] | None = None) -> list[torch.Tensor]:
+        """Run on ``inputs``: a dict by input name, a list/tuple in input order, or one tensor for a
+        one-input graph; float32 torch tensors or numpy arrays.  Raises ``InputError`` (a ``UsageError``)
+        saying what it takes when they do not fit."""
+        g = self.graph
+        bound = self._bind(inputs)
         outs: dict[Value, torch.Tensor] = {}
         with self._lock:
             for r in self._out_roots:
@@ -398,6 +415,25 @@ class CompiledGraph:
                 raise GraphError(f"output {v} has no storage")  # pragma: no cover
             result.append(t.reshape(shape) if tuple(t.shape) != shape else t)
         return result
+
+
+def _is_numpy(x: object) -> bool:
+    return type(x).__module__ == "numpy" and hasattr(x, "dtype")
+
+
+def _as_tensor(x: object, what: str) -> torch.Tensor:
+    """``x`` as a float32 torch tensor: a float32 tensor as is, a float32 numpy array shared (no copy);
+    anything else refused, never cast (a float64 input silently rounded would hide a caller's bug)."""
+    if _is_numpy(x):
+        dtype = str(getattr(x, "dtype", "?"))
+        if dtype != "float32":
+            raise InputError(f"{what} is a numpy {dtype} array; expected float32 (convert with .astype('float32'))")
+        return torch.from_numpy(x)
+    if not isinstance(x, torch.Tensor):
+        raise InputError(f"{what} is a {type(x).__name__}; expected a float32 torch.Tensor or numpy array")
+    if x.dtype != torch.float32:
+        raise InputError(f"{what} is {x.dtype}; expected torch.float32 (convert with .float())")
+    return x
 
 
 RECYCLE_MIN = 1 << 16  # elements; smaller outputs come from malloc's free lists anyway

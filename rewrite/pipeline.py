@@ -24,7 +24,7 @@ import torch
 
 from costs.analytical import AnalyticalCost
 from costs.model import CostModel, graph_cost
-from costs.timing import alternate
+from costs.timing import speedup
 from lower import CompiledGraph, compile_graph
 from rewrite.egraph.limits import Limits
 from rewrite.egraph.saturate import IterationStat, SaturationResult, saturate
@@ -232,16 +232,19 @@ def compile_and_compare(
         cmp = compare_all(refs, outs, REL_TOL)
         if not cmp.close:
             raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: {cmp.why}")
-        t_ours, t_eager = alternate([lambda: run(feed), lambda: module(*inputs)], repeats=repeats)
+        # interleaved, torch on the compiled graph's thread count: both sides get the same cores
+        sp = speedup(lambda: run(feed), lambda: module(*inputs), repeats=repeats, threads=run.threads)
     return RunStats(
         target=run.target.name,
         compile_seconds=run.compile_seconds,
         kernels=run.kernels,
-        latency_ms=t_ours * 1e3,
-        torch_eager_ms=t_eager * 1e3,
-        speedup_vs_eager=t_eager / t_ours,
+        latency_ms=sp.ours.median * 1e3,
+        torch_eager_ms=sp.baseline.median * 1e3,
+        speedup_vs_eager=sp.ratio,
+        speedup_vs_eager_iqr=(sp.lo, sp.hi),
+        timing_notes=tuple(sp.notes),
         max_rel_err=cmp.rel_err,
-        torch_threads=torch.get_num_threads(),
+        torch_threads=sp.threads,
         plan=str(run.plan),
     )
 

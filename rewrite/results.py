@@ -164,7 +164,9 @@ class RunStats:
     kernels: int
     latency_ms: float
     torch_eager_ms: float
-    speedup_vs_eager: float
+    speedup_vs_eager: float  # median of the per-round ratios
+    speedup_vs_eager_iqr: tuple[float, float]  # their interquartile range
+    timing_notes: tuple[str, ...]  # warnings that the timing was noisy (spread, other processes)
     max_rel_err: float
     torch_threads: int
     plan: str  # the fusion plan as text (printed with -v, not written to JSON)
@@ -172,4 +174,6 @@ class RunStats:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         del out["plan"]
+        out["speedup_vs_eager_iqr"] = list(self.speedup_vs_eager_iqr)
+        out["timing_notes"] = list(self.timing_notes)
         return out

@@ -12,8 +12,9 @@ import torch
 
 from rewrite.egraph.limits import Limits
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.errors import InputError, UsageError
 from rewrite.ir.graph import Graph
-from rewrite.pipeline import optimize
+from rewrite.pipeline import compile, optimize
 from rewrite.verify.numeric import compare, verify
 
 LIMITS = Limits(iterations=6, nodes=5000, seconds=10)
@@ -123,3 +124,79 @@ def test_compare_matches_nonfinite_values_by_pattern():
     assert not compare(a, torch.tensor([1.0, math.nan, -math.inf, math.nan])).close  # inf became NaN
     assert not compare(a, torch.tensor([1.5, math.inf, -math.inf, math.nan])).close  # a finite value differs
     assert compare(a, torch.tensor([1.0 + 1e-6, math.inf, -math.inf, math.nan])).close
+
+
+# ---------------------------------------------------------------- compiled models: what they accept
+def _compiled(two_inputs: bool):
+    b = GraphBuilder("two" if two_inputs else "one")
+    x = b.input("x", (2, 3))
+    out = b.add(x, b.input("y", (2, 3))) if two_inputs else b.relu(x)
+    return compile(b.build([out]))
+
+
+def test_a_one_input_compiled_model_takes_a_bare_tensor_a_list_a_dict_or_numpy():
+    run = _compiled(False)
+    x = torch.randn(2, 3)
+    want = torch.relu(x)
+    for given in (x, [x], (x,), {"x": x}, x.numpy(), [x.numpy()]):
+        assert torch.equal(run(given)[0], want), type(given)
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        (lambda x: x, r"takes 2 input\(s\) \(x: \(2, 3\) float32, y: \(2, 3\) float32\); got one tensor"),
+        (lambda x: [x], r"got 1$"),
+        (lambda x: {"x": x, "z": x}, r"missing \['y'\], unknown \['z'\]"),
+        (lambda x: [x, x.double()], r"input 'y' .* is torch.float64; expected torch.float32"),
+        (lambda x: [x, x.numpy().astype("float64")], r"numpy float64 array; expected float32"),
+        (lambda x: [x, x.tolist()], r"input 'y' .* is a list; expected a float32 torch.Tensor"),
+        (lambda x: [x, x.t()], r"input 'y' has shape \(3, 2\), expected \(2, 3\) \(x: \(2, 3\) float32"),
+        (lambda x: 3.0, r"got a float: pass a tensor, a list, or a dict by name"),
+    ],
+)
+def test_a_compiled_model_refuses_wrong_inputs_with_one_line_saying_what_it_takes(given, message):
+    run = _compiled(True)
+    with pytest.raises(InputError, match=message) as e:
+        run(given(torch.randn(2, 3)))
+    assert isinstance(e.value, UsageError) and e.value.exit_code == 2 and "\n" not in str(e.value)
+
+
+# ---------------------------------------------------------------- limits: how far one step overshoots
+# Limits are checked between iterations, so one step can pass them: by the e-nodes it adds, and by the time
+# it takes.  Measured with every rule on the largest built-in model (inceptionv3, 314 ops) and the one whose
+# e-graph grows fastest (nasrnn): see README.md, "Limits".
+@pytest.mark.slow
+@pytest.mark.parametrize("name, nodes", [("inceptionv3", 2000), ("nasrnn", 5000)])
+def test_one_step_overshoots_the_node_limit_by_at_most_its_own_growth(name, nodes):
+    from bench.models import load
+    from rewrite.egraph.limits import StopReason
+    from rewrite.egraph.saturate import saturate
+    from rewrite.frontends import from_torch
+    from rewrite.rulelang.loader import load_rules
+
+    g = from_torch(*load(name), name=name)
+    res = saturate(g, load_rules(), Limits(iterations=50, nodes=nodes, seconds=600))
+    assert res.stop_reason is StopReason.NODE_LIMIT
+    before_last = res.iterations[-2].enodes if len(res.iterations) > 1 else 0
+    assert before_last < nodes <= res.enodes  # it stopped after the first step that crossed the limit
+    assert res.enodes <= 1.6 * nodes, (res.enodes, nodes)  # measured: 1.50x (inceptionv3), 1.34x (nasrnn)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["inceptionv3", "nasrnn"])
+def test_one_step_overshoots_the_time_limit_by_at_most_one_iteration(name):
+    from bench.models import load
+    from rewrite.egraph.limits import StopReason
+    from rewrite.egraph.saturate import saturate
+    from rewrite.frontends import from_torch
+    from rewrite.rulelang.loader import load_rules
+
+    g = from_torch(*load(name), name=name)
+    seconds = 0.1
+    res = saturate(g, load_rules(), Limits(iterations=50, nodes=10**7, seconds=seconds))
+    assert res.stop_reason is StopReason.TIME_LIMIT
+    longest = max(s.seconds for s in res.iterations)
+    # the rewrite phase stops at the first check after the limit: at most one iteration (plus the
+    # bookkeeping between them) past it; loading the e-graph is not counted against the limit
+    assert res.seconds_saturate <= seconds + longest + 0.05, (res.seconds_saturate, longest)

@@ -5,12 +5,13 @@ Run as ``python -m bench.models.summary [name ...]``.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 
 import torch
 import torch.fx
+
+from costs.timing import interleaved
 
 from . import MODELS, load
 
@@ -21,20 +22,16 @@ def summarize(name: str, repeats: int = 3) -> dict:
     build_s = time.perf_counter() - t0
     nodes = len(torch.fx.symbolic_trace(model).graph.nodes)
     params = sum(p.numel() for p in model.parameters())
-    times = []
     with torch.no_grad():
-        out = model(*inputs)  # warm-up
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            model(*inputs)
-            times.append(time.perf_counter() - t0)
+        out = model(*inputs)
+        forward = interleaved([lambda: model(*inputs)], repeats, warmup=0).timings[0]
     return {
         "name": name,
         "nodes": nodes,
         "params": params,
         "shape": tuple(out.shape),
         "build_s": build_s,
-        "forward_ms": 1e3 * statistics.median(times),
+        "forward_ms": 1e3 * forward.median,
         "out_std": out.std().item(),
     }
 

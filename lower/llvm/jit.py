@@ -6,8 +6,9 @@
 * Object code is cached under ``$EQSAT_CACHE_DIR/kernels`` (default
   ``~/.cache/eqsat/kernels``), keyed by a hash of ``CODEGEN_VERSION``, the
   target's ``code_key`` (its cache key without the thread count: machine
-  code does not depend on it) and the IR text.  Files are written
-  atomically, so concurrent processes may share the directory.
+  code does not depend on it) and the IR text.  Each file is framed and
+  checked before LLVM sees it, and written atomically (``lower.llvm.objcache``),
+  so a damaged entry is rebuilt and concurrent processes may share the folder.
 * Each target's objects are loaded into one MCJIT engine of its own (so a
   routine compiled for two targets never clashes by name); each kernel
   function has a content-derived name, so identical kernels load once.
@@ -22,12 +23,10 @@ import ctypes
 import hashlib
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 # llvmlite reads this when it is first imported: opaque pointers (``ptr``), as the IR text uses
@@ -36,6 +35,7 @@ os.environ.setdefault("LLVMLITE_ENABLE_IR_LAYER_TYPED_POINTERS", "0")
 import llvmlite
 import llvmlite.binding as llvm
 
+from lower.llvm import objcache
 from rewrite import config
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
@@ -104,10 +104,6 @@ def _jit(target: Target) -> _Jit:
         return j
 
 
-def cache_dir() -> Path:
-    return config.cache_dir("kernels")  # shared with the cost caches: kernels get their own folder
-
-
 def cache_key(ir_text: str, target: Target) -> str:
     """The object cache's key for ``ir_text`` compiled for ``target``."""
     h = hashlib.sha256()
@@ -164,27 +160,16 @@ def assembly(ir_text: str, target: Target) -> str:
 
 
 def _object_for(ir_text: str, key: str, target: Target) -> bytes:
-    path = cache_dir() / key[:2] / f"{key}.o"
-    if not config.NO_CACHE.flag():
-        try:
-            data = path.read_bytes()
-            STATS.cache_hits += 1
-            return data
-        except OSError:
-            pass
+    cached = None if config.NO_CACHE.flag() else objcache.read(key)
+    if cached is not None:
+        STATS.cache_hits += 1
+        return cached
     t0 = time.perf_counter()
     obj = _jit(target).tm.emit_object(optimize(ir_text, target))
     STATS.seconds += time.perf_counter() - t0
     STATS.compiled += 1
     if not config.NO_CACHE.flag():
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(obj)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only or full cache directory only costs recompilation
+        objcache.write(key, obj)
     return obj
 
 

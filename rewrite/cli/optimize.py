@@ -22,6 +22,7 @@ from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, outpu
 from rewrite.cli.report import before_after, run_table
 from rewrite.egraph.saturate import IterationStat
 from rewrite.frontends import from_torch
+from rewrite.ir.errors import UsageError
 from rewrite.pipeline import compile_and_compare, optimize
 from rewrite.rulelang.loader import load_rules
 
@@ -43,7 +44,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
         choices=("analytical", "measured"),
         default="analytical",
         help="cost model: roofline from measured peaks, or per-operator measurements "
-        "(see `eqsat costs profile`; unmeasured ops fall back to analytical)",
+        "(every candidate op must be measured: `eqsat costs profile MODEL --egraph`, or --measure-missing)",
     )
     p.add_argument(
         "--threads",
@@ -89,12 +90,22 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     args = parser(prog).parse_args(argv)
     limits = limits_of(args)
     rules = load_rules(args.rules)  # a missing or malformed rule file fails before any model work
+    if args.measure_missing and args.cost != "measured":
+        raise UsageError("--measure-missing needs --cost measured")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cost_model = None
+    if args.cost == "measured":  # every op the extractor prices must be measured: no estimates mixed in
+        cost_model = MeasuredCost(
+            measure_missing=args.measure_missing,
+            strict=True,
+            hint=f"measure every candidate first: `eqsat costs profile {args.model} --egraph"
+            f"{f' --threads {args.threads}' if args.threads else ''}` with the same --rules/--iters/--nodes/--seconds, "
+            "or add --measure-missing",
+        )
     print(f"loading {args.model} ...", file=sys.stderr, flush=True)
     name, module, inputs = load_spec(args.model)
     graph = from_torch(module, inputs, name=name)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    cost_model = MeasuredCost(measure_missing=args.measure_missing) if args.cost == "measured" else None
     print(f"saturating {graph.op_count()} operators ...", file=sys.stderr, flush=True)
     result = optimize(
         graph,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from costs.timing import format_ratio
 from rewrite.results import OptimizeStats, RunStats
 
 
@@ -59,9 +60,13 @@ def before_after(stats: OptimizeStats, before_ops: dict[str, int], after_ops: di
 
 
 def run_table(run: RunStats) -> str:
-    return (
+    """The ``--run`` line: the speedup with the interquartile range of its per-round ratios, and any
+    warning that the timing was noisy."""
+    lo, hi = run.speedup_vs_eager_iqr
+    line = (
         f"{run.target}: {run.kernels} kernels compiled in {run.compile_seconds:.2f}s; "
         f"latency {run.latency_ms:.3f} ms vs PyTorch eager {run.torch_eager_ms:.3f} ms "
-        f"({run.speedup_vs_eager:.2f}x, {run.torch_threads} thread(s)); "
+        f"({format_ratio(run.speedup_vs_eager, lo, hi)}, {run.torch_threads} thread(s) each); "
         f"max relative error {run.max_rel_err:.2e}"
     )
+    return "\n".join([line, *(f"warning: {n}" for n in run.timing_notes)])

@@ -63,6 +63,10 @@ class GraphError(EqsatError, ValueError):
     """A graph is malformed: names the node and what is wrong."""
 
 
+class InputError(UsageError, GraphError):
+    """Tensors given to a graph or a compiled model do not match its inputs; says what it takes."""
+
+
 class FrontendError(EqsatError, ValueError):
     """A model cannot be imported; the message names the op and where it comes from."""
 
@@ -100,6 +104,10 @@ class CacheError(EqsatError, RuntimeError):
     """A cache (measured costs, kernels) could not be opened or rebuilt."""
 
 
+class CacheWarning(UserWarning):
+    """A cache entry or folder was unusable and was worked around (rebuilt, or skipped): only costs time."""
+
+
 class LoweringError(EqsatError, ValueError):
     """A graph node cannot be lowered to kernels for the target; names the node."""
 
@@ -114,12 +122,14 @@ class CodegenError(LoweringError):
 
 __all__ = [
     "CacheError",
+    "CacheWarning",
     "CodegenError",
     "ConfigError",
     "EqsatError",
     "ExtractionError",
     "FrontendError",
     "GraphError",
+    "InputError",
     "Loc",
     "LoweringError",
     "ProveError",

@@ -8,6 +8,7 @@ from lower_testutil import check_graph
 
 from lower import LoweringError, compile_graph
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import GraphError
 
 G = torch.Generator().manual_seed(7)
 
@@ -112,8 +113,6 @@ def test_positional_inputs_and_errors():
     cg = compile_graph(g)
     a, c = torch.ones(3), torch.arange(3.0)
     assert torch.equal(cg([a, c])[0], a - c)
-    from rewrite.ir.graph import GraphError
-
     with pytest.raises(GraphError):
         cg([a])
     with pytest.raises(GraphError):
@@ -124,12 +123,15 @@ def test_positional_inputs_and_errors():
         cg([a, torch.ones(3, device="meta")])
 
 
-def test_non_contiguous_and_double_inputs():
+def test_non_contiguous_inputs_and_double_inputs_refused():
     b = GraphBuilder("nc")
     g = b.build([b.relu(b.input("x", (4, 3)))])
     x = torch.randn(3, 4, dtype=torch.float64).t()
-    got = compile_graph(g)({"x": x})[0]
+    cg = compile_graph(g)
+    got = cg({"x": x.float()})[0]
     assert torch.allclose(got, torch.relu(x.float()))
+    with pytest.raises(GraphError, match="float64; expected torch.float32"):  # never rounded silently
+        cg({"x": x})
 
 
 def test_buffer_reuse_shrinks_the_arena():

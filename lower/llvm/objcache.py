@@ -1,0 +1,135 @@
+"""The on-disk cache of compiled kernel objects: framed, checked before loading, written atomically.
+
+A cached object is handed to LLVM's JIT linker, which trusts it completely: a truncated or
+corrupted file would crash the process (segfault), not raise.  So every file carries a header
+that is checked *before* the object is used::
+
+    magic "EQSATOBJ" | format (u32) | payload length (u64) | sha256(key) (32 bytes) | sha256(payload) (32 bytes)
+
+An entry whose header, length, key or checksum does not match is removed with one
+``CacheWarning`` and the kernel is compiled again (and the entry rewritten).  Files are written
+to a temporary name in the same folder and renamed over the entry (``os.replace``), so a reader
+never sees half a file and two processes compiling the same kernel at once each write a complete
+copy; the last rename wins.
+
+A cache folder that cannot be used (``EQSAT_CACHE_DIR`` names a file, the folder is read-only)
+costs only speed: one ``CacheWarning`` naming it, then kernels are compiled without a disk cache.
+
+    >>> blob = frame("ab" * 32, b"\\x7fELF...")
+    >>> unframe("ab" * 32, blob)
+    b'\\x7fELF...'
+    >>> unframe("ab" * 32, blob[:-1])
+    'length 7 in the header, 6 bytes present'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import tempfile
+import warnings
+from pathlib import Path
+
+from rewrite import config
+from rewrite.ir.errors import CacheWarning, ConfigError
+
+MAGIC = b"EQSATOBJ"
+FORMAT = 1  # bump when the frame changes; files of another format are rebuilt
+_HEADER = struct.Struct("<8sIQ32s32s")
+
+_warned_dirs: set[str] = set()  # one warning per unusable folder per process
+
+
+def frame(key: str, obj: bytes) -> bytes:
+    """``obj`` behind a header naming its format, length, cache key and checksum."""
+    return _HEADER.pack(MAGIC, FORMAT, len(obj), _digest(key.encode()), _digest(obj)) + obj
+
+
+def unframe(key: str, data: bytes) -> bytes | str:
+    """The object inside ``data``, or why it cannot be trusted (a short phrase)."""
+    if len(data) < _HEADER.size:
+        return f"{len(data)} bytes, shorter than the {_HEADER.size}-byte header"
+    magic, fmt, length, key_sum, obj_sum = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        return "not an eqsat kernel object (bad magic)"
+    if fmt != FORMAT:
+        return f"format {fmt}, expected {FORMAT}"
+    obj = data[_HEADER.size :]
+    if len(obj) != length:
+        return f"length {length} in the header, {len(obj)} bytes present"
+    if key_sum != _digest(key.encode()):
+        return "written for another key"
+    if obj_sum != _digest(obj):
+        return "checksum mismatch"
+    return obj
+
+
+def _digest(b: bytes) -> bytes:
+    return hashlib.sha256(b).digest()
+
+
+def _disable(where: str, why: str) -> None:
+    if where not in _warned_dirs:
+        _warned_dirs.add(where)
+        warnings.warn(
+            f"kernel cache {where} cannot be used ({why}); compiling without a disk cache", CacheWarning, stacklevel=4
+        )
+
+
+def folder() -> Path | None:
+    """The kernel cache folder, or None (with one warning) when it cannot be created."""
+    try:
+        return config.cache_dir("kernels")
+    except ConfigError as e:
+        _disable(str(config.CACHE_DIR.path() / "kernels"), str(e))
+        return None
+
+
+def _path(root: Path, key: str) -> Path:
+    return root / key[:2] / f"{key}.o"
+
+
+def read(key: str) -> bytes | None:
+    """The cached object for ``key``, or None: missing, or bad (then removed, with one warning)."""
+    root = folder()
+    if root is None:
+        return None
+    path = _path(root, key)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    obj = unframe(key, data)
+    if isinstance(obj, bytes):
+        return obj
+    warnings.warn(f"kernel cache entry {path} is damaged ({obj}); removed and recompiled", CacheWarning, stacklevel=3)
+    try:
+        path.unlink()
+    except OSError:
+        pass  # another process removed or replaced it already; rewriting it below is still right
+    return None
+
+
+def write(key: str, obj: bytes) -> None:
+    """Store ``obj`` for ``key``: a temporary file in the same folder, renamed over the entry."""
+    root = folder()
+    if root is None:
+        return
+    path = _path(root, key)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(frame(key, obj))
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        _disable(str(root), e.strerror or str(e))  # read-only or full: only costs recompilation
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

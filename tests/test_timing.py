@@ -1,0 +1,100 @@
+"""The one timing module: interleaved contenders, medians with their spread, honest warnings; and the measured
+cost model, which prices only what was measured."""
+
+import re
+import time
+
+import pytest
+import torch
+
+from costs import measured, timing
+from costs.measured import MeasuredCost, egraph_configs, profile_configs
+from costs.timing import Timing, format_ratio, interleaved, speedup
+from rewrite import GraphBuilder
+from rewrite.cli.report import run_table
+from rewrite.egraph.limits import Limits
+from rewrite.ir.errors import UsageError
+from rewrite.pipeline import optimize, saturated_egraph
+from rewrite.rulelang.loader import load_rules
+
+
+def test_contenders_alternate_and_every_sample_is_kept():
+    order = []
+    run = interleaved([lambda: order.append("a"), lambda: order.append("b")], repeats=4, warmup=1)
+    assert order == ["a", "b", "a", "b", "b", "a", "a", "b", "b", "a"]  # warmup, then forward/reversed rounds
+    assert [len(t.samples) for t in run.timings] == [4, 4]
+
+
+def test_both_sides_run_on_the_requested_thread_count_and_it_is_restored():
+    before = torch.get_num_threads()
+    seen = []
+    run = interleaved([lambda: seen.append(torch.get_num_threads())] * 2, repeats=2, warmup=0, threads=1)
+    assert set(seen) == {1} and run.threads == 1 and torch.get_num_threads() == before
+
+
+def test_timing_statistics_and_format():
+    t = Timing((1.0, 2.0, 3.0, 4.0, 100.0))
+    assert (t.median, t.min, t.max, t.quartiles) == (3.0, 1.0, 100.0, (2.0, 4.0))
+    assert t.spread == pytest.approx(2 / 3)
+    assert format_ratio(1.234, 1.1, 1.31) == "1.23× (1.10–1.31)"
+
+
+def test_a_speedup_is_the_median_per_round_ratio_with_its_quartiles():
+    s = speedup(lambda: time.sleep(0.001), lambda: time.sleep(0.004), repeats=7, warmup=0)
+    assert s.lo <= s.ratio <= s.hi and s.ratio > 1.5
+    assert re.fullmatch(r"\d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d\)", str(s))
+
+
+def test_noisy_timings_and_a_busy_machine_are_flagged(monkeypatch):
+    calls = iter([0.001, 0.001, 0.010, 0.001, 0.001, 0.010] * 4)
+    run = interleaved([lambda: time.sleep(next(calls))], repeats=6, warmup=0)
+    assert any("noisy" in n for n in run.notes), run.notes
+    monkeypatch.setattr(timing, "_machine_busy", lambda: None)  # no /proc/stat: the load average decides
+    monkeypatch.setattr(timing.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    run = interleaved([lambda: None], repeats=3, warmup=0)
+    assert run.others_busy_cores == 8.0 and any("other processes" in n for n in run.notes)
+
+
+def test_run_table_prints_the_spread_and_the_warnings():
+    stats = {
+        "target": "llvm",
+        "kernels": 3,
+        "compile_seconds": 0.5,
+        "latency_ms": 1.0,
+        "torch_eager_ms": 1.3,
+        "speedup_vs_eager": 1.3,
+        "speedup_vs_eager_iqr": [1.2, 1.4],
+        "timing_notes": ["other processes used 1.5 CPU core(s) while timing: numbers may be off"],
+        "torch_threads": 2,
+        "max_rel_err": 1e-7,
+    }
+    out = run_table(stats)
+    assert "(1.30× (1.20–1.40), 2 thread(s) each)" in out
+    assert out.splitlines()[1].startswith("warning: other processes")
+
+
+def _tiny():
+    b = GraphBuilder("tiny")
+    x = b.input("x", (8, 16))
+    w = b.weight("w", torch.randn(16, 16))
+    return b.build([b.relu(b.matmul(b.relu(b.matmul(x, w)), w))])
+
+
+def test_strict_measured_costs_refuse_an_unmeasured_op_in_one_line(tmp_path):
+    model = MeasuredCost(cache=tmp_path / "c.sqlite", strict=True, hint="run `eqsat costs profile tiny --egraph`")
+    with pytest.raises(UsageError, match=r"no measured cost for \w+ \[\(8, 16\)[^]]*\] float32 on torch-cpu") as e:
+        optimize(_tiny(), limits=Limits(iterations=2), extractor="greedy", cost_model=model)
+    assert "\n" not in str(e.value) and "eqsat costs profile" in e.value.hint
+
+
+def test_profiling_the_egraph_covers_every_op_extraction_prices(tmp_path, monkeypatch):
+    monkeypatch.setitem(
+        measured.RUNNERS,
+        "torch",
+        lambda t, op, a, s, d="float32", w=0, r=1: measured.Measurement(1e-6 * len(s), 1, 0.0),
+    )
+    g, limits = _tiny(), Limits(iterations=2)
+    model = MeasuredCost(cache=tmp_path / "c.sqlite", strict=True)
+    profile_configs(egraph_configs(saturated_egraph(g, load_rules(), limits)), model)
+    res = optimize(g, limits=limits, extractor="greedy", cost_model=model)
+    assert res.stats["verified"] and model.stats["fallbacks"] == 0 and model.stats["hits"] > 0
