@@ -15,6 +15,7 @@ from rewrite.cli.report import run_table
 from rewrite.egraph.limits import Limits
 from rewrite.ir.errors import UsageError
 from rewrite.pipeline import optimize, saturated_egraph
+from rewrite.results import RunStats
 from rewrite.rulelang.loader import load_rules
 
 
@@ -56,18 +57,19 @@ def test_noisy_timings_and_a_busy_machine_are_flagged(monkeypatch):
 
 
 def test_run_table_prints_the_spread_and_the_warnings():
-    stats = {
-        "target": "llvm",
-        "kernels": 3,
-        "compile_seconds": 0.5,
-        "latency_ms": 1.0,
-        "torch_eager_ms": 1.3,
-        "speedup_vs_eager": 1.3,
-        "speedup_vs_eager_iqr": [1.2, 1.4],
-        "timing_notes": ["other processes used 1.5 CPU core(s) while timing: numbers may be off"],
-        "torch_threads": 2,
-        "max_rel_err": 1e-7,
-    }
+    stats = RunStats(
+        target="llvm",
+        compile_seconds=0.5,
+        kernels=3,
+        latency_ms=1.0,
+        torch_eager_ms=1.3,
+        speedup_vs_eager=1.3,
+        speedup_vs_eager_iqr=(1.2, 1.4),
+        timing_notes=("other processes used 1.5 CPU core(s) while timing: numbers may be off",),
+        max_rel_err=1e-7,
+        torch_threads=2,
+        plan="",
+    )
     out = run_table(stats)
     assert "(1.30× (1.20–1.40), 2 thread(s) each)" in out
     assert out.splitlines()[1].startswith("warning: other processes")
@@ -97,4 +99,4 @@ def test_profiling_the_egraph_covers_every_op_extraction_prices(tmp_path, monkey
     model = MeasuredCost(cache=tmp_path / "c.sqlite", strict=True)
     profile_configs(egraph_configs(saturated_egraph(g, load_rules(), limits)), model)
     res = optimize(g, limits=limits, extractor="greedy", cost_model=model)
-    assert res.stats["verified"] and model.stats["fallbacks"] == 0 and model.stats["hits"] > 0
+    assert res.stats.verified and model.stats["fallbacks"] == 0 and model.stats["hits"] > 0
