@@ -467,9 +467,10 @@ def _transpose(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 
 
 def _reshape_to(c: _Ctx, x: Tensor, shape: Sequence[int]) -> list[Tensor]:
-    out = c.reshape(c.value(x), shape)
+    xv = c.value(x)
+    out = c.reshape(xv, shape)
     # a reshape to the same shape is still a node, so every ONNX output is its own value
-    return [out if out != x else c.add("identity", [c.value(x)])]
+    return [out if out != xv else c.add("identity", [xv])]
 
 
 @_handles("Reshape")
