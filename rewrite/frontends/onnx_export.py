@@ -29,7 +29,6 @@ ONNX model and imports it with ``from_onnx``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
