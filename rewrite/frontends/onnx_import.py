@@ -42,7 +42,14 @@ class _Refuse(Exception):
     """Raised inside a handler; turned into a FrontendError naming the node."""
 
 
-Tensor = Value | np.ndarray  # a value in the graph, or a constant known at import time
+class _Sqrt:
+    """A ``Sqrt`` output, held until its user is known: eqsat has rsqrt but no sqrt."""
+
+    def __init__(self, x: Value, label: str) -> None:
+        self.x, self.label = x, label
+
+
+Tensor = Value | np.ndarray | _Sqrt  # a value in the graph, a constant known at import time, or a pending sqrt
 
 
 class _Ctx:
@@ -66,12 +73,16 @@ class _Ctx:
         return [Value(node.id, i) for i in range(len(node.shapes))]
 
     def shape(self, t: Tensor) -> tuple[int, ...]:
+        if isinstance(t, _Sqrt):
+            return self.g.shape_of(t.x)
         return tuple(t.shape) if isinstance(t, np.ndarray) else self.g.shape_of(t)
 
     def value(self, t: Tensor, hint: str = "") -> Value:
         """``t`` as a graph value: constants become float32 weights (other dtypes are refused)."""
         if isinstance(t, Value):
             return t
+        if isinstance(t, _Sqrt):
+            raise _Refuse(f"it reads the output of {t.label}; eqsat has no sqrt op, only Reciprocal(Sqrt(x)) (rsqrt)")
         if t.dtype != np.float32:
             raise _Refuse(f"constant{hint} has dtype {t.dtype}; eqsat computes in float32 only")
         hit = self._weights.get(id(t))
@@ -115,7 +126,7 @@ class _Ctx:
             return t
         if isinstance(t, np.ndarray):
             return t.reshape(shape)
-        return self.add("reshape", [t], shape=shape)
+        return self.add("reshape", [self.value(t)], shape=shape)
 
     def rank_up(self, t: Tensor, rank: int) -> Tensor:
         """Prepend size-1 dimensions (numpy broadcasting) so ``t`` has ``rank`` dimensions."""
@@ -188,6 +199,42 @@ def _dropout(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("identity", [c.value(c.env[n.input[0]])])]
 
 
+@_handles("Sqrt")
+def _sqrt(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    _only_attrs(a, set())
+    return [_Sqrt(c.value(c.env[n.input[0]]), c.origin)]  # resolved by Reciprocal, refused by anything else
+
+
+@_handles("Reciprocal")
+def _reciprocal(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    _only_attrs(a, set())
+    x = c.env[n.input[0]]
+    if isinstance(x, _Sqrt):
+        return [c.add("rsqrt", [x.x])]
+    ones = np.ones((1,) * len(c.shape(x)), np.float32)
+    return [c.add("div", [c.value(ones), c.value(x)])]  # 1 / x, correctly rounded like the reciprocal
+
+
+@_handles("Neg")
+def _neg(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    _only_attrs(a, set())
+    return [c.add("smul", [c.value(c.env[n.input[0]])], scalar=-1.0)]
+
+
+@_handles("Sum", "Mean")
+def _sum(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    _only_attrs(a, set())
+    terms = [c.env[i] for i in n.input]
+    acc = terms[0]
+    for t in terms[1:]:
+        r = max(len(c.shape(acc)), len(c.shape(t)))
+        acc = c.add("add", [c.value(c.rank_up(acc, r)), c.value(c.rank_up(t, r))])
+    out = c.value(acc) if len(terms) > 1 else c.add("identity", [c.value(acc)])
+    if n.op_type == "Mean" and len(terms) > 1:
+        out = c.add("smul", [out], scalar=1.0 / len(terms))
+    return [out]
+
+
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 
 
@@ -233,6 +280,12 @@ def _matmul(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.reshape(out, s)]
 
 
+def _transposed(c: _Ctx, t: Tensor) -> Value:
+    if isinstance(t, np.ndarray):
+        return c.value(np.ascontiguousarray(t.T))
+    return c.add("transpose", [c.value(t)], perm=(1, 0))
+
+
 @_handles("Gemm")
 def _gemm(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     _only_attrs(a, {"alpha", "beta", "transA", "transB", "broadcast"})
@@ -243,11 +296,10 @@ def _gemm(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     b = c.env[bias_name] if bias_name else None
     if len(c.shape(x)) != 2 or len(c.shape(w)) != 2:
         raise _Refuse(f"Gemm needs 2-d A and B, got {c.shape(x)} and {c.shape(w)}")
-    n_out = c.shape(w)[0 if tb else 1]
-    if not ta and tb and alpha == 1.0 and beta == 1.0 and b is not None and c.shape(b) == (n_out,):
-        return [c.add("linear", [c.value(x), c.value(w), c.value(b)])]  # x @ w.T + b: the registry's linear
-    xv = c.add("transpose", [c.value(x)], perm=(1, 0)) if ta else c.value(x)
-    wv = c.add("transpose", [c.value(w)], perm=(1, 0)) if tb else c.value(w)
+    # matmul + add, the form the rules work on (as the torch frontend builds nn.Linear);
+    # a constant operand is transposed at import time, so it stays one weight
+    xv = _transposed(c, x) if ta else c.value(x)
+    wv = _transposed(c, w) if tb else c.value(w)
     out = c.add("matmul", [xv, wv])
     if alpha != 1.0:
         out = c.add("smul", [out], scalar=alpha)
@@ -342,11 +394,19 @@ def _pool(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str) -> list[Tensor
     if len(kernel) != 2:
         raise _Refuse(f"kernel_shape {kernel} must have 2 entries")
     dil = tuple(a.get("dilations", (1, 1)))
-    if dil != (1, 1):
-        raise _Refuse(f"dilations {dil} are not supported (eqsat pooling has none)")
     strides = tuple(a.get("strides", (1, 1)))
     ceil = int(a.get("ceil_mode", 0))
     t, l_, b, r = _spatial_pads(c, a, hw, kernel, strides, dil)
+    spans = [hw[i] + p + q - (kernel[i] - 1) * dil[i] - 1 for i, (p, q) in enumerate(((t, b), (l_, r)))]
+    if all(span % st == 0 for span, st in zip(spans, strides)):
+        ceil = 0  # the windows tile exactly: rounding up adds none
+    if dil != (1, 1):
+        if op != "avgpool2d" or ceil:
+            raise _Refuse(f"dilations {dil} are not supported (eqsat pooling has none)")
+        include = int(a.get("count_include_pad", 0))
+        dilated = _avgpool_as_conv(c, c.value(x), kernel, strides, dil, (t, b, l_, r), include)
+        ds = c.shape(dilated)
+        return [c.reshape(dilated, (ds[0], ds[1], ds[3])) if one_d else dilated]
     attrs: dict[str, Any] = {"kernel": kernel, "stride": strides, "ceil_mode": ceil}
     xv = c.value(x)
     include = int(a.get("count_include_pad", 0))
@@ -357,6 +417,8 @@ def _pool(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str) -> list[Tensor
         out = c.add(op, [xv], padding=(t, l_), **attrs)
     elif op == "avgpool2d" and include and not ceil:  # padded zeros count: pad explicitly, then pool
         out = c.add(op, [c.add("pad2d", [xv], pads=(t, b, l_, r))], padding=(0, 0), **attrs)
+    elif op == "avgpool2d" and not ceil:  # padding over half the kernel: a depthwise convolution
+        out = _avgpool_as_conv(c, xv, kernel, strides, dil, (t, b, l_, r), include)
     elif not ceil and fits and all((max(p, q) - p) % s == 0 for p, q, s in ((t, b, strides[0]), (l_, r, strides[1]))):
         # asymmetric (auto_pad SAME_*): pool with the larger pad on both sides, then drop the
         # outputs whose windows start in the extra padding
@@ -373,6 +435,36 @@ def _pool(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str) -> list[Tensor
         s = c.shape(out)
         return [c.reshape(out, (s[0], s[1], s[3]))]
     return [out]
+
+
+def _avgpool_as_conv(
+    c: _Ctx,
+    x: Value,
+    kernel: tuple[int, ...],
+    strides: tuple[int, ...],
+    dil: tuple[int, ...],
+    pads: tuple[int, int, int, int],
+    include: int,
+) -> Value:
+    """Average pooling eqsat's avgpool2d cannot express (dilated, or padded past half the kernel).
+
+    The window mean is a depthwise conv2d with weights 1/(kh*kw) over the zero-padded input;
+    without ``count_include_pad`` it is divided by the same convolution of padded ones (the
+    share of real elements in each window), which depends on no input and so is precomputed.
+    """
+    _, ch, h, w = c.shape(x)
+    k = 1.0 / (kernel[0] * kernel[1])
+    conv = {"stride": strides, "padding": (0, 0), "dilation": dil}
+    padded = c.add("pad2d", [x], pads=pads) if any(pads) else x
+    taps = np.full((ch, 1, *kernel), k, np.float32)
+    out = c.add("conv2d", [padded, c.value(taps)], groups=ch, **conv)
+    if include or not any(pads):
+        return out
+    ones = c.value(np.ones((1, 1, h, w), np.float32))
+    share = c.add(
+        "conv2d", [c.add("pad2d", [ones], pads=pads), c.value(np.full((1, 1, *kernel), k, np.float32))], **conv
+    )
+    return c.add("div", [out, share])
 
 
 @_handles("MaxPool")
@@ -651,7 +743,8 @@ def _constant(c: _Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     raise _Refuse(f"attribute(s) {sorted(a)} are not supported (sparse or string constants)")
 
 
-ONNX_OPS: frozenset[str] = frozenset(HANDLERS)
+# op types a model may use freely; Sqrt is understood only as Reciprocal(Sqrt(x)), eqsat's rsqrt
+ONNX_OPS: frozenset[str] = frozenset(HANDLERS) - {"Sqrt"}
 
 
 # ---------------------------------------------------------------- the model
