@@ -4,6 +4,8 @@
     >>> graph = rewrite.from_torch(module, (x,))          # doctest: +SKIP
     >>> result = rewrite.optimize(graph)                  # doctest: +SKIP
     >>> result.stats.verified, result.stats.cost_after  # doctest: +SKIP
+    >>> rewrite.to_onnx(result.graph, "opt.onnx")         # doctest: +SKIP
+    >>> rewrite.save(result.graph, "opt.eqsat"); rewrite.load("opt.eqsat")  # doctest: +SKIP
 
 The public names are loaded on first use (PEP 562), so ``import rewrite`` (and
 the ``eqsat`` command's start-up) costs nothing until one is asked for.
@@ -23,6 +25,10 @@ _EXPORTS: dict[str, str] = {
     "diff": "rewrite.ir.diff",
     "load_rules": "rewrite.rulelang.loader",
     "from_torch": "rewrite.frontends",
+    "from_onnx": "rewrite.frontends.onnx_import",
+    "to_onnx": "rewrite.frontends.onnx_export",
+    "save": "rewrite.frontends.onnx_export",
+    "load": "rewrite.frontends.onnx_export",
     # the IR
     "Graph": "rewrite.ir.graph",
     "Node": "rewrite.ir.graph",
@@ -70,10 +76,14 @@ __all__ = [
     "VerificationError",
     "compile",
     "diff",
+    "from_onnx",
     "from_torch",
     "get_op",
+    "load",
     "load_rules",
     "optimize",
+    "save",
+    "to_onnx",
     "verify",
 ]
 
@@ -94,6 +104,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from rewrite.egraph.limits import Limits, StopReason
     from rewrite.frontends import from_torch
+    from rewrite.frontends.onnx_export import load, save, to_onnx
+    from rewrite.frontends.onnx_import import from_onnx
     from rewrite.ir.builder import GraphBuilder
     from rewrite.ir.diff import diff
     from rewrite.ir.errors import (

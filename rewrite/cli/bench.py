@@ -2,6 +2,7 @@
 
     eqsat bench --models nasrnn          # the Tensat table (the default suite)
     eqsat bench fidelity | kernels | e2e
+    eqsat bench onnx-conformance [--json OUT]   # the onnx package's node tests through eqsat
 
 Each suite parses the rest of the line itself (``eqsat bench e2e --help``).
 """
@@ -12,11 +13,19 @@ from collections.abc import Callable
 
 from bench import e2e, fidelity, kernels, tensat_table
 
+
+def _onnx_conformance(argv: list[str]) -> int:
+    from bench import onnx_conformance  # deferred: needs the optional 'onnx' extra
+
+    return onnx_conformance.main(argv)
+
+
 SUITES: dict[str, Callable[[list[str]], int]] = {
     "tensat": tensat_table.main,
     "fidelity": fidelity.main,
     "kernels": kernels.main,
     "e2e": e2e.main,
+    "onnx-conformance": _onnx_conformance,
 }
 DEFAULT = "tensat"
 
