@@ -15,9 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+import torch.fx
 from torch import nn
 from torch.fx.passes.shape_prop import TensorMetadata
 
+from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import Value
 from rewrite.ir.ops import Shape
 
@@ -69,6 +71,14 @@ class _Unsupported(Exception):
 
 class _ModuleConverters:
     """Value helpers and ``nn.Module`` converters (a mixin of ``torch_fx._Importer``)."""
+
+    # the state the importer that mixes this in sets up
+    b: GraphBuilder
+    node: torch.fx.Node | None
+    cache: dict[tuple, Value]
+    keep_alive: list[torch.Tensor]
+    param_names: dict[int, str]
+    param_of: dict[Value, torch.Tensor]
 
     # ------------------------------------------------------------ helpers
     def tensor(self, v: Any, what: str = "input") -> Value:
