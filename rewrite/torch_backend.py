@@ -19,7 +19,7 @@ contract): it is a driver of the pipeline, like the CLI.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -38,13 +38,20 @@ class EqsatFallbackWarning(UserWarning):
     """A subgraph runs eagerly because eqsat cannot import, optimize or compile it."""
 
 
-def eqsat_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **options: Any) -> Callable[..., Any]:
+def eqsat_backend(
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[Any],
+    options: Mapping[str, Any] | None = None,
+    mode: str | None = None,
+) -> Callable[..., Any]:
     """A dynamo backend: ``gm`` optimized by eqsat and compiled with LLVM, or ``gm`` itself.
 
     ``options`` (``torch.compile(..., options={...})``): ``rules``, ``limits`` (a ``Limits``),
     ``extractor`` ("ilp" or "greedy"), ``check``, ``ilp_seconds``, ``target`` ("llvm"), and
-    ``optimize=False`` to compile the imported graph without saturating it.
+    ``optimize=False`` to compile the imported graph without saturating it.  ``mode`` is
+    accepted (torch.compile passes it) and ignored: eqsat has one mode.
     """
+    options = dict(options or {})
     unknown = set(options) - set(_OPTIONS)
     if unknown:
         raise UsageError(f"unknown eqsat backend option(s) {sorted(unknown)}; known: {', '.join(_OPTIONS)}")

@@ -61,7 +61,7 @@ def to_torch(graph: Graph) -> torch.fx.GraphModule:
             root.register_buffer(attr, graph.weights[n.attrs["name"]].detach().clone())
             env[Value(n.id, 0)] = fx.get_attr(attr)
         else:
-            args = (n.op, dict(n.attrs), *(env[v] for v in n.inputs))
+            args: tuple[Any, ...] = (n.op, dict(n.attrs), *(env[v] for v in n.inputs))
             node = fx.call_function(call_op, args)
             if len(n.shapes) == 1:
                 env[Value(n.id, 0)] = node

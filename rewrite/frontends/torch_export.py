@@ -176,6 +176,8 @@ class _ExportImporter(AtenConverters):
     def meta_shape(self) -> tuple[int, ...]:
         assert self.node is not None
         val = self.node.meta.get("val")
+        if isinstance(val, (tuple, list)) and val:  # a multi-output op: its first (computed) output
+            val = val[0]
         if not isinstance(val, torch.Tensor):
             raise _Unsupported("torch did not produce a single tensor here")
         return tuple(int(d) for d in val.shape)

@@ -311,8 +311,9 @@ class _ModuleConverters:
         return x
 
     def m_dropout(self, m: nn.Module, path: str, x: Value) -> Value:
-        if m.training and m.p > 0:
-            raise _Unsupported(f"dropout in training mode (p={m.p}) is random; call module.eval()")
+        p = float(getattr(m, "p", 0.0))
+        if m.training and p > 0:
+            raise _Unsupported(f"dropout in training mode (p={p}) is random; call module.eval()")
         return x
 
     def m_maxpool(self, m: nn.MaxPool2d, path: str, x: Value) -> Value:
