@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "diff": "rewrite.ir.diff",
     "load_rules": "rewrite.rulelang.loader",
     "from_torch": "rewrite.frontends",
+    "to_torch": "rewrite.frontends",
     # the IR
     "Graph": "rewrite.ir.graph",
     "Node": "rewrite.ir.graph",
@@ -74,6 +75,7 @@ __all__ = [
     "get_op",
     "load_rules",
     "optimize",
+    "to_torch",
     "verify",
 ]
 
@@ -93,7 +95,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from rewrite.egraph.limits import Limits, StopReason
-    from rewrite.frontends import from_torch
+    from rewrite.frontends import from_torch, to_torch
     from rewrite.ir.builder import GraphBuilder
     from rewrite.ir.diff import diff
     from rewrite.ir.errors import (
