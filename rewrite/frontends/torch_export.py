@@ -8,9 +8,10 @@ Capture is ``torch.export.export(...).run_decompositions()``: shapes are static,
 (``B, T = x.shape``) and Python control flow on them are resolved by tracing.  Each ATen node
 is then either
 
-* **folded**: every input is a constant (a literal, a parameter, a buffer, or a folded
-  node), so torch evaluates it at import: ``arange`` position ids, ``full``/``triu`` causal
-  masks, transposed weights.  A folded tensor that a run-time op reads becomes a weight,
+* **folded**: every input is a constant (a literal or a folded node), so torch evaluates
+  it at import: ``arange`` position ids, ``full``/``triu`` causal masks.  On parameters and
+  buffers only layout ops fold (transposed weights); ``mm(param, param)`` stays a
+  weight-only node for the optimizer to see.  A folded tensor that a run-time op reads becomes a weight,
   named after the parameter it came from (``fc.weight``, ``fc.weight_t`` for a transpose)
   or ``const.<node>``; or
 * **converted** by the row of :data:`rewrite.frontends.aten.ATEN` for its overload.
@@ -112,6 +113,24 @@ def capture(
     return _ExportImporter(ep, gname).convert()
 
 
+# Ops on parameters and buffers that are folded at import (a transposed weight is stored
+# transposed); any other op on them stays a weight-only node, which the optimizer sees and
+# the compiled graph precomputes once.  Ops on other constants (shapes, literals) always fold.
+_LAYOUT = {
+    torch.ops.aten.permute.default,
+    torch.ops.aten.t.default,
+    torch.ops.aten.transpose.int,
+    torch.ops.aten.view.default,
+    torch.ops.aten._unsafe_view.default,
+    torch.ops.aten.reshape.default,
+    torch.ops.aten.unsqueeze.default,
+    torch.ops.aten.squeeze.dim,
+    torch.ops.aten.clone.default,
+    torch.ops.aten.alias.default,
+    torch.ops.aten.detach.default,
+}
+
+
 class _IntInput:
     """A graph input eqsat cannot hold (not float32): any op that reads it is unsupported."""
 
@@ -130,6 +149,7 @@ class _ExportImporter(AtenConverters):
         self.param_names: dict[int, str] = {}
         self.param_of: dict[Value, torch.Tensor] = {}
         self.env: dict[torch.fx.Node, Any] = {}
+        self.derived: set[int] = set()  # ids of parameters/buffers and their folded layout copies
 
     # ------------------------------------------------------------ messages
     def where(self, node: torch.fx.Node) -> str:
@@ -205,6 +225,7 @@ class _ExportImporter(AtenConverters):
         if spec is not None and spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             t = state[spec.target]
             self.param_names.setdefault(id(t), str(spec.target))
+            self.derived.add(id(t))
             return t
         if spec is None or spec.kind is not InputKind.USER_INPUT:
             raise self.fail(node, f"input kind {getattr(spec, 'kind', None)}", unsupported=True)
@@ -219,7 +240,9 @@ class _ExportImporter(AtenConverters):
     def call(self, node: torch.fx.Node) -> Any:
         args, kwargs = self.arg(node.args), self.arg(node.kwargs)
         leaves = pytree.tree_leaves((args, kwargs))
-        if not any(isinstance(a, (Value, _IntInput, NotComputed)) for a in leaves):
+        if not any(isinstance(a, (Value, _IntInput, NotComputed)) for a in leaves) and (
+            node.target in _LAYOUT or not any(isinstance(a, torch.Tensor) and id(a) in self.derived for a in leaves)
+        ):
             return self.fold(node, args, kwargs)
         row = ATEN.get(node.target)
         if row is None:
@@ -244,6 +267,8 @@ class _ExportImporter(AtenConverters):
         if isinstance(out, torch.Tensor):
             self.keep_alive.append(out)
             src = args[0] if args else None
+            if isinstance(src, torch.Tensor) and id(src) in self.derived:
+                self.derived.add(id(out))
             if (
                 node.target in (torch.ops.aten.permute.default, torch.ops.aten.t.default, torch.ops.aten.transpose.int)
                 and isinstance(src, torch.Tensor)
