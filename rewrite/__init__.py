@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "to_onnx": "rewrite.frontends.onnx_export",
     "save": "rewrite.frontends.onnx_export",
     "load": "rewrite.frontends.onnx_export",
+    "to_torch": "rewrite.frontends",
     # the IR
     "Graph": "rewrite.ir.graph",
     "Node": "rewrite.ir.graph",
@@ -84,6 +85,7 @@ __all__ = [
     "optimize",
     "save",
     "to_onnx",
+    "to_torch",
     "verify",
 ]
 
@@ -103,7 +105,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from rewrite.egraph.limits import Limits, StopReason
-    from rewrite.frontends import from_torch
+    from rewrite.frontends import from_torch, to_torch
     from rewrite.frontends.onnx_export import load, save, to_onnx
     from rewrite.frontends.onnx_import import from_onnx
     from rewrite.ir.builder import GraphBuilder

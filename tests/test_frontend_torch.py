@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rewrite.frontends import FrontendError, from_torch
+from rewrite.frontends.torch_fx import FrontendError, from_torch
 from rewrite.ir.graph import Graph
 
 

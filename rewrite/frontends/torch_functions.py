@@ -500,8 +500,7 @@ class _FunctionConverters(_ModuleConverters):
             if len(s) < 2:
                 raise _Unsupported("mT needs at least 2 dimensions")
             return self.permute(obj, tuple(range(len(s) - 2)) + (len(s) - 1, len(s) - 2))
-        assert self.node is not None
-        raise self.unsupported(self.node, f"Tensor.{name}")
+        raise _Unsupported(f"unsupported Tensor attribute 'Tensor.{name}'")
 
     def f_getitem(self, obj: Any, index: Any, extra: Any) -> Any:
         if not isinstance(obj, Value):

@@ -137,15 +137,15 @@ class _Importer(_FunctionConverters):
         self.keep_alive: list[torch.Tensor] = []  # tensors whose id() keys the cache
         self.param_of: dict[Value, torch.Tensor] = {}  # weight node -> the parameter/buffer it holds
         self.param_names: dict[int, str] = {}
-        for pname, t in root.named_parameters(remove_duplicate=False):
-            self.param_names.setdefault(id(t), pname)
+        for pname, p in root.named_parameters(remove_duplicate=False):
+            self.param_names.setdefault(id(p), pname)
         for bname, t in root.named_buffers(remove_duplicate=False):
             self.param_names.setdefault(id(t), bname)
 
     # ------------------------------------------------------------ messages
     def target_desc(self, node: torch.fx.Node) -> str:
         if node.op == "call_module":
-            return _describe_type(type(self.gm.get_submodule(node.target)))
+            return _describe_type(type(self.gm.get_submodule(str(node.target))))
         if node.op == "call_function":
             if node.target is getattr and len(node.args) > 1 and isinstance(node.args[1], str):
                 return f"Tensor.{node.args[1]}"
@@ -245,7 +245,7 @@ class _Importer(_FunctionConverters):
                 raise FrontendError(f"example input '{n.target}' has dtype {x.dtype}; eqsat graphs are float32")
         for n in self.gm.graph.nodes:
             if n.op == "call_module":
-                mod = self.gm.get_submodule(n.target)
+                mod = self.gm.get_submodule(str(n.target))
                 if type(mod) in (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d) and mod.training:
                     raise self.fail(
                         "BatchNorm in training mode uses (and updates) batch statistics; call module.eval() first", n
@@ -266,7 +266,7 @@ class _Importer(_FunctionConverters):
         if node.op == "call_method" and str(node.target).endswith("_") and not str(node.target).endswith("__"):
             return first
         if node.op == "call_module":
-            mod = self.gm.get_submodule(node.target)
+            mod = self.gm.get_submodule(str(node.target))
             if getattr(mod, "inplace", False) and type(mod) not in _DROPOUT_MODULES:
                 return first
         if node.op == "call_function":
@@ -284,7 +284,7 @@ class _Importer(_FunctionConverters):
         if node.op == "call_function":
             return node.target in _VIEW_FUNCTIONS or self.inplace_source(node) is not None
         if node.op == "call_module":
-            mod = self.gm.get_submodule(node.target)
+            mod = self.gm.get_submodule(str(node.target))
             return type(mod) in _VIEW_MODULES or self.inplace_source(node) is not None
         return False
 
@@ -450,7 +450,7 @@ class _Importer(_FunctionConverters):
         return self.param(obj, str(node.target))
 
     def n_call_module(self, node: torch.fx.Node) -> Any:
-        mod = self.gm.get_submodule(node.target)
+        mod = self.gm.get_submodule(str(node.target))
         handler = _MODULES.get(type(mod))
         if handler is None:
             raise self.unsupported(node)
@@ -463,11 +463,11 @@ class _Importer(_FunctionConverters):
         entry = function_entry(node.target)
         if entry is None:
             if self.foldable(node.target, args, kwargs):
-                return node.target(*args, **kwargs)
+                return node.target(*args, **kwargs)  # type: ignore[operator]
             raise self.unsupported(node)
         handler, spec, extra = entry
         if handler not in ("f_getitem", "f_getattr") and self.foldable(node.target, args, kwargs):
-            return node.target(*args, **kwargs)
+            return node.target(*args, **kwargs)  # type: ignore[operator]
         if spec is None:
             return getattr(self, handler)(args, kwargs, extra)
         return getattr(self, handler)(extra=extra, **self.bind(spec, args, kwargs))

@@ -15,9 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+import torch.fx
 from torch import nn
 from torch.fx.passes.shape_prop import TensorMetadata
 
+from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import Value
 from rewrite.ir.ops import Shape
 
@@ -69,6 +71,14 @@ class _Unsupported(Exception):
 
 class _ModuleConverters:
     """Value helpers and ``nn.Module`` converters (a mixin of ``torch_fx._Importer``)."""
+
+    # the state the importer that mixes this in sets up
+    b: GraphBuilder
+    node: torch.fx.Node | None
+    cache: dict[tuple, Value]
+    keep_alive: list[torch.Tensor]
+    param_names: dict[int, str]
+    param_of: dict[Value, torch.Tensor]
 
     # ------------------------------------------------------------ helpers
     def tensor(self, v: Any, what: str = "input") -> Value:
@@ -301,8 +311,9 @@ class _ModuleConverters:
         return x
 
     def m_dropout(self, m: nn.Module, path: str, x: Value) -> Value:
-        if m.training and m.p > 0:
-            raise _Unsupported(f"dropout in training mode (p={m.p}) is random; call module.eval()")
+        p = float(getattr(m, "p", 0.0))
+        if m.training and p > 0:
+            raise _Unsupported(f"dropout in training mode (p={p}) is random; call module.eval()")
         return x
 
     def m_maxpool(self, m: nn.MaxPool2d, path: str, x: Value) -> Value:

@@ -1,0 +1,343 @@
+"""Core ATen ops → eqsat registry ops: one table, one converter per row.
+
+``ATEN`` maps each ATen overload that :mod:`rewrite.frontends.torch_export` accepts to the
+:class:`AtenConverters` method that builds it from EXISTING registry ops (the right-hand
+comment says which).  An overload not in the table raises ``FrontendError`` naming it; so
+does a row whose arguments the registry cannot express (``gelu`` in its exact erf form,
+``mean`` over an axis other than H and W, a strided ``slice``).
+
+    aten.addmm(b, x, w)           → add(matmul(x, w), b)
+    aten.convolution(x, w, b, …)  → add(conv2d(x, w), reshape(b, [1, C, 1, 1]))
+    aten.expand(x, shape)         → mul(x, ones)     (exact: x * 1 == x for every float)
+
+Values computed only from constants never reach this table: the importer evaluates them
+with torch first (causal masks, ``arange`` position ids, transposed weights).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from rewrite.frontends.torch_modules import _ModuleConverters, _Unsupported
+from rewrite.ir.graph import Value
+
+aten = torch.ops.aten
+
+# ATen overload → (converter method, registry ops it produces)
+ATEN: dict[Any, tuple[str, str]] = {
+    aten.view.default: ("a_reshape", "reshape"),
+    aten._unsafe_view.default: ("a_reshape", "reshape"),
+    aten.reshape.default: ("a_reshape", "reshape"),
+    aten.unsqueeze.default: ("a_reshape", "reshape"),
+    aten.squeeze.dim: ("a_reshape", "reshape"),
+    aten.squeeze.dims: ("a_reshape", "reshape"),
+    aten.squeeze.default: ("a_reshape", "reshape"),
+    aten.flatten.using_ints: ("a_reshape", "reshape"),
+    aten.permute.default: ("a_permute", "transpose"),
+    aten.t.default: ("a_permute", "transpose"),
+    aten.transpose.int: ("a_permute", "transpose"),
+    aten.expand.default: ("a_expand", "mul"),
+    aten.clone.default: ("a_copy", "-"),
+    aten.alias.default: ("a_copy", "-"),
+    aten.detach.default: ("a_copy", "-"),
+    aten.lift_fresh_copy.default: ("a_copy", "-"),
+    aten._to_copy.default: ("a_copy", "-"),
+    aten.add.Tensor: ("a_arith", "add"),
+    aten.add.Scalar: ("a_arith", "add"),
+    aten.sub.Tensor: ("a_arith", "sub"),
+    aten.sub.Scalar: ("a_arith", "sub"),
+    aten.rsub.Scalar: ("a_arith", "sub"),
+    aten.mul.Tensor: ("a_arith", "mul|smul"),
+    aten.mul.Scalar: ("a_arith", "mul|smul"),
+    aten.div.Tensor: ("a_arith", "div"),
+    aten.div.Scalar: ("a_arith", "div"),
+    aten.neg.default: ("a_neg", "smul"),
+    aten.relu.default: ("a_unary", "relu"),
+    aten.sigmoid.default: ("a_unary", "sigmoid"),
+    aten.tanh.default: ("a_unary", "tanh"),
+    aten.exp.default: ("a_unary", "exp"),
+    aten.rsqrt.default: ("a_unary", "rsqrt"),
+    aten.gelu.default: ("a_gelu", "gelu"),
+    aten.pow.Tensor_Scalar: ("a_pow", "mul|rsqrt"),
+    aten.mm.default: ("a_matmul", "matmul"),
+    aten.bmm.default: ("a_matmul", "matmul"),
+    aten.matmul.default: ("a_matmul", "matmul"),
+    aten.addmm.default: ("a_addmm", "matmul, add"),
+    aten.convolution.default: ("a_convolution", "conv2d, add"),
+    aten._native_batch_norm_legit_no_training.default: ("a_batchnorm", "batchnorm"),
+    aten.native_layer_norm.default: ("a_layernorm", "layernorm"),
+    aten._softmax.default: ("a_softmax", "softmax"),
+    aten.max_pool2d_with_indices.default: ("a_maxpool", "maxpool2d"),
+    aten.avg_pool2d.default: ("a_avgpool", "avgpool2d"),
+    aten.mean.dim: ("a_mean", "global_avgpool"),
+    aten.cat.default: ("a_cat", "concat"),
+    aten.split_with_sizes.default: ("a_split", "split"),
+    aten.split.Tensor: ("a_split", "split"),
+    aten.slice.Tensor: ("a_slice", "slice"),
+    aten.select.int: ("a_select", "slice, reshape"),
+    operator.getitem: ("a_getitem", "-"),
+}
+_UNARY = {
+    aten.relu.default: "relu",
+    aten.sigmoid.default: "sigmoid",
+    aten.tanh.default: "tanh",
+    aten.exp.default: "exp",
+    aten.rsqrt.default: "rsqrt",
+}
+_ARITH = {
+    aten.add.Tensor: "add",
+    aten.add.Scalar: "add",
+    aten.sub.Tensor: "sub",
+    aten.sub.Scalar: "sub",
+    aten.rsub.Scalar: "sub",
+    aten.mul.Tensor: "mul",
+    aten.mul.Scalar: "mul",
+    aten.div.Tensor: "div",
+    aten.div.Scalar: "div",
+}
+
+
+class NotComputed:
+    """An output of a multi-output ATen op that eqsat does not compute (batch-norm's saved mean,
+    max-pool's indices): reading it raises, naming the op."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+
+class AtenConverters(_ModuleConverters):
+    """One ``a_*`` method per ``ATEN`` row (a mixin of ``torch_export._ExportImporter``, which
+    provides ``tensor`` (constants become weights there), ``meta_shape`` and ``current``)."""
+
+    current: Any  # the ATen overload being converted
+
+    def out_shape(self) -> tuple[int, ...]:
+        return self.meta_shape()
+
+    # ------------------------------------------------------------ layout
+    def a_reshape(self, x: Any, *rest: Any, **kw: Any) -> Value:
+        return self.reshape(self.tensor(x), self.out_shape())
+
+    def a_permute(self, x: Any, *dims: Any) -> Value:
+        v = self.tensor(x)
+        r = len(self.shape(v))
+        if self.current is aten.permute.default:
+            perm = [self.axis(d, r) for d in dims[0]]
+        else:
+            perm = list(range(r))
+            if self.current is aten.transpose.int:
+                a, b = self.axis(dims[0], r), self.axis(dims[1], r)
+                perm[a], perm[b] = perm[b], perm[a]
+            elif r == 2:
+                perm = [1, 0]
+        if perm == list(range(r)):
+            return v
+        return self.b.transpose(v, perm=tuple(perm))
+
+    def a_expand(self, x: Any, size: Sequence[int], implicit: bool = False) -> Value:
+        v = self.tensor(x)
+        out = self.out_shape()
+        v = self.reshape(v, (1,) * (len(out) - len(self.shape(v))) + self.shape(v))
+        if self.shape(v) == out:
+            return v
+        ones_shape = tuple(o if s == 1 and o != 1 else 1 for s, o in zip(self.shape(v), out))
+        ones = self.const(("ones", ones_shape), "const.ones", lambda: torch.ones(ones_shape))
+        return self.b.mul(v, ones)
+
+    def a_copy(self, x: Any, *rest: Any, **kw: Any) -> Value:
+        dtype = kw.get("dtype")
+        if dtype not in (None, torch.float32):
+            raise _Unsupported(f"conversion to {dtype}; eqsat graphs are float32")
+        return self.tensor(x)
+
+    def a_cat(self, tensors: Sequence[Any], dim: int = 0) -> Value:
+        xs = [self.tensor(t, "cat operand") for t in tensors]
+        if len(xs) == 1:
+            return xs[0]
+        return self.b.concat(*xs, axis=self.axis(dim, len(self.shape(xs[0]))))
+
+    def a_split(self, x: Any, sizes: Any, dim: int = 0) -> tuple[Value, ...]:
+        v = self.tensor(x)
+        s = self.shape(v)
+        ax = self.axis(dim, len(s))
+        if isinstance(sizes, int):
+            parts = [min(sizes, s[ax] - i) for i in range(0, s[ax], sizes)]
+        else:
+            parts = list(sizes)
+        if any(p <= 0 for p in parts):
+            raise _Unsupported(f"split into pieces of sizes {parts}: empty pieces are not supported")
+        if len(parts) == 1:
+            return (v,)
+        return tuple(self.b.split(v, ax, parts))
+
+    def a_slice(self, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Value:
+        v = self.tensor(x)
+        s = self.shape(v)
+        ax = self.axis(dim, len(s))
+        lo, hi, st = slice(start, end, step).indices(s[ax])
+        if st != 1:
+            raise _Unsupported(f"slice with step {st}; the registry's slice is contiguous")
+        if hi <= lo:
+            raise _Unsupported(f"empty slice [{lo}:{hi}] of a dimension of size {s[ax]}")
+        if (lo, hi) == (0, s[ax]):
+            return v
+        return self.b.slice(v, axis=ax, start=lo, end=hi)
+
+    def a_select(self, x: Any, dim: int, index: int) -> Value:
+        v = self.tensor(x)
+        s = self.shape(v)
+        ax = self.axis(dim, len(s))
+        i = index % s[ax]
+        y = v if s[ax] == 1 else self.b.slice(v, axis=ax, start=i, end=i + 1)
+        return self.reshape(y, s[:ax] + s[ax + 1 :])
+
+    def a_getitem(self, obj: Any, index: int) -> Any:
+        item = obj[index]
+        if isinstance(item, NotComputed):
+            raise _Unsupported(f"reads {item.what}, which eqsat does not compute")
+        return item
+
+    # ------------------------------------------------------------ elementwise
+    def a_unary(self, x: Any) -> Value:
+        return self.b.op(_UNARY[self.current], self.tensor(x))
+
+    def a_gelu(self, x: Any, approximate: str = "none") -> Value:
+        return self.gelu(self.tensor(x), approximate)
+
+    def a_neg(self, x: Any) -> Value:
+        return self.b.smul(self.tensor(x), scalar=-1.0)
+
+    def a_pow(self, x: Any, exponent: Any) -> Value:
+        v = self.tensor(x)
+        if exponent == 1:
+            return v
+        if exponent == 2:  # torch computes x ** 2 as x * x
+            return self.b.mul(v, v)
+        if exponent == -0.5:  # and x ** -0.5 as rsqrt(x)
+            return self.b.rsqrt(v)
+        raise _Unsupported(f"power {exponent!r} (only 1, 2 and -0.5 are expressible)")
+
+    def scalar_of(self, v: Any) -> float | None:
+        """A Python number, or a one-element float32 constant tensor, as a float."""
+        if isinstance(v, bool) or not isinstance(v, (int, float, torch.Tensor)):
+            return None
+        if isinstance(v, torch.Tensor):
+            if v.dim() != 0 or v.dtype != torch.float32:
+                return None
+            return float(v.item())
+        return float(v)
+
+    def a_arith(self, a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Value:
+        op = _ARITH[self.current]
+        if rounding_mode is not None:
+            raise _Unsupported(f"division with rounding_mode={rounding_mode!r}")
+        if self.current is aten.rsub.Scalar:  # rsub(x, s, alpha) = s - alpha * x
+            a, b = b, a
+            if alpha != 1:
+                raise _Unsupported(f"rsub with alpha={alpha!r}")
+        elif alpha != 1:
+            if isinstance(b, (int, float)):
+                b = b * alpha
+            else:
+                b = self.b.smul(self.tensor(b), scalar=float(alpha))
+        sa, sb = self.scalar_of(a), self.scalar_of(b)
+        if op == "mul" and (sa is not None or sb is not None):
+            x, s = (b, sa) if sa is not None else (a, sb)
+            assert s is not None
+            return self.reshape(self.b.smul(self.tensor(x), scalar=s), self.out_shape())
+        r = len(self.out_shape())
+
+        def operand(v: Any, s: float | None) -> Value:
+            if s is None:
+                return self.tensor(v)
+            # x + s, x - s, x / s, s / x: the scalar is a one-element constant (exact, unlike * 1/s)
+            return self.const(("scalar", s, r), f"const.{self.node_name()}", lambda: torch.full((1,) * r, s))
+
+        return self.reshape(self.binary(op, operand(a, sa), operand(b, sb)), self.out_shape())
+
+    # ------------------------------------------------------------ contraction
+    def a_matmul(self, a: Any, b: Any) -> Value:
+        x, y = self.tensor(a), self.tensor(b)
+        sx, sy = self.shape(x), self.shape(y)
+        if len(sx) < 2 or len(sy) < 2:
+            raise _Unsupported(f"matmul of shapes {sx} and {sy}: both operands need rank >= 2")
+        return self.reshape(self.b.matmul(*self.align(x, y)), self.out_shape())
+
+    def a_addmm(self, bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Value:
+        if beta != 1 or alpha != 1:
+            raise _Unsupported(f"addmm with beta={beta!r}, alpha={alpha!r} (only 1, 1)")
+        y = self.b.matmul(self.tensor(a), self.tensor(b))
+        return self.reshape(self.binary("add", y, self.tensor(bias, "bias")), self.out_shape())
+
+    def a_convolution(
+        self,
+        x: Any,
+        w: Any,
+        b: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        transposed: bool,
+        output_padding: Any,
+        groups: int,
+    ) -> Value:
+        if transposed:
+            raise _Unsupported("transposed convolution")
+        wv = self.tensor(w, "weight")
+        if len(self.shape(wv)) != 4:
+            raise _Unsupported(f"only 2-d convolution is expressible (weight shape {self.shape(wv)})")
+        bv = None if b is None else self.tensor(b, "bias")
+        return self.conv2d(self.tensor(x), wv, bv, stride, padding, dilation, groups)
+
+    # ------------------------------------------------------------ normalization and pooling
+    def a_batchnorm(self, x: Any, w: Any, b: Any, mean: Any, var: Any, momentum: Any, eps: float) -> tuple[Any, ...]:
+        v = self.tensor(x)
+        c = self.shape(v)[1]
+        wv = self.tensor(w) if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
+        bv = self.tensor(b) if b is not None else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        y = self.b.batchnorm(v, wv, bv, self.tensor(mean), self.tensor(var), eps=float(eps))
+        return (y, NotComputed("batch-norm's saved mean"), NotComputed("batch-norm's saved rstd"))
+
+    def a_layernorm(self, x: Any, shape: Any, w: Any, b: Any, eps: float) -> tuple[Any, ...]:
+        wv = None if w is None else self.tensor(w)
+        bv = None if b is None else self.tensor(b)
+        y = self.layernorm(self.tensor(x), shape, wv, bv, eps, f"const.{self.node_name()}")
+        return (y, NotComputed("layer-norm's mean"), NotComputed("layer-norm's rstd"))
+
+    def a_softmax(self, x: Any, dim: int, half_to_float: bool = False) -> Value:
+        if half_to_float:
+            raise _Unsupported("softmax with half_to_float=True")
+        return self.softmax(self.tensor(x), dim)
+
+    def a_maxpool(
+        self, x: Any, kernel: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False
+    ) -> tuple[Any, ...]:
+        y = self.maxpool(self.tensor(x), kernel, stride, padding, dilation, ceil_mode, False)
+        return (y, NotComputed("max-pool's indices"))
+
+    def a_avgpool(
+        self,
+        x: Any,
+        kernel: Any,
+        stride: Any = (),
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: Any = None,
+    ) -> Value:
+        return self.avgpool(self.tensor(x), kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+    def a_mean(self, x: Any, dims: Any, keepdim: bool = False, dtype: Any = None) -> Value:
+        v = self.tensor(x)
+        s = self.shape(v)
+        axes = sorted(self.axis(d, len(s)) for d in (dims or range(len(s))))
+        if len(s) != 4 or axes != [2, 3] or dtype not in (None, torch.float32):
+            raise _Unsupported(f"mean over dims {list(dims)} of a {s} tensor (only over H and W of NCHW)")
+        return self.reshape(self.b.global_avgpool(v), self.out_shape())
+
+    def node_name(self) -> str:
+        return "node" if self.node is None else str(self.node.name)

@@ -1,0 +1,339 @@
+"""Import a PyTorch module through ``torch.export`` (core ATen), falling back to torch.fx.
+
+    g = from_torch(model.eval(), (x,))                 # export → core ATen → registry ops
+    g = from_torch(model, (ids,), {"mask": m})         # keyword inputs become graph inputs too
+    cap = capture(model, (x,))                         # also: input/output names, output structure
+
+Capture is ``torch.export.export(...).run_decompositions()``: shapes are static, so shape reads
+(``B, T = x.shape``) and Python control flow on them are resolved by tracing.  Each ATen node
+is then either
+
+* **folded**: every input is a constant (a literal or a folded node), so torch evaluates
+  it at import: ``arange`` position ids, ``full``/``triu`` causal masks.  On parameters and
+  buffers only layout ops fold (transposed weights); ``mm(param, param)`` stays a
+  weight-only node for the optimizer to see.  A folded tensor that a run-time op reads becomes a weight,
+  named after the parameter it came from (``fc.weight``, ``fc.weight_t`` for a transpose)
+  or ``const.<node>``; or
+* **converted** by the row of :data:`rewrite.frontends.aten.ATEN` for its overload.
+
+An overload with no row, or whose arguments the registry cannot express, raises
+``FrontendError`` naming the overload, the node, the module path and the user's source line.
+Only if ``torch.export`` itself fails (data-dependent control flow, unsupported Python) is
+the module traced with torch.fx instead (:mod:`rewrite.frontends.torch_fx`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx
+import torch.utils._pytree as pytree
+from torch import nn
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+
+from rewrite.frontends import torch_fx
+from rewrite.frontends.aten import ATEN, AtenConverters, NotComputed
+from rewrite.frontends.torch_modules import _Unsupported
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.errors import FrontendError
+from rewrite.ir.graph import Graph, Value
+
+__all__ = ["TorchCapture", "capture", "from_torch"]
+
+
+@dataclass
+class TorchCapture:
+    """A captured module: the graph, and how its flat inputs/outputs map to the Python ones."""
+
+    graph: Graph
+    input_names: list[str]
+    output_names: list[str]  # pytree paths of the outputs: "", "[0]", "['logits']", ".logits"
+    out_spec: Any = field(default=None, repr=False)  # pytree TreeSpec to rebuild the structure
+    via: str = "export"  # or "fx" when torch.export failed
+
+    def unflatten(self, outputs: Sequence[torch.Tensor]) -> Any:
+        """The outputs in the structure ``forward`` returns (a tensor, tuple, dict, ModelOutput)."""
+        if self.out_spec is None:
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return pytree.tree_unflatten(list(outputs), self.out_spec)
+
+
+def from_torch(
+    module: nn.Module,
+    example_inputs: Sequence[Any] | torch.Tensor,
+    kwargs: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> Graph:
+    """Capture ``module`` with torch.export (torch.fx if export fails) as an eqsat graph.
+
+    ``example_inputs`` (positional) and ``kwargs`` fix every input's shape; the graph's inputs
+    are named after ``forward``'s arguments, its outputs are the tensors ``forward`` returns,
+    flattened (see :func:`capture` for their names).
+    """
+    return capture(module, example_inputs, kwargs, name).graph
+
+
+def capture(
+    module: nn.Module,
+    example_inputs: Sequence[Any] | torch.Tensor,
+    kwargs: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> TorchCapture:
+    if not isinstance(module, nn.Module):
+        raise FrontendError(f"from_torch expects an nn.Module, got {type(module).__name__}")
+    args = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
+    kw = dict(kwargs or {})
+    gname = name or type(module).__name__
+    try:
+        ep = torch.export.export(module, args, kw)
+    except Exception as e:  # export could not capture: fx is the fallback for plain tensor inputs
+        if kw:
+            raise FrontendError(
+                f"torch.export could not capture {type(module).__name__} and the torch.fx fallback takes no "
+                f"keyword inputs: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            ) from e
+        try:
+            graph = torch_fx.from_torch(module, args, gname)
+        except FrontendError as fx_error:
+            first = str(e).splitlines()[0] if str(e) else ""
+            raise FrontendError(
+                f"torch.export failed ({type(e).__name__}: {first}) and so did the fx fallback: {fx_error}"
+            ) from e
+        return TorchCapture(
+            graph, [n.attrs["name"] for n in graph.inputs], [f"[{i}]" for i in range(len(graph.outputs))], via="fx"
+        )
+    try:
+        ep = ep.run_decompositions()
+    except Exception as e:
+        raise FrontendError(f"decomposing {type(module).__name__} to core ATen failed: {type(e).__name__}: {e}") from e
+    return _ExportImporter(ep, gname).convert()
+
+
+# Ops on parameters and buffers that are folded at import (a transposed weight is stored
+# transposed); any other op on them stays a weight-only node, which the optimizer sees and
+# the compiled graph precomputes once.  Ops on other constants (shapes, literals) always fold.
+_LAYOUT = {
+    torch.ops.aten.permute.default,
+    torch.ops.aten.t.default,
+    torch.ops.aten.transpose.int,
+    torch.ops.aten.view.default,
+    torch.ops.aten._unsafe_view.default,
+    torch.ops.aten.reshape.default,
+    torch.ops.aten.unsqueeze.default,
+    torch.ops.aten.squeeze.dim,
+    torch.ops.aten.clone.default,
+    torch.ops.aten.alias.default,
+    torch.ops.aten.detach.default,
+}
+
+
+class _IntInput:
+    """A graph input eqsat cannot hold (not float32): any op that reads it is unsupported."""
+
+    def __init__(self, name: str, dtype: torch.dtype) -> None:
+        self.name, self.dtype = name, dtype
+
+
+class _ExportImporter(AtenConverters):
+    def __init__(self, ep: ExportedProgram, name: str) -> None:
+        self.ep = ep
+        self.b = GraphBuilder(name)
+        self.node: torch.fx.Node | None = None
+        self.current: Any = None
+        self.cache: dict[tuple, Value] = {}
+        self.keep_alive: list[torch.Tensor] = []
+        self.param_names: dict[int, str] = {}
+        self.param_of: dict[Value, torch.Tensor] = {}
+        self.env: dict[torch.fx.Node, Any] = {}
+        self.derived: set[int] = set()  # ids of parameters/buffers and their folded layout copies
+
+    # ------------------------------------------------------------ messages
+    def where(self, node: torch.fx.Node) -> str:
+        parts = []
+        path = torch_fx._Importer.module_path(node)
+        if path:
+            parts.append(f"module '{path}'")
+        src = torch_fx._Importer.source_line(node)
+        if src:
+            parts.append(src)
+        return f" ({', '.join(parts)})" if parts else ""
+
+    def fail(self, node: torch.fx.Node, msg: str, unsupported: bool = False) -> FrontendError:
+        what = "unsupported op" if unsupported else "op"
+        return FrontendError(f"{what} '{_describe(node.target)}' at node '{node.name}'{self.where(node)}: {msg}")
+
+    # ------------------------------------------------------------ values
+    def tensor(self, v: Any, what: str = "input") -> Value:
+        if isinstance(v, Value):
+            return v
+        if isinstance(v, torch.Tensor):
+            return self.constant(v)
+        if isinstance(v, _IntInput):
+            raise _Unsupported(f"reads input '{v.name}' of dtype {v.dtype}; eqsat graphs are float32")
+        if isinstance(v, NotComputed):
+            raise _Unsupported(f"reads {v.what}, which eqsat does not compute")
+        raise _Unsupported(f"{what} must be a tensor, got {type(v).__name__} {v!r}")
+
+    def constant(self, t: torch.Tensor) -> Value:
+        """A constant tensor read by a run-time op: one weight per tensor."""
+        key = ("param", id(t))
+        if key not in self.cache:
+            name = self.param_names.get(id(t), f"const.{self.node_name()}")
+            if t.dtype != torch.float32:  # torch promotes it to float32 in this op: only if exact
+                f = t.to(torch.float32)
+                if not torch.equal(f.to(t.dtype), t):
+                    raise _Unsupported(f"constant of dtype {t.dtype} is not exactly representable in float32")
+                self.keep_alive.append(t)
+                t = f
+            self.keep_alive.append(t)
+            self.cache[key] = self.weight(name, t)
+        return self.cache[key]
+
+    def meta_shape(self) -> tuple[int, ...]:
+        assert self.node is not None
+        val = self.node.meta.get("val")
+        if isinstance(val, (tuple, list)) and val:  # a multi-output op: its first (computed) output
+            val = val[0]
+        if not isinstance(val, torch.Tensor):
+            raise _Unsupported("torch did not produce a single tensor here")
+        return tuple(int(d) for d in val.shape)
+
+    # ------------------------------------------------------------ conversion
+    def convert(self) -> TorchCapture:
+        sig = self.ep.graph_signature
+        specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
+        state = {**self.ep.state_dict, **self.ep.constants}
+        input_names: list[str] = []
+        for node in self.ep.graph.nodes:
+            self.node, self.current = node, node.target
+            self.b.origin = f"{node.name} ({_describe(node.target)})"
+            if node.op == "placeholder":
+                self.env[node] = self.placeholder(node, specs.get(node.name), state, input_names)
+            elif node.op == "call_function":
+                self.env[node] = self.call(node)
+            elif node.op == "output":
+                return self.finish(node, input_names)
+            else:
+                raise self.fail(node, f"fx node kind '{node.op}'", unsupported=True)
+        raise FrontendError("exported graph has no output node")
+
+    def placeholder(self, node: torch.fx.Node, spec: Any, state: dict[str, Any], names: list[str]) -> Any:
+        if spec is not None and spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            t = state[spec.target]
+            self.param_names.setdefault(id(t), str(spec.target))
+            self.derived.add(id(t))
+            return t
+        if spec is None or spec.kind is not InputKind.USER_INPUT:
+            raise self.fail(node, f"input kind {getattr(spec, 'kind', None)}", unsupported=True)
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):  # a Python number: export specialised it
+            return val
+        names.append(node.name)
+        if val.dtype != torch.float32:
+            return _IntInput(node.name, val.dtype)
+        return self.b.input(node.name, tuple(int(d) for d in val.shape))
+
+    def call(self, node: torch.fx.Node) -> Any:
+        args, kwargs = self.arg(node.args), self.arg(node.kwargs)
+        leaves = pytree.tree_leaves((args, kwargs))
+        if not any(isinstance(a, (Value, _IntInput, NotComputed)) for a in leaves) and (
+            node.target in _LAYOUT or not any(isinstance(a, torch.Tensor) and id(a) in self.derived for a in leaves)
+        ):
+            return self.fold(node, args, kwargs)
+        row = ATEN.get(node.target)
+        if row is None:
+            raise self.fail(node, "no registry op computes it", unsupported=True)
+        try:
+            result = getattr(self, row[0])(*args, **kwargs)
+        except _Unsupported as e:
+            raise self.fail(node, str(e)) from None
+        self.check(node, result)
+        return result
+
+    def fold(self, node: torch.fx.Node, args: Any, kwargs: Any) -> Any:
+        """Evaluate a node whose inputs are all constants with torch itself."""
+        tags = getattr(node.target, "tags", ())
+        if torch.Tag.nondeterministic_seeded in tags:
+            raise self.fail(node, "random op: its value would be fixed at import", unsupported=True)
+        try:
+            with torch.no_grad():
+                out = node.target(*args, **kwargs)  # type: ignore[operator]
+        except Exception as e:
+            raise self.fail(node, f"evaluating it on constants failed: {type(e).__name__}: {e}") from e
+        if isinstance(out, torch.Tensor):
+            self.keep_alive.append(out)
+            src = args[0] if args else None
+            if isinstance(src, torch.Tensor) and id(src) in self.derived:
+                self.derived.add(id(out))
+            if (
+                node.target in (torch.ops.aten.permute.default, torch.ops.aten.t.default, torch.ops.aten.transpose.int)
+                and isinstance(src, torch.Tensor)
+                and id(src) in self.param_names
+                and src.dim() == 2
+            ):
+                self.param_names[id(out)] = self.param_names[id(src)] + "_t"
+            else:
+                self.param_names[id(out)] = f"const.{node.name}"
+        return out
+
+    def check(self, node: torch.fx.Node, result: Any) -> None:
+        """The builder's shapes must equal torch's; every tensor must be float32."""
+        val = node.meta.get("val")
+        results = list(result) if isinstance(result, (tuple, list)) else [result]
+        vals = list(val) if isinstance(val, (tuple, list)) else [val]
+        if len(results) != len(vals):
+            raise self.fail(node, f"internal error: torch produced {len(vals)} values, the importer {len(results)}")
+        for r, v in zip(results, vals):
+            if not isinstance(r, Value):
+                continue
+            if not isinstance(v, torch.Tensor):
+                raise self.fail(node, "internal error: the importer made a tensor where torch did not")
+            if v.dtype != torch.float32:
+                raise self.fail(node, f"produces a {v.dtype} tensor; eqsat graphs are float32")
+            if tuple(v.shape) != self.shape(r):
+                raise self.fail(node, f"internal error: imported shape {self.shape(r)} != torch's {tuple(v.shape)}")
+
+    def finish(self, node: torch.fx.Node, input_names: list[str]) -> TorchCapture:
+        sig = self.ep.graph_signature
+        outs: list[Value] = []
+        for spec, item in zip(sig.output_specs, node.args[0]):  # type: ignore[arg-type]
+            if spec.kind is not OutputKind.USER_OUTPUT:
+                raise FrontendError(f"forward mutates '{spec.target}' ({spec.kind.name}); eqsat graphs are pure")
+            self.node = item if isinstance(item, torch.fx.Node) else node
+            try:
+                outs.append(self.tensor(self.arg(item), "output"))
+            except _Unsupported as e:
+                raise FrontendError(f"output '{getattr(item, 'name', item)}': {e}") from None
+        if not outs:
+            raise FrontendError(f"{self.b.graph.name}.forward returns no tensors")
+        self.b.origin = ""
+        graph = self.b.build(outs)
+        live = graph.pruned()
+        if len(live.nodes) != len(graph.nodes):
+            live.validate()
+            graph = live
+        spec = self.ep.call_spec.out_spec
+        names = [str(i) for i in range(len(outs))]
+        if spec is not None:
+            paths, _ = pytree.tree_flatten_with_path(pytree.tree_unflatten(list(range(len(outs))), spec))
+            names = [pytree.keystr(p) for p, _ in paths]
+        return TorchCapture(graph, input_names, names, spec)
+
+    def arg(self, a: Any) -> Any:
+        if isinstance(a, torch.fx.Node):
+            return self.env[a]
+        if isinstance(a, (tuple, list)):
+            return type(a)(self.arg(x) for x in a)
+        if isinstance(a, dict):
+            return {k: self.arg(v) for k, v in a.items()}
+        return a
+
+
+def _describe(target: Any) -> str:
+    if isinstance(target, torch._ops.OpOverload):
+        return f"aten.{target.__name__}" if target.namespace == "aten" else str(target)
+    return getattr(target, "__name__", str(target))

@@ -1,0 +1,101 @@
+"""``torch.compile(model, backend="eqsat")``: each captured subgraph optimized and compiled to LLVM.
+
+    fast = torch.compile(model, backend="eqsat")
+    fast = torch.compile(model, backend="eqsat", options={"extractor": "greedy"})
+    y = fast(x)
+
+The name comes from the ``torch_dynamo_backends`` entry point in ``pyproject.toml`` (an
+installed eqsat); :func:`register` registers it by hand in a source checkout.  For each
+subgraph dynamo hands over, :func:`eqsat_backend` imports it with
+:func:`rewrite.frontends.capture` (parameters arrive as inputs, so a changed parameter is
+seen on the next call), runs :func:`rewrite.optimize` (verified against the original) and
+:func:`rewrite.compile`.  A subgraph eqsat cannot handle (an op with no registry
+counterpart, a non-float32 tensor) runs eagerly, with one warning naming the op.
+
+This module sits above the pipeline (layer ``bench | rewrite.torch_backend`` in the import
+contract): it is a driver of the pipeline, like the CLI.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from rewrite.egraph.limits import Limits
+from rewrite.frontends import capture
+from rewrite.ir.errors import EqsatError, UsageError
+from rewrite.pipeline import compile, optimize
+
+__all__ = ["EqsatFallbackWarning", "eqsat_backend", "register"]
+
+_OPTIONS = ("rules", "limits", "extractor", "check", "ilp_seconds", "target", "optimize")
+
+
+class EqsatFallbackWarning(UserWarning):
+    """A subgraph runs eagerly because eqsat cannot import, optimize or compile it."""
+
+
+def eqsat_backend(
+    gm: torch.fx.GraphModule,
+    example_inputs: Sequence[Any],
+    options: Mapping[str, Any] | None = None,
+    mode: str | None = None,
+) -> Callable[..., Any]:
+    """A dynamo backend: ``gm`` optimized by eqsat and compiled with LLVM, or ``gm`` itself.
+
+    ``options`` (``torch.compile(..., options={...})``): ``rules``, ``limits`` (a ``Limits``),
+    ``extractor`` ("ilp" or "greedy"), ``check``, ``ilp_seconds``, ``target`` ("llvm"), and
+    ``optimize=False`` to compile the imported graph without saturating it.  ``mode`` is
+    accepted (torch.compile passes it) and ignored: eqsat has one mode.
+    """
+    options = dict(options or {})
+    unknown = set(options) - set(_OPTIONS)
+    if unknown:
+        raise UsageError(f"unknown eqsat backend option(s) {sorted(unknown)}; known: {', '.join(_OPTIONS)}")
+    for i, x in enumerate(example_inputs):
+        if not isinstance(x, torch.Tensor):
+            return _eager(gm, f"input {i} is a {type(x).__name__}, not a tensor (dynamic shapes are not supported)")
+    try:
+        cap = capture(gm, tuple(example_inputs), name=type(gm).__name__)
+        graph = cap.graph
+        if options.get("optimize", True):
+            graph = optimize(
+                graph,
+                rules=options.get("rules"),
+                limits=options.get("limits", Limits()),
+                extractor=options.get("extractor", "ilp"),
+                check=options.get("check", True),
+                ilp_seconds=options.get("ilp_seconds", 10.0),
+            ).graph
+        run = compile(graph, target=options.get("target", "llvm"))
+    except EqsatError as e:
+        return _eager(gm, str(e))
+    names = [n.attrs["name"] for n in graph.inputs]  # the original input order (decode keeps it)
+    position = {name: i for i, name in enumerate(cap.input_names)}
+    if len(names) != len(cap.input_names):  # an input no output depends on was pruned: pick by name
+        pick = [position[n] for n in names]
+    else:
+        pick = list(range(len(names)))
+
+    def compiled(*args: Any) -> Any:
+        with torch.no_grad():
+            outs = run([args[i].contiguous() for i in pick])
+        return cap.unflatten(outs)
+
+    return compiled
+
+
+def _eager(gm: torch.fx.GraphModule, why: str) -> Callable[..., Any]:
+    warnings.warn(f"eqsat: running a subgraph eagerly: {why}", EqsatFallbackWarning, stacklevel=2)
+    return gm.forward
+
+
+def register(name: str = "eqsat") -> None:
+    """Register the backend under ``name`` unless it is already known (installed entry point)."""
+    import torch._dynamo  # deferred: importing dynamo costs seconds
+
+    if name not in torch._dynamo.list_backends(exclude_tags=()):
+        torch._dynamo.register_backend(eqsat_backend, name)

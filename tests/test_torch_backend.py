@@ -1,0 +1,81 @@
+"""torch.compile(model, backend="eqsat"): matches eager; an op eqsat lacks runs eagerly with one warning."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+import bench.models as bench_models
+from rewrite.egraph.limits import Limits
+from rewrite.torch_backend import EqsatFallbackWarning, eqsat_backend, register
+from tests.tiers import models
+
+_FAST = {"limits": Limits(iterations=2, nodes=20_000, seconds=30), "extractor": "greedy"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    import torch._dynamo
+
+    register()
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+class _Mlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(8, 16), nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> dict:
+        return {"y": torch.sigmoid(self.fc2(torch.relu(self.fc1(x)))), "twice": x * 2}
+
+
+def test_backend_by_name_matches_eager_and_keeps_output_structure():
+    torch.manual_seed(0)
+    m = _Mlp().eval()
+    x = torch.randn(3, 8)
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EqsatFallbackWarning)
+        out = fast(x)
+    ref = m(x)
+    assert set(out) == {"y", "twice"}
+    for k in ref:
+        assert torch.allclose(out[k], ref[k], atol=1e-5)
+
+
+def test_backend_entry_point_is_declared():
+    text = open("pyproject.toml").read()
+    assert '[project.entry-points.torch_dynamo_backends]\neqsat = "rewrite.torch_backend:eqsat_backend"' in text
+
+
+class _Erf(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.erf(torch.relu(x)) + 1
+
+
+def test_unsupported_op_runs_eagerly_with_one_warning_naming_it():
+    x = torch.randn(4, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.compile(_Erf(), backend=eqsat_backend)(x)
+    ours = [w for w in caught if issubclass(w.category, EqsatFallbackWarning)]
+    assert len(ours) == 1 and "aten.erf" in str(ours[0].message)
+    assert torch.equal(out, _Erf()(x))
+
+
+@pytest.mark.parametrize("name", models(sorted(bench_models.MODELS), fast=()))
+def test_builtin_models_match_eager(name):
+    module, inputs = bench_models.load(name)
+    fast = torch.compile(module, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EqsatFallbackWarning)
+        out = fast(*inputs)
+    with torch.no_grad():
+        ref = module(*inputs)
+    assert torch.allclose(out, ref, rtol=1e-4, atol=1e-4 * max(1.0, ref.abs().max().item()))
