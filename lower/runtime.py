@@ -366,12 +366,12 @@ class CompiledGraph:
             shape = g.shape_of(v)
             if tuple(t.shape) != shape:
                 raise GraphError(f"input '{name}' has shape {tuple(t.shape)}, expected {shape}")
-            if t.device.type != self._device.type:
+            if t.device.type != self._device.type and not self.backend.copies_inputs:
                 raise GraphError(
                     f"input '{name}' is on {t.device}; target '{self.target.name}' takes {self._device.type} tensors"
                 )
-            if t.dtype != torch.float32:
-                t = t.to(torch.float32)
+            if t.dtype != torch.float32 or t.device.type != self._device.type:
+                t = t.to(self._device, torch.float32)
             bound[v] = t.contiguous()
         outs: dict[Value, torch.Tensor] = {}
         with self._lock:
