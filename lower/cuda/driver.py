@@ -27,7 +27,10 @@ def _driver() -> Any:
         from cuda.bindings import driver
     except ImportError as e:
         raise LoweringError(f"the CUDA driver bindings are not installed ({e}); pip install 'eqsat[cuda]'") from None
-    (err,) = driver.cuInit(0)
+    try:
+        (err,) = driver.cuInit(0)
+    except Exception as e:  # the bindings raise their own errors when libcuda.so itself is missing
+        raise LoweringError(f"no CUDA driver library ({type(e).__name__}: {e})") from None
     if int(err) != 0:
         raise LoweringError(f"no usable CUDA driver or device (cuInit: {err!r})")
     return driver
