@@ -20,9 +20,8 @@ import torch
 
 from lower import compile_graph
 from lower.backend import Backend
-from lower.cuda import cuda_target, graph_kernels, graph_ptx, kernel_module, kernel_to_cuda
+from lower.cuda import cuda_target, graph_kernels, graph_ptx, kernel_module, kernel_to_cuda, nvrtc
 from lower.cuda import driver as cuda_driver
-from lower.cuda import nvrtc
 from lower.ir import Buffer, Kernel, LoopKind, Store, Var, loops, seq
 from lower.llvm.codegen import kernel_to_llvm
 from lower.schedule import BindBlocks, BindThreads, Schedule, ScheduleError
