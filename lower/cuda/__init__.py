@@ -23,6 +23,7 @@ from lower.cuda.codegen import CudaModule, LaunchSpec, kernel_module, kernel_to_
 from lower.fusion import BuiltKernel, build_kernel, live_nodes, plan_fusion
 from lower.ir import Kernel
 from lower.schedule import schedule_kernel
+from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS
 from rewrite.ir.target import Target
@@ -38,9 +39,13 @@ def cuda_target(arch: str = DEFAULT_ARCH, name: str = "", versions: tuple[tuple[
 
 def cuda_host(threads: int) -> Target:
     """The first visible GPU as a target: name, compute capability, driver and NVRTC versions (these key
-    measured costs); without a device, ``sm_90`` (enough to generate and assemble PTX)."""
+    measured costs).  ``LoweringError`` without a device: code for a GPU that is not there comes from
+    ``cuda_target(arch)`` (``graph_ptx``, ``rewrite.compile_ptx``), which needs none."""
     if driver.device_count() == 0:
-        return cuda_target(DEFAULT_ARCH)
+        raise LoweringError(
+            "target 'cuda' needs a CUDA device and none is visible; "
+            "rewrite.compile_ptx(graph, arch='sm_90') generates and compiles the kernels without one"
+        )
     info = driver.device_info(0)
     slug = "".join(ch if ch.isalnum() else "-" for ch in info.name).strip("-").lower()
     versions = (("driver", str(info.driver_version)), ("nvrtc", nvrtc.nvrtc_version()))

@@ -14,7 +14,7 @@ kernel parameter, in the kernel's ABI order, so one argument array serves all of
 launches.  Other loop kinds run serially in a thread (``unrolled`` ones get ``#pragma unroll``).
 Spellings are looked up in ``tables``; tensorized routines in ``intrinsics.INTRINSICS``.
 
-    >>> mod = kernel_to_cuda(kernel, parse_target("cuda"))     # doctest: +SKIP
+    >>> mod = kernel_to_cuda(kernel, cuda_target("sm_90"))  # doctest: +SKIP
     >>> [(l.name, l.grid, l.block) for l in mod.launches]      # doctest: +SKIP
     [('relu_s0', 64, 256)]
 """
