@@ -5,14 +5,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-all lint fuzz setup clean
+.PHONY: demo test test-all lint fuzz setup clean gpu-check
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev,onnx]'
+	$(PY) -m pip install --quiet -e '.[dev,onnx,cuda]'  # cuda: NVRTC for the PTX tests (no GPU needed)
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,6 +23,12 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q
+
+# on a machine with a CUDA GPU (and a CUDA build of torch): the gpu-marked tests, then GPU benchmarks
+# written to bench/results/cuda-<gpu>.json
+gpu-check: $(STAMP)
+	$(PY) -m pytest -q -m gpu
+	$(PY) -m bench.cuda
 
 # the differential fuzzer: N random graphs in parallel workers; failures are shrunk into tests/fuzz/regressions/
 N ?= 200

@@ -35,7 +35,8 @@ class Backend:
     ``launcher(fn, args, extent, threads)`` returns a callable running it once, ``extent`` being its
     parallel root loop's extent, or None for a kernel without one (one call, ``lo = hi = 0``): bound
     once at compile time, so a run costs no more than the call itself; ``source(kernel, target)`` is the
-    generated code as text; ``device`` the torch device type its buffers live on.
+    generated code as text; ``device`` the torch device type its buffers live on; ``copies_inputs``
+    whether inputs on another device are copied to it (else refused).
     """
 
     name: str
@@ -43,3 +44,4 @@ class Backend:
     launcher: Callable[[KernelFn, Any, int | None, int], Callable[[], None]]
     source: Callable[[Kernel, Target], str]
     device: str = "cpu"
+    copies_inputs: bool = False

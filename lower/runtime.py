@@ -378,9 +378,12 @@ class CompiledGraph:
             if tuple(t.shape) != shape:
                 raise InputError(f"input '{name}' has shape {tuple(t.shape)}, expected {shape} ({self.expects()})")
             if t.device.type != self._device.type:
-                raise InputError(
-                    f"input '{name}' is on {t.device}; target '{self.target.name}' takes {self._device.type} tensors"
-                )
+                if not self.backend.copies_inputs:
+                    raise InputError(
+                        f"input '{name}' is on {t.device}; "
+                        f"target '{self.target.name}' takes {self._device.type} tensors"
+                    )
+                t = t.to(self._device)  # a device backend copies host inputs over
             bound[v] = t.contiguous()
         return bound
 

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lower.backend import Backend
+from lower.cuda import BACKEND as CUDA_BACKEND
+from lower.cuda import cuda_host
 from lower.llvm import BACKEND as LLVM_BACKEND
 from lower.llvm import jit
 from rewrite import config
@@ -80,7 +82,10 @@ def llvm_host(threads: int) -> Target:
     )
 
 
-KINDS: dict[str, TargetKind] = {"llvm": TargetKind("llvm", llvm_host, LLVM_BACKEND)}
+KINDS: dict[str, TargetKind] = {
+    "llvm": TargetKind("llvm", llvm_host, LLVM_BACKEND),
+    "cuda": TargetKind("cuda", cuda_host, CUDA_BACKEND),  # NVRTC + driver API; see lower/cuda
+}
 
 
 def _kind(name: str) -> TargetKind:

@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     # the pipeline
     "optimize": "rewrite.pipeline",
     "compile": "rewrite.pipeline",
+    "compile_ptx": "rewrite.pipeline",
     "OptimizeResult": "rewrite.pipeline",
     "verify": "rewrite.verify.numeric",
     "diff": "rewrite.ir.diff",
@@ -76,6 +77,7 @@ __all__ = [
     "Value",
     "VerificationError",
     "compile",
+    "compile_ptx",
     "diff",
     "from_onnx",
     "from_torch",
@@ -124,7 +126,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     )
     from rewrite.ir.graph import Graph, Node, Value
     from rewrite.ir.ops import OPS, Group, get_op
-    from rewrite.pipeline import OptimizeResult, compile, optimize
+    from rewrite.pipeline import OptimizeResult, compile, compile_ptx, optimize
     from rewrite.rulelang.loader import load_rules
     from rewrite.rulelang.syntax import Rule
     from rewrite.verify.numeric import verify

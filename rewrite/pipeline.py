@@ -23,9 +23,12 @@ from dataclasses import dataclass
 import torch
 
 from costs.analytical import AnalyticalCost
+from costs.measured import register_runner
 from costs.model import CostModel, graph_cost
 from costs.timing import speedup
 from lower import CompiledGraph, compile_graph
+from lower.cuda import graph_ptx
+from lower.cuda.measure import run_cuda_op
 from rewrite.egraph.limits import Limits
 from rewrite.egraph.saturate import IterationStat, SaturationResult, saturate
 from rewrite.extract.decode import to_graph
@@ -211,6 +214,19 @@ def compile(graph: Graph, target: str | Target = "llvm", threads: int | None = N
     return compile_graph(graph, target=target, threads=threads)
 
 
+# MeasuredCost(target=<a cuda Target>) times ops with the CUDA backend's kernels, keyed by the GPU target
+register_runner("cuda", run_cuda_op)
+
+
+def compile_ptx(graph: Graph, arch: str = "sm_90") -> list[str]:
+    """PTX (one text per kernel, launch order) that the ``cuda`` target generates for ``graph``, compiled by
+    NVRTC for ``arch``; needs no GPU (the ``cuda`` extra for NVRTC).
+
+    >>> ptx = compile_ptx(graph, arch="sm_90")    # doctest: +SKIP
+    """
+    return graph_ptx(graph, arch)
+
+
 def compile_and_compare(
     graph: Graph,
     module: torch.nn.Module,
@@ -229,7 +245,7 @@ def compile_and_compare(
         ref = module(*inputs)
         refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
         outs = run(feed)
-        cmp = compare_all(refs, outs, REL_TOL)
+        cmp = compare_all(refs, [o.cpu() for o in outs], REL_TOL)  # a GPU target returns device tensors
         if not cmp.close:
             raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: {cmp.why}")
         # interleaved, torch on the compiled graph's thread count: both sides get the same cores

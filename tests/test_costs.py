@@ -233,8 +233,8 @@ def test_rows_are_keyed_by_an_explicit_target(tmp_path, counting):
         assert [e["target"] for e in cached_entries(tmp_path / "c.sqlite")] == [target.cache_key]
     finally:
         torch.set_num_threads(before)
-    with pytest.raises(UsageError, match="cannot measure on target kind 'cuda'"):
-        MeasuredCost(Target("cuda"), cache=tmp_path / "c.sqlite")
+    with pytest.raises(UsageError, match="cannot measure on target kind 'tpu'"):
+        MeasuredCost(Target("tpu"), cache=tmp_path / "c.sqlite")
 
 
 def test_torch_runner_times_on_the_targets_threads(monkeypatch):

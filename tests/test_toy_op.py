@@ -16,6 +16,7 @@ from torch import nn
 
 from lower.ir import call, const
 from lower.ops_to_loops import register_unary, unregister_lowering
+from rewrite.egraph.limits import Limits
 from rewrite.egraph.prelude import EGG_TO_OP, prelude
 from rewrite.frontends.torch_fx import from_torch
 from rewrite.ir.builder import GraphBuilder
@@ -23,7 +24,6 @@ from rewrite.ir.ops import OPS, CostClass, FusionRole, Group, OpDef, register_op
 from rewrite.ir.shapes import Same
 from rewrite.pipeline import compile, optimize
 from rewrite.rulelang.syntax import parse_rules
-from rewrite.egraph.limits import Limits
 from rewrite.verify.rulecheck.check import check_rule
 
 TOY = OpDef(

@@ -276,6 +276,8 @@ class LoopKind(StrEnum):
     PARALLEL = "parallel"
     VECTORIZED = "vectorized"
     UNROLLED = "unrolled"
+    BLOCKS = "blocks"  # GPU: one iteration per thread block (the grid), only a stage's outermost loop
+    THREADS = "threads"  # GPU: one iteration per thread of the block, only directly inside a ``blocks`` loop
 
 
 class Stmt:

@@ -228,6 +228,10 @@ class FunctionEmitter:
             raise CodegenError(f"cannot generate code for statement {s!r}")
 
     def loop(self, s: For) -> None:
+        if s.kind in (LoopKind.BLOCKS, LoopKind.THREADS):
+            raise CodegenError(
+                f"kernel {self.k.name}: loop {s.var.name} is bound to GPU {s.kind.value}; not a CPU loop"
+            )
         is_root_par = s is self.root and s.kind is LoopKind.PARALLEL
         ext_b = bounds(s.extent, self.ranges)
         if s.kind is LoopKind.UNROLLED and isinstance(s.extent, IntImm) and s.extent.value <= T.MAX_UNROLL:

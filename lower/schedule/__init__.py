@@ -9,13 +9,15 @@
 Modules, each importing only those before it: ``checks`` (loop lookup, fresh
 names, access-region legality), ``loop_steps`` (``Step`` and the loop-level
 steps), ``stage_steps`` (stage-level steps), ``record`` (``Schedule``),
-``recipes`` (the default schedule per op group, from shapes and the target).
+``gpu_steps`` / ``gpu_recipes`` (GPU block and thread binding), ``recipes``
+(the default schedule per op group, from shapes and the target).
 Only public names cross module boundaries; this package exports what users
 of schedules need.
 """
 
 from __future__ import annotations
 
+from lower.schedule.gpu_steps import BindBlocks, BindThreads
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel
 from lower.schedule.record import Schedule
@@ -23,6 +25,8 @@ from lower.schedule.stage_steps import ComputeAt, Inline, Pack, Tensorize, inlin
 from rewrite.ir.errors import ScheduleError
 
 __all__ = [
+    "BindBlocks",
+    "BindThreads",
     "ComputeAt",
     "Fuse",
     "Inline",

@@ -48,6 +48,7 @@ from lower.ir import (
     walk_stmt,
 )
 from lower.ops_to_loops import GemmInfo
+from lower.schedule.gpu_recipes import gpu_recipe
 from lower.schedule.loop_steps import Fuse
 from lower.schedule.record import Schedule
 from rewrite import config
@@ -72,7 +73,9 @@ def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str]
     if config.NO_SCHEDULE.flag():
         return None
     sched = Schedule(kernel)
-    if gemm is not None and gemm.direct:
+    if target.kind == "cuda":  # a GPU: one grid per stage (gpu_recipes)
+        gpu_recipe(sched)
+    elif gemm is not None and gemm.direct:
         direct_conv_recipe(sched, gemm, target.threads)
     elif gemm is not None:
         try:

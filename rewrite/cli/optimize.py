@@ -56,7 +56,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
     p.add_argument(
         "--run",
-        choices=("llvm",),
+        choices=("llvm", "cuda"),
         help="compile the optimized graph, run it, check it against PyTorch and time it against PyTorch eager",
     )
     p.add_argument("--repeats", type=positive_int, default=10, help="timing repeats for --run")

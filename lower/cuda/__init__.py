@@ -1,0 +1,133 @@
+"""CUDA backend: loop IR -> CUDA C (``codegen``) -> PTX (``nvrtc``) -> launches (``driver``), as one ``Backend``.
+
+    >>> ptx = graph_ptx(graph, "sm_90")                 # no GPU needed: one PTX text per kernel   # doctest: +SKIP
+    >>> cg = compile_graph(graph, "cuda")               # a GPU: takes and returns CUDA tensors  # doctest: +SKIP
+
+Schedules for a ``cuda`` target come from ``lower.schedule.gpu_recipes`` (each stage one grid:
+``blocks`` and ``threads`` loops); every top-level stage of a kernel is its own ``__global__``
+function, launched in order on torch's current stream with the runtime's argument array.
+``cuda.bindings`` (NVRTC, driver) is the optional ``cuda`` extra, imported on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from lower.backend import Backend, KernelFn
+from lower.cuda import driver, nvrtc
+from lower.cuda.codegen import CudaModule, LaunchSpec, kernel_module, kernel_to_cuda
+from lower.fusion import BuiltKernel, build_kernel, live_nodes, plan_fusion
+from lower.ir import Kernel
+from lower.schedule import schedule_kernel
+from rewrite.ir.errors import LoweringError
+from rewrite.ir.graph import Graph, Value
+from rewrite.ir.ops import OPS
+from rewrite.ir.target import Target
+
+DEFAULT_ARCH = "sm_90"  # what a CUDA target describes when no device is visible (PTX-only work, CI)
+WARP = 32
+
+
+def cuda_target(arch: str = DEFAULT_ARCH, name: str = "", versions: tuple[tuple[str, str], ...] = ()) -> Target:
+    """A CUDA target for compute capability ``arch`` (no device needed: generating code and PTX)."""
+    return Target("cuda", name=name or f"cuda-{arch}", cpu=arch, vector_width=WARP, versions=versions)
+
+
+def cuda_host(threads: int) -> Target:
+    """The first visible GPU as a target: name, compute capability, driver and NVRTC versions (these key
+    measured costs).  ``LoweringError`` without a device: code for a GPU that is not there comes from
+    ``cuda_target(arch)`` (``graph_ptx``, ``rewrite.compile_ptx``), which needs none."""
+    if driver.device_count() == 0:
+        raise LoweringError(
+            "target 'cuda' needs a CUDA device and none is visible; "
+            "rewrite.compile_ptx(graph, arch='sm_90') generates and compiles the kernels without one"
+        )
+    info = driver.device_info(0)
+    slug = "".join(ch if ch.isalnum() else "-" for ch in info.name).strip("-").lower()
+    versions = (("driver", str(info.driver_version)), ("nvrtc", nvrtc.nvrtc_version()))
+    return cuda_target(info.arch, name=f"cuda-{slug}", versions=versions)
+
+
+@functools.cache
+def _module_ptx(text: str, arch: str) -> str:
+    return nvrtc.compile_ptx(text, arch)
+
+
+def compile_kernel(kernel: Kernel, target: Target, hint: str = "k") -> KernelFn:
+    """Generate, compile (NVRTC, for ``target.cpu``) and load one kernel; returns ``f(args, lo, hi)``."""
+    mod = kernel_module(kernel, target)
+    return driver.LoadedKernel(mod, _module_ptx(mod.text, target.cpu or DEFAULT_ARCH), len(kernel.params))
+
+
+def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Callable[[], None]:
+    """A callable launching all of ``fn``'s grids on the current stream (the grids are fixed at codegen)."""
+    if not isinstance(fn, driver.LoadedKernel):
+        raise TypeError(f"the CUDA launcher runs kernels compiled by lower.cuda, not {type(fn).__name__}")
+    params = fn.params_for(args)
+    return lambda: fn.launch(params, driver.current_stream())
+
+
+BACKEND = Backend("cuda", compile_kernel, launcher, kernel_to_cuda, device="cuda", copies_inputs=True)
+
+
+# ------------------------------------------------------------ without a device: the kernels of a graph as PTX
+def graph_kernels(graph: Graph, target: Target, fuse: bool = True) -> list[BuiltKernel]:
+    """The scheduled kernels ``compile_graph(graph, target)`` would build, without allocating anything
+    on a device: weight-only values are computed on the CPU (only their being constant matters here)."""
+    graph.validate()
+    live = live_nodes(graph)
+    wo = graph.weight_only()
+    consts: dict[Value, torch.Tensor] = {}
+    with torch.no_grad():
+        for n in graph:
+            if n.id not in wo or (n.id not in live and not any(n.id == v.node for v in graph.outputs)):
+                continue
+            outs = (
+                [graph.weights[n.attrs["name"]]]
+                if n.op == "weight"
+                else OPS[n.op].ref([consts[v] for v in n.inputs], n.attrs)
+            )
+            for i, t in enumerate(outs):
+                consts[Value(n.id, i)] = t.detach().to(torch.float32).contiguous()
+    plan = plan_fusion(graph, {v.node for v in consts}, fuse=fuse)
+    alias = {n: graph.nodes[n].inputs[0] for n in plan.aliases}
+
+    def resolve(v: Value) -> Value:
+        while v.node in alias:
+            v = alias[v.node]
+        return v
+
+    built = []
+    for k, grp in enumerate(plan.groups):
+        bk = build_kernel(graph, grp, consts, resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}")
+        sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, target)
+        if sched is not None:
+            bk.kernel, bk.schedule = sched.kernel, sched
+        built.append(bk)
+    return built
+
+
+def graph_ptx(graph: Graph, arch: str = DEFAULT_ARCH, fuse: bool = True) -> list[str]:
+    """PTX for every kernel of ``graph`` (in launch order), compiled by NVRTC for ``arch``; no GPU needed."""
+    target = cuda_target(arch)
+    return [_module_ptx(kernel_module(bk.kernel, target).text, arch) for bk in graph_kernels(graph, target, fuse)]
+
+
+__all__ = [
+    "BACKEND",
+    "DEFAULT_ARCH",
+    "CudaModule",
+    "LaunchSpec",
+    "compile_kernel",
+    "cuda_host",
+    "cuda_target",
+    "graph_kernels",
+    "graph_ptx",
+    "kernel_module",
+    "kernel_to_cuda",
+    "launcher",
+]

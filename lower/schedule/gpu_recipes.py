@@ -1,0 +1,86 @@
+"""The default GPU schedule: every top-level stage becomes one grid.
+
+For each stage the longest prefix of its perfect loop nest whose iterations are independent is
+fused into one loop, split by the block size, and bound: the outer part to blocks, the inner to
+threads.  What stays inside (a contraction's ``k`` loop, a softmax row's passes, a pool's window)
+runs serially in each thread.  Binding steps check legality themselves; a prefix they refuse is
+shortened, down to none (then the stage runs on one thread).
+
+    >>> gpu_recipe(Schedule(kernel), block=256)              # doctest: +SKIP
+    >>> print(s)                                             # doctest: +SKIP
+    fuse('i0', 'i1')
+    split('i0.i1', 256)
+    bindblocks('i0.i1.o')
+    bindthreads('i0.i1.i')
+"""
+
+from __future__ import annotations
+
+from lower.ir import For, IntImm, Kernel, Stage, Stmt, perfect_nest, top_stmts, walk_stmt
+from lower.schedule.gpu_steps import BindBlocks, BindThreads
+from lower.schedule.loop_steps import Fuse, Split, Step
+from lower.schedule.record import Schedule
+from rewrite.ir.errors import ScheduleError
+
+BLOCK = 256  # threads per block for a map (one output element per thread)
+BLOCK_HEAVY = 128  # for stages whose threads each run a loop (reductions, contractions): fewer registers per SM
+
+
+def _root(s: Stmt) -> For | None:
+    while isinstance(s, Stage):
+        s = s.body
+    return s if isinstance(s, For) else None
+
+
+def _stage_loop(k: Kernel, idx: int) -> For:
+    r = _root(top_stmts(k.body)[idx])
+    if r is None:  # pragma: no cover - steps keep a stage's loop a loop
+        raise ScheduleError(f"stage {idx} of {k.name} lost its loop")
+    return r
+
+
+def _bind_steps(k: Kernel, idx: int, names: list[str], block: int) -> tuple[list[Step], Kernel]:
+    """Fuse ``names`` (a prefix of stage ``idx``'s nest), split by the block size, bind; raises ScheduleError."""
+    steps: list[Step] = []
+    for n in names[1:]:
+        st: Step = Fuse(_stage_loop(k, idx).var.name, n)
+        k = st.apply(k)
+        steps.append(st)
+    lp = _stage_loop(k, idx)
+    fused = lp.var.name
+    if not isinstance(lp.extent, IntImm) or lp.extent.value < 1:
+        raise ScheduleError(f"loop {fused} has no constant extent")
+    split = Split(fused, min(block, lp.extent.value))
+    k = split.apply(k)
+    outer = _stage_loop(k, idx)
+    inner = outer.body
+    assert isinstance(inner, For)
+    for st in (split, BindBlocks(outer.var.name), BindThreads(inner.var.name)):
+        if st is not split:
+            k = st.apply(k)
+        steps.append(st)
+    return steps, k
+
+
+def gpu_recipe(s: Schedule) -> None:
+    """Bind every top-level stage of ``s.kernel`` to a grid (see the module docstring)."""
+    for idx, t in enumerate(top_stmts(s.kernel.body)):
+        root = _root(t)
+        if root is None:
+            continue
+        nest = perfect_nest(root)
+        inner_has_loops = any(isinstance(x, For) for x in walk_stmt(nest[-1].body))
+        for p in range(len(nest), 0, -1):
+            if any(not isinstance(lp.extent, IntImm) for lp in nest[:p]):
+                continue
+            heavy = p < len(nest) or inner_has_loops
+            try:
+                steps, k = _bind_steps(s.kernel, idx, [lp.var.name for lp in nest[:p]], BLOCK_HEAVY if heavy else BLOCK)
+            except ScheduleError:
+                continue
+            s.kernel = k
+            s.steps.extend(steps)
+            break
+
+
+__all__ = ["BLOCK", "BLOCK_HEAVY", "gpu_recipe"]
