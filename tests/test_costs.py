@@ -207,7 +207,7 @@ def test_machine_profile_cached_per_thread_count_and_corrupt_file_remeasured(tmp
     monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
     calls = []
     real = machine.measure
-    monkeypatch.setattr(machine, "measure", lambda: calls.append(1) or real())
+    monkeypatch.setattr(machine, "measure", lambda: calls.append(1) or real(1))
     threads = torch.get_num_threads()
     try:
         a = machine.machine_profile()
@@ -253,3 +253,14 @@ def test_torch_runner_times_on_the_targets_threads(monkeypatch):
         assert seen == [1, 1, 1] and torch.get_num_threads() == 2  # measured on 1 thread, then restored
     finally:
         torch.set_num_threads(before)
+
+
+def test_machine_profile_keeps_each_quantity_fastest_round(monkeypatch):
+    """A round slowed by another job (here round 2's matmul, round 1's copy) must not set the peak."""
+    from costs import machine
+
+    rounds = iter([[1e-3, 4e-3, 1e-6, 1e-6, 1e-6, 1e-6, 1e-3, 1e-3], [6e-3, 1e-3, 2e-6, 1e-6, 1e-6, 1e-6, 1e-3, 1e-3]])
+    monkeypatch.setattr(machine, "_round", lambda: next(rounds))
+    p = machine.measure(rounds=2)
+    assert p.peak_flops == 2 * 512**3 / 1e-3 and p.bandwidth == 2 * 8 * 1024 * 1024 * 4 / 1e-3
+    assert p.op_overhead == 1e-6

@@ -24,6 +24,7 @@ the module traced with torch.fx instead (:mod:`rewrite.frontends.torch_fx`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,7 +90,9 @@ def capture(
     kw = dict(kwargs or {})
     gname = name or type(module).__name__
     try:
-        ep = torch.export.export(module, args, kw)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
+            ep = torch.export.export(module, args, kw)
     except Exception as e:  # export could not capture: fx is the fallback for plain tensor inputs
         if kw:
             raise FrontendError(
@@ -107,7 +110,9 @@ def capture(
             graph, [n.attrs["name"] for n in graph.inputs], [f"[{i}]" for i in range(len(graph.outputs))], via="fx"
         )
     try:
-        ep = ep.run_decompositions()
+        with warnings.catch_warnings():  # torch 2.13's own pytree code trips its LeafSpec deprecation
+            warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
+            ep = ep.run_decompositions()
     except Exception as e:
         raise FrontendError(f"decomposing {type(module).__name__} to core ATen failed: {type(e).__name__}: {e}") from e
     return _ExportImporter(ep, gname).convert()
