@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     after = sum(r[3] for r in results.values())
     print(f"ops in {before}, out {after} over {len(results)} graphs; {time.time() - t0:.0f}s")
     print(
-        f"fuzz: {len(results)} graphs, {kinds['ok']} ok, {kinds['imprecise']} imprecise (float32 limits), "
+        f"fuzz: {len(results)} graphs, {kinds['ok']} ok, {kinds['imprecise']} imprecise "
+        f"(float32 limits, order of inf sums), "
         f"{kinds['wrong']} wrong, {kinds['crash']} crashes, {kinds['timeout']} timeouts"
     )
     return 1 if kinds["wrong"] or kinds["crash"] or kinds["timeout"] else 0

@@ -26,3 +26,36 @@ def test_generator_covers_the_op_set():
     seen = {n.op for seed in range(300) for n in random_graph(seed)}
     compute = {name for name, d in OPS.items() if d.group is not Group.SOURCE}
     assert compute - seen == set()
+
+
+def test_nan_for_inf_is_float_order_but_finite_for_inf_is_wrong():
+    """Fuzz seeds 454 and 1432: a reassociated sum of +inf and -inf gives NaN where the reference
+    has inf.  That (and only that) is float order; any finite/non-finite or sign change is wrong."""
+    import torch
+
+    from tests.fuzz.oracle import _inf_order_only
+
+    inf, nan = float("inf"), float("nan")
+    ref = [torch.tensor([1.0, inf, nan, -inf])]
+    assert _inf_order_only(ref, [torch.tensor([1.0, nan, inf, nan])]) == 3
+    assert _inf_order_only(ref, [torch.tensor([1.0, nan, 5.0, -inf])]) == 0  # finite where ref is NaN
+    assert _inf_order_only(ref, [torch.tensor([1.0, -inf, nan, -inf])]) == 0  # +inf became -inf
+    assert _inf_order_only(ref, [torch.tensor([2.0, nan, nan, -inf])]) == 0  # a finite value is off
+
+
+def test_reassociated_matmul_chain_with_infinite_inputs_is_not_wrong():
+    """Seed 454 shrunk: (x @ w1) @ w2 → x @ (w1 @ w2) meets infinities in another order."""
+    import torch
+
+    from rewrite.ir.builder import GraphBuilder
+
+    g = torch.Generator().manual_seed(0)
+    b = GraphBuilder("fuzz454")
+    x = b.input("x1", (4, 5, 2))
+    y = b.op(
+        "matmul",
+        b.op("matmul", x, b.weight("w1", torch.randn(1, 2, 6, generator=g))),
+        b.weight("w2", torch.randn(1, 6, 5, generator=g)),
+    )
+    outcome = check(b.build([y]), seed=454)
+    assert not outcome.failed, outcome.detail
