@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lower.cuda import tables as T
+from lower.cuda.gemm_tile import emit_gemm_tile, is_tile
 from lower.cuda.intrinsics import INTRINSICS
 from lower.ir import (
     F32,
@@ -256,7 +257,10 @@ class FunctionEmitter:
         while isinstance(inner, Stage):
             self.emit(f"// stage {inner.name}")
             inner = inner.body
-        if isinstance(inner, For) and inner.kind is LoopKind.BLOCKS:
+        tile = is_tile(inner)
+        if tile is not None:
+            grid, block = emit_gemm_tile(self, *tile)
+        elif isinstance(inner, For) and inner.kind is LoopKind.BLOCKS:
             grid, block = self.bound_nest(inner)
         else:
             self.stmt(top)

@@ -47,6 +47,19 @@ HELPERS: dict[str, str] = {
         "__device__ __forceinline__ float eqsat_gelu_tanh(float x) {\n"
         f"  return 0.5f * x * (1.0f + tanhf({math.sqrt(2.0 / math.pi)!r}f * (x + 0.044715f * x * x * x)));\n}}"
     ),
+    # TF32 tensor cores: round to TF32 (nearest, ties away), D = A * B + D on a 16 x 8 x 8 warp tile.
+    # A host emulation of the generated code defines EQSAT_HOST_EMULATION and its own versions.
+    "tf32_mma": (
+        "#ifndef EQSAT_HOST_EMULATION\n"
+        "__device__ __forceinline__ unsigned eqsat_tf32(float x) {\n"
+        '  unsigned r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r;\n}\n'
+        "__device__ __forceinline__ void eqsat_mma_tf32(float* d, const unsigned* a, const unsigned* b) {\n"
+        '  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, '
+        '{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"\n'
+        '      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])\n'
+        '      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));\n}\n'
+        "#endif"
+    ),
 }
 
 MAX_UNROLL = 64  # ``unrolled`` loops up to this extent get ``#pragma unroll``

@@ -17,7 +17,7 @@ of schedules need.
 
 from __future__ import annotations
 
-from lower.schedule.gpu_steps import BindBlocks, BindThreads
+from lower.schedule.gpu_steps import BindBlocks, BindThreads, TileGemm
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel
 from lower.schedule.record import Schedule
@@ -38,6 +38,7 @@ __all__ = [
     "Split",
     "Step",
     "Tensorize",
+    "TileGemm",
     "Unroll",
     "Vectorize",
     "inline_stage",

@@ -17,9 +17,11 @@ shortened, down to none (then the stage runs on one thread).
 from __future__ import annotations
 
 from lower.ir import For, IntImm, Kernel, Stage, Stmt, perfect_nest, top_stmts, walk_stmt
-from lower.schedule.gpu_steps import BindBlocks, BindThreads
+from lower.ops_to_loops import GemmInfo
+from lower.schedule.gpu_steps import BindBlocks, BindThreads, TileGemm
 from lower.schedule.loop_steps import Fuse, Split, Step
 from lower.schedule.record import Schedule
+from rewrite import config
 from rewrite.ir.errors import ScheduleError
 
 BLOCK = 256  # threads per block for a map (one output element per thread)
@@ -62,8 +64,17 @@ def _bind_steps(k: Kernel, idx: int, names: list[str], block: int) -> tuple[list
     return steps, k
 
 
-def gpu_recipe(s: Schedule) -> None:
-    """Bind every top-level stage of ``s.kernel`` to a grid (see the module docstring)."""
+def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32") -> None:
+    """Tile a contraction (``TileGemm``, fusing its init and epilogue stages), then bind every other
+    top-level stage of ``s.kernel`` to a grid (see the module docstring)."""
+    if gemm is not None and not gemm.direct:
+        st = TileGemm(gemm.stage, gemm.init_stage, tuple(gemm.post), precision=precision)
+        try:
+            s.kernel = st.apply(s.kernel)
+            s.steps.append(st)
+        except ScheduleError as e:
+            if config.DEBUG.flag():
+                print(f"tile_gemm refused for {s.kernel.name}: {e}")
     for idx, t in enumerate(top_stmts(s.kernel.body)):
         root = _root(t)
         if root is None:
