@@ -335,3 +335,20 @@ def test_cuda_target_matches_graph_run(name):
     assert all(t.device.type == "cuda" for t in got)
     for a, b in zip(got, graph.run(inputs), strict=True):
         torch.testing.assert_close(a.cpu(), b, rtol=1e-4, atol=1e-4)
+
+
+def test_gpu_cost_cache_key_names_the_gpu_its_capability_and_driver(monkeypatch):
+    """Measured GPU costs are keyed per GPU: device name, compute capability, driver (and NVRTC)."""
+    import lower.cuda as cuda_pkg
+
+    def host(name: str, major: int, drv: int) -> str:
+        info = cuda_driver.DeviceInfo(0, name, major, 0, drv, 132)
+        monkeypatch.setattr(cuda_pkg.driver, "device_count", lambda: 1)
+        monkeypatch.setattr(cuda_pkg.driver, "device_info", lambda ordinal=0: info)
+        monkeypatch.setattr(cuda_pkg.nvrtc, "nvrtc_version", lambda: "13.0")
+        return cuda_pkg.cuda_host(1).cache_key
+
+    h100 = host("NVIDIA H100 80GB HBM3", 9, 13000)
+    assert "nvidia-h100-80gb-hbm3" in h100 and "sm_90" in h100 and "13000" in h100
+    assert len({h100, host("NVIDIA H200", 9, 13000), host("NVIDIA H100 80GB HBM3", 9, 12080)}) == 3
+    assert host("NVIDIA A100-SXM4-40GB", 8, 13000) != h100
