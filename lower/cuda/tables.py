@@ -62,6 +62,33 @@ HELPERS: dict[str, str] = {
     ),
 }
 
+
+def _block_reduce(name: str, comb: str, identity: str) -> str:
+    """Warp butterfly (every lane gets the warp's value), one slot per warp in ``sh``, then each warp
+    reduces the ``nw`` slots the same way: all threads of the block return the same value."""
+    return (
+        f"__device__ __forceinline__ float eqsat_warp_{name}(float v) {{\n"
+        "#pragma unroll\n"
+        f"  for (int o = 16; o > 0; o >>= 1) {{ const float u = __shfl_xor_sync(0xffffffffu, v, o); v = {comb}; }}\n"
+        "  return v;\n}\n"
+        f"__device__ __forceinline__ float eqsat_block_{name}(float v, float* sh, int nw) {{\n"
+        f"  v = eqsat_warp_{name}(v);\n"
+        "  __syncthreads();  // the slots may still be read by a previous reduction\n"
+        "  if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;\n"
+        "  __syncthreads();\n"
+        f"  v = (int)(threadIdx.x & 31) < nw ? sh[threadIdx.x & 31] : {identity};\n"
+        f"  return eqsat_warp_{name}(v);\n}}"
+    )
+
+
+HELPERS["block_reduce"] = "\n".join(
+    [
+        _block_reduce("add", "v + u", "0.0f"),
+        _block_reduce("max", "fmaxf(v, u)", "__int_as_float(0xff800000)"),
+        _block_reduce("min", "fminf(v, u)", "__int_as_float(0x7f800000)"),
+    ]
+)
+
 MAX_UNROLL = 64  # ``unrolled`` loops up to this extent get ``#pragma unroll``
 
 

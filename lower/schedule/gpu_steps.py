@@ -22,7 +22,10 @@ import itertools
 from dataclasses import dataclass
 
 from lower.ir import (
+    Allocate,
     Bin,
+    Buffer,
+    Expr,
     For,
     IntImm,
     Intrinsic,
@@ -37,6 +40,7 @@ from lower.ir import (
     enclosing,
     format_expr,
     free_vars,
+    loads_of,
     perfect_nest,
     perfect_prefix,
     replace_loop,
@@ -282,4 +286,157 @@ def tile_params(marker: Intrinsic) -> tuple[int, int, int, str]:
     return vals[0], vals[1], vals[2], PRECISIONS[vals[3]]
 
 
-__all__ = ["GEMM_TILE", "MAX_THREADS", "PRECISIONS", "BindBlocks", "BindThreads", "TileGemm", "tile_params"]
+# ------------------------------------------------------------ one block per row (softmax, layernorm, row reductions)
+BLOCK_ROWS = "block_rows"  # the marker intrinsic heading a block-per-row stage
+REDUCE_OPS = ("+", "max", "min")  # reductions a block combines (warp shuffles, then one value per warp)
+WARP = 32
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """A block-per-row stage taken apart: the row loop, its scalar scratch, and its body statements."""
+
+    row: For
+    scalars: tuple[Buffer, ...]
+    body: tuple[Stmt, ...]  # stores (run once per row) and column loops (run by the block's threads)
+
+
+def reduction_of(s: Store, col: str) -> tuple[str, Expr] | None:
+    """``(op, e)`` when ``s`` is ``acc[x] = op(acc[x], e)`` with ``x`` free of the column loop ``col``
+    and ``e`` not reading ``acc``; else None."""
+    v = s.value
+    if not (isinstance(v, Bin) and v.op in REDUCE_OPS and isinstance(v.a, Load)):
+        return None
+    idx = tuple(IntImm(e) if isinstance(e, int) else e for e in s.idx)
+    if v.a.buf != s.buf or v.a.idx != idx or any(col in free_vars(e) for e in idx):
+        return None
+    if any(ld.buf.name == s.buf.name for ld in loads_of(v.b)):
+        return None
+    return v.op, v.b
+
+
+def row_plan(lp: For, step: str = "block_rows") -> RowPlan:
+    """Check that ``lp``'s body is one row's work a block can share; raises ``ScheduleError``.
+
+    The body (inside ``local`` scalars) is a sequence of stores and column loops; a column loop
+    holds only stores, each either a reduction ``acc[x] = op(acc[x], e)`` (``op`` in + max min,
+    ``x`` free of the column) or a store whose iterations are independent of the others'."""
+    scalars: list[Buffer] = []
+    body: Stmt = lp.body
+    while isinstance(body, Allocate):
+        if body.buf.size != 1:
+            raise ScheduleError(f"{step}: row scratch {body.buf.name} has {body.buf.size} elements, not one")
+        scalars.append(body.buf)
+        body = body.body
+    stmts = tuple(body.stmts) if isinstance(body, Seq) else (body,)
+    cols = [s for s in stmts if isinstance(s, For)]
+    if not cols:
+        raise ScheduleError(f"{step}: the body of {lp.var.name} has no column loop to share among threads")
+    local = {b.name for b in scalars}
+    for s in stmts:
+        if isinstance(s, Store):
+            continue
+        if not isinstance(s, For):
+            raise ScheduleError(f"{step}: the row body holds a {type(s).__name__}; only stores and column loops")
+        if s.kind is not LoopKind.SERIAL:
+            raise ScheduleError(f"{step}: column loop {s.var.name} is already {s.kind.value}")
+        inner = list(s.body.stmts) if isinstance(s.body, Seq) else [s.body]
+        if not all(isinstance(x, Store) for x in inner):
+            raise ScheduleError(f"{step}: column loop {s.var.name} holds more than stores")
+        reduced: dict[str, str] = {}
+        plain: list[Store] = []
+        for x in inner:
+            assert isinstance(x, Store)
+            red = reduction_of(x, s.var.name)
+            if red is not None:
+                if x.buf.name in reduced:
+                    raise ScheduleError(f"{step}: {x.buf.name} is reduced twice in column loop {s.var.name}")
+                reduced[x.buf.name] = red[0]
+                plain.append(Store(Buffer("_read", (1,), scope="local"), (IntImm(0),), red[1]))
+            elif x.buf.name in local:
+                raise ScheduleError(
+                    f"{step}: row scalar {x.buf.name} is assigned in column loop {s.var.name} but is not a reduction"
+                )
+            else:
+                plain.append(x)
+        for x in plain:
+            hit = [ld.buf.name for ld in loads_of(x) if ld.buf.name in reduced]
+            if hit or x.buf.name in reduced:
+                name = (hit or [x.buf.name])[0]
+                raise ScheduleError(f"{step}: column loop {s.var.name} uses {name} while reducing it")
+        _check_independent([lp, For(s.var, s.extent, seq(*plain))], s.var.name, (lp.var.name,), step)
+    return RowPlan(lp, tuple(scalars), stmts)
+
+
+@dataclass(frozen=True)
+class BlockRows(Step):
+    """Run a stage's outermost loop (its rows) as the grid, each row's column loops shared by the
+    ``threads`` of a block: iteration ``c`` by thread ``c % threads``, reductions combined by warp
+    shuffles and one shared-memory value per warp, every thread then holding the row's result.
+
+    before::                                         after block_rows('i0', 128)::
+        stage softmax1 {                                stage softmax1 {
+          for i0 in 0..64 {                               block_rows(128)
+            local maxv: f32[1]                            blocks for i0 in 0..64 { ...unchanged... } }
+            maxv[0] = -inf
+            for j in 0..100 { maxv[0] = max(maxv[0], x[i0, j]) }
+            ...
+
+    Refused for a loop that is not a top-level stage's outermost, a non-constant extent, a thread
+    count that is not a multiple of the warp size up to 1024, row scratch of more than one element,
+    column loops holding anything but stores, a row scalar assigned in a column loop other than by a
+    reduction, reading an accumulator while reducing it, or dependent rows or column iterations.
+    """
+
+    loop: str
+    threads: int = 128
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"block_rows({self.loop!r})"
+        if self.threads % WARP or not WARP <= self.threads <= MAX_THREADS:
+            raise ScheduleError(f"{step}: {self.threads} threads is not a multiple of {WARP} up to {MAX_THREADS}")
+        if unwrap_locals(k.body)[0]:
+            raise ScheduleError(f"{step}: the kernel has kernel-level scratch buffers, shared by all its stages")
+        lp = need_loop(k.body, self.loop, "block_rows")
+        tops = top_stmts(k.body)
+        idx = next((i for i, t in enumerate(tops) if isinstance(t, Stage) and _stage_root(t) is lp), None)
+        if idx is None:
+            raise ScheduleError(f"{step}: only the outermost loop of a top-level stage can be run one row per block")
+        if not isinstance(lp.extent, IntImm) or lp.extent.value < 1:
+            raise ScheduleError(f"{step}: extent {format_expr(lp.extent)} is not a positive constant")
+        if lp.kind is not LoopKind.SERIAL:
+            raise ScheduleError(f"{step}: loop {self.loop} is already {lp.kind.value}")
+        row_plan(lp, step)
+        _check_independent([lp], self.loop, (), step)
+        st = tops[idx]
+        assert isinstance(st, Stage)
+        rows = For(lp.var, lp.extent, lp.body, LoopKind.BLOCKS)
+        new = Stage(st.name, seq(Intrinsic(BLOCK_ROWS, (IntImm(self.threads),)), rows))
+        return k.with_body(seq(*tops[:idx], new, *tops[idx + 1 :]))
+
+
+def is_block_rows(s: Stmt) -> tuple[int, For] | None:
+    """``(threads, row loop)`` when ``s`` is the body of a ``block_rows`` stage."""
+    if isinstance(s, Seq) and len(s.stmts) == 2:
+        m, n = s.stmts
+        if isinstance(m, Intrinsic) and m.name == BLOCK_ROWS and isinstance(n, For) and isinstance(m.args[0], IntImm):
+            return m.args[0].value, n
+    return None
+
+
+__all__ = [
+    "BLOCK_ROWS",
+    "GEMM_TILE",
+    "MAX_THREADS",
+    "PRECISIONS",
+    "REDUCE_OPS",
+    "BindBlocks",
+    "BindThreads",
+    "BlockRows",
+    "RowPlan",
+    "TileGemm",
+    "is_block_rows",
+    "reduction_of",
+    "row_plan",
+    "tile_params",
+]

@@ -22,9 +22,9 @@ from lower import compile_graph
 from lower.backend import Backend
 from lower.cuda import cuda_target, graph_kernels, graph_ptx, kernel_module, kernel_to_cuda, nvrtc
 from lower.cuda import driver as cuda_driver
-from lower.ir import Buffer, FloatImm, Kernel, LoopKind, Stage, Store, Var, loops, seq
+from lower.ir import Allocate, Buffer, FloatImm, IntImm, Kernel, LoopKind, Stage, Store, Var, loops, seq
 from lower.llvm.codegen import kernel_to_llvm
-from lower.schedule import BindBlocks, BindThreads, Schedule, ScheduleError, TileGemm
+from lower.schedule import BindBlocks, BindThreads, BlockRows, Schedule, ScheduleError, TileGemm
 from lower.target import KINDS, TargetKind
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import CodegenError
@@ -171,6 +171,43 @@ def test_exact_fp32_contraction_runs_fma_tiles(monkeypatch):
     assert "'fp32')" in str(bk.schedule) and "fmaf(" in text and "mma.sync" not in text
 
 
+def test_softmax_and_layernorm_run_one_block_per_row_with_shuffle_reductions():
+    for name, rows, threads in (("softmax", 64, 128), ("layernorm", 8, 96)):
+        bk = graph_kernels(CASES[name], TARGET)[-1]
+        mod = kernel_module(bk.kernel, TARGET)
+        assert [(ln.grid, ln.block) for ln in mod.launches] == [(rows, threads)]
+        assert str(bk.schedule) == f"blockrows('i0', {threads})"
+        assert "__shfl_xor_sync(0xffffffffu" in mod.text and f"+= {threads})" in mod.text
+
+
+def _row_kernel(col_body) -> Kernel:
+    i, j = Var("i"), Var("j")
+    x, y, acc = Buffer("x", (4, 64)), Buffer("y", (4, 64)), Buffer("acc", (1,), scope="local")
+    body = seq(Store(acc, (IntImm(0),), FloatImm(0.0)), loops([(j, 64)], col_body(i, j, x, y, acc)))
+    return Kernel("rows", [y, x], Stage("rows", loops([(i, 4)], Allocate(acc, body))))
+
+
+def test_block_rows_step_is_recorded_and_refuses_illegal_rows():
+    ok = _row_kernel(lambda i, j, x, y, acc: seq(Store(y, (i, j), x[i, j]), Store(acc, (0,), acc[0] + x[i, j])))
+    s = Schedule(ok).apply(BlockRows("i", 64))
+    assert str(s) == "blockrows('i', 64)" and "block_rows(64)" in str(s.kernel) and "blocks for i" in str(s.kernel)
+    assert Schedule(ok).apply(s.steps[0]).kernel == s.kernel  # replayable
+    with pytest.raises(ScheduleError, match="multiple of 32"):
+        BlockRows("i", 100).apply(ok)
+    with pytest.raises(ScheduleError, match="outermost loop of a top-level stage"):
+        BlockRows("j").apply(ok)
+    with pytest.raises(ScheduleError, match="not a reduction"):  # a scalar overwritten by every column
+        BlockRows("i").apply(_row_kernel(lambda i, j, x, y, acc: Store(acc, (0,), x[i, j])))
+    with pytest.raises(ScheduleError, match="while reducing it"):  # a running (prefix) sum is no reduction
+        BlockRows("i").apply(
+            _row_kernel(lambda i, j, x, y, acc: seq(Store(acc, (0,), acc[0] + x[i, j]), Store(y, (i, j), acc[0])))
+        )
+    with pytest.raises(ScheduleError, match="cannot run concurrently"):  # columns read a neighbour's write
+        BlockRows("i").apply(_row_kernel(lambda i, j, x, y, acc: Store(y, (i, j), y[i, (j + 1) % 64])))
+    with pytest.raises(ScheduleError, match="cannot run concurrently"):  # every row writes row 0
+        BlockRows("i").apply(_row_kernel(lambda i, j, x, y, acc: Store(y, (0, j), x[i, j])))
+
+
 def test_loop_kinds_of_gpu_are_printed():
     assert LoopKind("blocks") is LoopKind.BLOCKS and LoopKind("threads") is LoopKind.THREADS
 
@@ -200,6 +237,16 @@ static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 // TF32: round to nearest, ties away from zero, keeping 10 mantissa bits (finite inputs)
 static inline unsigned eqsat_tf32(float x) { unsigned u; std::memcpy(&u, &x, 4); return (u + 0x1000u) & 0xffffe000u; }
 // mma.sync m16n8k8: every lane of the warp deposits its fragments (PTX ISA layout), then reads its D
+// __shfl_xor_sync: every lane deposits its value, then reads its partner's
+static float eqsat_shfl[32][32];
+static inline float __shfl_xor_sync(unsigned, float v, int o) {
+  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  eqsat_shfl[w][lane] = v;
+  eqsat_warp_bar[w]->arrive_and_wait();
+  const float r = eqsat_shfl[w][lane ^ o];
+  eqsat_warp_bar[w]->arrive_and_wait();
+  return r;
+}
 static float eqsat_wa[32][16][8], eqsat_wb[32][8][8];
 static inline void eqsat_mma_tf32(float* d, const unsigned* a, const unsigned* b) {
   const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
