@@ -384,6 +384,57 @@ def test_cuda_target_matches_graph_run(name):
         torch.testing.assert_close(a.cpu(), b, rtol=1e-4, atol=1e-4)
 
 
+def test_runtime_replays_all_launches_at_once_keyed_by_patched_addresses(tmp_path, monkeypatch):
+    """The seam a CUDA graph plugs into, without a GPU: the runtime hands the backend's ``sequence``
+    every launch once, then per call patches inputs/outputs and replays them all under one key."""
+    import dataclasses
+
+    emu = _emulated_backend(tmp_path)
+    seen: list[tuple[int, ...]] = []
+
+    def sequence(items):
+        def replay(key):
+            seen.append(key)
+            for fn, args in items:
+                fn(args, 0, 0)
+
+        return replay
+
+    backend = dataclasses.replace(emu, sequence=sequence)
+    monkeypatch.setitem(KINDS, "cuda", TargetKind("cuda", lambda threads: TARGET, backend))
+    graph = CASES["gemm_bias_relu"]
+    cg = compile_graph(graph, TARGET)
+    x = torch.randn(33, 40, generator=torch.Generator().manual_seed(2))
+    (a,) = cg({"x": x})
+    (b,) = cg({"x": x})
+    torch.testing.assert_close(a, graph.run({"x": x})[0], rtol=5e-3, atol=5e-3)
+    torch.testing.assert_close(a, b)
+    assert len(seen) == 2 and x.data_ptr() in seen[0] and a.data_ptr() in seen[0]
+    cg({"x": x.clone()})
+    assert seen[2] != seen[0]  # a new input address: another key (another captured graph)
+
+
+def test_cuda_graph_is_opt_in(monkeypatch):
+    import lower.cuda as cuda_pkg
+
+    monkeypatch.setenv("EQSAT_CUDA_GRAPH", "0")
+    assert cuda_pkg.sequence([(object(), None)]) is None  # launched one by one; no driver touched
+
+
+@gpu
+@needs_gpu
+def test_cuda_graph_replays_the_model(monkeypatch):
+    monkeypatch.setenv("EQSAT_CUDA_GRAPH", "1")
+    graph = CASES["conv_maxpool"]
+    cg = compile_graph(graph, "cuda")
+    x = torch.randn(1, 3, 9, 9, generator=torch.Generator().manual_seed(3)).cuda()
+    ref = graph.run({"x": x.cpu()})[0]
+    for _ in range(3):
+        (got,) = cg({"x": x})
+        torch.testing.assert_close(got.cpu(), ref, rtol=1e-4, atol=1e-4)
+    assert cg._replay is not None and 1 <= cg._replay.captures <= 3
+
+
 def test_gpu_cost_cache_key_names_the_gpu_its_capability_and_driver(monkeypatch):
     """Measured GPU costs are keyed per GPU: device name, compute capability, driver (and NVRTC)."""
     import lower.cuda as cuda_pkg
