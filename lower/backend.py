@@ -36,7 +36,10 @@ class Backend:
     parallel root loop's extent, or None for a kernel without one (one call, ``lo = hi = 0``): bound
     once at compile time, so a run costs no more than the call itself; ``source(kernel, target)`` is the
     generated code as text; ``device`` the torch device type its buffers live on; ``copies_inputs``
-    whether inputs on another device are copied to it (else refused).
+    whether inputs on another device are copied to it (else refused).  ``sequence``, if given, takes
+    all of a model's ``(fn, args)`` in launch order and returns either None (launch one by one) or
+    ``replay(key)`` running them all at once, ``key`` being the addresses patched into the argument
+    arrays for this call (a CUDA graph per key).
     """
 
     name: str
@@ -45,3 +48,4 @@ class Backend:
     source: Callable[[Kernel, Target], str]
     device: str = "cpu"
     copies_inputs: bool = False
+    sequence: Callable[[list[tuple[KernelFn, Any]]], Callable[[tuple[int, ...]], None] | None] | None = None

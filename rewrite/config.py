@@ -101,6 +101,15 @@ THREADS = _declare(
 )
 DEBUG = _declare("EQSAT_DEBUG", "bool", "0", "show LLVM's diagnostics and why a schedule recipe was refused")
 NO_SCHEDULE = _declare("EQSAT_NO_SCHEDULE", "bool", "0", "lower kernels without schedules (plain loop nests)")
+CUDA_EXACT_FP32 = _declare(
+    "EQSAT_CUDA_EXACT_FP32", "bool", "0", "CUDA: contractions in exact FP32 FMA tiles instead of TF32 tensor cores"
+)
+CUDA_GRAPH = _declare(
+    "EQSAT_CUDA_GRAPH",
+    "bool",
+    "0",
+    "CUDA: replay a compiled graph's launches as one captured CUDA graph (one per set of input/output addresses)",
+)
 PACK_A = _declare("EQSAT_PACK_A", "bool", "0", "pack a GEMM's A operand even when it can be read in place")
 TRACE = _declare("EQSAT_TRACE", "bool", "0", "print each saturation iteration's rule matches (like optimize -v)")
 UPDATE_SNAPSHOTS = _declare(

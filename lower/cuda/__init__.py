@@ -23,6 +23,7 @@ from lower.cuda.codegen import CudaModule, LaunchSpec, kernel_module, kernel_to_
 from lower.fusion import BuiltKernel, build_kernel, live_nodes, plan_fusion
 from lower.ir import Kernel
 from lower.schedule import schedule_kernel
+from rewrite import config
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS
@@ -71,7 +72,22 @@ def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Calla
     return lambda: fn.launch(params, driver.current_stream())
 
 
-BACKEND = Backend("cuda", compile_kernel, launcher, kernel_to_cuda, device="cuda", copies_inputs=True)
+def sequence(items: list[tuple[KernelFn, Any]]) -> Callable[[tuple[int, ...]], None] | None:
+    """With ``EQSAT_CUDA_GRAPH=1``: all of a model's launches as one CUDA graph per set of patched
+    addresses (``driver.CapturedGraph``), replayed on the current stream; else None (one by one)."""
+    if not config.CUDA_GRAPH.flag():
+        return None
+    fns = []
+    for fn, args in items:
+        if not isinstance(fn, driver.LoadedKernel):
+            raise TypeError(f"a CUDA graph holds kernels compiled by lower.cuda, not {type(fn).__name__}")
+        fns.append((fn, fn.params_for(args)))
+    return driver.CapturedGraph(fns)
+
+
+BACKEND = Backend(
+    "cuda", compile_kernel, launcher, kernel_to_cuda, device="cuda", copies_inputs=True, sequence=sequence
+)
 
 
 # ------------------------------------------------------------ without a device: the kernels of a graph as PTX
@@ -130,4 +146,5 @@ __all__ = [
     "kernel_module",
     "kernel_to_cuda",
     "launcher",
+    "sequence",
 ]

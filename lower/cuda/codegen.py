@@ -24,7 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lower.cuda import tables as T
+from lower.cuda.gemm_tile import emit_gemm_tile, is_tile
 from lower.cuda.intrinsics import INTRINSICS
+from lower.cuda.rows import emit_block_rows
 from lower.ir import (
     F32,
     I64,
@@ -56,6 +58,7 @@ from lower.ir import (
     top_stmts,
     unwrap_locals,
 )
+from lower.schedule.gpu_steps import is_block_rows
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
 
@@ -256,7 +259,12 @@ class FunctionEmitter:
         while isinstance(inner, Stage):
             self.emit(f"// stage {inner.name}")
             inner = inner.body
-        if isinstance(inner, For) and inner.kind is LoopKind.BLOCKS:
+        tile, rows = is_tile(inner), is_block_rows(inner)
+        if tile is not None:
+            grid, block = emit_gemm_tile(self, *tile)
+        elif rows is not None:
+            grid, block = emit_block_rows(self, *rows)
+        elif isinstance(inner, For) and inner.kind is LoopKind.BLOCKS:
             grid, block = self.bound_nest(inner)
         else:
             self.stmt(top)

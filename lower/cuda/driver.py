@@ -143,4 +143,59 @@ class LoadedKernel:
                 raise CodegenError(f"launch of {ln.name} (grid {ln.grid}, block {ln.block}) failed: {err!r}")
 
 
-__all__ = ["DeviceInfo", "LoadedKernel", "current_stream", "device_count", "device_info"]
+class CapturedGraph:
+    """A model's launches, in order, replayed as CUDA graphs: ``run(key)`` launches them all at once.
+
+    A graph records each launch's parameter values (the buffer addresses in the argument arrays) when
+    it is captured, so one executable graph is kept per ``key`` (the addresses the runtime patched in
+    for this call: inputs and outputs; the arena and constants never move), at most ``keep`` of them,
+    least recently used first out.  Capture runs on a private stream (the legacy default stream
+    cannot be captured) in thread-local mode; the replay is ordered on torch's current stream.
+    """
+
+    def __init__(self, launches: list[tuple[LoadedKernel, int]], keep: int = 8) -> None:
+        drv = _driver()
+        _context()
+        self.launches = launches
+        self.keep = keep
+        self.captures = 0  # how many graphs were captured (a replay with a known key captures none)
+        self._stream = _ok(drv.cuStreamCreate(drv.CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+        self._execs: dict[tuple[int, ...], Any] = {}
+
+    def _capture(self) -> Any:
+        drv = _driver()
+        mode = drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        _ok(drv.cuStreamBeginCapture(self._stream, mode), "cuStreamBeginCapture")
+        try:
+            for fn, params in self.launches:
+                fn.launch(params, int(self._stream))
+        finally:  # always end the capture, or the stream stays unusable
+            graph = _ok(drv.cuStreamEndCapture(self._stream), "cuStreamEndCapture")
+        try:
+            return _ok(drv.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+        finally:
+            _ok(drv.cuGraphDestroy(graph), "cuGraphDestroy")
+
+    def run(self, key: tuple[int, ...], stream: int) -> None:
+        drv = _driver()
+        exe = self._execs.pop(key, None)
+        if exe is None:
+            exe = self._capture()
+            self.captures += 1
+            if len(self._execs) >= self.keep:
+                old = next(iter(self._execs))
+                _ok(drv.cuGraphExecDestroy(self._execs.pop(old)), "cuGraphExecDestroy")
+        self._execs[key] = exe  # most recently used last
+        _ok(drv.cuGraphLaunch(exe, stream), "cuGraphLaunch")
+
+    def __call__(self, key: tuple[int, ...]) -> None:
+        self.run(key, current_stream())
+
+    def close(self) -> None:
+        drv = _driver()
+        for exe in self._execs.values():
+            drv.cuGraphExecDestroy(exe)
+        self._execs.clear()
+
+
+__all__ = ["CapturedGraph", "DeviceInfo", "LoadedKernel", "current_stream", "device_count", "device_info"]

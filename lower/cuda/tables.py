@@ -47,7 +47,47 @@ HELPERS: dict[str, str] = {
         "__device__ __forceinline__ float eqsat_gelu_tanh(float x) {\n"
         f"  return 0.5f * x * (1.0f + tanhf({math.sqrt(2.0 / math.pi)!r}f * (x + 0.044715f * x * x * x)));\n}}"
     ),
+    # TF32 tensor cores: round to TF32 (nearest, ties away), D = A * B + D on a 16 x 8 x 8 warp tile.
+    # A host emulation of the generated code defines EQSAT_HOST_EMULATION and its own versions.
+    "tf32_mma": (
+        "#ifndef EQSAT_HOST_EMULATION\n"
+        "__device__ __forceinline__ unsigned eqsat_tf32(float x) {\n"
+        '  unsigned r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r;\n}\n'
+        "__device__ __forceinline__ void eqsat_mma_tf32(float* d, const unsigned* a, const unsigned* b) {\n"
+        '  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, '
+        '{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"\n'
+        '      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])\n'
+        '      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));\n}\n'
+        "#endif"
+    ),
 }
+
+
+def _block_reduce(name: str, comb: str, identity: str) -> str:
+    """Warp butterfly (every lane gets the warp's value), one slot per warp in ``sh``, then each warp
+    reduces the ``nw`` slots the same way: all threads of the block return the same value."""
+    return (
+        f"__device__ __forceinline__ float eqsat_warp_{name}(float v) {{\n"
+        "#pragma unroll\n"
+        f"  for (int o = 16; o > 0; o >>= 1) {{ const float u = __shfl_xor_sync(0xffffffffu, v, o); v = {comb}; }}\n"
+        "  return v;\n}\n"
+        f"__device__ __forceinline__ float eqsat_block_{name}(float v, float* sh, int nw) {{\n"
+        f"  v = eqsat_warp_{name}(v);\n"
+        "  __syncthreads();  // the slots may still be read by a previous reduction\n"
+        "  if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;\n"
+        "  __syncthreads();\n"
+        f"  v = (int)(threadIdx.x & 31) < nw ? sh[threadIdx.x & 31] : {identity};\n"
+        f"  return eqsat_warp_{name}(v);\n}}"
+    )
+
+
+HELPERS["block_reduce"] = "\n".join(
+    [
+        _block_reduce("add", "v + u", "0.0f"),
+        _block_reduce("max", "fmaxf(v, u)", "__int_as_float(0xff800000)"),
+        _block_reduce("min", "fminf(v, u)", "__int_as_float(0x7f800000)"),
+    ]
+)
 
 MAX_UNROLL = 64  # ``unrolled`` loops up to this extent get ``#pragma unroll``
 

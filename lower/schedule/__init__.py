@@ -17,7 +17,7 @@ of schedules need.
 
 from __future__ import annotations
 
-from lower.schedule.gpu_steps import BindBlocks, BindThreads
+from lower.schedule.gpu_steps import BindBlocks, BindThreads, BlockRows, TileGemm
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel
 from lower.schedule.record import Schedule
@@ -27,6 +27,7 @@ from rewrite.ir.errors import ScheduleError
 __all__ = [
     "BindBlocks",
     "BindThreads",
+    "BlockRows",
     "ComputeAt",
     "Fuse",
     "Inline",
@@ -38,6 +39,7 @@ __all__ = [
     "Split",
     "Step",
     "Tensorize",
+    "TileGemm",
     "Unroll",
     "Vectorize",
     "inline_stage",

@@ -17,13 +17,17 @@ shortened, down to none (then the stage runs on one thread).
 from __future__ import annotations
 
 from lower.ir import For, IntImm, Kernel, Stage, Stmt, perfect_nest, top_stmts, walk_stmt
-from lower.schedule.gpu_steps import BindBlocks, BindThreads
+from lower.ops_to_loops import GemmInfo
+from lower.schedule.gpu_steps import WARP, BindBlocks, BindThreads, BlockRows, TileGemm
 from lower.schedule.loop_steps import Fuse, Split, Step
 from lower.schedule.record import Schedule
+from rewrite import config
 from rewrite.ir.errors import ScheduleError
 
 BLOCK = 256  # threads per block for a map (one output element per thread)
 BLOCK_HEAVY = 128  # for stages whose threads each run a loop (reductions, contractions): fewer registers per SM
+ROW_MIN = 32  # a row stage whose column loops run at least this many iterations gets one block per row
+ROW_THREADS = 256  # at most this many threads per row
 
 
 def _root(s: Stmt) -> For | None:
@@ -62,13 +66,24 @@ def _bind_steps(k: Kernel, idx: int, names: list[str], block: int) -> tuple[list
     return steps, k
 
 
-def gpu_recipe(s: Schedule) -> None:
-    """Bind every top-level stage of ``s.kernel`` to a grid (see the module docstring)."""
+def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32") -> None:
+    """Tile a contraction (``TileGemm``, fusing its init and epilogue stages), then bind every other
+    top-level stage of ``s.kernel`` to a grid (see the module docstring)."""
+    if gemm is not None and not gemm.direct:
+        st = TileGemm(gemm.stage, gemm.init_stage, tuple(gemm.post), precision=precision)
+        try:
+            s.kernel = st.apply(s.kernel)
+            s.steps.append(st)
+        except ScheduleError as e:
+            if config.DEBUG.flag():
+                print(f"tile_gemm refused for {s.kernel.name}: {e}")
     for idx, t in enumerate(top_stmts(s.kernel.body)):
         root = _root(t)
         if root is None:
             continue
         nest = perfect_nest(root)
+        if _block_rows(s, idx, nest):
+            continue
         inner_has_loops = any(isinstance(x, For) for x in walk_stmt(nest[-1].body))
         for p in range(len(nest), 0, -1):
             if any(not isinstance(lp.extent, IntImm) for lp in nest[:p]):
@@ -83,4 +98,33 @@ def gpu_recipe(s: Schedule) -> None:
             break
 
 
-__all__ = ["BLOCK", "BLOCK_HEAVY", "gpu_recipe"]
+def _block_rows(s: Schedule, idx: int, nest: list[For]) -> bool:
+    """One block per row for a stage whose perfect nest wraps column loops of ``ROW_MIN`` or more
+    iterations (softmax, layernorm, row reductions): fuse the nest, ``BlockRows``; False if refused."""
+    body = nest[-1].body
+    cols = [lp for lp in walk_stmt(body) if isinstance(lp, For)]
+    if isinstance(body, For) or not cols or any(not isinstance(lp.extent, IntImm) for lp in nest):
+        return False
+    widest = max((lp.extent.value if isinstance(lp.extent, IntImm) else 0) for lp in cols)
+    if widest < ROW_MIN:
+        return False
+    threads = min(ROW_THREADS, WARP * -(-widest // WARP))
+    k, steps = s.kernel, []
+    try:
+        for lp in nest[1:]:
+            st: Step = Fuse(_stage_loop(k, idx).var.name, lp.var.name)
+            k = st.apply(k)
+            steps.append(st)
+        st = BlockRows(_stage_loop(k, idx).var.name, threads)
+        k = st.apply(k)
+        steps.append(st)
+    except ScheduleError as e:
+        if config.DEBUG.flag():
+            print(f"block_rows refused for {s.kernel.name}: {e}")
+        return False
+    s.kernel = k
+    s.steps.extend(steps)
+    return True
+
+
+__all__ = ["BLOCK", "BLOCK_HEAVY", "ROW_MIN", "ROW_THREADS", "gpu_recipe"]

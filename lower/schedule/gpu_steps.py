@@ -22,17 +22,30 @@ import itertools
 from dataclasses import dataclass
 
 from lower.ir import (
+    Allocate,
+    Bin,
+    Buffer,
+    Expr,
     For,
     IntImm,
     Intrinsic,
     Kernel,
+    Load,
     LoopKind,
+    Seq,
     Stage,
     Stmt,
+    Store,
     bounds,
     enclosing,
     format_expr,
+    free_vars,
+    loads_of,
+    perfect_nest,
+    perfect_prefix,
     replace_loop,
+    seq,
+    substitute,
     top_stmts,
     unwrap_locals,
     walk_stmt,
@@ -125,4 +138,305 @@ class BindThreads(Step):
         return k.with_body(replace_loop(k.body, self.loop, lambda s: For(s.var, s.extent, s.body, LoopKind.THREADS)))
 
 
-__all__ = ["MAX_THREADS", "BindBlocks", "BindThreads"]
+# ------------------------------------------------------------ tiled GEMM (tensor cores / FMA tiles)
+GEMM_TILE = "gemm_tile"  # the marker intrinsic heading a tiled contraction stage
+PRECISIONS = ("tf32", "fp32")  # mma.sync m16n8k8 TF32 with FP32 accumulation; exact FP32 FMA tiles
+
+
+def _top_stage(k: Kernel, name: str, step: str) -> tuple[int, Stage]:
+    for idx, t in enumerate(top_stmts(k.body)):
+        if isinstance(t, Stage) and t.name == name:
+            return idx, t
+    raise ScheduleError(f"{step}: no top-level stage named {name}")
+
+
+def _map_nest(st: Stage, extents: list[int], coords: list[For], step: str) -> Stmt:
+    """A stage that is a perfect nest over exactly ``extents`` around stores: its body in ``coords``' variables."""
+    root = st.body
+    if not isinstance(root, For):
+        raise ScheduleError(f"{step}: stage {st.name} is not a loop nest")
+    pp = perfect_prefix(root, len(extents))
+    if pp is None:
+        raise ScheduleError(f"{step}: stage {st.name} is not a perfect nest of {len(extents)} loops")
+    nest, body = pp
+    got = [lp.extent.value if isinstance(lp.extent, IntImm) else -1 for lp in nest]
+    if got != extents or any(lp.kind is not LoopKind.SERIAL for lp in nest):
+        raise ScheduleError(f"{step}: stage {st.name} has loops {got}, not the contraction's output {extents}")
+    if not all(isinstance(s, Store) for s in walk_stmt(body) if not isinstance(s, Seq)):
+        raise ScheduleError(f"{step}: stage {st.name} is not a map of stores")
+    return substitute(body, {lp.var.name: c.var for lp, c in zip(nest, coords, strict=True)})
+
+
+@dataclass(frozen=True)
+class TileGemm(Step):
+    """Run a contraction stage as one tiled GEMM grid, fusing its init stage and epilogue stages.
+
+    before::                                   after tile_gemm('matmul2', 'matmul2.init', ('matmul2.epilogue',))::
+        stage matmul2.init { for i, j: C[i, j] = bias[j] }     stage matmul2.tile {
+        stage matmul2 { for i, j, k: C[i, j] += A[i, k] * B[k, j] }   gemm_tile(64, 64, 16, tf32)
+        stage matmul2.epilogue { for i, j: C[i, j] = relu(C[i, j]) }  for i, j { C[i, j] = bias[j]
+                                                                          for k { C[i, j] += A[i, k] * B[k, j] }
+                                                                          C[i, j] = relu(C[i, j]) } }
+
+    The loop nest under the marker is the exact meaning (init, update and epilogue of each output
+    element run in that order by the thread owning it); the CUDA walker emits it as a grid of
+    ``bm`` x ``bn`` output tiles per batch index, operands staged through shared memory ``bk`` deep,
+    multiplied by ``mma.sync`` (``tf32``) or FP32 FMAs (``fp32``).  Refused unless the stage is a
+    perfect constant nest ``(batch.., i, j, k)`` around ``C[x] = C[x] + A * B`` with ``x`` free of
+    ``k``, one operand free of ``j`` and the other free of ``i``; the fused stages are maps over the
+    same output (the init one storing at ``x``) and no two output elements touch each other's data.
+    """
+
+    stage: str
+    init: str | None = None
+    post: tuple[str, ...] = ()
+    bm: int = 64
+    bn: int = 64
+    bk: int = 16
+    precision: str = "tf32"
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"tile_gemm({self.stage!r})"
+        if self.precision not in PRECISIONS:
+            raise ScheduleError(f"{step}: precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if (self.bm, self.bn, self.bk) != (64, 64, 16):
+            raise ScheduleError(f"{step}: only 64 x 64 x 16 tiles are generated, got {self.bm} x {self.bn} x {self.bk}")
+        if unwrap_locals(k.body)[0]:
+            raise ScheduleError(f"{step}: the kernel has kernel-level scratch buffers, shared by all its stages")
+        idx, st = _top_stage(k, self.stage, step)
+        if not isinstance(st.body, For):
+            raise ScheduleError(f"{step}: stage {self.stage} is not a loop nest")
+        nest = perfect_nest(st.body)
+        if len(nest) < 3 or not isinstance(nest[-1].body, Store):
+            raise ScheduleError(f"{step}: expected a perfect nest (batch.., i, j, k) around one store")
+        if any(not isinstance(lp.extent, IntImm) or lp.kind is not LoopKind.SERIAL for lp in nest):
+            raise ScheduleError(f"{step}: every loop must be serial with a constant extent")
+        coords, kl, upd = nest[:-1], nest[-1], nest[-1].body
+        assert isinstance(upd, Store)
+        v = upd.value
+        if not (
+            isinstance(v, Bin)
+            and v.op == "+"
+            and isinstance(v.a, Load)
+            and v.a.buf == upd.buf
+            and v.a.idx == upd.idx
+            and isinstance(v.b, Bin)
+            and v.b.op == "*"
+        ):
+            raise ScheduleError(f"{step}: the store is not C[x] = C[x] + A * B: {format_expr(v)}")
+        iv, jv, kv = coords[-2].var.name, coords[-1].var.name, kl.var.name
+        if any(kv in free_vars(e) for e in upd.idx):
+            raise ScheduleError(f"{step}: the output index depends on the reduction loop {kv}")
+        fa, fb = free_vars(v.b.a), free_vars(v.b.b)
+        if jv in fa and iv in fb:
+            fa, fb = fb, fa
+        if jv in fa or iv in fb:
+            raise ScheduleError(f"{step}: one operand must be free of {jv} and the other free of {iv}")
+        extents = [lp.extent.value for lp in coords if isinstance(lp.extent, IntImm)]
+        tops = top_stmts(k.body)
+        pre: Stmt | None = None
+        first, last, prev = idx, idx, self.stage
+        if self.init is not None:
+            i0, ini = _top_stage(k, self.init, step)
+            if i0 != idx - 1:
+                raise ScheduleError(f"{step}: init stage {self.init} must come directly before {self.stage}")
+            pre = _map_nest(ini, extents, coords, step)
+            if not isinstance(pre, Store) or pre.buf != upd.buf or pre.idx != upd.idx:
+                raise ScheduleError(f"{step}: init stage {self.init} must store exactly the updated element")
+            first = i0
+        posts: list[Stmt] = []
+        for name in self.post:
+            i1, ps = _top_stage(k, name, step)
+            if i1 != last + 1:
+                raise ScheduleError(f"{step}: epilogue stage {name} must directly follow {prev}")
+            posts.append(_map_nest(ps, extents, coords, step))
+            last, prev = i1, name
+        body = seq(pre, For(kl.var, kl.extent, upd), *posts)
+        fused = body
+        for lp in reversed(coords):
+            fused = For(lp.var, lp.extent, fused)
+        assert isinstance(fused, For)
+        _check_elements_independent(perfect_nest(fused)[: len(coords)], step)
+        marker = Intrinsic(
+            GEMM_TILE,
+            (IntImm(self.bm), IntImm(self.bn), IntImm(self.bk), IntImm(PRECISIONS.index(self.precision))),
+        )
+        new = Stage(f"{self.stage}.tile", seq(marker, fused))
+        return k.with_body(seq(*tops[:first], new, *tops[last + 1 :]))
+
+
+def _check_elements_independent(coords: list[For], step: str) -> None:
+    """Refuse unless different output elements (points of ``coords``) never touch what another writes."""
+    pts = sample_points(coords, {})
+    acc = [accesses(coords[-1].body, p) for p in pts]
+    for a, b in itertools.combinations(range(len(pts)), 2):
+        c = conflict(acc[a][0], acc[a][1], acc[b][0], acc[b][1])
+        if c:
+            raise ScheduleError(
+                f"{step}: output elements {pts[a]} and {pts[b]} both touch {c} (one writing); "
+                "they cannot be computed by different threads"
+            )
+
+
+def tile_params(marker: Intrinsic) -> tuple[int, int, int, str]:
+    """``(bm, bn, bk, precision)`` of a ``gemm_tile`` marker."""
+    vals = [a.value for a in marker.args if isinstance(a, IntImm)]
+    if marker.name != GEMM_TILE or len(vals) != 4:
+        raise ScheduleError(f"not a {GEMM_TILE} marker: {marker!r}")
+    return vals[0], vals[1], vals[2], PRECISIONS[vals[3]]
+
+
+# ------------------------------------------------------------ one block per row (softmax, layernorm, row reductions)
+BLOCK_ROWS = "block_rows"  # the marker intrinsic heading a block-per-row stage
+REDUCE_OPS = ("+", "max", "min")  # reductions a block combines (warp shuffles, then one value per warp)
+WARP = 32
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """A block-per-row stage taken apart: the row loop, its scalar scratch, and its body statements."""
+
+    row: For
+    scalars: tuple[Buffer, ...]
+    body: tuple[Stmt, ...]  # stores (run once per row) and column loops (run by the block's threads)
+
+
+def reduction_of(s: Store, col: str) -> tuple[str, Expr] | None:
+    """``(op, e)`` when ``s`` is ``acc[x] = op(acc[x], e)`` with ``x`` free of the column loop ``col``
+    and ``e`` not reading ``acc``; else None."""
+    v = s.value
+    if not (isinstance(v, Bin) and v.op in REDUCE_OPS and isinstance(v.a, Load)):
+        return None
+    idx = tuple(IntImm(e) if isinstance(e, int) else e for e in s.idx)
+    if v.a.buf != s.buf or v.a.idx != idx or any(col in free_vars(e) for e in idx):
+        return None
+    if any(ld.buf.name == s.buf.name for ld in loads_of(v.b)):
+        return None
+    return v.op, v.b
+
+
+def row_plan(lp: For, step: str = "block_rows") -> RowPlan:
+    """Check that ``lp``'s body is one row's work a block can share; raises ``ScheduleError``.
+
+    The body (inside ``local`` scalars) is a sequence of stores and column loops; a column loop
+    holds only stores, each either a reduction ``acc[x] = op(acc[x], e)`` (``op`` in + max min,
+    ``x`` free of the column) or a store whose iterations are independent of the others'."""
+    scalars: list[Buffer] = []
+    body: Stmt = lp.body
+    while isinstance(body, Allocate):
+        if body.buf.size != 1:
+            raise ScheduleError(f"{step}: row scratch {body.buf.name} has {body.buf.size} elements, not one")
+        scalars.append(body.buf)
+        body = body.body
+    stmts = tuple(body.stmts) if isinstance(body, Seq) else (body,)
+    cols = [s for s in stmts if isinstance(s, For)]
+    if not cols:
+        raise ScheduleError(f"{step}: the body of {lp.var.name} has no column loop to share among threads")
+    local = {b.name for b in scalars}
+    for s in stmts:
+        if isinstance(s, Store):
+            continue
+        if not isinstance(s, For):
+            raise ScheduleError(f"{step}: the row body holds a {type(s).__name__}; only stores and column loops")
+        if s.kind is not LoopKind.SERIAL:
+            raise ScheduleError(f"{step}: column loop {s.var.name} is already {s.kind.value}")
+        inner = list(s.body.stmts) if isinstance(s.body, Seq) else [s.body]
+        if not all(isinstance(x, Store) for x in inner):
+            raise ScheduleError(f"{step}: column loop {s.var.name} holds more than stores")
+        reduced: dict[str, str] = {}
+        plain: list[Store] = []
+        for x in inner:
+            assert isinstance(x, Store)
+            red = reduction_of(x, s.var.name)
+            if red is not None:
+                if x.buf.name in reduced:
+                    raise ScheduleError(f"{step}: {x.buf.name} is reduced twice in column loop {s.var.name}")
+                reduced[x.buf.name] = red[0]
+                plain.append(Store(Buffer("_read", (1,), scope="local"), (IntImm(0),), red[1]))
+            elif x.buf.name in local:
+                raise ScheduleError(
+                    f"{step}: row scalar {x.buf.name} is assigned in column loop {s.var.name} but is not a reduction"
+                )
+            else:
+                plain.append(x)
+        for x in plain:
+            hit = [ld.buf.name for ld in loads_of(x) if ld.buf.name in reduced]
+            if hit or x.buf.name in reduced:
+                name = (hit or [x.buf.name])[0]
+                raise ScheduleError(f"{step}: column loop {s.var.name} uses {name} while reducing it")
+        _check_independent([lp, For(s.var, s.extent, seq(*plain))], s.var.name, (lp.var.name,), step)
+    return RowPlan(lp, tuple(scalars), stmts)
+
+
+@dataclass(frozen=True)
+class BlockRows(Step):
+    """Run a stage's outermost loop (its rows) as the grid, each row's column loops shared by the
+    ``threads`` of a block: iteration ``c`` by thread ``c % threads``, reductions combined by warp
+    shuffles and one shared-memory value per warp, every thread then holding the row's result.
+
+    before::                                         after block_rows('i0', 128)::
+        stage softmax1 {                                stage softmax1 {
+          for i0 in 0..64 {                               block_rows(128)
+            local maxv: f32[1]                            blocks for i0 in 0..64 { ...unchanged... } }
+            maxv[0] = -inf
+            for j in 0..100 { maxv[0] = max(maxv[0], x[i0, j]) }
+            ...
+
+    Refused for a loop that is not a top-level stage's outermost, a non-constant extent, a thread
+    count that is not a multiple of the warp size up to 1024, row scratch of more than one element,
+    column loops holding anything but stores, a row scalar assigned in a column loop other than by a
+    reduction, reading an accumulator while reducing it, or dependent rows or column iterations.
+    """
+
+    loop: str
+    threads: int = 128
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"block_rows({self.loop!r})"
+        if self.threads % WARP or not WARP <= self.threads <= MAX_THREADS:
+            raise ScheduleError(f"{step}: {self.threads} threads is not a multiple of {WARP} up to {MAX_THREADS}")
+        if unwrap_locals(k.body)[0]:
+            raise ScheduleError(f"{step}: the kernel has kernel-level scratch buffers, shared by all its stages")
+        lp = need_loop(k.body, self.loop, "block_rows")
+        tops = top_stmts(k.body)
+        idx = next((i for i, t in enumerate(tops) if isinstance(t, Stage) and _stage_root(t) is lp), None)
+        if idx is None:
+            raise ScheduleError(f"{step}: only the outermost loop of a top-level stage can be run one row per block")
+        if not isinstance(lp.extent, IntImm) or lp.extent.value < 1:
+            raise ScheduleError(f"{step}: extent {format_expr(lp.extent)} is not a positive constant")
+        if lp.kind is not LoopKind.SERIAL:
+            raise ScheduleError(f"{step}: loop {self.loop} is already {lp.kind.value}")
+        row_plan(lp, step)
+        _check_independent([lp], self.loop, (), step)
+        st = tops[idx]
+        assert isinstance(st, Stage)
+        rows = For(lp.var, lp.extent, lp.body, LoopKind.BLOCKS)
+        new = Stage(st.name, seq(Intrinsic(BLOCK_ROWS, (IntImm(self.threads),)), rows))
+        return k.with_body(seq(*tops[:idx], new, *tops[idx + 1 :]))
+
+
+def is_block_rows(s: Stmt) -> tuple[int, For] | None:
+    """``(threads, row loop)`` when ``s`` is the body of a ``block_rows`` stage."""
+    if isinstance(s, Seq) and len(s.stmts) == 2:
+        m, n = s.stmts
+        if isinstance(m, Intrinsic) and m.name == BLOCK_ROWS and isinstance(n, For) and isinstance(m.args[0], IntImm):
+            return m.args[0].value, n
+    return None
+
+
+__all__ = [
+    "BLOCK_ROWS",
+    "GEMM_TILE",
+    "MAX_THREADS",
+    "PRECISIONS",
+    "REDUCE_OPS",
+    "BindBlocks",
+    "BindThreads",
+    "BlockRows",
+    "RowPlan",
+    "TileGemm",
+    "is_block_rows",
+    "reduction_of",
+    "row_plan",
+    "tile_params",
+]

@@ -1,47 +1,87 @@
 // eqsat CUDA kernel for sm_90
 
-__device__ __forceinline__ long long eqsat_min_i64(long long a, long long b) { return a < b ? a : b; }
-__device__ __forceinline__ long long eqsat_max_i64(long long a, long long b) { return a > b ? a : b; }
-
-extern "C" __global__ void __launch_bounds__(256) gemm_bias_relu_s0(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_w_w) {
-  // stage matmul2.init
-  const long long i_j_o = blockIdx.x;
-  const long long i_j_i = threadIdx.x;
-  if (i_j_i < eqsat_min_i64(256, (792 - (i_j_o * 256)))) {
-    b_t6[(i_j_i + (i_j_o * 256))] = b_t4[(0 + ((i_j_i + (i_j_o * 256)) % 24))];
-  }
+#ifndef EQSAT_HOST_EMULATION
+__device__ __forceinline__ unsigned eqsat_tf32(float x) {
+  unsigned r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r;
 }
+__device__ __forceinline__ void eqsat_mma_tf32(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
 
-extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s1(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_w_w) {
-  // stage matmul2
-  const long long i_1_j_1_o = blockIdx.x;
-  const long long i_1_j_1_i = threadIdx.x;
-  if (i_1_j_1_i < eqsat_min_i64(128, (792 - (i_1_j_1_o * 128)))) {
-    for (long long k = 0; k < 40; ++k) {
-      b_t6[(i_1_j_1_i + (i_1_j_1_o * 128))] = (b_t6[(i_1_j_1_i + (i_1_j_1_o * 128))] + (b_i_x[((0 + (((i_1_j_1_i + (i_1_j_1_o * 128)) / 24) * 40)) + k)] * b_w_w[((k * 24) + ((i_1_j_1_i + (i_1_j_1_o * 128)) % 24))]));
+extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s0(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_w_w) {
+  // stage matmul2.tile
+  const int tid = threadIdx.x;
+  long long bid = blockIdx.x;
+  const long long tn = bid % 1; bid /= 1;
+  const long long tm = bid % 1; bid /= 1;
+  const long long m0 = tm * 64, n0 = tn * 64;
+  const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
+  __shared__ float As[64][20];
+  __shared__ float Bs[16][72];
+  float acc[32];
+  #pragma unroll
+  for (int q = 0; q < 32; ++q) acc[q] = 0.0f;
+  #pragma unroll 1
+  for (long long k0 = 0; k0 < 40; k0 += 16) {
+    #pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      const int el = tid + r * 128;
+      const int mm = el / 16, kk = el % 16;
+      const long long i_1 = m0 + mm, k = k0 + kk;
+      float val = 0.0f;
+      if (i_1 < 33 && k < 40) {
+        val = b_i_x[((i_1 * 40) + k)];
+      }
+      As[mm][kk] = val;
+    }
+    #pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      const int el = tid + r * 128;
+      const int kk = el / 64, nn = el % 64;
+      const long long j_1 = n0 + nn, k = k0 + kk;
+      float val = 0.0f;
+      if (j_1 < 24 && k < 40) {
+        val = b_w_w[(j_1 + (k * 24))];
+      }
+      Bs[kk][nn] = val;
+    }
+    __syncthreads();
+    #pragma unroll
+    for (int k8 = 0; k8 < 16; k8 += 8) {
+      unsigned a[2][4], b[4][2];
+      #pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        const int r = wm + mi * 16 + g;
+        a[mi][0] = eqsat_tf32(As[r][k8 + t]); a[mi][1] = eqsat_tf32(As[r + 8][k8 + t]);
+        a[mi][2] = eqsat_tf32(As[r][k8 + t + 4]); a[mi][3] = eqsat_tf32(As[r + 8][k8 + t + 4]);
+      }
+      #pragma unroll
+      for (int ni = 0; ni < 4; ++ni) {
+        const int c = wn + ni * 8 + g;
+        b[ni][0] = eqsat_tf32(Bs[k8 + t][c]); b[ni][1] = eqsat_tf32(Bs[k8 + t + 4][c]);
+      }
+      #pragma unroll
+      for (int mi = 0; mi < 2; ++mi)
+        #pragma unroll
+        for (int ni = 0; ni < 4; ++ni) eqsat_mma_tf32(&acc[(mi * 4 + ni) * 4], a[mi], b[ni]);
+    }
+    __syncthreads();
+  }
+  #pragma unroll
+  for (int q = 0; q < 32; ++q) {
+    const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f >> 2, ni = f & 3;
+    const long long i_1 = m0 + wm + mi * 16 + g + 8 * h, j_1 = n0 + wn + ni * 8 + 2 * t + c2;
+    if (i_1 < 33 && j_1 < 24) {
+      b_t6[((i_1 * 24) + j_1)] = b_t4[j_1];
+      b_t6[((i_1 * 24) + j_1)] = b_t6[((i_1 * 24) + j_1)] + acc[q];
+      b_t6[((i_1 * 24) + j_1)] = fmaxf(b_t6[((i_1 * 24) + j_1)], 0.0f);
     }
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemm_bias_relu_s2(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_w_w) {
-  // stage matmul2.epilogue
-  const long long ie_je_o = blockIdx.x;
-  const long long ie_je_i = threadIdx.x;
-  if (ie_je_i < eqsat_min_i64(256, (792 - (ie_je_o * 256)))) {
-    b_t6[(ie_je_i + (ie_je_o * 256))] = fmaxf(b_t6[(ie_je_i + (ie_je_o * 256))], 0.0f);
-  }
-}
-
 // schedule
-// fuse('i', 'j')
-// split('i.j', 256)
-// bindblocks('i.j.o')
-// bindthreads('i.j.i')
-// fuse('i_1', 'j_1')
-// split('i_1.j_1', 128)
-// bindblocks('i_1.j_1.o')
-// bindthreads('i_1.j_1.i')
-// fuse('ie', 'je')
-// split('ie.je', 256)
-// bindblocks('ie.je.o')
-// bindthreads('ie.je.i')
+// tilegemm('matmul2', 'matmul2.init', ('matmul2.epilogue',), 64, 64, 16, 'tf32')

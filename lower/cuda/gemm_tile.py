@@ -1,0 +1,206 @@
+"""The tiled GEMM grid of a ``gemm_tile`` stage (``schedule.gpu_steps.TileGemm``).
+
+One block of 128 threads (four warps, 2 x 2) computes a 64 x 64 output tile of one batch index; the
+grid enumerates (batch.., tile row, tile column).  Per 16-deep step of the reduction, every thread
+stages 8 elements of each operand into shared memory (zero outside the matrix; an operand is any
+expression of the loop IR, so a convolution's im2col gather happens here: implicit GEMM), then
+
+* ``tf32``: each warp multiplies its 32 x 32 sub-tile with ``mma.sync.m16n8k8`` (2 x 4 fragments,
+  operands rounded to TF32 with ``cvt.rna``, FP32 accumulation), or
+* ``fp32``: each thread accumulates 8 rows x 4 columns (strided by 8 and 16) with FP32 FMAs.
+
+Finally each thread runs, for each output element it owns, the fused init store, ``C[x] += acc``
+and the fused epilogue stores (the loop nest under the marker, element by element).
+
+Fragment layout of m16n8k8 (PTX ISA, per lane: ``g = lane / 4``, ``t = lane % 4``): A (16 x 8, row)
+``a0 = (g, t)``, ``a1 = (g+8, t)``, ``a2 = (g, t+4)``, ``a3 = (g+8, t+4)``; B (8 x 8, col)
+``b0 = (t, g)``, ``b1 = (t+4, g)``; C/D (16 x 8) ``c0 = (g, 2t)``, ``c1 = (g, 2t+1)``, ``c2 = (g+8, 2t)``,
+``c3 = (g+8, 2t+1)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lower.ir import Bin, For, IntImm, Intrinsic, Seq, Stmt, Store, free_vars, perfect_nest
+from lower.schedule.gpu_steps import tile_params
+from rewrite.ir.errors import CodegenError
+
+THREADS = 128
+APAD, BPAD = 4, 8  # shared-memory row padding (floats) against bank conflicts
+# the tile's own C names; IR loop variables get fresh ones around them
+RESERVED = set("tid bid tn tm m0 n0 As Bs acc q k0 r el mm kk nn val warp lane g t wm wn k8".split())
+RESERVED |= set("a b mi ni c ty tx av bv p f h c2".split())
+
+
+def _parts(k_name: str, nest_top: For, ncoords: int) -> tuple[list[For], For, Store, list[Stmt], list[Stmt]]:
+    nest = perfect_nest(nest_top)[:ncoords]
+    body = nest[-1].body
+    stmts = list(body.stmts) if isinstance(body, Seq) else [body]
+    ks = [i for i, s in enumerate(stmts) if isinstance(s, For)]
+    if len(ks) != 1:
+        raise CodegenError(f"kernel {k_name}: a gemm_tile nest needs exactly one reduction loop per element")
+    kl = stmts[ks[0]]
+    assert isinstance(kl, For)
+    if not isinstance(kl.body, Store):
+        raise CodegenError(f"kernel {k_name}: the reduction loop of a gemm_tile must hold one store")
+    return nest, kl, kl.body, stmts[: ks[0]], stmts[ks[0] + 1 :]
+
+
+def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]:
+    """Emit the body of the ``__global__`` function for a tiled contraction; returns (grid, block)."""
+    kname = fe.k.name
+    bm, bn, bk, precision = tile_params(marker)
+    full = perfect_nest(nest_top)
+    # coordinates: the loops down to the one whose body holds the reduction loop
+    ncoords = next(i + 1 for i, lp in enumerate(full) if not isinstance(lp.body, For))
+    coords, kl, upd, pre, post = _parts(kname, nest_top, ncoords)
+    if len(coords) < 2 or any(not isinstance(lp.extent, IntImm) for lp in [*coords, kl]):
+        raise CodegenError(f"kernel {kname}: a gemm_tile needs constant (batch.., i, j) and k extents")
+    ext = [lp.extent.value for lp in coords if isinstance(lp.extent, IntImm)]
+    M, N = ext[-2], ext[-1]
+    K = kl.extent.value if isinstance(kl.extent, IntImm) else 0
+    v = upd.value
+    assert isinstance(v, Bin) and isinstance(v.b, Bin)
+    a_e, b_e = v.b.a, v.b.b
+    iv, jv = coords[-2].var.name, coords[-1].var.name
+    if jv in free_vars(a_e) or iv in free_vars(b_e):
+        a_e, b_e = b_e, a_e
+    mt, nt = math.ceil(M / bm), math.ceil(N / bn)
+    grid = mt * nt * math.prod(ext[:-2])
+    e = fe.emit
+    if precision == "tf32":
+        fe.mod.need("tf32_mma")
+    fe.used_idents.update(RESERVED)
+
+    # block -> (batch.., tile row, tile column)
+    e("const int tid = threadIdx.x;")
+    e("long long bid = blockIdx.x;")
+    e(f"const long long tn = bid % {nt}; bid /= {nt};")
+    e(f"const long long tm = bid % {mt}; bid /= {mt};")
+    for lp, n in reversed(list(zip(coords[:-2], ext[:-2], strict=True))):
+        name = fe.fresh(lp.var.name, "")
+        e(f"const long long {name} = bid % {n}; bid /= {n};")
+        fe.env[lp.var.name], fe.ranges[lp.var.name] = name, (0, n - 1)
+    e(f"const long long m0 = tm * {bm}, n0 = tn * {bn};")
+    if precision == "tf32":
+        e("const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;")
+        e("const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;")
+    else:
+        e("const int ty = tid >> 4, tx = tid & 15;")
+    e(f"__shared__ float As[{bm}][{bk + APAD}];")
+    e(f"__shared__ float Bs[{bk}][{bn + BPAD}];")
+    nacc = bm * bn // THREADS
+    e(f"float acc[{nacc}];")
+    e("#pragma unroll")
+    e(f"for (int q = 0; q < {nacc}; ++q) acc[q] = 0.0f;")
+    e("#pragma unroll 1")
+    e(f"for (long long k0 = 0; k0 < {K}; k0 += {bk}) {{")
+    fe.depth += 1
+    i_id, j_id, k_id = fe.fresh(iv, ""), fe.fresh(jv, ""), fe.fresh(kl.var.name, "")
+    for what, rows, cols, expr_, row_var, row_n, rbase, stride in (
+        ("As", bm, bk, a_e, iv, M, "m0", f"{bk}"),
+        ("Bs", bk, bn, b_e, jv, N, "n0", f"{bn}"),
+    ):
+        per = rows * cols // THREADS
+        e("#pragma unroll")
+        e(f"for (int r = 0; r < {per}; ++r) {{")
+        fe.depth += 1
+        e(f"const int el = tid + r * {THREADS};")
+        if what == "As":  # As[mm][kk], k fastest
+            e(f"const int mm = el / {stride}, kk = el % {stride};")
+            e(f"const long long {i_id} = {rbase} + mm, {k_id} = k0 + kk;")
+            rv_id, dst = i_id, "As[mm][kk]"
+        else:  # Bs[kk][nn], n fastest
+            e(f"const int kk = el / {stride}, nn = el % {stride};")
+            e(f"const long long {j_id} = {rbase} + nn, {k_id} = k0 + kk;")
+            rv_id, dst = j_id, "Bs[kk][nn]"
+        e("float val = 0.0f;")
+        e(f"if ({rv_id} < {row_n} && {k_id} < {K}) {{")
+        fe.env[row_var], fe.ranges[row_var] = rv_id, (0, row_n - 1)
+        fe.env[kl.var.name], fe.ranges[kl.var.name] = k_id, (0, K - 1)
+        fe.depth += 1
+        e(f"val = {fe.expr(expr_)};")
+        fe.depth -= 1
+        del fe.env[row_var], fe.env[kl.var.name]
+        e("}")
+        e(f"{dst} = val;")
+        fe.depth -= 1
+        e("}")
+    e("__syncthreads();")
+    if precision == "tf32":
+        e("#pragma unroll")
+        e(f"for (int k8 = 0; k8 < {bk}; k8 += 8) {{")
+        e("  unsigned a[2][4], b[4][2];")
+        e("  #pragma unroll")
+        e("  for (int mi = 0; mi < 2; ++mi) {")
+        e("    const int r = wm + mi * 16 + g;")
+        e("    a[mi][0] = eqsat_tf32(As[r][k8 + t]); a[mi][1] = eqsat_tf32(As[r + 8][k8 + t]);")
+        e("    a[mi][2] = eqsat_tf32(As[r][k8 + t + 4]); a[mi][3] = eqsat_tf32(As[r + 8][k8 + t + 4]);")
+        e("  }")
+        e("  #pragma unroll")
+        e("  for (int ni = 0; ni < 4; ++ni) {")
+        e("    const int c = wn + ni * 8 + g;")
+        e("    b[ni][0] = eqsat_tf32(Bs[k8 + t][c]); b[ni][1] = eqsat_tf32(Bs[k8 + t + 4][c]);")
+        e("  }")
+        e("  #pragma unroll")
+        e("  for (int mi = 0; mi < 2; ++mi)")
+        e("    #pragma unroll")
+        e("    for (int ni = 0; ni < 4; ++ni) eqsat_mma_tf32(&acc[(mi * 4 + ni) * 4], a[mi], b[ni]);")
+        e("}")
+    else:
+        e("#pragma unroll")
+        e(f"for (int kk = 0; kk < {bk}; ++kk) {{")
+        e("  float av[8], bv[4];")
+        e("  #pragma unroll")
+        e("  for (int p = 0; p < 8; ++p) av[p] = As[ty + 8 * p][kk];")
+        e("  #pragma unroll")
+        e("  for (int p = 0; p < 4; ++p) bv[p] = Bs[kk][tx + 16 * p];")
+        e("  #pragma unroll")
+        e("  for (int p = 0; p < 8; ++p)")
+        e("    #pragma unroll")
+        e("    for (int q = 0; q < 4; ++q) acc[p * 4 + q] = fmaf(av[p], bv[q], acc[p * 4 + q]);")
+        e("}")
+    e("__syncthreads();")
+    fe.depth -= 1
+    e("}")
+
+    # each owned element: fused init, C += acc, fused epilogue
+    if precision == "tf32":
+        e("#pragma unroll")
+        e(f"for (int q = 0; q < {nacc}; ++q) {{")
+        e("  const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f >> 2, ni = f & 3;")
+        e(f"  const long long {i_id} = m0 + wm + mi * 16 + g + 8 * h, {j_id} = n0 + wn + ni * 8 + 2 * t + c2;")
+    else:
+        e("#pragma unroll")
+        e(f"for (int q = 0; q < {nacc}; ++q) {{")
+        e(f"  const long long {i_id} = m0 + ty + 8 * (q >> 2), {j_id} = n0 + tx + 16 * (q & 3);")
+    fe.depth += 1
+    e(f"if ({i_id} < {M} && {j_id} < {N}) {{")
+    fe.env[iv], fe.ranges[iv] = i_id, (0, M - 1)
+    fe.env[jv], fe.ranges[jv] = j_id, (0, N - 1)
+    fe.depth += 1
+    for s in pre:
+        fe.stmt(s)
+    addr = fe.address(upd.buf, upd.idx)
+    e(f"{addr} = {addr} + acc[q];")
+    for s in post:
+        fe.stmt(s)
+    fe.depth -= 1
+    e("}")
+    fe.depth -= 1
+    e("}")
+    return grid, THREADS
+
+
+def is_tile(s: Stmt) -> tuple[Intrinsic, For] | None:
+    """``(marker, nest)`` when ``s`` is a ``gemm_tile`` stage body."""
+    if isinstance(s, Seq) and len(s.stmts) == 2:
+        m, n = s.stmts
+        if isinstance(m, Intrinsic) and m.name == "gemm_tile" and isinstance(n, For):
+            return m, n
+    return None
+
+
+__all__ = ["THREADS", "emit_gemm_tile", "is_tile"]
