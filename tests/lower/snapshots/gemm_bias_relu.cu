@@ -8,7 +8,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bias_relu_s0(float* __res
   const long long i_j_o = blockIdx.x;
   const long long i_j_i = threadIdx.x;
   if (i_j_i < eqsat_min_i64(256, (792 - (i_j_o * 256)))) {
-    b_t6[(i_j_i + (i_j_o * 256))] = b_t4[(0 + ((i_j_i + (i_j_o * 256)) % 24))];
+    b_t6[(i_j_i + (i_j_o * 256))] = b_t4[((i_j_i + (i_j_o * 256)) % 24)];
   }
 }
 
@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s1(float* __res
   const long long i_1_j_1_i = threadIdx.x;
   if (i_1_j_1_i < eqsat_min_i64(128, (792 - (i_1_j_1_o * 128)))) {
     for (long long k = 0; k < 40; ++k) {
-      b_t6[(i_1_j_1_i + (i_1_j_1_o * 128))] = (b_t6[(i_1_j_1_i + (i_1_j_1_o * 128))] + (b_i_x[((0 + (((i_1_j_1_i + (i_1_j_1_o * 128)) / 24) * 40)) + k)] * b_w_w[((k * 24) + ((i_1_j_1_i + (i_1_j_1_o * 128)) % 24))]));
+      b_t6[(i_1_j_1_i + (i_1_j_1_o * 128))] = (b_t6[(i_1_j_1_i + (i_1_j_1_o * 128))] + (b_i_x[((((i_1_j_1_i + (i_1_j_1_o * 128)) / 24) * 40) + k)] * b_w_w[((k * 24) + ((i_1_j_1_i + (i_1_j_1_o * 128)) % 24))]));
     }
   }
 }
