@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from bench.e2e import print_table
 from bench.tensat_table import COLUMNS
 from rewrite.cli import main
 
@@ -45,3 +46,40 @@ def test_fidelity_script(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert {"spearman", "median_rel_err", "candidates"} <= set(data) and data["candidates"] >= 2
     assert main(["bench", "--models", "nope"]) == 2
+
+
+def _row(model, threads, eqsat, ort, inductor):
+    return {
+        "model": model,
+        "threads": threads,
+        **{f"ms_{k}": v for k, v in (("eager", 10.0), ("ort", ort), ("inductor", inductor), ("eqsat", eqsat))},
+        **{
+            f"iqr_{k}": None if v is None else [v, v]
+            for k, v in (("eager", 10.0), ("ort", ort), ("inductor", inductor), ("eqsat", eqsat))
+        },
+        "verified": True,
+    }
+
+
+def test_e2e_table_geomeans_and_worst_peer(capsys):
+    print_table([_row("a", 1, 2.0, 4.0, None), _row("b", 1, 4.0, 2.0, 3.0)])
+    out = capsys.readouterr().out
+    assert "vs ort 1.00× (faster on 1/2)" in out  # geomean of 2 and 0.5
+    assert "vs inductor 0.75× (faster on 0/1)" in out  # a peer missing on a model is left out, not zero
+    assert "over 1.2× the best peer: b 2.00×" in out
+
+
+def test_e2e_rejects_bad_arguments(capsys):
+    assert main(["bench", "e2e", "--peers", "tvm"]) == 2
+    assert main(["bench", "e2e", "--threads", "0"]) == 2
+    assert "unknown peer" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_e2e_json_schema(tmp_path):
+    out = tmp_path / "e2e.json"
+    assert main(["bench", "e2e", "--models", "nasrnn", "--threads", "1", "--repeats", "1", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())
+    for key in ("model", "threads", "ms_eager", "ms_ort", "ms_inductor", "ms_eqsat", "verified"):
+        assert key in row
+    assert row["verified"] is True and row["threads"] == 1

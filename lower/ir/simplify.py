@@ -253,10 +253,12 @@ def _simplify_bin(x: Bin, ranges: dict[str, Range]) -> Expr | None:
             return from_linear(*lf)
         if x.op == "*" and (va == 0 or vb == 0):
             return IntImm(0)
-        if x.op == "*" and vb == 1:
+        if x.op == "*" and (va == 1 or vb == 1):
+            return b if va == 1 else a
+        if x.op in ("+", "-") and vb == 0:  # non-affine operands too: `x // 13 - 0` hides the div/mod fold
             return a
-        if x.op == "+" and vb == 0:
-            return a
+        if x.op == "+" and va == 0:
+            return b
         return None
     if x.op in ("//", "%") and isinstance(b, IntImm) and b.value > 0:
         return _simplify_divmod(x.op, a, b.value, ranges)
@@ -372,7 +374,7 @@ def simplify_stmt(s: Stmt, outer: dict[str, Range] | None = None) -> Stmt:
 
 def flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
     """Element offset of ``buf[idx]``, with ``(x // c) * c * s + (x % c) * s`` folded to ``x * s``."""
-    terms: list[tuple[Expr, int]] = [(i, st) for i, st in zip(idx, buf.elem_strides, strict=False)]
+    terms: list[tuple[Expr, int]] = [(simplify(i), st) for i, st in zip(idx, buf.elem_strides, strict=False)]
     changed = True
     while changed:
         changed = False

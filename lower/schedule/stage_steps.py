@@ -20,6 +20,7 @@ from lower.ir import (
     Expr,
     FloatImm,
     For,
+    If,
     IntImm,
     Intrinsic,
     Kernel,
@@ -37,6 +38,7 @@ from lower.ir import (
     flat_offset,
     format_expr,
     free_vars,
+    ge,
     land,
     loads_of,
     lt,
@@ -384,12 +386,35 @@ class Pack(Step):
             conds.append(lt(pvars[v], ext))
             clamp[pvars[v].name] = emin(pvars[v], ext - 1)
         idx = tuple(pvars[v] for v in self.layout)
-        if conds:
-            val = Select(land(*conds), substitute(val, clamp), FloatImm(0.0))
-        body: Stmt = Store(P, idx, val)
-        for v in reversed(self.layout):
+        if not conds:
+            return Stage(f"{self.stage}.pack_{self.name}", self._nest(Store(P, idx, val), exts, pvars, 0))
+        # Full panels (every padded extent at its size) copy without the clamp and the select: the clamped
+        # index hides unit stride from LLVM, which would gather every lane.  Only the tail panel pays for it.
+        # The test sits just inside the last layout loop the padded extents depend on.
+        full = land(*(ge(exts_true, IntImm(P.shape[d])) for d, exts_true in self._padded_extents(by_name, psub)))
+        deps = free_vars(full)
+        depth = max((d + 1 for d, v in enumerate(self.layout) if pvars[v].name in deps), default=0)
+        fast = self._nest(Store(P, idx, val), exts, pvars, depth)
+        slow = self._nest(
+            Store(P, idx, Select(land(*conds), substitute(val, clamp), FloatImm(0.0))), exts, pvars, depth
+        )
+        body: Stmt = If(full, fast, slow)
+        for v in reversed(self.layout[:depth]):
             body = For(pvars[v], exts[v], body)
         return Stage(f"{self.stage}.pack_{self.name}", body)
+
+    def _padded_extents(self, by_name: dict[str, For], psub: dict[str, Var]) -> list[tuple[int, Expr]]:
+        return [
+            (d, substitute(by_name[v].extent, psub))
+            for d, v in enumerate(self.layout)
+            if d < len(self.min_sizes) and self.min_sizes[d] > 1
+        ]
+
+    def _nest(self, body: Stmt, exts: dict[str, Expr], pvars: dict[str, Var], start: int) -> Stmt:
+        """``body`` inside the copy loops of ``self.layout[start:]``."""
+        for v in reversed(self.layout[start:]):
+            body = For(pvars[v], exts[v], body)
+        return body
 
 
 # ------------------------------------------------------------ tensorize

@@ -8,7 +8,24 @@ import pytest
 import torch
 from lower_testutil import run_kernel
 
-from lower.ir import Allocate, Buffer, For, IntImm, Kernel, Stage, Store, Var, emax, format_kernel, loops, seq
+from lower.ir import (
+    Allocate,
+    Bin,
+    Buffer,
+    For,
+    IntImm,
+    Kernel,
+    Stage,
+    Store,
+    Var,
+    emax,
+    flat_offset,
+    format_expr,
+    format_kernel,
+    loops,
+    seq,
+    simplify,
+)
 from lower.schedule import (
     ComputeAt,
     Fuse,
@@ -309,9 +326,17 @@ def test_pack_then_tensorize():
           // stage mm
           for j.o in 0..2 {
             // stage mm.pack_Bp
-            for k.p in 0..37 {
-              for j.i.p in 0..32 {
-                Bp[k.p, j.i.p] = select(j.i.p < min(32, 45 - j.o * 32), B[k.p, min(j.i.p, min(32, 45 - j.o * 32) - 1) + j.o * 32], 0.0)
+            if min(32, 45 - j.o * 32) >= 32 {
+              for k.p in 0..37 {
+                for j.i.p in 0..32 {
+                  Bp[k.p, j.i.p] = B[k.p, j.i.p + j.o * 32]
+                }
+              }
+            } else {
+              for k.p in 0..37 {
+                for j.i.p in 0..32 {
+                  Bp[k.p, j.i.p] = select(j.i.p < min(32, 45 - j.o * 32), B[k.p, min(j.i.p, min(32, 45 - j.o * 32) - 1) + j.o * 32], 0.0)
+                }
               }
             }
             for i.o in 0..2 {
@@ -366,3 +391,13 @@ def test_schedule_record_prints_and_replays():
         parallel('i.j.o')""")
     assert format_kernel(s.replay(ew_kernel(64, 40))) == format_kernel(s.kernel)
     same_results(ew_kernel(64, 40), s.kernel, {"y": torch.randn(64, 40)}, ["z"])
+
+
+def test_flat_offset_folds_divmod_behind_zero_padding():
+    # conv lowering writes `x // 13 - 0` (padding 0); the `- 0` must not hide the `(x//c)*c + x%c` fold,
+    # or a 1x1 convolution's input panel copy computes a div and a mod per lane instead of a unit stride
+    x = Var("x")
+    buf = Buffer("b", (4, 13, 13))
+    idx = (IntImm(1), Bin("-", Bin("//", x, IntImm(13)), IntImm(0)), Bin("-", Bin("%", x, IntImm(13)), IntImm(0)))
+    assert format_expr(flat_offset(buf, idx)) == "x + 169"
+    assert format_expr(simplify(Bin("+", IntImm(0), Bin("//", x, IntImm(3))))) == "x // 3"
