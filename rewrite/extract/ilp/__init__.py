@@ -154,12 +154,17 @@ def ilp_extract(
     greedy = _greedy_start(data, ncost, warm_start)
     greedy_obj = dag_cost(greedy, ncost) if greedy is not None else None
     prob = prune(data, ncost)
-    model, sizes = build_model(data, prob, ncost, greedy_obj, NEED_LIMIT)
-    progress("model", **asdict(sizes))
-    start = warm_start_vector(model, prob, greedy) if greedy is not None else None
-    time_left = time_limit - (time.perf_counter() - t0)
-    answer = solve(model, time_left, start, rel_gap, verbose, progress if on_progress is not None else None)
-    solved = decode(model, prob, answer.x) if answer.x is not None else None
+    built = build_model(data, prob, ncost, greedy_obj, NEED_LIMIT, deadline=t0 + time_limit)
+    solved, sizes = None, None
+    if built is None:
+        answer = Answer(None, IlpStatus.FALLBACK, None, "time limit used up building the model")
+    else:
+        model, sizes = built
+        progress("model", **asdict(sizes))
+        start = warm_start_vector(model, prob, greedy) if greedy is not None else None
+        time_left = time_limit - (time.perf_counter() - t0)
+        answer = solve(model, time_left, start, rel_gap, verbose, progress if on_progress is not None else None)
+        solved = decode(model, prob, answer.x) if answer.x is not None else None
     chosen, message = _accept(answer, solved, ncost, greedy_obj)
     status, source = answer.status, IlpSource.ILP
     if chosen is None:
