@@ -57,14 +57,14 @@ def run_model(
         graph, rules=load_rules(), limits=limits, extractor="ilp", ilp_seconds=ilp_seconds, cost_model=cost_model
     )
     s = res.stats
-    ilp = s.ilp
-    assert ilp is not None, "optimize(extractor='ilp') reports the ILP's figures"
+    ilp, sat = s.ilp, s.saturation
+    assert ilp is not None and sat is not None, "optimize(extractor='ilp') reports saturation and the ILP"
     sp = graph_speedup(graph, res.graph, repeats=repeats)
     return {
         "model": name,
         "ops_before": s.ops_before,
         "ops_after": s.ops_after,
-        "enodes": s.saturation.enodes,
+        "enodes": sat.enodes,
         "seconds_saturate": s.seconds.saturate,
         "seconds_extract_greedy": s.seconds.extract_greedy,
         "seconds_extract_ilp": ilp.seconds,
@@ -79,7 +79,7 @@ def run_model(
         "speedup_iqr": [sp.lo, sp.hi],
         "timing_notes": list(sp.notes),
         "verified": s.verified,
-        "stop_reason": s.saturation.stop_reason.value,
+        "stop_reason": sat.stop_reason.value,
         "seconds_total": s.seconds.total,
     }
 

@@ -39,12 +39,14 @@ from rewrite.ir.errors import ExtractionError, UsageError, VerificationError
 from rewrite.ir.graph import Graph
 from rewrite.ir.ops import Shape
 from rewrite.ir.target import Target
-from rewrite.results import IlpStats, LimitStats, OptimizeStats, RunStats, SaturationStats, Timings
+from rewrite.results import IlpStats, LimitStats, OptimizeStats, RunStats, SaturationStats, SearchStats, Timings
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule
+from rewrite.search import SearchResult, backtrack
 from rewrite.verify.numeric import REL_TOL, VerifyResult, compare_all, verify
 
 EXTRACTORS = ("greedy", "ilp")
+SEARCHES = ("eqsat", "backtrack")
 
 
 # ------------------------------------------------------------------ optimize
@@ -69,6 +71,7 @@ class _Candidates:
     greedy_dag_cost: float
     dropped: int
     greedy_seconds: float
+    ilp_seconds: float  # 0 without the ILP
 
 
 def _rule_list(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
@@ -120,8 +123,29 @@ def _extract(graph: Graph, sat: SaturationResult, model: CostModel, extractor: s
             cost_after_greedy=min(greedy_cost, cost_before),
         )
     return _Candidates(
-        greedy, greedy_cost, ilp_graph, ilp_stats, cost_before, dag_cost(sel, ncost), len(data.dropped), greedy_seconds
+        greedy,
+        greedy_cost,
+        ilp_graph,
+        ilp_stats,
+        cost_before,
+        dag_cost(sel, ncost),
+        len(data.dropped),
+        greedy_seconds,
+        ilp_stats.seconds if ilp_stats is not None else 0.0,
     )
+
+
+def _trace(found: _Candidates, t_extract: float, best_cost: float) -> tuple[tuple[float, float], ...]:
+    """When saturation + extraction had a best graph, and its cost: the input at 0, greedy's graph when
+    greedy finished, the ILP's when the ILP finished (only the points that improved)."""
+    points = [(0.0, found.cost_before), (t_extract + found.greedy_seconds, min(found.greedy_cost, found.cost_before))]
+    if found.ilp is not None:
+        points.append((t_extract + found.greedy_seconds + found.ilp_seconds, best_cost))
+    out: list[tuple[float, float]] = []
+    for t, c in points:
+        if not out or c < out[-1][1]:
+            out.append((t, c))
+    return tuple(out)
 
 
 def _choose(graph: Graph, found: _Candidates, model: CostModel) -> tuple[Graph, float]:
@@ -140,7 +164,7 @@ def _choose(graph: Graph, found: _Candidates, model: CostModel) -> tuple[Graph, 
     return best, cost
 
 
-def _verify(graph: Graph, best: Graph, check: bool, sat: SaturationResult) -> VerifyResult | None:
+def _verify(graph: Graph, best: Graph, check: bool, fired: dict[str, int]) -> VerifyResult | None:
     """Run both graphs on random inputs; a difference is a ``VerificationError`` naming the rules that fired."""
     if not check:
         return None
@@ -148,7 +172,7 @@ def _verify(graph: Graph, best: Graph, check: bool, sat: SaturationResult) -> Ve
     if not v.ok:
         raise VerificationError(
             f"optimized graph of '{graph.name}' differs from the original: max abs error {v.max_abs_err:.3g} "
-            f"(relative {v.max_rel_err:.3g}); rules fired: {dict(sorted(sat.rules_fired.items()))}"
+            f"(relative {v.max_rel_err:.3g}); rules fired: {dict(sorted(fired.items()))}"
         )
     return v
 
@@ -162,26 +186,39 @@ def optimize(
     check: bool = True,
     on_iteration: Callable[[IterationStat], None] | None = None,
     ilp_seconds: float = 10.0,
+    search: str = "eqsat",
+    alpha: float = 1.05,
+    max_expansions: int | None = None,
 ) -> OptimizeResult:
     """Saturate ``graph`` with ``rules`` under ``limits``, extract the cheapest graph, verify it.
 
     ``extractor="ilp"`` (the default) solves extraction exactly with HiGHS within ``ilp_seconds``,
     warm-started from, and never worse than, the greedy answer, which it falls back to when it
     cannot finish; its status and optimality gap land in ``stats.ilp``.  ``"greedy"`` skips the ILP.
+
+    ``search="backtrack"`` replaces saturation and extraction by the backtracking search over concrete
+    graphs (``rewrite.search.backtrack``, TASO's) with the same rules and cost model: ``alpha`` is its
+    relaxation, ``limits.seconds`` its wall time and ``max_expansions`` its expansion budget (None:
+    time only).  Its result is chosen and verified like saturation's; ``stats.trace`` holds
+    (seconds, best cost) whenever the best improved, for either search.
     """
     if extractor not in EXTRACTORS:
         raise UsageError(f"unknown extractor '{extractor}'; choose from {', '.join(EXTRACTORS)}")
+    if search not in SEARCHES:
+        raise UsageError(f"unknown search '{search}'; choose from {', '.join(SEARCHES)}")
     limits.check()
     graph.validate()
     model = cost_model if cost_model is not None else AnalyticalCost()
     rule_list = _rule_list(rules)
+    if search == "backtrack":
+        return _optimize_backtrack(graph, rule_list, limits, model, check, alpha, max_expansions)
     t0 = time.perf_counter()
     sat = saturate(graph, rule_list, limits, on_iteration)
     t1 = time.perf_counter()
     found = _extract(graph, sat, model, extractor, ilp_seconds)
     best, cost_after = _choose(graph, found, model)
     t2 = time.perf_counter()
-    checked = _verify(graph, best, check, sat)
+    checked = _verify(graph, best, check, sat.rules_fired)
     t3 = time.perf_counter()
     stats = OptimizeStats(
         model=graph.name,
@@ -198,6 +235,62 @@ def optimize(
         dropped_enodes=found.dropped,
         limits=LimitStats(limits.iterations, limits.nodes, limits.seconds, sat.match_limit),
         ilp=found.ilp_stats,
+        search="eqsat",
+        trace=_trace(found, t1 - t0, cost_after),
+    )
+    return OptimizeResult(best, graph, stats)
+
+
+def _optimize_backtrack(
+    graph: Graph,
+    rules: list[Rule],
+    limits: Limits,
+    model: CostModel,
+    check: bool,
+    alpha: float,
+    max_expansions: int | None,
+) -> OptimizeResult:
+    """``optimize(search="backtrack")``: TASO's search within ``limits.seconds``, then the same checks."""
+    t0 = time.perf_counter()
+    found: SearchResult = backtrack(
+        graph,
+        rules,
+        cost_model=model,
+        alpha=alpha,
+        max_expansions=max_expansions if max_expansions is not None else 2**62,
+        seconds=limits.seconds,
+    )
+    t1 = time.perf_counter()
+    best = found.graph
+    if best is not graph:
+        best.validate()
+        if _signature(best) != _signature(graph):
+            raise ExtractionError(
+                f"backtracking search on '{graph.name}' changed the inputs to {_signature(best)}, "
+                f"expected {_signature(graph)}"
+            )
+    cost_before, cost_after = graph_cost(graph, model), graph_cost(best, model)
+    if cost_after > cost_before:
+        best, cost_after = graph, cost_before
+    checked = _verify(graph, best, check, found.rules_applied)
+    t2 = time.perf_counter()
+    stats = OptimizeStats(
+        model=graph.name,
+        ops_before=graph.op_count(),
+        ops_after=best.op_count(),
+        cost_before=cost_before,
+        cost_after=cost_after,
+        extracted_dag_cost=cost_after,
+        extractor="none",
+        saturation=None,
+        seconds=Timings(0.0, 0.0, 0.0, 0.0, t2 - t1, t2 - t0, search=t1 - t0),
+        verified=bool(checked.ok) if checked else None,
+        max_abs_err=checked.max_abs_err if checked else None,
+        dropped_enodes=0,
+        limits=LimitStats(limits.iterations, limits.nodes, limits.seconds, 0),
+        search="backtrack",
+        trace=tuple((t, c) for t, c in found.trace),
+        backtrack=SearchStats(found.stop_reason.value, found.expansions, found.graphs_seen, alpha, found.rules_applied),
     )
     return OptimizeResult(best, graph, stats)
 

@@ -92,6 +92,7 @@ class Timings:
     extract_greedy: float
     verify: float
     total: float
+    search: float = 0.0  # the backtracking search (``search="backtrack"``; saturation and extraction are 0 then)
 
     def to_json(self) -> dict[str, float]:
         return asdict(self)
@@ -111,6 +112,24 @@ class LimitStats:
 
 
 @dataclass(frozen=True)
+class SearchStats:
+    """The backtracking search (``optimize(search="backtrack")``): its budget use and why it stopped."""
+
+    stop_reason: str  # ``rewrite.search.SearchStop`` value
+    expansions: int
+    graphs_seen: int
+    alpha: float
+    rules_applied: dict[str, int]  # rewrites on the path from the input to the best graph, per rule direction
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "expansions": self.expansions,
+            "graphs_seen": self.graphs_seen,
+            "alpha": self.alpha,
+        }
+
+
+@dataclass(frozen=True)
 class OptimizeStats:
     """One ``optimize`` run: sizes and modelled costs before and after, and each stage's figures."""
 
@@ -120,18 +139,44 @@ class OptimizeStats:
     cost_before: float  # modelled seconds
     cost_after: float
     extracted_dag_cost: float  # the greedy selection's DAG cost over the e-graph
-    extractor: str
-    saturation: SaturationStats
+    extractor: str  # "greedy" | "ilp"; "none" for the backtracking search
+    saturation: SaturationStats | None  # None for the backtracking search
     seconds: Timings
     verified: bool | None  # None: the check was skipped
     max_abs_err: float | None
     dropped_enodes: int  # e-nodes extraction could not use (ill-formed shapes)
     limits: LimitStats
     ilp: IlpStats | None = None  # only with the ILP extractor
+    search: str = "eqsat"  # "eqsat" (saturation + extraction) or "backtrack"
+    # (seconds since optimize began, modelled cost of the best graph so far), each time the best improved
+    trace: tuple[tuple[float, float], ...] = ()
+    backtrack: SearchStats | None = None  # only for search="backtrack"
+
+    @property
+    def rules_fired(self) -> dict[str, int]:
+        """Per rule, matches applied by saturation, or rewrites on the backtracking search's best path."""
+        if self.saturation is not None:
+            return dict(self.saturation.rules_fired)
+        return dict(sorted(self.backtrack.rules_applied.items())) if self.backtrack is not None else {}
 
     def to_json(self) -> dict[str, Any]:
-        """The flat JSON record (``eqsat optimize --json``); ILP keys only for the ILP extractor."""
-        sat = self.saturation.to_json()
+        """The flat JSON record (``eqsat optimize --json``); ILP keys only for the ILP extractor.
+
+        For the backtracking search the saturation keys keep their place: ``stop_reason`` is the
+        search's, ``iterations`` 0 (its ``expansions`` have a key of their own), ``enodes`` and
+        ``eclasses`` None, ``per_iteration`` empty.
+        """
+        if self.saturation is not None:
+            sat = self.saturation.to_json()
+        else:
+            found = self.backtrack
+            sat = {
+                "stop_reason": found.stop_reason if found is not None else "",
+                "iterations": 0,
+                "enodes": None,
+                "eclasses": None,
+                "per_iteration": [],
+            }
         return {
             "model": self.model,
             "ops_before": self.ops_before,
@@ -149,9 +194,12 @@ class OptimizeStats:
             "seconds": self.seconds.to_json(),
             "verified": self.verified,
             "max_abs_err": self.max_abs_err,
-            "rules_fired": dict(self.saturation.rules_fired),
+            "rules_fired": self.rules_fired,
             "dropped_enodes": self.dropped_enodes,
             "limits": self.limits.to_json(),
+            "search": self.search,
+            **(self.backtrack.to_json() if self.backtrack is not None else {}),
+            "trace": [[round(t, ITERATION_SECONDS_DIGITS), c] for t, c in self.trace],
         }
 
 

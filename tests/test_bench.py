@@ -83,3 +83,34 @@ def test_e2e_json_schema(tmp_path):
     for key in ("model", "threads", "ms_eager", "ms_ort", "ms_inductor", "ms_eqsat", "verified"):
         assert key in row
     assert row["verified"] is True and row["threads"] == 1
+
+
+SEARCH_KEYS = {
+    "model",
+    "enodes",
+    "cost_before",
+    "cost_eqsat_greedy",
+    "cost_eqsat_ilp",
+    "cost_backtrack_same_time",
+    "cost_backtrack_10x",
+    "ilp_gap",
+    "seconds_saturate",
+    "seconds_extract_ilp",
+    "seconds_backtrack_to_best",
+    "ms_original",
+    "ms_eqsat_ilp",
+    "ms_backtrack",
+}
+
+
+@pytest.mark.slow
+def test_search_bench_json(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    argv = ["bench", "search", "--models", "squeezenet", "--repeats", "1", "--max-seconds", "5", "--json", str(out)]
+    assert main(argv) == 0
+    rows = json.loads(out.read_text())
+    assert len(rows) == 1 and SEARCH_KEYS <= set(rows[0])
+    r = rows[0]
+    assert r["verified"] is True and r["cost_eqsat_ilp"] <= r["cost_eqsat_greedy"] <= r["cost_before"]
+    assert r["cost_backtrack_10x"] <= r["cost_before"] and r["published_tensat"] == 0.245
+    assert "| squeezenet |" in capsys.readouterr().out

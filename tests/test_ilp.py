@@ -204,6 +204,16 @@ def test_solver_failure_falls_back_to_greedy(monkeypatch):
     assert res.status == "fallback" and res.source == "greedy"
     assert res.selection == greedy and "simulated" in res.message
     assert res.objective == pytest.approx(dag_cost(greedy, ncost))
+    assert res.bound is not None and 0.0 <= res.bound <= res.objective and res.gap is not None  # the root floor
+
+
+def test_time_used_up_before_the_solve_still_states_a_gap():
+    data, ncost = _set_cover(30, 20, 4)
+    res = ilp_extract(data, ncost, time_limit=1e-9)
+    assert res.status == "fallback" and res.source == "greedy" and "time limit used up" in res.message
+    assert is_valid_selection(data, res.selection)
+    floor = sum(min(ncost[n.id] for n in data.classes[c]) for c in set(data.roots))
+    assert res.bound == pytest.approx(floor) and res.gap == pytest.approx((res.objective - floor) / res.objective)
 
 
 def test_rejects_bad_input():

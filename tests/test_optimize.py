@@ -1,5 +1,6 @@
 """End to end: optimize, extraction invariants, verification, CLI."""
 
+import itertools
 import json
 
 import pytest
@@ -9,7 +10,7 @@ from rewrite import GraphBuilder
 from rewrite.cli import main
 from rewrite.egraph.limits import Limits, StopReason
 from rewrite.extract.ilp import STATUSES
-from rewrite.ir.errors import VerificationError
+from rewrite.ir.errors import UsageError, VerificationError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import optimize
 from rewrite.rulelang.syntax import parse_rules
@@ -190,15 +191,29 @@ JSON_TAIL = [
     "rules_fired",
     "dropped_enodes",
     "limits",
+    "search",
 ]
-JSON_SECONDS = ["load", "saturate", "extract", "extract_greedy", "verify", "total"]
+JSON_BACKTRACK = ["expansions", "graphs_seen", "alpha"]  # only for --search backtrack, before the trace
+JSON_END = ["trace"]
+JSON_SECONDS = ["load", "saturate", "extract", "extract_greedy", "verify", "total", "search"]
 JSON_LIMITS = ["iterations", "nodes", "seconds", "match_limit"]
 JSON_ITERATION = ["iteration", "enodes", "eclasses", "seconds"]
 
 
+def _assert_trace(record: dict) -> None:
+    """(seconds, best cost) pairs: times rising, costs falling, from the input's cost to the result's."""
+    trace = record["trace"]
+    assert trace and all(type(t) is float and type(c) is float for t, c in trace)
+    assert trace[0][1] == record["cost_before"]
+    assert all(a[0] <= b[0] and a[1] > b[1] for a, b in itertools.pairwise(trace))
+    assert trace[-1][1] == pytest.approx(record["cost_after"], rel=1e-9)
+
+
 def _assert_record_shape(record: dict, extractor: str) -> None:
-    assert list(record) == JSON_HEAD + (JSON_ILP if extractor == "ilp" else []) + JSON_TAIL
+    assert list(record) == JSON_HEAD + (JSON_ILP if extractor == "ilp" else []) + JSON_TAIL + JSON_END
     assert list(record["seconds"]) == JSON_SECONDS and list(record["limits"]) == JSON_LIMITS
+    assert record["search"] == "eqsat"
+    _assert_trace(record)
     assert record["per_iteration"] and all(list(it) == JSON_ITERATION for it in record["per_iteration"])
     assert [it["iteration"] for it in record["per_iteration"]] == list(range(1, record["iterations"] + 1))
     assert record["extractor"] == extractor and type(record["stop_reason"]) is str
@@ -240,3 +255,49 @@ def test_cli_json_record_has_the_pinned_keys(tmp_path, extractor):
     out = tmp_path / "out.json"
     assert main(["optimize", f"{model}:make", "--iters", "3", "--extractor", extractor, "--json", str(out)]) == 0
     _assert_record_shape(json.loads(out.read_text()), extractor)
+
+
+def test_backtrack_search_through_the_pipeline_is_verified_and_traced():
+    r = optimize(_qkv_graph(), limits=Limits(seconds=10), search="backtrack", alpha=1.05, max_expansions=30)
+    s = r.stats
+    assert s.search == "backtrack" and s.saturation is None and s.backtrack is not None
+    assert s.verified is True and s.cost_after < s.cost_before
+    assert s.trace[0][1] == s.cost_before and s.trace[-1][1] == pytest.approx(s.cost_after, rel=1e-9)
+    record = s.to_json()
+    assert list(record) == JSON_HEAD + JSON_TAIL + JSON_BACKTRACK + JSON_END
+    assert record["extractor"] == "none" and record["enodes"] is None and record["per_iteration"] == []
+    assert record["stop_reason"] in ("exhausted", "expansion_limit", "time_limit")
+    assert record["rules_fired"] == dict(sorted(s.backtrack.rules_applied.items())) and record["rules_fired"]
+    _assert_trace(record)
+    assert json.loads(json.dumps(record)) == record
+
+
+def test_cli_search_backtrack_writes_search_and_trace(tmp_path, capsys):
+    model = tmp_path / "m.py"
+    model.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.a = torch.nn.Linear(16, 16, bias=False)\n"
+        "        self.b = torch.nn.Linear(16, 16, bias=False)\n"
+        "    def forward(self, x):\n"
+        "        return self.a(x) + self.b(x)\n"
+        "def make():\n"
+        "    torch.manual_seed(0)\n"
+        "    return M().eval(), (torch.randn(4, 16),)\n"
+    )
+    out = tmp_path / "out.json"
+    argv = ["optimize", f"{model}:make", "--search", "backtrack", "--alpha", "1.0", "--seconds", "5"]
+    assert main([*argv, "--json", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["search"] == "backtrack" and record["alpha"] == 1.0 and record["verified"] is True
+    _assert_trace(record)
+    assert "backtracking search (alpha 1.0)" in capsys.readouterr().out
+    assert main(["optimize", f"{model}:make", "--search", "backtrack", "--alpha", "0.9"]) == 2
+    assert "must be at least 1.0" in capsys.readouterr().err
+
+
+def test_unknown_search_is_a_usage_error():
+    with pytest.raises(UsageError, match="unknown search 'taso'"):
+        optimize(_qkv_graph(), search="taso")

@@ -2,6 +2,7 @@
 
     eqsat bench --models nasrnn          # the Tensat table (the default suite)
     eqsat bench fidelity | kernels | e2e
+    eqsat bench search [--json OUT]      # saturation + greedy / ILP against backtracking, per model
     eqsat bench onnx-conformance [--json OUT]   # the onnx package's node tests through eqsat
 
 Each suite parses the rest of the line itself (``eqsat bench e2e --help``).
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bench import e2e, fidelity, kernels, tensat_table
+from bench import e2e, fidelity, kernels, search, tensat_table
 
 
 def _onnx_conformance(argv: list[str]) -> int:
@@ -25,6 +26,7 @@ SUITES: dict[str, Callable[[list[str]], int]] = {
     "fidelity": fidelity.main,
     "kernels": kernels.main,
     "e2e": e2e.main,
+    "search": search.main,
     "onnx-conformance": _onnx_conformance,
 }
 DEFAULT = "tensat"

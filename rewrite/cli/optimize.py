@@ -3,6 +3,7 @@
 eqsat optimize bert --json out.json
 eqsat optimize my_model.py:make --iters 8 --nodes 20000 --seconds 10
 eqsat optimize squeezenet --run llvm
+eqsat optimize nasrnn --search backtrack --alpha 1.05 --json out.json
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from rewrite.cli.report import before_after, run_table
 from rewrite.egraph.saturate import IterationStat
 from rewrite.frontends import from_torch
 from rewrite.ir.errors import UsageError
-from rewrite.pipeline import compile_and_compare, optimize
+from rewrite.pipeline import SEARCHES, compile_and_compare, optimize
 from rewrite.rulelang.loader import load_rules
 
 
@@ -39,6 +40,19 @@ def parser(prog: str) -> argparse.ArgumentParser:
         help="exact ILP (HiGHS), warm-started from and falling back to greedy (default); or greedy DAG-aware only",
     )
     p.add_argument("--ilp-seconds", type=positive_float, default=10.0, help="time limit of the ILP extraction")
+    p.add_argument(
+        "--search",
+        default="eqsat",
+        choices=SEARCHES,
+        help="equality saturation + extraction (default), or TASO's backtracking search over concrete graphs "
+        "(same rules and cost model; --seconds is its time limit)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=alpha_value,
+        default=1.05,
+        help="with --search backtrack: queue rewrites costing under alpha times the best (1.0: greedy descent)",
+    )
     p.add_argument(
         "--cost",
         choices=("analytical", "measured"),
@@ -86,6 +100,14 @@ def progress(verbose: bool) -> Callable[[IterationStat], None]:
     return report
 
 
+def alpha_value(text: str) -> float:
+    """``--alpha``: a relaxation factor of at least 1."""
+    v = positive_float(text)
+    if v < 1.0:
+        raise argparse.ArgumentTypeError(f"must be at least 1.0, got {text}")
+    return v
+
+
 def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     args = parser(prog).parse_args(argv)
     limits = limits_of(args)
@@ -106,7 +128,8 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     print(f"loading {args.model} ...", file=sys.stderr, flush=True)
     name, module, inputs = load_spec(args.model)
     graph = from_torch(module, inputs, name=name)
-    print(f"saturating {graph.op_count()} operators ...", file=sys.stderr, flush=True)
+    doing = "saturating" if args.search == "eqsat" else "searching"
+    print(f"{doing} {graph.op_count()} operators ...", file=sys.stderr, flush=True)
     result = optimize(
         graph,
         rules=rules,
@@ -115,6 +138,8 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
         cost_model=cost_model,
         check=not args.no_verify,
         ilp_seconds=args.ilp_seconds,
+        search=args.search,
+        alpha=args.alpha,
         on_iteration=progress(args.verbose or config.TRACE.flag()),
     )
     record = result.stats.to_json()

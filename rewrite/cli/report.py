@@ -29,6 +29,30 @@ def _extraction(stats: OptimizeStats) -> str:
     )
 
 
+def _search_lines(stats: OptimizeStats) -> list[str]:
+    """What the search did: the e-graph and extraction, or the backtracking search's budget and its best times."""
+    s, sat, bt = stats.seconds, stats.saturation, stats.backtrack
+    if sat is not None:
+        return [
+            f"e-graph: {sat.enodes} e-nodes, {sat.eclasses} e-classes after {len(sat.iterations)} "
+            f"iteration(s); stopped: {sat.stop_reason.value}",
+            f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s, "
+            f"verify {s.verify:.2f}s, total {s.total:.2f}s",
+            _extraction(stats),
+        ]
+    lines = []
+    if bt is not None:
+        lines.append(
+            f"backtracking search (alpha {bt.alpha}): {bt.expansions} graphs expanded, {bt.graphs_seen} rewrites "
+            f"planned; stopped: {bt.stop_reason}"
+        )
+    best_at = stats.trace[-1][0] if stats.trace else 0.0
+    lines.append(
+        f"time: search {s.search:.2f}s (best found at {best_at:.2f}s), verify {s.verify:.2f}s, total {s.total:.2f}s"
+    )
+    return lines
+
+
 def before_after(stats: OptimizeStats, before_ops: dict[str, int], after_ops: dict[str, int]) -> str:
     """A readable before/after comparison of one optimization run."""
     rows = [
@@ -40,19 +64,14 @@ def before_after(stats: OptimizeStats, before_ops: dict[str, int], after_ops: di
         b, a = before_ops.get(op, 0), after_ops.get(op, 0)
         if b or a:
             rows.append((f"  {op}", str(b), str(a)))
-    s, sat = stats.seconds, stats.saturation
     speed = stats.cost_before / stats.cost_after if stats.cost_after else float("inf")
     verified = {True: "yes", False: "NO", None: "skipped"}[stats.verified]
     err = f" (max abs error {stats.max_abs_err:.2e})" if stats.max_abs_err is not None else ""
-    fired = ", ".join(f"{k} x{v}" for k, v in sorted(sat.rules_fired.items(), key=lambda kv: -kv[1])[:8])
+    fired = ", ".join(f"{k} x{v}" for k, v in sorted(stats.rules_fired.items(), key=lambda kv: -kv[1])[:8])
     lines = [
         f"model {stats.model}: modelled speedup {speed:.3f}x",
         table(rows),
-        f"e-graph: {sat.enodes} e-nodes, {sat.eclasses} e-classes after {len(sat.iterations)} "
-        f"iteration(s); stopped: {sat.stop_reason.value}",
-        f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s, "
-        f"verify {s.verify:.2f}s, total {s.total:.2f}s",
-        _extraction(stats),
+        *_search_lines(stats),
         f"verified: {verified}{err}",
         f"rules fired: {fired or 'none'}",
     ]

@@ -122,6 +122,13 @@ def _accept(
     return selection, answer.message
 
 
+def _root_floor(data: EGraphData, ncost: dict[str, float]) -> float:
+    """A lower bound on any selection's DAG cost: each root e-class picks an e-node of its own, and costs are
+    non-negative, so the cheapest e-node of every distinct root class is paid for at least.  It is what a
+    gap is stated against when the solver proves no bound (the model took the whole time limit to build)."""
+    return float(sum(min((ncost[n.id] for n in data.classes[c]), default=0.0) for c in set(data.roots)))
+
+
 def ilp_extract(
     data: EGraphData,
     ncost: dict[str, float],
@@ -147,12 +154,17 @@ def ilp_extract(
     greedy = _greedy_start(data, ncost, warm_start)
     greedy_obj = dag_cost(greedy, ncost) if greedy is not None else None
     prob = prune(data, ncost)
-    model, sizes = build_model(data, prob, ncost, greedy_obj, NEED_LIMIT)
-    progress("model", **asdict(sizes))
-    start = warm_start_vector(model, prob, greedy) if greedy is not None else None
-    time_left = time_limit - (time.perf_counter() - t0)
-    answer = solve(model, time_left, start, rel_gap, verbose, progress if on_progress is not None else None)
-    solved = decode(model, prob, answer.x) if answer.x is not None else None
+    built = build_model(data, prob, ncost, greedy_obj, NEED_LIMIT, deadline=t0 + time_limit)
+    solved, sizes = None, None
+    if built is None:
+        answer = Answer(None, IlpStatus.FALLBACK, None, "time limit used up building the model")
+    else:
+        model, sizes = built
+        progress("model", **asdict(sizes))
+        start = warm_start_vector(model, prob, greedy) if greedy is not None else None
+        time_left = time_limit - (time.perf_counter() - t0)
+        answer = solve(model, time_left, start, rel_gap, verbose, progress if on_progress is not None else None)
+        solved = decode(model, prob, answer.x) if answer.x is not None else None
     chosen, message = _accept(answer, solved, ncost, greedy_obj)
     status, source = answer.status, IlpSource.ILP
     if chosen is None:
@@ -160,8 +172,9 @@ def ilp_extract(
             raise ExtractionError(f"ILP extraction failed ({message or 'fallback'}) and there is no greedy selection")
         chosen, status, source = greedy, IlpStatus.FALLBACK, IlpSource.GREEDY
     obj = float(dag_cost(chosen, ncost))
-    bound = min(answer.bound, obj) if answer.bound is not None else None
-    gap = None if bound is None else (0.0 if obj <= 0 else max(0.0, (obj - bound) / obj))
+    floor = _root_floor(data, ncost)
+    bound = min(max(answer.bound, floor) if answer.bound is not None else floor, obj)
+    gap = 0.0 if obj <= 0 else max(0.0, (obj - bound) / obj)
     res = IlpResult(chosen, status, obj, bound, gap, time.perf_counter() - t0, source, greedy_obj, sizes, message)
     progress("done", status=status.value, objective=obj, bound=bound, gap=gap, source=source.value)
     return res

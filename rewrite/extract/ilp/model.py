@@ -13,6 +13,7 @@ Rows, per decided class ``c``:
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,9 +112,19 @@ def _need_rows(model: Model, prob: Problem, need: Needs | None, c: str) -> int:
 
 
 def build_model(
-    data: EGraphData, prob: Problem, ncost: dict[str, float], greedy_obj: float | None, need_limit: int
-) -> tuple[Model, ModelSizes]:
-    """Columns and rows for ``prob``; must-need sets only up to ``need_limit`` classes (they cost ~n^2/8 bytes)."""
+    data: EGraphData,
+    prob: Problem,
+    ncost: dict[str, float],
+    greedy_obj: float | None,
+    need_limit: int,
+    deadline: float = math.inf,
+) -> tuple[Model, ModelSizes] | None:
+    """Columns and rows for ``prob``; must-need sets only up to ``need_limit`` classes (they cost ~n^2/8 bytes).
+
+    None when ``time.perf_counter()`` passes ``deadline`` before the model is complete (checked before the
+    must-need sets and between classes' rows): on e-graphs of ~50k e-nodes building alone can take longer
+    than the ILP's limit, and a half-built model is of no use.
+    """
     classes = prob.classes
     comp = sccs(classes, prob.free)
     comp_size, cyclic = _order_bounds(classes, comp)
@@ -129,12 +140,18 @@ def build_model(
     integral[: len(node_list)] = 1
     for c in cyclic:
         upper[order_col[c]] = comp_size[comp[c]] - 1
+    if time.perf_counter() > deadline:
+        return None
     need = needs(classes, prob.free, comp, prob.roots) if len(classes) <= need_limit else None
     mandatory = need.mandatory if need is not None else set(prob.roots)
     model = Model(classes, comp, comp_size, col_of, order_col, cost, upper, integral, scale)
     for c, ns in classes.items():  # one e-node per class at most; exactly one where every selection needs c
         model.rows.add([col_of[n.id] for n in ns], [1.0] * len(ns), 1.0 if c in mandatory else 0.0, 1.0)
-    strengthened = sum(_need_rows(model, prob, need, c) for c in classes)
+    strengthened = 0
+    for c in classes:
+        if time.perf_counter() > deadline:
+            return None
+        strengthened += _need_rows(model, prob, need, c)
     sizes = ModelSizes(
         classes=len(data.classes),
         enodes=data.num_nodes,
