@@ -77,14 +77,16 @@ class GraphDiff:
         lines += [f"  removed: {fmt(self.removed_ops)}", f"  added:   {fmt(self.added_ops)}"]
         for k, r in enumerate(self.regions[:max_regions], start=1):
             lines.append(f"region {k}" + (f" ({r.where})" if r.where else "") + ":")
-            lines += [f"  - {_line(self.a, self.a.nodes[i])}" for i in r.removed]
-            lines += [f"  + {_line(self.b, self.b.nodes[i])}" for i in r.added]
+            lines += [f"  - {node_line(self.a, self.a.nodes[i])}" for i in r.removed]
+            lines += [f"  + {node_line(self.b, self.b.nodes[i])}" for i in r.added]
         if len(self.regions) > max_regions:
             lines.append(f"... {len(self.regions) - max_regions} more region(s)")
         return "\n".join(lines)
 
 
-def _line(g: Graph, n: Node) -> str:
+def node_line(g: Graph, n: Node) -> str:
+    """One node as a line of text: ``%7 = relu(%3) -> (2, 3)`` (sources by name)."""
+
     def ref(v: Value) -> str:
         src = g.nodes[v.node]
         if src.op in ("input", "weight"):
