@@ -136,11 +136,13 @@ def _changes(p: Page) -> str:
     d, prov = p.diff, p.provenance
     how = (
         "How rules are credited: egglog's explanations are not available through the bindings used, so "
-        "eqsat tracks provenance itself. Each rule direction that fired is matched, by its right-hand side "
-        "pattern (op, literal attributes, input structure), against the nodes the result has and the input "
-        "had not; a region with only removals is credited to the fired directions whose left-hand side "
-        "matches a removed node. This is evidence, not a derivation: a node built by a chain of rewrites may "
-        "be credited to its last rule only."
+        "eqsat tracks provenance itself. A rule direction that fired is credited with a region when its "
+        "left-hand side matches a node the input had and the result dropped, and its right-hand side matches "
+        "the result there with the same bindings (pattern variables bound to the same unchanged values on both "
+        "sides, or to a dropped value before and a new one after). A region no direction explains that way is "
+        "marked loose and credited to the directions whose right-hand side alone matches a new node (or, for "
+        "pure removals, whose left-hand side matches a dropped one). This is evidence, not a derivation: a "
+        "region built by a chain of rewrites may be credited loosely or to its last step only."
     )
     parts = [f'<section id="changes"><h2>What changed and why</h2><p class="note">{escape(how)}</p>']
     if d.unchanged:
@@ -154,7 +156,7 @@ def _changes(p: Page) -> str:
                 for n in rp.rules
             )
             or "no fired rule matches"
-        )
+        ) + (' <small class="loose">(loose: no direction matches both sides)</small>' if rp.loose else "")
         where = f" — {escape(r.where)}" if r.where else ""
         unexplained = (
             f'<p class="note">{len(rp.unexplained)} new node(s) no fired right-hand side matches '
