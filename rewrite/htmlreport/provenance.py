@@ -91,6 +91,12 @@ def _strict(
     b_inputs = {v.node for n in region.added for v in d.b.nodes[n].inputs}
     a_inputs = {d.shared[v.node] for n in region.removed for v in d.a.nodes[n].inputs if v.node in d.shared}
     roots = sorted(set(region.added) | b_inputs | a_inputs)
+    by_op: dict[str, list[int]] = {}
+    for n in roots:
+        by_op.setdefault(d.b.nodes[n].op, []).append(n)
+    removed_by_op: dict[str, list[int]] = {}
+    for n in region.removed:
+        removed_by_op.setdefault(d.a.nodes[n].op, []).append(n)
     readers: dict[int, list[int]] = {}
     for n in region.added:
         for v in d.b.nodes[n].inputs:
@@ -106,10 +112,10 @@ def _strict(
     for name, r in directions.items():
         hit = False
         for lhs in r.lhs:
-            for n in region.removed:
+            for n in region.removed if isinstance(lhs, Var) else removed_by_op.get(lhs.op, ()):
                 for _, env_a in _matches(d.a, lhs, Value(n, 0), {}):
                     for rhs in r.rhs:
-                        for root in roots:
+                        for root in roots if isinstance(rhs, Var) else by_op.get(rhs.op, ()):
                             for covered, env_b in _matches(d.b, rhs, Value(root, 0), {}):
                                 common = env_a.keys() & env_b.keys()
                                 if all(same(env_a[k], env_b[k]) for k in common):

@@ -29,15 +29,22 @@ from rewrite.ir.ops import OPS
 Key = tuple  # a node's structure: (op, attrs, input keys) or ("source", op, name)
 
 
-def structure_keys(graph: Graph) -> dict[int, Key]:
-    """Node id → structural key (equal keys compute equal values, whatever the numbering)."""
-    keys: dict[int, Key] = {}
+def structure_keys(graph: Graph, table: dict[Key, int] | None = None) -> dict[int, int]:
+    """Node id → structural key, as a small int (equal keys compute equal values, whatever the numbering).
+
+    Keys are hash-consed through ``table`` (pass the same one for graphs to be compared): a node's
+    key holds its inputs' int keys, so hashing it is cheap however deep the graph is.
+    """
+    table = {} if table is None else table
+    keys: dict[int, int] = {}
     for n in graph:
+        k: Key
         if n.op in ("input", "weight"):
-            keys[n.id] = ("source", n.op, n.attrs["name"])
+            k = ("source", n.op, n.attrs["name"])
         else:
             attrs = tuple(sorted((k, repr(v)) for k, v in n.attrs.items()))
-            keys[n.id] = (n.op, attrs, tuple((keys[v.node], v.index) for v in n.inputs))
+            k = (n.op, attrs, tuple((keys[v.node], v.index) for v in n.inputs))
+        keys[n.id] = table.setdefault(k, len(table))
     return keys
 
 
@@ -104,8 +111,9 @@ def node_line(g: Graph, n: Node) -> str:
 
 def diff(a: Graph, b: Graph) -> GraphDiff:
     """Compare ``a`` (before) with ``b`` (after) structurally; see the module docstring."""
-    ka, kb = structure_keys(a), structure_keys(b)
-    in_b: dict[Key, int] = {}
+    table: dict[Key, int] = {}
+    ka, kb = structure_keys(a, table), structure_keys(b, table)
+    in_b: dict[int, int] = {}
     for nid, k in kb.items():
         in_b.setdefault(k, nid)
     shared = {i: in_b[k] for i, k in ka.items() if k in in_b}
