@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "OptimizeResult": "rewrite.pipeline",
     "verify": "rewrite.verify.numeric",
     "diff": "rewrite.ir.diff",
+    "report": "rewrite.htmlreport",
     "load_rules": "rewrite.rulelang.loader",
     "from_torch": "rewrite.frontends",
     "from_onnx": "rewrite.frontends.onnx_import",
@@ -85,6 +86,7 @@ __all__ = [
     "load",
     "load_rules",
     "optimize",
+    "report",
     "save",
     "to_onnx",
     "to_torch",
@@ -110,6 +112,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from rewrite.frontends import from_torch, to_torch
     from rewrite.frontends.onnx_export import load, save, to_onnx
     from rewrite.frontends.onnx_import import from_onnx
+    from rewrite.htmlreport import report
     from rewrite.ir.builder import GraphBuilder
     from rewrite.ir.diff import diff
     from rewrite.ir.errors import (

@@ -39,6 +39,7 @@ from rewrite.ir.errors import ExtractionError, UsageError, VerificationError
 from rewrite.ir.graph import Graph
 from rewrite.ir.ops import Shape
 from rewrite.ir.target import Target
+from rewrite.progress import close, iterations, stage
 from rewrite.results import IlpStats, LimitStats, OptimizeStats, RunStats, SaturationStats, SearchStats, Timings
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule
@@ -213,12 +214,24 @@ def optimize(
     if search == "backtrack":
         return _optimize_backtrack(graph, rule_list, limits, model, check, alpha, max_expansions)
     t0 = time.perf_counter()
-    sat = saturate(graph, rule_list, limits, on_iteration)
+    tick = iterations(limits.iterations)
+
+    def each(stat: IterationStat) -> None:  # the progress bar, then the caller's callback
+        tick(f"{stat.enodes} e-nodes")
+        if on_iteration is not None:
+            on_iteration(stat)
+
+    try:
+        sat = saturate(graph, rule_list, limits, each)
+    finally:
+        close(tick)
     t1 = time.perf_counter()
-    found = _extract(graph, sat, model, extractor, ilp_seconds)
+    with stage(f"extract ({extractor})"):
+        found = _extract(graph, sat, model, extractor, ilp_seconds)
     best, cost_after = _choose(graph, found, model)
     t2 = time.perf_counter()
-    checked = _verify(graph, best, check, sat.rules_fired)
+    with stage("verify"):
+        checked = _verify(graph, best, check, sat.rules_fired)
     t3 = time.perf_counter()
     stats = OptimizeStats(
         model=graph.name,
@@ -331,7 +344,8 @@ def compile_and_compare(
 
     Raises ``VerificationError`` when the compiled graph's outputs differ from PyTorch's.
     """
-    run = compile(graph, target=target)
+    with stage(f"compile ({target})"):
+        run = compile(graph, target=target)
     names = [n.attrs["name"] for n in graph.inputs]  # decode keeps the original input order
     feed = dict(zip(names, inputs, strict=False))
     with torch.no_grad():
@@ -342,7 +356,8 @@ def compile_and_compare(
         if not cmp.close:
             raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: {cmp.why}")
         # interleaved, torch on the compiled graph's thread count: both sides get the same cores
-        sp = speedup(lambda: run(feed), lambda: module(*inputs), repeats=repeats, threads=run.threads)
+        with stage(f"time against eager ({repeats} rounds)"):
+            sp = speedup(lambda: run(feed), lambda: module(*inputs), repeats=repeats, threads=run.threads)
     return RunStats(
         target=run.target.name,
         compile_seconds=run.compile_seconds,

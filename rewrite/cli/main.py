@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from rewrite.ir.errors import EqsatError
+from rewrite.progress import set_quiet
 
 
 class Command(NamedTuple):
@@ -33,6 +34,8 @@ COMMANDS: dict[str, Command] = {
     "rules": Command("rewrite.cli.rules", "list, check and prove rules"),
     "costs": Command("rewrite.cli.costs", "measure operator costs on this machine and inspect the cache"),
     "bench": Command("rewrite.cli.bench", "benchmarks: the Tensat table, fidelity, kernels, e2e"),
+    "report": Command("rewrite.cli.htmlpage", "optimize a model and write a before/after HTML report"),
+    "diff": Command("rewrite.cli.diff", "structural diff of two graphs (models, .onnx files, saved graphs)"),
     "config": Command("rewrite.cli.config", "show every EQSAT_* setting with its current value"),
 }
 
@@ -46,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"commands:\n{listing}\n\n'eqsat COMMAND --help' describes one command.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars (they show only on a terminal)")
     p.add_argument("command", choices=list(COMMANDS), metavar="COMMAND", help="one of: " + ", ".join(COMMANDS))
     p.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return p
@@ -65,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         ns = _parser().parse_args(argv)
+        set_quiet(ns.quiet)
         # deferred: a command's module imports torch and egglog, which `eqsat --help` must not wait for
         module = importlib.import_module(COMMANDS[ns.command].module)
         return int(module.main(ns.args, prog=f"eqsat {ns.command}"))

@@ -4,7 +4,10 @@ Nodes are matched by *structure*, bottom up: a source is its name, any other nod
 attributes and the structures of its inputs.  Node numbering, order and origins do not matter, so
 an optimized graph diffed against its original shows exactly the rewritten parts.  A *region* is a
 connected group of removed and added nodes (linked through edges, or through a shared unchanged
-neighbour), so one rewrite shows up as one region, its old nodes beside its new ones.
+neighbour), so one rewrite shows up as one region, its old nodes beside its new ones.  A node that
+only reads a rewritten value (same op and attributes as the node at its place counted from the
+outputs) is *rebuilt*, and counts as unchanged: a rewrite early in a model does not mark every later
+node as changed.
 
     >>> from rewrite.ir.builder import GraphBuilder
     >>> def g(twice):
@@ -21,19 +24,27 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rewrite.ir.graph import Graph, Node, Value
+from rewrite.ir.ops import OPS
 
 Key = tuple  # a node's structure: (op, attrs, input keys) or ("source", op, name)
 
 
-def structure_keys(graph: Graph) -> dict[int, Key]:
-    """Node id → structural key (equal keys compute equal values, whatever the numbering)."""
-    keys: dict[int, Key] = {}
+def structure_keys(graph: Graph, table: dict[Key, int] | None = None) -> dict[int, int]:
+    """Node id → structural key, as a small int (equal keys compute equal values, whatever the numbering).
+
+    Keys are hash-consed through ``table`` (pass the same one for graphs to be compared): a node's
+    key holds its inputs' int keys, so hashing it is cheap however deep the graph is.
+    """
+    table = {} if table is None else table
+    keys: dict[int, int] = {}
     for n in graph:
+        k: Key
         if n.op in ("input", "weight"):
-            keys[n.id] = ("source", n.op, n.attrs["name"])
+            k = ("source", n.op, n.attrs["name"])
         else:
             attrs = tuple(sorted((k, repr(v)) for k, v in n.attrs.items()))
-            keys[n.id] = (n.op, attrs, tuple((keys[v.node], v.index) for v in n.inputs))
+            k = (n.op, attrs, tuple((keys[v.node], v.index) for v in n.inputs))
+        keys[n.id] = table.setdefault(k, len(table))
     return keys
 
 
@@ -77,14 +88,16 @@ class GraphDiff:
         lines += [f"  removed: {fmt(self.removed_ops)}", f"  added:   {fmt(self.added_ops)}"]
         for k, r in enumerate(self.regions[:max_regions], start=1):
             lines.append(f"region {k}" + (f" ({r.where})" if r.where else "") + ":")
-            lines += [f"  - {_line(self.a, self.a.nodes[i])}" for i in r.removed]
-            lines += [f"  + {_line(self.b, self.b.nodes[i])}" for i in r.added]
+            lines += [f"  - {node_line(self.a, self.a.nodes[i])}" for i in r.removed]
+            lines += [f"  + {node_line(self.b, self.b.nodes[i])}" for i in r.added]
         if len(self.regions) > max_regions:
             lines.append(f"... {len(self.regions) - max_regions} more region(s)")
         return "\n".join(lines)
 
 
-def _line(g: Graph, n: Node) -> str:
+def node_line(g: Graph, n: Node) -> str:
+    """One node as a line of text: ``%7 = relu(%3) -> (2, 3)`` (sources by name)."""
+
     def ref(v: Value) -> str:
         src = g.nodes[v.node]
         if src.op in ("input", "weight"):
@@ -98,16 +111,53 @@ def _line(g: Graph, n: Node) -> str:
 
 def diff(a: Graph, b: Graph) -> GraphDiff:
     """Compare ``a`` (before) with ``b`` (after) structurally; see the module docstring."""
-    ka, kb = structure_keys(a), structure_keys(b)
-    in_b: dict[Key, int] = {}
+    table: dict[Key, int] = {}
+    ka, kb = structure_keys(a, table), structure_keys(b, table)
+    in_b: dict[int, int] = {}
     for nid, k in kb.items():
         in_b.setdefault(k, nid)
-    keys_a = set(ka.values())
     shared = {i: in_b[k] for i, k in ka.items() if k in in_b}
+    shared.update(_rebuilt(a, b, shared))
     compute = lambda g, i: g.nodes[i].op not in ("input", "weight")
     removed = [i for i in a.nodes if i not in shared and compute(a, i)]
-    added = [i for i, k in kb.items() if k not in keys_a and compute(b, i)]
+    kept = set(shared.values())
+    added = [i for i in kb if i not in kept and compute(b, i)]
     return GraphDiff(a, b, shared, removed, added, _regions(a, b, shared, removed, added))
+
+
+def _rebuilt(a: Graph, b: Graph, shared: dict[int, int]) -> dict[int, int]:
+    """Pairs (A id -> B id) of nodes that only read rewritten values: paired from the outputs down.
+
+    Output ``i`` of A and of B compute the same value.  Two paired nodes with the same op, attributes
+    and shapes are the same computation, so their inputs are paired position by position in turn; a
+    pair stops where the ops differ (a rewrite) or a side is already matched by structure; the two
+    operands of a commutative op are paired the way round whose ops and shapes agree.  Without
+    this, every node downstream of a rewrite would read as changed.  A node proposed twice keeps its
+    first partner.
+    """
+    taken = set(shared.values())
+    pairs: dict[int, int] = {}
+    work = [(va.node, vb.node) for va, vb in zip(a.outputs, b.outputs) if va.index == vb.index]
+    while work:
+        i, j = work.pop()
+        if i in shared or i in pairs or j in taken:
+            continue
+        na, nb = a.nodes[i], b.nodes[j]
+        if (na.op, dict(na.attrs), na.shapes, len(na.inputs)) != (nb.op, dict(nb.attrs), nb.shapes, len(nb.inputs)):
+            continue
+        if na.op in ("input", "weight"):
+            continue
+        pairs[i] = j
+        taken.add(j)
+        ins = nb.inputs
+        if len(ins) == 2 and na.op in OPS and OPS[na.op].commutative and _kind(a, na.inputs) != _kind(b, ins):
+            ins = ins[::-1]  # add(x, y) rebuilt as add(y', x'): pair by what the operands are
+        work += [(va.node, vb.node) for va, vb in zip(na.inputs, ins) if va.index == vb.index]
+    return pairs
+
+
+def _kind(g: Graph, vals: tuple[Value, ...]) -> list[tuple[str, tuple]]:
+    return [(g.nodes[v.node].op, g.nodes[v.node].shapes[v.index]) for v in vals]
 
 
 def _regions(a: Graph, b: Graph, shared: dict[int, int], removed: list[int], added: list[int]) -> list[Region]:

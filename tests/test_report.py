@@ -1,0 +1,101 @@
+"""The HTML report builder, provenance and the diff command, on small builder graphs (no browser)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from rewrite.cli.main import main
+from rewrite.frontends.onnx_export import save
+from rewrite.htmlreport import build, report
+from rewrite.htmlreport.graphs import BLOCK_NODES, graph_svg
+from rewrite.htmlreport.html import page
+from rewrite.htmlreport.layout import layered
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import Graph
+from rewrite.pipeline import optimize
+from rewrite.progress import enabled, set_quiet
+from rewrite.rulelang.loader import load_rules
+
+
+def _double_relu() -> Graph:
+    b = GraphBuilder("g")
+    x = b.input("x", (4, 8))
+    return b.build([b.add(b.relu(b.relu(x)), x)])
+
+
+@pytest.fixture(scope="module")
+def result():
+    return optimize(_double_relu(), rules=["algebra"], extractor="greedy")
+
+
+def test_page_is_self_contained_with_every_section(result, tmp_path):
+    path = tmp_path / "r.html"
+    p = report(result, path, rules=load_rules(["algebra"]))
+    html = path.read_text()
+    for section in ("summary", "graphs", "changes", "saturation", "costs"):
+        assert f'id="{section}"' in html
+    assert 'class="graph graph-before"' in html and 'class="graph graph-after"' in html
+    assert not re.search(r"(src|href)=\"https?:", html), "the page must fetch nothing"
+    # the outer relu goes; the add reading it is rebuilt over the inner one, which is not a change
+    assert html.count('class="node removed"') == 1 and html.count('class="node new"') == 0
+    assert "relu-idem" in html
+    assert p.provenance.contributing == {"relu-idem": result.stats.saturation.rules_fired["relu-idem"]}
+
+
+def test_provenance_credits_the_rule_whose_rhs_builds_the_new_nodes():
+    # matmul-concat-sum: x@W1 + h@W2 -> concat(x, h) @ concat(W1, W2)
+    b = GraphBuilder("rnn")
+    x, h = b.input("x", (2, 4)), b.input("h", (2, 4))
+    w1, w2 = b.weight("w1", torch.randn(4, 3)), b.weight("w2", torch.randn(4, 3))
+    g = b.build([b.add(b.matmul(x, w1), b.matmul(h, w2))])
+    res = optimize(g, rules=["algebra"], extractor="greedy")
+    p = build(res, rules=load_rules(["algebra"]))
+    assert len(p.diff.regions) == 1
+    assert "matmul-concat-sum" in p.provenance.regions[0].rules and not p.provenance.regions[0].loose
+    assert "matmul-concat-sum" in p.provenance.where and "matmul-concat-sum" not in p.provenance.idle
+
+
+def test_layout_layers_follow_edges():
+    pos = layered({1: [], 2: [1], 3: [2], 4: [1, 3]}, engine="own")
+    assert pos[1].y < pos[2].y < pos[3].y < pos[4].y
+
+
+def test_big_graphs_are_collapsed_into_blocks():
+    b = GraphBuilder("chain")
+    v = b.input("x", (2, 2))
+    for _ in range(BLOCK_NODES + 10):
+        v = b.relu(v)
+    svg = graph_svg(b.build([v]), {}, {}, "after")
+    assert svg.count("<details") >= 2 and 'class="node stub"' in svg
+
+
+def test_unchanged_graph_still_renders(result):
+    p = build(result, rules=load_rules(["algebra"]))
+    p.diff.regions.clear()
+    assert 'id="changes"' in page(p)
+
+
+def test_diff_command(tmp_path, capsys):
+    a, b = tmp_path / "a.eqsat", tmp_path / "b.eqsat"
+    res = optimize(_double_relu(), rules=["algebra"], extractor="greedy")
+    save(res.original, a)
+    save(res.graph, b)
+    assert main(["--quiet", "diff", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "removed: 1 x relu" in out and "added:   none" in out and "region 1" in out
+
+
+def test_progress_is_silent_off_a_terminal_and_with_quiet(capsys, monkeypatch):
+    optimize(_double_relu(), rules=["algebra"], extractor="greedy")  # pytest's stderr is not a terminal
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    set_quiet(True)
+    try:
+        assert not enabled()
+        optimize(_double_relu(), rules=["algebra"], extractor="greedy")
+    finally:
+        set_quiet(False)
+    assert capsys.readouterr().err == ""
