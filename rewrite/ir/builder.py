@@ -94,8 +94,8 @@ class GraphBuilder:
         opdef = get_op(name)
         if opdef.group is Group.ELEMENTWISE and opdef.arity == 2:
 
-            def binary(a: Value, b: Value) -> Value:
-                return self.op(name, *self.align(a, b))
+            def binary(a: Value, b: Value, **attrs: Any) -> Value:
+                return self.op(name, *self.align(a, b), **attrs)
 
             return binary
         return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
