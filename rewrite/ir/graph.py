@@ -234,19 +234,29 @@ class Graph:
                 remaining[v.node] += 1
         for v in self.outputs:
             remaining[v.node] += 1
+        # the run's float precision: float64 when float64 tensors are given (a high-precision
+        # reference), so a cast from int/bool to "float32" does not mix precisions downstream
+        fdt = (
+            torch.float64
+            if any(t.dtype == torch.float64 for t in (*inputs.values(), *self.weights.values()))
+            else torch.float32
+        )
         with torch.no_grad():
             for n in self:
                 if n.op == "input":
                     t = inputs[n.attrs["name"]]
                     if tuple(t.shape) != n.shape:
                         raise GraphError(f"input '{n.attrs['name']}' has shape {tuple(t.shape)}, expected {n.shape}")
-                    if t.dtype != TORCH_DTYPE[n.dtype]:
+                    # a float32 input may be given in float64 (a high-precision reference); ints and bools exactly
+                    if t.dtype != TORCH_DTYPE[n.dtype] and not (n.dtype == FLOAT32 and t.is_floating_point()):
                         raise GraphError(f"input '{n.attrs['name']}' has dtype {t.dtype}, expected {n.dtype}")
                     outs = [t]
                 elif n.op == "weight":
                     outs = [self.weights[n.attrs["name"]]]
                 else:
                     outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
+                    if n.op == "cast" and n.attrs["dtype"] == FLOAT32:
+                        outs = [outs[0].to(fdt)]
                 for i, t in enumerate(outs):
                     env[Value(n.id, i)] = t
                 for v in n.inputs:  # free what no later node reads

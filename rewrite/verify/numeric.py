@@ -42,9 +42,9 @@ def compare(a: torch.Tensor, b: torch.Tensor, rtol: float = REL_TOL) -> Comparis
         return Comparison(False, math.inf, math.inf, f"shape {tuple(b.shape)} != {tuple(a.shape)}")
     if a.numel() == 0:
         return Comparison(True, 0.0, 0.0)
-    if a.dtype != b.dtype:
+    if a.is_floating_point() != b.is_floating_point() or (not a.is_floating_point() and a.dtype != b.dtype):
         return Comparison(False, math.inf, math.inf, f"dtype {b.dtype} != {a.dtype}")
-    if a.dtype in (torch.int64, torch.bool):  # indices and masks: exact
+    if not a.is_floating_point():  # indices and masks: exact
         bad = int((a != b).sum())
         return Comparison(bad == 0, float(bad > 0), float(bad > 0), f"{bad} {a.dtype} value(s) differ" if bad else "")
     a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
