@@ -220,6 +220,33 @@ def test_gpt2_style_block_imports_optimizes_verifies_and_compiles():
     torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)
 
 
+class _Rotary(nn.Module):
+    """cos/sin tables computed from a buffer (LLaMA's rotary embedding): evaluated at import."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = torch.arange(x.shape[1]).float()[:, None] @ self.inv_freq[None, :]
+        emb = torch.cat((f, f), dim=-1)
+        return x * emb.cos() + x * emb.sin()
+
+
+def test_ops_without_entries_on_buffers_are_evaluated_at_import():
+    m, x = _Rotary(), torch.randn(2, 5, 8)
+    g = from_torch(m, (x,))
+    assert not {"cos", "sin"} & {n.op for n in g}
+    torch.testing.assert_close(g.run([x])[0], m(x))
+    with pytest.raises(FrontendError, match="cos"):  # on a run-time value it still fails, by name
+        from_torch(_CosOfInput(), (x,))
+
+
+class _CosOfInput(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cos(x)
+
+
 class _Half(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x * 2
@@ -240,8 +267,9 @@ def _hf(name: str):
     if name == "gpt2":
         cfg = transformers.GPT2Config(vocab_size=1000, n_embd=64, n_layer=2, n_head=4, n_positions=64)
         cls = transformers.GPT2Model
-    elif name == "bert":
-        cfg = transformers.BertConfig(num_hidden_layers=2, max_position_embeddings=64, **common)
+    elif name.startswith("bert"):
+        act = {"bert": "gelu", "bert-tanh-gelu": "gelu_pytorch_tanh"}[name]
+        cfg = transformers.BertConfig(num_hidden_layers=2, max_position_embeddings=64, hidden_act=act, **common)
         cls = transformers.BertModel
     else:
         cfg = transformers.LlamaConfig(num_hidden_layers=2, num_key_value_heads=2, max_position_embeddings=64, **common)
@@ -252,15 +280,27 @@ def _hf(name: str):
     return cls(cfg).eval()
 
 
+_BLOCKED = {  # float ops another branch adds (erf GELU; mean over the last axis for RMSNorm)
+    "bert": "exact-erf GELU: no erf op in the registry",
+    "llama": "RMSNorm's mean over the last axis: no such reduction in the registry",
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["gpt2", "bert", "llama"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(raises=FrontendError, reason=_BLOCKED[n])) if n in _BLOCKED else n
+        for n in ("gpt2", "bert-tanh-gelu", "bert", "llama")
+    ],
+)
 def test_transformers_small_models_import_and_compile(name):
     m = _hf(name)
     ids = torch.randint(0, 1000, (1, 16))
-    ref = m(input_ids=ids, use_cache=False).last_hidden_state if name != "bert" else m(input_ids=ids)[0]
+    ref = m(input_ids=ids)[0]
     g = from_torch(m, (ids,))
-    outs = g.run([ids])
-    assert compare(ref, outs[0]).close
+    assert g.inputs[0].dtype == "int64" and "embedding" in {n.op for n in g}
+    assert compare(ref, g.run([ids])[0]).close
     got = compile_graph(g)([ids])[0]
     err = ((got - ref).abs().max() / ref.abs().max()).item()
     assert err <= 1e-4, err

@@ -103,6 +103,9 @@ ATEN.update(
         aten.bitwise_not.default: ("a_logical_not", "logical_not"),
         **{k: ("a_logical", v) for k, v in _LOGIC_OF.items()},
         aten.scaled_dot_product_attention.default: ("a_sdpa", "matmul, smul, masked_fill|add, softmax"),
+        # a run-time dtype/device assertion (transformers' ``.to(device)``): ``check`` already pins
+        # every imported value's dtype and shape to torch's, so it computes nothing
+        aten._assert_tensor_metadata.default: ("a_assert_metadata", "-"),
     }
 )
 _UNARY = {
@@ -245,9 +248,11 @@ class AtenConverters(_ModuleConverters):
             return v
         if exponent == 2:  # torch computes x ** 2 as x * x
             return self.b.mul(v, v)
+        if exponent == 3:  # and x ** 3 as x * x * x (GPT-2's tanh-GELU)
+            return self.b.mul(self.b.mul(v, v), v)
         if exponent == -0.5:  # and x ** -0.5 as rsqrt(x)
             return self.b.rsqrt(v)
-        raise _Unsupported(f"power {exponent!r} (only 1, 2 and -0.5 are expressible)")
+        raise _Unsupported(f"power {exponent!r} (only 1, 2, 3 and -0.5 are expressible)")
 
     def scalar_of(self, v: Any) -> float | None:
         """A Python number, or a one-element float32 constant tensor, as a float."""
@@ -371,6 +376,9 @@ class AtenConverters(_ModuleConverters):
         return "node" if self.node is None else str(self.node.name)
 
     # ------------------------------------------------------------ indexing, comparison, selection
+    def a_assert_metadata(self, *args: Any, **kw: Any) -> None:
+        return None
+
     def a_embedding(self, weight: Any, indices: Any, *rest: Any) -> Value:
         return self.b.embedding(self.tensor(weight), self.tensor(indices))
 

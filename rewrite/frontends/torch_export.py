@@ -39,7 +39,7 @@ from rewrite.frontends import torch_fx
 from rewrite.frontends.aten import ATEN, AtenConverters, NotComputed
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.builder import GraphBuilder
-from rewrite.ir.dtypes import dtype_name
+from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Graph, Value
 
@@ -250,6 +250,13 @@ class _ExportImporter(AtenConverters):
         ):
             return self.fold(node, args, kwargs)
         row = ATEN.get(node.target)
+        if row is None and not any(isinstance(a, (_IntInput, NotComputed)) for a in leaves):
+            # an op eqsat has no entry for, on parameters and buffers only (LLaMA's rotary cos/sin
+            # tables): nothing a run could change, so torch evaluates it at import
+            const = self.b.graph.weight_only()
+            if all(a.node in const for a in leaves if isinstance(a, Value)):
+                args, kwargs = pytree.tree_map(self.evaluate, (args, kwargs))
+                return self.fold(node, args, kwargs)
         if row is None:
             raise self.fail(node, "no registry op computes it", unsupported=True)
         try:
@@ -258,6 +265,18 @@ class _ExportImporter(AtenConverters):
             raise self.fail(node, str(e)) from None
         self.check(node, result)
         return result
+
+    def evaluate(self, a: Any) -> Any:
+        """A weight-only graph value as the tensor it always equals (other leaves unchanged)."""
+        if not isinstance(a, Value):
+            return a
+        g = self.b.graph
+        sub = Graph(dict(g.nodes), g.weights, [a], g.name).pruned()
+        t = sub.run({n.attrs["name"]: torch.zeros(n.shape, dtype=TORCH_DTYPE[n.dtype]) for n in sub.inputs})[0]
+        self.keep_alive.append(t)
+        self.derived.add(id(t))
+        self.param_names[id(t)] = f"const.{self.node_name()}"
+        return t
 
     def fold(self, node: torch.fx.Node, args: Any, kwargs: Any) -> Any:
         """Evaluate a node whose inputs are all constants with torch itself."""
