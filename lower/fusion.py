@@ -49,7 +49,7 @@ from lower.ir import (
     stores_of,
     substitute,
 )
-from lower.ops_to_loops import GemmInfo, LowerCtx, Namer, lower_node
+from lower.ops_to_loops import LOOP_DTYPE, GemmInfo, LowerCtx, Namer, lower_node
 from lower.schedule import Schedule, inline_stage
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Node, Value
@@ -323,7 +323,7 @@ def build_kernel(
 
     def buf(v: Value) -> Buffer:
         if v not in bufs:
-            bufs[v] = Buffer(namer.name(value_name(graph, v)), graph.shape_of(v))
+            bufs[v] = Buffer(namer.name(value_name(graph, v)), graph.shape_of(v), LOOP_DTYPE[graph.dtype_of(v)])
         return bufs[v]
 
     consts: dict[str, torch.Tensor] = {}

@@ -55,6 +55,7 @@ from lower.ir import (
 )
 from lower.schedule import schedule_kernel
 from lower.target import backend_of, parse_target
+from rewrite.ir.dtypes import ITEMSIZE, TORCH_DTYPE
 from rewrite.ir.errors import InputError
 from rewrite.ir.graph import Graph, GraphError, Value
 from rewrite.ir.ops import OPS
@@ -148,7 +149,7 @@ class CompiledGraph:
                 else:
                     outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
                 for i, t in enumerate(outs):
-                    env[Value(n.id, i)] = t.detach().to(device, torch.float32).contiguous()
+                    env[Value(n.id, i)] = t.detach().to(device, TORCH_DTYPE[n.dtype]).contiguous()
         return env
 
     def _plan_storage(self) -> None:
@@ -185,7 +186,13 @@ class CompiledGraph:
                     last[r] = k
         self._kinds = kinds
         # linear-scan arena assignment for temps
-        size = {q: _padded(scratch_size[q] if isinstance(q, tuple) else _numel(g.shape_of(q))) for q in first}
+        # sizes in float32 slots: an int64 value takes two per element, a bool one per four
+        size = {
+            q: _padded(
+                scratch_size[q] if isinstance(q, tuple) else -(-_numel(g.shape_of(q)) * ITEMSIZE[g.dtype_of(q)] // 4)
+            )
+            for q in first
+        }
         free: list[tuple[int, int]] = []  # (offset, length)
         top = 0
         offset: dict[Root, int] = {}
@@ -343,7 +350,7 @@ class CompiledGraph:
         old = self._recycle.get(r)
         if old is not None and sys.getrefcount(old) == 3 and _storage_uses(old) == _SOLE_USE:
             return old
-        t = torch.empty(self.graph.shape_of(r), dtype=torch.float32, device=self._device)
+        t = torch.empty(self.graph.shape_of(r), dtype=TORCH_DTYPE[self.graph.dtype_of(r)], device=self._device)
         if t.numel() >= RECYCLE_MIN:
             self._recycle[r] = t
         return t
@@ -351,7 +358,7 @@ class CompiledGraph:
     def expects(self) -> str:
         """What a call takes, for error messages: ``x: (9, 20) float32, y: (20,) float32``."""
         g = self.graph
-        return ", ".join(f"{n}: {g.shape_of(v)} float32" for n, v in self._input_values.items())
+        return ", ".join(f"{n}: {g.shape_of(v)} {g.dtype_of(v)}" for n, v in self._input_values.items())
 
     def _bind(self, inputs: Inputs) -> dict[Value, torch.Tensor]:
         """Each input value's tensor, checked (names, count, shapes, dtype, device) before any kernel runs."""
@@ -375,7 +382,7 @@ class CompiledGraph:
             raise InputError(f"{where}; got a {type(inputs).__name__}: pass a tensor, a list, or a dict by name")
         bound: dict[Value, torch.Tensor] = {}
         for name, v in self._input_values.items():
-            t = _as_tensor(given[name], f"input '{name}' of compiled graph '{g.name}'")
+            t = _as_tensor(given[name], f"input '{name}' of compiled graph '{g.name}'", g.dtype_of(v))
             shape = g.shape_of(v)
             if tuple(t.shape) != shape:
                 raise InputError(f"input '{name}' has shape {tuple(t.shape)}, expected {shape} ({self.expects()})")
@@ -434,18 +441,20 @@ def _is_numpy(x: object) -> bool:
     return type(x).__module__ == "numpy" and hasattr(x, "dtype")
 
 
-def _as_tensor(x: object, what: str) -> torch.Tensor:
-    """``x`` as a float32 torch tensor: a float32 tensor as is, a float32 numpy array shared (no copy);
-    anything else refused, never cast (a float64 input silently rounded would hide a caller's bug)."""
+def _as_tensor(x: object, what: str, dtype: str = "float32") -> torch.Tensor:
+    """``x`` as a torch tensor of the input's dtype (float32, int64 or bool): such a tensor as is, such a
+    numpy array shared (no copy); anything else refused, never cast (a float64 input silently rounded
+    would hide a caller's bug)."""
+    want = TORCH_DTYPE[dtype]
     if _is_numpy(x):
-        dtype = str(getattr(x, "dtype", "?"))
-        if dtype != "float32":
-            raise InputError(f"{what} is a numpy {dtype} array; expected float32 (convert with .astype('float32'))")
+        got = str(getattr(x, "dtype", "?"))
+        if got != dtype:
+            raise InputError(f"{what} is a numpy {got} array; expected {dtype} (convert with .astype('{dtype}'))")
         return torch.from_numpy(x)
     if not isinstance(x, torch.Tensor):
-        raise InputError(f"{what} is a {type(x).__name__}; expected a float32 torch.Tensor or numpy array")
-    if x.dtype != torch.float32:
-        raise InputError(f"{what} is {x.dtype}; expected torch.float32 (convert with .float())")
+        raise InputError(f"{what} is a {type(x).__name__}; expected a {dtype} torch.Tensor or numpy array")
+    if x.dtype != want:
+        raise InputError(f"{what} is {x.dtype}; expected {want}")
     return x
 
 

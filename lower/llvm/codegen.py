@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lower.ir import (
+    BOOL,
     F32,
     I64,
     Allocate,
@@ -97,6 +98,11 @@ class FunctionEmitter:
         if isinstance(e, Load):
             p = self.address(e.buf, e.idx)
             r = self.tmp("v")
+            if e.buf.dtype == BOOL:  # bools live in memory as bytes (torch.bool), i1 in registers
+                b = self.tmp("b")
+                self.emit(f"{b} = load i8, ptr {p}, align 1")
+                self.emit(f"{r} = trunc i8 {b} to i1")
+                return r
             self.emit(f"{r} = load {T.TYPES[e.buf.dtype]}, ptr {p}, align 4")
             return r
         if isinstance(e, Bin):
@@ -122,6 +128,12 @@ class FunctionEmitter:
                 self.emit(f"{r} = fptosi float {a} to i64")
             elif e.a.dtype == e.to:
                 return a
+            elif e.a.dtype == BOOL and e.to in (F32, I64):
+                self.emit(f"{r} = {'uitofp' if e.to == F32 else 'zext'} i1 {a} to {T.TYPES[e.to]}")
+            elif e.to == BOOL and e.a.dtype == F32:
+                self.emit(f"{r} = fcmp une float {a}, 0.0")
+            elif e.to == BOOL and e.a.dtype == I64:
+                self.emit(f"{r} = icmp ne i64 {a}, 0")
             else:
                 raise CodegenError(f"cannot cast {e.a.dtype} to {e.to}")
             return r
@@ -135,6 +147,8 @@ class FunctionEmitter:
         r = self.tmp()
         if e.op in T.BOOL_OPS:
             self.emit(f"{r} = {T.BOOL_OPS[e.op]} i1 {a}, {b}")
+        elif e.op in ("==", "!=") and ta == BOOL:
+            self.emit(f"{r} = icmp {T.I64_CMP[e.op]} i1 {a}, {b}")
         elif e.op in T.I64_CMP and ta == I64:
             self.emit(f"{r} = icmp {T.I64_CMP[e.op]} i64 {a}, {b}")
         elif e.op in T.F32_CMP and ta == F32:
@@ -193,7 +207,7 @@ class FunctionEmitter:
             return base
         o = self.expr(off)
         p = self.tmp("p")
-        self.emit(f"{p} = getelementptr inbounds {T.TYPES[buf.dtype]}, ptr {base}, i64 {o}")
+        self.emit(f"{p} = getelementptr inbounds {T.MEM_TYPES[buf.dtype]}, ptr {base}, i64 {o}")
         return p
 
     # ------------------------------------------------------------ statements
@@ -207,7 +221,12 @@ class FunctionEmitter:
         elif isinstance(s, Store):
             v = self.expr(s.value)
             p = self.address(s.buf, s.idx)
-            self.emit(f"store {T.TYPES[s.buf.dtype]} {v}, ptr {p}, align 4")
+            if s.buf.dtype == BOOL:
+                b = self.tmp("b")
+                self.emit(f"{b} = zext i1 {v} to i8")
+                self.emit(f"store i8 {b}, ptr {p}, align 1")
+            else:
+                self.emit(f"store {T.TYPES[s.buf.dtype]} {v}, ptr {p}, align 4")
         elif isinstance(s, For):
             self.loop(s)
         elif isinstance(s, If):
@@ -216,7 +235,7 @@ class FunctionEmitter:
             if s.buf.name in self.ptrs:
                 raise CodegenError(f"buffer {s.buf.name} allocated twice")
             p = f"%l.{s.buf.name}"
-            self.allocas.append(f"{p} = alloca [{s.buf.size} x {T.TYPES[s.buf.dtype]}], align 64")
+            self.allocas.append(f"{p} = alloca [{s.buf.size} x {T.MEM_TYPES[s.buf.dtype]}], align 64")
             self.ptrs[s.buf.name] = p
             self.stmt(s.body)
         elif isinstance(s, Intrinsic):

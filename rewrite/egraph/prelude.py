@@ -74,6 +74,8 @@ def literal(kind: AttrKind, value: Any) -> str:
         return f"(vec-of {' '.join(str(int(v)) for v in vals)})" if vals else "(vec-empty)"
     if kind is AttrKind.FLOAT:
         f = float(value)
+        if np.isinf(f):  # egglog reads inf and -inf as f64 literals (a -inf mask fill)
+            return "inf" if f > 0 else "-inf"
         if not np.isfinite(f):
             raise ValueError(f"non-finite float attribute {f!r} cannot be encoded")
         text = np.format_float_positional(f, unique=True, trim="0")
@@ -93,6 +95,19 @@ def constructor_pattern(op: OpDef, out: str = "e") -> str:
     return f"(= {out} ({egg_name(op.name)} {attrs} {ins}))".replace("  ", " ").replace(" )", ")")
 
 
+def _dtype_rule(op: OpDef) -> str:
+    """The egglog rule giving ``(dtype e)`` from the op's dtype rule (rewrite/ir/dtypes.py)."""
+    rule = op.dtype_rule
+    if rule.out == "attr":
+        cond, val = "", "a_dtype"
+    elif rule.out == "T":
+        k = next(i for i, d in enumerate(rule.ins) if d == "T")
+        cond, val = f" (= d (dtype x{k}))", "d"
+    else:
+        cond, val = "", f'"{rule.out}"'
+    return f'(rule ({constructor_pattern(op)}{cond}) ((set (dtype e) {val})) :ruleset analysis :name "dtype-{op.name}")'
+
+
 def prelude() -> str:
     """Sorts, constructors, analysis functions and their rules, as egglog text."""
     lines = ["(sort IVec (Vec i64))", "(datatype T"]
@@ -105,6 +120,8 @@ def prelude() -> str:
     # No merge: two shapes for one e-class means an unsound rule, and egglog stops loudly.
     lines += [
         "(function shape (T) IVec :no-merge)",
+        # one dtype per e-class: a rule that equates an int or bool value with a float one stops loudly
+        "(function dtype (T) String :no-merge)",
         "(relation WeightOnly (T))",
         # weight order: the first/last original weight inside a concat of weights
         "(function wfirst (T) i64 :merge (min old new))",
@@ -127,6 +144,7 @@ def prelude() -> str:
             lines.append(
                 f'(rule ({head} {cond}) ((set (shape e) {result})) :ruleset analysis :name "shape-{op.name}-{k}")'
             )
+        lines.append(_dtype_rule(op))
         if op.name == "weight":
             lines.append(f'(rule ({constructor_pattern(op)}) ((WeightOnly e)) :ruleset analysis :name "const-weight")')
         elif n and op.name != "input":

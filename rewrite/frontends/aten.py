@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.torch_modules import _ModuleConverters, _Unsupported
+from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
 
 aten = torch.ops.aten
@@ -81,6 +82,32 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten.select.int: ("a_select", "slice, reshape"),
     operator.getitem: ("a_getitem", "-"),
 }
+# indexing, comparison, selection (and attention, decomposed into registry ops)
+_COMPARE = {"eq": aten.eq, "ne": aten.ne, "lt": aten.lt, "le": aten.le, "gt": aten.gt, "ge": aten.ge}
+_CMP_OF = {getattr(p, o): n for n, p in _COMPARE.items() for o in ("Tensor", "Scalar")}
+_LOGIC_OF = {
+    aten.logical_and.default: "logical_and",
+    aten.bitwise_and.Tensor: "logical_and",
+    aten.logical_or.default: "logical_or",
+    aten.bitwise_or.Tensor: "logical_or",
+}
+ATEN.update(
+    {
+        aten.embedding.default: ("a_embedding", "embedding"),
+        aten.index_select.default: ("a_index_select", "index_select"),
+        aten.gather.default: ("a_gather", "gather"),
+        **{k: ("a_compare", v) for k, v in _CMP_OF.items()},
+        aten.where.self: ("a_where", "where"),
+        aten.masked_fill.Scalar: ("a_masked_fill", "masked_fill"),
+        aten.logical_not.default: ("a_logical_not", "logical_not"),
+        aten.bitwise_not.default: ("a_logical_not", "logical_not"),
+        **{k: ("a_logical", v) for k, v in _LOGIC_OF.items()},
+        aten.scaled_dot_product_attention.default: ("a_sdpa", "matmul, smul, masked_fill|add, softmax"),
+        # a run-time dtype/device assertion (transformers' ``.to(device)``): ``check`` already pins
+        # every imported value's dtype and shape to torch's, so it computes nothing
+        aten._assert_tensor_metadata.default: ("a_assert_metadata", "-"),
+    }
+)
 _UNARY = {
     aten.relu.default: "relu",
     aten.sigmoid.default: "sigmoid",
@@ -149,10 +176,14 @@ class AtenConverters(_ModuleConverters):
         return self.b.mul(v, ones)
 
     def a_copy(self, x: Any, *rest: Any, **kw: Any) -> Value:
+        v = self.tensor(x)
         dtype = kw.get("dtype")
-        if dtype not in (None, torch.float32):
-            raise _Unsupported(f"conversion to {dtype}; eqsat graphs are float32")
-        return self.tensor(x)
+        if dtype is None:
+            return v
+        name = dtype_name(dtype)
+        if name is None:
+            raise _Unsupported(f"conversion to {dtype}; eqsat takes float32, int64 and bool")
+        return v if name == self.b.graph.dtype_of(v) else self.b.cast(v, dtype=name)
 
     def a_cat(self, tensors: Sequence[Any], dim: int = 0) -> Value:
         xs = [self.tensor(t, "cat operand") for t in tensors]
@@ -217,9 +248,11 @@ class AtenConverters(_ModuleConverters):
             return v
         if exponent == 2:  # torch computes x ** 2 as x * x
             return self.b.mul(v, v)
+        if exponent == 3:  # and x ** 3 as x * x * x (GPT-2's tanh-GELU)
+            return self.b.mul(self.b.mul(v, v), v)
         if exponent == -0.5:  # and x ** -0.5 as rsqrt(x)
             return self.b.rsqrt(v)
-        raise _Unsupported(f"power {exponent!r} (only 1, 2 and -0.5 are expressible)")
+        raise _Unsupported(f"power {exponent!r} (only 1, 2, 3 and -0.5 are expressible)")
 
     def scalar_of(self, v: Any) -> float | None:
         """A Python number, or a one-element float32 constant tensor, as a float."""
@@ -341,3 +374,87 @@ class AtenConverters(_ModuleConverters):
 
     def node_name(self) -> str:
         return "node" if self.node is None else str(self.node.name)
+
+    # ------------------------------------------------------------ indexing, comparison, selection
+    def a_assert_metadata(self, *args: Any, **kw: Any) -> None:
+        return None
+
+    def a_embedding(self, weight: Any, indices: Any, *rest: Any) -> Value:
+        return self.b.embedding(self.tensor(weight), self.tensor(indices))
+
+    def a_index_select(self, x: Any, dim: int, index: Any) -> Value:
+        v = self.tensor(x)
+        return self.b.index_select(v, self.tensor(index), axis=self.axis(dim, len(self.shape(v))))
+
+    def a_gather(self, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Value:
+        v = self.tensor(x)
+        return self.b.gather(v, self.tensor(index), axis=self.axis(dim, len(self.shape(v))))
+
+    def scalar_like(self, s: Any, like: Value) -> Value:
+        """A Python number as a one-element constant of ``like``'s dtype and rank (exactly, or refused)."""
+        dtype = self.b.graph.dtype_of(like)
+        t = torch.tensor(s, dtype=TORCH_DTYPE[dtype])
+        if float(t.item()) != float(s):
+            raise _Unsupported(f"scalar {s!r} is not exactly a {dtype}")
+        r = len(self.shape(like))
+        return self.const(("scalar", dtype, s, r), f"const.{self.node_name()}", lambda: t.reshape((1,) * r))
+
+    def a_compare(self, a: Any, b: Any) -> Value:
+        x = self.tensor(a)
+        y = self.tensor(b) if isinstance(b, (Value, torch.Tensor)) else self.scalar_like(b, x)
+        return self.reshape(self.binary(_CMP_OF[self.current], x, y), self.out_shape())
+
+    def a_where(self, cond: Any, x: Any, y: Any) -> Value:
+        c, a, b = self.tensor(cond), self.tensor(x), self.tensor(y)
+        r = len(self.out_shape())
+        c, a, b = (self.reshape(v, (1,) * (r - len(self.shape(v))) + self.shape(v)) for v in (c, a, b))
+        return self.b.where(c, a, b)
+
+    def a_masked_fill(self, x: Any, mask: Any, value: Any) -> Value:
+        v = self.scalar_of(value)
+        if v is None:
+            raise _Unsupported(f"masked_fill with a non-constant value {value!r}")
+        return self.reshape(self.b.masked_fill(self.tensor(x), self.tensor(mask), value=v), self.out_shape())
+
+    def a_logical_not(self, x: Any) -> Value:
+        v = self.tensor(x)
+        if self.b.graph.dtype_of(v) != "bool":
+            raise _Unsupported("bitwise/logical not of a non-bool tensor")
+        return self.b.logical_not(v)
+
+    def a_logical(self, a: Any, b: Any) -> Value:
+        return self.reshape(self.binary(_LOGIC_OF[self.current], self.tensor(a), self.tensor(b)), self.out_shape())
+
+    def a_sdpa(
+        self,
+        q: Any,
+        k: Any,
+        v: Any,
+        attn_mask: Any = None,
+        dropout_p: float = 0.0,
+        is_causal: bool = False,
+        scale: float | None = None,
+        enable_gqa: bool = False,
+    ) -> Value:
+        """softmax(q @ k^T * scale + mask) @ v, from registry ops (a bool mask fills -inf where false)."""
+        if dropout_p:
+            raise _Unsupported(f"attention with dropout_p={dropout_p}")
+        Q, K, V = self.tensor(q), self.tensor(k), self.tensor(v)
+        sq, sk = self.shape(Q), self.shape(K)
+        if enable_gqa or sq[:-2] != sk[:-2]:
+            raise _Unsupported("attention with grouped or broadcast key/value heads")
+        r = len(sq)
+        perm = tuple(range(r - 2)) + (r - 1, r - 2)
+        s = self.b.matmul(Q, self.b.transpose(K, perm=perm))
+        s = self.b.smul(s, scalar=float(scale if scale is not None else sq[-1] ** -0.5))
+        L, S = sq[-2], sk[-2]
+        if is_causal:
+            keep = self.const(("causal", L, S), "const.causal", lambda: torch.ones(L, S, dtype=torch.bool).tril())
+            s = self.b.masked_fill(s, self.b.logical_not(keep), value=float("-inf"))
+        if attn_mask is not None:
+            m = self.tensor(attn_mask, "attn_mask")
+            if self.b.graph.dtype_of(m) == "bool":
+                s = self.b.masked_fill(s, self.b.logical_not(m), value=float("-inf"))
+            else:
+                s = self.b.add(s, m)
+        return self.b.matmul(self.b.softmax(s, axis=r - 1), V)

@@ -40,6 +40,7 @@ from rewrite.frontends import torch_fx
 from rewrite.frontends.aten import ATEN, AtenConverters, NotComputed
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Graph, Value
 
@@ -178,7 +179,10 @@ class _ExportImporter(AtenConverters):
         if isinstance(v, torch.Tensor):
             return self.constant(v)
         if isinstance(v, _IntInput):
-            raise _Unsupported(f"reads input '{v.name}' of dtype {v.dtype}; eqsat graphs are float32")
+            raise _Unsupported(
+                f"reads input '{v.name}' of dtype {v.dtype}; eqsat takes float32, int64 and bool inputs "
+                "(convert it before export)"
+            )
         if isinstance(v, NotComputed):
             raise _Unsupported(f"reads {v.what}, which eqsat does not compute")
         raise _Unsupported(f"{what} must be a tensor, got {type(v).__name__} {v!r}")
@@ -188,7 +192,7 @@ class _ExportImporter(AtenConverters):
         key = ("param", id(t))
         if key not in self.cache:
             name = self.param_names.get(id(t), f"const.{self.node_name()}")
-            if t.dtype != torch.float32:  # torch promotes it to float32 in this op: only if exact
+            if t.dtype not in (torch.float32, torch.int64, torch.bool):  # promoted to float32: only if exact
                 f = t.to(torch.float32)
                 if not torch.equal(f.to(t.dtype), t):
                     raise _Unsupported(f"constant of dtype {t.dtype} is not exactly representable in float32")
@@ -238,9 +242,10 @@ class _ExportImporter(AtenConverters):
         if not isinstance(val, torch.Tensor):  # a Python number: export specialised it
             return val
         names.append(node.name)
-        if val.dtype != torch.float32:
+        dtype = dtype_name(val.dtype)
+        if dtype is None:  # float16, bfloat16, float64, int32...: refused, never cast
             return _IntInput(node.name, val.dtype)
-        return self.b.input(node.name, tuple(int(d) for d in val.shape))
+        return self.b.input(node.name, tuple(int(d) for d in val.shape), dtype)
 
     def call(self, node: torch.fx.Node) -> Any:
         args, kwargs = self.arg(node.args), self.arg(node.kwargs)
@@ -250,6 +255,13 @@ class _ExportImporter(AtenConverters):
         ):
             return self.fold(node, args, kwargs)
         row = ATEN.get(node.target)
+        if row is None and not any(isinstance(a, (_IntInput, NotComputed)) for a in leaves):
+            # an op eqsat has no entry for, on parameters and buffers only (LLaMA's rotary cos/sin
+            # tables): nothing a run could change, so torch evaluates it at import
+            const = self.b.graph.weight_only()
+            if all(a.node in const for a in leaves if isinstance(a, Value)):
+                args, kwargs = pytree.tree_map(self.evaluate, (args, kwargs))
+                return self.fold(node, args, kwargs)
         if row is None:
             raise self.fail(node, "no registry op computes it", unsupported=True)
         try:
@@ -258,6 +270,18 @@ class _ExportImporter(AtenConverters):
             raise self.fail(node, str(e)) from None
         self.check(node, result)
         return result
+
+    def evaluate(self, a: Any) -> Any:
+        """A weight-only graph value as the tensor it always equals (other leaves unchanged)."""
+        if not isinstance(a, Value):
+            return a
+        g = self.b.graph
+        sub = Graph(dict(g.nodes), g.weights, [a], g.name).pruned()
+        t = sub.run({n.attrs["name"]: torch.zeros(n.shape, dtype=TORCH_DTYPE[n.dtype]) for n in sub.inputs})[0]
+        self.keep_alive.append(t)
+        self.derived.add(id(t))
+        self.param_names[id(t)] = f"const.{self.node_name()}"
+        return t
 
     def fold(self, node: torch.fx.Node, args: Any, kwargs: Any) -> Any:
         """Evaluate a node whose inputs are all constants with torch itself."""
@@ -297,8 +321,8 @@ class _ExportImporter(AtenConverters):
                 continue
             if not isinstance(v, torch.Tensor):
                 raise self.fail(node, "internal error: the importer made a tensor where torch did not")
-            if v.dtype != torch.float32:
-                raise self.fail(node, f"produces a {v.dtype} tensor; eqsat graphs are float32")
+            if dtype_name(v.dtype) != self.b.graph.dtype_of(r):
+                raise self.fail(node, f"produces a {v.dtype} tensor; the importer made {self.b.graph.dtype_of(r)}")
             if tuple(v.shape) != self.shape(r):
                 raise self.fail(node, f"internal error: imported shape {self.shape(r)} != torch's {tuple(v.shape)}")
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from rewrite.ir.dtypes import FLOAT32, TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Graph, GraphError, Value
 from rewrite.ir.ops import OPS, Group, Shape, get_op
 
@@ -31,16 +32,22 @@ class GraphBuilder:
     def shape(self, v: Value) -> Shape:
         return self.graph.shape_of(v)
 
-    def input(self, name: str, shape: Sequence[int]) -> Value:
+    def input(self, name: str, shape: Sequence[int], dtype: str = FLOAT32) -> Value:
         if any(n.attrs["name"] == name for n in self.graph.inputs):
             raise GraphError(f"input '{name}' is defined twice")
-        return self.op("input", name=name, shape=tuple(shape))
+        return self.op("input", name=name, shape=tuple(shape), dtype=dtype)
 
     def weight(self, name: str, tensor: torch.Tensor) -> Value:
+        """A constant: int64 and bool tensors keep their dtype; floating ones are stored as float32."""
         if name in self.graph.weights:
             raise GraphError(f"weight '{name}' is defined twice")
-        tensor = tensor.detach().to(torch.float32).contiguous()
-        v = self.op("weight", name=name, shape=tuple(tensor.shape))
+        dtype = dtype_name(tensor.dtype)
+        if dtype is None or dtype == FLOAT32:
+            if not tensor.is_floating_point():
+                raise GraphError(f"weight '{name}' has dtype {tensor.dtype}; eqsat takes float32, int64 and bool")
+            dtype = FLOAT32
+        tensor = tensor.detach().to(TORCH_DTYPE[dtype]).contiguous()
+        v = self.op("weight", name=name, shape=tuple(tensor.shape), dtype=dtype)
         self.graph.weights[name] = tensor
         return v
 
@@ -87,8 +94,8 @@ class GraphBuilder:
         opdef = get_op(name)
         if opdef.group is Group.ELEMENTWISE and opdef.arity == 2:
 
-            def binary(a: Value, b: Value) -> Value:
-                return self.op(name, *self.align(a, b))
+            def binary(a: Value, b: Value, **attrs: Any) -> Value:
+                return self.op(name, *self.align(a, b), **attrs)
 
             return binary
         return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)

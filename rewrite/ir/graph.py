@@ -21,8 +21,12 @@ from typing import Any
 import networkx as nx
 import torch
 
+from rewrite.ir.dtypes import BOOL, FLOAT32, INT64, TORCH_DTYPE, DTypeError
 from rewrite.ir.errors import GraphError
 from rewrite.ir.ops import OPS, Group, Shape, ShapeError, get_op, norm_axis
+
+# ops whose int64 operand (slot 1) indexes operand 0: (op, axis of operand 0 it indexes)
+_INDEX_SLOT = {"embedding", "index_select", "gather"}
 
 
 @dataclass(frozen=True, order=True)
@@ -41,10 +45,15 @@ class Node:
     attrs: Mapping[str, Any]
     shapes: tuple[Shape, ...]
     origin: str = ""  # where the node came from (source op, file:line), for messages
+    dtypes: tuple[str, ...] = ()  # one per output; empty reads as float32 (rewrite/ir/dtypes.py)
 
     @property
     def shape(self) -> Shape:
         return self.shapes[0]
+
+    @property
+    def dtype(self) -> str:
+        return self.dtypes[0] if self.dtypes else FLOAT32
 
     def describe(self) -> str:
         where = f" from {self.origin}" if self.origin else ""
@@ -73,10 +82,16 @@ class Graph:
         except TypeError as e:
             raise GraphError(f"{e}{where}") from None
         in_shapes = []
+        in_dtypes = []
         for v in inputs:
             if v.node not in self.nodes or v.index >= len(self.nodes[v.node].shapes):
                 raise GraphError(f"op '{op}'{where}: input {v} does not exist in this graph")
             in_shapes.append(self.nodes[v.node].shapes[v.index])
+            in_dtypes.append(self.nodes[v.node].dtype)
+        try:
+            dtype = opdef.infer_dtype(in_dtypes, norm)
+        except DTypeError as e:
+            raise GraphError(f"{e}{where}") from None
         try:
             if "axis" in norm and in_shapes:  # one spelling per axis, so equal terms look equal
                 norm["axis"] = norm_axis(norm["axis"], len(in_shapes[0]))
@@ -84,7 +99,7 @@ class Graph:
         except ShapeError as e:
             raise ShapeError(f"{e}{where}") from None
         nid = max(self.nodes, default=-1) + 1
-        node = Node(nid, op, tuple(inputs), norm, tuple(shapes), origin)
+        node = Node(nid, op, tuple(inputs), norm, tuple(shapes), origin, (dtype,) * len(shapes))
         self.nodes[nid] = node
         return node
 
@@ -94,6 +109,9 @@ class Graph:
 
     def shape_of(self, v: Value) -> Shape:
         return self.nodes[v.node].shapes[v.index]
+
+    def dtype_of(self, v: Value) -> str:
+        return self.nodes[v.node].dtype
 
     @property
     def inputs(self) -> list[Node]:
@@ -140,12 +158,21 @@ class Graph:
             shapes = opdef.infer([self.shape_of(v) for v in n.inputs], n.attrs)
             if tuple(shapes) != n.shapes:
                 raise GraphError(f"{n.describe()}: recorded shapes {n.shapes} != inferred {shapes}")
+            try:
+                dtype = opdef.infer_dtype([self.dtype_of(v) for v in n.inputs], n.attrs)
+            except DTypeError as e:
+                raise GraphError(f"{n.describe()}: {e}") from None
+            if dtype != n.dtype:
+                raise GraphError(f"{n.describe()}: recorded dtype {n.dtype} != inferred {dtype}")
             if n.op == "weight":
                 w = self.weights.get(n.attrs["name"])
                 if w is None:
                     raise GraphError(f"{n.describe()}: weight '{n.attrs['name']}' has no tensor")
                 if tuple(w.shape) != n.shape:
                     raise GraphError(f"{n.describe()}: weight tensor shape {tuple(w.shape)} != {n.shape}")
+                # float64 stands in for float32 in high-precision reference graphs (as for inputs in run)
+                if w.dtype != TORCH_DTYPE[n.dtype] and not (n.dtype == FLOAT32 and w.dtype == torch.float64):
+                    raise GraphError(f"{n.describe()}: weight tensor dtype {w.dtype} != {n.dtype}")
             seen.add(n.id)
         if not self.outputs:
             raise GraphError(f"graph '{self.name}' has no outputs")
@@ -158,8 +185,38 @@ class Graph:
         return {n.attrs["name"]: n.shape for n in self.inputs}
 
     def random_inputs(self, seed: int = 0) -> dict[str, torch.Tensor]:
+        """Normal floats; int64 inputs in the range every index use of them allows; random bools."""
         gen = torch.Generator().manual_seed(seed)
-        return {k: torch.randn(s, generator=gen) for k, s in self.input_shapes().items()}
+        out = {}
+        for n in self.inputs:
+            s = n.shape
+            if n.dtype == INT64:
+                out[n.attrs["name"]] = torch.randint(0, self.index_bound(Value(n.id, 0)), s, generator=gen)
+            elif n.dtype == BOOL:
+                out[n.attrs["name"]] = torch.rand(s, generator=gen) < 0.5
+            else:
+                out[n.attrs["name"]] = torch.randn(s, generator=gen)
+        return out
+
+    def index_bound(self, v: Value, default: int = 4) -> int:
+        """The smallest size an int value indexes (through layout ops), ``default`` if it indexes nothing."""
+        users = self.users()
+        bound: int | None = None
+        stack, seen = [v.node], set()
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            for u in users[i]:
+                un = self.nodes[u]
+                if un.op in _INDEX_SLOT and len(un.inputs) > 1 and un.inputs[1].node == i:
+                    src = self.shape_of(un.inputs[0])
+                    size = src[0] if un.op == "embedding" else src[un.attrs["axis"]]
+                    bound = size if bound is None else min(bound, size)
+                elif OPS[un.op].group is Group.LAYOUT:
+                    stack.append(u)
+        return bound if bound is not None else default
 
     def run(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Execute with torch's reference semantics; returns one tensor per output."""
@@ -178,17 +235,29 @@ class Graph:
                 remaining[v.node] += 1
         for v in self.outputs:
             remaining[v.node] += 1
+        # the run's float precision: float64 when float64 tensors are given (a high-precision
+        # reference), so a cast from int/bool to "float32" does not mix precisions downstream
+        fdt = (
+            torch.float64
+            if any(t.dtype == torch.float64 for t in (*inputs.values(), *self.weights.values()))
+            else torch.float32
+        )
         with torch.no_grad():
             for n in self:
                 if n.op == "input":
                     t = inputs[n.attrs["name"]]
                     if tuple(t.shape) != n.shape:
                         raise GraphError(f"input '{n.attrs['name']}' has shape {tuple(t.shape)}, expected {n.shape}")
+                    # a float32 input may be given in float64 (a high-precision reference); ints and bools exactly
+                    if t.dtype != TORCH_DTYPE[n.dtype] and not (n.dtype == FLOAT32 and t.dtype == torch.float64):
+                        raise GraphError(f"input '{n.attrs['name']}' has dtype {t.dtype}, expected {n.dtype}")
                     outs = [t]
                 elif n.op == "weight":
                     outs = [self.weights[n.attrs["name"]]]
                 else:
                     outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
+                    if n.op == "cast" and n.attrs["dtype"] == FLOAT32:
+                        outs = [outs[0].to(fdt)]
                 for i, t in enumerate(outs):
                     env[Value(n.id, i)] = t
                 for v in n.inputs:  # free what no later node reads
@@ -227,7 +296,13 @@ class Graph:
         out = Graph(name=self.name)
         for n in keep:
             nn_ = Node(
-                remap[n.id], n.op, tuple(Value(remap[v.node], v.index) for v in n.inputs), n.attrs, n.shapes, n.origin
+                remap[n.id],
+                n.op,
+                tuple(Value(remap[v.node], v.index) for v in n.inputs),
+                n.attrs,
+                n.shapes,
+                n.origin,
+                n.dtypes,
             )
             out.nodes[nn_.id] = nn_
         used = {n.attrs["name"] for n in keep if n.op == "weight"}
@@ -268,7 +343,9 @@ class Graph:
                         for i, _ in enumerate(n.shapes):
                             name = f"folded.{n.id}.{i}"
                             out.weights[name] = env[Value(n.id, i)].contiguous()
-                            node = out.add("weight", [], {"name": name, "shape": n.shapes[i]}, origin=n.describe())
+                            node = out.add(
+                                "weight", [], {"name": name, "shape": n.shapes[i], "dtype": n.dtype}, n.describe()
+                            )
                             remap[Value(n.id, i)] = Value(node.id, 0)
                     elif n.op == "weight":
                         node = out.add("weight", [], n.attrs, n.origin)
@@ -299,7 +376,7 @@ class Graph:
         for n in self:
             args = ", ".join(f"%{v.node}" + (f".{v.index}" if v.index else "") for v in n.inputs)
             attrs = " ".join(f"{k}={v}" for k, v in n.attrs.items())
-            shapes = ", ".join(str(s) for s in n.shapes)
+            shapes = ", ".join(str(s) for s in n.shapes) + ("" if n.dtype == FLOAT32 else f" {n.dtype}")
             lines.append(f"%{n.id} = {n.op}({args}) {attrs} -> {shapes}".replace("  ", " "))
         lines.append("return " + ", ".join(f"%{v.node}" + (f".{v.index}" if v.index else "") for v in self.outputs))
         return "\n".join(lines)

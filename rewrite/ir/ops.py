@@ -27,20 +27,25 @@ it goes through import, saturation, extraction, the rule checker and lowering.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from rewrite.ir.dtypes import ANY_SAME, BOOL, COMPARE, DTYPES, FLOAT, FLOAT32, INT64, DTypeError, DTypeRule
 from rewrite.ir.errors import ShapeError
 from rewrite.ir.shapes import (
     Attrs,
     Broadcast,
+    Broadcast3,
     Concat,
     Conv2d,
+    Embedding,
+    Gather,
     GlobalPool2d,
+    IndexSelect,
     Linear,
     MatMul,
     Pad2d,
@@ -91,6 +96,7 @@ class Group(str, Enum):
     LAYOUT = "layout"
     POOLING = "pooling"
     NORMALIZATION = "normalization"
+    INDEXING = "indexing"  # reads one operand at positions given by an int64 operand
 
 
 class CostClass(str, Enum):
@@ -189,6 +195,7 @@ class OpDef:
     packed_operand: int | None = None
     torch_functions: tuple[Any, ...] = ()
     torch_methods: tuple[str, ...] = ()
+    dtype_rule: DTypeRule = FLOAT  # input and output dtypes (rewrite/ir/dtypes.py)
 
     def __post_init__(self) -> None:
         if self.cost_class is None:
@@ -233,6 +240,13 @@ class OpDef:
         except ShapeError as e:
             raise ShapeError(f"op '{self.name}': {e} (inputs {list(in_shapes)}, attrs {dict(attrs)})") from None
 
+    def infer_dtype(self, in_dtypes: Sequence[str], attrs: Attrs) -> str:
+        """The output dtype (every output of a multi-output op has it). Raises DTypeError naming this op."""
+        try:
+            return self.dtype_rule.infer(in_dtypes, attrs)
+        except DTypeError as e:
+            raise DTypeError(f"op '{self.name}': {e}") from None
+
 
 OPS: dict[str, OpDef] = {}
 _BUILTIN: set[str] = set()
@@ -267,10 +281,15 @@ for _name in ("input", "weight"):
             _name,
             Group.SOURCE,
             0,
-            (AttrSpec("name", AttrKind.STR), AttrSpec("shape", AttrKind.INTS)),
+            (
+                AttrSpec("name", AttrKind.STR),
+                AttrSpec("shape", AttrKind.INTS),
+                AttrSpec("dtype", AttrKind.STR, FLOAT32, choices=DTYPES),
+            ),
             Source(),
             _no_ref,
             doc=f"a graph {_name}, bound by name",
+            dtype_rule=DTypeRule((), "attr"),
         )
     )
 
@@ -652,3 +671,143 @@ def get_op(name: str) -> OpDef:
         return OPS[name]
     except KeyError:
         raise KeyError(f"unknown op '{name}'; known ops: {', '.join(sorted(OPS))}") from None
+
+
+# ---------------------------------------------------------------- indexing, comparison, selection
+# Integer and boolean values (token ids, masks) flow only through these ops and the layout
+# ops (dtype ANY_SAME below); every other op takes and gives float32 (rewrite/ir/dtypes.py).
+# An index out of range is an error in torch; the compiled kernels clamp it into range
+# (never read outside a buffer), so only valid indices are compared.
+_TORCH_DT = {"float32": torch.float32, "int64": torch.int64, "bool": torch.bool}
+for _name in ("transpose", "reshape", "concat", "split", "slice", "identity"):
+    OPS[_name] = replace(OPS[_name], dtype_rule=ANY_SAME)
+
+_register(
+    OpDef(
+        "embedding",
+        Group.INDEXING,
+        2,
+        (),
+        Embedding(),
+        lambda xs, a: [F.embedding(xs[1], xs[0])],
+        doc="rows of a table [V, D] picked by int64 ids: inputs table, ids; output ids.shape + [D]",
+        dtype_rule=DTypeRule((FLOAT32, INT64), FLOAT32),
+    )
+)
+_register(
+    OpDef(
+        "index_select",
+        Group.INDEXING,
+        2,
+        (AttrSpec("axis", AttrKind.INT),),
+        IndexSelect(),
+        lambda xs, a: [torch.index_select(xs[0], a["axis"], xs[1])],
+        doc="entries along axis picked by a rank-1 int64 index",
+        dtype_rule=DTypeRule(("T", INT64), "T"),
+    )
+)
+_register(
+    OpDef(
+        "gather",
+        Group.INDEXING,
+        2,
+        (AttrSpec("axis", AttrKind.INT),),
+        Gather(),
+        lambda xs, a: [torch.gather(xs[0], a["axis"], xs[1])],
+        doc="torch.gather: out[i..] = x[i.. with index[i..] along axis]",
+        dtype_rule=DTypeRule(("T", INT64), "T"),
+    )
+)
+
+_COMPARE: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
+}
+for _name, _cfn in _COMPARE.items():
+    _register(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            2,
+            (),
+            Broadcast(),
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_cfn),
+            _ew_flops(1),
+            commutative=_name in ("eq", "ne"),
+            doc=f"elementwise comparison {_name} (float32 or int64 operands) giving bool",
+            dtype_rule=COMPARE,
+        )
+    )
+
+_register(
+    OpDef(
+        "where",
+        Group.ELEMENTWISE,
+        3,
+        (),
+        Broadcast3(),
+        lambda xs, a: [torch.where(xs[0], xs[1], xs[2])],
+        _ew_flops(1),
+        doc="cond ? x : y elementwise, with broadcasting (equal ranks)",
+        dtype_rule=DTypeRule((BOOL, "T", "T"), "T"),
+    )
+)
+_register(
+    OpDef(
+        "masked_fill",
+        Group.ELEMENTWISE,
+        2,
+        (AttrSpec("value", AttrKind.FLOAT),),
+        Broadcast(),
+        lambda xs, a: [torch.masked_fill(xs[0], xs[1], a["value"])],
+        _ew_flops(1),
+        doc="x where mask is false, value where it is true (value may be -inf)",
+        dtype_rule=DTypeRule((FLOAT32, BOOL), FLOAT32),
+    )
+)
+_register(
+    OpDef(
+        "logical_not",
+        Group.ELEMENTWISE,
+        1,
+        (),
+        Same(),
+        lambda xs, a: [torch.logical_not(xs[0])],
+        _ew_flops(1),
+        doc="elementwise not of a bool tensor",
+        dtype_rule=DTypeRule((BOOL,), BOOL),
+    )
+)
+for _name, _lfn in (("logical_and", torch.logical_and), ("logical_or", torch.logical_or)):
+    _register(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            2,
+            (),
+            Broadcast(),
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_lfn),
+            _ew_flops(1),
+            commutative=True,
+            doc=f"elementwise {_name[8:]} of bool tensors",
+            dtype_rule=DTypeRule((BOOL, BOOL), BOOL),
+        )
+    )
+_register(
+    OpDef(
+        "cast",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("dtype", AttrKind.STR, choices=DTYPES),),
+        Same(),
+        lambda xs, a: [xs[0].to(_TORCH_DT[a["dtype"]])],
+        _ew_flops(1),
+        doc="explicit dtype conversion (torch .to semantics: float to int truncates, nonzero is true)",
+        dtype_rule=DTypeRule(("T",), "attr"),
+    )
+)
+_BUILTIN.update(OPS)

@@ -42,10 +42,14 @@ MAX_RANK = 6  # rank-dependent egglog rules are generated for ranks 1..MAX_RANK
 __all__ = [
     "MAX_RANK",
     "Broadcast",
+    "Broadcast3",
     "Concat",
     "Conv2d",
     "DrawCtx",
+    "Embedding",
+    "Gather",
     "GlobalPool2d",
+    "IndexSelect",
     "Linear",
     "MatMul",
     "Pad2d",
@@ -716,3 +720,111 @@ class Pad2d(ShapeRule):
             ctx.dims.derived(lambda h: h + pads[0] + pads[1], x[-2]),
             ctx.dims.derived(lambda w: w + pads[2] + pads[3], x[-1]),
         ]
+
+
+# ------------------------------------------------------------------ indexing, comparison, selection
+
+
+@dataclass(frozen=True)
+class Embedding(ShapeRule):
+    """Rows of a table [V, D] picked by an index tensor: output ``ids.shape + (D,)``."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        table, ids = ins
+        need(len(table) == 2, f"embedding table must be [V, D], got {table}")
+        need(len(ids) + 1 <= MAX_RANK, f"indices of rank {len(ids)} are too many")
+        return [ids + (table[1],)]
+
+    def egg_cases(self) -> list[EggCase]:
+        return [
+            (
+                f"(= (vec-length s0) 2) (= (vec-length s1) {r})",
+                f"(vec-of {' '.join(_vg('s1', i) for i in range(r))} {_vg('s0', 1)})",
+            )
+            for r in range(1, MAX_RANK)
+        ]
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        ctx.ranks.fix(ins[0], 2)
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        return list(ins[1]) + [ins[0][1]]
+
+
+@dataclass(frozen=True)
+class IndexSelect(ShapeRule):
+    """Entries of input 0 along ``axis`` picked by a rank-1 index: that axis becomes the index's length."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        x, idx = ins
+        ax = norm_axis(a["axis"], len(x))
+        need(len(idx) == 1, f"index must be rank 1, got {idx}")
+        return [x[:ax] + idx + x[ax + 1 :]]
+
+    def egg_cases(self) -> list[EggCase]:
+        return [("(= (vec-length s1) 1)", f"(vec-set s0 a_axis {_vg('s1', 0)})")]
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        ctx.ranks.union(out, ins[0])
+        ctx.ranks.fix(ins[1], 1)
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        x = ins[0]
+        ax = ctx.axis(ctx.attr("axis", lambda: ctx.rng.randrange(len(x))), len(x))
+        return [ins[1][0] if d == ax else x[d] for d in range(len(x))]
+
+
+@dataclass(frozen=True)
+class Gather(ShapeRule):
+    """``torch.gather``: output shaped like the index (equal ranks, no larger than input 0 off ``axis``)."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        x, idx = ins
+        ax = norm_axis(a["axis"], len(x))
+        need(len(idx) == len(x), f"index rank {len(idx)} != input rank {len(x)}")
+        need(all(idx[d] <= x[d] for d in range(len(x)) if d != ax), f"index {idx} is larger than input {x}")
+        return [idx]
+
+    def egg_cases(self) -> list[EggCase]:
+        return [("(= (vec-length s0) (vec-length s1))", "s1")]
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        for k in ins:
+            ctx.ranks.union(out, k)
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        x, idx = ins
+        ax = ctx.axis(ctx.attr("axis", lambda: ctx.rng.randrange(len(x))), len(x))
+        for d in range(len(x)):
+            if d != ax:
+                ctx.dims.union(idx[d], x[d])
+        return list(idx)
+
+
+@dataclass(frozen=True)
+class Broadcast3(ShapeRule):
+    """Three inputs of equal rank, broadcast dimension by dimension (``where``)."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        return [broadcast(broadcast(ins[0], ins[1]), ins[2])]
+
+    def egg_cases(self) -> list[EggCase]:
+        return [
+            (
+                f"(= (vec-length s0) {r}) (= (vec-length s1) {r}) (= (vec-length s2) {r})",
+                "(vec-of "
+                + " ".join(f"(max {_vg('s0', i)} (max {_vg('s1', i)} {_vg('s2', i)}))" for i in range(r))
+                + ")",
+            )
+            for r in range(1, MAX_RANK + 1)
+        ]
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        for k in ins:
+            ctx.ranks.union(out, k)
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        a, b, c = ins
+        if not len(a) == len(b) == len(c):
+            ctx.reject("where operands need equal ranks")
+        return [ctx.bcast(ctx.bcast(x, y), z) for x, y, z in zip(a, b, c)]

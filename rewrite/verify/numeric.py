@@ -42,6 +42,11 @@ def compare(a: torch.Tensor, b: torch.Tensor, rtol: float = REL_TOL) -> Comparis
         return Comparison(False, math.inf, math.inf, f"shape {tuple(b.shape)} != {tuple(a.shape)}")
     if a.numel() == 0:
         return Comparison(True, 0.0, 0.0)
+    if a.is_floating_point() != b.is_floating_point() or (not a.is_floating_point() and a.dtype != b.dtype):
+        return Comparison(False, math.inf, math.inf, f"dtype {b.dtype} != {a.dtype}")
+    if not a.is_floating_point():  # indices and masks: exact
+        bad = int((a != b).sum())
+        return Comparison(bad == 0, float(bad > 0), float(bad > 0), f"{bad} {a.dtype} value(s) differ" if bad else "")
     a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
     fa, fb = torch.isfinite(a64), torch.isfinite(b64)
     same_pattern = bool(

@@ -26,6 +26,7 @@ from collections.abc import Callable
 import torch
 
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.dtypes import ANY_SAME, FLOAT
 from rewrite.ir.errors import GraphError, ShapeError
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS, Group
@@ -38,12 +39,17 @@ def _unary_elementwise() -> list[str]:
     return sorted(
         n
         for n, d in OPS.items()
-        if d.group is Group.ELEMENTWISE and d.arity == 1 and all(a.default is not None for a in d.attrs)
+        if d.group is Group.ELEMENTWISE
+        and d.arity == 1
+        and all(a.default is not None for a in d.attrs)
+        and d.dtype_rule in (FLOAT, ANY_SAME)
     )
 
 
 def _binary_elementwise() -> list[str]:
-    return sorted(n for n, d in OPS.items() if d.group is Group.ELEMENTWISE and d.arity == 2)
+    return sorted(
+        n for n, d in OPS.items() if d.group is Group.ELEMENTWISE and d.arity == 2 and d.dtype_rule in (FLOAT, ANY_SAME)
+    )
 
 
 class _Grower:
@@ -255,6 +261,47 @@ class _Grower:
         else:
             self.emit(self.b.layernorm(x, self.weight((s[-1],)), self.weight((s[-1],)), eps=1e-5))
 
+    def indexing(self) -> None:
+        """embedding / index_select / gather of a float value by an int64 input (valid indices drawn
+        by ``Graph.random_inputs``/``random_inputs`` below)."""
+        op = self.rng.choice(("embedding", "index_select", "gather"))
+        k = self.n_inputs
+        self.n_inputs += 1
+        if op == "embedding":
+            table = self.weight((self.rng.randint(2, 9), self.rng.randint(1, 6)))
+            ids = self.b.input(f"x{k}", self.shape(self.rng.choice((1, 2))), dtype="int64")
+            self.emit(self.b.embedding(table, ids))
+            return
+        x = self.pick_or_input(lambda s: True, self.shape)
+        sx = self.b.shape(x)
+        ax = self.rng.randrange(len(sx))
+        if op == "index_select":
+            idx = self.b.input(f"x{k}", (self.rng.randint(1, 5),), dtype="int64")
+        else:
+            idx = self.b.input(f"x{k}", tuple(self.rng.randint(1, d) for d in sx), dtype="int64")
+        self.emit(self.b.op(op, x, idx, axis=ax))
+
+    def select(self) -> None:
+        """A comparison feeding where / masked_fill (through logical ops and casts): bools stay inside."""
+        x = self.pick_or_input(lambda s: True, self.shape)
+        sx = self.b.shape(x)
+        cmp = self.rng.choice(("eq", "ne", "lt", "le", "gt", "ge"))
+        m = self.b.op(cmp, x, self.weight(tuple(1 if self.rng.random() < 0.5 else d for d in sx)))
+        r = self.rng.random()
+        if r < 0.2:
+            m = self.b.logical_not(m)
+        elif r < 0.4:
+            m = self.b.op(self.rng.choice(("logical_and", "logical_or")), m, self.b.op("gt", x, x))
+        elif r < 0.5:
+            m = self.b.cast(self.b.cast(m, dtype="int64"), dtype="bool")
+        choice = self.rng.random()
+        if choice < 0.4:
+            self.emit(self.b.where(m, x, self.weight(sx)))
+        elif choice < 0.8:
+            self.emit(self.b.masked_fill(x, m, value=self.rng.choice((0.0, -1e9, float("-inf")))))
+        else:
+            self.emit(self.b.cast(m, dtype="float32"))
+
     MOVES = (
         (unary, 4),
         (binary, 4),
@@ -267,6 +314,8 @@ class _Grower:
         (conv, 2),
         (pool, 1),
         (norm, 1),
+        (indexing, 2),
+        (select, 2),
     )
 
     def grow(self, moves: int) -> Graph:
@@ -314,7 +363,11 @@ def random_inputs(graph: Graph, seed: int, dtype: torch.dtype = torch.float64) -
     rng = random.Random(seed * 7919 + 13)
     gen = torch.Generator().manual_seed(seed * 31 + 7)
     out = {}
-    for name, shape in graph.input_shapes().items():
+    for n in graph.inputs:
+        name, shape = n.attrs["name"], n.shape
+        if n.dtype != "float32":  # indices in range, random masks
+            out[name] = graph.random_inputs(seed)[name]
+            continue
         t = torch.randn(shape, generator=gen, dtype=torch.float64)
         if rng.random() < 0.25:
             flat = t.view(-1)

@@ -1,0 +1,90 @@
+"""Element types of graph values, and each op's dtype rule.
+
+Three dtypes exist: ``float32`` (all compute), ``int64`` (indices: token ids,
+positions) and ``bool`` (masks).  Every value has exactly one; an op's
+:class:`DTypeRule` says which input dtypes it takes and what it produces, and
+``Graph.add`` checks it, so a float op never reads an int value and nothing is
+ever converted implicitly (``cast`` is the one explicit conversion).  Other
+torch dtypes (float16, bfloat16, float64, int32, ...) are refused at import.
+
+A rule's entries are a concrete dtype or the type variable ``"T"`` (every
+``T`` of one node is the same dtype, one of ``t_choices``); ``out`` may also
+be ``"attr"``: the node's ``dtype`` attribute (sources and ``cast``).
+
+    >>> COMPARE.infer(["int64", "int64"], {})
+    'bool'
+    >>> FLOAT.infer(["float32", "float32"], {})
+    'float32'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+FLOAT32, INT64, BOOL = "float32", "int64", "bool"
+DTYPES = (FLOAT32, INT64, BOOL)
+TORCH_DTYPE: dict[str, torch.dtype] = {FLOAT32: torch.float32, INT64: torch.int64, BOOL: torch.bool}
+ITEMSIZE = {FLOAT32: 4, INT64: 8, BOOL: 1}
+
+__all__ = [
+    "ANY_SAME",
+    "BOOL",
+    "COMPARE",
+    "DTYPES",
+    "FLOAT",
+    "FLOAT32",
+    "INT64",
+    "ITEMSIZE",
+    "TORCH_DTYPE",
+    "DTypeError",
+    "DTypeRule",
+    "dtype_name",
+]
+
+
+class DTypeError(ValueError):
+    """An op given inputs of dtypes it does not take (``Graph.add`` turns it into a ``GraphError``)."""
+
+
+def dtype_name(t: torch.dtype) -> str | None:
+    """The eqsat dtype of a torch dtype, or None when eqsat has no such dtype (never converted)."""
+    for k, v in TORCH_DTYPE.items():
+        if v == t:
+            return k
+    return None
+
+
+@dataclass(frozen=True)
+class DTypeRule:
+    ins: tuple[str, ...]  # per input; the last entry repeats for variadic ops
+    out: str  # a dtype, "T" or "attr"
+    t_choices: tuple[str, ...] = DTYPES
+
+    def infer(self, in_dtypes: Sequence[str], attrs: Mapping[str, Any]) -> str:
+        t: str | None = None
+        for k, d in enumerate(in_dtypes):
+            want = self.ins[min(k, len(self.ins) - 1)] if self.ins else None
+            if want == "T":
+                if t is None:
+                    if d not in self.t_choices:
+                        raise DTypeError(f"input {k} is {d}; it takes {' or '.join(self.t_choices)}")
+                    t = d
+                elif d != t:
+                    raise DTypeError(f"input {k} is {d} but an earlier operand is {t}; they must agree")
+            elif want is not None and d != want:
+                raise DTypeError(f"input {k} is {d}; it takes {want}")
+        if self.out == "attr":
+            return str(attrs["dtype"])
+        if self.out == "T":
+            assert t is not None, "a T output needs a T input"
+            return t
+        return self.out
+
+
+FLOAT = DTypeRule(("float32",), FLOAT32)  # the default: float in, float out
+ANY_SAME = DTypeRule(("T",), "T")  # layout ops: any dtype, kept
+COMPARE = DTypeRule(("T", "T"), BOOL, (FLOAT32, INT64))
