@@ -792,14 +792,18 @@ class Expand(ShapeRule):
         ctx.ranks.union(out, ins[0])
         ctx.rank_of_list_attr("shape", out)
 
+    late_attrs: ClassVar[tuple[str, ...]] = ("shape",)
+
     def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        """The rule checker draws no size-1 broadcast: the output takes the input's dims."""
         target = ctx.const_attr("shape")
-        if not isinstance(target, tuple):
-            ctx.reject("expand needs a literal target shape in a rule")
-        out = [ctx.dims.new(v) for v in target]
-        for d, o in zip(ins[0], out):
-            ctx.dims.union(d, o)  # the drawn input takes the target's dims (no size-1 broadcast drawn)
-        return out
+        if isinstance(target, tuple):
+            for d, v in zip(ins[0], target):
+                ctx.dims.fix(d, v)
+        return list(ins[0])
+
+    def draw_late(self, ctx: DrawCtx, name: str, shapes: list[Shape], target: list[int | None]) -> Any:
+        return tuple(t if t is not None else s for t, s in zip(target, shapes[0]))
 
 
 @dataclass(frozen=True)
