@@ -36,7 +36,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from rewrite.frontends import torch_fx
-from rewrite.frontends.aten import ATEN, AtenConverters, NotComputed
+from rewrite.frontends.aten import ATEN, KEEP_WHOLE, AtenConverters, NotComputed
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import FrontendError
@@ -107,7 +107,10 @@ def capture(
             graph, [n.attrs["name"] for n in graph.inputs], [f"[{i}]" for i in range(len(graph.outputs))], via="fx"
         )
     try:
-        ep = ep.run_decompositions()
+        table = torch.export.default_decompositions()
+        for op in KEEP_WHOLE:
+            table.pop(op, None)
+        ep = ep.run_decompositions(table)
     except Exception as e:
         raise FrontendError(f"decomposing {type(module).__name__} to core ATen failed: {type(e).__name__}: {e}") from e
     return _ExportImporter(ep, gname).convert()
