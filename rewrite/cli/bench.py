@@ -3,6 +3,7 @@
     eqsat bench --models nasrnn          # the Tensat table (the default suite)
     eqsat bench fidelity | kernels | e2e
     eqsat bench onnx-conformance [--json OUT]   # the onnx package's node tests through eqsat
+    eqsat bench zoo [--models a,b] [--json OUT]  # CNNs from their papers and transformers models, end to end
 
 Each suite parses the rest of the line itself (``eqsat bench e2e --help``).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench import e2e, fidelity, kernels, tensat_table
+from bench.zoo import run as zoo_run
 
 
 def _onnx_conformance(argv: list[str]) -> int:
@@ -26,6 +28,7 @@ SUITES: dict[str, Callable[[list[str]], int]] = {
     "kernels": kernels.main,
     "e2e": e2e.main,
     "onnx-conformance": _onnx_conformance,
+    "zoo": zoo_run.main,
 }
 DEFAULT = "tensat"
 
