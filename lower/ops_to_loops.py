@@ -37,6 +37,7 @@ from lower.ir import (
     Buffer,
     Cast,
     Expr,
+    FloatImm,
     For,
     IntImm,
     Select,
@@ -804,3 +805,265 @@ def lower_indexing(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lower
 def check_coverage() -> list[str]:
     """Registry ops (other than sources) without a lowering: should be empty."""
     return [op for op, d in OPS.items() if d.group is not Group.SOURCE and op not in LOWERINGS]
+
+
+# ============================================================== activations, reductions, norms, resize
+def _hardsig(x: Expr) -> Expr:
+    return emin(emax(x + const(3.0), 0.0), 6.0) / const(6.0)
+
+
+def _erfc_pos(z: Expr) -> Expr:
+    """erfc(z) for z >= 0 with relative error below 1.2e-7 (the Chebyshev fit of Numerical Recipes'
+    ``erfcc``), so GELU keeps its relative accuracy in the negative tail."""
+    t = const(1.0) / (const(1.0) + const(0.5) * z)
+    coef = (
+        -1.26551223,
+        1.00002368,
+        0.37409196,
+        0.09678418,
+        -0.18628806,
+        0.27886807,
+        -1.13520398,
+        1.48851587,
+        -0.82215223,
+        0.17087277,
+    )
+    poly: Expr = const(coef[-1])
+    for c in reversed(coef[:-1]):
+        poly = const(c) + t * poly
+    return t * call("exp", poly - z * z)
+
+
+def _gelu_erf(x: Expr) -> Expr:
+    """0.5 x (1 + erf(x / sqrt 2)) = x (1 - erfc(z) / 2) for x >= 0, x erfc(z) / 2 below (z = |x| / sqrt 2)."""
+    c = _erfc_pos(call("abs", x) * const(1.0 / math.sqrt(2.0)))
+    half = const(0.5)
+    return Select(lt(x, const(0.0)), x * (half * c), x * (const(1.0) - half * c))
+
+
+def _softplus(x: Expr) -> Expr:
+    """log(1 + e^x), x itself above 20 (torch's threshold)."""
+    return Select(gt(x, const(20.0)), x, call("log", const(1.0) + call("exp", x)))
+
+
+def _pow(x: Expr, e: float) -> Expr:
+    """Small integer exponents multiply (as torch's pow does for 2 and 3); 0.5 and -0.5 are roots."""
+    if e == 0.5:
+        return call("sqrt", x)
+    if e == -0.5:
+        return call("rsqrt", x)
+    if e == int(e) and 0 <= e <= 4:
+        out: Expr = const(1.0)
+        for _ in range(int(e)):
+            out = x if isinstance(out, FloatImm) else out * x
+        return out
+    if e == int(e) and -4 <= e < 0:
+        return const(1.0) / _pow(x, -e)
+    return call("exp", const(e) * call("log", x))  # NaN below zero, as torch for a fractional exponent
+
+
+_MORE_UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
+    "hardswish": lambda x, a: x * _hardsig(x),
+    "hardsigmoid": lambda x, a: _hardsig(x),
+    "silu": lambda x, a: x * call("sigmoid", x),
+    "mish": lambda x, a: x * call("tanh", _softplus(x)),
+    "gelu_erf": lambda x, a: _gelu_erf(x),
+    "log": lambda x, a: call("log", x),
+    "sqrt": lambda x, a: call("sqrt", x),
+    "neg": lambda x, a: x * const(-1.0),  # exact, and keeps the sign of zero
+    "abs": lambda x, a: call("abs", x),
+    "reciprocal": lambda x, a: const(1.0) / x,
+    "clamp": lambda x, a: emin(emax(x, const(a["min"])), const(a["max"])),
+    "pow": lambda x, a: _pow(x, a["exponent"]),
+}
+for _op, _fn in _MORE_UNARY.items():
+    register_unary(_op, _fn)
+ACTIVATIONS["silu"] = lambda x: x * call("sigmoid", x)
+
+
+def _out_index(axes: Sequence[int], keep: bool, in_rank: int, vs: Sequence[Expr]) -> tuple[Expr, ...]:
+    """The output index of input index ``vs`` of a reduction (the reduced axes at 0 or dropped)."""
+    if keep:
+        return tuple(IntImm(0) if d in axes else v for d, v in enumerate(vs))
+    return tuple(v for d, v in enumerate(vs) if d not in axes)
+
+
+@lowering("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var")
+def lower_reduce(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """Per output element: accumulate in the output over the reduced axes (two passes for var)."""
+    x, out = ins[0], outs[0]
+    axes, keep = tuple(node.attrs["axes"]), bool(node.attrs["keepdim"])
+    kept = [d for d in range(x.rank) if d not in axes]
+    ov = {d: ctx.var(f"i{d}") for d in kept}
+    count = math.prod(x.shape[d] for d in axes)
+
+    def sweep(upd: Callable[[Expr, Expr], Expr], acc: Buffer, acc_idx: tuple[Expr, ...]) -> Stmt:
+        rv = {d: ctx.var(f"r{d}") for d in axes}
+        idx = tuple(ov[d] if d in ov else rv[d] for d in range(x.rank))
+        return loops([(rv[d], x.shape[d]) for d in axes], Store(acc, acc_idx, upd(acc[acc_idx], x[idx])))
+
+    oidx = _out_index(axes, keep, x.rank, [ov.get(d, IntImm(0)) for d in range(x.rank)])
+    o = out[oidx]
+    op = node.op
+    if op == "reduce_var":
+        mean = _local(ctx, "mean")
+        z = IntImm(0)
+        rv = {d: ctx.var(f"r{d}") for d in axes}
+        idx = tuple(ov[d] if d in ov else rv[d] for d in range(x.rank))
+        dev = x[idx] - mean[z]
+        body: Stmt = Allocate(
+            mean,
+            seq(
+                Store(mean, (z,), const(0.0)),
+                sweep(lambda a, v: a + v, mean, (z,)),
+                Store(mean, (z,), mean[z] * const(1.0 / count)),
+                Store(out, oidx, const(0.0)),
+                loops([(rv[d], x.shape[d]) for d in axes], Store(out, oidx, o + dev * dev)),
+                Store(out, oidx, o / const(float(max(count - node.attrs["correction"], 0)))),
+            ),
+        )
+    else:
+        init = {"reduce_max": NEG_INF, "reduce_min": float("inf")}.get(op, 0.0)
+        upd: Callable[[Expr, Expr], Expr] = {
+            "reduce_max": lambda a, v: emax(a, v),
+            "reduce_min": lambda a, v: emin(a, v),
+        }.get(op, lambda a, v: a + v)
+        fin = Store(out, oidx, o * const(1.0 / count)) if op == "reduce_mean" else None
+        body = seq(Store(out, oidx, const(init)), sweep(upd, out, oidx), fin)
+    return Stage(ctx.tag, loops([(ov[d], x.shape[d]) for d in kept], body))
+
+
+@lowering("expand")
+def lower_expand(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    return _copy(ctx, ctx.tag, outs[0], lambda vs: ins[0][bcast_index(ins[0].shape, outs[0].shape, vs)])
+
+
+@lowering("pad")
+def lower_pad(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, p = ins[0], node.attrs["pads"]
+
+    def src(vs: list[Var]) -> Expr:
+        pos = [v - p[2 * d] for d, v in enumerate(vs)]
+        conds = [land(ge(q, 0), lt(q, n)) for q, n, d in zip(pos, x.shape, range(x.rank)) if p[2 * d] or p[2 * d + 1]]
+        tap = x[
+            tuple(_clamp(q, n - 1) if (p[2 * d] or p[2 * d + 1]) else q for d, (q, n) in enumerate(zip(pos, x.shape)))
+        ]
+        return Select(land(*conds), tap, const(node.attrs["value"])) if conds else tap
+
+    return _copy(ctx, ctx.tag, outs[0], src)
+
+
+def _src_coord(o: Expr, n_in: int, n_out: int, align: bool) -> Expr:
+    """torch's ``area_pixel_compute_source_index`` for bilinear (float32, clamped at 0)."""
+    of = Cast(F32, o)
+    if align:
+        return of * const((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    return emax((of + const(0.5)) * const(n_in / n_out) - const(0.5), 0.0)
+
+
+@lowering("resize")
+def lower_resize(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, out = ins[0], outs[0]
+    _, _, H, W = x.shape
+    _, _, OH, OW = out.shape
+    if node.attrs["mode"] == "nearest":
+        # torch: src = min(floor(dst * (in / out)), in - 1) in float32
+        def near(o: Expr, n_in: int, n_out: int) -> Expr:
+            return emin(Cast(I64, Cast(F32, o) * const(n_in / n_out)), n_in - 1)
+
+        return _copy(ctx, ctx.tag, out, lambda vs: x[vs[0], vs[1], near(vs[2], H, OH), near(vs[3], W, OW)])
+    align = bool(node.attrs["align_corners"])
+
+    def bil(vs: list[Var]) -> Expr:
+        sh, sw = _src_coord(vs[2], H, OH, align), _src_coord(vs[3], W, OW, align)
+        h0, w0 = Cast(I64, sh), Cast(I64, sw)  # sh, sw >= 0: truncation is floor
+        h1, w1 = emin(h0 + 1, H - 1), emin(w0 + 1, W - 1)
+        lh, lw = sh - Cast(F32, h0), sw - Cast(F32, w0)
+        one = const(1.0)
+        n, c = vs[0], vs[1]
+        return (one - lh) * ((one - lw) * x[n, c, h0, w0] + lw * x[n, c, h0, w1]) + lh * (
+            (one - lw) * x[n, c, h1, w0] + lw * x[n, c, h1, w1]
+        )
+
+    return _copy(ctx, ctx.tag, out, bil)
+
+
+@lowering("adaptive_avgpool")
+def lower_adaptive_avgpool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """Window of output o: [floor(o * H / OH), ceil((o + 1) * H / OH)); loops run over the widest window
+    with the taps past a narrower one masked."""
+    x, out = ins[0], outs[0]
+    N, C, H, W = x.shape
+    _, _, OH, OW = out.shape
+    KH = max(-(-((o + 1) * H) // OH) - (o * H) // OH for o in range(OH))
+    KW = max(-(-((o + 1) * W) // OW) - (o * W) // OW for o in range(OW))
+    n, c, oh, ow, kh, kw = (ctx.var(s) for s in ("n", "c", "oh", "ow", "kh", "kw"))
+    hs, ws = (oh * H) // OH, (ow * W) // OW
+    he, we = ((oh + 1) * H + OH - 1) // OH, ((ow + 1) * W + OW - 1) // OW
+    ih, iw = hs + kh, ws + kw
+    inside = land(lt(ih, he), lt(iw, we))
+    o = out[n, c, oh, ow]
+    tap = Select(inside, x[n, c, emin(ih, H - 1), emin(iw, W - 1)], const(0.0))
+    body = seq(
+        Store(out, (n, c, oh, ow), const(0.0)),
+        For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, (n, c, oh, ow), o + tap))),
+        Store(out, (n, c, oh, ow), o / Cast(F32, (he - hs) * (we - ws))),
+    )
+    return Stage(ctx.tag, loops([(n, N), (c, C), (oh, OH), (ow, OW)], body))
+
+
+@lowering("groupnorm")
+def lower_groupnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """Per (n, group): mean and variance over the group's channels and positions, then the affine map."""
+    x, w, b = ins
+    out = outs[0]
+    G, eps = node.attrs["num_groups"], node.attrs["eps"]
+    N, C = x.shape[:2]
+    rest = x.shape[2:]
+    Cg = C // G
+    m = Cg * math.prod(rest)
+    n, g = ctx.var("n"), ctx.var("g")
+    mean, rstd = _local(ctx, "mean"), _local(ctx, "rstd")
+    z = IntImm(0)
+
+    def at(j: Var) -> tuple[Expr, ...]:
+        flat = unflatten(j, (Cg, *rest))
+        return (n, g * Cg + flat[0], *flat[1:])
+
+    j1, j2, j3 = ctx.var("j"), ctx.var("j"), ctx.var("j")
+    inv = const(1.0 / m)
+    body = seq(
+        Store(mean, (z,), const(0.0)),
+        For(j1, IntImm(m), Store(mean, (z,), mean[z] + x[at(j1)])),
+        Store(mean, (z,), mean[z] * inv),
+        Store(rstd, (z,), const(0.0)),
+        For(j2, IntImm(m), Store(rstd, (z,), rstd[z] + (x[at(j2)] - mean[z]) * (x[at(j2)] - mean[z]))),
+        Store(rstd, (z,), call("rsqrt", rstd[z] * inv + const(eps))),
+        For(
+            j3,
+            IntImm(m),
+            Store(out, at(j3), (x[at(j3)] - mean[z]) * rstd[z] * w[at(j3)[1]] + b[at(j3)[1]]),
+        ),
+    )
+    return Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(mean, Allocate(rstd, body))))
+
+
+@lowering("rmsnorm")
+def lower_rmsnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w = ins
+    out = outs[0]
+    axis = x.rank - 1
+    n = x.shape[axis]
+    outer, index = _rows(ctx, x.shape, axis)
+    ms = _local(ctx, "rms")
+    j1, j2 = ctx.var("j"), ctx.var("j")
+    z = IntImm(0)
+    body = seq(
+        Store(ms, (z,), const(0.0)),
+        For(j1, IntImm(n), Store(ms, (z,), ms[z] + x[index(j1)] * x[index(j1)])),
+        Store(ms, (z,), call("rsqrt", ms[z] * const(1.0 / n) + const(node.attrs["eps"]))),
+        For(j2, IntImm(n), Store(out, index(j2), x[index(j2)] * ms[z] * w[j2])),
+    )
+    return Stage(
+        ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, range(axis), strict=False)], Allocate(ms, body))
+    )

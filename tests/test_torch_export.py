@@ -116,9 +116,8 @@ def test_unsupported_op_error_names_op_and_source_line():
     assert "\n" not in msg
 
 
-def test_exact_gelu_is_refused_naming_the_reason():
-    with pytest.raises(FrontendError, match=r"'aten\.gelu\.default'.*tanh approximation"):
-        from_torch(nn.GELU(), (torch.randn(2, 3),))
+def test_exact_gelu_is_the_erf_op():
+    assert from_torch(nn.GELU(), (torch.randn(2, 3),)).summary() == {"gelu_erf": 1}
     g = from_torch(nn.GELU(approximate="tanh"), (torch.randn(2, 3),))
     assert g.summary() == {"gelu": 1}
 

@@ -27,6 +27,7 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "sqrt": ("sqrtf", ()),
     "rsqrt": ("rsqrtf", ()),
     "abs": ("fabsf", ()),
+    "log": ("logf", ()),
     "sigmoid": ("eqsat_sigmoid", ("sigmoid",)),
     "gelu_tanh": ("eqsat_gelu_tanh", ("gelu_tanh",)),
 }

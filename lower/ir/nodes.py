@@ -185,7 +185,7 @@ class Select(Expr):
         return self.a.dtype
 
 
-MATH_FUNCS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "gelu_tanh")
+MATH_FUNCS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "gelu_tanh", "log")
 
 
 @dataclass(frozen=True, eq=True)

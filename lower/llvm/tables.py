@@ -37,6 +37,7 @@ DECLS = {
     "llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
     "llvm.sqrt.f32": "declare float @llvm.sqrt.f32(float)",
     "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
+    "llvm.log.f32": "declare float @llvm.log.f32(float)",
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
     "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
     "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
@@ -189,6 +190,7 @@ MATH = {
     "sqrt": ("llvm.sqrt.f32", [], ["llvm.sqrt.f32"]),
     "rsqrt": ("eqsat_rsqrt", ["rsqrt"], ["llvm.sqrt.f32"]),
     "abs": ("llvm.fabs.f32", [], ["llvm.fabs.f32"]),
+    "log": ("llvm.log.f32", [], ["llvm.log.f32"]),  # the JIT resolves it to libm's logf
 }
 HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body, "rsqrt": _rsqrt_body}
 

@@ -4,6 +4,7 @@
     eqsat bench fidelity | kernels | e2e
     eqsat bench search [--json OUT]      # saturation + greedy / ILP against backtracking, per model
     eqsat bench onnx-conformance [--json OUT]   # the onnx package's node tests through eqsat
+    eqsat bench zoo [--models a,b] [--json OUT]  # CNNs from their papers and transformers models, end to end
 
 Each suite parses the rest of the line itself (``eqsat bench e2e --help``).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bench import e2e, fidelity, kernels, search, tensat_table
+from bench.zoo import run as zoo_run
 
 
 def _onnx_conformance(argv: list[str]) -> int:
@@ -28,6 +30,7 @@ SUITES: dict[str, Callable[[list[str]], int]] = {
     "e2e": e2e.main,
     "search": search.main,
     "onnx-conformance": _onnx_conformance,
+    "zoo": zoo_run.main,
 }
 DEFAULT = "tensat"
 

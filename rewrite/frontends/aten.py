@@ -41,7 +41,7 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten.permute.default: ("a_permute", "transpose"),
     aten.t.default: ("a_permute", "transpose"),
     aten.transpose.int: ("a_permute", "transpose"),
-    aten.expand.default: ("a_expand", "mul"),
+    aten.expand.default: ("a_expand", "expand"),
     aten.clone.default: ("a_copy", "-"),
     aten.alias.default: ("a_copy", "-"),
     aten.detach.default: ("a_copy", "-"),
@@ -62,8 +62,8 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten.tanh.default: ("a_unary", "tanh"),
     aten.exp.default: ("a_unary", "exp"),
     aten.rsqrt.default: ("a_unary", "rsqrt"),
-    aten.gelu.default: ("a_gelu", "gelu"),
-    aten.pow.Tensor_Scalar: ("a_pow", "mul|rsqrt"),
+    aten.gelu.default: ("a_gelu", "gelu|gelu_erf"),
+    aten.pow.Tensor_Scalar: ("a_pow", "mul|rsqrt|pow"),
     aten.mm.default: ("a_matmul", "matmul"),
     aten.bmm.default: ("a_matmul", "matmul"),
     aten.matmul.default: ("a_matmul", "matmul"),
@@ -74,7 +74,7 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten._softmax.default: ("a_softmax", "softmax"),
     aten.max_pool2d_with_indices.default: ("a_maxpool", "maxpool2d"),
     aten.avg_pool2d.default: ("a_avgpool", "avgpool2d"),
-    aten.mean.dim: ("a_mean", "global_avgpool"),
+    aten.mean.dim: ("a_mean", "global_avgpool|reduce_mean"),
     aten.cat.default: ("a_cat", "concat"),
     aten.split_with_sizes.default: ("a_split", "split"),
     aten.split.Tensor: ("a_split", "split"),
@@ -127,6 +127,47 @@ _ARITH = {
     aten.div.Scalar: "div",
 }
 
+# activations, reductions, norms, resize
+ATEN.update(
+    {
+        aten.hardtanh.default: ("a_clamp", "clamp"),
+        aten.clamp.default: ("a_clamp", "clamp|relu"),
+        aten.silu.default: ("a_unary", "silu"),
+        aten.hardswish.default: ("a_unary", "hardswish"),
+        aten.hardsigmoid.default: ("a_unary", "hardsigmoid"),
+        aten.mish.default: ("a_unary", "mish"),
+        aten.log.default: ("a_unary", "log"),
+        aten.sqrt.default: ("a_unary", "sqrt"),
+        aten.abs.default: ("a_unary", "abs"),
+        aten.reciprocal.default: ("a_unary", "reciprocal"),
+        aten.sum.dim_IntList: ("a_reduce", "reduce_sum"),
+        aten.amax.default: ("a_reduce", "reduce_max"),
+        aten.amin.default: ("a_reduce", "reduce_min"),
+        aten.var.correction: ("a_var", "reduce_var"),
+        aten.constant_pad_nd.default: ("a_pad", "pad"),
+        aten.upsample_nearest2d.vec: ("a_upsample", "resize"),
+        aten.upsample_bilinear2d.vec: ("a_upsample", "resize"),
+        aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "adaptive_avgpool"),
+        aten.native_group_norm.default: ("a_groupnorm", "groupnorm"),
+    }
+)
+_UNARY.update(
+    {
+        aten.silu.default: "silu",
+        aten.hardswish.default: "hardswish",
+        aten.hardsigmoid.default: "hardsigmoid",
+        aten.mish.default: "mish",
+        aten.log.default: "log",
+        aten.sqrt.default: "sqrt",
+        aten.abs.default: "abs",
+        aten.reciprocal.default: "reciprocal",
+    }
+)
+# ops torch.export's default decomposition table would split (hardswish into clamps, mish into
+# softplus and tanh) but that are registry ops here: the capture keeps them whole
+KEEP_WHOLE = (aten.hardswish.default, aten.hardsigmoid.default, aten.mish.default, aten.silu.default)
+_REDUCE = {aten.sum.dim_IntList: "reduce_sum", aten.amax.default: "reduce_max", aten.amin.default: "reduce_min"}
+
 
 class NotComputed:
     """An output of a multi-output ATen op that eqsat does not compute (batch-norm's saved mean,
@@ -171,9 +212,7 @@ class AtenConverters(_ModuleConverters):
         v = self.reshape(v, (1,) * (len(out) - len(self.shape(v))) + self.shape(v))
         if self.shape(v) == out:
             return v
-        ones_shape = tuple(o if s == 1 and o != 1 else 1 for s, o in zip(self.shape(v), out))
-        ones = self.const(("ones", ones_shape), "const.ones", lambda: torch.ones(ones_shape))
-        return self.b.mul(v, ones)
+        return self.b.op("expand", v, shape=tuple(out))
 
     def a_copy(self, x: Any, *rest: Any, **kw: Any) -> Value:
         v = self.tensor(x)
@@ -252,7 +291,9 @@ class AtenConverters(_ModuleConverters):
             return self.b.mul(self.b.mul(v, v), v)
         if exponent == -0.5:  # and x ** -0.5 as rsqrt(x)
             return self.b.rsqrt(v)
-        raise _Unsupported(f"power {exponent!r} (only 1, 2, 3 and -0.5 are expressible)")
+        if isinstance(exponent, bool) or not isinstance(exponent, (int, float)):
+            raise _Unsupported(f"power with exponent {exponent!r} (only a constant number)")
+        return self.b.op("pow", v, exponent=float(exponent))
 
     def scalar_of(self, v: Any) -> float | None:
         """A Python number, or a one-element float32 constant tensor, as a float."""
@@ -368,9 +409,55 @@ class AtenConverters(_ModuleConverters):
         v = self.tensor(x)
         s = self.shape(v)
         axes = sorted(self.axis(d, len(s)) for d in (dims or range(len(s))))
-        if len(s) != 4 or axes != [2, 3] or dtype not in (None, torch.float32):
-            raise _Unsupported(f"mean over dims {list(dims)} of a {s} tensor (only over H and W of NCHW)")
-        return self.reshape(self.b.global_avgpool(v), self.out_shape())
+        if dtype not in (None, torch.float32):
+            raise _Unsupported(f"mean with dtype={dtype}")
+        if len(s) == 4 and axes == [2, 3]:
+            return self.reshape(self.b.global_avgpool(v), self.out_shape())
+        return self.b.op("reduce_mean", v, axes=tuple(axes), keepdim=int(bool(keepdim)))
+
+    # ------------------------------------------------------------ activations, reductions, norms, resize
+    def a_clamp(self, x: Any, lo: Any = None, hi: Any = None) -> Value:
+        if self.current is aten.hardtanh.default:
+            lo, hi = (-1.0 if lo is None else lo), (1.0 if hi is None else hi)
+        if isinstance(lo, torch.Tensor) or isinstance(hi, torch.Tensor):
+            raise _Unsupported("clamp with tensor bounds")
+        return self.clamp(self.tensor(x), lo, hi)
+
+    def a_reduce(self, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Value:
+        v = self.tensor(x)
+        s = self.shape(v)
+        if dtype not in (None, torch.float32):
+            raise _Unsupported(f"reduction with dtype={dtype}")
+        axes = sorted({self.axis(d, len(s)) for d in (dims or range(len(s)))})
+        return self.b.op(_REDUCE[self.current], v, axes=tuple(axes), keepdim=int(bool(keepdim)))
+
+    def a_var(self, x: Any, dims: Any = None, *, correction: Any = None, keepdim: bool = False) -> Value:
+        v = self.tensor(x)
+        s = self.shape(v)
+        axes = sorted({self.axis(d, len(s)) for d in (dims or range(len(s)))})
+        corr = 1 if correction is None else correction
+        if corr != int(corr):
+            raise _Unsupported(f"variance with correction {corr!r} (only integers)")
+        return self.b.op("reduce_var", v, axes=tuple(axes), keepdim=int(bool(keepdim)), correction=int(corr))
+
+    def a_pad(self, x: Any, pads: Sequence[int], value: Any = 0.0) -> Value:
+        return self.pad(self.tensor(x), pads, value)
+
+    def a_upsample(self, x: Any, output_size: Any, *rest: Any) -> Value:
+        bilinear = self.current is aten.upsample_bilinear2d.vec
+        align = rest[0] if bilinear and rest else False
+        scales = rest[-1] if rest else None
+        return self.resize(self.tensor(x), "bilinear" if bilinear else "nearest", align, scales)
+
+    def a_adaptive_avgpool(self, x: Any, output_size: Any) -> Value:
+        return self.adaptive_avgpool(self.tensor(x), output_size)
+
+    def a_groupnorm(self, x: Any, w: Any, b: Any, n: int, c: int, hw: int, groups: int, eps: float) -> tuple[Any, ...]:
+        v = self.tensor(x)
+        wv = self.tensor(w) if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
+        bv = self.tensor(b) if b is not None else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        y = self.b.op("groupnorm", v, wv, bv, num_groups=int(groups), eps=float(eps))
+        return (y, NotComputed("group-norm's mean"), NotComputed("group-norm's rstd"))
 
     def node_name(self) -> str:
         return "node" if self.node is None else str(self.node.name)

@@ -37,7 +37,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from rewrite.frontends import torch_fx
-from rewrite.frontends.aten import ATEN, AtenConverters, NotComputed
+from rewrite.frontends.aten import ATEN, KEEP_WHOLE, AtenConverters, NotComputed
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
@@ -111,9 +111,12 @@ def capture(
             graph, [n.attrs["name"] for n in graph.inputs], [f"[{i}]" for i in range(len(graph.outputs))], via="fx"
         )
     try:
+        table = torch.export.default_decompositions()
+        for op in KEEP_WHOLE:
+            table.pop(op, None)
         with warnings.catch_warnings():  # torch 2.13's own pytree code trips its LeafSpec deprecation
             warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
-            ep = ep.run_decompositions()
+            ep = ep.run_decompositions(table)
     except Exception as e:
         raise FrontendError(f"decomposing {type(module).__name__} to core ATen failed: {type(e).__name__}: {e}") from e
     return _ExportImporter(ep, gname).convert()

@@ -137,9 +137,51 @@ _METHODS: dict[str, tuple[str, Any, Any]] = {
     "ndimension": ("f_ndim", _spec("input"), None),
     "numel": ("f_numel", _spec("input"), None),
 }
+_UNARY_SPEC = _spec("input", inplace=False)
+
+# activations, reductions, norms, resize
+_fn([F.hardtanh], "f_clamp", _spec("input", min_val=-1.0, max_val=1.0, inplace=False))
+_fn([F.relu6], "f_clamp", _spec("input", inplace=False), (0.0, 6.0))
+_fn([torch.clamp, torch.clip], "f_clamp", _spec("input", min=None, max=None))
+_fn([F.pad], "f_pad", _spec("input", "pad", mode="constant", value=None))
+_fn([F.group_norm], "f_groupnorm", _spec("input", "num_groups", weight=None, bias=None, eps=1e-5))
+_fn([F.rms_norm], "f_rmsnorm", _spec("input", "normalized_shape", weight=None, eps=None))
+_fn(
+    [F.interpolate],
+    "f_interpolate",
+    _spec(
+        "input",
+        size=None,
+        scale_factor=None,
+        mode="nearest",
+        align_corners=None,
+        recompute_scale_factor=None,
+        antialias=False,
+    ),
+)
+_fn([torch.sum], "f_reduce", _spec("input", dim=None, keepdim=False, dtype=None), "reduce_sum")
+_fn([torch.amax], "f_reduce", _spec("input", dim=(), keepdim=False), "reduce_max")
+_fn([torch.amin], "f_reduce", _spec("input", dim=(), keepdim=False), "reduce_min")
+_fn([torch.var], "f_var", _spec("input", dim=None, unbiased=None, keepdim=False, correction=None))
+_fn([torch.pow, operator.pow], "f_pow", _spec("input", "exponent"))
+_fn([torch.rsqrt], "f_unary", _UNARY_SPEC, "rsqrt")
+_METHODS.update(
+    {
+        "clamp": ("f_clamp", _spec("input", min=None, max=None), None),
+        "clip": ("f_clamp", _spec("input", min=None, max=None), None),
+        "sum": ("f_reduce", _spec("input", dim=None, keepdim=False, dtype=None), "reduce_sum"),
+        "amax": ("f_reduce", _spec("input", dim=(), keepdim=False), "reduce_max"),
+        "amin": ("f_reduce", _spec("input", dim=(), keepdim=False), "reduce_min"),
+        "var": ("f_var", _spec("input", dim=None, unbiased=None, keepdim=False, correction=None), None),
+        "pow": ("f_pow", _spec("input", "exponent"), None),
+        "expand": ("f_expand", None, None),
+        "expand_as": ("f_expand", None, None),
+        "rsqrt": ("f_unary", _UNARY_SPEC, "rsqrt"),
+    }
+)
+
 # in-place variants of elementwise methods (x.relu_(), x.add_(y), ...): converted like the
 # out-of-place method once precheck has shown nobody reads the old value afterwards
-_UNARY_SPEC = _spec("input", inplace=False)
 
 
 def function_entry(target: Any) -> tuple[str, Any, Any] | None:
@@ -235,8 +277,7 @@ class _FunctionConverters(_ModuleConverters):
         return self.gelu(self.tensor(input), approximate)
 
     def f_silu(self, input: Any, inplace: bool, extra: Any) -> Value:
-        x = self.tensor(input)
-        return self.b.mul(x, self.b.sigmoid(x))
+        return self.b.op("silu", self.tensor(input))
 
     def f_dropout(self, input: Any, p: Any, training: Any, inplace: Any, extra: Any) -> Value:
         if training and p > 0:
@@ -338,6 +379,8 @@ class _FunctionConverters(_ModuleConverters):
         dims = None if dim is None else ({dim} if isinstance(dim, int) else set(dim))
         if dtype is None and r == 4 and dims is not None and {self.axis(d, r) for d in dims} == {2, 3}:
             return self.to_meta_shape(self.b.global_avgpool(x))
+        if dtype is None:
+            return self.f_reduce(x, dim, keepdim, "reduce_mean")
         raise _Unsupported(
             f"mean over dim={dim} of a rank-{r} tensor is not expressible (only the spatial "
             "mean over dims (2, 3) of an NCHW tensor, as global_avgpool)"
@@ -552,3 +595,97 @@ class _FunctionConverters(_ModuleConverters):
                 y = self.b.slice(y, axis=dim, start=start, end=stop)
             dim += 1
         return self.to_meta_shape(y)
+
+    # ------------------------------------------------------------ activations, reductions, norms, resize
+    def f_clamp(self, input: Any, extra: Any, inplace: Any = False, **bounds: Any) -> Value:
+        """torch.clamp / clip (min, max), F.hardtanh (min_val, max_val), F.relu6 (extra)."""
+        lo, hi = (
+            extra
+            if extra is not None
+            else (bounds.get("min", bounds.get("min_val")), bounds.get("max", bounds.get("max_val")))
+        )
+        if isinstance(lo, torch.Tensor) or isinstance(hi, torch.Tensor):
+            raise _Unsupported("clamp with tensor bounds")
+        return self.clamp(self.tensor(input), lo, hi)
+
+    def f_pad(self, input: Any, pad: Any, mode: Any, value: Any, extra: Any) -> Value:
+        if mode != "constant":
+            raise _Unsupported(f"pad mode {mode!r} (only 'constant')")
+        return self.pad(self.tensor(input), pad, 0.0 if value is None else value)
+
+    def f_groupnorm(self, input: Any, num_groups: Any, weight: Any, bias: Any, eps: Any, extra: Any) -> Value:
+        x = self.tensor(input)
+        c = self.shape(x)[1]
+        w = self.tensor(weight, "weight") if weight is not None else None
+        b = self.tensor(bias, "bias") if bias is not None else None
+        w = w if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
+        b = b if b is not None else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        return self.b.op("groupnorm", x, w, b, num_groups=int(num_groups), eps=float(eps))
+
+    def f_rmsnorm(self, input: Any, normalized_shape: Any, weight: Any, eps: Any, extra: Any) -> Value:
+        x = self.tensor(input)
+        d = self.shape(x)[-1]
+        ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        if ns != (d,):
+            raise _Unsupported(f"rms_norm over {ns} (only the last axis)")
+        if eps is None:
+            raise _Unsupported("rms_norm with eps=None (dtype-dependent)")
+        w = self.tensor(weight, "weight") if weight is not None else None
+        w = w if w is not None else self.const(("ones", d), "const.ones", lambda: torch.ones(d))
+        return self.b.op("rmsnorm", x, w, eps=float(eps))
+
+    def f_interpolate(
+        self,
+        input: Any,
+        size: Any,
+        scale_factor: Any,
+        mode: Any,
+        align_corners: Any,
+        recompute_scale_factor: Any,
+        antialias: Any,
+        extra: Any,
+    ) -> Value:
+        if antialias:
+            raise _Unsupported("interpolate with antialias=True")
+        scales = None if recompute_scale_factor else scale_factor
+        return self.resize(self.tensor(input), mode, align_corners, scales)
+
+    def f_reduce(self, input: Any, dim: Any, keepdim: Any, extra: Any, dtype: Any = None) -> Value:
+        op = extra
+        if dtype is not None:
+            raise _Unsupported(f"{op} with dtype={dtype}")
+        x = self.tensor(input)
+        r = len(self.shape(x))
+        dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+        axes = sorted({self.axis(d, r) for d in (dims or range(r))})
+        return self.b.op(op, x, axes=tuple(axes), keepdim=int(bool(keepdim)))
+
+    def f_var(self, input: Any, dim: Any, unbiased: Any, keepdim: Any, correction: Any, extra: Any) -> Value:
+        x = self.tensor(input)
+        r = len(self.shape(x))
+        corr = correction if correction is not None else (0 if unbiased is False else 1)
+        if corr != int(corr):
+            raise _Unsupported(f"var with correction {corr!r} (only integers)")
+        dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+        axes = sorted({self.axis(d, r) for d in (dims or range(r))})
+        return self.b.op("reduce_var", x, axes=tuple(axes), keepdim=int(bool(keepdim)), correction=int(corr))
+
+    def f_pow(self, input: Any, exponent: Any, extra: Any) -> Value:
+        if isinstance(exponent, bool) or not isinstance(exponent, (int, float)):
+            raise _Unsupported(f"power with exponent {exponent!r} (only a constant number)")
+        x = self.tensor(input)
+        if exponent == 1:
+            return x
+        if exponent == 2:
+            return self.b.mul(x, x)
+        if exponent == -0.5:
+            return self.b.rsqrt(x)
+        return self.b.op("pow", x, exponent=float(exponent))
+
+    def f_expand(self, args: tuple, kwargs: dict, extra: Any) -> Value:
+        x = self.tensor(args[0] if args else kwargs.get("input"))
+        out = self.meta_shape()
+        x = self.b.reshape(x, shape=(1,) * (len(out) - len(self.shape(x))) + self.shape(x))
+        if self.shape(x) == out:
+            return x
+        return self.b.op("expand", x, shape=tuple(out))

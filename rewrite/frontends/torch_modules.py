@@ -49,8 +49,25 @@ _MODULES: dict[type, str] = {
     nn.AdaptiveAvgPool2d: "m_adaptive_avgpool",
     nn.Flatten: "m_reshape",
     nn.Unflatten: "m_reshape",
+    # activations, reductions, norms, resize
+    nn.ReLU6: "m_clamp",
+    nn.Hardtanh: "m_clamp",
+    nn.Hardswish: "m_unary",
+    nn.Hardsigmoid: "m_unary",
+    nn.Mish: "m_unary",
+    nn.ZeroPad2d: "m_pad",
+    nn.ConstantPad2d: "m_pad",
+    nn.GroupNorm: "m_groupnorm",
+    nn.RMSNorm: "m_rmsnorm",
+    nn.Upsample: "m_upsample",
 }
-_UNARY_MODULES = {nn.Sigmoid: "sigmoid", nn.Tanh: "tanh"}
+_UNARY_MODULES = {
+    nn.Sigmoid: "sigmoid",
+    nn.Tanh: "tanh",
+    nn.Hardswish: "hardswish",
+    nn.Hardsigmoid: "hardsigmoid",
+    nn.Mish: "mish",
+}
 _DROPOUT_MODULES = {t for t, h in _MODULES.items() if h == "m_dropout"}
 
 
@@ -290,14 +307,12 @@ class _ModuleConverters:
     def gelu(self, x: Value, approximate: str) -> Value:
         if approximate == "tanh":
             return self.b.gelu(x)
-        raise _Unsupported(
-            f"GELU with approximate={approximate!r} (exact erf form) cannot be expressed: the "
-            "registry's 'gelu' op is the tanh approximation and there is no erf op; use "
-            "approximate='tanh' if that is acceptable"
-        )
+        if approximate == "none":
+            return self.b.op("gelu_erf", x)
+        raise _Unsupported(f"GELU with approximate={approximate!r} (only 'none' and 'tanh')")
 
     def m_silu(self, m: nn.SiLU, path: str, x: Value) -> Value:
-        return self.b.mul(x, self.b.sigmoid(x))
+        return self.b.op("silu", x)
 
     def m_softmax(self, m: nn.Softmax, path: str, x: Value) -> Value:
         return self.softmax(x, m.dim)
@@ -369,7 +384,8 @@ class _ModuleConverters:
 
     def adaptive_avgpool(self, x: Value, output_size: Any) -> Value:
         """Output 1x1 is global_avgpool; an output that divides the input evenly is exactly an
-        avgpool2d with kernel = stride = input / output (the identity if they are equal)."""
+        avgpool2d with kernel = stride = input / output (the identity if they are equal); any other
+        is adaptive_avgpool."""
         xb = self.batched4(x, "adaptive average pooling")
         h, w = self.shape(xb)[2:]
         osz = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size, output_size]
@@ -384,11 +400,85 @@ class _ModuleConverters:
             k = (h // oh, w // ow)
             y = self.b.avgpool2d(xb, kernel=k, stride=k)
         else:
-            raise _Unsupported(
-                f"adaptive average pooling from {h}x{w} to {oh}x{ow} is not expressible "
-                "(only output 1x1 or an output size that divides the input size)"
-            )
+            y = self.b.op("adaptive_avgpool", xb, output_size=(oh, ow))
         return self.to_meta_shape(y)
 
     def m_reshape(self, m: nn.Module, path: str, x: Value) -> Value:
         return self.to_meta_shape(x)
+
+    # ------------------------------------------------------------ activations, reductions, norms, resize
+    def m_clamp(self, m: nn.Hardtanh, path: str, x: Value) -> Value:
+        return self.clamp(x, m.min_val, m.max_val)
+
+    def clamp(self, x: Value, lo: Any, hi: Any) -> Value:
+        if lo is None and hi is None:
+            return x
+        if lo is not None and hi is None and float(lo) == 0.0:
+            return self.b.relu(x)
+        if lo is None or hi is None:
+            raise _Unsupported(f"clamp with one bound ({lo!r}, {hi!r}): only both bounds, or min=0 (relu)")
+        return self.b.op("clamp", x, min=float(lo), max=float(hi))
+
+    def m_pad(self, m: nn.ConstantPad2d, path: str, x: Value) -> Value:
+        return self.pad(x, m.padding, m.value)
+
+    def pad(self, x: Value, torch_pads: Sequence[int], value: Any) -> Value:
+        """torch order (last dim first: left, right, top, bottom, ...) to the registry's dim order."""
+        rank = len(self.shape(x))
+        tp = list(torch_pads)
+        if len(tp) % 2 or len(tp) > 2 * rank:
+            raise _Unsupported(f"padding {tp} for a rank-{rank} tensor")
+        if any(p < 0 for p in tp):
+            raise _Unsupported(f"negative padding {tp} (cropping)")
+        pads = [0] * (2 * rank)
+        for k in range(len(tp) // 2):
+            d = rank - 1 - k
+            pads[2 * d], pads[2 * d + 1] = tp[2 * k], tp[2 * k + 1]
+        if not any(pads):
+            return x
+        return self.b.op("pad", x, pads=tuple(pads), value=float(value))
+
+    def m_groupnorm(self, m: nn.GroupNorm, path: str, x: Value) -> Value:
+        c = m.num_channels
+        w = (
+            self.param(m.weight, f"{path}.weight")
+            if m.affine
+            else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
+        )
+        b = (
+            self.param(m.bias, f"{path}.bias")
+            if m.affine
+            else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        )
+        return self.b.op("groupnorm", x, w, b, num_groups=m.num_groups, eps=float(m.eps))
+
+    def m_rmsnorm(self, m: nn.RMSNorm, path: str, x: Value) -> Value:
+        d = self.shape(x)[-1]
+        if tuple(m.normalized_shape) != (d,):
+            raise _Unsupported(f"RMSNorm over {tuple(m.normalized_shape)} (only the last axis)")
+        if m.eps is None:
+            raise _Unsupported("RMSNorm with eps=None (dtype-dependent)")
+        w = (
+            self.param(m.weight, f"{path}.weight")
+            if m.weight is not None
+            else self.const(("ones", d), "const.ones", lambda: torch.ones(d))
+        )
+        return self.b.op("rmsnorm", x, w, eps=float(m.eps))
+
+    def m_upsample(self, m: nn.Upsample, path: str, x: Value) -> Value:
+        return self.resize(x, m.mode, m.align_corners, m.scale_factor)
+
+    def resize(self, x: Value, mode: str, align_corners: Any, scales: Any = None) -> Value:
+        """The registry's resize derives its scales from the sizes; torch uses 1 / scale_factor when
+        one is given, which is the same only when the output size is exactly input * scale."""
+        if mode not in ("nearest", "bilinear"):
+            raise _Unsupported(f"interpolate mode {mode!r} (only nearest and bilinear)")
+        out = self.meta_shape()
+        if len(out) != 4:
+            raise _Unsupported(f"interpolate of a rank-{len(out)} tensor (only NCHW)")
+        if scales is not None:
+            sc = list(scales) if isinstance(scales, (tuple, list)) else [scales, scales]
+            ins = self.shape(x)[2:]
+            if any(float(o) != float(i) * float(f) for o, i, f in zip(out[2:], ins, sc)):
+                raise _Unsupported(f"interpolate by scale {sc} from {ins} to {out[2:]} (not an exact size ratio)")
+        return self.b.op("resize", x, size=tuple(out[2:]), mode=mode, align_corners=int(bool(align_corners)))

@@ -43,21 +43,26 @@ from rewrite.ir.shapes import (
     Concat,
     Conv2d,
     Embedding,
+    Expand,
     Gather,
     GlobalPool2d,
+    GroupedChannels,
     IndexSelect,
     Linear,
     MatMul,
     Pad2d,
+    PadN,
     PerChannel,
     Permute,
     Pool2d,
+    Reduce,
     Reshape,
     Same,
     Shape,
     ShapeRule,
     Slice,
     Source,
+    Spatial2d,
     Split,
     broadcast,
     conv_out,
@@ -97,6 +102,7 @@ class Group(str, Enum):
     POOLING = "pooling"
     NORMALIZATION = "normalization"
     INDEXING = "indexing"  # reads one operand at positions given by an int64 operand
+    REDUCTION = "reduction"
 
 
 class CostClass(str, Enum):
@@ -656,6 +662,203 @@ _register(
         _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
         doc="act(x @ w + b): (batched) matmul, bias [N] along the last axis",
         packed_operand=1,
+    )
+)
+
+# ---------------------------------------------------------------- activations, reductions, norms, resize
+# The float ops real CNNs and transformers need (MobileNet, EfficientNet, GPT-2, BERT, LLaMA, ViT).
+# Ops that torch spells several ways map onto one entry here: view / flatten / squeeze / unsqueeze
+# are ``reshape``, permute is ``transpose``, chunk is ``split``, hardtanh and relu6 are ``clamp``.
+
+# name -> (torch reference, FLOPs per element, torch functions, Tensor methods)
+_UNARY_MORE: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int, tuple[Any, ...], tuple[str, ...]]] = {
+    "hardswish": (F.hardswish, 5, (F.hardswish,), ()),
+    "hardsigmoid": (F.hardsigmoid, 4, (F.hardsigmoid,), ()),
+    "silu": (F.silu, 5, (), ()),  # F.silu / nn.SiLU have converters (inplace argument)
+    "mish": (F.mish, 12, (F.mish,), ()),
+    "gelu_erf": (lambda x: F.gelu(x), 16, (), ()),  # F.gelu (approximate="none") has its own converter
+    "log": (torch.log, 4, (torch.log,), ("log",)),
+    "sqrt": (torch.sqrt, 2, (torch.sqrt,), ("sqrt",)),
+    "neg": (torch.neg, 1, (), ()),  # torch.neg imports as smul(-1) (rules/algebra: neg <=> smul -1)
+    "abs": (torch.abs, 1, (torch.abs,), ("abs",)),
+    "reciprocal": (torch.reciprocal, 1, (torch.reciprocal,), ("reciprocal",)),
+}
+for _name, (_fn, _fl, _fns, _methods) in _UNARY_MORE.items():
+    _register(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            1,
+            (),
+            Same(),
+            (lambda f: lambda xs, a: [f(xs[0])])(_fn),
+            _ew_flops(_fl),
+            doc=f"elementwise {_name} (torch semantics)",
+            torch_functions=_fns,
+            torch_methods=_methods,
+        )
+    )
+
+_register(
+    OpDef(
+        "clamp",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("min", AttrKind.FLOAT), AttrSpec("max", AttrKind.FLOAT)),
+        Same(),
+        lambda xs, a: [torch.clamp(xs[0], a["min"], a["max"])],
+        _ew_flops(2),
+        doc="min(max(x, min), max): hardtanh, relu6 (min=0, max=6)",
+    )
+)
+_register(
+    OpDef(
+        "pow",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("exponent", AttrKind.FLOAT),),
+        Same(),
+        lambda xs, a: [torch.pow(xs[0], a["exponent"])],
+        _ew_flops(4),
+        doc="x ** exponent for a constant exponent (small integers multiply; others exp(e * log x))",
+    )
+)
+
+
+def _reduce_ref(fn: Callable[..., torch.Tensor]) -> Callable[[list[torch.Tensor], Attrs], list[torch.Tensor]]:
+    return lambda xs, a: [fn(xs[0], list(a["axes"]), keepdim=bool(a["keepdim"]))]
+
+
+_REDUCE_ATTRS = (AttrSpec("axes", AttrKind.INTS), AttrSpec("keepdim", AttrKind.INT, 0))
+_REDUCTIONS: dict[str, tuple[Callable[..., torch.Tensor], int]] = {
+    "reduce_sum": (torch.sum, 1),
+    "reduce_mean": (torch.mean, 1),
+    "reduce_max": (torch.amax, 1),
+    "reduce_min": (torch.amin, 1),
+}
+for _name, (_rfn, _rfl) in _REDUCTIONS.items():
+    _register(
+        OpDef(
+            _name,
+            Group.REDUCTION,
+            1,
+            _REDUCE_ATTRS,
+            Reduce(),
+            _reduce_ref(_rfn),
+            (lambda k: lambda i, o, a: k * numel(i[0]))(_rfl),
+            doc=f"{_name[7:]} over axes (sorted, non-negative), keepdim as in torch",
+            fusion=FusionRole.POOL,
+        )
+    )
+_register(
+    OpDef(
+        "reduce_var",
+        Group.REDUCTION,
+        1,
+        _REDUCE_ATTRS + (AttrSpec("correction", AttrKind.INT, 1),),
+        Reduce(),
+        lambda xs, a: [torch.var(xs[0], list(a["axes"]), correction=a["correction"], keepdim=bool(a["keepdim"]))],
+        lambda i, o, a: 4 * numel(i[0]),
+        doc="variance over axes, divided by (count - correction) as torch.var",
+        fusion=FusionRole.POOL,
+    )
+)
+
+_register(
+    OpDef(
+        "expand",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("shape", AttrKind.INTS),),
+        Expand(),
+        lambda xs, a: [xs[0].expand(*a["shape"])],
+        doc="broadcast size-1 dims to shape (equal rank), materialised",
+        fusion=FusionRole.REMAP,
+    )
+)
+
+
+def _pad_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    p = a["pads"]
+    torch_order = [v for d in reversed(range(len(p) // 2)) for v in (p[2 * d], p[2 * d + 1])]
+    return [F.pad(xs[0], torch_order, value=a["value"])]
+
+
+_register(
+    OpDef(
+        "pad",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("pads", AttrKind.INTS), AttrSpec("value", AttrKind.FLOAT, 0.0)),
+        PadN(),
+        _pad_ref,
+        doc="constant padding, pads = (before_0, after_0, before_1, after_1, ...) in dim order",
+        fusion=FusionRole.INJECTIVE,
+    )
+)
+
+_register(
+    OpDef(
+        "resize",
+        Group.LAYOUT,
+        1,
+        (
+            AttrSpec("size", AttrKind.INTS),
+            AttrSpec("mode", AttrKind.STR, "nearest", choices=("nearest", "bilinear")),
+            AttrSpec("align_corners", AttrKind.INT, 0),
+        ),
+        Spatial2d("size"),
+        lambda xs, a: [
+            F.interpolate(
+                xs[0],
+                size=tuple(a["size"]),
+                mode=a["mode"],
+                align_corners=bool(a["align_corners"]) if a["mode"] == "bilinear" else None,
+            )
+        ],
+        lambda i, o, a: (8 if a["mode"] == "bilinear" else 0) * numel(o[0]),
+        doc="F.interpolate of NCHW to size (nearest or bilinear; scales from the sizes)",
+        fusion=FusionRole.INJECTIVE,
+    )
+)
+
+_register(
+    OpDef(
+        "adaptive_avgpool",
+        Group.POOLING,
+        1,
+        (AttrSpec("output_size", AttrKind.INTS),),
+        Spatial2d("output_size"),
+        lambda xs, a: [F.adaptive_avg_pool2d(xs[0], tuple(a["output_size"]))],
+        lambda i, o, a: numel(i[0]),
+        doc="adaptive average pooling of NCHW: window [floor(o*H/OH), ceil((o+1)*H/OH))",
+    )
+)
+
+_register(
+    OpDef(
+        "groupnorm",
+        Group.NORMALIZATION,
+        3,
+        (AttrSpec("num_groups", AttrKind.INT), AttrSpec("eps", AttrKind.FLOAT, 1e-5)),
+        GroupedChannels(),
+        lambda xs, a: [F.group_norm(xs[0], a["num_groups"], xs[1], xs[2], a["eps"])],
+        lambda i, o, a: 8 * numel(o[0]),
+        doc="group norm of N C ...: inputs x, weight [C], bias [C]",
+        fusion=FusionRole.ROW,
+    )
+)
+_register(
+    OpDef(
+        "rmsnorm",
+        Group.NORMALIZATION,
+        2,
+        (AttrSpec("eps", AttrKind.FLOAT, 1e-6),),
+        PerChannel(-1),
+        lambda xs, a: [F.rms_norm(xs[0], (xs[0].shape[-1],), xs[1], a["eps"])],
+        lambda i, o, a: 4 * numel(o[0]),
+        doc="RMS norm over the last axis: x * rsqrt(mean(x^2) + eps) * weight",
+        fusion=FusionRole.ROW,
     )
 )
 _BUILTIN.update(OPS)

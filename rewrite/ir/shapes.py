@@ -47,20 +47,25 @@ __all__ = [
     "Conv2d",
     "DrawCtx",
     "Embedding",
+    "Expand",
     "Gather",
     "GlobalPool2d",
+    "GroupedChannels",
     "IndexSelect",
     "Linear",
     "MatMul",
     "Pad2d",
+    "PadN",
     "PerChannel",
     "Permute",
     "Pool2d",
+    "Reduce",
     "Reshape",
     "Same",
     "ShapeRule",
     "Slice",
     "Source",
+    "Spatial2d",
     "Split",
     "broadcast",
     "conv_out",
@@ -828,3 +833,161 @@ class Broadcast3(ShapeRule):
         if not len(a) == len(b) == len(c):
             ctx.reject("where operands need equal ranks")
         return [ctx.bcast(ctx.bcast(x, y), z) for x, y, z in zip(a, b, c)]
+
+
+# ------------------------------------------------------------------ activations, reductions, norms, resize
+
+
+def _check_axes(axes: Sequence[int], rank: int) -> None:
+    need(len(axes) >= 1, "axes must not be empty")
+    need(list(axes) == sorted(set(axes)), f"axes {list(axes)} must be sorted and distinct (normalised)")
+    need(all(0 <= d < rank for d in axes), f"axes {list(axes)} out of range for rank {rank}")
+
+
+@dataclass(frozen=True)
+class Reduce(ShapeRule):
+    """A reduction over ``axes`` (sorted, non-negative); ``keepdim``: keep them as size 1, else drop them.
+
+    egglog: ``vec-set`` to 1 (keepdim) or ``vec-remove`` from the last axis down."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        x, axes = ins[0], a["axes"]
+        _check_axes(axes, len(x))
+        if a["keepdim"]:
+            return [tuple(1 if d in axes else n for d, n in enumerate(x))]
+        return [tuple(n for d, n in enumerate(x) if d not in axes)]
+
+    def egg_cases(self) -> list[EggCase]:
+        cases = []
+        for n in range(1, MAX_RANK + 1):
+            keep, drop = "s0", "s0"
+            for i in range(n):
+                keep = f"(vec-set {keep} {_vg('a_axes', i)} 1)"
+            for i in reversed(range(n)):
+                drop = f"(vec-remove {drop} {_vg('a_axes', i)})"
+            cond = f"(= (vec-length a_axes) {n})"
+            cases.append((f"{cond} (= a_keepdim 1)", keep))
+            cases.append((f"{cond} (= a_keepdim 0)", drop))
+        return cases
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        keep = ctx.const_attr("keepdim")
+        if keep != 0:
+            ctx.ranks.union(out, ins[0])
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        x, rng = ins[0], ctx.rng
+        r = len(x)
+        axes = ctx.attr("axes", lambda: tuple(sorted(rng.sample(range(r), rng.randint(1, r)))))
+        keep = ctx.attr("keepdim", lambda: 1)
+        if not axes or list(axes) != sorted(set(axes)) or not all(0 <= d < r for d in axes):
+            ctx.reject(f"bad reduction axes {axes} for rank {r}")
+        if keep:
+            return [ctx.dims.new(1) if d in axes else n for d, n in enumerate(x)]
+        return [n for d, n in enumerate(x) if d not in axes]
+
+
+@dataclass(frozen=True)
+class Expand(ShapeRule):
+    """Broadcast to the ``shape`` attribute (equal rank; each input dim is 1 or the target's)."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        x, s = ins[0], a["shape"]
+        need(len(x) == len(s), f"expand keeps the rank: {x} to {s}")
+        need(all(p == q or p == 1 for p, q in zip(x, s)) and all(q > 0 for q in s), f"cannot expand {x} to {s}")
+        return [s]
+
+    def egg_cases(self) -> list[EggCase]:
+        return [("(= (vec-length s0) (vec-length a_shape))", "a_shape")]
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        ctx.ranks.union(out, ins[0])
+        ctx.rank_of_list_attr("shape", out)
+
+    late_attrs: ClassVar[tuple[str, ...]] = ("shape",)
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        """The rule checker draws no size-1 broadcast: the output takes the input's dims."""
+        target = ctx.const_attr("shape")
+        if isinstance(target, tuple):
+            for d, v in zip(ins[0], target):
+                ctx.dims.fix(d, v)
+        return list(ins[0])
+
+    def draw_late(self, ctx: DrawCtx, name: str, shapes: list[Shape], target: list[int | None]) -> Any:
+        return tuple(t if t is not None else s for t, s in zip(target, shapes[0]))
+
+
+@dataclass(frozen=True)
+class PadN(ShapeRule):
+    """Constant padding of every dim: ``pads`` = (before_0, after_0, before_1, after_1, ...)."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        x, p = ins[0], a["pads"]
+        need(len(p) == 2 * len(x), f"pads needs 2 entries per dim ({2 * len(x)}), got {len(p)}")
+        need(all(v >= 0 for v in p), f"pads must be non-negative, got {p}")
+        return [tuple(n + p[2 * d] + p[2 * d + 1] for d, n in enumerate(x))]
+
+    def egg_cases(self) -> list[EggCase]:
+        return [
+            (
+                f"(= (vec-length s0) {r}) (= (vec-length a_pads) {2 * r})",
+                "(vec-of "
+                + " ".join(
+                    f"(+ {_vg('s0', d)} (+ {_vg('a_pads', 2 * d)} {_vg('a_pads', 2 * d + 1)}))" for d in range(r)
+                )
+                + ")",
+            )
+            for r in range(1, MAX_RANK + 1)
+        ]
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        ctx.ranks.union(out, ins[0])
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        x, rng = ins[0], ctx.rng
+        pads = ctx.attr("pads", lambda: tuple(rng.randint(0, 2) for _ in range(2 * len(x))))
+        if len(pads) != 2 * len(x):
+            ctx.reject("pad needs 2 pads per dim")
+        return [ctx.dims.derived(lambda n, d=d: n + pads[2 * d] + pads[2 * d + 1], v) for d, v in enumerate(x)]
+
+
+@dataclass(frozen=True)
+class Spatial2d(ShapeRule):
+    """NCHW to N C ``size_attr``: resize (``size``) and adaptive pooling (``output_size``)."""
+
+    size_attr: str = "size"
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        x, s = ins[0], a[self.size_attr]
+        need(len(x) == 4, f"needs NCHW input, got {x}")
+        need(len(s) == 2 and all(v > 0 for v in s), f"{self.size_attr} must be 2 positive sizes, got {s}")
+        return [(x[0], x[1], s[0], s[1])]
+
+    def egg_cases(self) -> list[EggCase]:
+        a = f"a_{self.size_attr}"
+        return [("(= (vec-length s0) 4)", f"(vec-of {_vg('s0', 0)} {_vg('s0', 1)} {_vg(a, 0)} {_vg(a, 1)})")]
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        ctx.ranks.fix(out, 4)
+        ctx.ranks.fix(ins[0], 4)
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        x, rng = ins[0], ctx.rng
+        s = ctx.attr(self.size_attr, lambda: (rng.randint(1, 5), rng.randint(1, 5)))
+        if len(s) != 2:
+            ctx.reject(f"{self.size_attr} needs 2 sizes")
+        return [x[0], x[1], ctx.dims.new(s[0]), ctx.dims.new(s[1])]
+
+
+@dataclass(frozen=True)
+class GroupedChannels(PerChannel):
+    """Like ``PerChannel(1)``; the channels also split evenly into ``num_groups`` (group norm)."""
+
+    axis: int = 1
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        out = super().infer(ins, a)
+        g = a["num_groups"]
+        need(g >= 1 and ins[0][1] % g == 0, f"num_groups={g} must divide the {ins[0][1]} channels")
+        return out

@@ -302,6 +302,56 @@ class _Grower:
         else:
             self.emit(self.b.cast(m, dtype="float32"))
 
+    # ------------------------------------------------------------ activations, reductions, norms, resize
+    def clamp_pow(self) -> None:
+        x = self.pick_or_input(lambda s: True, self.shape)
+        if self.rng.random() < 0.5:
+            lo = self.rng.choice((0.0, -1.0, -0.5))
+            self.emit(self.b.op("clamp", x, min=lo, max=self.rng.choice((lo, 1.0, 6.0))))
+        else:
+            self.emit(self.b.op("pow", x, exponent=self.rng.choice((2.0, 3.0, 0.5, -1.0, 1.5))))
+
+    def reduce(self) -> None:
+        x = self.pick_or_input(lambda s: True, self.shape)
+        r = len(self.b.shape(x))
+        op = self.rng.choice(("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var"))
+        axes = tuple(sorted(self.rng.sample(range(r), self.rng.randint(1, r))))
+        keep = 1 if len(axes) == r else self.rng.randint(0, 1)  # no rank-0 results: other moves index dims
+        attrs: dict[str, object] = {"axes": axes, "keepdim": keep}
+        if op == "reduce_var":
+            attrs["correction"] = self.rng.choice((0, 1))
+        self.emit(self.b.op(op, x, **attrs))
+
+    def layout_norm(self) -> None:
+        kind = self.rng.choice(("expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm"))
+        if kind == "expand":
+            x = self.pick_or_input(lambda s: 1 in s, lambda: (*self.shape(), 1))
+            out = tuple(self.rng.randint(1, 4) if d == 1 else d for d in self.b.shape(x))
+            self.emit(self.b.op("expand", x, shape=out))
+        elif kind == "pad":
+            x = self.pick_or_input(lambda s: True, self.shape)
+            pads = tuple(self.rng.randint(0, 2) for _ in range(2 * len(self.b.shape(x))))
+            self.emit(self.b.op("pad", x, pads=pads, value=self.rng.choice((0.0, -1.0, 2.5))))
+        elif kind in ("resize", "adaptive_avgpool"):
+            x = self.pick_or_input(
+                lambda s: len(s) == 4,
+                lambda: (1, self.rng.randint(1, 3), self.rng.randint(1, 6), self.rng.randint(1, 6)),
+            )
+            size = (self.rng.randint(1, 8), self.rng.randint(1, 8))
+            if kind == "resize":
+                mode = self.rng.choice(("nearest", "bilinear"))
+                self.emit(self.b.op("resize", x, size=size, mode=mode, align_corners=self.rng.randint(0, 1)))
+            else:
+                self.emit(self.b.op("adaptive_avgpool", x, output_size=size))
+        elif kind == "groupnorm":
+            x = self.pick_or_input(lambda s: len(s) >= 3, lambda: self.shape(self.rng.choice((3, 4))))
+            c = self.b.shape(x)[1]
+            groups = self.rng.choice([g for g in range(1, c + 1) if c % g == 0])
+            self.emit(self.b.op("groupnorm", x, self.weight((c,)), self.weight((c,)), num_groups=groups, eps=1e-5))
+        else:
+            x = self.pick_or_input(lambda s: len(s) >= 1, self.shape)
+            self.emit(self.b.op("rmsnorm", x, self.weight(self.b.shape(x)[-1:]), eps=1e-6))
+
     MOVES = (
         (unary, 4),
         (binary, 4),
@@ -316,6 +366,9 @@ class _Grower:
         (norm, 1),
         (indexing, 2),
         (select, 2),
+        (clamp_pow, 1),
+        (reduce, 1),
+        (layout_norm, 2),
     )
 
     def grow(self, moves: int) -> Graph:

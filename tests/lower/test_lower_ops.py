@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from lower_testutil import check_graph
+from test_lower_float_ops import TESTED as FLOAT_OPS_TESTED
 
 from lower.ops_to_loops import check_coverage
 from rewrite.ir.builder import GraphBuilder
@@ -261,27 +262,31 @@ def test_slice(axis, start, end):
 
 
 def test_all_groups_covered_by_this_file():
-    tested = set(UNARY + BINARY) | {
-        "rsqrt",
-        "pad2d",
-        "conv2d_bias_act",
-        "matmul_bias_act",
-        "smul",
-        "matmul",
-        "linear",
-        "conv2d",
-        "maxpool2d",
-        "avgpool2d",
-        "global_avgpool",
-        "batchnorm",
-        "layernorm",
-        "softmax",
-        "transpose",
-        "reshape",
-        "concat",
-        "split",
-        "slice",
-    }
+    tested = (
+        set(UNARY + BINARY)
+        | {
+            "rsqrt",
+            "pad2d",
+            "conv2d_bias_act",
+            "matmul_bias_act",
+            "smul",
+            "matmul",
+            "linear",
+            "conv2d",
+            "maxpool2d",
+            "avgpool2d",
+            "global_avgpool",
+            "batchnorm",
+            "layernorm",
+            "softmax",
+            "transpose",
+            "reshape",
+            "concat",
+            "split",
+            "slice",
+        }
+        | FLOAT_OPS_TESTED
+    )  # tests/lower/test_lower_float_ops.py
     # indexing, comparison and selection ops (int64/bool values) compile against torch in
     # tests/test_ops_indexing.py::test_llvm_compile_matches_torch
     tested |= {"embedding", "index_select", "gather", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill"}
@@ -444,3 +449,4 @@ def test_pool_random(seed):
         ]
     )
     check_graph(g, tol=1e-6)
+

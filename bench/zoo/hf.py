@@ -1,0 +1,107 @@
+"""``transformers`` models built from tiny configs with random weights (nothing is downloaded).
+
+Each builder returns the model (eval mode, eager attention) wrapped to return one tensor, and
+its example inputs.  ``transformers`` is the optional ``zoo`` extra: it is imported inside the
+builders so the rest of the zoo (and ``bench``) loads without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+SEQ = 16
+VOCAB = 128
+# passed as ** so mypy does not check them against the configs' explicit signatures (they are
+# PretrainedConfig kwargs every config accepts)
+_EAGER: dict[str, Any] = {"attn_implementation": "eager"}
+_LABELS: dict[str, Any] = {"num_labels": 10}
+
+
+class _Out(nn.Module):
+    """Call the wrapped model with its inputs and return one tensor (``logits`` or the hidden states)."""
+
+    def __init__(self, model: nn.Module, field: str) -> None:
+        super().__init__()
+        self.model, self.field = model, field
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return getattr(self.model(x, return_dict=True), self.field)
+
+
+def _ids() -> tuple[torch.Tensor, ...]:
+    return (torch.randint(0, VOCAB, (1, SEQ)),)
+
+
+def gpt2() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import GPT2Config, GPT2LMHeadModel  # optional 'zoo' extra
+
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=64, n_layer=2, n_head=4, **_EAGER)
+    return _Out(GPT2LMHeadModel(cfg).eval(), "logits"), _ids()
+
+
+def bert() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import BertConfig, BertModel  # optional 'zoo' extra
+
+    cfg = BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=SEQ,
+        **_EAGER,
+    )
+    return _Out(BertModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), _ids()
+
+
+def llama() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import LlamaConfig, LlamaForCausalLM  # optional 'zoo' extra
+
+    cfg = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=SEQ,
+        **_EAGER,
+    )
+    return _Out(LlamaForCausalLM(cfg).eval(), "logits"), _ids()
+
+
+def vit() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import ViTConfig, ViTModel  # optional 'zoo' extra
+
+    cfg = ViTConfig(
+        image_size=32,
+        patch_size=8,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        **_EAGER,
+    )
+    return _Out(ViTModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), (torch.randn(1, 3, 32, 32),)
+
+
+def resnet() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    from transformers import ResNetConfig, ResNetForImageClassification  # optional 'zoo' extra
+
+    cfg = ResNetConfig(
+        embedding_size=16, hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1], layer_type="basic", **_LABELS
+    )
+    return _Out(ResNetForImageClassification(cfg).eval(), "logits"), (torch.randn(1, 3, 64, 64),)
+
+
+HF: dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]] = {
+    "gpt2": gpt2,
+    "bert": bert,
+    "llama": llama,
+    "vit": vit,
+    "hf_resnet": resnet,
+}

@@ -1,0 +1,98 @@
+"""The activation, reduction, norm and resize ops, each compiled alone against its torch reference
+(odd sizes, both keepdim settings, edge attributes)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from lower_testutil import check_graph
+
+from rewrite.ir.builder import GraphBuilder
+
+UNARY = ["hardswish", "hardsigmoid", "silu", "mish", "gelu_erf", "neg", "abs", "reciprocal"]
+POSITIVE = ["log", "sqrt"]  # defined on x > 0
+REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var"]
+OTHERS = ["clamp", "pow", "expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm"]
+TESTED = set(UNARY + POSITIVE + REDUCTIONS + OTHERS)  # test_lower_ops checks the registry is covered
+
+
+def _one(op: str, shapes: list[tuple[int, ...]], **attrs):
+    b = GraphBuilder(op)
+    xs = [b.input(f"x{i}", s) for i, s in enumerate(shapes)]
+    return b.build([b.op(op, *xs, **attrs)])
+
+
+@pytest.mark.parametrize("op", UNARY + POSITIVE)
+@pytest.mark.parametrize("shape", [(7,), (3, 13)])
+def test_unary(op, shape):
+    g = _one(op, [shape])
+    x = torch.randn(shape) * 4
+    if op in POSITIVE:
+        x = x.abs() + 0.05
+    if op == "reciprocal":
+        x = x.sign() * (x.abs() + 0.1)
+    check_graph(g, {"x0": x}, tol=1e-5)
+
+
+def test_unary_extremes():
+    """The erf GELU, mish and silu stay close at the ends of the range (the tails saturate)."""
+    x = torch.tensor([-60.0, -20.0, -8.0, -3.0, -1e-3, 0.0, 1e-3, 0.5, 3.0, 8.0, 20.0, 60.0])
+    for op in ("gelu_erf", "mish", "silu", "hardswish", "hardsigmoid"):
+        check_graph(_one(op, [(12,)]), {"x0": x}, tol=1e-5)
+
+
+@pytest.mark.parametrize("lo,hi", [(0.0, 6.0), (-1.0, 1.0), (-0.5, -0.5)])
+def test_clamp(lo, hi):
+    check_graph(_one("clamp", [(4, 9)], min=lo, max=hi), {"x0": torch.randn(4, 9) * 5}, tol=0)
+
+
+@pytest.mark.parametrize("e", [2.0, 3.0, 0.5, -1.0, -0.5, 1.7])
+def test_pow(e):
+    x = torch.rand(5, 7) * 3 + 0.1
+    check_graph(_one("pow", [(5, 7)], exponent=e), {"x0": x}, tol=1e-5)
+
+
+@pytest.mark.parametrize("op", REDUCTIONS)
+@pytest.mark.parametrize("axes", [(0,), (1,), (2,), (0, 2), (0, 1, 2)])
+@pytest.mark.parametrize("keepdim", [0, 1])
+def test_reductions(op, axes, keepdim):
+    check_graph(_one(op, [(3, 5, 7)], axes=axes, keepdim=keepdim), tol=1e-5)
+
+
+def test_var_correction():
+    for c in (0, 1, 2):
+        check_graph(_one("reduce_var", [(4, 11)], axes=(1,), correction=c), tol=1e-5)
+
+
+@pytest.mark.parametrize("src,dst", [((1, 5), (3, 5)), ((4, 1, 1), (4, 3, 2)), ((1,), (7,)), ((2, 3), (2, 3))])
+def test_expand(src, dst):
+    check_graph(_one("expand", [src], shape=dst), tol=0)
+
+
+@pytest.mark.parametrize("pads,value", [((0, 0, 1, 2), 0.0), ((1, 0, 0, 3), -2.5), ((0, 0, 0, 0, 2, 1, 1, 1), 1.0)])
+def test_pad(pads, value):
+    rank = len(pads) // 2
+    check_graph(_one("pad", [(2, 3, 4, 5)[:rank]], pads=pads, value=value), tol=0)
+
+
+@pytest.mark.parametrize("mode,align", [("nearest", 0), ("bilinear", 0), ("bilinear", 1)])
+@pytest.mark.parametrize("size", [(10, 14), (3, 4), (7, 9)])
+def test_resize(mode, align, size):
+    check_graph(_one("resize", [(1, 2, 5, 7)], size=size, mode=mode, align_corners=align), tol=1e-5)
+
+
+@pytest.mark.parametrize("out", [(1, 1), (2, 3), (3, 5), (7, 9)])
+def test_adaptive_avgpool(out):
+    check_graph(_one("adaptive_avgpool", [(2, 3, 7, 9)], output_size=out), tol=1e-5)
+
+
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5, 3), 3), ((1, 4, 7), 1), ((2, 8, 3, 3), 8)])
+def test_groupnorm(shape, groups):
+    c = shape[1]
+    g = _one("groupnorm", [shape, (c,), (c,)], num_groups=groups, eps=1e-5)
+    check_graph(g, tol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(5, 16), (2, 3, 7)])
+def test_rmsnorm(shape):
+    check_graph(_one("rmsnorm", [shape, shape[-1:]], eps=1e-6), tol=1e-5)

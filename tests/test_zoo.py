@@ -1,0 +1,48 @@
+"""The model zoo: a CNN written from its paper goes through import, optimize, verify and compile;
+the slow tier runs every zoo model and checks each gives a row (a failure is a row, not a crash)."""
+
+import pytest
+
+from bench.zoo import ZOO
+from bench.zoo.run import run_model
+
+KEYS = {"model", "imported", "verified", "compiled", "max_rel_err", "ops_before", "ops_after"}
+KEYS |= {"cost_before", "cost_after", "ms_eager", "ms_eqsat"}
+
+
+def test_zoo_lists_the_required_models() -> None:
+    for name in ("mobilenet_v2", "efficientnet_b0", "densenet121", "shufflenet_v2"):
+        assert name in ZOO
+    for name in ("gpt2", "bert", "llama", "vit", "hf_resnet"):
+        assert name in ZOO
+
+
+def test_mobilenet_v2_end_to_end() -> None:
+    row = run_model("mobilenet_v2", time_it=False)
+    assert KEYS <= set(row)
+    assert row["error"] is None, row["error"]
+    assert row["imported"] and row["verified"] and row["compiled"]
+    assert row["max_rel_err"] <= 1e-4
+    assert row["ops_after"] <= row["ops_before"]
+    assert row["cost_after"] <= row["cost_before"]
+
+
+def test_a_failing_model_is_a_row() -> None:
+    ZOO["_broken"] = lambda: (_ for _ in ()).throw(RuntimeError("no such model\nsecond line"))
+    try:
+        row = run_model("_broken", time_it=False)
+    finally:
+        del ZOO["_broken"]
+    assert not (row["imported"] or row["verified"] or row["compiled"])
+    assert row["error"] == "RuntimeError: no such model"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(ZOO))
+def test_every_zoo_model_gives_a_row(name: str) -> None:
+    row = run_model(name, repeats=2)
+    assert KEYS <= set(row)
+    if row["compiled"]:
+        assert row["imported"] and row["verified"] and row["max_rel_err"] <= 1e-4
+    else:
+        assert row["error"]
