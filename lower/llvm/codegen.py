@@ -67,6 +67,7 @@ class FunctionEmitter:
         self.ranges: dict[str, Range] = {}
         self.ptrs: dict[str, str] = {}  # buffer name -> base pointer SSA value
         self.root = root_loop(kernel.body)
+        self.accumulates: set[int] = set()  # ids of Bin nodes that update their own store target (T.FAST)
 
     # ------------------------------------------------------------ plumbing
     def tmp(self, hint: str = "t") -> str:
@@ -117,7 +118,7 @@ class FunctionEmitter:
             self.mod.need(helpers, decls)
             args = ", ".join(f"float {self.expr(a)}" for a in e.args)
             r = self.tmp("c")
-            self.emit(f"{r} = call {T.FAST} float @{fn}({args})")
+            self.emit(f"{r} = call {T.SAFE} float @{fn}({args})")
             return r
         if isinstance(e, Cast):
             a = self.expr(e.a)
@@ -154,11 +155,13 @@ class FunctionEmitter:
         elif e.op in T.F32_CMP and ta == F32:
             self.emit(f"{r} = fcmp {T.F32_CMP[e.op]} float {a}, {b}")
         elif ta == F32 and e.op in T.F32_BINOPS:
-            self.emit(f"{r} = {T.F32_BINOPS[e.op]} {T.FAST} float {a}, {b}")
+            flags = T.FAST if id(e) in self.accumulates else T.SAFE
+            self.emit(f"{r} = {T.F32_BINOPS[e.op]} {flags} float {a}, {b}")
         elif ta == F32 and e.op in T.F32_MINMAX:
             fn = T.F32_MINMAX[e.op]
             self.mod.need([], [fn])
-            self.emit(f"{r} = call {T.FAST} float @{fn}(float {a}, float {b})")
+            flags = T.FAST if id(e) in self.accumulates else T.SAFE
+            self.emit(f"{r} = call {flags} float @{fn}(float {a}, float {b})")
         elif ta == I64 and e.op in T.I64_BINOPS:
             self.emit(f"{r} = {T.I64_BINOPS[e.op]} i64 {a}, {b}")
         elif ta == I64 and e.op in T.I64_MINMAX:
@@ -219,7 +222,10 @@ class FunctionEmitter:
             self.emit(f"; stage {s.name}")
             self.stmt(s.body)
         elif isinstance(s, Store):
-            v = self.expr(s.value)
+            e = s.value
+            if isinstance(e, Bin) and e.op in ("+", "*", "min", "max") and Load(s.buf, s.idx) in (e.a, e.b):
+                self.accumulates.add(id(e))  # a reduction step: reassociation lets it vectorize
+            v = self.expr(e)
             p = self.address(s.buf, s.idx)
             if s.buf.dtype == BOOL:
                 b = self.tmp("b")

@@ -17,6 +17,10 @@ from __future__ import annotations
 import struct
 
 FAST = "reassoc nsz contract arcp afn"  # no nnan/ninf: -inf and NaN must survive
+# Elementwise float math has no ``reassoc``: with it (and nsz) LLVM's Reassociate pass cancels
+# ``x - x`` or ``(x+x+x) - (x+x)`` inside a fused expression, turning NaN/inf into 0 or x.
+# Only a reduction's accumulate (``acc = acc + v``: the vectorizer needs reassoc) gets FAST.
+SAFE = "nsz contract arcp afn"
 
 F32_BINOPS = {"+": "fadd", "-": "fsub", "*": "fmul", "/": "fdiv"}
 F32_MINMAX = {"min": "llvm.minimum.f32", "max": "llvm.maximum.f32"}  # NaN-propagating, like torch

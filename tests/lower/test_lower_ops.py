@@ -7,6 +7,7 @@ import torch
 from lower_testutil import check_graph
 from test_lower_float_ops import TESTED as FLOAT_OPS_TESTED
 
+from lower import compile_graph
 from lower.ops_to_loops import check_coverage
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.ops import OPS, Group
@@ -450,3 +451,18 @@ def test_pool_random(seed):
     )
     check_graph(g, tol=1e-6)
 
+
+def test_fused_float_math_keeps_nan_and_inf():
+    """Fuzz seeds 27 and 1432: with ``reassoc`` on elementwise math, LLVM cancelled ``x - x`` inside a
+    fused layernorm (NaN rows became finite) and ``(x+x+x) - (x+x)`` to ``x`` (NaN became inf)."""
+    b = GraphBuilder("nan-cancel")
+    x = b.input("x", (4, 8))
+    ln = b.op("layernorm", b.sub(x, x), b.weight("w", torch.ones(8)), b.weight("c", torch.zeros(8)), eps=1e-5)
+    three = b.add(b.add(x, x), x)
+    g = b.build([ln, b.sub(three, b.add(x, x))])
+    xs = torch.randn(4, 8)
+    xs[1, 3], xs[2, 5] = float("nan"), float("inf")
+    out_ln, out_sub = compile_graph(g)({"x": xs})
+    ref_ln, ref_sub = g.run({"x": xs})
+    assert torch.equal(out_ln.isnan(), ref_ln.isnan()) and bool(out_ln[1].isnan().all())
+    assert torch.equal(out_sub.isnan(), ref_sub.isnan()) and bool(out_sub[2, 5].isnan())
