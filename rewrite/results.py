@@ -153,6 +153,13 @@ class OptimizeStats:
     backtrack: SearchStats | None = None  # only for search="backtrack"
 
     @property
+    def stop_reason(self) -> str:
+        """Why saturation, or the backtracking search, stopped."""
+        if self.saturation is not None:
+            return self.saturation.stop_reason.value
+        return self.backtrack.stop_reason if self.backtrack is not None else ""
+
+    @property
     def rules_fired(self) -> dict[str, int]:
         """Per rule, matches applied by saturation, or rewrites on the backtracking search's best path."""
         if self.saturation is not None:

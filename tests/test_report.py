@@ -99,3 +99,13 @@ def test_progress_is_silent_off_a_terminal_and_with_quiet(capsys, monkeypatch):
     finally:
         set_quiet(False)
     assert capsys.readouterr().err == ""
+
+
+def test_backtracking_result_renders_without_an_egraph(tmp_path):
+    """``optimize(search="backtrack")`` has no saturation stats: the page says so instead of failing."""
+    res = optimize(_double_relu(), rules=["algebra"], search="backtrack")
+    path = tmp_path / "b.html"
+    report(res, path, rules=load_rules(["algebra"]))
+    html = path.read_text()
+    assert "backtracking search" in html and "builds no e-graph" in html
+    assert html.count('class="node removed"') == 1

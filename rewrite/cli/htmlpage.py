@@ -93,8 +93,8 @@ def main(argv: list[str], prog: str = "eqsat report") -> int:
             s.cost_before,
             s.cost_after,
             s.seconds.total,
-            s.saturation.stop_reason.value,
-            dict(s.saturation.rules_fired),
+            s.stop_reason,
+            s.rules_fired,
         )
     ]
     if "backtrack" in args.search:

@@ -47,7 +47,7 @@ def build(
     ``"before"`` and ``"after"`` graphs; ``kernels``: ``CompiledGraph.profile()`` of the result.
     """
     d = diff(result.original, result.graph)
-    prov = provenance(d, rules if rules is not None else load_rules(None), result.stats.saturation.rules_fired)
+    prov = provenance(d, rules if rules is not None else load_rules(None), result.stats.rules_fired)
     model = cost_model if cost_model is not None else AnalyticalCost()
     return Page(result.stats, d, prov, model, dict(runs or {}), list(kernels), list(searches), list(notes))
 

@@ -85,8 +85,12 @@ def _summary(p: Page) -> str:
     facts = [
         ("modelled speedup", f"{s.cost_before / s.cost_after:.3f}×" if s.cost_after else "∞"),
         ("verified", f"{verified} (max abs error {err})"),
-        ("saturation", f"stopped: {sat.stop_reason.value} after {len(sat.iterations)} iteration(s)"),
-        ("e-graph", f"{sat.enodes} e-nodes, {sat.eclasses} e-classes"),
+        (
+            ("saturation", f"stopped: {sat.stop_reason.value} after {len(sat.iterations)} iteration(s)")
+            if sat is not None
+            else ("backtracking search", f"stopped: {s.stop_reason}")
+        ),
+        ("e-graph", f"{sat.enodes} e-nodes, {sat.eclasses} e-classes" if sat is not None else "— (no e-graph)"),
         ("extraction", s.extractor + (f" ({ilp.status.value}, source {ilp.source.value})" if ilp else "")),
         ("ILP gap", f"{ilp.gap:.2%}" if ilp and ilp.gap is not None else "—"),
         (
@@ -189,6 +193,8 @@ def _changes(p: Page) -> str:
 
 
 def _saturation(p: Page) -> str:
+    if p.stats.saturation is None:
+        return '<section id="saturation"><h2>Saturation</h2><p>The backtracking search builds no e-graph.</p></section>'
     its = p.stats.saturation.iterations
     size = line_chart(
         "e-graph size per iteration", ["e-nodes", "e-classes"], [[s.enodes for s in its], [s.eclasses for s in its]]

@@ -13,11 +13,11 @@ i0_2.body2:
   %v9 = load float, ptr %p8, align 4
   %p10 = getelementptr inbounds float, ptr %param.2, i64 %i0_2.5
   %v11 = load float, ptr %p10, align 4
-  %t12 = fmul reassoc nsz contract arcp afn float %v9, %v11
+  %t12 = fmul nsz contract arcp afn float %v9, %v11
   %p13 = getelementptr inbounds float, ptr %param.3, i64 %i0_2.5
   %v14 = load float, ptr %p13, align 4
-  %t15 = fadd reassoc nsz contract arcp afn float %t12, %v14
-  %t16 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %t15, float 0x0000000000000000)
+  %t15 = fadd nsz contract arcp afn float %t12, %v14
+  %t16 = call nsz contract arcp afn float @llvm.maximum.f32(float %t15, float 0x0000000000000000)
   %p17 = getelementptr inbounds float, ptr %param.0, i64 %i0_2.5
   store float %t16, ptr %p17, align 4
   br label %i0_2.latch3

@@ -52,14 +52,14 @@ j_1.body24:
   %p33 = getelementptr inbounds float, ptr %param.1, i64 %t32
   %v34 = load float, ptr %p33, align 4
   %v35 = load float, ptr %l.mean, align 4
-  %t36 = fsub reassoc nsz contract arcp afn float %v34, %v35
+  %t36 = fsub nsz contract arcp afn float %v34, %v35
   %t37 = mul i64 %i0.5, 768
   %t38 = add i64 %t37, %j_1.27
   %p39 = getelementptr inbounds float, ptr %param.1, i64 %t38
   %v40 = load float, ptr %p39, align 4
   %v41 = load float, ptr %l.mean, align 4
-  %t42 = fsub reassoc nsz contract arcp afn float %v40, %v41
-  %t43 = fmul reassoc nsz contract arcp afn float %t36, %t42
+  %t42 = fsub nsz contract arcp afn float %v40, %v41
+  %t43 = fmul nsz contract arcp afn float %t36, %t42
   %t44 = fadd reassoc nsz contract arcp afn float %v30, %t43
   store float %t44, ptr %l.rstd, align 4
   br label %j_1.latch25
@@ -68,9 +68,9 @@ j_1.latch25:
   br label %j_1.head23, !llvm.loop !3
 j_1.exit26:
   %v45 = load float, ptr %l.rstd, align 4
-  %t46 = fmul reassoc nsz contract arcp afn float %v45, 0x3F55555560000000
-  %t47 = fadd reassoc nsz contract arcp afn float %t46, 0x3EE4F8B580000000
-  %c48 = call reassoc nsz contract arcp afn float @eqsat_rsqrt(float %t47)
+  %t46 = fmul nsz contract arcp afn float %v45, 0x3F55555560000000
+  %t47 = fadd nsz contract arcp afn float %t46, 0x3EE4F8B580000000
+  %c48 = call nsz contract arcp afn float @eqsat_rsqrt(float %t47)
   store float %c48, ptr %l.rstd, align 4
   br label %j_2.head49
 j_2.head49:
@@ -83,15 +83,15 @@ j_2.body50:
   %p58 = getelementptr inbounds float, ptr %param.1, i64 %t57
   %v59 = load float, ptr %p58, align 4
   %v60 = load float, ptr %l.mean, align 4
-  %t61 = fsub reassoc nsz contract arcp afn float %v59, %v60
+  %t61 = fsub nsz contract arcp afn float %v59, %v60
   %v62 = load float, ptr %l.rstd, align 4
-  %t63 = fmul reassoc nsz contract arcp afn float %t61, %v62
+  %t63 = fmul nsz contract arcp afn float %t61, %v62
   %p64 = getelementptr inbounds float, ptr %param.2, i64 %j_2.53
   %v65 = load float, ptr %p64, align 4
-  %t66 = fmul reassoc nsz contract arcp afn float %t63, %v65
+  %t66 = fmul nsz contract arcp afn float %t63, %v65
   %p67 = getelementptr inbounds float, ptr %param.3, i64 %j_2.53
   %v68 = load float, ptr %p67, align 4
-  %t69 = fadd reassoc nsz contract arcp afn float %t66, %v68
+  %t69 = fadd nsz contract arcp afn float %t66, %v68
   %t70 = mul i64 %i0.5, 768
   %t71 = add i64 %t70, %j_2.53
   %p72 = getelementptr inbounds float, ptr %param.0, i64 %t71

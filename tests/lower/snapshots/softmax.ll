@@ -87,8 +87,8 @@ j_1.body22:
   %p30 = getelementptr inbounds float, ptr %param.1, i64 %t29
   %v31 = load float, ptr %p30, align 4
   %v32 = load float, ptr %l.maxv, align 4
-  %t33 = fsub reassoc nsz contract arcp afn float %v31, %v32
-  %c34 = call reassoc nsz contract arcp afn float @eqsat_exp(float %t33)
+  %t33 = fsub nsz contract arcp afn float %v31, %v32
+  %c34 = call nsz contract arcp afn float @eqsat_exp(float %t33)
   %t35 = mul i64 %i0.5, 1000
   %t36 = add i64 %t35, %j_1.25
   %p37 = getelementptr inbounds float, ptr %param.0, i64 %t36
@@ -106,7 +106,7 @@ j_1.latch23:
   br label %j_1.head21, !llvm.loop !3
 j_1.exit24:
   %v44 = load float, ptr %l.sumv, align 4
-  %t45 = fdiv reassoc nsz contract arcp afn float 0x3FF0000000000000, %v44
+  %t45 = fdiv nsz contract arcp afn float 0x3FF0000000000000, %v44
   store float %t45, ptr %l.sumv, align 4
   br label %j_2.head46
 j_2.head46:
