@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(VENV)/bin/eqsat optimize bert
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n 2  # two workers: the 2-core CI box; ~170 s
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q
