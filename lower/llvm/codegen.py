@@ -140,6 +140,10 @@ class FunctionEmitter:
             return r
         raise CodegenError(f"cannot generate code for expression {e!r}")
 
+    def flags(self, e: Bin) -> str:
+        """Fast-math flags of a float op: reassociation only for a reduction's accumulate."""
+        return T.FAST if id(e) in self.accumulates else T.SAFE
+
     def binop(self, e: Bin) -> str:
         ta = e.a.dtype
         if e.op in ("//", "%"):
@@ -155,13 +159,11 @@ class FunctionEmitter:
         elif e.op in T.F32_CMP and ta == F32:
             self.emit(f"{r} = fcmp {T.F32_CMP[e.op]} float {a}, {b}")
         elif ta == F32 and e.op in T.F32_BINOPS:
-            flags = T.FAST if id(e) in self.accumulates else T.SAFE
-            self.emit(f"{r} = {T.F32_BINOPS[e.op]} {flags} float {a}, {b}")
+            self.emit(f"{r} = {T.F32_BINOPS[e.op]} {self.flags(e)} float {a}, {b}")
         elif ta == F32 and e.op in T.F32_MINMAX:
             fn = T.F32_MINMAX[e.op]
             self.mod.need([], [fn])
-            flags = T.FAST if id(e) in self.accumulates else T.SAFE
-            self.emit(f"{r} = call {flags} float @{fn}(float {a}, float {b})")
+            self.emit(f"{r} = call {self.flags(e)} float @{fn}(float {a}, float {b})")
         elif ta == I64 and e.op in T.I64_BINOPS:
             self.emit(f"{r} = {T.I64_BINOPS[e.op]} i64 {a}, {b}")
         elif ta == I64 and e.op in T.I64_MINMAX:
