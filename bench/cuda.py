@@ -25,6 +25,7 @@ from bench.models import MODELS, load
 from lower import compile_graph, parse_target
 from rewrite.frontends import from_torch
 from rewrite.ir.builder import GraphBuilder
+from rewrite.progress import each
 
 
 def _time_ms(fn: Callable[[], object], repeats: int) -> float:
@@ -45,7 +46,7 @@ def _time_ms(fn: Callable[[], object], repeats: int) -> float:
 
 def bench_e2e(models: list[str], repeats: int) -> dict[str, dict[str, float]]:
     out = {}
-    for name in models:
+    for name in each(models, "bench cuda"):
         module, inputs = load(name)
         graph = from_torch(module, inputs)
         cg = compile_graph(graph, "cuda")

@@ -36,6 +36,7 @@ from costs.timing import Timing, interleaved
 from rewrite.frontends import from_torch
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile, optimize
+from rewrite.progress import each
 from rewrite.verify.numeric import REL_TOL, compare_all
 
 PEERS = ("ort", "inductor")
@@ -241,8 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"--threads wants positive integers, got {args.threads!r}", file=sys.stderr)
         return 2
     rows: list[dict[str, Any]] = []
-    for i, name in enumerate(names, 1):
-        print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
+    for name in each(names, "bench e2e"):
         rows.extend(run_model(name, threads, peers, args.repeats))
     print_table(rows)
     for r in rows:

@@ -30,6 +30,7 @@ from rewrite.extract.egraph_data import read_serialized
 from rewrite.extract.greedy import greedy_choice, node_costs, select
 from rewrite.extract.sample import sample_graphs
 from rewrite.frontends import from_torch
+from rewrite.progress import counter, each
 from rewrite.rulelang.loader import load_rules
 
 DEFAULT_MODELS = ("nasrnn", "squeezenet", "bert", "resnet50", "inceptionv3")
@@ -62,14 +63,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     pooled_pred: list[float] = []
     pooled_meas: list[float] = []
     per_model: dict[str, Any] = {}
-    for name in names:
+    for name in each(names, "bench fidelity"):
         graphs = candidates(name, args.per_model, model)
-        print(f"{name}: {len(graphs)} candidates, measuring ...", file=sys.stderr, flush=True)
-        res = fidelity(graphs, model, repeats=args.repeats)
+        res = fidelity(
+            graphs, model, repeats=args.repeats, on_progress=counter(f"measure {len(graphs)} graphs", "round")
+        )
         per_model[name] = {k: res[k] for k in ("spearman", "median_rel_err", "candidates")}
         pooled_pred += res["predicted"]
         pooled_meas += res["measured"]
-        print(f"  spearman {res['spearman']:.3f}, median relative error {res['median_rel_err']:.3f}", file=sys.stderr)
+        print(
+            f"{name}: {len(graphs)} candidates, spearman {res['spearman']:.3f}, "
+            f"median relative error {res['median_rel_err']:.3f}",
+            file=sys.stderr,
+        )
     rel = sorted(abs(a - b) / b for a, b in zip(pooled_pred, pooled_meas))
     out = {
         "spearman": spearman(pooled_pred, pooled_meas),

@@ -28,6 +28,7 @@ from costs.fidelity import graph_speedup
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
 from rewrite.pipeline import optimize
+from rewrite.progress import each
 from rewrite.rulelang.loader import load_rules
 
 # published speedups over the unoptimized graph (Tensat, MLSys'21): TASO, Tensat
@@ -141,8 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     torch.set_num_threads(args.threads)
     rows = []
-    for i, name in enumerate(names, 1):
-        print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
+    for name in each(names, "bench search"):
         r = run_model(name, args.ilp_seconds, args.repeats, args.max_seconds)
         rows.append(r)
         ahead = "ahead of" if r["cost_eqsat_ilp"] <= r["cost_backtrack_same_time"] else "BEHIND"

@@ -28,6 +28,7 @@ from costs.timing import format_ratio
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
 from rewrite.pipeline import optimize
+from rewrite.progress import each
 from rewrite.rulelang.loader import load_rules
 
 COLUMNS = (
@@ -130,8 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     cost_model = MeasuredCost(measure_missing=True) if args.cost == "measured" else None
     rows = []
-    for i, name in enumerate(names, 1):
-        print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
+    for name in each(names, "tensat table"):
         rows.append(run_model(name, Limits(), args.ilp_seconds, args.repeats, cost_model))
         r = rows[-1]
         print(

@@ -6,18 +6,21 @@ The pipeline reports through these few functions, so the library sits in one pla
     ...     pass
     >>> tick = iterations(3)                   # a bar that the saturation callback advances
     >>> tick(); tick(); close(tick)
+    >>> for name in each(["bert", "nasrnn"], "bench"):   # a bar over a bench's models
+    ...     pass
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from tqdm import tqdm
 
 _quiet = False
+T = TypeVar("T")
 
 
 def set_quiet(quiet: bool) -> None:
@@ -28,6 +31,12 @@ def set_quiet(quiet: bool) -> None:
 
 def quiet() -> bool:
     return _quiet
+
+
+def say(line: str) -> None:
+    """A one-line status message on stderr ("loading bert ..."); none with ``--quiet``."""
+    if not _quiet:
+        print(line, file=sys.stderr, flush=True)
 
 
 def enabled() -> bool:
@@ -69,3 +78,27 @@ def iterations(total: int | None, desc: str = "saturate", unit: str = "iter") ->
 def close(ticker: Callable[..., None]) -> None:
     if isinstance(ticker, _Ticker):
         ticker.bar.close()
+
+
+def each(items: Sequence[T], desc: str, unit: str = "model") -> Iterator[T]:
+    """Iterate ``items`` under a bar whose postfix names the current one (a bench's models)."""
+    with bar(desc, total=len(items), unit=unit) as b:
+        for item in items:
+            b.set_postfix_str(str(item), refresh=True)
+            yield item
+            b.update(1)
+
+
+def counter(desc: str, unit: str = "config") -> Callable[..., None]:
+    """A ``(done, total, key)`` callback, the shape cost profiling reports in, drawn as a bar."""
+    state: dict[str, Any] = {}
+
+    def report(done: int, total: int, key: Any = None) -> None:
+        b = state.get("bar")
+        if b is None:
+            b = state["bar"] = bar(desc, total=total, unit=unit)
+        b.update(done - b.n)
+        if done >= total:
+            b.close()
+
+    return report

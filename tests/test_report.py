@@ -109,3 +109,71 @@ def test_backtracking_result_renders_without_an_egraph(tmp_path):
     html = path.read_text()
     assert "backtracking search" in html and "builds no e-graph" in html
     assert html.count('class="node removed"') == 1
+
+
+def _on_a_terminal(argv: list[str], cwd: str) -> tuple[int, str]:
+    """Run ``eqsat ARGV`` with stderr on a pseudo-terminal; its exit code and everything it drew there."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal has a width
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rewrite.cli", *argv], cwd=cwd, stdout=subprocess.DEVNULL, stderr=follower
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return proc.wait(timeout=120), b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bars_show_every_stage_on_a_terminal(tmp_path):
+    """Import, saturation, extraction, verification and compile each draw a bar on a terminal; --quiet none."""
+    import os
+
+    from rewrite.frontends.onnx_export import to_onnx
+
+    plain, exact = tmp_path / "m.onnx", tmp_path / "m.eqsat"
+    to_onnx(_double_relu(), plain)
+    save(_double_relu(), exact)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    args = ["optimize", str(plain), "--rules", "algebra", "--run", "llvm", "--repeats", "1"]
+    rc, drawn = _on_a_terminal(args, root)
+    assert rc == 0, drawn
+    for stage in ("import", "saturate", "extract", "verify", "compile (llvm)"):
+        assert stage in drawn, f"no '{stage}' bar in {drawn!r}"
+    rc, drawn = _on_a_terminal(["optimize", str(exact), "--rules", "algebra", "--extractor", "greedy"], root)
+    assert rc == 0 and "load " in drawn, drawn
+    rc, drawn = _on_a_terminal(["--quiet", *args], root)
+    assert rc == 0 and "saturate" not in drawn and "import" not in drawn, drawn
+
+
+def test_counter_and_each_draw_bars_only_on_a_terminal(capsys, monkeypatch):
+    """The bars cost profiling and the benches use: silent off a terminal, drawn on one."""
+    from rewrite.progress import counter, each
+
+    tick = counter("profile m")
+    for i in range(1, 4):
+        tick(i, 3, "key")
+    assert list(each(["a", "b"], "bench")) == ["a", "b"]
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    tick = counter("profile m")
+    for i in range(1, 4):
+        tick(i, 3, "key")
+    assert list(each(["alpha", "beta"], "bench zoo")) == ["alpha", "beta"]
+    err = capsys.readouterr().err
+    assert "profile m" in err and "bench zoo" in err and "beta" in err

@@ -24,6 +24,7 @@ from costs.timing import format_ratio, speedup
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
 from rewrite.pipeline import compile, optimize
+from rewrite.progress import each
 from rewrite.verify.numeric import REL_TOL
 
 ZOO_LIMITS = Limits(iterations=6, nodes=30_000, seconds=20.0)
@@ -136,8 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     torch.set_num_threads(args.threads)
     rows = []
-    for i, name in enumerate(names, 1):
-        print(f"[{i}/{len(names)}] {name} ...", file=sys.stderr, flush=True)
+    for name in each(names, "bench zoo"):
         rows.append(run_model(name, args.repeats, time_it=not args.no_timing))
     print_table(rows)
     if args.json:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import asdict
 
 import torch
@@ -20,6 +19,7 @@ from costs.measured import MeasuredCost, cached_entries, egraph_configs, graph_c
 from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, positive_int
 from rewrite.frontends import from_torch
 from rewrite.pipeline import saturated_egraph
+from rewrite.progress import counter
 from rewrite.rulelang.loader import load_rules
 
 
@@ -35,13 +35,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         configs = egraph_configs(saturated_egraph(graph, rules, limits_of(args)))
     total = len(configs)
 
-    def progress(done: int, tot: int, key: object) -> None:
-        width = 30
-        filled = int(width * done / max(tot, 1))
-        print(f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{tot}", end="", file=sys.stderr, flush=True)
-
-    n = profile_configs(configs, model, progress)
-    print(file=sys.stderr)
+    n = profile_configs(configs, model, counter(f"profile {name}"))
     print(
         f"measured {n} operator configurations, {total - n} already cached "
         f"(target {model.fingerprint}) in {model.cache.path}"

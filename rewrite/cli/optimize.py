@@ -16,21 +16,22 @@ from pathlib import Path
 
 import torch
 
-from bench.models import MODELS, load_spec
+from bench.models import MODELS
 from costs.measured import MeasuredCost
 from rewrite import config
 from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, output_file, positive_float, positive_int
 from rewrite.cli.report import before_after, run_table
+from rewrite.cli.sources import read_source
 from rewrite.egraph.saturate import IterationStat
-from rewrite.frontends import from_torch
 from rewrite.ir.errors import UsageError
 from rewrite.pipeline import SEARCHES, compile_and_compare, optimize
+from rewrite.progress import say
 from rewrite.rulelang.loader import load_rules
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="Optimize a model and print a before/after table.")
-    p.add_argument("model", help=f"one of {', '.join(MODELS)}, or FILE.py:FACTORY")
+    p.add_argument("model", help=f"one of {', '.join(MODELS)}, FILE.py:FACTORY, FILE.onnx or FILE.eqsat")
     add_rules(p)
     add_limits(p)
     p.add_argument(
@@ -86,11 +87,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
 
 def progress(verbose: bool) -> Callable[[IterationStat], None]:
     def report(stat: IterationStat) -> None:
-        print(
-            f"  iteration {stat.index}: {stat.enodes} e-nodes, {stat.eclasses} e-classes, {stat.seconds:.2f}s",
-            file=sys.stderr,
-            flush=True,
-        )
+        say(f"  iteration {stat.index}: {stat.enodes} e-nodes, {stat.eclasses} e-classes, {stat.seconds:.2f}s")
         if verbose:
             for name, n in sorted(stat.matches.items(), key=lambda kv: -kv[1]):
                 applied = stat.applied.get(name, 0)
@@ -125,11 +122,10 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
             f"{f' --threads {args.threads}' if args.threads else ''}` with the same --rules/--iters/--nodes/--seconds, "
             "or add --measure-missing",
         )
-    print(f"loading {args.model} ...", file=sys.stderr, flush=True)
-    name, module, inputs = load_spec(args.model)
-    graph = from_torch(module, inputs, name=name)
-    doing = "saturating" if args.search == "eqsat" else "searching"
-    print(f"{doing} {graph.op_count()} operators ...", file=sys.stderr, flush=True)
+    say(f"loading {args.model} ...")
+    src = read_source(args.model)
+    graph, module, inputs = src.graph, src.module, src.inputs
+    say(f"{'saturating' if args.search == 'eqsat' else 'searching'} {graph.op_count()} operators ...")
     result = optimize(
         graph,
         rules=rules,
@@ -151,7 +147,7 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
         print("optimized graph:")
         print(result.graph.pretty())
     if args.run:
-        print(f"compiling for {args.run} ...", file=sys.stderr, flush=True)
+        say(f"compiling for {args.run} ...")
         run = compile_and_compare(result.graph, module, inputs, target=args.run, repeats=args.repeats)
         record.update(run.to_json())
         if args.verbose:

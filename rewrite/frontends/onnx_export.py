@@ -41,6 +41,7 @@ from rewrite.frontends.onnx_import import from_onnx
 from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.ops import OPS, AttrKind
+from rewrite.progress import bar
 
 OPSET = 20  # Gelu(approximate="tanh") needs 20
 FORMAT_DOMAIN = "eqsat"
@@ -269,28 +270,30 @@ def _load_exact(model: onnx.ModelProto, where: str) -> Graph:
     graph = Graph(name=og.name)
     env: dict[str, Value] = {}
     inits = {t.name: t for t in og.initializer}
-    for idx, pn in enumerate(og.node):
-        label = f"node #{idx} ({pn.op_type})"
-        if pn.domain != FORMAT_DOMAIN or pn.op_type not in OPS:
-            raise FrontendError(f"{where}{label}: not an eqsat-format node (domain '{pn.domain}')")
-        specs = {s.name: s.kind for s in OPS[pn.op_type].attrs}
-        try:
-            attrs = {a.name: _attr_in(specs[a.name], a) for a in pn.attribute}
-            if pn.op_type == "weight":
-                if attrs.get("name") not in inits:
-                    raise FrontendError(f"{where}{label}: weight {attrs.get('name')!r} has no initializer")
-                arr = numpy_helper.to_array(inits[attrs["name"]])
-                graph.weights[attrs["name"]] = torch.from_numpy(np.array(arr, copy=True, order="C"))
-            missing = [i for i in pn.input if i not in env]
-            if missing:
-                raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
-            node = graph.add(pn.op_type, [env[i] for i in pn.input], attrs, origin=pn.doc_string)
-        except (KeyError, ValueError, TypeError) as e:  # ShapeError and GraphError are ValueErrors
-            if isinstance(e, FrontendError):
-                raise
-            raise FrontendError(f"{where}{label}: {e}") from None
-        for i, o in enumerate(pn.output):
-            env[o] = Value(node.id, i)
+    with bar(f"load {og.name}", total=len(og.node), unit="node") as progress:
+        for idx, pn in enumerate(og.node):
+            progress.update(1)
+            label = f"node #{idx} ({pn.op_type})"
+            if pn.domain != FORMAT_DOMAIN or pn.op_type not in OPS:
+                raise FrontendError(f"{where}{label}: not an eqsat-format node (domain '{pn.domain}')")
+            specs = {s.name: s.kind for s in OPS[pn.op_type].attrs}
+            try:
+                attrs = {a.name: _attr_in(specs[a.name], a) for a in pn.attribute}
+                if pn.op_type == "weight":
+                    if attrs.get("name") not in inits:
+                        raise FrontendError(f"{where}{label}: weight {attrs.get('name')!r} has no initializer")
+                    arr = numpy_helper.to_array(inits[attrs["name"]])
+                    graph.weights[attrs["name"]] = torch.from_numpy(np.array(arr, copy=True, order="C"))
+                missing = [i for i in pn.input if i not in env]
+                if missing:
+                    raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
+                node = graph.add(pn.op_type, [env[i] for i in pn.input], attrs, origin=pn.doc_string)
+            except (KeyError, ValueError, TypeError) as e:  # ShapeError and GraphError are ValueErrors
+                if isinstance(e, FrontendError):
+                    raise
+                raise FrontendError(f"{where}{label}: {e}") from None
+            for i, o in enumerate(pn.output):
+                env[o] = Value(node.id, i)
     missing = [vi.name for vi in og.output if vi.name not in env]
     if missing:
         raise FrontendError(f"{where}output(s) {missing} are not computed by any node")

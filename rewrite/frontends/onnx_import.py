@@ -33,6 +33,7 @@ from onnx import numpy_helper
 
 from rewrite.ir.errors import EqsatError, FrontendError
 from rewrite.ir.graph import Graph, Value
+from rewrite.progress import bar
 
 # ONNX's tensor element type for float32; everything else is refused
 _FLOAT = onnx.TensorProto.FLOAT
@@ -813,26 +814,28 @@ def from_onnx(model: str | Path | onnx.ModelProto, name: str | None = None) -> G
         assert shape is not None
         graph.add("input", [], {"name": vi.name, "shape": shape}, origin=f"ONNX input '{vi.name}'")
         c.env[vi.name] = Value(max(graph.nodes), 0)
-    for idx, node in enumerate(og.node):
-        label = f"ONNX node '{node.name or f'#{idx}'}' ({node.op_type})"
-        c.origin = label
-        if node.domain not in ("", "ai.onnx"):
-            raise FrontendError(f"{where}{label}: domain '{node.domain}' is not supported")
-        handler = HANDLERS.get(node.op_type)
-        if handler is None:
-            raise FrontendError(f"{where}{label}: op type '{node.op_type}' is not in eqsat's op set")
-        missing = [i for i in node.input if i and i not in c.env]
-        if missing:
-            raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
-        try:
-            outs = handler(c, node, _attrs(node))
-        except _Refuse as e:
-            raise FrontendError(f"{where}{label}: {e}") from None
-        except EqsatError as e:  # a shape or attribute the registry rejects
-            raise FrontendError(f"{where}{label}: {e}") from None
-        for oname, t in zip(node.output, outs):
-            if oname:
-                c.env[oname] = t
+    with bar(f"import {graph.name}", total=len(og.node), unit="node") as progress:
+        for idx, node in enumerate(og.node):
+            progress.update(1)
+            label = f"ONNX node '{node.name or f'#{idx}'}' ({node.op_type})"
+            c.origin = label
+            if node.domain not in ("", "ai.onnx"):
+                raise FrontendError(f"{where}{label}: domain '{node.domain}' is not supported")
+            handler = HANDLERS.get(node.op_type)
+            if handler is None:
+                raise FrontendError(f"{where}{label}: op type '{node.op_type}' is not in eqsat's op set")
+            missing = [i for i in node.input if i and i not in c.env]
+            if missing:
+                raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
+            try:
+                outs = handler(c, node, _attrs(node))
+            except _Refuse as e:
+                raise FrontendError(f"{where}{label}: {e}") from None
+            except EqsatError as e:  # a shape or attribute the registry rejects
+                raise FrontendError(f"{where}{label}: {e}") from None
+            for oname, t in zip(node.output, outs):
+                if oname:
+                    c.env[oname] = t
     c.origin = "ONNX graph output"
     for vi in og.output:
         if vi.name not in c.env:

@@ -43,6 +43,7 @@ from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Graph, Value
+from rewrite.progress import bar, stage
 
 __all__ = ["TorchCapture", "capture", "from_torch"]
 
@@ -91,7 +92,7 @@ def capture(
     kw = dict(kwargs or {})
     gname = name or type(module).__name__
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), stage(f"torch.export {gname}"):
             warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
             ep = torch.export.export(module, args, kw)
     except Exception as e:  # export could not capture: fx is the fallback for plain tensor inputs
@@ -114,7 +115,7 @@ def capture(
         table = torch.export.default_decompositions()
         for op in KEEP_WHOLE:
             table.pop(op, None)
-        with warnings.catch_warnings():  # torch 2.13's own pytree code trips its LeafSpec deprecation
+        with warnings.catch_warnings(), stage("decompose to core ATen"):  # torch 2.13's pytree trips LeafSpec
             warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
             ep = ep.run_decompositions(table)
     except Exception as e:
@@ -220,18 +221,26 @@ class _ExportImporter(AtenConverters):
         specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
         state = {**self.ep.state_dict, **self.ep.constants}
         input_names: list[str] = []
-        for node in self.ep.graph.nodes:
-            self.node, self.current = node, node.target
-            self.b.origin = f"{node.name} ({_describe(node.target)})"
-            if node.op == "placeholder":
-                self.env[node] = self.placeholder(node, specs.get(node.name), state, input_names)
-            elif node.op == "call_function":
-                self.env[node] = self.call(node)
-            elif node.op == "output":
-                return self.finish(node, input_names)
-            else:
-                raise self.fail(node, f"fx node kind '{node.op}'", unsupported=True)
+        nodes = list(self.ep.graph.nodes)
+        with bar(f"import {self.b.graph.name}", total=len(nodes), unit="node") as b:
+            for node in nodes:
+                b.update(1)
+                if node.op == "output":
+                    return self.finish(node, input_names)
+                self.convert_node(node, specs, state, input_names)
         raise FrontendError("exported graph has no output node")
+
+    def convert_node(
+        self, node: torch.fx.Node, specs: dict[str, Any], state: dict[str, Any], input_names: list[str]
+    ) -> None:
+        self.node, self.current = node, node.target
+        self.b.origin = f"{node.name} ({_describe(node.target)})"
+        if node.op == "placeholder":
+            self.env[node] = self.placeholder(node, specs.get(node.name), state, input_names)
+        elif node.op == "call_function":
+            self.env[node] = self.call(node)
+        else:
+            raise self.fail(node, f"fx node kind '{node.op}'", unsupported=True)
 
     def placeholder(self, node: torch.fx.Node, spec: Any, state: dict[str, Any], names: list[str]) -> Any:
         if spec is not None and spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
