@@ -873,6 +873,8 @@ _MORE_UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
     "neg": lambda x, a: x * const(-1.0),  # exact, and keeps the sign of zero
     "abs": lambda x, a: call("abs", x),
     "reciprocal": lambda x, a: const(1.0) / x,
+    "sin": lambda x, a: call("sin", x),
+    "cos": lambda x, a: call("cos", x),
     "clamp": lambda x, a: emin(emax(x, const(a["min"])), const(a["max"])),
     "pow": lambda x, a: _pow(x, a["exponent"]),
 }

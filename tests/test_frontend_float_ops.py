@@ -39,6 +39,7 @@ CASES: dict[str, tuple[nn.Module, tuple[int, ...]]] = {
     "sqrt_rsqrt": (Fn(lambda x: torch.sqrt(x.abs() + 1.0) + torch.rsqrt(x * x + 1.0)), X4),
     "pow": (Fn(lambda x: (x.abs() + 0.5) ** 1.5 + x**3), X4),
     "neg_abs_recip": (Fn(lambda x: -x + torch.abs(x) + torch.reciprocal(x.abs() + 1.0)), X4),
+    "sin_cos": (Fn(lambda x: torch.sin(x * 7.0) * torch.cos(x) + x.cos()), X4),
     "sum_keepdim": (Fn(lambda x: x.sum(dim=(1, 3), keepdim=True)), X4),
     "mean_last": (Fn(lambda x: x.mean(-1)), X4),
     "amax_amin": (Fn(lambda x: x.amax(1, keepdim=True) - x.amin(2, keepdim=True) + x.sum()), X4),

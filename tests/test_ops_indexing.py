@@ -122,6 +122,19 @@ def test_random_int_inputs_are_valid_indices():
         assert ids.dtype == torch.int64 and 0 <= int(ids.min()) and int(ids.max()) < 11
 
 
+def test_int_data_gathered_into_an_index_stays_in_the_smallest_table():
+    """BERT's token-type ids: an int buffer gathered by position, then an index into a 2-row table."""
+    b = GraphBuilder("token_types")
+    types = b.input("types", (1, 16), dtype="int64")
+    pos = b.input("pos", (1, 16), dtype="int64")
+    picked = b.gather(types, pos, axis=1)
+    g = b.build([b.embedding(b.weight("table", torch.randn(2, 4)), picked)])
+    for seed in range(5):
+        x = g.random_inputs(seed)
+        assert int(x["types"].max()) < 2 and int(x["pos"].max()) < 16
+        g.run(x)  # no IndexError
+
+
 def test_dtype_rules_refuse_mixing():
     b = GraphBuilder("bad")
     x = b.input("x", (3,))
@@ -280,20 +293,8 @@ def _hf(name: str):
     return cls(cfg).eval()
 
 
-_BLOCKED = {  # float ops another branch adds (erf GELU; mean over the last axis for RMSNorm)
-    "bert": "exact-erf GELU: no erf op in the registry",
-    "llama": "RMSNorm's mean over the last axis: no such reduction in the registry",
-}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(raises=FrontendError, reason=_BLOCKED[n])) if n in _BLOCKED else n
-        for n in ("gpt2", "bert-tanh-gelu", "bert", "llama")
-    ],
-)
+@pytest.mark.parametrize("name", ["gpt2", "bert-tanh-gelu", "bert", "llama"])
 def test_transformers_small_models_import_and_compile(name):
     m = _hf(name)
     ids = torch.randint(0, 1000, (1, 16))

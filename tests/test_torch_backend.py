@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 import bench.models as bench_models
+from bench.zoo import ZOO
 from rewrite.egraph.limits import Limits
 from rewrite.torch_backend import EqsatFallbackWarning, eqsat_backend, register
 from tests.tiers import models
@@ -79,3 +80,26 @@ def test_builtin_models_match_eager(name):
     with torch.no_grad():
         ref = module(*inputs)
     assert torch.allclose(out, ref, rtol=1e-4, atol=1e-4 * max(1.0, ref.abs().max().item()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_zoo_models_match_eager(name):
+    """Every zoo model, CNNs and transformers alike, through torch.compile(backend="eqsat")."""
+    import torch.utils._pytree as pytree
+
+    module, inputs = ZOO[name]()
+    fast = torch.compile(module, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fast(*inputs)
+    fell_back = [str(w.message) for w in caught if issubclass(w.category, EqsatFallbackWarning)]
+    with torch.no_grad():
+        ref = module(*inputs)
+    got, want = pytree.tree_leaves(out), pytree.tree_leaves(ref)
+    assert len(got) == len(want)
+    for g, r in zip(got, want, strict=True):
+        if isinstance(r, torch.Tensor):
+            assert g.dtype == r.dtype and g.shape == r.shape
+            assert torch.allclose(g, r, rtol=1e-4, atol=1e-4 * max(1.0, r.abs().max().item())), name
+    assert not fell_back, fell_back

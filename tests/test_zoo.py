@@ -1,5 +1,5 @@
 """The model zoo: a CNN written from its paper goes through import, optimize, verify and compile;
-the slow tier runs every zoo model and checks each gives a row (a failure is a row, not a crash)."""
+the slow tier runs every zoo model and checks each imports, verifies and compiles within 1e-4."""
 
 import pytest
 
@@ -39,10 +39,8 @@ def test_a_failing_model_is_a_row() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(ZOO))
-def test_every_zoo_model_gives_a_row(name: str) -> None:
+def test_every_zoo_model_imports_verifies_and_compiles(name: str) -> None:
     row = run_model(name, repeats=2)
     assert KEYS <= set(row)
-    if row["compiled"]:
-        assert row["imported"] and row["verified"] and row["max_rel_err"] <= 1e-4
-    else:
-        assert row["error"]
+    assert row["error"] is None, row["error"]
+    assert row["imported"] and row["verified"] and row["compiled"] and row["max_rel_err"] <= 1e-4

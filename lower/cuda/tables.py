@@ -28,6 +28,8 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "rsqrt": ("rsqrtf", ()),
     "abs": ("fabsf", ()),
     "log": ("logf", ()),
+    "sin": ("sinf", ()),
+    "cos": ("cosf", ()),
     "sigmoid": ("eqsat_sigmoid", ("sigmoid",)),
     "gelu_tanh": ("eqsat_gelu_tanh", ("gelu_tanh",)),
 }

@@ -185,7 +185,7 @@ class Select(Expr):
         return self.a.dtype
 
 
-MATH_FUNCS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "gelu_tanh", "log")
+MATH_FUNCS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "gelu_tanh", "log", "sin", "cos")
 
 
 @dataclass(frozen=True, eq=True)

@@ -42,6 +42,8 @@ DECLS = {
     "llvm.sqrt.f32": "declare float @llvm.sqrt.f32(float)",
     "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
     "llvm.log.f32": "declare float @llvm.log.f32(float)",
+    "llvm.sin.f32": "declare float @llvm.sin.f32(float)",
+    "llvm.cos.f32": "declare float @llvm.cos.f32(float)",
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
     "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
     "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
@@ -195,6 +197,8 @@ MATH = {
     "rsqrt": ("eqsat_rsqrt", ["rsqrt"], ["llvm.sqrt.f32"]),
     "abs": ("llvm.fabs.f32", [], ["llvm.fabs.f32"]),
     "log": ("llvm.log.f32", [], ["llvm.log.f32"]),  # the JIT resolves it to libm's logf
+    "sin": ("llvm.sin.f32", [], ["llvm.sin.f32"]),  # libm's sinf / cosf, like log
+    "cos": ("llvm.cos.f32", [], ["llvm.cos.f32"]),
 }
 HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body, "rsqrt": _rsqrt_body}
 

@@ -140,6 +140,8 @@ ATEN.update(
         aten.sqrt.default: ("a_unary", "sqrt"),
         aten.abs.default: ("a_unary", "abs"),
         aten.reciprocal.default: ("a_unary", "reciprocal"),
+        aten.sin.default: ("a_unary", "sin"),
+        aten.cos.default: ("a_unary", "cos"),
         aten.sum.dim_IntList: ("a_reduce", "reduce_sum"),
         aten.amax.default: ("a_reduce", "reduce_max"),
         aten.amin.default: ("a_reduce", "reduce_min"),
@@ -161,6 +163,8 @@ _UNARY.update(
         aten.sqrt.default: "sqrt",
         aten.abs.default: "abs",
         aten.reciprocal.default: "reciprocal",
+        aten.sin.default: "sin",
+        aten.cos.default: "cos",
     }
 )
 # ops torch.export's default decomposition table would split (hardswish into clamps, mish into
@@ -225,7 +229,11 @@ class AtenConverters(_ModuleConverters):
         return v if name == self.b.graph.dtype_of(v) else self.b.cast(v, dtype=name)
 
     def a_cat(self, tensors: Sequence[Any], dim: int = 0) -> Value:
-        xs = [self.tensor(t, "cat operand") for t in tensors]
+        # an empty operand adds nothing (torch skips a legacy (0,) one too): a KV cache's first step
+        kept = [t for t in tensors if not (isinstance(t, torch.Tensor) and t.numel() == 0)]
+        if not kept:
+            raise _Unsupported("cat of empty tensors only: the result is empty")
+        xs = [self.tensor(t, "cat operand") for t in kept]
         if len(xs) == 1:
             return xs[0]
         return self.b.concat(*xs, axis=self.axis(dim, len(self.shape(xs[0]))))

@@ -199,7 +199,12 @@ class Graph:
         return out
 
     def index_bound(self, v: Value, default: int = 4) -> int:
-        """The smallest size an int value indexes (through layout ops), ``default`` if it indexes nothing."""
+        """The smallest size an int value indexes, ``default`` if it indexes nothing.
+
+        The value is followed wherever it flows as integers: through layout ops, as the data a
+        gather/index_select picks from (token-type ids gathered by position), and through any
+        op whose result is an int64 tensor (ids + offset, where, cat).
+        """
         users = self.users()
         bound: int | None = None
         stack, seen = [v.node], set()
@@ -214,7 +219,7 @@ class Graph:
                     src = self.shape_of(un.inputs[0])
                     size = src[0] if un.op == "embedding" else src[un.attrs["axis"]]
                     bound = size if bound is None else min(bound, size)
-                elif OPS[un.op].group is Group.LAYOUT:
+                elif OPS[un.op].group is Group.LAYOUT or un.dtype == INT64:
                     stack.append(u)
         return bound if bound is not None else default
 

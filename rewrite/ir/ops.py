@@ -682,6 +682,8 @@ _UNARY_MORE: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int, tuple[
     "neg": (torch.neg, 1, (), ()),  # torch.neg imports as smul(-1) (rules/algebra: neg <=> smul -1)
     "abs": (torch.abs, 1, (torch.abs,), ("abs",)),
     "reciprocal": (torch.reciprocal, 1, (torch.reciprocal,), ("reciprocal",)),
+    "sin": (torch.sin, 8, (torch.sin,), ("sin",)),  # rotary position embeddings (LLaMA) when not folded
+    "cos": (torch.cos, 8, (torch.cos,), ("cos",)),
 }
 for _name, (_fn, _fl, _fns, _methods) in _UNARY_MORE.items():
     _register(

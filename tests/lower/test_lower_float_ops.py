@@ -9,7 +9,7 @@ from lower_testutil import check_graph
 
 from rewrite.ir.builder import GraphBuilder
 
-UNARY = ["hardswish", "hardsigmoid", "silu", "mish", "gelu_erf", "neg", "abs", "reciprocal"]
+UNARY = ["hardswish", "hardsigmoid", "silu", "mish", "gelu_erf", "neg", "abs", "reciprocal", "sin", "cos"]
 POSITIVE = ["log", "sqrt"]  # defined on x > 0
 REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var"]
 OTHERS = ["clamp", "pow", "expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm"]
