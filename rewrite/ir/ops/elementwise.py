@@ -1,0 +1,141 @@
+"""Elementwise ops: unary functions, scalar multiply, broadcasting binary ops, clamp and pow;
+and ``ACTS``, the activations a fused contraction's ``act`` attribute names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from rewrite.ir.dtypes import ANY_SAME, FLOAT
+from rewrite.ir.ops.registry import (
+    AttrKind,
+    AttrSpec,
+    CostClass,
+    Group,
+    OpDef,
+    register_op,
+)
+from rewrite.ir.shapes import (
+    Attrs,
+    Broadcast,
+    Same,
+    Shape,
+    numel,
+)
+
+
+# ---------------------------------------------------------------- elementwise
+def _ew_flops(per: int) -> Callable[[list[Shape], list[Shape], Attrs], int]:
+    return lambda i, o, a: per * numel(o[0])
+
+
+# name -> (torch function, FLOPs per element, torch spellings: functions, Tensor methods)
+_UNARY: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int, tuple[Any, ...], tuple[str, ...]]] = {
+    "relu": (torch.relu, 1, (torch.relu, F.relu), ("relu",)),
+    "sigmoid": (torch.sigmoid, 4, (torch.sigmoid, F.sigmoid), ("sigmoid",)),
+    "tanh": (torch.tanh, 4, (torch.tanh, F.tanh), ("tanh",)),
+    "gelu": (lambda x: F.gelu(x, approximate="tanh"), 8, (), ()),  # F.gelu has its own converter
+    "exp": (torch.exp, 4, (torch.exp,), ("exp",)),
+    "identity": (lambda x: x, 0, (), ()),
+    # the float ops real CNNs and transformers need (MobileNet, EfficientNet, GPT-2, BERT, LLaMA, ViT)
+    "hardswish": (F.hardswish, 5, (F.hardswish,), ()),
+    "hardsigmoid": (F.hardsigmoid, 4, (F.hardsigmoid,), ()),
+    "silu": (F.silu, 5, (), ()),  # F.silu / nn.SiLU have converters (inplace argument)
+    "mish": (F.mish, 12, (F.mish,), ()),
+    "gelu_erf": (lambda x: F.gelu(x), 16, (), ()),  # F.gelu (approximate="none") has its own converter
+    "log": (torch.log, 4, (torch.log,), ("log",)),
+    "sqrt": (torch.sqrt, 2, (torch.sqrt,), ("sqrt",)),
+    "neg": (torch.neg, 1, (), ()),  # torch.neg imports as smul(-1) (rules/algebra: neg <=> smul -1)
+    "abs": (torch.abs, 1, (torch.abs,), ("abs",)),
+    "reciprocal": (torch.reciprocal, 1, (torch.reciprocal,), ("reciprocal",)),
+    "sin": (torch.sin, 8, (torch.sin,), ("sin",)),  # rotary position embeddings (LLaMA) when not folded
+    "cos": (torch.cos, 8, (torch.cos,), ("cos",)),
+}
+for _name, (_fn, _fl, _fns, _methods) in _UNARY.items():
+    register_op(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            1,
+            (),
+            Same(),
+            (lambda f: lambda xs, a: [f(xs[0])])(_fn),
+            _ew_flops(_fl),
+            doc=f"elementwise {_name}",
+            cost_class=CostClass.VIEW if _name == "identity" else None,
+            dtype_rule=ANY_SAME if _name == "identity" else FLOAT,
+            torch_functions=_fns,
+            torch_methods=_methods,
+        )
+    )
+
+register_op(
+    OpDef(
+        "smul",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("scalar", AttrKind.FLOAT),),
+        Same(),
+        lambda xs, a: [xs[0] * a["scalar"]],
+        _ew_flops(1),
+        doc="multiply by a scalar constant",
+    )
+)
+
+_BINARY: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], bool]] = {
+    "add": (torch.add, True),
+    "sub": (torch.sub, False),
+    "mul": (torch.mul, True),
+    "div": (torch.div, False),
+}
+for _name, (_bfn, _comm) in _BINARY.items():
+    register_op(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            2,
+            (),
+            Broadcast(),
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_bfn),
+            _ew_flops(1),
+            commutative=_comm,
+            doc=f"elementwise {_name} with broadcasting (equal ranks)",
+        )
+    )
+
+
+register_op(
+    OpDef(
+        "clamp",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("min", AttrKind.FLOAT), AttrSpec("max", AttrKind.FLOAT)),
+        Same(),
+        lambda xs, a: [torch.clamp(xs[0], a["min"], a["max"])],
+        _ew_flops(2),
+        doc="min(max(x, min), max): hardtanh, relu6 (min=0, max=6)",
+    )
+)
+register_op(
+    OpDef(
+        "pow",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("exponent", AttrKind.FLOAT),),
+        Same(),
+        lambda xs, a: [torch.pow(xs[0], a["exponent"])],
+        _ew_flops(4),
+        doc="x ** exponent for a constant exponent (small integers multiply; others exp(e * log x))",
+    )
+)
+
+
+# act attribute of the fused contractions: name -> (torch function, FLOPs per element)
+ACTS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
+    "none": (lambda x: x, 0),
+    **{k: _UNARY[k][:2] for k in ("relu", "sigmoid", "tanh")},
+}

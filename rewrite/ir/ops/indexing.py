@@ -1,0 +1,162 @@
+"""Indexing, comparison and selection ops: the ones int64 and bool values flow through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from rewrite.ir.dtypes import BOOL, COMPARE, DTYPES, FLOAT32, INT64, DTypeRule
+from rewrite.ir.ops.elementwise import _ew_flops
+from rewrite.ir.ops.registry import (
+    AttrKind,
+    AttrSpec,
+    Group,
+    OpDef,
+    register_op,
+)
+from rewrite.ir.shapes import (
+    Broadcast,
+    Broadcast3,
+    Embedding,
+    Gather,
+    IndexSelect,
+    Same,
+)
+
+# ---------------------------------------------------------------- indexing, comparison, selection
+# Integer and boolean values (token ids, masks) flow only through these ops and the layout
+# ops (dtype ANY_SAME below); every other op takes and gives float32 (rewrite/ir/dtypes.py).
+# An index out of range is an error in torch; the compiled kernels clamp it into range
+# (never read outside a buffer), so only valid indices are compared.
+_TORCH_DT = {"float32": torch.float32, "int64": torch.int64, "bool": torch.bool}
+
+register_op(
+    OpDef(
+        "embedding",
+        Group.INDEXING,
+        2,
+        (),
+        Embedding(),
+        lambda xs, a: [F.embedding(xs[1], xs[0])],
+        doc="rows of a table [V, D] picked by int64 ids: inputs table, ids; output ids.shape + [D]",
+        dtype_rule=DTypeRule((FLOAT32, INT64), FLOAT32),
+    )
+)
+register_op(
+    OpDef(
+        "index_select",
+        Group.INDEXING,
+        2,
+        (AttrSpec("axis", AttrKind.INT),),
+        IndexSelect(),
+        lambda xs, a: [torch.index_select(xs[0], a["axis"], xs[1])],
+        doc="entries along axis picked by a rank-1 int64 index",
+        dtype_rule=DTypeRule(("T", INT64), "T"),
+    )
+)
+register_op(
+    OpDef(
+        "gather",
+        Group.INDEXING,
+        2,
+        (AttrSpec("axis", AttrKind.INT),),
+        Gather(),
+        lambda xs, a: [torch.gather(xs[0], a["axis"], xs[1])],
+        doc="torch.gather: out[i..] = x[i.. with index[i..] along axis]",
+        dtype_rule=DTypeRule(("T", INT64), "T"),
+    )
+)
+
+_COMPARE: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "eq": torch.eq,
+    "ne": torch.ne,
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
+}
+for _name, _cfn in _COMPARE.items():
+    register_op(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            2,
+            (),
+            Broadcast(),
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_cfn),
+            _ew_flops(1),
+            commutative=_name in ("eq", "ne"),
+            doc=f"elementwise comparison {_name} (float32 or int64 operands) giving bool",
+            dtype_rule=COMPARE,
+        )
+    )
+
+register_op(
+    OpDef(
+        "where",
+        Group.ELEMENTWISE,
+        3,
+        (),
+        Broadcast3(),
+        lambda xs, a: [torch.where(xs[0], xs[1], xs[2])],
+        _ew_flops(1),
+        doc="cond ? x : y elementwise, with broadcasting (equal ranks)",
+        dtype_rule=DTypeRule((BOOL, "T", "T"), "T"),
+    )
+)
+register_op(
+    OpDef(
+        "masked_fill",
+        Group.ELEMENTWISE,
+        2,
+        (AttrSpec("value", AttrKind.FLOAT),),
+        Broadcast(),
+        lambda xs, a: [torch.masked_fill(xs[0], xs[1], a["value"])],
+        _ew_flops(1),
+        doc="x where mask is false, value where it is true (value may be -inf)",
+        dtype_rule=DTypeRule((FLOAT32, BOOL), FLOAT32),
+    )
+)
+register_op(
+    OpDef(
+        "logical_not",
+        Group.ELEMENTWISE,
+        1,
+        (),
+        Same(),
+        lambda xs, a: [torch.logical_not(xs[0])],
+        _ew_flops(1),
+        doc="elementwise not of a bool tensor",
+        dtype_rule=DTypeRule((BOOL,), BOOL),
+    )
+)
+for _name, _lfn in (("logical_and", torch.logical_and), ("logical_or", torch.logical_or)):
+    register_op(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            2,
+            (),
+            Broadcast(),
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_lfn),
+            _ew_flops(1),
+            commutative=True,
+            doc=f"elementwise {_name[8:]} of bool tensors",
+            dtype_rule=DTypeRule((BOOL, BOOL), BOOL),
+        )
+    )
+register_op(
+    OpDef(
+        "cast",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("dtype", AttrKind.STR, choices=DTYPES),),
+        Same(),
+        lambda xs, a: [xs[0].to(_TORCH_DT[a["dtype"]])],
+        _ew_flops(1),
+        doc="explicit dtype conversion (torch .to semantics: float to int truncates, nonzero is true)",
+        dtype_rule=DTypeRule(("T",), "attr"),
+    )
+)

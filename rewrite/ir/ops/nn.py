@@ -1,0 +1,261 @@
+"""Contractions, pooling, normalization and the fused / relaxed-substitution ops (pad2d, rsqrt,
+conv2d_bias_act, matmul_bias_act) that rules/fusion.rules and rules/relaxed.rules build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from rewrite.ir.ops.elementwise import ACTS, _ew_flops
+from rewrite.ir.ops.registry import (
+    AttrKind,
+    AttrSpec,
+    CostClass,
+    FusionRole,
+    Group,
+    OpDef,
+    register_op,
+)
+from rewrite.ir.shapes import (
+    Attrs,
+    Conv2d,
+    GlobalPool2d,
+    Linear,
+    MatMul,
+    Pad2d,
+    PerChannel,
+    Pool2d,
+    Same,
+    Shape,
+    numel,
+)
+
+# ---------------------------------------------------------------- contraction
+register_op(
+    OpDef(
+        "matmul",
+        Group.CONTRACTION,
+        2,
+        (),
+        MatMul(),
+        lambda xs, a: [torch.matmul(xs[0], xs[1])],
+        lambda i, o, a: 2 * numel(o[0]) * i[0][-1],
+        doc="(batched) matrix product, equal ranks",
+        packed_operand=1,
+    )
+)
+
+register_op(
+    OpDef(
+        "linear",
+        Group.CONTRACTION,
+        3,
+        (),
+        Linear(),
+        lambda xs, a: [F.linear(xs[0], xs[1], xs[2])],
+        lambda i, o, a: 2 * numel(o[0]) * i[1][1] + numel(o[0]),
+        doc="x @ w.T + b",
+        packed_operand=1,
+    )
+)
+
+_CONV_ATTRS = (
+    AttrSpec("stride", AttrKind.INTS, (1, 1)),
+    AttrSpec("padding", AttrKind.INTS, (0, 0)),
+    AttrSpec("dilation", AttrKind.INTS, (1, 1)),
+    AttrSpec("groups", AttrKind.INT, 1),
+)
+register_op(
+    OpDef(
+        "conv2d",
+        Group.CONTRACTION,
+        2,
+        _CONV_ATTRS,
+        Conv2d(),
+        lambda xs, a: [F.conv2d(xs[0], xs[1], None, a["stride"], a["padding"], a["dilation"], a["groups"])],
+        lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3],
+        doc="2-d convolution, NCHW x OIHW, no bias (bias is a separate add)",
+        cost_class=CostClass.CONV,
+        packed_operand=0,
+    )
+)
+
+
+# ---------------------------------------------------------------- pooling
+_POOL_ATTRS = (
+    AttrSpec("kernel", AttrKind.INTS),
+    AttrSpec("stride", AttrKind.INTS),
+    AttrSpec("padding", AttrKind.INTS, (0, 0)),
+    AttrSpec("ceil_mode", AttrKind.INT, 0),
+)
+
+
+def _pool_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
+    return numel(o[0]) * a["kernel"][0] * a["kernel"][1]
+
+
+register_op(
+    OpDef(
+        "maxpool2d",
+        Group.POOLING,
+        1,
+        _POOL_ATTRS,
+        Pool2d(),
+        lambda xs, a: [F.max_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], ceil_mode=bool(a["ceil_mode"]))],
+        _pool_flops,
+        doc="2-d max pooling",
+    )
+)
+register_op(
+    OpDef(
+        "avgpool2d",
+        Group.POOLING,
+        1,
+        _POOL_ATTRS + (AttrSpec("count_include_pad", AttrKind.INT, 1),),
+        Pool2d(),
+        lambda xs, a: [
+            F.avg_pool2d(
+                xs[0],
+                a["kernel"],
+                a["stride"],
+                a["padding"],
+                ceil_mode=bool(a["ceil_mode"]),
+                count_include_pad=bool(a["count_include_pad"]),
+            )
+        ],
+        _pool_flops,
+        doc="2-d average pooling",
+    )
+)
+
+register_op(
+    OpDef(
+        "global_avgpool",
+        Group.POOLING,
+        1,
+        (),
+        GlobalPool2d(),
+        lambda xs, a: [xs[0].mean((2, 3), keepdim=True)],
+        lambda i, o, a: numel(i[0]),
+        doc="mean over H and W, keeping them as size 1",
+    )
+)
+
+
+# ---------------------------------------------------------------- normalization
+register_op(
+    OpDef(
+        "batchnorm",
+        Group.NORMALIZATION,
+        5,
+        (AttrSpec("eps", AttrKind.FLOAT, 1e-5),),
+        PerChannel(1),
+        lambda xs, a: [F.batch_norm(xs[0], xs[3], xs[4], xs[1], xs[2], False, 0.0, a["eps"])],
+        lambda i, o, a: 2 * numel(o[0]),
+        doc="inference batch norm: inputs x, weight, bias, running_mean, running_var",
+        fusion=FusionRole.ELEMENTWISE,  # per-channel affine: fuses like an elementwise op
+    )
+)
+
+register_op(
+    OpDef(
+        "layernorm",
+        Group.NORMALIZATION,
+        3,
+        (AttrSpec("eps", AttrKind.FLOAT, 1e-5),),
+        PerChannel(-1),
+        lambda xs, a: [F.layer_norm(xs[0], (xs[0].shape[-1],), xs[1], xs[2], a["eps"])],
+        lambda i, o, a: 8 * numel(o[0]),
+        doc="layer norm over the last axis: inputs x, weight, bias",
+        fusion=FusionRole.ROW,
+    )
+)
+
+register_op(
+    OpDef(
+        "softmax",
+        Group.NORMALIZATION,
+        1,
+        (AttrSpec("axis", AttrKind.INT),),
+        Same(axis="axis"),
+        lambda xs, a: [torch.softmax(xs[0], a["axis"])],
+        lambda i, o, a: 6 * numel(o[0]),
+        doc="softmax along axis",
+        fusion=FusionRole.ROW,
+    )
+)
+
+
+# ---------------------------------------------------------------- fused and relaxed-substitution ops
+# Added for rules/fusion.rules and rules/relaxed.rules: zero padding (to enlarge
+# a conv kernel, MetaFlow), a reciprocal square root (to fold batchnorm into a
+# conv's weights, precomputed), and contractions fused with a bias and an
+# activation (one kernel instead of three).
+register_op(
+    OpDef(
+        "pad2d",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("pads", AttrKind.INTS),),
+        Pad2d(),
+        lambda xs, a: [F.pad(xs[0], (a["pads"][2], a["pads"][3], a["pads"][0], a["pads"][1]))],
+        doc="zero-pad the last two dims by pads = (top, bottom, left, right)",
+        fusion=FusionRole.INJECTIVE,
+    )
+)
+
+register_op(
+    OpDef(
+        "rsqrt",
+        Group.ELEMENTWISE,
+        1,
+        (AttrSpec("eps", AttrKind.FLOAT, 0.0),),
+        Same(),
+        lambda xs, a: [torch.rsqrt(xs[0] + a["eps"])],
+        _ew_flops(2),
+        doc="elementwise 1 / sqrt(x + eps)",
+    )
+)
+
+_ACT = AttrSpec("act", AttrKind.STR, "none", choices=tuple(ACTS))
+
+
+def _act_flops(
+    conv_like: Callable[[list[Shape], list[Shape], Attrs], int],
+) -> Callable[[list[Shape], list[Shape], Attrs], int]:
+    return lambda i, o, a: conv_like(i, o, a) + numel(o[0]) * (1 + ACTS[a["act"]][1])
+
+
+register_op(
+    OpDef(
+        "conv2d_bias_act",
+        Group.CONTRACTION,
+        3,
+        _CONV_ATTRS + (_ACT,),
+        Conv2d(bias=True),
+        lambda xs, a: [
+            ACTS[a["act"]][0](F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"], a["groups"]))
+        ],
+        _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3]),
+        doc="act(conv2d(x, w) + b): NCHW x OIHW, bias [O] along the channel axis",
+        cost_class=CostClass.CONV,
+        packed_operand=0,
+    )
+)
+
+register_op(
+    OpDef(
+        "matmul_bias_act",
+        Group.CONTRACTION,
+        3,
+        (_ACT,),
+        MatMul(bias=True),
+        lambda xs, a: [ACTS[a["act"]][0](torch.matmul(xs[0], xs[1]) + xs[2])],
+        _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
+        doc="act(x @ w + b): (batched) matmul, bias [N] along the last axis",
+        packed_operand=1,
+    )
+)

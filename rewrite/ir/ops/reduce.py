@@ -1,0 +1,170 @@
+"""Reductions, constant padding, resize, adaptive pooling, group and RMS norm."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from rewrite.ir.ops.registry import (
+    AttrKind,
+    AttrSpec,
+    FusionRole,
+    Group,
+    OpDef,
+    register_op,
+)
+from rewrite.ir.shapes import (
+    Attrs,
+    Expand,
+    GroupedChannels,
+    PadN,
+    PerChannel,
+    Reduce,
+    Spatial2d,
+    numel,
+)
+
+# ---------------------------------------------------------------- reductions, norms, resize
+# The float ops real CNNs and transformers need (MobileNet, EfficientNet, GPT-2, BERT, LLaMA, ViT).
+# Ops that torch spells several ways map onto one entry here: view / flatten / squeeze / unsqueeze
+# are ``reshape``, permute is ``transpose``, chunk is ``split``, hardtanh and relu6 are ``clamp``.
+
+
+def _reduce_ref(fn: Callable[..., torch.Tensor]) -> Callable[[list[torch.Tensor], Attrs], list[torch.Tensor]]:
+    return lambda xs, a: [fn(xs[0], list(a["axes"]), keepdim=bool(a["keepdim"]))]
+
+
+_REDUCE_ATTRS = (AttrSpec("axes", AttrKind.INTS), AttrSpec("keepdim", AttrKind.INT, 0))
+_REDUCTIONS: dict[str, tuple[Callable[..., torch.Tensor], int]] = {
+    "reduce_sum": (torch.sum, 1),
+    "reduce_mean": (torch.mean, 1),
+    "reduce_max": (torch.amax, 1),
+    "reduce_min": (torch.amin, 1),
+}
+for _name, (_rfn, _rfl) in _REDUCTIONS.items():
+    register_op(
+        OpDef(
+            _name,
+            Group.REDUCTION,
+            1,
+            _REDUCE_ATTRS,
+            Reduce(),
+            _reduce_ref(_rfn),
+            (lambda k: lambda i, o, a: k * numel(i[0]))(_rfl),
+            doc=f"{_name[7:]} over axes (sorted, non-negative), keepdim as in torch",
+            fusion=FusionRole.POOL,
+        )
+    )
+register_op(
+    OpDef(
+        "reduce_var",
+        Group.REDUCTION,
+        1,
+        _REDUCE_ATTRS + (AttrSpec("correction", AttrKind.INT, 1),),
+        Reduce(),
+        lambda xs, a: [torch.var(xs[0], list(a["axes"]), correction=a["correction"], keepdim=bool(a["keepdim"]))],
+        lambda i, o, a: 4 * numel(i[0]),
+        doc="variance over axes, divided by (count - correction) as torch.var",
+        fusion=FusionRole.POOL,
+    )
+)
+
+register_op(
+    OpDef(
+        "expand",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("shape", AttrKind.INTS),),
+        Expand(),
+        lambda xs, a: [xs[0].expand(*a["shape"])],
+        doc="broadcast size-1 dims to shape (equal rank), materialised",
+        fusion=FusionRole.REMAP,
+    )
+)
+
+
+def _pad_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    p = a["pads"]
+    torch_order = [v for d in reversed(range(len(p) // 2)) for v in (p[2 * d], p[2 * d + 1])]
+    return [F.pad(xs[0], torch_order, value=a["value"])]
+
+
+register_op(
+    OpDef(
+        "pad",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("pads", AttrKind.INTS), AttrSpec("value", AttrKind.FLOAT, 0.0)),
+        PadN(),
+        _pad_ref,
+        doc="constant padding, pads = (before_0, after_0, before_1, after_1, ...) in dim order",
+        fusion=FusionRole.INJECTIVE,
+    )
+)
+
+register_op(
+    OpDef(
+        "resize",
+        Group.LAYOUT,
+        1,
+        (
+            AttrSpec("size", AttrKind.INTS),
+            AttrSpec("mode", AttrKind.STR, "nearest", choices=("nearest", "bilinear")),
+            AttrSpec("align_corners", AttrKind.INT, 0),
+        ),
+        Spatial2d("size"),
+        lambda xs, a: [
+            F.interpolate(
+                xs[0],
+                size=tuple(a["size"]),
+                mode=a["mode"],
+                align_corners=bool(a["align_corners"]) if a["mode"] == "bilinear" else None,
+            )
+        ],
+        lambda i, o, a: (8 if a["mode"] == "bilinear" else 0) * numel(o[0]),
+        doc="F.interpolate of NCHW to size (nearest or bilinear; scales from the sizes)",
+        fusion=FusionRole.INJECTIVE,
+    )
+)
+
+register_op(
+    OpDef(
+        "adaptive_avgpool",
+        Group.POOLING,
+        1,
+        (AttrSpec("output_size", AttrKind.INTS),),
+        Spatial2d("output_size"),
+        lambda xs, a: [F.adaptive_avg_pool2d(xs[0], tuple(a["output_size"]))],
+        lambda i, o, a: numel(i[0]),
+        doc="adaptive average pooling of NCHW: window [floor(o*H/OH), ceil((o+1)*H/OH))",
+    )
+)
+
+register_op(
+    OpDef(
+        "groupnorm",
+        Group.NORMALIZATION,
+        3,
+        (AttrSpec("num_groups", AttrKind.INT), AttrSpec("eps", AttrKind.FLOAT, 1e-5)),
+        GroupedChannels(),
+        lambda xs, a: [F.group_norm(xs[0], a["num_groups"], xs[1], xs[2], a["eps"])],
+        lambda i, o, a: 8 * numel(o[0]),
+        doc="group norm of N C ...: inputs x, weight [C], bias [C]",
+        fusion=FusionRole.ROW,
+    )
+)
+register_op(
+    OpDef(
+        "rmsnorm",
+        Group.NORMALIZATION,
+        2,
+        (AttrSpec("eps", AttrKind.FLOAT, 1e-6),),
+        PerChannel(-1),
+        lambda xs, a: [F.rms_norm(xs[0], (xs[0].shape[-1],), xs[1], a["eps"])],
+        lambda i, o, a: 4 * numel(o[0]),
+        doc="RMS norm over the last axis: x * rsqrt(mean(x^2) + eps) * weight",
+        fusion=FusionRole.ROW,
+    )
+)

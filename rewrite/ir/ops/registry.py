@@ -1,0 +1,213 @@
+"""The registry's types (``OpDef``, ``AttrSpec``, groups, cost classes, fusion roles) and ``OPS`` itself.
+
+The ops are defined in the sibling modules, by group; :mod:`rewrite.ir.ops` imports them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import torch
+
+from rewrite.ir.dtypes import FLOAT, DTypeError, DTypeRule
+from rewrite.ir.errors import ShapeError
+from rewrite.ir.shapes import (
+    Attrs,
+    Shape,
+    ShapeRule,
+    need,
+)
+
+
+class Group(str, Enum):
+    SOURCE = "source"  # graph inputs and weights
+    ELEMENTWISE = "elementwise"
+    CONTRACTION = "contraction"
+    LAYOUT = "layout"
+    POOLING = "pooling"
+    NORMALIZATION = "normalization"
+    INDEXING = "indexing"  # reads one operand at positions given by an int64 operand
+    REDUCTION = "reduction"
+
+
+class CostClass(str, Enum):
+    """How the analytical cost model prices an op (``costs/analytical.py``)."""
+
+    FREE = "free"  # graph inputs and weights
+    VIEW = "view"  # moves no data: a view's overhead
+    MATMUL = "matmul"  # a GEMM-like contraction: matmul launch overhead, matmul peak
+    CONV = "conv"  # a convolution: conv launch overhead, conv (or depthwise) peak
+    OP = "op"  # anything else: roofline with the per-op overhead
+
+
+class FusionRole(str, Enum):
+    """What fusion (``lower/fusion.py``) may do with an op."""
+
+    ELEMENTWISE = "elementwise"  # injective; fuses as an epilogue of a contraction or into a consumer's loads
+    REMAP = "remap"  # injective pure index remap (transpose, slice); may be inlined into any operand
+    INJECTIVE = "injective"  # injective but not an epilogue nor a pure remap (pad2d)
+    CONTRACTION = "contraction"  # anchors a kernel; epilogues fuse after it
+    ALIAS = "alias"  # a view: no kernel, aliases its input's storage (reshape)
+    ROW = "row"  # a single fused row kernel by construction (softmax, layernorm)
+    POOL = "pool"  # a pooling kernel
+    OPAQUE = "layout"  # its own kernel (concat, split), or no kernel (sources)
+
+
+class AttrKind(str, Enum):
+    INT = "int"
+    INTS = "ints"
+    FLOAT = "float"
+    STR = "str"
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    name: str
+    kind: AttrKind
+    default: Any = None  # None: required
+    choices: tuple[Any, ...] | None = None  # allowed values, checked by OpDef.infer
+
+    def check(self, op: str, value: Any) -> Any:
+        """Return ``value`` normalised to this attribute's type, or raise."""
+        k = self.kind
+        if k is AttrKind.INT and isinstance(value, (int, bool)) and not isinstance(value, float):
+            return int(value)
+        if k is AttrKind.FLOAT and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if k is AttrKind.STR and isinstance(value, str):
+            return value
+        if (
+            k is AttrKind.INTS
+            and isinstance(value, (tuple, list))
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        ):
+            return tuple(int(v) for v in value)
+        raise TypeError(f"op '{op}': attribute '{self.name}' must be {k.value}, got {value!r}")
+
+
+VARIADIC = -1
+
+
+def _no_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
+    return 0
+
+
+_DEFAULT_COST = {Group.SOURCE: CostClass.FREE, Group.CONTRACTION: CostClass.MATMUL}
+_DEFAULT_FUSION = {
+    Group.ELEMENTWISE: FusionRole.ELEMENTWISE,
+    Group.CONTRACTION: FusionRole.CONTRACTION,
+    Group.POOLING: FusionRole.POOL,
+}
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One operator. ``shape_rule`` gives the output shapes, ``ref`` computes them.
+
+    ``cost_class`` and ``fusion`` default from the group (elementwise ops fuse
+    as elementwise, contractions price as matmuls, ...).  ``packed_operand``: a
+    contraction's input that the kernel packs (any producer may be inlined into
+    it).  ``torch_functions`` / ``torch_methods``: the torch callables and
+    ``Tensor`` method names the torch frontend maps to this op (unary ops
+    without attributes: ``f(x)`` / ``x.f()``).
+    """
+
+    name: str
+    group: Group
+    arity: int  # number of tensor inputs, or VARIADIC (>= 1)
+    attrs: tuple[AttrSpec, ...]
+    shape_rule: ShapeRule
+    ref: Callable[[list[torch.Tensor], Attrs], list[torch.Tensor]]
+    flops: Callable[[list[Shape], list[Shape], Attrs], int] = field(default=_no_flops)
+    commutative: bool = False
+    doc: str = ""
+    cost_class: CostClass | None = None  # None: from the group
+    fusion: FusionRole | None = None  # None: from the group
+    packed_operand: int | None = None
+    torch_functions: tuple[Any, ...] = ()
+    torch_methods: tuple[str, ...] = ()
+    dtype_rule: DTypeRule = FLOAT  # input and output dtypes (rewrite/ir/dtypes.py)
+
+    def __post_init__(self) -> None:
+        if self.cost_class is None:
+            object.__setattr__(self, "cost_class", _DEFAULT_COST.get(self.group, CostClass.OP))
+        if self.fusion is None:
+            object.__setattr__(self, "fusion", _DEFAULT_FUSION.get(self.group, FusionRole.OPAQUE))
+
+    @property
+    def attr_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attrs)
+
+    def normalize_attrs(self, attrs: Attrs) -> dict[str, Any]:
+        """Check names and types, fill defaults; raises naming the op and attribute."""
+        unknown = set(attrs) - set(self.attr_names)
+        if unknown:
+            raise TypeError(
+                f"op '{self.name}': unknown attribute(s) {sorted(unknown)}; it takes {list(self.attr_names) or 'none'}"
+            )
+        out: dict[str, Any] = {}
+        for spec in self.attrs:
+            if spec.name in attrs:
+                out[spec.name] = spec.check(self.name, attrs[spec.name])
+            elif spec.default is not None:
+                out[spec.name] = spec.default
+            else:
+                raise TypeError(f"op '{self.name}': missing required attribute '{spec.name}'")
+        return out
+
+    def infer(self, in_shapes: Sequence[Shape], attrs: Attrs) -> list[Shape]:
+        """Output shapes; checks arity. Raises ShapeError naming this op."""
+        n = len(in_shapes)
+        if self.arity == VARIADIC and n < 1:
+            raise ShapeError(f"op '{self.name}' needs at least one input")
+        if self.arity != VARIADIC and n != self.arity:
+            raise ShapeError(f"op '{self.name}' takes {self.arity} input(s), got {n}")
+        try:
+            for spec in self.attrs:
+                if spec.choices is not None:
+                    v = attrs[spec.name]
+                    need(v in spec.choices, f"{spec.name} must be one of {list(spec.choices)}, got {v!r}")
+            return [tuple(int(d) for d in s) for s in self.shape_rule.infer([tuple(s) for s in in_shapes], attrs)]
+        except ShapeError as e:
+            raise ShapeError(f"op '{self.name}': {e} (inputs {list(in_shapes)}, attrs {dict(attrs)})") from None
+
+    def infer_dtype(self, in_dtypes: Sequence[str], attrs: Attrs) -> str:
+        """The output dtype (every output of a multi-output op has it). Raises DTypeError naming this op."""
+        try:
+            return self.dtype_rule.infer(in_dtypes, attrs)
+        except DTypeError as e:
+            raise DTypeError(f"op '{self.name}': {e}") from None
+
+
+OPS: dict[str, OpDef] = {}
+_BUILTIN: set[str] = set()  # filled by rewrite.ir.ops once every module has registered
+
+
+def register_op(op: OpDef) -> OpDef:
+    """Add an op to the registry (a new op's single definition); raises on a name already taken."""
+    if op.name in OPS:
+        raise ValueError(f"op '{op.name}' is already registered")
+    OPS[op.name] = op
+    return op
+
+
+def unregister_op(name: str) -> None:
+    """Remove an op added with ``register_op`` (tests clean up their toy ops); built-in ops stay."""
+    if name in _BUILTIN:
+        raise ValueError(f"op '{name}' is built in and cannot be unregistered")
+    OPS.pop(name, None)
+
+
+def ops_in(group: Group) -> frozenset[str]:
+    """Names of the ops in one group: rules and passes match sets, not lists."""
+    return frozenset(n for n, o in OPS.items() if o.group is group)
+
+
+def get_op(name: str) -> OpDef:
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"unknown op '{name}'; known ops: {', '.join(sorted(OPS))}") from None
