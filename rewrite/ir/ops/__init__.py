@@ -7,7 +7,7 @@ its group, its shape rule, its reference semantics (torch), its FLOP count, its
 cost class, its fusion role and its torch spellings.  Everything else — the
 graph IR's checks, the egglog prelude, the rule parser and checker, the cost
 models, fusion, the frontends — looks ops up by name in ``OPS``; the lowering
-of each op is the one other place an op is written (``lower/ops_to_loops.py``,
+of each op is the one other place an op is written (``lower/ops_to_loops/``,
 ``@lowering``).
 
 Where shapes come from: ``OpDef.shape_rule`` is one of the declarative kinds

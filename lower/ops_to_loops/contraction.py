@@ -1,0 +1,306 @@
+"""Contractions in the batch-GEMM form (see the package docstring); direct convolution for small groups."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lower.ir import (
+    Allocate,
+    Buffer,
+    Expr,
+    Select,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    const,
+    ge,
+    land,
+    loops,
+    lt,
+    seq,
+)
+from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, clip, lowering
+from lower.ops_to_loops.elementwise import ACTIVATIONS
+from rewrite.ir.graph import Node
+
+
+# ============================================================== contraction
+def _gemm(
+    ctx: LowerCtx,
+    out: Buffer,
+    batch: list[tuple[Var, int]],
+    m: int,
+    n: int,
+    kdim: int,
+    c_idx: Callable[[list[Var], Var, Var], tuple[Expr, ...]],
+    a_val: Callable[[list[Var], Var, Var], Expr],
+    b_val: Callable[[list[Var], Var, Var], Expr],
+    init: Callable[[list[Var], Var, Var], Expr],
+    a_buf: str,
+    b_buf: str,
+    act: str = "none",
+) -> Stmt:
+    bv = [v for v, _ in batch]
+    i0, j0 = ctx.var("i"), ctx.var("j")
+    iv, jv, kv = ctx.var("i"), ctx.var("j"), ctx.var("k")
+    init_name = f"{ctx.tag}.init"
+    bv0 = [ctx.var(v.name) for v in bv]
+    init_stage = Stage(
+        init_name,
+        loops(
+            [*zip(bv0, [e for _, e in batch], strict=False), (i0, m), (j0, n)],
+            Store(out, c_idx(bv0, i0, j0), init(bv0, i0, j0)),
+        ),
+    )
+    cidx = c_idx(bv, iv, jv)
+    upd = Store(out, cidx, out[cidx] + a_val(bv, iv, kv) * b_val(bv, kv, jv))
+    main = Stage(ctx.tag, loops([*batch, (iv, m), (jv, n), (kv, kdim)], upd))
+    ctx.gemm = GemmInfo(
+        ctx.tag,
+        init_name,
+        [v.name for v in bv],
+        iv.name,
+        jv.name,
+        kv.name,
+        out.name,
+        m,
+        n,
+        kdim,
+        a_buf,
+        b_buf,
+        [*bv0, i0, j0],
+        [*(e for _, e in batch), m, n],
+        c_idx(bv0, i0, j0),
+    )
+    if act == "none":
+        return seq(init_stage, main)
+    if act not in ACTIVATIONS:
+        raise ctx.error(f"unknown activation {act!r}")
+    bv1 = [ctx.var(v.name) for v in bv]
+    i1, j1 = ctx.var("i"), ctx.var("j")
+    ci = c_idx(bv1, i1, j1)
+    act_stage = Stage(
+        f"{ctx.tag}.act",
+        loops(
+            [*zip(bv1, [e for _, e in batch], strict=False), (i1, m), (j1, n)],
+            Store(out, ci, ACTIVATIONS[act](out[ci])),
+        ),
+    )
+    ctx.gemm.post.append(act_stage.name)
+    return seq(init_stage, main, act_stage)
+
+
+@lowering("matmul", "matmul_bias_act")
+def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, y = ins[:2]
+    out = outs[0]
+    r = out.rank
+    M, K, N = x.shape[-2], x.shape[-1], y.shape[-1]
+    batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(r - 2)]
+    init: Callable[[list[Var], Var, Var], Expr]
+    if node.op == "matmul_bias_act":
+        bias = ins[2]
+        init = lambda bv, i, j: bias[j]
+    else:
+        init = lambda bv, i, j: const(0.0)
+    return _gemm(
+        ctx,
+        out,
+        batch,
+        M,
+        N,
+        K,
+        lambda bv, i, j: (*bv, i, j),
+        lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), i, k)],
+        lambda bv, k, j: y[(*bcast_index(y.shape[:-2], out.shape[:-2], bv), k, j)],
+        init,
+        x.name,
+        y.name,
+        node.attrs.get("act", "none"),
+    )
+
+
+@lowering("linear")
+def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w, bias = ins
+    out = outs[0]
+    N, K = w.shape
+    if x.rank == 1:
+        return _gemm(
+            ctx,
+            out,
+            [],
+            1,
+            N,
+            K,
+            lambda bv, i, j: (j,),
+            lambda bv, i, k: x[k],
+            lambda bv, k, j: w[j, k],
+            lambda bv, i, j: bias[j],
+            x.name,
+            w.name,
+        )
+    batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(out.rank - 2)]
+    return _gemm(
+        ctx,
+        out,
+        batch,
+        x.shape[-2],
+        N,
+        K,
+        lambda bv, i, j: (*bv, i, j),
+        lambda bv, i, k: x[(*bv, i, k)],
+        lambda bv, k, j: w[j, k],
+        lambda bv, i, j: bias[j],
+        x.name,
+        w.name,
+    )
+
+
+DIRECT_CONV_MAX_OG = 4  # grouped convs with at most this many output channels per group go direct
+DIRECT_CONV_MAX_SLICE = 2 << 20  # bytes of the padded input slice kept on the stack
+
+
+@lowering("conv2d", "conv2d_bias_act")
+def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w = ins[:2]
+    out = outs[0]
+    a = node.attrs
+    N, _, H, W = x.shape
+    OC, Cg, KH, KW = w.shape
+    _, _, OH, OW = out.shape
+    G = a["groups"]
+    Og = OC // G
+    (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
+    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1
+    if G > 1 and Og <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE:
+        return _direct_conv(node, ins, outs, ctx)
+    n, g = ctx.var("n"), ctx.var("g")
+
+    def c_idx(bv, i, j):
+        return (bv[0], bv[1] * Og + i, j // OW, j % OW)
+
+    def kdecomp(k):
+        return (k // KW) // KH, (k // KW) % KH, k % KW
+
+    def a_val(bv, i, k):
+        c, kh, kw = kdecomp(k)
+        return w[bv[1] * Og + i, c, kh, kw]
+
+    def b_val(bv, k, j):
+        c, kh, kw = kdecomp(k)
+        ih = (j // OW) * SH - PH + kh * DH
+        iw = (j % OW) * SW - PW + kw * DW
+        ok = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
+        tap = x[bv[0], bv[1] * Cg + c, clip(ih, H - 1), clip(iw, W - 1)]
+        return Select(ok, tap, const(0.0))
+
+    init: Callable[[list[Var], Var, Var], Expr]
+    if node.op == "conv2d_bias_act":
+        bias = ins[2]
+        init = lambda bv, i, j: bias[bv[1] * Og + i]
+    else:
+        init = lambda bv, i, j: const(0.0)
+    return _gemm(
+        ctx,
+        out,
+        [(n, N), (g, G)],
+        Og,
+        OH * OW,
+        Cg * KH * KW,
+        c_idx,
+        a_val,
+        b_val,
+        init,
+        w.name,
+        x.name,
+        node.attrs.get("act", "none"),
+    )
+
+
+def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """Grouped convolution with few channels per group (depthwise, ResNeXt): a GEMM per group would be
+    tiny and dominated by packing.  Per (n, group): copy the group's input channels into a zero-padded
+    local slice (no bounds checks in the hot loop), then for every output row accumulate
+    ``out[ow] += w[c, kh, kw] * xp[c, oh*s + kh*d, ow*s + kw*d]``::
+
+        // stage conv.init: out = 0 (or bias)        for n0, g0, i0, oh0, ow0
+        // stage conv:                               for n, g {
+        //   stage conv.pad: xp[c, hp, wp] = x or 0      for c, hp, wp
+        //   for i, oh, c, ow, kh, kw: out[...] += w[...] * xp[...]  }
+    """
+    x, w = ins[:2]
+    out = outs[0]
+    a = node.attrs
+    N, _, H, W = x.shape
+    OC, Cg, KH, KW = w.shape
+    _, _, OH, OW = out.shape
+    G = a["groups"]
+    Og = OC // G
+    (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
+    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1
+    xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (Cg, HP, WP), scope="local")
+    n, g, c0, hp, wp = (ctx.var(s) for s in ("n", "g", "c", "hp", "wp"))
+    i, oh, c, ow, kh, kw = (ctx.var(s) for s in ("i", "oh", "c", "ow", "kh", "kw"))
+    ih, iw = hp - PH, wp - PW
+    ok = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
+    pad = Stage(
+        f"{ctx.tag}.pad",
+        loops(
+            [(c0, Cg), (hp, HP), (wp, WP)],
+            Store(
+                xp,
+                (c0, hp, wp),
+                Select(ok, x[n, g * Cg + c0, clip(ih, H - 1), clip(iw, W - 1)], const(0.0)),
+            ),
+        ),
+    )
+    o = (n, g * Og + i, oh, ow)
+    upd = Store(out, o, out[o] + w[g * Og + i, c, kh, kw] * xp[c, oh * SH + kh * DH, ow * SW + kw * DW])
+    main = loops([(i, Og), (oh, OH), (c, Cg), (ow, OW), (kh, KH), (kw, KW)], upd)
+    body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xp, seq(pad, main))))
+    init_v: Callable[[Var, Var, Var], Expr]  # (n, group, i) -> the init value
+    if node.op == "conv2d_bias_act":
+        bias = ins[2]
+        init_v = lambda nn, gg, ii: bias[gg * Og + ii]
+    else:
+        init_v = lambda nn, gg, ii: const(0.0)
+    n0, g0, i0, oh0, ow0 = (ctx.var(s) for s in ("n", "g", "i", "oh", "ow"))
+    cidx0 = (n0, g0 * Og + i0, oh0, ow0)
+    init_name = f"{ctx.tag}.init"
+    init = Stage(
+        init_name, loops([(n0, N), (g0, G), (i0, Og), (oh0, OH), (ow0, OW)], Store(out, cidx0, init_v(n0, g0, i0)))
+    )
+    ctx.gemm = GemmInfo(
+        ctx.tag,
+        init_name,
+        [n.name, g.name],
+        i.name,
+        ow.name,
+        c.name,
+        out.name,
+        Og,
+        OH * OW,
+        Cg * KH * KW,
+        w.name,
+        x.name,
+        [n0, g0, i0, oh0, ow0],
+        [N, G, Og, OH, OW],
+        cidx0,
+        direct=True,
+    )
+    stages = [init, body]
+    act = node.attrs.get("act", "none")
+    if act != "none":
+        if act not in ACTIVATIONS:
+            raise ctx.error(f"unknown activation {act!r}")
+        v1 = [ctx.var(s) for s in ("n", "g", "i", "oh", "ow")]
+        ci = (v1[0], v1[1] * Og + v1[2], v1[3], v1[4])
+        act_stage = Stage(
+            f"{ctx.tag}.act",
+            loops(list(zip(v1, [N, G, Og, OH, OW], strict=False)), Store(out, ci, ACTIVATIONS[act](out[ci]))),
+        )
+        ctx.gemm.post.append(act_stage.name)
+        stages.append(act_stage)
+    return seq(*stages)

@@ -1,0 +1,166 @@
+"""Elementwise ops: one expression per op (``UNARY``, ``BINARY``, ``ACTIVATIONS``), fused into neighbours."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from lower.ir import (
+    Buffer,
+    Expr,
+    FloatImm,
+    Select,
+    Stage,
+    Stmt,
+    Store,
+    call,
+    const,
+    emax,
+    emin,
+    gt,
+    loops,
+    lt,
+)
+from lower.ops_to_loops.core import LOWERINGS, LowerCtx, bcast_index, loop_vars, lowering
+from rewrite.ir.errors import LoweringError
+from rewrite.ir.graph import Node
+
+
+# ============================================================== elementwise
+def _gelu(x: Expr) -> Expr:
+    return call("gelu_tanh", x)
+
+
+UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
+    "relu": lambda x, a: emax(x, 0.0),
+    "sigmoid": lambda x, a: call("sigmoid", x),
+    "tanh": lambda x, a: call("tanh", x),
+    "gelu": lambda x, a: _gelu(x),
+    "exp": lambda x, a: call("exp", x),
+    "identity": lambda x, a: x,
+    "smul": lambda x, a: x * const(a["scalar"]),
+    "rsqrt": lambda x, a: call("rsqrt", x + const(a.get("eps", 0.0))),
+}
+ACTIVATIONS: dict[str, Callable[[Expr], Expr]] = {
+    "none": lambda x: x,
+    "relu": lambda x: emax(x, 0.0),
+    "sigmoid": lambda x: call("sigmoid", x),
+    "tanh": lambda x: call("tanh", x),
+    "gelu": _gelu,
+}
+BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
+    "add": lambda x, y: x + y,
+    "sub": lambda x, y: x - y,
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / y,
+}
+
+
+def elementwise_expr(op: str, args: Sequence[Expr], attrs: dict) -> Expr:
+    if op in UNARY:
+        return UNARY[op](args[0], attrs)
+    if op in BINARY:
+        return BINARY[op](args[0], args[1])
+    raise LoweringError(f"'{op}' is not an elementwise op")
+
+
+@lowering(*UNARY, *BINARY)
+def lower_elementwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    out = outs[0]
+    vs = loop_vars(ctx, out.shape)
+    args = [x[bcast_index(x.shape, out.shape, vs)] for x in ins]
+    val = elementwise_expr(node.op, args, dict(node.attrs))
+    return Stage(ctx.tag, loops(list(zip(vs, out.shape, strict=False)), Store(out, tuple(vs), val)))
+
+
+def register_unary(op: str, expr: Callable[[Expr, dict], Expr]) -> None:
+    """Lower a unary elementwise op added with ``register_op``: ``expr(x, attrs)`` is its value.
+
+    One entry serves its own kernel and fusion (epilogues and prologues inline it).
+    """
+    if op in LOWERINGS:
+        raise LoweringError(f"op '{op}' already has a lowering")
+    UNARY[op] = expr
+    LOWERINGS[op] = lower_elementwise
+
+
+def unregister_lowering(op: str) -> None:
+    """Remove a lowering added at run time (tests clean up their toy ops)."""
+    UNARY.pop(op, None)
+    LOWERINGS.pop(op, None)
+
+
+# ============================================================== activations, reductions, norms, resize
+def _hardsig(x: Expr) -> Expr:
+    return emin(emax(x + const(3.0), 0.0), 6.0) / const(6.0)
+
+
+def _erfc_pos(z: Expr) -> Expr:
+    """erfc(z) for z >= 0 with relative error below 1.2e-7 (the Chebyshev fit of Numerical Recipes'
+    ``erfcc``), so GELU keeps its relative accuracy in the negative tail."""
+    t = const(1.0) / (const(1.0) + const(0.5) * z)
+    coef = (
+        -1.26551223,
+        1.00002368,
+        0.37409196,
+        0.09678418,
+        -0.18628806,
+        0.27886807,
+        -1.13520398,
+        1.48851587,
+        -0.82215223,
+        0.17087277,
+    )
+    poly: Expr = const(coef[-1])
+    for c in reversed(coef[:-1]):
+        poly = const(c) + t * poly
+    return t * call("exp", poly - z * z)
+
+
+def _gelu_erf(x: Expr) -> Expr:
+    """0.5 x (1 + erf(x / sqrt 2)) = x (1 - erfc(z) / 2) for x >= 0, x erfc(z) / 2 below (z = |x| / sqrt 2)."""
+    c = _erfc_pos(call("abs", x) * const(1.0 / math.sqrt(2.0)))
+    half = const(0.5)
+    return Select(lt(x, const(0.0)), x * (half * c), x * (const(1.0) - half * c))
+
+
+def _softplus(x: Expr) -> Expr:
+    """log(1 + e^x), x itself above 20 (torch's threshold)."""
+    return Select(gt(x, const(20.0)), x, call("log", const(1.0) + call("exp", x)))
+
+
+def _pow(x: Expr, e: float) -> Expr:
+    """Small integer exponents multiply (as torch's pow does for 2 and 3); 0.5 and -0.5 are roots."""
+    if e == 0.5:
+        return call("sqrt", x)
+    if e == -0.5:
+        return call("rsqrt", x)
+    if e == int(e) and 0 <= e <= 4:
+        out: Expr = const(1.0)
+        for _ in range(int(e)):
+            out = x if isinstance(out, FloatImm) else out * x
+        return out
+    if e == int(e) and -4 <= e < 0:
+        return const(1.0) / _pow(x, -e)
+    return call("exp", const(e) * call("log", x))  # NaN below zero, as torch for a fractional exponent
+
+
+_MORE_UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
+    "hardswish": lambda x, a: x * _hardsig(x),
+    "hardsigmoid": lambda x, a: _hardsig(x),
+    "silu": lambda x, a: x * call("sigmoid", x),
+    "mish": lambda x, a: x * call("tanh", _softplus(x)),
+    "gelu_erf": lambda x, a: _gelu_erf(x),
+    "log": lambda x, a: call("log", x),
+    "sqrt": lambda x, a: call("sqrt", x),
+    "neg": lambda x, a: x * const(-1.0),  # exact, and keeps the sign of zero
+    "abs": lambda x, a: call("abs", x),
+    "reciprocal": lambda x, a: const(1.0) / x,
+    "sin": lambda x, a: call("sin", x),
+    "cos": lambda x, a: call("cos", x),
+    "clamp": lambda x, a: emin(emax(x, const(a["min"])), const(a["max"])),
+    "pow": lambda x, a: _pow(x, a["exponent"]),
+}
+for _op, _fn in _MORE_UNARY.items():
+    register_unary(_op, _fn)
+ACTIVATIONS["silu"] = lambda x: x * call("sigmoid", x)

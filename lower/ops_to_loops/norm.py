@@ -1,0 +1,170 @@
+"""Normalizations and softmax: row statistics in local accumulators."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+
+from lower.ir import (
+    Allocate,
+    Buffer,
+    Expr,
+    For,
+    IntImm,
+    Stage,
+    Stmt,
+    Store,
+    Var,
+    call,
+    const,
+    emax,
+    loops,
+    seq,
+)
+from lower.ops_to_loops.core import NEG_INF, LowerCtx, local_scalar, loop_vars, lowering, unflatten
+from rewrite.ir.graph import Node
+
+
+# ============================================================== normalization
+@lowering("batchnorm")
+def lower_batchnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w, b, mean, var = ins
+    out = outs[0]
+    eps = node.attrs["eps"]
+    vs = loop_vars(ctx, out.shape)
+    c = vs[1]
+    if all(p.name in ctx.consts for p in (w, b, mean, var)):
+        # inference BN is an affine map per channel: fold it into two constants once
+        tw, tb, tm, tv = (ctx.consts[p.name].double() for p in (w, b, mean, var))
+        scale = tw / torch.sqrt(tv + eps)
+        shift = tb - tm * scale
+        sb = Buffer(ctx.namer.name(f"{ctx.tag}_scale"), (out.shape[1],))
+        tb_ = Buffer(ctx.namer.name(f"{ctx.tag}_shift"), (out.shape[1],))
+        ctx.new_consts[sb.name] = scale.float()
+        ctx.new_consts[tb_.name] = shift.float()
+        val = x[tuple(vs)] * sb[c] + tb_[c]
+    else:
+        val = (x[tuple(vs)] - mean[c]) * call("rsqrt", var[c] + const(eps)) * w[c] + b[c]
+    return Stage(ctx.tag, loops(list(zip(vs, out.shape, strict=False)), Store(out, tuple(vs), val)))
+
+
+def _rows(ctx: LowerCtx, shape: Sequence[int], axis: int) -> tuple[list[Var], Callable[[Expr], tuple[Expr, ...]]]:
+    """Loop vars over every dim but ``axis`` and a function building a full index."""
+    outer = [ctx.var(f"i{d}") for d in range(len(shape)) if d != axis]
+
+    def index(j: Expr) -> tuple[Expr, ...]:
+        it = iter(outer)
+        return tuple(j if d == axis else next(it) for d in range(len(shape)))
+
+    return outer, index
+
+
+@lowering("softmax")
+def lower_softmax(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, out = ins[0], outs[0]
+    axis = node.attrs["axis"] % x.rank
+    n = x.shape[axis]
+    outer, index = _rows(ctx, x.shape, axis)
+    mx, sm = local_scalar(ctx, "maxv"), local_scalar(ctx, "sumv")
+    j1, j2, j3 = ctx.var("j"), ctx.var("j"), ctx.var("j")
+    z = IntImm(0)
+    body = seq(
+        Store(mx, (z,), const(NEG_INF)),
+        For(j1, IntImm(n), Store(mx, (z,), emax(mx[z], x[index(j1)]))),
+        Store(sm, (z,), const(0.0)),
+        For(
+            j2,
+            IntImm(n),
+            seq(Store(out, index(j2), call("exp", x[index(j2)] - mx[z])), Store(sm, (z,), sm[z] + out[index(j2)])),
+        ),
+        Store(sm, (z,), const(1.0) / sm[z]),
+        For(j3, IntImm(n), Store(out, index(j3), out[index(j3)] * sm[z])),
+    )
+    body = Allocate(mx, Allocate(sm, body))
+    return Stage(
+        ctx.tag,
+        loops([(v, x.shape[d]) for v, d in zip(outer, [d for d in range(x.rank) if d != axis], strict=False)], body),
+    )
+
+
+@lowering("layernorm")
+def lower_layernorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w, b = ins
+    out = outs[0]
+    axis = x.rank - 1
+    n = x.shape[axis]
+    outer, index = _rows(ctx, x.shape, axis)
+    mean, var = local_scalar(ctx, "mean"), local_scalar(ctx, "rstd")
+    j1, j2, j3 = ctx.var("j"), ctx.var("j"), ctx.var("j")
+    z = IntImm(0)
+    inv_n = const(1.0 / n)
+    body = seq(
+        Store(mean, (z,), const(0.0)),
+        For(j1, IntImm(n), Store(mean, (z,), mean[z] + x[index(j1)])),
+        Store(mean, (z,), mean[z] * inv_n),
+        Store(var, (z,), const(0.0)),
+        For(j2, IntImm(n), Store(var, (z,), var[z] + (x[index(j2)] - mean[z]) * (x[index(j2)] - mean[z]))),
+        Store(var, (z,), call("rsqrt", var[z] * inv_n + const(node.attrs["eps"]))),
+        For(j3, IntImm(n), Store(out, index(j3), (x[index(j3)] - mean[z]) * var[z] * w[j3] + b[j3])),
+    )
+    body = Allocate(mean, Allocate(var, body))
+    return Stage(ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, range(axis), strict=False)], body))
+
+
+@lowering("groupnorm")
+def lower_groupnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """Per (n, group): mean and variance over the group's channels and positions, then the affine map."""
+    x, w, b = ins
+    out = outs[0]
+    G, eps = node.attrs["num_groups"], node.attrs["eps"]
+    N, C = x.shape[:2]
+    rest = x.shape[2:]
+    Cg = C // G
+    m = Cg * math.prod(rest)
+    n, g = ctx.var("n"), ctx.var("g")
+    mean, rstd = local_scalar(ctx, "mean"), local_scalar(ctx, "rstd")
+    z = IntImm(0)
+
+    def at(j: Var) -> tuple[Expr, ...]:
+        flat = unflatten(j, (Cg, *rest))
+        return (n, g * Cg + flat[0], *flat[1:])
+
+    j1, j2, j3 = ctx.var("j"), ctx.var("j"), ctx.var("j")
+    inv = const(1.0 / m)
+    body = seq(
+        Store(mean, (z,), const(0.0)),
+        For(j1, IntImm(m), Store(mean, (z,), mean[z] + x[at(j1)])),
+        Store(mean, (z,), mean[z] * inv),
+        Store(rstd, (z,), const(0.0)),
+        For(j2, IntImm(m), Store(rstd, (z,), rstd[z] + (x[at(j2)] - mean[z]) * (x[at(j2)] - mean[z]))),
+        Store(rstd, (z,), call("rsqrt", rstd[z] * inv + const(eps))),
+        For(
+            j3,
+            IntImm(m),
+            Store(out, at(j3), (x[at(j3)] - mean[z]) * rstd[z] * w[at(j3)[1]] + b[at(j3)[1]]),
+        ),
+    )
+    return Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(mean, Allocate(rstd, body))))
+
+
+@lowering("rmsnorm")
+def lower_rmsnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w = ins
+    out = outs[0]
+    axis = x.rank - 1
+    n = x.shape[axis]
+    outer, index = _rows(ctx, x.shape, axis)
+    ms = local_scalar(ctx, "rms")
+    j1, j2 = ctx.var("j"), ctx.var("j")
+    z = IntImm(0)
+    body = seq(
+        Store(ms, (z,), const(0.0)),
+        For(j1, IntImm(n), Store(ms, (z,), ms[z] + x[index(j1)] * x[index(j1)])),
+        Store(ms, (z,), call("rsqrt", ms[z] * const(1.0 / n) + const(node.attrs["eps"]))),
+        For(j2, IntImm(n), Store(out, index(j2), x[index(j2)] * ms[z] * w[j2])),
+    )
+    return Stage(
+        ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, range(axis), strict=False)], Allocate(ms, body))
+    )
