@@ -207,6 +207,27 @@ def test_solver_failure_falls_back_to_greedy(monkeypatch):
     assert res.bound is not None and 0.0 <= res.bound <= res.objective and res.gap is not None  # the root floor
 
 
+def test_a_failed_solve_states_its_gap_against_the_classes_every_selection_needs(monkeypatch):
+    import highspy
+
+    # R -> A -> B -> x: every selection picks an e-node of R, A and B, so 1 + 1 + 2 bounds it (the roots alone: 1)
+    spec = {
+        "x": [("x0", "input", (), 0.0)],
+        "B": [("b0", "relu", ("x",), 2.0), ("b1", "tanh", ("x",), 3.0)],
+        "A": [("a0", "relu", ("B",), 1.0)],
+        "R": [("r0", "relu", ("A",), 1.0)],
+    }
+    data, ncost = _egraph(spec, ["R"])
+
+    def boom(self):
+        raise RuntimeError("simulated solver crash")
+
+    monkeypatch.setattr(highspy.Highs, "run", boom)
+    res = ilp_extract(data, ncost)
+    assert res.status == "fallback" and res.objective == pytest.approx(4.0)
+    assert res.bound == pytest.approx(4.0) and res.gap == pytest.approx(0.0)
+
+
 def test_time_used_up_before_the_solve_still_states_a_gap():
     data, ncost = _set_cover(30, 20, 4)
     res = ilp_extract(data, ncost, time_limit=1e-9)

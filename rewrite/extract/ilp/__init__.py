@@ -66,7 +66,7 @@ from typing import Any
 
 from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.extract.greedy import ExtractionError, dag_cost, greedy_choice, select
-from rewrite.extract.ilp.model import build_model, warm_start_vector
+from rewrite.extract.ilp.model import build_model, mandatory_floor, warm_start_vector
 from rewrite.extract.ilp.prune import prune
 from rewrite.extract.ilp.result import STATUSES, IlpResult, IlpSource, IlpStatus, ModelSizes
 from rewrite.extract.ilp.selection import is_valid_selection, walk
@@ -125,7 +125,8 @@ def _accept(
 def _root_floor(data: EGraphData, ncost: dict[str, float]) -> float:
     """A lower bound on any selection's DAG cost: each root e-class picks an e-node of its own, and costs are
     non-negative, so the cheapest e-node of every distinct root class is paid for at least.  It is what a
-    gap is stated against when the solver proves no bound (the model took the whole time limit to build)."""
+    gap is stated against when the solver proves no bound (the model took the whole time limit to build);
+    once the model is built, ``mandatory_floor`` (every class all selections need) is at least as high."""
     return float(sum(min((ncost[n.id] for n in data.classes[c]), default=0.0) for c in set(data.roots)))
 
 
@@ -156,10 +157,12 @@ def ilp_extract(
     prob = prune(data, ncost)
     built = build_model(data, prob, ncost, greedy_obj, NEED_LIMIT, deadline=t0 + time_limit)
     solved, sizes = None, None
+    floor = _root_floor(data, ncost)
     if built is None:
         answer = Answer(None, IlpStatus.FALLBACK, None, "time limit used up building the model")
     else:
         model, sizes = built
+        floor = max(floor, mandatory_floor(model, ncost))
         progress("model", **asdict(sizes))
         start = warm_start_vector(model, prob, greedy) if greedy is not None else None
         time_left = time_limit - (time.perf_counter() - t0)
@@ -172,7 +175,6 @@ def ilp_extract(
             raise ExtractionError(f"ILP extraction failed ({message or 'fallback'}) and there is no greedy selection")
         chosen, status, source = greedy, IlpStatus.FALLBACK, IlpSource.GREEDY
     obj = float(dag_cost(chosen, ncost))
-    floor = _root_floor(data, ncost)
     bound = min(max(answer.bound, floor) if answer.bound is not None else floor, obj)
     gap = 0.0 if obj <= 0 else max(0.0, (obj - bound) / obj)
     res = IlpResult(chosen, status, obj, bound, gap, time.perf_counter() - t0, source, greedy_obj, sizes, message)

@@ -62,6 +62,7 @@ class Model:
     upper: np.ndarray
     integral: np.ndarray  # 1 for the binary e-node columns, 0 for the continuous order columns
     scale: float
+    mandatory: frozenset[str] = frozenset()  # classes every selection picks (an e-node of each)
     rows: Rows = field(default_factory=Rows)
 
     @property
@@ -144,7 +145,7 @@ def build_model(
         return None
     need = needs(classes, prob.free, comp, prob.roots) if len(classes) <= need_limit else None
     mandatory = need.mandatory if need is not None else set(prob.roots)
-    model = Model(classes, comp, comp_size, col_of, order_col, cost, upper, integral, scale)
+    model = Model(classes, comp, comp_size, col_of, order_col, cost, upper, integral, scale, frozenset(mandatory))
     for c, ns in classes.items():  # one e-node per class at most; exactly one where every selection needs c
         model.rows.add([col_of[n.id] for n in ns], [1.0] * len(ns), 1.0 if c in mandatory else 0.0, 1.0)
     strengthened = 0
@@ -167,6 +168,12 @@ def build_model(
         cols=ncols,
     )
     return model, sizes
+
+
+def mandatory_floor(model: Model, ncost: dict[str, float]) -> float:
+    """A lower bound on the optimum: every mandatory class picks one of its (pruned) e-nodes, distinct classes
+    distinct e-nodes, costs are non-negative.  Pruning keeps an optimum, so the cheapest survivor bounds it."""
+    return float(sum(min(ncost[n.id] for n in model.classes[c]) for c in model.mandatory if model.classes.get(c)))
 
 
 def warm_start_vector(model: Model, prob: Problem, warm_start: dict[str, ENode]) -> np.ndarray | None:
