@@ -85,17 +85,26 @@ def parse_shape(spec: str) -> tuple[str, tuple[int, ...]]:
 
 
 def add_limits(p: argparse.ArgumentParser) -> None:
-    """``--iters --nodes --seconds``: the saturation limits."""
+    """``--iters --nodes --seconds --match-limit``: the saturation limits."""
     p.add_argument("--iters", type=nonneg_int, default=Limits.iterations, help="iteration limit")
     p.add_argument("--nodes", type=positive_int, default=Limits.nodes, help="e-node limit")
     p.add_argument("--seconds", type=positive_float, default=Limits.seconds, help="saturation time limit")
+    p.add_argument(
+        "--match-limit",
+        type=positive_int,
+        default=None,
+        help="matches one rule may apply per iteration (default: grows with the e-graph)",
+    )
 
 
 def limits_of(args: argparse.Namespace) -> Limits:
-    return Limits(iterations=args.iters, nodes=args.nodes, seconds=args.seconds)
+    return Limits(iterations=args.iters, nodes=args.nodes, seconds=args.seconds, match_limit=args.match_limit)
 
 
 def add_rules(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--rules", action="append", metavar="FAMILY|FILE", help="rule family name or file (repeatable; default: all)"
+        "--rules",
+        action="append",
+        metavar="FAMILY|FILE",
+        help="rule family name, all, or a .rules file (repeatable; default: all)",
     )

@@ -23,7 +23,7 @@ def rule_files() -> dict[str, Path]:
 
 
 def resolve_rule_specs(spec: Sequence[str | Path] | None) -> list[Path]:
-    """Family names (``algebra``) and/or file paths → files; ``None`` means every shipped family.
+    """Family names (``algebra``), ``all`` (every shipped family) and/or file paths → files; ``None`` is ``all``.
 
     Raises ``UsageError`` naming a spec that is neither a family nor an existing file.
     """
@@ -31,14 +31,16 @@ def resolve_rule_specs(spec: Sequence[str | Path] | None) -> list[Path]:
     paths: list[Path] = []
     for item in spec if spec is not None else list(families):
         s = str(item)
-        if s in families:
+        if s == "all":
+            paths.extend(p for p in families.values() if p not in paths)
+        elif s in families:
             paths.append(families[s])
         elif Path(s).is_file():
             paths.append(Path(s))
         else:
             raise UsageError(
                 f"no rule family or file '{s}'",
-                hint=f"families: {', '.join(families)}; or give the path of a .rules file",
+                hint=f"families: {', '.join(families)}, or all; or give the path of a .rules file",
             )
     return paths
 
