@@ -85,6 +85,40 @@ def _hardsigmoid(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("clamp", [lin], min=0.0, max=1.0)]
 
 
+def _full(c: Ctx, x: Value, v: float) -> Value:
+    """A float32 constant ``v`` shaped to broadcast against ``x``."""
+    return c.value(np.full((1,) * len(c.shape(x)), v, np.float32))
+
+
+@handles("LeakyRelu", "Elu", "Selu", "ThresholdedRelu", "PRelu", "Softsign")
+def _piecewise(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """The ReLU family ONNX spells as ops, as selects between registry ops (no op of their own)."""
+    only_attrs(a, {"alpha", "gamma"})
+    x = c.value(c.env[n.input[0]])
+    op = n.op_type
+    if op == "Softsign":  # x / (1 + |x|)
+        return [c.add("div", [x, c.add("add", [c.add("abs", [x]), _full(c, x, 1.0)])])]
+    if op == "ThresholdedRelu":  # x where x > alpha, else 0
+        alpha = float(a.get("alpha", 1.0))
+        return [c.add("where", [c.add("gt", [x, _full(c, x, alpha)]), x, _full(c, x, 0.0)])]
+    neg = c.add("lt", [x, _full(c, x, 0.0)])
+    if op == "LeakyRelu":  # alpha * x below 0
+        return [c.add("where", [neg, c.add("smul", [x], scalar=float(a.get("alpha", 0.01))), x])]
+    if op == "PRelu":  # slope * x below 0, slope broadcast (ranks raised as numpy does)
+        x2, slope = c.same_rank(x, c.env[n.input[1]])
+        low = c.add("mul", [x2, slope])
+        if c.shape(low) != c.shape(x):
+            raise Refuse(f"slope of shape {c.shape(slope)} broadcasts the input {c.shape(x)} to {c.shape(low)}")
+        return [c.add("where", [neg, low, x])]
+    em1 = c.add("sub", [c.add("exp", [x]), _full(c, x, 1.0)])  # exp(x) - 1
+    if op == "Elu":  # alpha * (exp(x) - 1) below 0
+        return [c.add("where", [neg, c.add("smul", [em1], scalar=float(a.get("alpha", 1.0))), x])]
+    # Selu: gamma * (alpha * (exp(x) - 1) if x <= 0 else x)
+    alpha, gamma = float(a.get("alpha", 1.67326319217681884765625)), float(a.get("gamma", 1.05070102214813232421875))
+    le0 = c.add("le", [x, _full(c, x, 0.0)])
+    return [c.add("smul", [c.add("where", [le0, c.add("smul", [em1], scalar=alpha), x])], scalar=gamma)]
+
+
 @handles("Dropout")
 def _dropout(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"ratio", "seed", "is_test"})

@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
+from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
 from rewrite.ir.graph import Value
 
 
@@ -143,11 +143,13 @@ def _split(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         sizes = [xs[axis] // outs] * outs
     if len(sizes) != outs:
         raise Refuse(f"{len(sizes)} split sizes for {outs} outputs")
-    if any(s <= 0 for s in sizes):
-        raise Refuse(f"split sizes {sizes} include an empty piece")
-    if len(sizes) == 1:
-        return [c.identity(x)]
-    return list(c.add_multi("split", [x], axis=axis, sizes=tuple(sizes)))
+    if any(s < 0 for s in sizes) or sum(sizes) != xs[axis]:
+        raise Refuse(f"split sizes {sizes} do not cover dimension {xs[axis]}")
+    kept = [s for s in sizes if s]
+    pieces = iter([c.identity(x)] if len(kept) == 1 else c.add_multi("split", [x], axis=axis, sizes=tuple(kept)))
+    # an empty piece is known by its shape alone: a constant
+    empty = np.zeros(xs[:axis] + (0,) + xs[axis + 1 :], NP_DTYPES[c.dtype(x)])
+    return [next(pieces) if s else empty for s in sizes]
 
 
 @handles("Slice")
@@ -179,8 +181,8 @@ def _slice(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         dim = xs[ax]
         st = min(max(st + dim if st < 0 else st, 0), dim)
         en = min(max(en + dim if en < 0 else en, 0), dim)
-        if st >= en:
-            raise Refuse(f"slice [{st}:{en}] of axis {ax} is empty")
+        if st >= en:  # an empty tensor is known by its shape alone: a constant
+            return [np.zeros(xs[:ax] + (0,) + xs[ax + 1 :], NP_DTYPES[c.dtype(x)])]
         if (st, en) != (0, dim):
             out = c.add("slice", [c.value(out)], axis=ax, start=st, end=en)
     return [out if out is not x else c.identity(x)]
@@ -307,10 +309,15 @@ def _resize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     if out[:2] != list(xs[:2]) or min(out) <= 0:
         raise Refuse(f"resizing {xs} to {tuple(out)}: only H and W may change")
     if mode == "nearest":
-        if coord != "asymmetric" or a.get("nearest_mode", "round_prefer_floor") != "floor":
+        rounding = a.get("nearest_mode", "round_prefer_floor")
+        # upscaling by whole factors k, half-pixel centres then rounding to nearest pick source
+        # (dst - (k-1)/2) / k, never a tie, rounded: floor(dst / k) — torch's nearest
+        whole = all(o % i == 0 for o, i in zip(out[2:], xs[2:]))
+        half = coord in ("half_pixel", "pytorch_half_pixel") and rounding in ("round_prefer_floor", "round_prefer_ceil")
+        if (coord, rounding) != ("asymmetric", "floor") and not (whole and half):
             raise Refuse(
-                f"nearest with coordinate_transformation_mode '{coord}' and nearest_mode "
-                f"'{a.get('nearest_mode', 'round_prefer_floor')}': eqsat's is asymmetric + floor (torch's)"
+                f"nearest with coordinate_transformation_mode '{coord}' and nearest_mode '{rounding}': eqsat's is "
+                "asymmetric + floor (torch's), or half-pixel rounding when upscaling by whole factors"
             )
         return [c.add("resize", [x], size=tuple(out[2:]), mode="nearest")]
     if mode == "linear":

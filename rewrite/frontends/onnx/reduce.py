@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import onnx
 
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
@@ -33,11 +34,37 @@ def _axes(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], rank: int) -> list[int] 
     return sorted(norm_axes(axes, rank))
 
 
+# ONNX's value of a reduction over no elements
+_EMPTY = {
+    "ReduceSum": 0.0,
+    "ReduceSumSquare": 0.0,
+    "ReduceL1": 0.0,
+    "ReduceL2": 0.0,
+    "ReduceMax": -np.inf,
+    "ReduceMin": np.inf,
+    "ReduceLogSum": -np.inf,
+    "ReduceLogSumExp": -np.inf,
+}
+
+
+def _empty_reduction(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], t: np.ndarray) -> np.ndarray:
+    """A reduction of an empty tensor: known from its shape alone."""
+    axes = _axes(c, n, a, t.ndim)
+    if axes is None or all(t.shape[i] for i in axes) or n.op_type not in _EMPTY:
+        raise Refuse(f"reducing an empty tensor of shape {t.shape} to a non-empty {n.op_type} result")
+    keep = int(a.get("keepdims", 1))
+    shape = [1 if i in axes else d for i, d in enumerate(t.shape) if keep or i not in axes]
+    return np.full(shape, _EMPTY[n.op_type], np.float32)
+
+
 @handles(*_DIRECT, *_BUILT)
 def _reduce(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axes", "keepdims", "noop_with_empty_axes"})
-    x = c.value(c.env[n.input[0]])
-    xs = c.shape(x)
+    t = c.env[n.input[0]]
+    xs = c.shape(t)
+    if isinstance(t, np.ndarray) and t.size == 0 and t.dtype == np.float32:
+        return [_empty_reduction(c, n, a, t)]
+    x = c.value(t)
     if c.dtype(x) != FLOAT32:
         raise Refuse(f"input is {c.dtype(x)}; eqsat's reductions are float32 only")
     if not xs:
