@@ -2,7 +2,7 @@
 
 ONNX allows negative indices (counted from the end); torch's index ops, and so eqsat's, do
 not.  Constant indices are normalised and range-checked at import; indices computed at run
-time get ``where(i < 0, i + dim, i)``, computed in float32 (eqsat's int64 values have no
+time get ``where(i < 0, i + dim, i)``, the sum computed in float32 (eqsat's int64 values have no
 arithmetic), which is exact for every valid index since dimensions stay below 2**24.
 Constant int32 indices become int64 (exact); int32 run-time tensors are refused like every
 other dtype.
@@ -25,11 +25,12 @@ def _wrap_negative(c: Ctx, idx: Value, dim: int) -> Value:
     """``idx`` with negative entries counted from the end of a dimension of size ``dim``."""
     if dim >= 2**24:
         raise Refuse(f"run-time indices into a dimension of {dim} (>= 2**24) cannot be wrapped exactly")
-    f = c.add("cast", [idx], dtype=FLOAT32)
     ones = (1,) * len(c.shape(idx))
-    neg = c.add("lt", [f, c.value(np.zeros(ones, np.float32))])
-    wrapped = c.add("where", [neg, c.add("add", [f, c.value(np.full(ones, dim, np.float32))]), f])
-    return c.add("cast", [wrapped], dtype=INT64)
+    neg = c.add("lt", [idx, c.value(np.zeros(ones, np.int64))])
+    f = c.add("cast", [idx], dtype=FLOAT32)
+    plus = c.add("cast", [c.add("add", [f, c.value(np.full(ones, dim, np.float32))])], dtype=INT64)
+    # idx itself is the int64 branch, so Graph.index_bound still sees it index this dimension
+    return c.add("where", [neg, plus, idx])
 
 
 def _const_index(idx: np.ndarray, dim: int) -> np.ndarray:
