@@ -4,13 +4,18 @@ Each node test of ``onnx.backend.test`` (a one-node model plus input/expected-ou
 data sets, generated in memory from the installed onnx package) is classified:
 
 - ``unsupported``: it uses an op type outside eqsat's ONNX op set (``ONNX_OPS``), or a
-  dtype other than float32 (eqsat computes in float32 and never casts silently);
+  dtype other than float32, int64 and bool (eqsat's dtypes; it never casts silently);
 - ``failed``: eqsat refused it cleanly — a ``FrontendError`` (or another ``EqsatError``)
   naming the ONNX node, its op and why (an attribute value eqsat cannot represent);
 - ``passed``: imported, compiled with ``rewrite.compile`` (LLVM) and every output matches
   the expected one within ``REL_TOL`` (with ``--optimize``, the optimized graph too);
 - ``wrong``: it ran and an output differs — must never happen;
 - ``crashed``: an exception that is not an ``EqsatError`` — a bug, must never happen.
+
+eqsat's shapes are static, so a graph input the model uses as a shape, axes, pads, sizes or
+scales (node tests pass them as inputs; deployed models have them as initializers) is bound
+to the test's value before import (``specialised``); a test that needed it lists the bound
+inputs, and the summary counts them.
 
 ``EqsatBackend`` is the same thing as an ``onnx.backend.base.Backend``, so the standard
 unittest runner (``onnx.backend.test.BackendTest``) can drive it too.
@@ -26,7 +31,7 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,7 +39,9 @@ import onnx
 import torch
 from onnx.backend.base import Backend, BackendRep
 
-from rewrite.frontends.onnx_import import ONNX_OPS, from_onnx
+from rewrite.frontends.onnx import ONNX_OPS, from_onnx
+from rewrite.frontends.onnx.context import NP_DTYPES, ONNX_DTYPES
+from rewrite.frontends.onnx.importer import ConstantNeeded
 from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile, optimize
@@ -57,10 +64,10 @@ class EqsatRep(BackendRep):
         else:
             arrays = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         feed = {}
-        for k, a in zip(names, arrays):
+        for n, k, a in zip(self.graph.inputs, names, arrays):
             a = np.asarray(a)
-            if a.dtype != np.float32:  # never cast silently
-                raise EqsatError(f"input '{k}' has dtype {a.dtype}; eqsat computes in float32 only")
+            if a.dtype != NP_DTYPES[n.dtype]:  # never cast silently
+                raise EqsatError(f"input '{k}' has dtype {a.dtype}; the graph takes {n.dtype}")
             feed[k] = torch.from_numpy(np.array(a, copy=True, order="C"))  # ascontiguousarray makes 0-d 1-d
         return tuple(t.numpy() for t in self.run_fn(feed))
 
@@ -84,6 +91,7 @@ class CaseResult:
     ops: list[str]
     why: str = ""
     max_rel_err: float | None = None
+    bound: list[str] = field(default_factory=list)  # graph inputs bound to the test's values (see specialised)
 
 
 def _dtype_problem(model: onnx.ModelProto, data_sets: Any) -> str:
@@ -92,9 +100,24 @@ def _dtype_problem(model: onnx.ModelProto, data_sets: Any) -> str:
         tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         if tt is None:
             return f"'{vi.name}' is not a tensor"
-        if tt.elem_type != onnx.TensorProto.FLOAT:
-            return f"'{vi.name}' has dtype {onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)} (float32 only)"
+        if tt.elem_type not in ONNX_DTYPES:
+            return f"'{vi.name}' has dtype {onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)} (float32, int64, bool)"
     return ""
+
+
+def specialised(model: onnx.ModelProto, feed: dict[str, np.ndarray]) -> tuple[Graph, list[str]]:
+    """``from_onnx(model)``, binding to their values in ``feed`` the graph inputs eqsat needs as
+    constants (a node test passes shapes, axes, pads, sizes as inputs; eqsat's shapes are
+    static, so a deployed model has them as initializers).  Returns the graph and the bound names.
+    """
+    bound: dict[str, np.ndarray] = {}
+    while True:
+        try:
+            return from_onnx(model, constants=bound), sorted(bound)
+        except ConstantNeeded as e:
+            if e.input_name in bound or e.input_name not in feed:
+                raise
+            bound[e.input_name] = feed[e.input_name]
 
 
 def run_case(case: Any, with_optimize: bool = False) -> CaseResult:
@@ -106,27 +129,30 @@ def run_case(case: Any, with_optimize: bool = False) -> CaseResult:
     why = _dtype_problem(model, case.data_sets)
     if why:
         return CaseResult(case.name, "unsupported", ops, f"dtype: {why}")
+    inits = {t.name for t in model.graph.initializer}
+    names = [vi.name for vi in model.graph.input if vi.name not in inits]
+    bound: list[str] = []
     try:
-        graph = from_onnx(model)
-        graphs = [graph]
-        if with_optimize:
-            graphs.append(optimize(graph, check=True).graph)
         worst = 0.0
-        for g in graphs:
-            rep = EqsatRep(g)
-            for inputs, expected in case.data_sets:
-                outs = rep.run(list(inputs))
+        for inputs, expected in case.data_sets:
+            feed = {k: np.asarray(v) for k, v in zip(names, inputs)}
+            graph, bound = specialised(model, feed)
+            graphs = [graph]
+            if with_optimize:
+                graphs.append(optimize(graph, check=True).graph)
+            for g in graphs:
+                outs = EqsatRep(g).run({k: v for k, v in feed.items() if k not in bound})
                 cmp = compare_all(
                     [torch.from_numpy(np.asarray(e)) for e in expected], [torch.from_numpy(o) for o in outs], REL_TOL
                 )
                 if not cmp.close:
-                    return CaseResult(case.name, "wrong", ops, cmp.why, cmp.rel_err)
+                    return CaseResult(case.name, "wrong", ops, cmp.why, cmp.rel_err, bound)
                 worst = max(worst, cmp.rel_err)
-        return CaseResult(case.name, "passed", ops, max_rel_err=worst)
+        return CaseResult(case.name, "passed", ops, max_rel_err=worst, bound=bound)
     except EqsatError as e:
-        return CaseResult(case.name, "failed", ops, f"{type(e).__name__}: {e}")
+        return CaseResult(case.name, "failed", ops, f"{type(e).__name__}: {e}", bound=bound)
     except Exception as e:  # a bug: reported, never hidden
-        return CaseResult(case.name, "crashed", ops, f"{type(e).__name__}: {e}")
+        return CaseResult(case.name, "crashed", ops, f"{type(e).__name__}: {e}", bound=bound)
 
 
 def collect(filter_: str = "") -> list[Any]:
@@ -148,6 +174,7 @@ def summarize(results: Sequence[CaseResult]) -> dict[str, Any]:
         "pass_rate_supported": counts["passed"] / op_and_dtype if op_and_dtype else None,
         "pass_rate_ops_in_set": counts["passed"] / len(in_set) if in_set else None,
         "unsupported_dtype": sum(1 for r in results if r.status == "unsupported" and r.why.startswith("dtype")),
+        "passed_with_bound_inputs": sum(1 for r in results if r.status == "passed" and r.bound),
     }
 
 

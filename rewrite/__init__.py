@@ -27,10 +27,10 @@ _EXPORTS: dict[str, str] = {
     "report": "rewrite.htmlreport",
     "load_rules": "rewrite.rulelang.loader",
     "from_torch": "rewrite.frontends",
-    "from_onnx": "rewrite.frontends.onnx_import",
-    "to_onnx": "rewrite.frontends.onnx_export",
-    "save": "rewrite.frontends.onnx_export",
-    "load": "rewrite.frontends.onnx_export",
+    "from_onnx": "rewrite.frontends.onnx",
+    "to_onnx": "rewrite.frontends.onnx",
+    "save": "rewrite.frontends.onnx",
+    "load": "rewrite.frontends.onnx",
     "to_torch": "rewrite.frontends",
     # the IR
     "Graph": "rewrite.ir.graph",
@@ -110,8 +110,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from rewrite.egraph.limits import Limits, StopReason
     from rewrite.frontends import from_torch, to_torch
-    from rewrite.frontends.onnx_export import load, save, to_onnx
-    from rewrite.frontends.onnx_import import from_onnx
+    from rewrite.frontends.onnx import from_onnx, load, save, to_onnx
     from rewrite.htmlreport import report
     from rewrite.ir.builder import GraphBuilder
     from rewrite.ir.diff import diff

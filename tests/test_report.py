@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from rewrite.cli.main import main
-from rewrite.frontends.onnx_export import save
+from rewrite.frontends.onnx import save
 from rewrite.htmlreport import build, report
 from rewrite.htmlreport.graphs import BLOCK_NODES, graph_svg
 from rewrite.htmlreport.html import page
@@ -144,7 +144,7 @@ def test_progress_bars_show_every_stage_on_a_terminal(tmp_path):
     """Import, saturation, extraction, verification and compile each draw a bar on a terminal; --quiet none."""
     import os
 
-    from rewrite.frontends.onnx_export import to_onnx
+    from rewrite.frontends.onnx import to_onnx
 
     plain, exact = tmp_path / "m.onnx", tmp_path / "m.eqsat"
     to_onnx(_double_relu(), plain)

@@ -11,7 +11,7 @@ from typing import Any
 
 from bench.models import MODELS, load_spec
 from rewrite.frontends import from_torch, to_torch
-from rewrite.frontends.onnx_export import load
+from rewrite.frontends.onnx import load
 from rewrite.ir.graph import Graph
 
 FILE_SUFFIXES = (".onnx", ".eqsat")

@@ -1,0 +1,304 @@
+"""Elementwise ONNX ops: activations, arithmetic, comparisons, logic, ``Where`` and ``Cast``.
+
+Broadcasting between ranks becomes explicit reshapes (the IR keeps ranks equal).  Operands
+that are all constants fold at import time with numpy (shape arithmetic on int64 tensors,
+masks built from constants), computed exactly as ONNX defines them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import onnx
+
+from rewrite.frontends.onnx.context import (
+    NP_DTYPES,
+    ONNX_DTYPES,
+    Ctx,
+    Refuse,
+    Tensor,
+    handles,
+    one_output,
+    only_attrs,
+    onnx_dtype_name,
+    opt_input,
+)
+from rewrite.ir.dtypes import FLOAT32
+from rewrite.ir.graph import Value
+
+# ONNX op type -> the registry op it is, one for one (no attributes)
+UNARY = {
+    "Relu": "relu",
+    "Sigmoid": "sigmoid",
+    "Tanh": "tanh",
+    "Exp": "exp",
+    "Identity": "identity",
+    "Sqrt": "sqrt",
+    "Log": "log",
+    "Abs": "abs",
+    "Neg": "neg",
+    "Reciprocal": "reciprocal",
+    "Sin": "sin",
+    "Cos": "cos",
+    "HardSwish": "hardswish",
+    "Mish": "mish",
+}
+
+
+@handles(*UNARY)
+def _unary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x = c.env[n.input[0]]
+    if n.op_type == "Identity":
+        return [c.identity(x)]
+    fold = _FOLD_UNARY.get(n.op_type)
+    if isinstance(x, np.ndarray) and fold is not None and x.dtype.kind in "if":
+        with np.errstate(all="ignore"):  # 1/0 is inf, as in ONNX
+            return [np.asarray(fold(x)).astype(x.dtype)]
+    return [c.add(UNARY[n.op_type], [c.value(x)])]
+
+
+# constants fold where numpy computes exactly what ONNX defines (correctly rounded or exact)
+_FOLD_UNARY = {"Neg": np.negative, "Abs": np.abs, "Sqrt": np.sqrt, "Reciprocal": np.reciprocal}
+
+
+@handles("Gelu")
+def _gelu(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"approximate"})
+    approx = a.get("approximate", "none")
+    if approx not in ("none", "tanh"):
+        raise Refuse(f"approximate='{approx}' is not one of 'none', 'tanh'")
+    return [c.add("gelu" if approx == "tanh" else "gelu_erf", [c.value(c.env[n.input[0]])])]
+
+
+@handles("HardSigmoid")
+def _hardsigmoid(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"alpha", "beta"})
+    alpha, beta = float(a.get("alpha", 0.2)), float(a.get("beta", 0.5))
+    x = c.value(c.env[n.input[0]])
+    if alpha == float(np.float32(1 / 6)) and beta == 0.5:  # torch's hardsigmoid
+        return [c.add("hardsigmoid", [x])]
+    # max(0, min(1, alpha * x + beta)), each step in float32 as ONNX computes it
+    lin = c.add("add", [c.add("smul", [x], scalar=alpha), c.value(np.full((1,) * len(c.shape(x)), beta, np.float32))])
+    return [c.add("clamp", [lin], min=0.0, max=1.0)]
+
+
+def _full(c: Ctx, x: Value, v: float) -> Value:
+    """A float32 constant ``v`` shaped to broadcast against ``x``."""
+    return c.value(np.full((1,) * len(c.shape(x)), v, np.float32))
+
+
+@handles("LeakyRelu", "Elu", "Selu", "ThresholdedRelu", "PRelu", "Softsign")
+def _piecewise(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """The ReLU family ONNX spells as ops, as selects between registry ops (no op of their own)."""
+    only_attrs(a, {"alpha", "gamma"})
+    x = c.value(c.env[n.input[0]])
+    op = n.op_type
+    if op == "Softsign":  # x / (1 + |x|)
+        return [c.add("div", [x, c.add("add", [c.add("abs", [x]), _full(c, x, 1.0)])])]
+    if op == "ThresholdedRelu":  # x where x > alpha, else 0
+        alpha = float(a.get("alpha", 1.0))
+        return [c.add("where", [c.add("gt", [x, _full(c, x, alpha)]), x, _full(c, x, 0.0)])]
+    neg = c.add("lt", [x, _full(c, x, 0.0)])
+    if op == "LeakyRelu":  # alpha * x below 0
+        return [c.add("where", [neg, c.add("smul", [x], scalar=float(a.get("alpha", 0.01))), x])]
+    if op == "PRelu":  # slope * x below 0, slope broadcast (ranks raised as numpy does)
+        x2, slope = c.same_rank(x, c.env[n.input[1]])
+        low = c.add("mul", [x2, slope])
+        if c.shape(low) != c.shape(x):
+            raise Refuse(f"slope of shape {c.shape(slope)} broadcasts the input {c.shape(x)} to {c.shape(low)}")
+        return [c.add("where", [neg, low, x])]
+    em1 = c.add("sub", [c.add("exp", [x]), _full(c, x, 1.0)])  # exp(x) - 1
+    if op == "Elu":  # alpha * (exp(x) - 1) below 0
+        return [c.add("where", [neg, c.add("smul", [em1], scalar=float(a.get("alpha", 1.0))), x])]
+    # Selu: gamma * (alpha * (exp(x) - 1) if x <= 0 else x)
+    alpha, gamma = float(a.get("alpha", 1.67326319217681884765625)), float(a.get("gamma", 1.05070102214813232421875))
+    le0 = c.add("le", [x, _full(c, x, 0.0)])
+    return [c.add("smul", [c.add("where", [le0, c.add("smul", [em1], scalar=alpha), x])], scalar=gamma)]
+
+
+@handles("Dropout")
+def _dropout(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"ratio", "seed", "is_test"})
+    if c.opset < 10:  # the mask was a float tensor then
+        one_output(n)
+    if a.get("is_test", 1) == 0 and c.opset < 7:
+        raise Refuse("training mode (is_test=0) is not supported: eqsat graphs are for inference")
+    training = opt_input(n, 2)
+    if training and bool(c.const(training, "training_mode").reshape(-1)[0]):
+        raise Refuse("training_mode=true is not supported: eqsat graphs are for inference")
+    x = c.env[n.input[0]]
+    return [c.identity(x), np.ones(c.shape(x), np.bool_)]  # the mask keeps everything in inference
+
+
+@handles("Sum", "Mean")
+def _sum(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    terms = [c.env[i] for i in n.input]
+    if len(terms) == 1:
+        return [c.identity(terms[0])]
+    acc = c.add("add", c.same_rank(terms[0], terms[1]))
+    for t in terms[2:]:
+        acc = c.add("add", c.same_rank(acc, t))
+    if n.op_type == "Mean":
+        acc = c.add("smul", [acc], scalar=1.0 / len(terms))
+    return [acc]
+
+
+def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if np.any(y == 0):
+        raise Refuse("integer division by zero in a constant")
+    q = np.abs(x) // np.abs(y)
+    return np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)  # truncates toward zero, as C
+
+
+_FOLD_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
+BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
+
+
+@handles(*BINARY)
+def _binary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    if a.get("broadcast") or "axis" in a:  # opset < 7 explicit broadcasting
+        raise Refuse("legacy 'broadcast'/'axis' attributes (opset < 7) are not supported")
+    only_attrs(a, {"broadcast"})
+    x, y = c.env[n.input[0]], c.env[n.input[1]]
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype and x.dtype.kind in "if":
+        with np.errstate(all="ignore"):  # x/0 is inf or nan, int64 wraps, as in ONNX
+            if n.op_type == "Div":
+                return [_int_div(x, y) if x.dtype.kind == "i" else np.asarray(np.divide(x, y))]
+            return [np.asarray(_FOLD_BINARY[n.op_type](x, y)).astype(x.dtype)]
+    if n.op_type == "Mul" and isinstance(x, np.ndarray) and isinstance(y, Value):
+        x, y = y, x
+    if (
+        n.op_type == "Mul"
+        and isinstance(x, Value)
+        and isinstance(y, np.ndarray)
+        and y.size == 1
+        and y.ndim <= len(c.shape(x))
+        and y.dtype == np.float32
+        and c.dtype(x) == FLOAT32
+    ):  # x * scalar constant: the registry's smul (float32 scalar, so the product is the same)
+        return [c.add("smul", [x], scalar=float(y.reshape(-1)[0]))]
+    return [c.add(BINARY[n.op_type], c.same_rank(x, y))]
+
+
+@handles("Clip")
+def _clip(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    x = c.value(c.env[n.input[0]])
+    if c.opset < 11:
+        only_attrs(a, {"min", "max"})
+        lo, hi = float(a.get("min", -math.inf)), float(a.get("max", math.inf))
+    else:
+        only_attrs(a, set())
+        lo = c.scalar(n.input[1], "min") if opt_input(n, 1) else -math.inf
+        hi = c.scalar(n.input[2], "max") if opt_input(n, 2) else math.inf
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's clamp is float32 only")
+    if (lo, hi) == (-math.inf, math.inf):
+        return [c.identity(x)]
+    if (lo, hi) == (0.0, math.inf):
+        return [c.add("relu", [x])]
+    return [c.add("clamp", [x], min=lo, max=hi)]
+
+
+@handles("Pow")
+def _pow(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x, y = c.env[n.input[0]], c.env[n.input[1]]
+    if not isinstance(y, np.ndarray) or y.size != 1:
+        raise Refuse("the exponent must be a constant scalar (eqsat's pow has a constant exponent)")
+    if y.ndim > len(c.shape(x)):
+        raise Refuse(f"exponent of rank {y.ndim} broadcasts the base of shape {c.shape(x)}")
+    if y.dtype.kind not in "if":
+        raise Refuse(f"exponent has dtype {y.dtype}")
+    e = float(y.reshape(-1)[0])
+    if y.dtype.kind == "i" and abs(int(y.reshape(-1)[0])) > 2**24:
+        raise Refuse(f"integer exponent {int(y.reshape(-1)[0])} is not exact in float")
+    xv = c.value(x)
+    return [c.add("pow", [xv], exponent=e) if e != 1.0 else c.add("identity", [xv])]
+
+
+_COMPARE = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt", "GreaterOrEqual": "ge"}
+_FOLD_COMPARE = {
+    "Equal": np.equal,
+    "Less": np.less,
+    "LessOrEqual": np.less_equal,
+    "Greater": np.greater,
+    "GreaterOrEqual": np.greater_equal,
+}
+
+
+@handles(*_COMPARE)
+def _compare(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x, y = c.env[n.input[0]], c.env[n.input[1]]
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype:
+        return [np.asarray(_FOLD_COMPARE[n.op_type](x, y))]
+    return [c.add(_COMPARE[n.op_type], c.same_rank(x, y))]
+
+
+_LOGICAL = {"And": "logical_and", "Or": "logical_or"}
+_FOLD_LOGICAL = {"And": np.logical_and, "Or": np.logical_or}
+
+
+@handles("Not")
+def _not(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x = c.env[n.input[0]]
+    if isinstance(x, np.ndarray) and x.dtype == np.bool_:
+        return [np.logical_not(x)]
+    return [c.add("logical_not", [c.value(x)])]
+
+
+@handles(*_LOGICAL)
+def _logical(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x, y = c.env[n.input[0]], c.env[n.input[1]]
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype == np.bool_:
+        return [np.asarray(_FOLD_LOGICAL[n.op_type](x, y))]
+    return [c.add(_LOGICAL[n.op_type], c.same_rank(x, y))]
+
+
+@handles("Where")
+def _where(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    cond, x, y = (c.env[i] for i in n.input[:3])
+    if isinstance(cond, np.ndarray) and isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        if cond.dtype == np.bool_ and x.dtype == y.dtype:
+            return [np.where(cond, x, y)]
+    return [c.add("where", c.same_rank(cond, x, y))]
+
+
+def _cast(c: Ctx, x: Tensor, to: str) -> Tensor:
+    if c.dtype(x) == to:
+        return c.identity(x)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "biuf":
+            raise Refuse(f"cannot cast a constant of dtype {x.dtype}")
+        if to != "bool" and x.dtype.kind == "f" and not np.all(np.isfinite(x)):
+            raise Refuse("casting a non-finite float constant to an integer is undefined")
+        return x.astype(NP_DTYPES[to])  # float -> int truncates, nonzero -> true, as ONNX
+    return c.add("cast", [x], dtype=to)
+
+
+@handles("Cast")
+def _cast_handler(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"to", "saturate", "round_mode"})
+    to = ONNX_DTYPES.get(int(a["to"]))
+    if to is None:
+        raise Refuse(f"cast to {onnx_dtype_name(int(a['to']))}: eqsat has float32, int64 and bool")
+    return [_cast(c, c.env[n.input[0]], to)]
+
+
+@handles("CastLike")
+def _castlike(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"saturate", "round_mode"})
+    to = c.dtype(c.env[n.input[1]])
+    if to not in NP_DTYPES:
+        raise Refuse(f"cast to {to}: eqsat has float32, int64 and bool")
+    return [_cast(c, c.env[n.input[0]], to)]
+
+
+__all__ = ["BINARY", "UNARY"]

@@ -1,0 +1,432 @@
+"""``to_onnx``: an eqsat graph as a standard ONNX model that onnxruntime runs.
+
+Every registry op is spelled with standard ONNX ops (opset 20); fused ops become their parts
+(``conv2d_bias_act`` → Conv + activation) and ops ONNX lacks become a few ops that compute
+the same (``silu`` → x * Sigmoid(x), ``groupnorm`` → reshape, mean, variance, scale, shift).
+int64 and bool values keep their type.  Reading the model back with ``from_onnx`` gives an
+equivalent graph, not necessarily the same nodes (``save``/``load`` in :mod:`.exact` keep
+them exactly).  An op with no spelling raises a one-line ``FrontendError`` naming the node.
+
+    >>> from rewrite.ir.builder import GraphBuilder
+    >>> b = GraphBuilder()
+    >>> g = b.build([b.relu(b.input("x", (2, 3)))])
+    >>> [n.op_type for n in to_onnx(g).graph.node]
+    ['Relu', 'Identity']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import torch
+from onnx import helper, numpy_helper
+
+from rewrite.frontends.onnx.context import ONNX_OF
+from rewrite.ir.errors import FrontendError
+from rewrite.ir.graph import Graph, Node, Value
+
+OPSET = 20  # Gelu(approximate="tanh") needs 20
+
+
+def value_name(v: Value) -> str:
+    return f"v{v.node}.{v.index}"
+
+
+def _array(t: torch.Tensor, what: str) -> np.ndarray:
+    try:
+        return t.detach().cpu().contiguous().numpy()
+    except TypeError as e:  # bfloat16 and friends have no numpy dtype
+        raise FrontendError(f"{what}: dtype {t.dtype} cannot be written to ONNX ({e})") from None
+
+
+class Writer:
+    """Accumulates ONNX nodes and constant initializers for one graph."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.g = graph
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.names: dict[Value, str] = {}
+        self._k = 0
+
+    def fresh(self, hint: str) -> str:
+        self._k += 1
+        return f"{hint}.{self._k}"
+
+    def const(self, arr: np.ndarray, hint: str) -> str:
+        name = self.fresh(hint)
+        self.inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def f32(self, value: float, hint: str = "scalar") -> str:
+        return self.const(np.array(value, np.float32), hint)
+
+    def ints(self, values: Any, hint: str) -> str:
+        return self.const(np.array(list(values), np.int64), hint)
+
+    def emit(self, op_type: str, inputs: list[str], out: str | None = None, **attrs: Any) -> str:
+        out = out or self.fresh(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, inputs, [out], **attrs))
+        return out
+
+
+# registry op -> ONNX op type, same inputs, no attributes
+_SAME = {
+    "relu": "Relu",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "exp": "Exp",
+    "identity": "Identity",
+    "add": "Add",
+    "sub": "Sub",
+    "mul": "Mul",
+    "div": "Div",
+    "matmul": "MatMul",
+    "hardswish": "HardSwish",
+    "mish": "Mish",
+    "log": "Log",
+    "sqrt": "Sqrt",
+    "neg": "Neg",
+    "abs": "Abs",
+    "reciprocal": "Reciprocal",
+    "sin": "Sin",
+    "cos": "Cos",
+    "global_avgpool": "GlobalAveragePool",
+    "eq": "Equal",
+    "lt": "Less",
+    "le": "LessOrEqual",
+    "gt": "Greater",
+    "ge": "GreaterOrEqual",
+    "where": "Where",
+    "logical_not": "Not",
+    "logical_and": "And",
+    "logical_or": "Or",
+}
+_ACT = {"none": "Identity", "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
+_REDUCE = {"reduce_sum": "ReduceSum", "reduce_mean": "ReduceMean", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}
+
+Emitter = Callable[[Writer, Node, list[str], list[str]], None]
+_EMIT: dict[str, Emitter] = {}
+
+
+def _emits(*ops: str) -> Callable[[Emitter], Emitter]:
+    def deco(fn: Emitter) -> Emitter:
+        for op in ops:
+            _EMIT[op] = fn
+        return fn
+
+    return deco
+
+
+def _shape(w: Writer, n: Node, i: int) -> tuple[int, ...]:
+    return w.g.shape_of(n.inputs[i])
+
+
+def _act(w: Writer, act: str, x: str, out: str) -> str:
+    if act not in _ACT:
+        raise FrontendError(f"activation '{act}' has no ONNX spelling")
+    return w.emit(_ACT[act], [x], out)
+
+
+def _conv_attrs(a: Any, weight_shape: tuple[int, ...]) -> dict[str, Any]:
+    p = a["padding"]
+    return {
+        "kernel_shape": list(weight_shape[2:]),
+        "strides": list(a["stride"]),
+        "pads": [p[0], p[1], p[0], p[1]],
+        "dilations": list(a["dilation"]),
+        "group": a["groups"],
+    }
+
+
+@_emits(*_SAME)
+def _same(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit(_SAME[n.op], ins, outs[0])
+
+
+@_emits("ne")
+def _ne(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Not", [w.emit("Equal", ins)], outs[0])
+
+
+@_emits("gelu", "gelu_erf")
+def _gelu(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Gelu", ins, outs[0], approximate="tanh" if n.op == "gelu" else "none")
+
+
+@_emits("hardsigmoid")
+def _hardsigmoid(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("HardSigmoid", ins, outs[0], alpha=1.0 / 6.0, beta=0.5)
+
+
+@_emits("silu")
+def _silu(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Mul", [ins[0], w.emit("Sigmoid", ins)], outs[0])
+
+
+@_emits("smul")
+def _smul(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Mul", [ins[0], w.f32(n.attrs["scalar"])], outs[0])
+
+
+@_emits("clamp")
+def _clamp(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Clip", [ins[0], w.f32(n.attrs["min"], "min"), w.f32(n.attrs["max"], "max")], outs[0])
+
+
+@_emits("pow")
+def _pow(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Pow", [ins[0], w.f32(n.attrs["exponent"], "exponent")], outs[0])
+
+
+@_emits("rsqrt")
+def _rsqrt(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    x = w.emit("Add", [ins[0], w.f32(n.attrs["eps"], "eps")]) if n.attrs["eps"] else ins[0]
+    w.emit("Reciprocal", [w.emit("Sqrt", [x])], outs[0])
+
+
+@_emits("cast")
+def _cast(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Cast", ins, outs[0], to=ONNX_OF[n.attrs["dtype"]])
+
+
+@_emits("masked_fill")
+def _masked_fill(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Where", [ins[1], w.f32(n.attrs["value"], "fill"), ins[0]], outs[0])
+
+
+@_emits("linear")
+def _linear(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    if len(_shape(w, n, 0)) == 2:
+        w.emit("Gemm", ins, outs[0], transB=1)
+    else:
+        wt = w.emit("Transpose", [ins[1]], perm=[1, 0])
+        w.emit("Add", [w.emit("MatMul", [ins[0], wt]), ins[2]], outs[0])
+
+
+@_emits("matmul_bias_act")
+def _matmul_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    _act(w, n.attrs["act"], w.emit("Add", [w.emit("MatMul", ins[:2]), ins[2]]), outs[0])
+
+
+@_emits("conv2d")
+def _conv2d(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Conv", ins, outs[0], **_conv_attrs(n.attrs, _shape(w, n, 1)))
+
+
+@_emits("conv2d_bias_act")
+def _conv2d_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    _act(w, n.attrs["act"], w.emit("Conv", ins, **_conv_attrs(n.attrs, _shape(w, n, 1))), outs[0])
+
+
+@_emits("transpose")
+def _transpose(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Transpose", ins, outs[0], perm=list(n.attrs["perm"]))
+
+
+@_emits("reshape")
+def _reshape(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Reshape", [ins[0], w.ints(n.attrs["shape"], "shape")], outs[0])
+
+
+@_emits("expand")
+def _expand(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Expand", [ins[0], w.ints(n.attrs["shape"], "shape")], outs[0])
+
+
+@_emits("concat")
+def _concat(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Concat", ins, outs[0], axis=n.attrs["axis"])
+
+
+@_emits("split")
+def _split(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.nodes.append(helper.make_node("Split", [ins[0], w.ints(n.attrs["sizes"], "split")], outs, axis=n.attrs["axis"]))
+
+
+@_emits("slice")
+def _slice(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    a = n.attrs
+    starts, ends, axes = w.ints([a["start"]], "starts"), w.ints([a["end"]], "ends"), w.ints([a["axis"]], "axes")
+    w.emit("Slice", [ins[0], starts, ends, axes], outs[0])
+
+
+@_emits("maxpool2d", "avgpool2d")
+def _pool(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    a, p = n.attrs, n.attrs["padding"]
+    attrs = {
+        "kernel_shape": list(a["kernel"]),
+        "strides": list(a["stride"]),
+        "pads": [p[0], p[1], p[0], p[1]],
+        "ceil_mode": a["ceil_mode"],
+    }
+    if n.op == "avgpool2d":
+        attrs["count_include_pad"] = a["count_include_pad"]
+    w.emit("MaxPool" if n.op == "maxpool2d" else "AveragePool", ins, outs[0], **attrs)
+
+
+@_emits("adaptive_avgpool")
+def _adaptive_avgpool(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    hw, out = _shape(w, n, 0)[2:], n.attrs["output_size"]
+    if tuple(out) == (1, 1):
+        w.emit("GlobalAveragePool", ins, outs[0])
+    elif all(h % o == 0 for h, o in zip(hw, out)):  # equal windows that tile the input: an average pool
+        k = [h // o for h, o in zip(hw, out)]
+        w.emit("AveragePool", ins, outs[0], kernel_shape=k, strides=k)
+    else:
+        raise FrontendError(
+            f"{n.describe()}: adaptive_avgpool from {hw} to {tuple(out)} has unequal windows; ONNX has no such op"
+        )
+
+
+@_emits("batchnorm")
+def _batchnorm(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("BatchNormalization", ins, outs[0], epsilon=n.attrs["eps"])
+
+
+@_emits("layernorm")
+def _layernorm(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("LayerNormalization", ins, outs[0], axis=-1, epsilon=n.attrs["eps"])
+
+
+@_emits("softmax")
+def _softmax(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Softmax", ins, outs[0], axis=n.attrs["axis"])
+
+
+@_emits("groupnorm")
+def _groupnorm(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    # GroupNormalization's scale changed meaning at opset 21; spelled out, it means the same everywhere
+    xs = _shape(w, n, 0)
+    g, eps = n.attrs["num_groups"], n.attrs["eps"]
+    x = w.emit("Reshape", [ins[0], w.ints([xs[0], g, -1], "groups")])
+    mean = w.emit("ReduceMean", [x, w.ints([2], "axes")], keepdims=1)
+    d = w.emit("Sub", [x, mean])
+    var = w.emit("ReduceMean", [w.emit("Mul", [d, d]), w.ints([2], "axes")], keepdims=1)
+    y = w.emit("Div", [d, w.emit("Sqrt", [w.emit("Add", [var, w.f32(eps, "eps")])])])
+    y = w.emit("Reshape", [y, w.ints(xs, "shape")])
+    per_channel = [1, xs[1]] + [1] * (len(xs) - 2)
+    scale = w.emit("Reshape", [ins[1], w.ints(per_channel, "shape")])
+    bias = w.emit("Reshape", [ins[2], w.ints(per_channel, "shape")])
+    w.emit("Add", [w.emit("Mul", [y, scale]), bias], outs[0])
+
+
+@_emits("rmsnorm")
+def _rmsnorm(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    ms = w.emit("ReduceMean", [w.emit("Mul", [ins[0], ins[0]]), w.ints([-1], "axes")], keepdims=1)
+    inv = w.emit("Reciprocal", [w.emit("Sqrt", [w.emit("Add", [ms, w.f32(n.attrs["eps"], "eps")])])])
+    w.emit("Mul", [w.emit("Mul", [ins[0], inv]), ins[1]], outs[0])
+
+
+@_emits(*_REDUCE)
+def _reduce(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit(_REDUCE[n.op], [ins[0], w.ints(n.attrs["axes"], "axes")], outs[0], keepdims=n.attrs["keepdim"])
+
+
+@_emits("reduce_var")
+def _reduce_var(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    a, xs = n.attrs, _shape(w, n, 0)
+    count = math.prod(xs[i] for i in a["axes"])
+    axes = w.ints(a["axes"], "axes")
+    d = w.emit("Sub", [ins[0], w.emit("ReduceMean", [ins[0], axes], keepdims=1)])
+    s = w.emit("ReduceSum", [w.emit("Mul", [d, d]), axes], keepdims=a["keepdim"])
+    # torch.var divides by max(count - correction, 0): 0 gives inf or nan, as it does
+    w.emit("Div", [s, w.f32(max(count - a["correction"], 0), "count")], outs[0])
+
+
+@_emits("pad2d")
+def _pad2d(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    rank, (t, b, l_, r) = len(_shape(w, n, 0)), n.attrs["pads"]
+    pads = [0] * (rank - 2) + [t, l_] + [0] * (rank - 2) + [b, r]
+    w.emit("Pad", [ins[0], w.ints(pads, "pads")], outs[0])
+
+
+@_emits("pad")
+def _pad(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    p = n.attrs["pads"]  # (before_0, after_0, before_1, ...) -> ONNX (begins..., ends...)
+    pads = list(p[0::2]) + list(p[1::2])
+    w.emit("Pad", [ins[0], w.ints(pads, "pads"), w.f32(n.attrs["value"], "value")], outs[0])
+
+
+@_emits("resize")
+def _resize(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    xs, a = _shape(w, n, 0), n.attrs
+    sizes = w.ints([*xs[:2], *a["size"]], "sizes")
+    if a["mode"] == "nearest":  # torch's nearest: source index floor(dst * in / out)
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
+    else:
+        coord = "align_corners" if a["align_corners"] else "half_pixel"
+        attrs = {"mode": "linear", "coordinate_transformation_mode": coord}
+    w.emit("Resize", [ins[0], "", "", sizes], outs[0], **attrs)
+
+
+@_emits("embedding")
+def _embedding(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Gather", ins, outs[0], axis=0)
+
+
+@_emits("index_select")
+def _index_select(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Gather", ins, outs[0], axis=n.attrs["axis"])
+
+
+@_emits("gather")
+def _gather(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("GatherElements", ins, outs[0], axis=n.attrs["axis"])
+
+
+def value_info(name: str, shape: tuple[int, ...], dtype: str = "float32") -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, ONNX_OF[dtype], list(shape))
+
+
+def io(graph: Graph, w: Writer) -> tuple[list[onnx.ValueInfoProto], list[onnx.TensorProto]]:
+    """Graph inputs (in order) and weight initializers; binds their value names."""
+    inputs, weights = [], []
+    for n in graph:
+        if n.op in ("input", "weight"):
+            w.names[Value(n.id, 0)] = n.attrs["name"]
+            if n.op == "input":
+                inputs.append(value_info(n.attrs["name"], n.shape, n.dtype))
+            else:
+                arr = _array(graph.weights[n.attrs["name"]], n.describe())
+                weights.append(numpy_helper.from_array(arr, n.attrs["name"]))
+    return inputs, weights
+
+
+def to_onnx(graph: Graph, path: str | Path | None = None) -> onnx.ModelProto:
+    """The graph as a standard ONNX model (opset 20) that onnxruntime runs; written to ``path`` if given.
+
+    Outputs are named ``output0``, ``output1``...; inputs and weights keep their names.
+    Raises ``FrontendError`` for an op with no ONNX spelling.
+    """
+    graph.validate()
+    w = Writer(graph)
+    inputs, weights = io(graph, w)
+    for n in graph:
+        if n.op in ("input", "weight"):
+            continue
+        emit = _EMIT.get(n.op)
+        if emit is None:
+            raise FrontendError(f"{n.describe()}: op '{n.op}' has no ONNX spelling in to_onnx")
+        outs = [value_name(Value(n.id, i)) for i in range(len(n.shapes))]
+        emit(w, n, [w.names[v] for v in n.inputs], outs)
+        for i, o in enumerate(outs):
+            w.names[Value(n.id, i)] = o
+    outputs = []
+    for i, v in enumerate(graph.outputs):
+        w.emit("Identity", [w.names[v]], f"output{i}")
+        outputs.append(value_info(f"output{i}", graph.shape_of(v), graph.dtype_of(v)))
+    og = helper.make_graph(w.nodes, graph.name, inputs, outputs, weights + w.inits)
+    model = helper.make_model(og, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="eqsat")
+    onnx.checker.check_model(model)
+    if path is not None:
+        onnx.save(model, str(path))
+    return model
+
+
+__all__ = ["OPSET", "Writer", "io", "to_onnx", "value_info", "value_name"]

@@ -1,0 +1,168 @@
+"""``from_onnx``: read an ONNX model node by node through the handler table.
+
+Graph inputs and initializers may be float32, int64 or bool (eqsat's dtypes) with static
+positive shapes; every other dtype is refused, never cast.  Each node goes to the handler
+registered for its op type (``HANDLERS``, filled by the modules imported below).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from rewrite.frontends.onnx import elementwise, indexing, layout, nn, norm, reduce  # noqa: F401 (register handlers)
+from rewrite.frontends.onnx.context import HANDLERS, ONNX_DTYPES, Ctx, Refuse, attrs_of, onnx_dtype_name
+from rewrite.ir.errors import EqsatError, FrontendError
+from rewrite.ir.graph import Graph, Value
+from rewrite.progress import bar
+
+
+class ConstantNeeded(FrontendError):
+    """A graph input is used where eqsat needs a constant (a shape, axes, pads, sizes...).
+
+    ``from_onnx(model, constants={input_name: value})`` specialises the model on that input.
+    """
+
+    def __init__(self, why: str, input_name: str) -> None:
+        super().__init__(why)
+        self.input_name = input_name
+
+
+# the op types the importer understands: "in eqsat's op set" for the conformance bench
+ONNX_OPS: frozenset[str] = frozenset(HANDLERS)
+
+
+def _type_problem(t: onnx.TypeProto) -> str:
+    """Why a graph input/output type cannot be used, or '' when it is a tensor of an eqsat dtype."""
+    if not t.HasField("tensor_type"):
+        return f"is a {t.WhichOneof('value')}, not a tensor"
+    elem = t.tensor_type.elem_type
+    if elem not in ONNX_DTYPES:
+        return f"has dtype {onnx_dtype_name(elem)}; eqsat has float32, int64 and bool"
+    return ""
+
+
+def _static_shape(vi: onnx.ValueInfoProto) -> tuple[int, ...] | None:
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        return None
+    dims = []
+    for d in tt.shape.dim:
+        if not d.HasField("dim_value"):
+            return None
+        dims.append(int(d.dim_value))
+    return tuple(dims)
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return int(o.version)
+    return 1
+
+
+def from_onnx(
+    model: str | Path | onnx.ModelProto, name: str | None = None, constants: Mapping[str, np.ndarray] | None = None
+) -> Graph:
+    """Import an ONNX model (a file path or a ``ModelProto``) into an eqsat graph.
+
+    ``constants`` binds graph inputs to fixed values (the model specialised on them), for
+    inputs eqsat needs as constants: shapes, axes, pads, sizes.  Without it such an input
+    raises ``ConstantNeeded`` (a ``FrontendError``) naming it.
+
+    Raises ``FrontendError`` (one line: the ONNX node, its op type and why) for anything
+    outside eqsat's op set, dtypes (float32, int64, bool) or static shapes.
+    """
+    where = ""
+    if not isinstance(model, onnx.ModelProto):
+        where = f"{model}: "
+        if not Path(model).is_file():
+            raise FrontendError(f"ONNX file '{model}' does not exist")
+        try:
+            model = onnx.load(str(model))
+        except Exception as e:  # protobuf parse errors have no common base class
+            raise FrontendError(f"{where}not a readable ONNX model ({type(e).__name__}: {e})") from None
+    og = model.graph
+    graph = Graph(name=name or og.name or "onnx")
+    c = Ctx(graph, _opset(model))
+    for init in og.initializer:
+        arr = numpy_helper.to_array(init)
+        c.env[init.name] = arr
+        c.names[id(arr)] = (arr, init.name)
+    inputs = {vi.name for vi in og.input}
+    for k, arr in (constants or {}).items():
+        if k not in inputs:
+            raise FrontendError(f"{where}constants: '{k}' is not a graph input")
+        c.env[k] = np.asarray(arr)
+    for vi in og.input:
+        if vi.name in c.env:  # an initializer listed as an input too (older exporters), or bound: a constant
+            continue
+        why = _type_problem(vi.type)
+        shape = _static_shape(vi)
+        if not why and shape is not None and 0 in shape:  # only a parameter (empty axes...) can be empty
+            raise ConstantNeeded(f"{where}ONNX graph input '{vi.name}' is empty (shape {shape})", vi.name)
+        if not why and (shape is None or any(d <= 0 for d in shape)):
+            why = "has a dynamic or empty shape; eqsat needs static positive dimensions"
+        if why:
+            raise FrontendError(f"{where}ONNX graph input '{vi.name}' {why}")
+        assert shape is not None
+        dtype = ONNX_DTYPES[vi.type.tensor_type.elem_type]
+        graph.add("input", [], {"name": vi.name, "shape": shape, "dtype": dtype}, origin=f"ONNX input '{vi.name}'")
+        c.env[vi.name] = Value(max(graph.nodes), 0)
+    with bar(f"import {graph.name}", total=len(og.node), unit="node") as progress:
+        for idx, node in enumerate(og.node):
+            progress.update(1)
+            label = f"ONNX node '{node.name or f'#{idx}'}' ({node.op_type})"
+            c.origin = label
+            if node.domain not in ("", "ai.onnx"):
+                raise FrontendError(f"{where}{label}: domain '{node.domain}' is not supported")
+            handler = HANDLERS.get(node.op_type)
+            if handler is None:
+                raise FrontendError(f"{where}{label}: op type '{node.op_type}' is not in eqsat's op set")
+            missing = [i for i in node.input if i and i not in c.env]
+            if missing:
+                raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
+            try:
+                outs = handler(c, node, attrs_of(node))
+            except Refuse as e:
+                if e.needs in inputs and e.needs not in (constants or {}):
+                    raise ConstantNeeded(f"{where}{label}: {e}", e.needs) from None
+                raise FrontendError(f"{where}{label}: {e}") from None
+            except EqsatError as e:  # a shape or attribute the registry rejects
+                raise FrontendError(f"{where}{label}: {e}") from None
+            for oname, t in zip(node.output, outs):
+                if oname:
+                    c.env[oname] = np.asarray(t) if isinstance(t, np.generic) else t  # numpy scalars are 0-d arrays
+    c.origin = "ONNX graph output"
+    for vi in og.output:
+        if vi.name not in c.env:
+            raise FrontendError(f"{where}ONNX graph output '{vi.name}' is not computed by any node")
+        t = c.env[vi.name]
+        why = _type_problem(vi.type) if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type else ""
+        if why:
+            raise FrontendError(f"{where}ONNX graph output '{vi.name}' {why}")
+        try:
+            v = c.value(t, f" '{vi.name}'")
+        except Refuse as e:
+            raise FrontendError(f"{where}ONNX graph output '{vi.name}': {e}") from None
+        elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
+        if elem and ONNX_DTYPES[elem] != graph.dtype_of(v):
+            raise FrontendError(
+                f"{where}ONNX graph output '{vi.name}' is declared {ONNX_DTYPES[elem]} but eqsat computes "
+                f"{graph.dtype_of(v)}"
+            )
+        declared = _static_shape(vi)
+        if declared is not None and declared != graph.shape_of(v):
+            raise FrontendError(
+                f"{where}ONNX graph output '{vi.name}' is declared {declared} but eqsat computes {graph.shape_of(v)}"
+            )
+        graph.outputs.append(v)
+    graph.validate()
+    return graph
+
+
+__all__ = ["ONNX_OPS", "ConstantNeeded", "from_onnx"]

@@ -1,0 +1,382 @@
+"""Layout ONNX ops: ``Transpose``, ``Reshape``, ``Flatten``, ``Squeeze``, ``Unsqueeze``, ``Concat``, ``Split``,
+``Slice``, ``Pad``, ``Expand``, ``Tile``, ``Resize``, and the constants eqsat's static shapes fold:
+``Constant``, ``Shape``, ``Size``, ``ConstantOfShape``, ``Range``.
+
+A layout op on constants is applied at import time (numpy), so shape arithmetic never
+reaches the graph.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
+from rewrite.ir.graph import Value
+
+
+@handles("Transpose")
+def _transpose(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"perm"})
+    x = c.env[n.input[0]]
+    perm = tuple(int(p) for p in a.get("perm", range(len(c.shape(x)) - 1, -1, -1)))
+    if isinstance(x, np.ndarray):
+        return [np.ascontiguousarray(np.transpose(x, perm))]
+    return [c.add("transpose", [x], perm=perm)]
+
+
+def _reshape_to(c: Ctx, x: Tensor, shape: Sequence[int]) -> list[Tensor]:
+    if isinstance(x, np.ndarray):
+        return [x.reshape(tuple(shape))]
+    out = c.reshape(x, shape)
+    # a reshape to the same shape is still a node, so every ONNX output is its own value
+    return [out if out != x else c.add("identity", [x])]
+
+
+@handles("Reshape")
+def _reshape(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"allowzero"})
+    x = c.env[n.input[0]]
+    xs = c.shape(x)
+    target = c.ints(n.input[1], "shape")
+    if a.get("allowzero", 0) and 0 in target:
+        raise Refuse(f"allowzero=1 with a 0 in shape {target} makes an empty tensor")
+    dims = [xs[i] if d == 0 else d for i, d in enumerate(target)]
+    if dims.count(-1) > 1:
+        raise Refuse(f"shape {target} has more than one -1")
+    if -1 in dims:
+        known = math.prod(d for d in dims if d != -1)
+        if known == 0 or math.prod(xs) % known:
+            raise Refuse(f"cannot infer -1 in shape {target} for input {xs}")
+        dims[dims.index(-1)] = math.prod(xs) // known
+    if math.prod(dims) != math.prod(xs) or any(d <= 0 for d in dims):
+        raise Refuse(f"cannot reshape {xs} to {target}")
+    return _reshape_to(c, x, dims)
+
+
+@handles("Flatten")
+def _flatten(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"axis"})
+    x = c.env[n.input[0]]
+    xs = c.shape(x)
+    axis = int(a.get("axis", 1))
+    axis = axis + len(xs) if axis < 0 else axis
+    return _reshape_to(c, x, (math.prod(xs[:axis]), math.prod(xs[axis:])))
+
+
+def _axes(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[int] | None:
+    if "axes" in a:
+        return [int(v) for v in a["axes"]]
+    name = opt_input(n, 1)
+    return c.ints(name, "axes") if name else None
+
+
+@handles("Squeeze")
+def _squeeze(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"axes"})
+    x = c.env[n.input[0]]
+    xs = c.shape(x)
+    axes = _axes(c, n, a)
+    drop = {i for i, d in enumerate(xs) if d == 1} if axes is None else {ax % len(xs) for ax in axes}
+    if any(xs[i] != 1 for i in drop):
+        raise Refuse(f"cannot squeeze axes {sorted(drop)} of shape {xs}")
+    return _reshape_to(c, x, [d for i, d in enumerate(xs) if i not in drop])
+
+
+@handles("Unsqueeze")
+def _unsqueeze(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"axes"})
+    x = c.env[n.input[0]]
+    xs = list(c.shape(x))
+    axes = _axes(c, n, a)
+    if axes is None:
+        raise Refuse("Unsqueeze needs axes")
+    r = len(xs) + len(axes)
+    norm = sorted(ax % r for ax in axes)
+    if len(set(norm)) != len(norm):
+        raise Refuse(f"axes {axes} repeat")
+    for ax in norm:
+        xs.insert(ax, 1)
+    return _reshape_to(c, x, xs)
+
+
+@handles("Concat")
+def _concat(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"axis"})
+    if "axis" not in a:
+        raise Refuse("Concat needs an axis")
+    parts = [c.env[i] for i in n.input if i]
+    axis = int(a["axis"])
+    arrays = [p for p in parts if isinstance(p, np.ndarray)]
+    if len(arrays) == len(parts) and len({p.dtype for p in arrays}) == 1:
+        return [np.concatenate(arrays, axis=axis)]
+    # an empty operand (a zero-length KV cache, an empty shape piece) adds nothing
+    kept = [p for p in parts if 0 not in c.shape(p)]
+    if len(kept) == 1:
+        return [c.identity(kept[0])]
+    return [c.add("concat", [c.value(p) for p in kept], axis=axis)]
+
+
+@handles("Split")
+def _split(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"axis", "split", "num_outputs"})
+    x = c.value(c.env[n.input[0]])
+    xs = c.shape(x)
+    axis = int(a.get("axis", 0)) % len(xs)
+    outs = len(n.output)
+    if "split" in a:
+        sizes = [int(s) for s in a["split"]]
+    elif opt_input(n, 1):
+        sizes = c.ints(n.input[1], "split")
+    elif "num_outputs" in a:
+        k = int(a["num_outputs"])
+        step = -(-xs[axis] // k)
+        sizes = [min(step, xs[axis] - i * step) for i in range(k)]
+    else:
+        if xs[axis] % outs:
+            raise Refuse(f"dimension {xs[axis]} does not split evenly into {outs} outputs")
+        sizes = [xs[axis] // outs] * outs
+    if len(sizes) != outs:
+        raise Refuse(f"{len(sizes)} split sizes for {outs} outputs")
+    if any(s < 0 for s in sizes) or sum(sizes) != xs[axis]:
+        raise Refuse(f"split sizes {sizes} do not cover dimension {xs[axis]}")
+    kept = [s for s in sizes if s]
+    pieces = iter([c.identity(x)] if len(kept) == 1 else c.add_multi("split", [x], axis=axis, sizes=tuple(kept)))
+    # an empty piece is known by its shape alone: a constant
+    empty = np.zeros(xs[:axis] + (0,) + xs[axis + 1 :], NP_DTYPES[c.dtype(x)])
+    return [next(pieces) if s else empty for s in sizes]
+
+
+@handles("Slice")
+def _slice(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    x = c.env[n.input[0]]
+    xs = c.shape(x)
+    if c.opset < 10:
+        only_attrs(a, {"starts", "ends", "axes"})
+        starts, ends = list(a["starts"]), list(a["ends"])
+        axes = list(a.get("axes", range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        only_attrs(a, set())
+        starts, ends = c.ints(n.input[1], "starts"), c.ints(n.input[2], "ends")
+        axes = c.ints(n.input[3], "axes") if opt_input(n, 3) else list(range(len(starts)))
+        steps = c.ints(n.input[4], "steps") if opt_input(n, 4) else [1] * len(starts)
+    axes = norm_axes(axes, len(xs))
+    if isinstance(x, np.ndarray):  # any step: numpy slicing has ONNX's clamping rules
+        index = [slice(None)] * len(xs)
+        for ax, st, en, sp in zip(axes, starts, ends, steps):
+            if sp == 0:
+                raise Refuse("a step of 0")
+            index[ax] = slice(st, en, sp)
+        return [np.ascontiguousarray(x[tuple(index)])]
+    if any(s != 1 for s in steps):
+        raise Refuse(f"steps {steps}: eqsat's slice is contiguous (step 1) only")
+    out: Tensor = x
+    for ax, st, en in zip(axes, starts, ends):
+        dim = xs[ax]
+        st = min(max(st + dim if st < 0 else st, 0), dim)
+        en = min(max(en + dim if en < 0 else en, 0), dim)
+        if st >= en:  # an empty tensor is known by its shape alone: a constant
+            return [np.zeros(xs[:ax] + (0,) + xs[ax + 1 :], NP_DTYPES[c.dtype(x)])]
+        if (st, en) != (0, dim):
+            out = c.add("slice", [c.value(out)], axis=ax, start=st, end=en)
+    return [out if out is not x else c.identity(x)]
+
+
+@handles("Pad")
+def _pad(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"mode", "pads", "value"})
+    mode = a.get("mode", "constant")
+    if mode != "constant":
+        raise Refuse(f"mode '{mode}' is not supported; eqsat pads with a constant only")
+    x = c.env[n.input[0]]
+    xs = c.shape(x)
+    r = len(xs)
+    if c.opset < 11:
+        pads, value = list(a["pads"]), float(a.get("value", 0.0))
+        axes = list(range(r))
+    else:
+        pads = c.ints(n.input[1], "pads")
+        value = c.scalar(n.input[2], "constant_value") if opt_input(n, 2) else 0.0
+        axes = norm_axes(c.ints(n.input[3], "axes"), r) if opt_input(n, 3) else list(range(r))
+    k = len(axes)
+    if len(pads) != 2 * k:
+        raise Refuse(f"{len(pads)} pads for {k} axes")
+    begin = {ax: 0 for ax in range(r)} | dict(zip(axes, pads[:k]))
+    end = {ax: 0 for ax in range(r)} | dict(zip(axes, pads[k:]))
+    out: Tensor = x
+    for ax in range(r):  # negative pads crop: a slice first
+        st, en = -min(begin[ax], 0), xs[ax] + min(end[ax], 0)
+        if st >= en:
+            raise Refuse(f"pads {pads} crop axis {ax} to nothing")
+        if (st, en) != (0, xs[ax]):
+            out = c.add("slice", [c.value(out)], axis=ax, start=st, end=en)
+    grow = [max(v, 0) for ax in range(r) for v in (begin[ax], end[ax])]
+    if not any(grow):
+        return [out if out is not x else c.identity(x)]
+    if value == 0.0 and r >= 2 and not any(grow[: 2 * (r - 2)]):  # the last two dims with zeros: pad2d
+        return [c.add("pad2d", [c.value(out)], pads=tuple(grow[2 * (r - 2) :]))]
+    return [c.add("pad", [c.value(out)], pads=tuple(grow), value=value)]
+
+
+def _broadcast(c: Ctx, xs: Sequence[int], shape: Sequence[int]) -> tuple[int, ...]:
+    r = max(len(xs), len(shape))
+    a, b = (1,) * (r - len(xs)) + tuple(xs), (1,) * (r - len(shape)) + tuple(shape)
+    out = []
+    for p, q in zip(a, b):
+        if p != q and 1 not in (p, q):
+            raise Refuse(f"shape {tuple(shape)} does not broadcast with the input's {tuple(xs)}")
+        out.append(q if p == 1 else p)
+    return tuple(out)
+
+
+@handles("Expand")
+def _expand(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x = c.env[n.input[0]]
+    out = _broadcast(c, c.shape(x), c.ints(n.input[1], "shape"))
+    if isinstance(x, np.ndarray):
+        return [np.ascontiguousarray(np.broadcast_to(x, out))]
+    x = c.rank_up(x, len(out))
+    if c.shape(x) == out:
+        return [c.identity(x)]
+    return [c.add("expand", [c.value(x)], shape=out)]
+
+
+@handles("Tile")
+def _tile(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x = c.env[n.input[0]]
+    reps = c.ints(n.input[1], "repeats")
+    if len(reps) != len(c.shape(x)) or any(r < 1 for r in reps):
+        raise Refuse(f"repeats {reps} for an input of shape {c.shape(x)}")
+    if isinstance(x, np.ndarray):
+        return [np.tile(x, reps)]
+    out: Value = x
+    for ax, k in enumerate(reps):
+        if k > 1:
+            out = c.add("concat", [out] * k, axis=ax)
+    return [out if out is not x else c.identity(x)]
+
+
+@handles("Resize")
+def _resize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(
+        a,
+        {
+            "mode",
+            "coordinate_transformation_mode",
+            "nearest_mode",
+            "antialias",
+            "axes",
+            "keep_aspect_ratio_policy",
+            "exclude_outside",
+            "cubic_coeff_a",
+            "extrapolation_value",
+        },
+    )
+    if c.opset < 11:
+        raise Refuse("Resize before opset 11 (no coordinate_transformation_mode) is not supported")
+    x = c.value(c.env[n.input[0]])
+    xs = c.shape(x)
+    if len(xs) != 4:
+        raise Refuse(f"only 2-d resize (NCHW input) is supported, got input shape {xs}")
+    mode = a.get("mode", "nearest")
+    coord = a.get("coordinate_transformation_mode", "half_pixel")
+    axes = norm_axes([int(v) for v in a.get("axes", range(4))], 4)
+    if a.get("antialias", 0) or a.get("exclude_outside", 0):
+        raise Refuse("antialias / exclude_outside are not supported")
+    if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise Refuse(f"keep_aspect_ratio_policy '{a['keep_aspect_ratio_policy']}' is not supported")
+    out = list(xs)
+    if opt_input(n, 3) and c.shape(c.const(n.input[3], "sizes")) != (0,):
+        for ax, size in zip(axes, c.ints(n.input[3], "sizes")):
+            out[ax] = size
+    elif opt_input(n, 2):
+        scales = [float(v) for v in c.const(n.input[2], "scales").reshape(-1)]
+        for ax, sc in zip(axes, scales):
+            out[ax] = math.floor(xs[ax] * sc)
+            # eqsat (as torch given sizes) maps coordinates by in/out: the same only when out = in * scale exactly
+            if out[ax] != xs[ax] * sc:
+                raise Refuse(f"scale {sc} of axis {ax} does not give a whole size ({xs[ax]} * {sc})")
+    else:
+        raise Refuse("neither scales nor sizes are given")
+    if out[:2] != list(xs[:2]) or min(out) <= 0:
+        raise Refuse(f"resizing {xs} to {tuple(out)}: only H and W may change")
+    if mode == "nearest":
+        rounding = a.get("nearest_mode", "round_prefer_floor")
+        # upscaling by whole factors k, half-pixel centres then rounding to nearest pick source
+        # (dst - (k-1)/2) / k, never a tie, rounded: floor(dst / k) — torch's nearest
+        whole = all(o % i == 0 for o, i in zip(out[2:], xs[2:]))
+        half = coord in ("half_pixel", "pytorch_half_pixel") and rounding in ("round_prefer_floor", "round_prefer_ceil")
+        if (coord, rounding) != ("asymmetric", "floor") and not (whole and half):
+            raise Refuse(
+                f"nearest with coordinate_transformation_mode '{coord}' and nearest_mode '{rounding}': eqsat's is "
+                "asymmetric + floor (torch's), or half-pixel rounding when upscaling by whole factors"
+            )
+        return [c.add("resize", [x], size=tuple(out[2:]), mode="nearest")]
+    if mode == "linear":
+        if coord == "align_corners":
+            return [c.add("resize", [x], size=tuple(out[2:]), mode="bilinear", align_corners=1)]
+        if coord == "half_pixel" or (coord == "pytorch_half_pixel" and min(out[2:]) > 1):
+            return [c.add("resize", [x], size=tuple(out[2:]), mode="bilinear", align_corners=0)]
+        raise Refuse(f"linear with coordinate_transformation_mode '{coord}' is not supported")
+    raise Refuse(f"mode '{mode}' is not supported (nearest and linear are)")
+
+
+@handles("Constant")
+def _constant(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    if "value" in a:
+        return [numpy_helper.to_array(a["value"])]
+    if "value_float" in a:
+        return [np.array(a["value_float"], np.float32)]
+    if "value_floats" in a:
+        return [np.array(a["value_floats"], np.float32)]
+    if "value_int" in a:
+        return [np.array(a["value_int"], np.int64)]
+    if "value_ints" in a:
+        return [np.array(a["value_ints"], np.int64)]
+    raise Refuse(f"attribute(s) {sorted(a)} are not supported (sparse or string constants)")
+
+
+@handles("Shape")
+def _shape(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"start", "end"})
+    s = c.shape(c.env[n.input[0]])
+    start, end = int(a.get("start", 0)), a.get("end")
+    return [np.array(s[start : None if end is None else int(end)], np.int64)]
+
+
+@handles("Size")
+def _size(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    return [np.array(math.prod(c.shape(c.env[n.input[0]])), np.int64)]
+
+
+@handles("ConstantOfShape")
+def _constant_of_shape(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"value"})
+    fill = numpy_helper.to_array(a["value"]).reshape(-1) if "value" in a else np.zeros(1, np.float32)
+    if fill.size != 1:
+        raise Refuse(f"value has {fill.size} elements, not 1")
+    return [np.full(c.ints(n.input[0], "shape"), fill[0], fill.dtype)]
+
+
+@handles("Range")
+def _range(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    start, limit, delta = (c.const(i, what).reshape(-1)[0] for i, what in zip(n.input, ("start", "limit", "delta")))
+    if delta == 0:
+        raise Refuse("delta is 0")
+    count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+    dtype = c.const(n.input[0], "start").dtype
+    # start + i * delta, element by element as ONNX defines it
+    return [(start + np.arange(count, dtype=dtype) * delta).astype(dtype)]
+
+
+__all__: list[str] = []

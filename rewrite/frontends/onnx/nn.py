@@ -1,0 +1,265 @@
+"""Contractions and pooling: ``MatMul``, ``Gemm``, ``Conv``, ``MaxPool``, ``AveragePool``, ``GlobalAveragePool``.
+
+eqsat's convolution and pooling are 2-d (NCHW); 1-d pooling is 2-d pooling over a height
+of 1, padding eqsat's pooling cannot express becomes an explicit ``pad2d`` (or, for average
+pooling, a depthwise convolution), and anything else (3-d, dilated max pooling) is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+
+from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, one_output, only_attrs, opt_input
+from rewrite.ir.graph import Value
+
+
+@handles("MatMul")
+def _matmul(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x, y = c.env[n.input[0]], c.env[n.input[1]]
+    xs, ys = c.shape(x), c.shape(y)
+    if not xs or not ys:
+        raise Refuse("matmul of a scalar is not defined")
+    if len(xs) == 1:
+        x = c.reshape(x, (1,) + xs)
+    if len(ys) == 1:
+        y = c.reshape(y, ys + (1,))
+    r = max(len(c.shape(x)), len(c.shape(y)))
+    out = c.add("matmul", [c.value(c.rank_up(x, r)), c.value(c.rank_up(y, r))])
+    s = list(c.g.shape_of(out))
+    if len(ys) == 1:
+        s.pop(-1)
+    if len(xs) == 1:
+        s.pop(-1 if len(ys) == 1 else -2)  # two vectors: a 0-d result
+    return [c.reshape(out, s)]
+
+
+def _transposed(c: Ctx, t: Tensor) -> Value:
+    if isinstance(t, np.ndarray):
+        return c.value(np.ascontiguousarray(t.T))
+    return c.add("transpose", [c.value(t)], perm=(1, 0))
+
+
+@handles("Gemm")
+def _gemm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"alpha", "beta", "transA", "transB", "broadcast"})
+    alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
+    ta, tb = int(a.get("transA", 0)), int(a.get("transB", 0))
+    x, w = c.env[n.input[0]], c.env[n.input[1]]
+    bias_name = opt_input(n, 2)
+    b = c.env[bias_name] if bias_name else None
+    if len(c.shape(x)) != 2 or len(c.shape(w)) != 2:
+        raise Refuse(f"Gemm needs 2-d A and B, got {c.shape(x)} and {c.shape(w)}")
+    # matmul + add, the form the rules work on (as the torch frontend builds nn.Linear);
+    # a constant operand is transposed at import time, so it stays one weight
+    xv = _transposed(c, x) if ta else c.value(x)
+    wv = _transposed(c, w) if tb else c.value(w)
+    out = c.add("matmul", [xv, wv])
+    if alpha != 1.0:
+        out = c.add("smul", [out], scalar=alpha)
+    if b is not None and beta != 0.0:
+        bv = c.value(c.rank_up(b, 2))
+        if beta != 1.0:
+            bv = c.add("smul", [bv], scalar=beta)
+        out = c.add("add", [out, bv])
+    return [out]
+
+
+def _spatial_pads(
+    c: Ctx, a: dict[str, Any], in_hw: Sequence[int], kernel: Sequence[int], strides: Sequence[int], dil: Sequence[int]
+) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) from ``pads`` or ``auto_pad``."""
+    auto = a.get("auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    if auto in ("NOTSET", ""):
+        pads = list(a.get("pads", [0, 0, 0, 0]))
+        if len(pads) != 4:
+            raise Refuse(f"pads {pads} must have 4 entries for 2-d")
+        return pads[0], pads[1], pads[2], pads[3]
+    if auto == "VALID":
+        return 0, 0, 0, 0
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for i in range(2):
+            total = max(
+                (math.ceil(in_hw[i] / strides[i]) - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in_hw[i], 0
+            )
+            small, big = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else big)
+            end.append(big if auto == "SAME_UPPER" else small)
+        return begin[0], begin[1], end[0], end[1]
+    raise Refuse(f"auto_pad '{auto}' is not supported")
+
+
+def _check_2d(c: Ctx, x: Tensor, what: str) -> tuple[int, ...]:
+    s = c.shape(x)
+    if len(s) != 4:
+        raise Refuse(f"only 2-d {what} (NCHW input) is supported, got input shape {s}")
+    return s
+
+
+@handles("Conv")
+def _conv(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
+    x, w = c.env[n.input[0]], c.env[n.input[1]]
+    xs, ws = c.shape(x), c.shape(w)
+    if len(xs) == 3 and len(ws) == 3:  # 1-d convolution is 2-d convolution over a height of 1
+        a = {**a, **{k: (1, *a[k]) for k in ("kernel_shape", "strides", "dilations") if k in a}}
+        if "pads" in a:
+            a["pads"] = (0, a["pads"][0], 0, a["pads"][1])
+        x = c.reshape(x, (xs[0], xs[1], 1, xs[2]))
+        w = c.reshape(w, (ws[0], ws[1], 1, ws[2]))
+        out = _conv2d(c, n, a, x, w)
+        os_ = c.shape(out)
+        return [c.reshape(out, (os_[0], os_[1], os_[3]))]
+    return [_conv2d(c, n, a, x, w)]
+
+
+def _conv2d(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], x: Tensor, w: Tensor) -> Value:
+    xs, ws = _check_2d(c, x, "convolution"), c.shape(w)
+    if len(ws) != 4:
+        raise Refuse(f"weight must be OIHW, got {ws}")
+    if "kernel_shape" in a and tuple(a["kernel_shape"]) != ws[2:]:
+        raise Refuse(f"kernel_shape {a['kernel_shape']} does not match the weight {ws}")
+    strides, dil = tuple(a.get("strides", (1, 1))), tuple(a.get("dilations", (1, 1)))
+    t, l_, b, r = _spatial_pads(c, a, xs[2:], ws[2:], strides, dil)
+    xv = c.value(x)
+    if (t, l_) != (b, r):  # asymmetric: zero-pad explicitly, then convolve without padding
+        if min(t, l_, b, r) < 0:
+            raise Refuse(f"negative pads {[t, l_, b, r]} are not supported")
+        xv = c.add("pad2d", [xv], pads=(t, b, l_, r))
+        t = l_ = 0
+    out = c.add(
+        "conv2d", [xv, c.value(w)], stride=strides, padding=(t, l_), dilation=dil, groups=int(a.get("group", 1))
+    )
+    bias = opt_input(n, 2)
+    if bias:
+        bv = c.env[bias]
+        if c.shape(bv) != (ws[0],):
+            raise Refuse(f"bias must be [{ws[0]}], got {c.shape(bv)}")
+        out = c.add("add", [out, c.value(c.reshape(bv, (1, ws[0], 1, 1)))])
+    return out
+
+
+def _pool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str) -> list[Tensor]:
+    one_output(n)
+    x = c.env[n.input[0]]
+    xs = c.shape(x)
+    kernel = tuple(a["kernel_shape"])
+    one_d = len(xs) == 3 and len(kernel) == 1
+    if one_d:  # 1-d pooling is 2-d pooling over a height of 1
+        a = {
+            **a,
+            "kernel_shape": (1, *kernel),
+            "strides": (1, *a.get("strides", (1,))),
+            "dilations": (1, *a.get("dilations", (1,))),
+        }
+        if "pads" in a:
+            a["pads"] = (0, a["pads"][0], 0, a["pads"][1])
+        x = c.reshape(c.value(x), (xs[0], xs[1], 1, xs[2]))
+        kernel = tuple(a["kernel_shape"])
+    hw = _check_2d(c, x, "pooling")[2:]
+    if len(kernel) != 2:
+        raise Refuse(f"kernel_shape {kernel} must have 2 entries")
+    dil = tuple(a.get("dilations", (1, 1)))
+    strides = tuple(a.get("strides", (1, 1)))
+    ceil = int(a.get("ceil_mode", 0))
+    t, l_, b, r = _spatial_pads(c, a, hw, kernel, strides, dil)
+    spans = [hw[i] + p + q - (kernel[i] - 1) * dil[i] - 1 for i, (p, q) in enumerate(((t, b), (l_, r)))]
+    if all(span % st == 0 for span, st in zip(spans, strides)):
+        ceil = 0  # the windows tile exactly: rounding up adds none
+    if dil != (1, 1):
+        if op != "avgpool2d" or ceil:
+            raise Refuse(f"dilations {dil} are not supported (eqsat pooling has none)")
+        include = int(a.get("count_include_pad", 0))
+        dilated = _avgpool_as_conv(c, c.value(x), kernel, strides, dil, (t, b, l_, r), include)
+        ds = c.shape(dilated)
+        return [c.reshape(dilated, (ds[0], ds[1], ds[3])) if one_d else dilated]
+    attrs: dict[str, Any] = {"kernel": kernel, "stride": strides, "ceil_mode": ceil}
+    xv = c.value(x)
+    include = int(a.get("count_include_pad", 0))
+    if op == "avgpool2d":
+        attrs["count_include_pad"] = include
+    fits = all(2 * p <= k for p, k in zip((t, l_, b, r), kernel * 2))
+    if (t, l_) == (b, r) and fits:
+        out = c.add(op, [xv], padding=(t, l_), **attrs)
+    elif op == "avgpool2d" and include and not ceil:  # padded zeros count: pad explicitly, then pool
+        out = c.add(op, [c.add("pad2d", [xv], pads=(t, b, l_, r))], padding=(0, 0), **attrs)
+    elif op == "avgpool2d" and not ceil:  # padding over half the kernel: a depthwise convolution
+        out = _avgpool_as_conv(c, xv, kernel, strides, dil, (t, b, l_, r), include)
+    elif not ceil and fits and all((max(p, q) - p) % s == 0 for p, q, s in ((t, b, strides[0]), (l_, r, strides[1]))):
+        # asymmetric (auto_pad SAME_*): pool with the larger pad on both sides, then drop the
+        # outputs whose windows start in the extra padding
+        ph, pw = max(t, b), max(l_, r)
+        out = c.add(op, [xv], padding=(ph, pw), **attrs)
+        for ax, p, q, s, k, size in ((2, t, b, strides[0], kernel[0], hw[0]), (3, l_, r, strides[1], kernel[1], hw[1])):
+            first = (max(p, q) - p) // s
+            count = (size + p + q - k) // s + 1
+            if (first, count) != (0, c.shape(out)[ax]):
+                out = c.add("slice", [out], axis=ax, start=first, end=first + count)
+    else:
+        raise Refuse(f"pads {[t, l_, b, r]} with kernel {kernel} (ceil_mode={ceil}) are not supported for pooling")
+    if one_d:
+        s = c.shape(out)
+        return [c.reshape(out, (s[0], s[1], s[3]))]
+    return [out]
+
+
+def _avgpool_as_conv(
+    c: Ctx,
+    x: Value,
+    kernel: tuple[int, ...],
+    strides: tuple[int, ...],
+    dil: tuple[int, ...],
+    pads: tuple[int, int, int, int],
+    include: int,
+) -> Value:
+    """Average pooling eqsat's avgpool2d cannot express (dilated, or padded past half the kernel).
+
+    The window mean is a depthwise conv2d with weights 1/(kh*kw) over the zero-padded input;
+    without ``count_include_pad`` it is divided by the same convolution of padded ones (the
+    share of real elements in each window), which depends on no input and so is precomputed.
+    """
+    _, ch, h, w = c.shape(x)
+    k = 1.0 / (kernel[0] * kernel[1])
+    conv = {"stride": strides, "padding": (0, 0), "dilation": dil}
+    padded = c.add("pad2d", [x], pads=pads) if any(pads) else x
+    taps = np.full((ch, 1, *kernel), k, np.float32)
+    out = c.add("conv2d", [padded, c.value(taps)], groups=ch, **conv)
+    if include or not any(pads):
+        return out
+    ones = c.value(np.ones((1, 1, h, w), np.float32))
+    share = c.add(
+        "conv2d", [c.add("pad2d", [ones], pads=pads), c.value(np.full((1, 1, *kernel), k, np.float32))], **conv
+    )
+    return c.add("div", [out, share])
+
+
+@handles("MaxPool")
+def _maxpool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"})
+    if a.get("storage_order", 0):
+        raise Refuse("storage_order=1 is not supported")
+    return _pool(c, n, a, "maxpool2d")
+
+
+@handles("AveragePool")
+def _avgpool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"})
+    return _pool(c, n, a, "avgpool2d")
+
+
+@handles("GlobalAveragePool")
+def _gap(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x = c.env[n.input[0]]
+    _check_2d(c, x, "global pooling")
+    return [c.add("global_avgpool", [c.value(x)])]
+
+
+__all__: list[str] = []

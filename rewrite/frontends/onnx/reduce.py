@@ -1,0 +1,99 @@
+"""Reductions: ``ReduceSum``/``Mean``/``Max``/``Min`` onto the registry's ``reduce_*``, and the
+ones built from them: ``ReduceSumSquare``, ``ReduceL1``, ``ReduceL2``, ``ReduceLogSum``,
+``ReduceLogSumExp`` (max-shifted, as stable as ONNX's definition needs).
+
+Axes come as an attribute (before opset 13 for ReduceSum, 18 for the others) or as an input;
+no axes reduce everything, or nothing with ``noop_with_empty_axes=1``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+
+from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
+from rewrite.ir.dtypes import FLOAT32
+from rewrite.ir.graph import Value
+
+_DIRECT = {"ReduceSum": "reduce_sum", "ReduceMean": "reduce_mean", "ReduceMax": "reduce_max", "ReduceMin": "reduce_min"}
+_BUILT = ("ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp")
+
+
+def _axes(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], rank: int) -> list[int] | None:
+    """The sorted axes to reduce, or None for none at all (noop_with_empty_axes)."""
+    if "axes" in a:
+        axes = [int(v) for v in a["axes"]]
+    elif opt_input(n, 1):
+        axes = c.ints(n.input[1], "axes")
+    else:
+        axes = []
+    if not axes:
+        return None if a.get("noop_with_empty_axes", 0) else list(range(rank))
+    return sorted(norm_axes(axes, rank))
+
+
+# ONNX's value of a reduction over no elements
+_EMPTY = {
+    "ReduceSum": 0.0,
+    "ReduceSumSquare": 0.0,
+    "ReduceL1": 0.0,
+    "ReduceL2": 0.0,
+    "ReduceMax": -np.inf,
+    "ReduceMin": np.inf,
+    "ReduceLogSum": -np.inf,
+    "ReduceLogSumExp": -np.inf,
+}
+
+
+def _empty_reduction(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], t: np.ndarray) -> np.ndarray:
+    """A reduction of an empty tensor: known from its shape alone."""
+    axes = _axes(c, n, a, t.ndim)
+    if axes is None or all(t.shape[i] for i in axes) or n.op_type not in _EMPTY:
+        raise Refuse(f"reducing an empty tensor of shape {t.shape} to a non-empty {n.op_type} result")
+    keep = int(a.get("keepdims", 1))
+    shape = [1 if i in axes else d for i, d in enumerate(t.shape) if keep or i not in axes]
+    return np.full(shape, _EMPTY[n.op_type], np.float32)
+
+
+@handles(*_DIRECT, *_BUILT)
+def _reduce(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"axes", "keepdims", "noop_with_empty_axes"})
+    t = c.env[n.input[0]]
+    xs = c.shape(t)
+    if isinstance(t, np.ndarray) and t.size == 0 and t.dtype == np.float32:
+        return [_empty_reduction(c, n, a, t)]
+    x = c.value(t)
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's reductions are float32 only")
+    if not xs:
+        raise Refuse("reducing a 0-d tensor")
+    axes = _axes(c, n, a, len(xs))
+    keep = int(a.get("keepdims", 1))
+    op = n.op_type
+    if axes is None:  # noop_with_empty_axes: the input unchanged
+        if op not in _DIRECT:
+            raise Refuse(f"noop_with_empty_axes=1 for {op} is not supported")
+        return [c.identity(x)]
+    if op in _DIRECT:
+        return [c.add(_DIRECT[op], [x], axes=tuple(axes), keepdim=keep)]
+    if op == "ReduceLogSumExp":  # m + log(sum(exp(x - m))), m the max: no overflow
+        m = c.add("reduce_max", [x], axes=tuple(axes), keepdim=1)
+        s = c.add("reduce_sum", [c.add("exp", [c.add("sub", [x, m])])], axes=tuple(axes), keepdim=1)
+        out = c.add("add", [c.add("log", [s]), m])
+        return [out if keep else c.reshape(out, [d for i, d in enumerate(xs) if i not in axes])]
+    term: Value = x
+    if op in ("ReduceSumSquare", "ReduceL2"):
+        term = c.add("mul", [x, x])
+    elif op == "ReduceL1":
+        term = c.add("abs", [x])
+    s = c.add("reduce_sum", [term], axes=tuple(axes), keepdim=keep)
+    if op == "ReduceL2":
+        return [c.add("sqrt", [s])]
+    if op == "ReduceLogSum":
+        return [c.add("log", [s])]
+    return [s]
+
+
+__all__: list[str] = []

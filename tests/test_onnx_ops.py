@@ -1,0 +1,244 @@
+"""ONNX for the whole op set: one-node models imported, compiled and compared with onnxruntime;
+graphs of the newer registry ops through to_onnx and back; refusals as one-line FrontendErrors."""
+
+import numpy as np
+import pytest
+import torch
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, numpy_helper  # noqa: E402
+from onnx import helper as oh  # noqa: E402
+
+from rewrite.frontends.onnx import from_onnx, to_onnx  # noqa: E402
+from rewrite.ir.builder import GraphBuilder  # noqa: E402
+from rewrite.ir.errors import FrontendError  # noqa: E402
+from rewrite.pipeline import compile  # noqa: E402
+from rewrite.verify.numeric import compare_all  # noqa: E402
+
+F, INT, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def _model(node, inputs, inits=(), opset=21, nodes=()):
+    """A model of ``nodes`` then ``node``; inputs: [(name, elem type, shape)], output 'y' typed by shape inference."""
+    g = oh.make_graph(
+        [*nodes, node],
+        "t",
+        [oh.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [oh.make_empty_tensor_value_info("y")],
+        [numpy_helper.from_array(v, k) for k, v in inits],
+    )
+    model = oh.make_model(g, opset_imports=[oh.make_opsetid("", opset)])
+    return onnx.shape_inference.infer_shapes(model, strict_mode=True)
+
+
+def _feed(inputs, seed=0):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n, t, s in inputs:
+        if t == F:
+            out[n] = rng.standard_normal(s).astype(np.float32)
+        elif t == INT:
+            out[n] = rng.integers(-3, 3, s).astype(np.int64)  # negative ids count from the end
+        else:
+            out[n] = rng.random(s) < 0.5
+    return out
+
+
+def _ort(model, feed):
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return [torch.from_numpy(np.asarray(o)) for o in sess.run(None, feed)]
+
+
+def _check_node(node, inputs, inits=(), opset=21, nodes=()):
+    model = _model(node, inputs, inits, opset, nodes)
+    feed = _feed(inputs)
+    expected = _ort(model, feed)
+    graph = from_onnx(model)
+    got = compile(graph)({k: torch.from_numpy(v) for k, v in feed.items()})
+    cmp = compare_all(expected, got)
+    assert cmp.close, cmp.why
+    return graph
+
+
+X = [("x", F, [2, 3, 4, 4])]
+CASES = {
+    "sqrt_abs": (oh.make_node("Sqrt", ["a"], ["y"]), X, [], "Abs"),  # Abs first: Sqrt of |x|
+    "log": (oh.make_node("Log", ["a"], ["y"]), X, [], "Abs"),
+    "neg": (oh.make_node("Neg", ["x"], ["y"]), X, [], None),
+    "reciprocal": (oh.make_node("Reciprocal", ["x"], ["y"]), X, [], None),
+    "sin": (oh.make_node("Sin", ["x"], ["y"]), X, [], None),
+    "cos": (oh.make_node("Cos", ["x"], ["y"]), X, [], None),
+    "gelu_erf": (oh.make_node("Gelu", ["x"], ["y"]), X, [], None),
+    "hardswish": (oh.make_node("HardSwish", ["x"], ["y"]), X, [], None),
+    "hardsigmoid": (oh.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3), X, [], None),
+    "mish": (oh.make_node("Mish", ["x"], ["y"]), X, [], None),
+    "leakyrelu": (oh.make_node("LeakyRelu", ["x"], ["y"], alpha=0.2), X, [], None),
+    "clip_one_sided": (oh.make_node("Clip", ["x", "", "hi"], ["y"]), X, [("hi", np.array(0.5, np.float32))], None),
+    "pow": (oh.make_node("Pow", ["x", "e"], ["y"]), X, [("e", np.array(3.0, np.float32))], None),
+    "reduce_mean": (
+        oh.make_node("ReduceMean", ["x", "ax"], ["y"], keepdims=0),
+        X,
+        [("ax", np.array([1, -1], np.int64))],
+        None,
+    ),
+    "reduce_max_attr": (oh.make_node("ReduceMax", ["x"], ["y"], axes=[2]), X, [], None),
+    "reduce_l2": (oh.make_node("ReduceL2", ["x", "ax"], ["y"]), X, [("ax", np.array([3], np.int64))], None),
+    "logsoftmax": (oh.make_node("LogSoftmax", ["x"], ["y"], axis=1), X, [], None),
+    "expand": (oh.make_node("Expand", ["x", "s"], ["y"]), [("x", F, [3, 1])], [("s", np.array([2, 3, 4]))], None),
+    "pad_nd": (
+        oh.make_node("Pad", ["x", "p", "v"], ["y"]),
+        X,
+        [("p", np.array([0, 1, 0, 0, 0, 0, 2, 1])), ("v", np.array(1.5, np.float32))],
+        None,
+    ),
+    "resize_nearest": (
+        oh.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest"),
+        X,
+        [("sc", np.array([1, 1, 2, 3], np.float32))],
+        None,
+    ),
+    "resize_linear": (
+        oh.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear"),
+        X,
+        [("sz", np.array([2, 3, 7, 5]))],
+        None,
+    ),
+    "groupnorm": (
+        oh.make_node("GroupNormalization", ["x", "g", "b"], ["y"], num_groups=3, epsilon=1e-3),
+        [("x", F, [2, 6, 3, 3])],
+        [("g", np.linspace(0.5, 2, 6, dtype=np.float32)), ("b", np.arange(6, dtype=np.float32))],
+        None,
+    ),
+    "gather_runtime_negative_ids": (
+        oh.make_node("Gather", ["t", "ids"], ["y"]),
+        [("ids", INT, [2, 3])],
+        [("t", np.arange(15, dtype=np.float32).reshape(5, 3))],
+        None,
+    ),
+    "gather_axis1": (oh.make_node("Gather", ["x", "ids"], ["y"], axis=1), [*X, ("ids", INT, [2])], [], None),
+    "gather_elements": (
+        oh.make_node("GatherElements", ["x", "ids"], ["y"], axis=2),
+        [*X, ("ids", INT, [2, 3, 2, 4])],
+        [],
+        None,
+    ),
+    "less_where": (oh.make_node("Where", ["m", "x", "z"], ["y"]), [("m", B, [4, 4]), *X, ("z", F, [4])], [], None),
+    "equal_int": (oh.make_node("Equal", ["i", "j"], ["y"]), [("i", INT, [3, 4]), ("j", INT, [4])], [], None),
+    "and": (oh.make_node("And", ["m", "n"], ["y"]), [("m", B, [3, 4]), ("n", B, [3, 4])], [], None),
+    "not": (oh.make_node("Not", ["m"], ["y"]), [("m", B, [3, 4])], [], None),
+    "cast_float_to_int": (oh.make_node("Cast", ["x"], ["y"], to=INT), X, [], None),
+    "cast_bool_to_float": (oh.make_node("Cast", ["m"], ["y"], to=F), [("m", B, [3, 4])], [], None),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_one_node_model_matches_onnxruntime(name):
+    node, inputs, inits, pre = CASES[name]
+    # a first node keeps the input in the op's domain (Sqrt, Log of |x|)
+    opset = 17 if name.endswith("_attr") else 21  # axes as an attribute: before opset 18
+    _check_node(node, inputs, inits, opset, nodes=[oh.make_node(pre, ["x"], ["a"])] if pre else [])
+
+
+def test_rms_normalization_opset23_over_two_axes():
+    node = oh.make_node("RMSNormalization", ["x", "g"], ["y"], axis=-2, epsilon=1e-4)
+    g = _check_node(node, [("x", F, [2, 3, 4])], [("g", np.float32(1.5) * np.ones((3, 4), np.float32))], opset=23)
+    assert "rmsnorm" in [n.op for n in g]
+
+
+def test_shape_arithmetic_folds_at_import():
+    # Reshape(x, Concat(Shape(x)[0:1], [-1])): the shape is computed from constants, no graph ops
+    nodes = [
+        oh.make_node("Shape", ["x"], ["s"], end=1),
+        oh.make_node("Concat", ["s", "m1"], ["t"], axis=0),
+        oh.make_node("Reshape", ["x", "t"], ["y"]),
+    ]
+    g = oh.make_graph(
+        nodes,
+        "t",
+        [oh.make_tensor_value_info("x", F, [2, 3, 4])],
+        [oh.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(np.array([-1], np.int64), "m1")],
+    )
+    graph = from_onnx(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]))
+    assert [n.op for n in graph.compute_nodes()] == ["reshape"]
+    assert graph.shape_of(graph.outputs[0]) == (2, 12)
+
+
+@pytest.mark.parametrize(
+    "node,inputs,inits,why",
+    [
+        (oh.make_node("Pad", ["x", "p"], ["y"], mode="reflect"), X, [("p", np.zeros(8, np.int64))], "mode 'reflect'"),
+        (oh.make_node("Resize", ["x", "", "sc"], ["y"], mode="cubic"), X, [("sc", np.ones(4, np.float32))], "cubic"),
+        (oh.make_node("Pow", ["x", "x"], ["y"]), X, [], "constant scalar"),
+        (oh.make_node("Cast", ["x"], ["y"], to=TensorProto.DOUBLE), X, [], "cast to double"),
+        (oh.make_node("Add", ["i", "i"], ["y"]), [("i", INT, [3])], [], "int64"),
+        (oh.make_node("Reshape", ["x", "s"], ["y"]), [*X, ("s", INT, [2])], [], "must be a constant"),
+    ],
+)
+def test_refusals_are_one_line_frontend_errors_naming_node_and_op(node, inputs, inits, why):
+    node.name = "the_node"
+    with pytest.raises(FrontendError, match=why) as e:
+        from_onnx(_model(node, inputs, inits))
+    msg = str(e.value)
+    assert f"ONNX node 'the_node' ({node.op_type})" in msg and "\n" not in msg
+
+
+# ---------------------------------------------------------------- to_onnx of the newer ops
+
+
+def _newer_ops_graph():
+    b = GraphBuilder("newer")
+    x = b.input("x", (2, 4, 6, 6))
+    ids = b.input("ids", (3,), dtype="int64")
+    mask = b.input("mask", (2, 4, 6, 6), dtype="bool")
+    table = b.weight("table", torch.randn(5, 6))
+    gn = b.groupnorm(x, b.weight("gw", torch.randn(4)), b.weight("gb", torch.randn(4)), num_groups=2)
+    up = b.resize(b.silu(gn), size=(12, 9), mode="bilinear")
+    near = b.resize(b.hardsigmoid(x), size=(12, 12), mode="nearest")
+    red = b.reduce_var(b.clamp(x, min=-1.0, max=2.0), axes=(2, 3), keepdim=1)
+    pooled = b.adaptive_avgpool(b.pad(b.gelu_erf(x), pads=(0, 0, 0, 0, 1, 1, 1, 1)), output_size=(4, 2))
+    rows = b.embedding(table, ids)
+    picked = b.index_select(x, ids, axis=3)
+    fill = b.masked_fill(x, b.logical_and(mask, b.gt(x, b.reduce_mean(x, axes=(1,), keepdim=1))), value=-1e9)
+    sel = b.where(
+        b.logical_not(mask), b.pow(x, exponent=2.0), b.expand(b.reduce_max(x, axes=(3,), keepdim=1), shape=(2, 4, 6, 6))
+    )
+    as_int = b.cast(b.ge(x, b.rmsnorm(x, b.weight("rw", torch.rand(6)))), dtype="int64")
+    return b.build([up, near, red, pooled, rows, picked, fill, sel, as_int, b.reduce_min(b.log(b.abs(x)), axes=(0,))])
+
+
+def test_newer_ops_export_to_onnxruntime_and_import_back():
+    graph = _newer_ops_graph()
+    x = graph.random_inputs(1)
+    ref = graph.run(x)
+    model = to_onnx(graph)
+    out_types = [o.type.tensor_type.elem_type for o in model.graph.output]
+    assert out_types[8] == INT  # int64 values stay int64
+    cmp = compare_all(ref, _ort(model, {k: v.numpy() for k, v in x.items()}))
+    assert cmp.close, cmp.why
+    cmp = compare_all(ref, from_onnx(model).run(x))
+    assert cmp.close, cmp.why
+
+
+def test_an_op_with_no_onnx_spelling_is_refused_naming_the_node():
+    b = GraphBuilder()
+    g = b.build([b.adaptive_avgpool(b.input("x", (1, 2, 5, 5)), output_size=(3, 3))])
+    with pytest.raises(FrontendError, match=r"adaptive_avgpool.*unequal windows"):
+        to_onnx(g)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    ["mobilenet_v2", "efficientnet_b0", "densenet121", "shufflenet_v2", "gpt2", "bert", "llama", "vit", "hf_resnet"],
+)
+def test_zoo_model_exports_to_onnxruntime(name):
+    from bench.zoo import ZOO  # deferred: builds transformers models (seconds each)
+    from rewrite.frontends import from_torch
+
+    graph = from_torch(*ZOO[name](), name=name)
+    x = graph.random_inputs(0)
+    cmp = compare_all(graph.run(x), _ort(to_onnx(graph), {k: v.numpy() for k, v in x.items()}))
+    assert cmp.close, cmp.why
