@@ -106,7 +106,13 @@ def test_free_threads_leaves_the_cores_others_use(monkeypatch):
     """Oversubscribed timings measure the scheduler: a busy machine gets fewer threads, never 0."""
     import costs.timing as timing
 
-    for others, wanted, cores, want in [(0.1, 2, 2, 2), (1.0, 2, 2, 1), (2.0, 2, 2, 1), (1.0, 4, 8, 4), (None, 2, 2, 2)]:
+    for others, wanted, cores, want in [
+        (0.1, 2, 2, 2),
+        (1.0, 2, 2, 1),
+        (2.0, 2, 2, 1),
+        (1.0, 4, 8, 4),
+        (None, 2, 2, 2),
+    ]:
         monkeypatch.setattr(timing._Watch, "others", lambda self, o=others: o)
         monkeypatch.setattr(timing.os, "sched_getaffinity", lambda pid, c=cores: set(range(c)))
         assert timing.free_threads(wanted, probe_seconds=0.0) == (want, others)
