@@ -57,8 +57,12 @@ def _own(preds: Mapping[int, Sequence[int]]) -> dict[int, Pos]:
         for p in ins[n]:
             outs[p].append(n)
     layer: dict[int, int] = {}
-    for n in _topo(nodes, ins, outs):
+    order_topo = _topo(nodes, ins, outs)
+    for n in order_topo:
         layer[n] = max((layer[p] + 1 for p in ins[n]), default=0)
+    for n in reversed(order_topo):  # then as late as its users allow: a weight's reshape sits by its matmul
+        if outs[n]:
+            layer[n] = max(layer[n], min(layer[c] for c in outs[n]) - 1)
     layers: list[list[int]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
     for n in nodes:
         layers[layer[n]].append(n)
