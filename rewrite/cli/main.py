@@ -69,7 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         ns = _parser().parse_args(argv)
-        set_quiet(ns.quiet)
+        rest = [a for a in ns.args if a not in ("-q", "--quiet")]  # also accepted after the command
+        set_quiet(ns.quiet or len(rest) < len(ns.args))
+        ns.args = rest
         # deferred: a command's module imports torch and egglog, which `eqsat --help` must not wait for
         module = importlib.import_module(COMMANDS[ns.command].module)
         return int(module.main(ns.args, prog=f"eqsat {ns.command}"))
