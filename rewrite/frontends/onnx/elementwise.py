@@ -128,7 +128,9 @@ def _dropout(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         raise Refuse("training mode (is_test=0) is not supported: eqsat graphs are for inference")
     training = opt_input(n, 2)
     if training and bool(c.const(training, "training_mode").reshape(-1)[0]):
-        raise Refuse("training_mode=true is not supported: eqsat graphs are for inference")
+        ratio = opt_input(n, 1)  # a zero ratio drops nothing: training mode is then the identity too
+        if not ratio or float(c.const(ratio, "ratio").reshape(-1)[0]) != 0.0:
+            raise Refuse("training_mode=true with a non-zero ratio drops at random: eqsat graphs are for inference")
     x = c.env[n.input[0]]
     return [c.identity(x), np.ones(c.shape(x), np.bool_)]  # the mask keeps everything in inference
 

@@ -202,6 +202,11 @@ def _pool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str) -> list[Tensor]
             count = (size + p + q - k) // s + 1
             if (first, count) != (0, c.shape(out)[ax]):
                 out = c.add("slice", [out], axis=ax, start=first, end=first + count)
+    elif op == "maxpool2d" and not ceil and all(p < k for p, k in zip((t, l_, b, r), kernel * 2)):
+        # padding past half the kernel: pad with the lowest float32 explicitly (every window still
+        # holds a real element, so it never wins), then pool unpadded
+        low = float(np.finfo(np.float32).min)
+        out = c.add(op, [c.add("pad", [xv], pads=(0, 0, 0, 0, t, b, l_, r), value=low)], padding=(0, 0), **attrs)
     else:
         raise Refuse(f"pads {[t, l_, b, r]} with kernel {kernel} (ceil_mode={ceil}) are not supported for pooling")
     if one_d:
