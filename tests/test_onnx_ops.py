@@ -10,6 +10,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, numpy_helper  # noqa: E402
 from onnx import helper as oh  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from rewrite.frontends.onnx import from_onnx, to_onnx  # noqa: E402
 from rewrite.ir.builder import GraphBuilder  # noqa: E402
@@ -105,6 +106,45 @@ CASES = {
         [("sz", np.array([2, 3, 7, 5]))],
         None,
     ),
+    "resize_nearest_half_pixel_ceil_fractional_scale": (
+        oh.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest", nearest_mode="round_prefer_ceil"),
+        [("x", F, [1, 2, 5, 7])],
+        [("sc", np.array([1, 1, 1.7, 0.6], np.float32))],
+        None,
+    ),
+    "resize_nearest_tf_half_pixel_ceil": (
+        oh.make_node(
+            "Resize",
+            ["x", "", "", "sz"],
+            ["y"],
+            mode="nearest",
+            coordinate_transformation_mode="tf_half_pixel_for_nn",
+            nearest_mode="ceil",
+        ),
+        [("x", F, [1, 2, 5, 7])],
+        [("sz", np.array([1, 2, 8, 3]))],
+        None,
+    ),
+    "resize_linear_asymmetric": (
+        oh.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear", coordinate_transformation_mode="asymmetric"),
+        [("x", F, [1, 2, 5, 7])],
+        [("sz", np.array([1, 2, 9, 4]))],
+        None,
+    ),
+    "resize_linear_align_corners_fractional_scale": (
+        oh.make_node("Resize", ["x", "", "sc"], ["y"], mode="linear", coordinate_transformation_mode="align_corners"),
+        [("x", F, [1, 2, 5, 7])],
+        [("sc", np.array([1, 1, 0.8, 2.0], np.float32))],  # see test_resize_fractional_align_corners
+        None,
+    ),
+    "resize_linear_keep_aspect_not_smaller": (
+        oh.make_node(
+            "Resize", ["x", "", "", "sz"], ["y"], mode="linear", axes=[2, 3], keep_aspect_ratio_policy="not_smaller"
+        ),
+        [("x", F, [1, 2, 5, 7])],
+        [("sz", np.array([8, 9]))],
+        None,
+    ),
     "groupnorm": (
         oh.make_node("GroupNormalization", ["x", "g", "b"], ["y"], num_groups=3, epsilon=1e-3),
         [("x", F, [2, 6, 3, 3])],
@@ -131,6 +171,19 @@ CASES = {
     "cast_float_to_int": (oh.make_node("Cast", ["x"], ["y"], to=INT), X, [], None),
     "cast_bool_to_float": (oh.make_node("Cast", ["m"], ["y"], to=F), [("m", B, [3, 4])], [], None),
 }
+
+
+def test_resize_fractional_align_corners_follows_the_spec_reference():
+    """align_corners with a scale whose in * scale is not whole: the spec's reference (and the
+    conformance data) divide by in * scale - 1, onnxruntime by the integer out - 1; eqsat follows the spec."""
+    node = oh.make_node("Resize", ["x", "", "sc"], ["y"], mode="linear", coordinate_transformation_mode="align_corners")
+    inputs = [("x", F, [1, 2, 5, 7])]
+    model = _model(node, inputs, [("sc", np.array([1, 1, 0.7, 1.6], np.float32))])
+    feed = _feed(inputs)
+    expected = [torch.from_numpy(ReferenceEvaluator(model).run(None, feed)[0])]
+    got = compile(from_onnx(model))({k: torch.from_numpy(v) for k, v in feed.items()})
+    cmp = compare_all(expected, got)
+    assert cmp.close, cmp.why
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -197,6 +250,8 @@ def _newer_ops_graph():
     gn = b.groupnorm(x, b.weight("gw", torch.randn(4)), b.weight("gb", torch.randn(4)), num_groups=2)
     up = b.resize(b.silu(gn), size=(12, 9), mode="bilinear")
     near = b.resize(b.hardsigmoid(x), size=(12, 12), mode="nearest")
+    onnx_near = b.resize(x, size=(10, 3), mode="nearest", coord="half_pixel", nearest_mode="round_prefer_ceil")
+    onnx_lin = b.resize(x, size=(10, 4), mode="bilinear", coord="asymmetric", scale_h=1.75, scale_w=0.75)
     red = b.reduce_var(b.clamp(x, min=-1.0, max=2.0), axes=(2, 3), keepdim=1)
     pooled = b.adaptive_avgpool(b.pad(b.gelu_erf(x), pads=(0, 0, 0, 0, 1, 1, 1, 1)), output_size=(4, 2))
     rows = b.embedding(table, ids)
@@ -206,7 +261,8 @@ def _newer_ops_graph():
         b.logical_not(mask), b.pow(x, exponent=2.0), b.expand(b.reduce_max(x, axes=(3,), keepdim=1), shape=(2, 4, 6, 6))
     )
     as_int = b.cast(b.ge(x, b.rmsnorm(x, b.weight("rw", torch.rand(6)))), dtype="int64")
-    return b.build([up, near, red, pooled, rows, picked, fill, sel, as_int, b.reduce_min(b.log(b.abs(x)), axes=(0,))])
+    outs = [up, near, red, pooled, rows, picked, fill, sel, as_int, b.reduce_min(b.log(b.abs(x)), axes=(0,))]
+    return b.build([*outs, onnx_near, onnx_lin])
 
 
 def test_newer_ops_export_to_onnxruntime_and_import_back():

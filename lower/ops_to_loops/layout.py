@@ -28,6 +28,7 @@ from lower.ir import (
 )
 from lower.ops_to_loops.core import LowerCtx, bcast_index, clip, copy_stage, loop_vars, lowering, unflatten
 from rewrite.ir.graph import Node
+from rewrite.ir.ops.resize import TORCH, resize_taps
 
 
 # ============================================================== layout
@@ -142,6 +143,8 @@ def lower_resize(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     x, out = ins[0], outs[0]
     _, _, H, W = x.shape
     _, _, OH, OW = out.shape
+    if node.attrs["coord"] != TORCH:
+        return _lower_onnx_resize(node, x, out, ctx)
     if node.attrs["mode"] == "nearest":
         # torch: src = min(floor(dst * (in / out)), in - 1) in float32
         def near(o: Expr, n_in: int, n_out: int) -> Expr:
@@ -162,3 +165,32 @@ def lower_resize(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         )
 
     return copy_stage(ctx, ctx.tag, out, bil)
+
+
+def _lower_onnx_resize(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
+    """ONNX coordinate modes: the float64 taps of ``resize_taps`` (the reference's own) baked in as
+    per-axis constant tables, indices stored as exact float32 integers (constants are float32)."""
+    a = node.attrs
+    tables: list[tuple[Buffer, Buffer, Buffer]] = []
+    for axis, scale in ((2, a["scale_h"]), (3, a["scale_w"])):
+        taps = resize_taps(x.shape[axis], out.shape[axis], a["mode"], a["coord"], a["nearest_mode"], scale)
+        bufs = []
+        for part, t in zip(("i0", "i1", "w"), taps, strict=True):
+            b = Buffer(ctx.namer.name(f"{ctx.tag}_{'hw'[axis - 2]}{part}"), (out.shape[axis],))
+            ctx.new_consts[b.name] = t.float()
+            bufs.append(b)
+        tables.append((bufs[0], bufs[1], bufs[2]))
+    (h0t, h1t, lht), (w0t, w1t, lwt) = tables
+    H, W = x.shape[2], x.shape[3]
+
+    def src(vs: list[Var]) -> Expr:
+        n, c, oh, ow = vs
+        h0, w0 = clip(Cast(I64, h0t[oh]), H - 1), clip(Cast(I64, w0t[ow]), W - 1)
+        if a["mode"] == "nearest":
+            return x[n, c, h0, w0]
+        h1, w1 = clip(Cast(I64, h1t[oh]), H - 1), clip(Cast(I64, w1t[ow]), W - 1)
+        lh, lw, one = lht[oh], lwt[ow], const(1.0)
+        top = (one - lw) * x[n, c, h0, w0] + lw * x[n, c, h0, w1]
+        return (one - lh) * top + lh * ((one - lw) * x[n, c, h1, w0] + lw * x[n, c, h1, w1])
+
+    return copy_stage(ctx, ctx.tag, out, src)

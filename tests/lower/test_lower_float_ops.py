@@ -81,6 +81,34 @@ def test_resize(mode, align, size):
     check_graph(_one("resize", [(1, 2, 5, 7)], size=size, mode=mode, align_corners=align), tol=1e-5)
 
 
+ONNX_COORDS = ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric"]
+
+
+@pytest.mark.parametrize("coord", [*ONNX_COORDS, "tf_half_pixel_for_nn"])
+@pytest.mark.parametrize("nearest_mode", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+@pytest.mark.parametrize("size,scales", [((10, 3), (0.0, 0.0)), ((8, 11), (1.7, 1.6)), ((1, 2), (0.25, 0.3))])
+def test_resize_onnx_nearest(coord, nearest_mode, size, scales):
+    """ONNX coordinate modes (float64 taps as constant tables) against the op's reference: exact."""
+    g = _one(
+        "resize",
+        [(1, 2, 5, 7)],
+        size=size,
+        mode="nearest",
+        coord=coord,
+        nearest_mode=nearest_mode,
+        scale_h=scales[0],
+        scale_w=scales[1],
+    )
+    check_graph(g, tol=0)
+
+
+@pytest.mark.parametrize("coord", ONNX_COORDS)
+@pytest.mark.parametrize("size,scales", [((10, 3), (0.0, 0.0)), ((8, 11), (1.7, 1.6)), ((1, 2), (0.25, 0.3))])
+def test_resize_onnx_linear(coord, size, scales):
+    g = _one("resize", [(1, 2, 5, 7)], size=size, mode="bilinear", coord=coord, scale_h=scales[0], scale_w=scales[1])
+    check_graph(g, tol=1e-6)
+
+
 @pytest.mark.parametrize("out", [(1, 1), (2, 3), (3, 5), (7, 9)])
 def test_adaptive_avgpool(out):
     check_graph(_one("adaptive_avgpool", [(2, 3, 7, 9)], output_size=out), tol=1e-5)

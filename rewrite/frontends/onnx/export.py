@@ -29,6 +29,7 @@ from onnx import helper, numpy_helper
 from rewrite.frontends.onnx.context import ONNX_OF
 from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Graph, Node, Value
+from rewrite.ir.ops.resize import TORCH
 
 OPSET = 20  # Gelu(approximate="tanh") needs 20
 
@@ -357,12 +358,29 @@ def _pad(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
 def _resize(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     xs, a = _shape(w, n, 0), n.attrs
     sizes = w.ints([*xs[:2], *a["size"]], "sizes")
-    if a["mode"] == "nearest":  # torch's nearest: source index floor(dst * in / out)
-        attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
-    else:
-        coord = "align_corners" if a["align_corners"] else "half_pixel"
-        attrs = {"mode": "linear", "coordinate_transformation_mode": coord}
-    w.emit("Resize", [ins[0], "", "", sizes], outs[0], **attrs)
+    if a["coord"] == TORCH:
+        if a["mode"] == "nearest":  # torch's nearest: source index floor(dst * in / out)
+            attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
+        else:
+            coord = "align_corners" if a["align_corners"] else "half_pixel"
+            attrs = {"mode": "linear", "coordinate_transformation_mode": coord}
+        w.emit("Resize", [ins[0], "", "", sizes], outs[0], **attrs)
+        return
+    attrs = {"mode": "nearest" if a["mode"] == "nearest" else "linear", "coordinate_transformation_mode": a["coord"]}
+    if a["mode"] == "nearest":
+        attrs["nearest_mode"] = a["nearest_mode"]
+    scales = [a["scale_h"], a["scale_w"]]
+    if all(s == 0 or s == o / i for s, o, i in zip(scales, a["size"], xs[2:])):
+        w.emit("Resize", [ins[0], "", "", sizes], outs[0], **attrs)
+        return
+    # ONNX maps by a given scale only through the scales input: float32, the size floor(in * scale)
+    full = [o / i if s == 0 else s for s, o, i in zip(scales, a["size"], xs[2:])]
+    if any(float(np.float32(s)) != s or math.floor(i * s) != o for s, o, i in zip(full, a["size"], xs[2:])):
+        raise FrontendError(
+            f"{n.describe()}: resize to {tuple(a['size'])} by scales {tuple(full)} has no ONNX spelling "
+            "(scales are float32 and give the size floor(in * scale))"
+        )
+    w.emit("Resize", [ins[0], "", w.const(np.array([1, 1, *full], np.float32), "scales")], outs[0], **attrs)
 
 
 @_emits("embedding")

@@ -18,6 +18,7 @@ from onnx import numpy_helper
 
 from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
 from rewrite.ir.graph import Value
+from rewrite.ir.ops.resize import COORDS, TORCH
 
 
 @handles("Transpose")
@@ -289,44 +290,49 @@ def _resize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     mode = a.get("mode", "nearest")
     coord = a.get("coordinate_transformation_mode", "half_pixel")
     axes = norm_axes([int(v) for v in a.get("axes", range(4))], 4)
+    if mode not in ("nearest", "linear"):
+        raise Refuse(f"mode '{mode}' is not supported (nearest and linear are)")
     if a.get("antialias", 0) or a.get("exclude_outside", 0):
         raise Refuse("antialias / exclude_outside are not supported")
-    if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise Refuse(f"keep_aspect_ratio_policy '{a['keep_aspect_ratio_policy']}' is not supported")
-    out = list(xs)
+    if coord not in COORDS or coord == TORCH:
+        raise Refuse(f"coordinate_transformation_mode '{coord}' is not supported")
+    policy = a.get("keep_aspect_ratio_policy", "stretch")
+    out, scale = list(xs), [0.0] * 4  # scale 0: the op maps coordinates by out / in
     if opt_input(n, 3) and c.shape(c.const(n.input[3], "sizes")) != (0,):
-        for ax, size in zip(axes, c.ints(n.input[3], "sizes")):
-            out[ax] = size
+        sizes = c.ints(n.input[3], "sizes")
+        if policy == "stretch":
+            for ax, size in zip(axes, sizes):
+                out[ax] = size
+        elif policy in ("not_larger", "not_smaller"):
+            # the spec: one scale for every axis in axes, the sizes rounded half up from it
+            ratios = [size / xs[ax] for ax, size in zip(axes, sizes)]
+            common = min(ratios) if policy == "not_larger" else max(ratios)
+            for ax in axes:
+                out[ax], scale[ax] = int(common * xs[ax] + 0.5), common
+        else:
+            raise Refuse(f"keep_aspect_ratio_policy '{policy}' is not supported")
     elif opt_input(n, 2):
         scales = [float(v) for v in c.const(n.input[2], "scales").reshape(-1)]
         for ax, sc in zip(axes, scales):
-            out[ax] = math.floor(xs[ax] * sc)
-            # eqsat (as torch given sizes) maps coordinates by in/out: the same only when out = in * scale exactly
-            if out[ax] != xs[ax] * sc:
-                raise Refuse(f"scale {sc} of axis {ax} does not give a whole size ({xs[ax]} * {sc})")
+            out[ax], scale[ax] = math.floor(xs[ax] * sc), sc
     else:
         raise Refuse("neither scales nor sizes are given")
     if out[:2] != list(xs[:2]) or min(out) <= 0:
         raise Refuse(f"resizing {xs} to {tuple(out)}: only H and W may change")
-    if mode == "nearest":
-        rounding = a.get("nearest_mode", "round_prefer_floor")
-        # upscaling by whole factors k, half-pixel centres then rounding to nearest pick source
-        # (dst - (k-1)/2) / k, never a tie, rounded: floor(dst / k) — torch's nearest
-        whole = all(o % i == 0 for o, i in zip(out[2:], xs[2:]))
-        half = coord in ("half_pixel", "pytorch_half_pixel") and rounding in ("round_prefer_floor", "round_prefer_ceil")
-        if (coord, rounding) != ("asymmetric", "floor") and not (whole and half):
-            raise Refuse(
-                f"nearest with coordinate_transformation_mode '{coord}' and nearest_mode '{rounding}': eqsat's is "
-                "asymmetric + floor (torch's), or half-pixel rounding when upscaling by whole factors"
-            )
-        return [c.add("resize", [x], size=tuple(out[2:]), mode="nearest")]
-    if mode == "linear":
-        if coord == "align_corners":
-            return [c.add("resize", [x], size=tuple(out[2:]), mode="bilinear", align_corners=1)]
-        if coord == "half_pixel" or (coord == "pytorch_half_pixel" and min(out[2:]) > 1):
-            return [c.add("resize", [x], size=tuple(out[2:]), mode="bilinear", align_corners=0)]
-        raise Refuse(f"linear with coordinate_transformation_mode '{coord}' is not supported")
-    raise Refuse(f"mode '{mode}' is not supported (nearest and linear are)")
+    if any(scale[ax] not in (0.0, 1.0) for ax in (0, 1)):
+        raise Refuse(f"scales {scale[:2]} on N and C: only H and W may be resized")
+    return [
+        c.add(
+            "resize",
+            [x],
+            size=tuple(out[2:]),
+            mode="nearest" if mode == "nearest" else "bilinear",
+            coord=coord,
+            nearest_mode=a.get("nearest_mode", "round_prefer_floor"),
+            scale_h=scale[2],
+            scale_w=scale[3],
+        )
+    ]
 
 
 @handles("Constant")

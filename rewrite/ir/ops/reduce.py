@@ -15,6 +15,7 @@ from rewrite.ir.ops.registry import (
     OpDef,
     register_op,
 )
+from rewrite.ir.ops.resize import COORDS, NEAREST_MODES, TORCH, resize_onnx_ref
 from rewrite.ir.shapes import (
     Attrs,
     Expand,
@@ -104,6 +105,16 @@ register_op(
     )
 )
 
+
+def _resize_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    size, mode = tuple(a["size"]), a["mode"]
+    if a["coord"] != TORCH:
+        scales = (a["scale_h"], a["scale_w"])
+        return [resize_onnx_ref(xs[0], size, mode, a["coord"], a["nearest_mode"], scales)]
+    align = bool(a["align_corners"]) if mode == "bilinear" else None
+    return [F.interpolate(xs[0], size=size, mode=mode, align_corners=align)]
+
+
 register_op(
     OpDef(
         "resize",
@@ -112,19 +123,18 @@ register_op(
         (
             AttrSpec("size", AttrKind.INTS),
             AttrSpec("mode", AttrKind.STR, "nearest", choices=("nearest", "bilinear")),
-            AttrSpec("align_corners", AttrKind.INT, 0),
+            AttrSpec("align_corners", AttrKind.INT, 0),  # coord "torch" only
+            # ONNX's coordinate_transformation_mode; "torch" is F.interpolate's own mapping
+            AttrSpec("coord", AttrKind.STR, TORCH, choices=COORDS),
+            AttrSpec("nearest_mode", AttrKind.STR, "round_prefer_floor", choices=NEAREST_MODES),
+            # ONNX maps coordinates by the scale given, not out / in; 0: out / in
+            AttrSpec("scale_h", AttrKind.FLOAT, 0.0),
+            AttrSpec("scale_w", AttrKind.FLOAT, 0.0),
         ),
         Spatial2d("size"),
-        lambda xs, a: [
-            F.interpolate(
-                xs[0],
-                size=tuple(a["size"]),
-                mode=a["mode"],
-                align_corners=bool(a["align_corners"]) if a["mode"] == "bilinear" else None,
-            )
-        ],
+        _resize_ref,
         lambda i, o, a: (8 if a["mode"] == "bilinear" else 0) * numel(o[0]),
-        doc="F.interpolate of NCHW to size (nearest or bilinear; scales from the sizes)",
+        doc="NCHW to size, nearest or bilinear: F.interpolate's mapping (coord 'torch') or ONNX Resize's",
         fusion=FusionRole.INJECTIVE,
     )
 )
