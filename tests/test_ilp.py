@@ -122,6 +122,52 @@ def test_ilp_matches_brute_force_on_random_cyclic_egraphs():
     assert checked >= 20
 
 
+def _blocks(k: int) -> tuple[dict[str, list], list[str]]:
+    """k copies of the sharing puzzle above chained through one mandatory class each (J0 <- J1 <- ...)."""
+    spec: dict[str, list] = {"J0": [("x0", "input", (), 0.0)]}
+    for b in range(k):
+        j, nxt = f"J{b}", f"J{b + 1}"
+        spec[f"S{b}"] = [(f"s{b}", "exp", (j,), 10.0)]
+        spec[f"A{b}"] = [(f"a{b}1", "relu", (f"S{b}",), 1.0), (f"a{b}2", "tanh", (j,), 7.0)]
+        spec[f"B{b}"] = [(f"b{b}1", "sigmoid", (f"S{b}",), 1.0), (f"b{b}2", "gelu", (j,), 7.0)]
+        spec[nxt] = [(f"r{b}", "add", (f"A{b}", f"B{b}"), 1.0)]
+    return spec, [f"J{k}"]
+
+
+def test_the_program_splits_at_mandatory_classes_and_keeps_the_optimum():
+    # every block's junction is needed by every selection: its rows are implied, so each block is its own program
+    spec, roots = _blocks(3)
+    data, ncost = _egraph(spec, roots)
+    res = ilp_extract(data, ncost)
+    assert res.sizes is not None and res.sizes.parts >= 3, res.sizes
+    assert res.status == "optimal" and res.objective == pytest.approx(_brute_force(data, ncost)) == pytest.approx(39.0)
+    assert res.bound == pytest.approx(39.0, rel=1e-6) and is_valid_selection(data, res.selection)
+
+
+def test_a_part_left_without_time_keeps_the_warm_start_and_adds_nothing_to_the_bound(monkeypatch):
+    import importlib
+
+    solve_mod = importlib.import_module("rewrite.extract.ilp.solve")  # the module, not the function of that name
+    real = solve_mod._solve_part
+    calls = []
+
+    def last_part_out_of_time(highspy, prog, left, start, rel_gap, verbose, on_better):
+        calls.append(len(prog.cost))
+        if len(calls) == 1:  # the first part solved runs out of time with nothing found
+            return solve_mod.Answer(None, solve_mod.IlpStatus.TIME_LIMIT, None, "simulated time limit")
+        return real(highspy, prog, left, start, rel_gap, verbose, on_better)
+
+    monkeypatch.setattr(solve_mod, "_solve_part", last_part_out_of_time)
+    spec, roots = _blocks(3)
+    data, ncost = _egraph(spec, roots)
+    greedy = _greedy(data, ncost)
+    res = ilp_extract(data, ncost, warm_start=greedy)
+    assert len(calls) >= 3 and res.source == "ilp" and res.status == "time_limit"
+    assert is_valid_selection(data, res.selection)
+    assert dag_cost(greedy, ncost) >= res.objective >= 39.0 - 1e-9
+    assert res.bound is not None and res.bound < res.objective and res.gap > 0
+
+
 def _random_egraph(rng: random.Random, n: int):
     spec: dict[str, list] = {"x": [("x0", "input", (), 0.0)]}
     for i in range(n):

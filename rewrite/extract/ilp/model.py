@@ -3,7 +3,10 @@
 Rows, per decided class ``c``:
 
 * ``sum(x[n] for n in c) <= 1``, ``= 1`` where every selection needs ``c`` (the mandatory classes);
-* for each class ``d`` the e-nodes of ``c`` need: ``sum(x[m] for m in d) >= sum(x[n] for n of c that need d)``;
+* for each class ``d`` the e-nodes of ``c`` need: ``sum(x[m] for m in d) >= sum(x[n] for n of c that need d)``,
+  except where ``d`` is mandatory (``sum(x[m] for m in d) = 1`` and ``c`` picks at most one: implied, also
+  in the LP relaxation).  Without those rows the program falls apart into independent parts at the
+  mandatory classes (``split.components``): bert's eight layers are eight programs of ~100 columns;
 * for each edge ``c -> d`` inside one SCC of size ``K``: ``o[c] - o[d] >= 1 - K * (1 - x[n])``.
 
     >>> rows = Rows(); rows.add([0, 1], [1.0, 1.0], 0.0, 1.0); rows.count
@@ -22,6 +25,7 @@ from rewrite.extract.egraph_data import EGraphData, ENode
 from rewrite.extract.ilp.prune import Needs, Problem, needs, sccs
 from rewrite.extract.ilp.result import ModelSizes
 from rewrite.extract.ilp.selection import postorder, walk
+from rewrite.extract.ilp.split import Part, components
 
 OBJECTIVE_SCALE = 1000.0  # objective of this order: HiGHS's absolute tolerances stay negligible
 
@@ -64,6 +68,7 @@ class Model:
     scale: float
     mandatory: frozenset[str] = frozenset()  # classes every selection picks (an e-node of each)
     rows: Rows = field(default_factory=Rows)
+    parts: list[Part] = field(default_factory=list)  # independent parts (``split.components``), smallest first
 
     @property
     def ncols(self) -> int:
@@ -102,6 +107,8 @@ def _need_rows(model: Model, prob: Problem, need: Needs | None, c: str) -> int:
     for d, us in users_of.items():
         if len(us) < 2 and d not in direct:
             continue  # implied by the rows below c
+        if d in model.mandatory:
+            continue  # implied: d picks exactly one e-node, c at most one (and this cut lets the program split)
         dcols = [col_of[m.id] for m in model.classes[d]]
         rows.add(dcols + [col_of[i] for i in us], [1.0] * len(dcols) + [-1.0] * len(us), 0.0, math.inf)
     for d, us_direct in direct.items():
@@ -153,6 +160,7 @@ def build_model(
         if time.perf_counter() > deadline:
             return None
         strengthened += _need_rows(model, prob, need, c)
+    model.parts = components(ncols, model.rows.count, model.rows.i, model.rows.j)
     sizes = ModelSizes(
         classes=len(data.classes),
         enodes=data.num_nodes,
@@ -166,6 +174,8 @@ def build_model(
         strengthened=strengthened,
         rows=model.rows.count,
         cols=ncols,
+        parts=len(model.parts),
+        largest_part=max((len(p.cols) for p in model.parts), default=0),
     )
     return model, sizes
 

@@ -48,6 +48,8 @@ class ModelSizes:
     strengthened: int  # (e-node, needed class) pairs added by the must-need sets
     rows: int
     cols: int
+    parts: int = 1  # independent programs the columns fall into (solved one by one)
+    largest_part: int = 0  # columns of the largest
 
 
 @dataclass
