@@ -73,6 +73,7 @@ from rewrite.extract.ilp.selection import is_valid_selection, walk
 from rewrite.extract.ilp.solve import Answer, decode, solve
 
 NEED_LIMIT = 30_000  # e-classes up to which must-need sets (bitsets, ~n^2/8 bytes) are computed
+READBACK_SHARE = 0.03  # of the time limit kept back from HiGHS for reading its answer back (decode, DAG cost)
 WORSE_THAN_GREEDY = 1e-9  # relative slack before a solver answer counts as worse than the greedy one
 
 __all__ = [
@@ -165,7 +166,7 @@ def ilp_extract(
         floor = max(floor, mandatory_floor(model, ncost))
         progress("model", **asdict(sizes))
         start = warm_start_vector(model, prob, greedy) if greedy is not None else None
-        time_left = time_limit - (time.perf_counter() - t0)
+        time_left = time_limit * (1 - READBACK_SHARE) - (time.perf_counter() - t0)
         answer = solve(model, time_left, start, rel_gap, verbose, progress if on_progress is not None else None)
         solved = decode(model, prob, answer.x) if answer.x is not None else None
     chosen, message = _accept(answer, solved, ncost, greedy_obj)
