@@ -50,8 +50,12 @@ from rewrite.ir.target import Target
 
 SYS_FUTEX, SYS_SCHED_YIELD = 202, 24  # x86-64 Linux syscall numbers
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
-SPIN_PAUSES = 20000  # a worker's pauses (~50 ns each) before it sleeps: ~1 ms, longer than most kernels
-WAIT_PAUSES = 2000  # the caller's pauses waiting for a worker's chunk before it starts yielding its core
+# A worker's pauses (~50 ns each) before it sleeps: ~50 us, longer than the gap between two parallel
+# kernels of a model.  Spinning longer costs on a busy machine: a spinning worker takes time slices from
+# the caller's serial kernels (squeezenet, 2 threads, others busy 1.5 cores: 1 ms of spinning ran 0.89x
+# the Python pool, 15-100 us 1.18-1.21x, none 1.14x).
+SPIN_PAUSES = 1000
+WAIT_PAUSES = 1000  # the caller's pauses waiting for a worker's chunk before it starts yielding its core
 CHUNKS_PER_THREAD = 8  # dynamic balancing on a shared machine; a chunk costs a cmpxchg and a call
 POOL_BYTES = 384
 _WORD, _DONE, _FN, _ARGS, _EXT, _CHUNK, _EPOCH, _SLEEPERS, _STOP, _SYSCALL, _SPINS, _GEN = (
