@@ -19,12 +19,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from lower.ir import Kernel
 from rewrite.ir.target import Target
 
 KernelFn = Callable[[Any, int, int], None]  # f(args, lo, hi): one call runs the root loop over [lo, hi)
+
+
+class Launch(NamedTuple):
+    """One kernel launch as ``sequence`` sees it: ``fn`` on ``args`` (the argument array's address),
+    ``extent`` its parallel root loop's extent (None: none), on ``threads`` threads."""
+
+    fn: KernelFn
+    args: Any
+    extent: int | None
+    threads: int
 
 
 @dataclass(frozen=True)
@@ -37,9 +47,9 @@ class Backend:
     once at compile time, so a run costs no more than the call itself; ``source(kernel, target)`` is the
     generated code as text; ``device`` the torch device type its buffers live on; ``copies_inputs``
     whether inputs on another device are copied to it (else refused).  ``sequence``, if given, takes
-    all of a model's ``(fn, args)`` in launch order and returns either None (launch one by one) or
+    all of a model's ``Launch``es in launch order and returns either None (launch one by one) or
     ``replay(key)`` running them all at once, ``key`` being the addresses patched into the argument
-    arrays for this call (a CUDA graph per key).
+    arrays for this call (a CUDA graph per key; the LLVM backend's native launch table ignores it).
     """
 
     name: str
@@ -48,4 +58,4 @@ class Backend:
     source: Callable[[Kernel, Target], str]
     device: str = "cpu"
     copies_inputs: bool = False
-    sequence: Callable[[list[tuple[KernelFn, Any]]], Callable[[tuple[int, ...]], None] | None] | None = None
+    sequence: Callable[[list[Launch]], Callable[[tuple[int, ...]], None] | None] | None = None

@@ -1,4 +1,8 @@
-"""A small thread pool that runs a kernel's parallel root loop in chunks.
+"""A small Python thread pool that runs a kernel's parallel root loop in chunks.
+
+The LLVM backend runs parallel kernels on its native pool (``lower.llvm.driver``: microseconds per
+launch); this pool (tens of microseconds: futures and a lock per chunk) is the fallback where that
+pool cannot run.
 
 Kernels are ctypes functions ``f(args, lo, hi)``; ctypes releases the GIL
 during the call, so the chunks really run concurrently.  Chunks are taken

@@ -14,10 +14,13 @@ Compile time:
    outputs are allocated per call, every intermediate gets a slot in one
    arena, reusing slots whose values are dead (linear scan over kernel order).
 
-Run time: one call per kernel (each with a prepared argument array);
-kernels whose outermost loop is parallel are split over the thread pool.
-A ``CompiledGraph`` is not reentrant (its arena is shared): calls are
-serialised by a lock.
+Run time: the inputs' and outputs' addresses are patched into the kernels'
+prepared argument arrays, then the backend's ``sequence`` replays all launches
+at once (the LLVM backend: one native call walking a launch table, parallel
+kernels on its native pool; a CUDA graph), or, without one and when profiling
+(``profile``: per-kernel times), one launcher call per kernel.  A
+``CompiledGraph`` is not reentrant (its arena is shared): calls are serialised
+by a lock.
 
 Nothing here depends on the target's kind: compiling a kernel, launching it
 and the device its buffers live on come from the target's ``Backend``
@@ -39,7 +42,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lower.backend import KernelFn
+from lower.backend import KernelFn, Launch
 from lower.fusion import BuiltKernel, FusionPlan, Scratch, build_kernel, live_nodes, plan_fusion
 from lower.ir import (
     IntImm,
@@ -125,7 +128,10 @@ class CompiledGraph:
         self._plan_storage()
         self._launches = [self._compile(k, bk) for k, bk in enumerate(self.built)]
         seq_ = self.backend.sequence
-        self._replay = seq_([(ln.fn, ln.argp) for ln in self._launches]) if seq_ is not None else None
+        launches = [Launch(ln.fn, ln.argp, ln.par_extent, ln.threads) for ln in self._launches]
+        self._replay = seq_(launches) if seq_ is not None else None
+        # what each call patches into the argument arrays: (array, slot, "input"|"output", value)
+        self._patches = [(ln.args, slot, kind, v) for ln in self._launches for slot, kind, v in ln.patches]
         self.compile_seconds = time.perf_counter() - t0
 
     # ------------------------------------------------------------ compile helpers
@@ -407,12 +413,11 @@ class CompiledGraph:
             for r in self._out_roots:
                 if r not in outs and self._kinds.get(r) == "output":
                     outs[r] = self._output_buffer(r)
-            if self._replay is not None and _times is None:  # all launches at once (a CUDA graph)
+            if self._replay is not None and _times is None:  # all launches at once (native table, CUDA graph)
                 key = []
-                for ln in self._launches:
-                    for slot, kind, v in ln.patches:
-                        ln.args[slot] = (bound[v] if kind == "input" else outs[v]).data_ptr()
-                        key.append(ln.args[slot] or 0)
+                for args, slot, kind, v in self._patches:
+                    args[slot] = (bound[v] if kind == "input" else outs[v]).data_ptr()
+                    key.append(args[slot] or 0)
                 self._replay(tuple(key))
             else:
                 for k, ln in enumerate(self._launches):

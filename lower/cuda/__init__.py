@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from lower.backend import Backend, KernelFn
+from lower.backend import Backend, KernelFn, Launch
 from lower.cuda import driver, nvrtc
 from lower.cuda.codegen import CudaModule, LaunchSpec, kernel_module, kernel_to_cuda
 from lower.fusion import BuiltKernel, build_kernel, live_nodes, plan_fusion
@@ -72,13 +72,13 @@ def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Calla
     return lambda: fn.launch(params, driver.current_stream())
 
 
-def sequence(items: list[tuple[KernelFn, Any]]) -> Callable[[tuple[int, ...]], None] | None:
+def sequence(items: list[Launch]) -> Callable[[tuple[int, ...]], None] | None:
     """With ``EQSAT_CUDA_GRAPH=1``: all of a model's launches as one CUDA graph per set of patched
     addresses (``driver.CapturedGraph``), replayed on the current stream; else None (one by one)."""
     if not config.CUDA_GRAPH.flag():
         return None
     fns = []
-    for fn, args in items:
+    for fn, args, *_ in items:  # the grids are fixed at codegen: extent and threads are not needed
         if not isinstance(fn, driver.LoadedKernel):
             raise TypeError(f"a CUDA graph holds kernels compiled by lower.cuda, not {type(fn).__name__}")
         fns.append((fn, fn.params_for(args)))

@@ -3,8 +3,11 @@
     >>> fn = compile_kernel(kernel, parse_target("llvm"), "k")      # doctest: +SKIP
     >>> launcher(fn, args, None, 1)()                                # doctest: +SKIP
 
-Parallel root loops run on the thread pool of ``lower.parallel`` (one range per call: the kernel
-ABI is ``f(args, lo, hi)``); ``vectorized`` loops become SIMD code of the target's vector width.
+A model's launches run natively (``driver``): ``sequence`` turns them into one launch table, so a run
+is one ctypes call, and parallel root loops (the kernel ABI is ``f(args, lo, hi)``: one range per
+call) are split over the driver's native thread pool.  Where that pool cannot run (not x86-64 Linux)
+parallel kernels go through ``lower.parallel``'s Python pool, one call per kernel.  ``vectorized``
+loops become SIMD code of the target's vector width.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from lower.backend import Backend, KernelFn
+from lower.backend import Backend, KernelFn, Launch
 from lower.ir import Kernel
-from lower.llvm import jit
+from lower.llvm import driver, jit
 from lower.llvm.codegen import kernel_module, kernel_to_llvm
 from lower.parallel import parallel_for
 from rewrite.ir.target import Target
@@ -34,13 +37,26 @@ def compile_kernel(kernel: Kernel, target: Target, hint: str = "k") -> KernelFn:
 
 
 def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Callable[[], None]:
-    """A callable running ``fn`` once: its parallel root loop's range split over ``threads`` threads, else
-    one direct call (the ctypes function with its arguments bound: nothing between runtime and kernel)."""
+    """A callable running ``fn`` once: its parallel root loop's range split over ``threads`` threads (the
+    native pool, else the Python one), else one direct call (the ctypes function with its arguments
+    bound: nothing between runtime and kernel)."""
     if extent is not None and threads > 1:
+        if driver.native_pool(threads) is not None:
+            return driver.LaunchTable([(fn, args, extent)], threads)
         return functools.partial(parallel_for, fn, args, extent, threads)
     return functools.partial(fn, args, 0, extent or 0)
 
 
-BACKEND = Backend("llvm", compile_kernel, launcher, kernel_to_llvm, device="cpu")
+def sequence(items: list[Launch]) -> Callable[[tuple[int, ...]], None] | None:
+    """All of a model's launches as one native launch table; None (one by one, parallel kernels on the
+    Python pool) when some kernel is parallel and the native pool cannot run here."""
+    threads = max((it.threads for it in items), default=1)
+    parallel = threads > 1 and any(it.extent is not None for it in items)
+    if parallel and driver.native_pool(threads) is None:
+        return None
+    return driver.LaunchTable([(it.fn, it.args, it.extent) for it in items], threads)
 
-__all__ = ["BACKEND", "compile_kernel", "launcher"]
+
+BACKEND = Backend("llvm", compile_kernel, launcher, kernel_to_llvm, device="cpu", sequence=sequence)
+
+__all__ = ["BACKEND", "compile_kernel", "launcher", "sequence"]

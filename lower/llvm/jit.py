@@ -210,6 +210,15 @@ def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str,
         return name, addr
 
 
+def function_address(target: Target, name: str) -> int:
+    """The address of another non-internal function of a module ``load_function`` loaded (``{name}.x``)."""
+    with _lock:
+        addr = _jit(target).engine.get_function_address(name)
+    if not addr:
+        raise RuntimeError(f"function {name} is not loaded for {target.name}")  # a bug, not user input
+    return addr
+
+
 def cfunc(addr: int) -> Callable[[Any, int, int], None]:
     """The kernel at ``addr`` as a ctypes function ``f(args, lo, hi)`` (calls release the GIL)."""
     return KERNEL_CFUNC(addr)

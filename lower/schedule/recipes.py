@@ -55,9 +55,11 @@ from rewrite import config
 from rewrite.ir.errors import ScheduleError
 from rewrite.ir.target import Target
 
-PAR_MIN_ELEMS = 1 << 18  # below this a parallel launch costs more than it saves (and on a shared machine a
-#                          descheduled worker holding a chunk can cost milliseconds)
-PAR_MIN_FLOPS = 1 << 24
+# Below these a parallel launch costs more than it saves.  A launch on the LLVM backend's native pool
+# (lower/llvm/driver.py) costs a few microseconds and late workers never hold it up, so kernels of some
+# tens of microseconds pay: 2**15 elements (~128 KiB read and written) or 2**21 flops (~20 us of GEMM).
+PAR_MIN_ELEMS = 1 << 15
+PAR_MIN_FLOPS = 1 << 21
 GEMM_MIN_FLOPS = 1 << 16
 
 

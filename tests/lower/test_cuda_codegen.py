@@ -395,7 +395,7 @@ def test_runtime_replays_all_launches_at_once_keyed_by_patched_addresses(tmp_pat
     def sequence(items):
         def replay(key):
             seen.append(key)
-            for fn, args in items:
+            for fn, args, *_ in items:
                 fn(args, 0, 0)
 
         return replay

@@ -1,3 +1,5 @@
+declare i64 @llvm.smin.i64(i64, i64)
+
 declare float @llvm.maximum.f32(float, float)
 
 declare float @llvm.rint.f32(float)
@@ -50,90 +52,116 @@ entry:
   %l.maxv = alloca [1 x float], align 64
   %l.sumv = alloca [1 x float], align 64
   ; stage softmax1
-  br label %i0.head1
-i0.head1:
-  %i0.5 = phi i64 [ 0, %entry ], [ %n6, %i0.latch3 ]
-  %t7 = icmp slt i64 %i0.5, 64
-  br i1 %t7, label %i0.body2, label %i0.exit4
-i0.body2:
+  br label %i0_o.head1
+i0_o.head1:
+  %i0_o.5 = phi i64 [ %lo, %entry ], [ %n6, %i0_o.latch3 ]
+  %t7 = icmp slt i64 %i0_o.5, %hi
+  br i1 %t7, label %i0_o.body2, label %i0_o.exit4
+i0_o.body2:
+  %t8 = mul i64 %i0_o.5, 9
+  %t9 = sub i64 64, %t8
+  %t10 = call i64 @llvm.smin.i64(i64 9, i64 %t9)
+  br label %i0_i.head11
+i0_i.head11:
+  %i0_i.15 = phi i64 [ 0, %i0_o.body2 ], [ %n16, %i0_i.latch13 ]
+  %t17 = icmp slt i64 %i0_i.15, %t10
+  br i1 %t17, label %i0_i.body12, label %i0_i.exit14
+i0_i.body12:
   store float 0xFFF0000000000000, ptr %l.maxv, align 4
-  br label %j.head8
-j.head8:
-  %j.12 = phi i64 [ 0, %i0.body2 ], [ %n13, %j.latch10 ]
-  %t14 = icmp slt i64 %j.12, 1000
-  br i1 %t14, label %j.body9, label %j.exit11
-j.body9:
-  %v15 = load float, ptr %l.maxv, align 4
-  %t16 = mul i64 %i0.5, 1000
-  %t17 = add i64 %t16, %j.12
-  %p18 = getelementptr inbounds float, ptr %param.1, i64 %t17
-  %v19 = load float, ptr %p18, align 4
-  %t20 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v15, float %v19)
-  store float %t20, ptr %l.maxv, align 4
-  br label %j.latch10
-j.latch10:
-  %n13 = add nuw nsw i64 %j.12, 1
-  br label %j.head8, !llvm.loop !0
-j.exit11:
-  store float 0x0000000000000000, ptr %l.sumv, align 4
-  br label %j_1.head21
-j_1.head21:
-  %j_1.25 = phi i64 [ 0, %j.exit11 ], [ %n26, %j_1.latch23 ]
-  %t27 = icmp slt i64 %j_1.25, 1000
-  br i1 %t27, label %j_1.body22, label %j_1.exit24
-j_1.body22:
-  %t28 = mul i64 %i0.5, 1000
-  %t29 = add i64 %t28, %j_1.25
+  br label %j.head18
+j.head18:
+  %j.22 = phi i64 [ 0, %i0_i.body12 ], [ %n23, %j.latch20 ]
+  %t24 = icmp slt i64 %j.22, 1000
+  br i1 %t24, label %j.body19, label %j.exit21
+j.body19:
+  %v25 = load float, ptr %l.maxv, align 4
+  %t26 = mul i64 %i0_i.15, 1000
+  %t27 = mul i64 %i0_o.5, 9000
+  %t28 = add i64 %t26, %t27
+  %t29 = add i64 %t28, %j.22
   %p30 = getelementptr inbounds float, ptr %param.1, i64 %t29
   %v31 = load float, ptr %p30, align 4
-  %v32 = load float, ptr %l.maxv, align 4
-  %t33 = fsub nsz contract arcp afn float %v31, %v32
-  %c34 = call nsz contract arcp afn float @eqsat_exp(float %t33)
-  %t35 = mul i64 %i0.5, 1000
-  %t36 = add i64 %t35, %j_1.25
-  %p37 = getelementptr inbounds float, ptr %param.0, i64 %t36
-  store float %c34, ptr %p37, align 4
-  %v38 = load float, ptr %l.sumv, align 4
-  %t39 = mul i64 %i0.5, 1000
-  %t40 = add i64 %t39, %j_1.25
-  %p41 = getelementptr inbounds float, ptr %param.0, i64 %t40
-  %v42 = load float, ptr %p41, align 4
-  %t43 = fadd reassoc nsz contract arcp afn float %v38, %v42
-  store float %t43, ptr %l.sumv, align 4
-  br label %j_1.latch23
-j_1.latch23:
-  %n26 = add nuw nsw i64 %j_1.25, 1
-  br label %j_1.head21, !llvm.loop !3
-j_1.exit24:
-  %v44 = load float, ptr %l.sumv, align 4
-  %t45 = fdiv nsz contract arcp afn float 0x3FF0000000000000, %v44
-  store float %t45, ptr %l.sumv, align 4
-  br label %j_2.head46
-j_2.head46:
-  %j_2.50 = phi i64 [ 0, %j_1.exit24 ], [ %n51, %j_2.latch48 ]
-  %t52 = icmp slt i64 %j_2.50, 1000
-  br i1 %t52, label %j_2.body47, label %j_2.exit49
-j_2.body47:
-  %t53 = mul i64 %i0.5, 1000
-  %t54 = add i64 %t53, %j_2.50
-  %p55 = getelementptr inbounds float, ptr %param.0, i64 %t54
-  %v56 = load float, ptr %p55, align 4
-  %v57 = load float, ptr %l.sumv, align 4
-  %t58 = fmul reassoc nsz contract arcp afn float %v56, %v57
-  %t59 = mul i64 %i0.5, 1000
-  %t60 = add i64 %t59, %j_2.50
-  %p61 = getelementptr inbounds float, ptr %param.0, i64 %t60
-  store float %t58, ptr %p61, align 4
-  br label %j_2.latch48
-j_2.latch48:
-  %n51 = add nuw nsw i64 %j_2.50, 1
-  br label %j_2.head46, !llvm.loop !6
-j_2.exit49:
-  br label %i0.latch3
-i0.latch3:
-  %n6 = add nuw nsw i64 %i0.5, 1
-  br label %i0.head1, !llvm.loop !9
-i0.exit4:
+  %t32 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v25, float %v31)
+  store float %t32, ptr %l.maxv, align 4
+  br label %j.latch20
+j.latch20:
+  %n23 = add nuw nsw i64 %j.22, 1
+  br label %j.head18, !llvm.loop !0
+j.exit21:
+  store float 0x0000000000000000, ptr %l.sumv, align 4
+  br label %j_1.head33
+j_1.head33:
+  %j_1.37 = phi i64 [ 0, %j.exit21 ], [ %n38, %j_1.latch35 ]
+  %t39 = icmp slt i64 %j_1.37, 1000
+  br i1 %t39, label %j_1.body34, label %j_1.exit36
+j_1.body34:
+  %t40 = mul i64 %i0_i.15, 1000
+  %t41 = mul i64 %i0_o.5, 9000
+  %t42 = add i64 %t40, %t41
+  %t43 = add i64 %t42, %j_1.37
+  %p44 = getelementptr inbounds float, ptr %param.1, i64 %t43
+  %v45 = load float, ptr %p44, align 4
+  %v46 = load float, ptr %l.maxv, align 4
+  %t47 = fsub nsz contract arcp afn float %v45, %v46
+  %c48 = call nsz contract arcp afn float @eqsat_exp(float %t47)
+  %t49 = mul i64 %i0_i.15, 1000
+  %t50 = mul i64 %i0_o.5, 9000
+  %t51 = add i64 %t49, %t50
+  %t52 = add i64 %t51, %j_1.37
+  %p53 = getelementptr inbounds float, ptr %param.0, i64 %t52
+  store float %c48, ptr %p53, align 4
+  %v54 = load float, ptr %l.sumv, align 4
+  %t55 = mul i64 %i0_i.15, 1000
+  %t56 = mul i64 %i0_o.5, 9000
+  %t57 = add i64 %t55, %t56
+  %t58 = add i64 %t57, %j_1.37
+  %p59 = getelementptr inbounds float, ptr %param.0, i64 %t58
+  %v60 = load float, ptr %p59, align 4
+  %t61 = fadd reassoc nsz contract arcp afn float %v54, %v60
+  store float %t61, ptr %l.sumv, align 4
+  br label %j_1.latch35
+j_1.latch35:
+  %n38 = add nuw nsw i64 %j_1.37, 1
+  br label %j_1.head33, !llvm.loop !3
+j_1.exit36:
+  %v62 = load float, ptr %l.sumv, align 4
+  %t63 = fdiv nsz contract arcp afn float 0x3FF0000000000000, %v62
+  store float %t63, ptr %l.sumv, align 4
+  br label %j_2.head64
+j_2.head64:
+  %j_2.68 = phi i64 [ 0, %j_1.exit36 ], [ %n69, %j_2.latch66 ]
+  %t70 = icmp slt i64 %j_2.68, 1000
+  br i1 %t70, label %j_2.body65, label %j_2.exit67
+j_2.body65:
+  %t71 = mul i64 %i0_i.15, 1000
+  %t72 = mul i64 %i0_o.5, 9000
+  %t73 = add i64 %t71, %t72
+  %t74 = add i64 %t73, %j_2.68
+  %p75 = getelementptr inbounds float, ptr %param.0, i64 %t74
+  %v76 = load float, ptr %p75, align 4
+  %v77 = load float, ptr %l.sumv, align 4
+  %t78 = fmul reassoc nsz contract arcp afn float %v76, %v77
+  %t79 = mul i64 %i0_i.15, 1000
+  %t80 = mul i64 %i0_o.5, 9000
+  %t81 = add i64 %t79, %t80
+  %t82 = add i64 %t81, %j_2.68
+  %p83 = getelementptr inbounds float, ptr %param.0, i64 %t82
+  store float %t78, ptr %p83, align 4
+  br label %j_2.latch66
+j_2.latch66:
+  %n69 = add nuw nsw i64 %j_2.68, 1
+  br label %j_2.head64, !llvm.loop !6
+j_2.exit67:
+  br label %i0_i.latch13
+i0_i.latch13:
+  %n16 = add nuw nsw i64 %i0_i.15, 1
+  br label %i0_i.head11, !llvm.loop !9
+i0_i.exit14:
+  br label %i0_o.latch3
+i0_o.latch3:
+  %n6 = add nuw nsw i64 %i0_o.5, 1
+  br label %i0_o.head1
+i0_o.exit4:
   ret void
 }
 
