@@ -8,12 +8,15 @@ from lower.ir import (
     Allocate,
     Buffer,
     Expr,
+    For,
+    IntImm,
     Select,
     Stage,
     Stmt,
     Store,
     Var,
     const,
+    emin,
     ge,
     land,
     loops,
@@ -22,6 +25,7 @@ from lower.ir import (
 )
 from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, clip, lowering
 from lower.ops_to_loops.elementwise import ACTIVATIONS
+from lower.ops_to_loops.window import padded_slice
 from rewrite.ir.graph import Node
 
 
@@ -160,6 +164,8 @@ def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
 
 DIRECT_CONV_MAX_OG = 4  # grouped convs with at most this many output channels per group go direct
 DIRECT_CONV_MAX_SLICE = 2 << 20  # bytes of the padded input slice kept on the stack
+DIRECT_CONV_ROW = 16  # output rows are computed padded to a multiple of this (the widest f32 vector)
+DIRECT_CONV_ROWS = 4  # output rows per pass: independent accumulation chains (FMA latency), reuse of input rows
 
 
 @lowering("conv2d", "conv2d_bias_act")
@@ -173,7 +179,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     G = a["groups"]
     Og = OC // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
-    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1
+    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1 + DIRECT_CONV_ROW * SW
     if G > 1 and Og <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE:
         return _direct_conv(node, ins, outs, ctx)
     n, g = ctx.var("n"), ctx.var("g")
@@ -222,44 +228,57 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
 def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     """Grouped convolution with few channels per group (depthwise, ResNeXt): a GEMM per group would be
     tiny and dominated by packing.  Per (n, group): copy the group's input channels into a zero-padded
-    local slice (no bounds checks in the hot loop), then for every output row accumulate
-    ``out[ow] += w[c, kh, kw] * xp[c, oh*s + kh*d, ow*s + kw*d]``::
+    local slice (no bounds checks in the hot loop), split by column phase so that every window tap
+    reads the slice at unit stride along the output row, whatever the stride: column ``ow*SW + kw*DW``
+    of the padded input is ``xp[c, h, (kw*DW) % SW, ow + (kw*DW) // SW]``.  Each output row is
+    accumulated in a local row ``acc`` padded to a multiple of ``DIRECT_CONV_ROW`` (so the vectorized
+    row loop has no scalar remainder; the extra lanes read zeros and are never stored)::
 
         // stage conv.init: out = 0 (or bias)        for n0, g0, i0, oh0, ow0
         // stage conv:                               for n, g {
-        //   stage conv.pad: xp[c, hp, wp] = x or 0      for c, hp, wp
-        //   for i, oh, c, ow, kh, kw: out[...] += w[...] * xp[...]  }
+        //   stage conv.pad: xp[c, hp, ph, wq] = x[n, g*Cg + c, hp - PH, wq*SW + ph - PW] or 0
+        //   for oh {
+        //     acc[i, ow] = out[n, g*Og + i, oh, ow] (0 past OW)                for i, ow < OWR
+        //     acc[i, ow] += w[g*Og + i, c, kh, kw] * xp[c, oh*SH + kh*DH, ph, ow + q]  for i, c, ow, kh, kw
+        //     out[n, g*Og + i, oh, ow] = acc[i, ow]                               for i, ow < OW  }}
     """
     x, w = ins[:2]
     out = outs[0]
     a = node.attrs
-    N, _, H, W = x.shape
+    N = x.shape[0]
     OC, Cg, KH, KW = w.shape
     _, _, OH, OW = out.shape
     G = a["groups"]
     Og = OC // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
-    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1
-    xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (Cg, HP, WP), scope="local")
-    n, g, c0, hp, wp = (ctx.var(s) for s in ("n", "g", "c", "hp", "wp"))
-    i, oh, c, ow, kh, kw = (ctx.var(s) for s in ("i", "oh", "c", "ow", "kh", "kw"))
-    ih, iw = hp - PH, wp - PW
-    ok = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
-    pad = Stage(
-        f"{ctx.tag}.pad",
-        loops(
-            [(c0, Cg), (hp, HP), (wp, WP)],
-            Store(
-                xp,
-                (c0, hp, wp),
-                Select(ok, x[n, g * Cg + c0, clip(ih, H - 1), clip(iw, W - 1)], const(0.0)),
+    OWR = -(-OW // DIRECT_CONV_ROW) * DIRECT_CONV_ROW
+    R = min(DIRECT_CONV_ROWS, OH)
+    OHB = -(-OH // R)
+    n, g = ctx.var("n"), ctx.var("g")
+    xp, fill = padded_slice(ctx, x, n, g * Cg, Cg, (OHB * R, OWR), (KH, KW), (SH, SW), (PH, PW), (DH, DW), 0.0)
+    acc = Buffer(ctx.namer.name(f"{ctx.tag}_acc"), (R, Og, OWR), scope="local")
+    ob, i, c, ow, r, kh, kw = (ctx.var(s) for s in ("ob", "i", "c", "ow", "r", "kh", "kw"))
+    r1, i1, ow1, r2, i2, ow2 = (ctx.var(s) for s in ("r", "i", "ow", "r", "i", "ow"))
+    oh1 = ob * R + r1
+    load_rows = loops(
+        [(r1, R), (i1, Og), (ow1, OWR)],
+        Store(
+            acc,
+            (r1, i1, ow1),
+            Select(
+                land(lt(ow1, OW), lt(oh1, OH)), out[n, g * Og + i1, clip(oh1, OH - 1), clip(ow1, OW - 1)], const(0.0)
             ),
         ),
     )
-    o = (n, g * Og + i, oh, ow)
-    upd = Store(out, o, out[o] + w[g * Og + i, c, kh, kw] * xp[c, oh * SH + kh * DH, ow * SW + kw * DW])
-    main = loops([(i, Og), (oh, OH), (c, Cg), (ow, OW), (kh, KH), (kw, KW)], upd)
-    body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xp, seq(pad, main))))
+    tap = xp[c, (ob * R + r) * SH + kh * DH, (kw * DW) % SW, ow + (kw * DW) // SW]
+    upd = Store(acc, (r, i, ow), acc[r, i, ow] + w[g * Og + i, c, kh, kw] * tap)
+    main = loops([(i, Og), (c, Cg), (ow, OWR), (kh, KH), (kw, KW), (r, R)], upd)  # rows innermost: R chains
+    store_rows = loops(
+        [(r2, emin(R, OH - ob * R)), (i2, Og), (ow2, OW)],
+        Store(out, (n, g * Og + i2, ob * R + r2, ow2), acc[r2, i2, ow2]),
+    )
+    rows = For(ob, IntImm(OHB), Allocate(acc, seq(load_rows, main, store_rows)))
+    body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xp, seq(fill, rows))))
     init_v: Callable[[Var, Var, Var], Expr]  # (n, group, i) -> the init value
     if node.op == "conv2d_bias_act":
         bias = ins[2]

@@ -61,6 +61,7 @@ from rewrite.ir.target import Target
 PAR_MIN_ELEMS = 1 << 15
 PAR_MIN_FLOPS = 1 << 21
 GEMM_MIN_FLOPS = 1 << 16
+DIRECT_CONV_MAX_UNROLL = 256  # taps (rows x window) unrolled in a direct convolution's vectorized row loop
 
 
 def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Schedule | None:
@@ -214,7 +215,7 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
     upd = next(x for x in walk_stmt(st) if isinstance(x, For) and x.var.name == g.j)
     wins = [x for x in walk_stmt(upd.body) if isinstance(x, For)]
     exts = [w.extent.value for w in wins if isinstance(w.extent, IntImm)]
-    if len(exts) == len(wins) and math.prod(exts) <= 64:
+    if len(exts) == len(wins) and math.prod(exts) <= DIRECT_CONV_MAX_UNROLL:
         for w in wins:
             s.unroll(w.var.name)
     for stage in [f"{g.stage}.pad", g.init_stage, *g.post, g.stage]:

@@ -1,0 +1,67 @@
+"""The direct (grouped / depthwise) convolution path against torch.nn.functional.conv2d: strides, dilations,
+unequal paddings, output rows not a multiple of the row block or of the vector row, batch > 1, groups
+with 1, 2 and 4 output channels each, and fused bias + activation / residual epilogues."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from lower_testutil import rel_err
+
+from lower import compile_graph
+from rewrite.ir.builder import GraphBuilder
+
+# (N, C, H, W), (OC, C/g, KH, KW), stride, padding, dilation, groups
+CASES = [
+    ((2, 6, 19, 23), (6, 1, 3, 3), (2, 2), (1, 1), (1, 1), 6),  # depthwise, stride 2, odd sizes
+    ((1, 5, 17, 37), (5, 1, 5, 5), (1, 1), (2, 2), (2, 2), 5),  # dilation 2, row wider than a vector
+    ((1, 4, 13, 29), (4, 1, 7, 7), (2, 2), (3, 3), (1, 1), 4),  # 7x7 stride 2
+    ((2, 8, 11, 9), (16, 2, 3, 5), (1, 2), (0, 2), (2, 1), 4),  # Og 4, unequal stride / padding / dilation
+    ((1, 6, 10, 21), (6, 2, 3, 3), (3, 1), (1, 0), (1, 2), 3),  # Og 2, stride 3 rows, no column padding
+    ((1, 3, 6, 5), (3, 1, 3, 2), (1, 3), (2, 1), (1, 1), 3),  # column stride 3, wide padding, tiny rows
+]
+
+
+def _weights(ws, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(ws, generator=gen) * 0.3, torch.randn(ws[0], generator=gen)
+
+
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", CASES)
+def test_direct_conv_matches_torch(xs, ws, stride, pad, dil, groups):
+    w, _ = _weights(ws, 1)
+    b = GraphBuilder("dconv")
+    g = b.build([b.conv2d(b.input("x", xs), b.weight("w", w), stride=stride, padding=pad, dilation=dil, groups=groups)])
+    cg = compile_graph(g)
+    assert "_xpad" in cg.kernel_source(0)  # the direct path, not the batch-GEMM one
+    x = torch.randn(xs, generator=torch.Generator().manual_seed(2))
+    ref = F.conv2d(x, w, stride=stride, padding=pad, dilation=dil, groups=groups)
+    assert rel_err(cg({"x": x})[0], ref) < 1e-5
+
+
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", CASES[:4])
+def test_direct_conv_bias_relu_and_residual(xs, ws, stride, pad, dil, groups):
+    w, bias = _weights(ws, 3)
+    conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
+    b = GraphBuilder("dcba")
+    x = b.input("x", xs)
+    y = b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), act="relu", **conv)
+    ref_y = torch.relu(F.conv2d(torch.zeros(xs), w, bias, **conv))
+    r = b.input("r", tuple(ref_y.shape))
+    g = b.build([b.add(b.conv2d(x, b.weight("w2", w), **conv), r), y])
+    gen = torch.Generator().manual_seed(4)
+    xt, rt = torch.randn(xs, generator=gen), torch.randn(ref_y.shape, generator=gen)
+    got = compile_graph(g)({"x": xt, "r": rt})
+    assert rel_err(got[0], F.conv2d(xt, w, **conv) + rt) < 1e-5
+    assert rel_err(got[1], torch.relu(F.conv2d(xt, w, bias, **conv))) < 1e-5
+
+
+def test_direct_conv_with_a_fused_prologue():
+    """A sigmoid before a depthwise conv is inlined into the padded copy: padding stays 0, not sigmoid(0)."""
+    w, _ = _weights((4, 1, 3, 3), 5)
+    b = GraphBuilder("pre")
+    g = b.build([b.conv2d(b.sigmoid(b.input("x", (1, 4, 9, 18))), b.weight("w", w), padding=(1, 1), groups=4)])
+    x = torch.randn(1, 4, 9, 18)
+    got = compile_graph(g)({"x": x})[0]
+    assert rel_err(got, F.conv2d(torch.sigmoid(x), w, padding=1, groups=4)) < 1e-5
