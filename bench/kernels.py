@@ -2,9 +2,13 @@
 
     python -m bench.kernels [--json OUT] [--quick]
 
+* this CPU's single-thread FMA peak, measured by a JIT-compiled loop of
+  independent ``<W x float>`` FMA chains (W = the target's vector width):
+  ``fma_peak_gflops_1t``.
 * GEMM 1024^3 fp32, 1 and 2 threads, vs ``torch.matmul`` with the same
   ``torch.set_num_threads``: ``gemm_ratio_1t`` / ``gemm_ratio_2t`` are our
-  GFLOP/s over torch's.
+  GFLOP/s over torch's; ``gemm_pct_peak_1t`` is ours at 1 thread as a
+  percent of the FMA peak.
 * fused ``relu(a * b + c)`` on 16M floats vs torch eager (three ops) and numpy:
   ``elementwise_speedup_vs_torch`` (torch time / ours) and ``elementwise_gbps``
   (ours, counting 3 reads + 1 write).  Our runtime recycles an output buffer
@@ -24,14 +28,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
+import time
 from collections.abc import Callable
 
 import numpy as np
 import torch
 
 from costs.timing import interleaved
+from lower.llvm.jit import PLACEHOLDER, cfunc, load_function
 from lower.target import parse_target
 from rewrite.ir.builder import GraphBuilder
 from rewrite.pipeline import compile
@@ -41,6 +48,58 @@ def alternate(a: Callable[[], object], b: Callable[[], object], repeats: int, wa
     """Median times of ``a`` and ``b``, interleaved (``costs.timing``)."""
     ta, tb = interleaved([a, b], repeats, warmup).timings
     return ta.median, tb.median
+
+
+FMA_CHAINS = 12  # independent accumulators: > 2 FMA ports x 4 cycles latency, fewer than the 16/32 registers
+
+
+def fma_peak_ir(width: int, chains: int = FMA_CHAINS) -> str:
+    """A kernel ``f(out, lo, hi)`` running ``hi - lo`` iterations of ``chains`` independent ``<width x float>``
+    FMA chains (the results stored to ``out`` so nothing is dead)."""
+    VF = f"<{width} x float>"
+    half = "<" + ", ".join(["float 5.000000e-01"] * width) + ">"  # a = a/2 + 1/2: stays finite and normal
+    L = [
+        f"declare {VF} @llvm.fma.v{width}f32({VF}, {VF}, {VF})",
+        f"define void @{PLACEHOLDER}(ptr %out, i64 %lo, i64 %hi) {{",
+        "entry:",
+        "  %any = icmp slt i64 %lo, %hi",
+        "  br i1 %any, label %loop, label %done",
+        "loop:",
+        "  %i = phi i64 [ %lo, %entry ], [ %i1, %loop ]",
+    ]
+    for c in range(chains):
+        L.append(f"  %a{c} = phi {VF} [ zeroinitializer, %entry ], [ %n{c}, %loop ]")
+    for c in range(chains):
+        L.append(f"  %n{c} = call {VF} @llvm.fma.v{width}f32({VF} %a{c}, {VF} {half}, {VF} {half})")
+    L += ["  %i1 = add i64 %i, 1", "  %more = icmp slt i64 %i1, %hi", "  br i1 %more, label %loop, label %done"]
+    L.append("done:")
+    for c in range(chains):
+        L.append(f"  %r{c} = phi {VF} [ zeroinitializer, %entry ], [ %n{c}, %loop ]")
+    acc = "%r0"
+    for c in range(1, chains):
+        L.append(f"  %s{c} = fadd {VF} {acc}, %r{c}")
+        acc = f"%s{c}"
+    L += [f"  store {VF} {acc}, ptr %out, align 4", "  ret void", "}"]
+    return "\n".join(L) + "\n"
+
+
+def fma_peak(repeats: int, iters: int = 1 << 22) -> dict:
+    """This CPU's single-thread FMA peak (GFLOP/s), measured: ``FMA_CHAINS`` independent FMA chains of the
+    target's vector width, the best of ``repeats`` timed runs of ``iters`` iterations (the best, not the
+    median: a peak is what the core can do when nothing else runs on it)."""
+    t = parse_target("llvm", threads=1)
+    w = t.vector_width
+    _, addr = load_function(fma_peak_ir(w), t, "fma_peak")
+    fn = cfunc(addr)
+    out = torch.zeros(w)
+    ptr = out.data_ptr()
+    fn(ptr, 0, 1 << 16)  # warm up (clock, page)
+    best = math.inf
+    for _ in range(max(3, repeats)):
+        t0 = time.perf_counter()
+        fn(ptr, 0, iters)
+        best = min(best, time.perf_counter() - t0)
+    return {"gflops": 2.0 * w * FMA_CHAINS * iters / best / 1e9, "vector_width": w, "chains": FMA_CHAINS}
 
 
 def bench_gemm(n: int, threads: int, repeats: int) -> dict:
@@ -145,12 +204,20 @@ def main(argv: list[str] | None = None) -> int:
     rows = 256 if q else 4096
     reps = 3 if q else 9
     res: dict = {"host": _host()}
+    peak = fma_peak(reps)
+    res["fma_peak"] = peak
+    print(
+        f"FMA peak {peak['gflops']:.1f} GFLOP/s (1 thread, measured: {peak['chains']} chains of "
+        f"<{peak['vector_width']} x float> FMAs)",
+        flush=True,
+    )
     for t in (1, args.threads):
         r = bench_gemm(n_gemm, t, reps)
         res[f"gemm_{t}t"] = r
         print(
             f"gemm {n_gemm}^3 {t} thread(s): ours {r['ours_gflops']:.1f} GFLOP/s, torch {r['torch_gflops']:.1f} "
-            f"GFLOP/s, ratio {r['ratio']:.2f} (rel err {r['rel_err']:.1e})",
+            f"GFLOP/s, ratio {r['ratio']:.2f}, ours {100 * r['ours_gflops'] / (t * peak['gflops']):.0f}% of "
+            f"{t} x the FMA peak (rel err {r['rel_err']:.1e})",
             flush=True,
         )
     ew = bench_elementwise(n_ew, args.threads, reps)
@@ -173,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "gemm_ratio_1t": res["gemm_1t"]["ratio"],
         "gemm_ratio_2t": res[f"gemm_{args.threads}t"]["ratio"],
+        "fma_peak_gflops_1t": peak["gflops"],
+        "gemm_pct_peak_1t": 100 * res["gemm_1t"]["ours_gflops"] / peak["gflops"],
         "elementwise_speedup_vs_torch": ew["speedup_vs_torch"],
         "elementwise_gbps": ew["ours_gbps"],
         "softmax_ratio": res["softmax"]["ratio"],

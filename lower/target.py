@@ -2,7 +2,7 @@
 
     >>> t = parse_target("llvm", threads=2)           # LLVM for this CPU
     >>> t.kind, t.vector_width, (t.mr, t.nr), t.threads   # doctest: +SKIP
-    ('llvm', 16, (8, 32), 2)
+    ('llvm', 16, (12, 32), 2)
     >>> backend_of(t).name
     'llvm'
 
@@ -31,7 +31,8 @@ from rewrite import config
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.target import Target
 
-GEMM_TILE = (8, 32)  # MR x NR of the micro-kernel: 8 rows x 2 zmm of accumulators = 16 of the 32 zmm registers
+GEMM_TILE = {16: (12, 32), 8: (6, 16)}  # MR x NR of the micro-kernel per vector width: 24 of the 32 zmm
+#                                           registers (AVX-512) or 12 of the 16 ymm (AVX2) hold accumulators
 
 
 @dataclass(frozen=True)
@@ -66,15 +67,17 @@ def _llvm_host_machine() -> tuple[str, str, tuple[str, ...]]:
 
 
 def llvm_host(threads: int) -> Target:
-    """LLVM code for this CPU: 16 f32 lanes with AVX-512, else 8; the 8 x 32 GEMM micro-tile."""
+    """LLVM code for this CPU: 16 f32 lanes with AVX-512 and the 12 x 32 GEMM micro-tile, else 8 lanes
+    and 6 x 16."""
     triple, cpu, features = _llvm_host_machine()
-    mr, nr = GEMM_TILE
+    width = 16 if "+avx512f" in features else 8
+    mr, nr = GEMM_TILE[width]
     return Target(
         "llvm",
         triple=triple,
         cpu=cpu,
         features=features,
-        vector_width=16 if "+avx512f" in features else 8,
+        vector_width=width,
         mr=mr,
         nr=nr,
         threads=threads,

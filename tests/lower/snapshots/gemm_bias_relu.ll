@@ -49,39 +49,39 @@ i.latch10:
   %n13 = add nuw nsw i64 %i.12, 1
   br label %i.head8, !llvm.loop !3
 i.exit11:
-  %t34 = mul i64 %j_1_o.5, 32
-  %t35 = sub i64 80, %t34
-  %t36 = call i64 @llvm.smin.i64(i64 32, i64 %t35)
-  %t37 = add i64 %t36, 31
-  %q38 = sdiv i64 %t37, 32
-  br label %j_1_i_o.head40
-j_1_i_o.head40:
-  %j_1_i_o.44 = phi i64 [ 0, %i.exit11 ], [ %n45, %j_1_i_o.latch42 ]
-  %t46 = icmp slt i64 %j_1_i_o.44, %q38
-  br i1 %t46, label %j_1_i_o.body41, label %j_1_i_o.exit43
-j_1_i_o.body41:
-  br label %i_1_i_o.head47
-i_1_i_o.head47:
-  %i_1_i_o.51 = phi i64 [ 0, %j_1_i_o.body41 ], [ %n52, %i_1_i_o.latch49 ]
-  %t53 = icmp slt i64 %i_1_i_o.51, 8
-  br i1 %t53, label %i_1_i_o.body48, label %i_1_i_o.exit50
-i_1_i_o.body48:
-  %t54 = mul i64 %i_1_i_o.51, 768
+  br label %i_1_i_o.head34
+i_1_i_o.head34:
+  %i_1_i_o.38 = phi i64 [ 0, %i.exit11 ], [ %n39, %i_1_i_o.latch36 ]
+  %t40 = icmp slt i64 %i_1_i_o.38, 8
+  br i1 %t40, label %i_1_i_o.body35, label %i_1_i_o.exit37
+i_1_i_o.body35:
+  %t41 = mul i64 %j_1_o.5, 32
+  %t42 = sub i64 80, %t41
+  %t43 = call i64 @llvm.smin.i64(i64 32, i64 %t42)
+  %t44 = add i64 %t43, 31
+  %q45 = sdiv i64 %t44, 32
+  br label %j_1_i_o.head47
+j_1_i_o.head47:
+  %j_1_i_o.51 = phi i64 [ 0, %i_1_i_o.body35 ], [ %n52, %j_1_i_o.latch49 ]
+  %t53 = icmp slt i64 %j_1_i_o.51, %q45
+  br i1 %t53, label %j_1_i_o.body48, label %j_1_i_o.exit50
+j_1_i_o.body48:
+  %t54 = mul i64 %i_1_i_o.38, 768
   %t55 = mul i64 0, 6144
   %t56 = add i64 %t54, %t55
   %t57 = mul i64 0, 96
   %t58 = add i64 %t56, %t57
   %p59 = getelementptr inbounds float, ptr %param.2, i64 %t58
-  %t60 = mul i64 %j_1_i_o.44, 3072
+  %t60 = mul i64 %j_1_i_o.51, 3072
   %t61 = mul i64 %j_1_o.5, 3072
   %t62 = add i64 %t60, %t61
   %t63 = mul i64 0, 3072
   %t64 = add i64 %t62, %t63
   %p65 = getelementptr inbounds float, ptr %param.4, i64 %t64
-  %t66 = mul i64 %i_1_i_o.51, 640
+  %t66 = mul i64 %i_1_i_o.38, 640
   %t67 = mul i64 0, 5120
   %t68 = add i64 %t66, %t67
-  %t69 = mul i64 %j_1_i_o.44, 32
+  %t69 = mul i64 %j_1_i_o.51, 32
   %t70 = add i64 %t68, %t69
   %t71 = mul i64 %j_1_o.5, 32
   %t72 = add i64 %t70, %t71
@@ -89,23 +89,23 @@ i_1_i_o.body48:
   %t74 = mul i64 %j_1_o.5, 32
   %t75 = sub i64 80, %t74
   %t76 = call i64 @llvm.smin.i64(i64 32, i64 %t75)
-  %t77 = mul i64 %j_1_i_o.44, 32
+  %t77 = mul i64 %j_1_i_o.51, 32
   %t78 = sub i64 %t76, %t77
   call void @eqsat_gemm_8x32(ptr %p59, i64 96, ptr %p65, ptr %p73, i64 80, i64 96, i64 8, i64 %t78)
-  br label %i_1_i_o.latch49
-i_1_i_o.latch49:
-  %n52 = add nuw nsw i64 %i_1_i_o.51, 1
-  br label %i_1_i_o.head47
-i_1_i_o.exit50:
-  br label %j_1_i_o.latch42
-j_1_i_o.latch42:
-  %n45 = add nuw nsw i64 %j_1_i_o.44, 1
-  br label %j_1_i_o.head40, !llvm.loop !5
-j_1_i_o.exit43:
+  br label %j_1_i_o.latch49
+j_1_i_o.latch49:
+  %n52 = add nuw nsw i64 %j_1_i_o.51, 1
+  br label %j_1_i_o.head47
+j_1_i_o.exit50:
+  br label %i_1_i_o.latch36
+i_1_i_o.latch36:
+  %n39 = add nuw nsw i64 %i_1_i_o.38, 1
+  br label %i_1_i_o.head34, !llvm.loop !5
+i_1_i_o.exit37:
   ; stage matmul2.epilogue
   br label %ie.head79
 ie.head79:
-  %ie.83 = phi i64 [ 0, %j_1_i_o.exit43 ], [ %n84, %ie.latch81 ]
+  %ie.83 = phi i64 [ 0, %i_1_i_o.exit37 ], [ %n84, %ie.latch81 ]
   %t85 = icmp slt i64 %ie.83, 64
   br i1 %t85, label %ie.body80, label %ie.exit82
 ie.body80:

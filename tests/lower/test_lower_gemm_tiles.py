@@ -1,0 +1,78 @@
+"""The GEMM micro-tiles against torch on shapes that are not multiples of MR, NR or KC: the host's tile
+(12 x 32 with AVX-512), the 8-row tile the recipe falls back to for short M, and the AVX2 tile (6 x 16 on
+8-lane vectors, run here as a target record); constant and input B, batched, bias and activation
+epilogues, and convolutions (implicit im2col GEMMs)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from lower_testutil import check_graph
+
+from lower import parse_target
+from lower.schedule import Tensorize
+from lower.schedule.recipes import SHORT_TILE, gemm_blocking, gemm_rows
+from rewrite.ir.builder import GraphBuilder
+
+
+def _tiles(cg) -> list[tuple[int, int]]:
+    return [(s.mr, s.nr) for bk in cg.built if bk.schedule for s in bk.schedule.steps if isinstance(s, Tensorize)]
+
+
+def _targets():
+    host = parse_target("llvm", threads=1)
+    yield "host", host
+    yield "avx2", dataclasses.replace(host, vector_width=8, mr=6, nr=16)
+    yield "12x32", dataclasses.replace(host, vector_width=16, mr=12, nr=32, threads=2)
+
+
+TARGETS = dict(_targets())
+
+
+def _matmul(m: int, k: int, n: int, const_b: bool, batch: tuple[int, ...] = (), act: str | None = None):
+    g = torch.Generator().manual_seed(m * 7 + k * 3 + n)
+    b = GraphBuilder("mm")
+    x = b.input("x", (*batch, m, k))
+    w = b.weight("w", torch.randn(k, n, generator=g)) if const_b else b.input("w", (*batch, k, n))
+    y = b.matmul(x, w)
+    if act is not None:
+        y = b.add(y, b.weight("bias", torch.randn(n, generator=g)))
+        y = getattr(b, act)(y)
+    return b.build([y])
+
+
+@pytest.mark.parametrize("tname", sorted(TARGETS))
+@pytest.mark.parametrize(
+    "m,k,n,const_b",
+    [(37, 300, 75, True), (64, 261, 97, False), (13, 517, 33, True), (25, 70, 130, False), (1, 300, 250, True)],
+)
+def test_odd_shapes_match_torch(tname, m, k, n, const_b):
+    target = TARGETS[tname]
+    cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=target)
+    assert _tiles(cg) == [(gemm_rows(m, target), target.nr)]
+
+
+@pytest.mark.parametrize("tname", sorted(TARGETS))
+def test_batched_input_b_with_epilogue(tname):
+    check_graph(_matmul(27, 129, 50, False, batch=(3,), act="sigmoid"), target=TARGETS[tname])
+
+
+@pytest.mark.parametrize("tname", sorted(TARGETS))
+def test_conv_as_gemm_with_stride_padding_and_groups(tname):
+    g = torch.Generator().manual_seed(3)
+    b = GraphBuilder("conv")
+    x = b.input("x", (2, 12, 19, 17))
+    w = b.weight("w", torch.randn(28, 6, 3, 3, generator=g))
+    bias = b.weight("bias", torch.randn(28, generator=g))
+    y = b.op("conv2d_bias_act", x, w, bias, stride=(2, 1), padding=(1, 2), dilation=(1, 1), groups=2, act="relu")
+    check_graph(b.build([y]), target=TARGETS[tname])
+
+
+def test_short_m_falls_back_to_the_8_row_tile():
+    t = dataclasses.replace(parse_target("llvm", threads=1), mr=12, nr=32)
+    assert [gemm_rows(m, t) for m in (1024, 1000, 256, 64, 16, 8, 1)] == [12, 12, 12, SHORT_TILE, 8, 8, 8]
+    assert gemm_rows(64, dataclasses.replace(t, mr=6, nr=16)) == 6  # a tile no taller than the fallback stays
+    blk = gemm_blocking(64, 3025, 576, 1, t, gemm_rows(64, t))
+    assert blk["MC"] % 8 == 0 and blk["KC"] <= 256 and blk["NC"] % 32 == 0
