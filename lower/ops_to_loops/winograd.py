@@ -8,9 +8,11 @@ Each transform writes one tile's outputs as straight-line code over the tile's l
 matrices' entries as immediates (zeros skipped, ones and minus ones as adds and subtracts).  The
 2-d transform ``L d R^T`` is written as ``sum_i L[a, i] * (sum_j R[b, j] * d[i, j])``: the inner sums
 are the same expression for every ``a``, and LLVM's value numbering computes each once (kernel
-parameters are ``noalias``), so a tile costs the separable count of multiply-adds.  The tile loop is
-innermost (vectorized over neighbouring tiles by the default schedule); the output transform adds
-the bias and applies the activation before its store, and stores only the cropped outputs.
+parameters are ``noalias``), so a tile costs the separable count of multiply-adds.  The channel loop
+is innermost (vectorized by the default schedule): the transformed tensors are [36, tiles, channels],
+so each of a tile's 36 values is one contiguous vector store (input) or load (output), and the bound
+checks depend on the tile only.  The output transform adds the bias and applies the activation before
+its store, and stores only the cropped outputs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from lower.ir import (
     Buffer,
     Expr,
+    If,
     IntImm,
     Select,
     Stage,
@@ -27,7 +30,6 @@ from lower.ir import (
     Store,
     const,
     ge,
-    If,
     land,
     loops,
     lt,
@@ -69,13 +71,13 @@ def _transform(left: Matrix, right: Matrix, d: Callable[[int, int], Expr], a: in
 def lower_winograd_weight(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     w, u = ins[0], outs[0]
     K, C = w.shape[:2]
-    k, c = ctx.var("k"), ctx.var("c")
+    c, k = ctx.var("c"), ctx.var("k")
     stores = [
-        Store(u, (IntImm(a * ALPHA + b), k, c), _transform(G, G, lambda i, j: w[k, c, i, j], a, b))
+        Store(u, (IntImm(a * ALPHA + b), c, k), _transform(G, G, lambda i, j: w[k, c, i, j], a, b))
         for a in range(ALPHA)
         for b in range(ALPHA)
     ]
-    return Stage(ctx.tag, loops([(k, K), (c, C)], seq(*stores)))
+    return Stage(ctx.tag, loops([(c, C), (k, K)], seq(*stores)))
 
 
 @lowering("winograd_input")
@@ -85,7 +87,7 @@ def lower_winograd_input(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     ph, pw = node.attrs["padding"]
     oh, ow = H + 2 * ph - 2, W + 2 * pw - 2
     TH, TW = -(-oh // TILE), -(-ow // TILE)
-    c, n, th, tw = (ctx.var(s) for s in ("c", "n", "th", "tw"))
+    n, th, tw, c = (ctx.var(s) for s in ("n", "th", "tw", "c"))
     p = (n * TH + th) * TW + tw
 
     def tap(i: int, j: int) -> Expr:
@@ -104,11 +106,11 @@ def lower_winograd_input(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
         return Select(land(*conds), load, const(0.0)) if conds else load
 
     stores = [
-        Store(v, (IntImm(a * ALPHA + b), c, p), _transform(BT, BT, tap, a, b))
+        Store(v, (IntImm(a * ALPHA + b), p, c), _transform(BT, BT, tap, a, b))
         for a in range(ALPHA)
         for b in range(ALPHA)
     ]
-    return Stage(ctx.tag, loops([(c, C), (n, N), (th, TH), (tw, TW)], seq(*stores)))
+    return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (c, C)], seq(*stores)))
 
 
 @lowering("winograd_output", "winograd_output_bias_act")
@@ -119,11 +121,11 @@ def lower_winograd_output(node: Node, ins: list[Buffer], outs: list[Buffer], ctx
     act = node.attrs.get("act", "none")
     if act not in ACTIVATIONS:
         raise ctx.error(f"unknown activation {act!r}")
-    n, k, th, tw = (ctx.var(s) for s in ("n", "k", "th", "tw"))
+    n, th, tw, k = (ctx.var(s) for s in ("n", "th", "tw", "k"))
     p = (n * TH + th) * TW + tw
 
     def tile(a: int, b: int) -> Expr:
-        return m[IntImm(a * ALPHA + b), k, p]
+        return m[IntImm(a * ALPHA + b), p, k]
 
     body: list[Stmt] = []
     for r in range(TILE):
@@ -139,4 +141,4 @@ def lower_winograd_output(node: Node, ins: list[Buffer], outs: list[Buffer], ctx
                 conds.append(lt(ow, OW))
             st: Stmt = Store(y, (n, k, oh, ow), val)
             body.append(If(land(*conds), st) if conds else st)
-    return Stage(ctx.tag, loops([(n, N), (k, K), (th, TH), (tw, TW)], seq(*body)))
+    return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (k, K)], seq(*body)))

@@ -5,9 +5,9 @@ For one input channel, a 6x6 input tile ``d`` and a 3x3 kernel ``g`` give the 4x
 elementwise product into a matmul per tile position (Lavin and Gray, "Fast Algorithms for
 Convolutional Neural Networks", 2016), so a convolution becomes
 
-    winograd_output(matmul(winograd_weight(w), winograd_input(x, padding)), out=(OH, OW))
+    winograd_output(matmul(winograd_input(x, padding), winograd_weight(w)), out=(OH, OW))
 
-with 36 GEMMs [K, C] @ [C, N*T]: 36 multiplies per 4x4 output tile and (input, output) channel
+with 36 GEMMs [N*T, C] @ [C, K]: 36 multiplies per 4x4 output tile and (input, output) channel
 pair where direct convolution does 16 * 9 = 144, 4x fewer in the GEMM part.  The matrices are the standard ones
 for interpolation points 0, 1, -1, 2, -2 and infinity (derivable as a Toom-Cook construction):
 ``BT`` (6x6), ``G`` (6x3) and ``AT`` (4x6) below.  ``rules/winograd.rules`` writes the rewrite,
@@ -78,8 +78,8 @@ def out_size(h: int, w: int, padding: tuple[int, int]) -> tuple[int, int]:
 def _weight_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     w = xs[0]
     g = _t(G)
-    u = torch.einsum("ai,kcij,bj->abkc", g, w.double(), g)
-    return [u.reshape(POSITIONS, w.shape[0], w.shape[1]).to(w.dtype)]
+    u = torch.einsum("ai,kcij,bj->abck", g, w.double(), g)
+    return [u.reshape(POSITIONS, w.shape[1], w.shape[0]).to(w.dtype)]
 
 
 def _input_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
@@ -92,18 +92,18 @@ def _input_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     xp = F.pad(x.double(), (pw, TILE * tw + 2 - w - pw, ph, TILE * th + 2 - h - ph))
     d = xp.unfold(2, ALPHA, TILE).unfold(3, ALPHA, TILE)  # [N, C, TH, TW, 6, 6]
     bt = _t(BT)
-    v = torch.einsum("ai,nctuij,bj->abcntu", bt, d, bt)
-    return [v.reshape(POSITIONS, c, n * th * tw).to(x.dtype)]
+    v = torch.einsum("ai,nctuij,bj->abntuc", bt, d, bt)
+    return [v.reshape(POSITIONS, n * th * tw, c).to(x.dtype)]
 
 
 def _output_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     m = xs[0]
     oh, ow = a["out"]
     th, tw = -(-oh // TILE), -(-ow // TILE)
-    k, p = m.shape[1], m.shape[2]
+    p, k = m.shape[1], m.shape[2]
     at_ = _t(AT)
-    mm = m.double().reshape(ALPHA, ALPHA, k, p // (th * tw), th, tw)
-    y = torch.einsum("ra,abkntu,sb->nktrus", at_, mm, at_).reshape(p // (th * tw), k, th * TILE, tw * TILE)
+    mm = m.double().reshape(ALPHA, ALPHA, p // (th * tw), th, tw, k)
+    y = torch.einsum("ra,abntuk,sb->nktrus", at_, mm, at_).reshape(p // (th * tw), k, th * TILE, tw * TILE)
     y = y[:, :, :oh, :ow]
     if len(xs) > 1:
         y = y + xs[1].double().reshape(1, k, 1, 1)
@@ -112,7 +112,7 @@ def _output_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
 
 
 def _input_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
-    return 2 * INPUT_MACS * o[0][1] * o[0][2]
+    return 2 * INPUT_MACS * o[0][1] * o[0][2]  # per tile and channel
 
 
 def _output_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
@@ -130,7 +130,7 @@ register_op(
         WinogradWeight(),
         _weight_ref,
         lambda i, o, a: 2 * (ALPHA * 9 + ALPHA * ALPHA * 3) * i[0][0] * i[0][1],
-        doc="Winograd F(4x4, 3x3) weight transform G g G^T: [K, C, 3, 3] -> [36, K, C]",
+        doc="Winograd F(4x4, 3x3) weight transform G g G^T: [K, C, 3, 3] -> [36, C, K]",
         cost_class=CostClass.OP,
         fusion=FusionRole.OPAQUE,
     )
@@ -145,7 +145,7 @@ register_op(
         _input_ref,
         _input_flops,
         doc="Winograd F(4x4, 3x3) input transform B^T d B of every 6x6 tile (zero outside the padded "
-        "input): [N, C, H, W] -> [36, C, N*T]",
+        "input): [N, C, H, W] -> [36, N*T, C]",
         cost_class=CostClass.OP,
         fusion=FusionRole.OPAQUE,
     )
@@ -161,7 +161,7 @@ register_op(
         _output_ref,
         _output_flops,
         doc="Winograd F(4x4, 3x3) output transform A^T m A of every tile, cropped to out = (OH, OW): "
-        "[36, K, N*T] -> [N, K, OH, OW]",
+        "[36, N*T, K] -> [N, K, OH, OW]",
         cost_class=CostClass.OP,
         fusion=FusionRole.OPAQUE,
     )
