@@ -226,7 +226,7 @@ class _Grower:
         stride = self.rng.choice((1, 1, 2))
         wt = self.weight((out_c, c // groups, k, k))
         attrs = {"stride": (stride, stride), "padding": (pad, pad), "groups": groups}
-        wino = k == 3 and stride == 1 and groups == 1 and self.wrng.random() < 0.3
+        wino = k == 3 and stride == 1 and groups == 1 and self.wrng.random() < 0.6
         if self.rng.random() < 0.3:
             act = self.rng.choice(("none", "relu", "tanh"))
             bias = self.weight((out_c,))
