@@ -55,6 +55,8 @@ def _binary_elementwise() -> list[str]:
 class _Grower:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
+        # picks the Winograd form of some 3x3 convs; its own stream, so the other seeds' graphs stay as they were
+        self.wrng = random.Random(seed + 7_000_003)
         self.gen = torch.Generator().manual_seed(seed)
         self.b = GraphBuilder(f"fuzz{seed}")
         self.pool: list[Value] = []
@@ -224,11 +226,13 @@ class _Grower:
         stride = self.rng.choice((1, 1, 2))
         wt = self.weight((out_c, c // groups, k, k))
         attrs = {"stride": (stride, stride), "padding": (pad, pad), "groups": groups}
+        wino = k == 3 and stride == 1 and groups == 1 and self.wrng.random() < 0.6
         if self.rng.random() < 0.3:
             act = self.rng.choice(("none", "relu", "tanh"))
-            y = self.b.conv2d_bias_act(x, wt, self.weight((out_c,)), act=act, **attrs)
+            bias = self.weight((out_c,))
+            y = self._winograd(x, wt, bias, pad, act) if wino else self.b.conv2d_bias_act(x, wt, bias, act=act, **attrs)
         else:
-            y = self.b.conv2d(x, wt, **attrs)
+            y = self._winograd(x, wt, None, pad, "none") if wino else self.b.conv2d(x, wt, **attrs)
         if self.rng.random() < 0.5:  # conv -> batchnorm -> relu: the fusion rules' pattern
             ch = (out_c,)
             y = self.b.batchnorm(
@@ -237,6 +241,15 @@ class _Grower:
             if self.rng.random() < 0.7:
                 y = self.b.relu(y)
         self.emit(y)
+
+    def _winograd(self, x: Value, wt: Value, bias: Value | None, pad: int, act: str) -> Value:
+        """A 3x3 stride-1 conv in its Winograd form (rules/winograd.rules' right side)."""
+        _, _, h, w = self.b.shape(x)
+        m = self.b.op("matmul", self.b.op("winograd_input", x, padding=(pad, pad)), self.b.op("winograd_weight", wt))
+        out = (h + 2 * pad - 2, w + 2 * pad - 2)
+        if bias is None:
+            return self.b.op("winograd_output", m, out=out)
+        return self.b.op("winograd_output_bias_act", m, bias, out=out, act=act)
 
     def pool(self) -> None:
         x = self.pick_or_input(

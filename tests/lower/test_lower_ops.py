@@ -292,6 +292,8 @@ def test_all_groups_covered_by_this_file():
     # tests/test_ops_indexing.py::test_llvm_compile_matches_torch
     tested |= {"embedding", "index_select", "gather", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill"}
     tested |= {"logical_not", "logical_and", "logical_or", "cast"}
+    # tests/test_winograd.py compiles these against F.conv2d
+    tested |= {"winograd_weight", "winograd_input", "winograd_output", "winograd_output_bias_act"}
     ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}
     assert ops <= tested, ops - tested
 

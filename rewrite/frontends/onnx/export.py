@@ -30,6 +30,7 @@ from rewrite.frontends.onnx.context import ONNX_OF
 from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.ops.resize import TORCH
+from rewrite.ir.ops.winograd import AT, BT, G
 
 OPSET = 20  # Gelu(approximate="tanh") needs 20
 
@@ -223,6 +224,62 @@ def _conv2d(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
 @_emits("conv2d_bias_act")
 def _conv2d_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     _act(w, n.attrs["act"], w.emit("Conv", ins, **_conv_attrs(n.attrs, _shape(w, n, 1))), outs[0])
+
+
+# Winograd F(4x4, 3x3) transforms (rewrite/ir/ops/winograd.py) as the linear maps they are:
+# weights: one MatMul by kron(G, G); input: a per-channel Conv whose 36 6x6 kernels are the
+# outer products of BT's rows, stride 4, on the input padded to whole tiles; output: a per-channel
+# ConvTranspose with AT's outer products, stride 4, cropped, then bias and activation.
+def _outer(left: Any, right: Any) -> np.ndarray:
+    a, b = np.array(left, dtype=np.float64), np.array(right, dtype=np.float64)
+    return np.einsum("ai,bj->abij", a, b).reshape(a.shape[0] * b.shape[0], 1, a.shape[1], b.shape[1])
+
+
+@_emits("winograd_weight")
+def _winograd_weight(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    k, c = _shape(w, n, 0)[:2]
+    gg = _outer(G, G).reshape(36, 9).T.astype(np.float32)  # [9, 36]
+    flat = w.emit("Reshape", [ins[0], w.ints([k * c, 9], "shape")])
+    u = w.emit("MatMul", [flat, w.const(gg, "winograd_gg")])
+    u = w.emit("Reshape", [u, w.ints([k, c, 36], "shape")])
+    w.emit("Transpose", [u], outs[0], perm=[2, 1, 0])
+
+
+@_emits("winograd_input")
+def _winograd_input(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    nb, c, h, wd = _shape(w, n, 0)
+    ph, pw = n.attrs["padding"]
+    th, tw = -(-(h + 2 * ph - 2) // 4), -(-(wd + 2 * pw - 2) // 4)
+    pads = [0, 0, ph, pw, 0, 0, 4 * th + 2 - h - ph, 4 * tw + 2 - wd - pw]
+    x = w.emit("Pad", [ins[0], w.ints(pads, "pads")])
+    x = w.emit("Reshape", [x, w.ints([nb * c, 1, 4 * th + 2, 4 * tw + 2], "shape")])
+    v = w.emit("Conv", [x, w.const(_outer(BT, BT).astype(np.float32), "winograd_bt")], strides=[4, 4])
+    v = w.emit("Reshape", [v, w.ints([nb, c, 36, th * tw], "shape")])
+    v = w.emit("Transpose", [v], perm=[2, 0, 3, 1])
+    w.emit("Reshape", [v, w.ints([36, nb * th * tw, c], "shape")], outs[0])
+
+
+@_emits("winograd_output", "winograd_output_bias_act")
+def _winograd_output(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    _, p, k = _shape(w, n, 0)
+    oh, ow = n.attrs["out"]
+    th, tw = -(-oh // 4), -(-ow // 4)
+    nb = p // (th * tw)
+    m = w.emit("Reshape", [ins[0], w.ints([36, nb, th, tw, k], "shape")])
+    m = w.emit("Transpose", [m], perm=[1, 4, 0, 2, 3])
+    m = w.emit("Reshape", [m, w.ints([nb * k, 36, th, tw], "shape")])
+    y = w.emit(
+        "ConvTranspose",
+        [m, w.const(_outer(np.array(AT).T, np.array(AT).T).astype(np.float32), "winograd_at")],
+        strides=[4, 4],
+    )
+    y = w.emit("Reshape", [y, w.ints([nb, k, 4 * th, 4 * tw], "shape")])
+    y = w.emit("Slice", [y, w.ints([0, 0], "starts"), w.ints([oh, ow], "ends"), w.ints([2, 3], "axes")])
+    if n.op == "winograd_output":
+        w.emit("Identity", [y], outs[0])
+        return
+    b = w.emit("Reshape", [ins[1], w.ints([1, k, 1, 1], "shape")])
+    _act(w, n.attrs["act"], w.emit("Add", [y, b]), outs[0])
 
 
 @_emits("transpose")

@@ -44,6 +44,7 @@ from rewrite.ir.shapes.indexing import Embedding, Gather, IndexSelect
 from rewrite.ir.shapes.layout import Concat, Expand, Pad2d, PadN, Permute, Reshape, Slice, Split
 from rewrite.ir.shapes.pool import GlobalPool2d, Pool2d, Spatial2d
 from rewrite.ir.shapes.reduce import Reduce
+from rewrite.ir.shapes.winograd import WinogradInput, WinogradOutput, WinogradWeight
 
 __all__ = [
     "MAX_RANK",
@@ -76,6 +77,9 @@ __all__ = [
     "Source",
     "Spatial2d",
     "Split",
+    "WinogradInput",
+    "WinogradOutput",
+    "WinogradWeight",
     "broadcast",
     "conv_out",
     "need",

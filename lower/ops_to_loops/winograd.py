@@ -1,0 +1,144 @@
+"""Winograd F(4x4, 3x3) transforms (``rewrite/ir/ops/winograd.py``): one tile per loop iteration.
+
+The product between them is the registry's batched ``matmul`` and lowers like any other (the
+transformed weights are a compile-time constant, read in place as the GEMM's A operand); the weight
+transform itself is weight-only and folded by the runtime, its lowering here is for completeness.
+
+Each transform writes one tile's outputs as straight-line code over the tile's loads, with the
+matrices' entries as immediates (zeros skipped, ones and minus ones as adds and subtracts).  The
+2-d transform ``L d R^T`` is written as ``sum_i L[a, i] * (sum_j R[b, j] * d[i, j])``: the inner sums
+are the same expression for every ``a``, and LLVM's value numbering computes each once (kernel
+parameters are ``noalias``), so a tile costs the separable count of multiply-adds.  The channel loop
+is innermost (vectorized by the default schedule): the transformed tensors are [36, tiles, channels],
+so each of a tile's 36 values is one contiguous vector store (input) or load (output), and the bound
+checks depend on the tile only.  The output transform adds the bias and applies the activation before
+its store, and stores only the cropped outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lower.ir import (
+    Buffer,
+    Expr,
+    If,
+    IntImm,
+    Select,
+    Stage,
+    Stmt,
+    Store,
+    const,
+    ge,
+    land,
+    loops,
+    lt,
+    seq,
+)
+from lower.ops_to_loops.core import LowerCtx, clip, lowering
+from lower.ops_to_loops.elementwise import ACTIVATIONS
+from rewrite.ir.graph import Node
+from rewrite.ir.ops.winograd import AT, BT, G, Matrix
+from rewrite.ir.shapes.winograd import ALPHA, TILE
+
+
+def _dot(row: tuple[float, ...], terms: Callable[[int], Expr]) -> Expr:
+    """``sum_j row[j] * terms(j)`` over the nonzero entries, with +-1 as plain adds and subtracts."""
+    out: Expr | None = None
+    for j, c in enumerate(row):
+        if c == 0.0:
+            continue
+        t = terms(j)
+        if out is None:
+            out = t if c == 1.0 else (-t if c == -1.0 else t * const(c))
+        elif c == 1.0:
+            out = out + t
+        elif c == -1.0:
+            out = out - t
+        else:
+            out = out + t * const(c)
+    if out is None:
+        return const(0.0)
+    return out
+
+
+def _transform(left: Matrix, right: Matrix, d: Callable[[int, int], Expr], a: int, b: int) -> Expr:
+    """Entry (a, b) of ``left @ d @ right^T``."""
+    return _dot(left[a], lambda i: _dot(right[b], lambda j: d(i, j)))
+
+
+@lowering("winograd_weight")
+def lower_winograd_weight(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    w, u = ins[0], outs[0]
+    K, C = w.shape[:2]
+    c, k = ctx.var("c"), ctx.var("k")
+    stores = [
+        Store(u, (IntImm(a * ALPHA + b), c, k), _transform(G, G, lambda i, j: w[k, c, i, j], a, b))
+        for a in range(ALPHA)
+        for b in range(ALPHA)
+    ]
+    return Stage(ctx.tag, loops([(c, C), (k, K)], seq(*stores)))
+
+
+@lowering("winograd_input")
+def lower_winograd_input(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, v = ins[0], outs[0]
+    N, C, H, W = x.shape
+    ph, pw = node.attrs["padding"]
+    oh, ow = H + 2 * ph - 2, W + 2 * pw - 2
+    TH, TW = -(-oh // TILE), -(-ow // TILE)
+    n, th, tw, c = (ctx.var(s) for s in ("n", "th", "tw", "c"))
+    p = (n * TH + th) * TW + tw
+
+    def tap(i: int, j: int) -> Expr:
+        ih, iw = th * TILE + (i - ph), tw * TILE + (j - pw)
+        conds = []
+        # a bound check only where some tile can fall outside the input
+        if i < ph:
+            conds.append(ge(ih, 0))
+        if TILE * (TH - 1) + i - ph >= H:
+            conds.append(lt(ih, H))
+        if j < pw:
+            conds.append(ge(iw, 0))
+        if TILE * (TW - 1) + j - pw >= W:
+            conds.append(lt(iw, W))
+        load = x[n, c, clip(ih, H - 1) if conds else ih, clip(iw, W - 1) if conds else iw]
+        return Select(land(*conds), load, const(0.0)) if conds else load
+
+    stores = [
+        Store(v, (IntImm(a * ALPHA + b), p, c), _transform(BT, BT, tap, a, b))
+        for a in range(ALPHA)
+        for b in range(ALPHA)
+    ]
+    return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (c, C)], seq(*stores)))
+
+
+@lowering("winograd_output", "winograd_output_bias_act")
+def lower_winograd_output(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    m, y = ins[0], outs[0]
+    N, K, OH, OW = y.shape
+    TH, TW = -(-OH // TILE), -(-OW // TILE)
+    act = node.attrs.get("act", "none")
+    if act not in ACTIVATIONS:
+        raise ctx.error(f"unknown activation {act!r}")
+    n, th, tw, k = (ctx.var(s) for s in ("n", "th", "tw", "k"))
+    p = (n * TH + th) * TW + tw
+
+    def tile(a: int, b: int) -> Expr:
+        return m[IntImm(a * ALPHA + b), p, k]
+
+    body: list[Stmt] = []
+    for r in range(TILE):
+        for s in range(TILE):
+            val = _transform(AT, AT, tile, r, s)
+            if len(ins) > 1:
+                val = ACTIVATIONS[act](val + ins[1][k])
+            oh, ow = th * TILE + r, tw * TILE + s
+            conds = []
+            if TILE * (TH - 1) + r >= OH:  # the last tile row is cropped
+                conds.append(lt(oh, OH))
+            if TILE * (TW - 1) + s >= OW:
+                conds.append(lt(ow, OW))
+            st: Stmt = Store(y, (n, k, oh, ow), val)
+            body.append(If(land(*conds), st) if conds else st)
+    return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (k, K)], seq(*body)))

@@ -1,0 +1,105 @@
+"""Winograd F(4x4, 3x3) (rewrite/ir/ops/winograd.py, rules/winograd.rules, lower/ops_to_loops/winograd.py):
+the references and the compiled kernels against F.conv2d on sizes that are not whole tiles, the rules,
+extraction, and the ONNX export."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from costs.analytical import AnalyticalCost
+from costs.machine import MachineProfile
+from lower import compile_graph
+from rewrite.frontends.onnx.export import to_onnx
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import Graph
+from rewrite.ir.ops import OPS
+from rewrite.pipeline import optimize
+from rewrite.rulelang.loader import load_rules
+from rewrite.verify.rulecheck.check import check_rule
+
+# (N, C, K, H, W, padding): H, W not multiples of 4, odd channel counts, batch 2, padding 0 and 1
+CASES = [(2, 3, 5, 7, 9, 1), (1, 5, 3, 5, 6, 0), (2, 1, 1, 3, 3, 0), (1, 2, 7, 11, 4, 1), (2, 3, 3, 4, 8, 1)]
+
+
+def _winograd_graph(n, c, k, h, w, p, act, wt, bias) -> Graph:
+    b = GraphBuilder("wino")
+    x = b.input("x", (n, c, h, w))
+    m = b.op("matmul", b.op("winograd_input", x, padding=(p, p)), b.op("winograd_weight", b.weight("w", wt)))
+    out = (h + 2 * p - 2, w + 2 * p - 2)
+    if act is None:
+        y = b.op("winograd_output", m, out=out)
+    else:
+        y = b.op("winograd_output_bias_act", m, b.weight("b", bias), out=out, act=act)
+    return b.build([y])
+
+
+def _expected(x, wt, bias, p, act):
+    y = F.conv2d(x, wt, padding=p)
+    if act is None:
+        return y
+    y = y + bias.view(1, -1, 1, 1)
+    return {"none": y, "relu": torch.relu(y), "tanh": torch.tanh(y)}[act]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("act", [None, "relu", "tanh"])
+def test_reference_and_compiled_match_conv2d(case, act):
+    n, c, k, h, w, p = case
+    g = torch.Generator().manual_seed(sum(case))
+    x, wt, bias = (
+        torch.randn(n, c, h, w, generator=g),
+        torch.randn(k, c, 3, 3, generator=g),
+        torch.randn(k, generator=g),
+    )
+    graph = _winograd_graph(n, c, k, h, w, p, act, wt, bias)
+    want = _expected(x, wt, bias, p, act)
+    ref = graph.run({"x": x})[0]
+    assert ref.shape == want.shape
+    torch.testing.assert_close(ref, want, rtol=1e-4, atol=1e-4)
+    got = compile_graph(graph, "llvm")({"x": x})[0]
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_shapes_follow_the_layout():
+    assert OPS["winograd_weight"].infer([(5, 3, 3, 3)], {}) == [(36, 3, 5)]
+    assert OPS["winograd_input"].infer([(2, 3, 7, 9)], {"padding": (1, 1)}) == [(36, 2 * 2 * 3, 3)]
+    assert OPS["winograd_output"].infer([(36, 12, 5)], {"out": (7, 9)}) == [(2, 5, 7, 9)]
+
+
+def test_rules_check_numerically():
+    for rule in load_rules(["winograd"]):
+        result = check_rule(rule, draws=4, extra_draws=4)
+        assert result.ok, (rule.name, result)
+
+
+def test_extraction_keeps_a_verified_graph_and_winograd_where_it_pays():
+    """A 3x3 conv on a 16x16 map with 32 channels: the cost model prefers Winograd; the result is verified."""
+    b = GraphBuilder("conv")
+    x = b.input("x", (1, 32, 16, 16))
+    wt = b.weight("w", torch.randn(32, 32, 3, 3) * 0.1)
+    y = b.conv2d_bias_act(x, wt, b.weight("b", torch.randn(32)), padding=(1, 1), act="relu")
+    # this machine class's 1-thread profile, fixed so that a loaded machine's measurement does not decide
+    model = AnalyticalCost(MachineProfile("test", 1.66e11, 2.66e10, 3.3e-6, 3.5e-6, 6.3e-6, 9.0e-6, 1.43e11, 1.5e10))
+    res = optimize(b.build([y]), rules=["fusion", "winograd"], cost_model=model)
+    ops = [n.op for n in res.graph if n.id in res.graph.live()]
+    assert res.stats.verified
+    assert "winograd_output_bias_act" in ops, ops
+
+
+def test_onnx_export_computes_the_same():
+    ort = pytest.importorskip("onnxruntime")
+    n, c, k, h, w, p = CASES[0]
+    g = torch.Generator().manual_seed(1)
+    x, wt, bias = (
+        torch.randn(n, c, h, w, generator=g),
+        torch.randn(k, c, 3, 3, generator=g),
+        torch.randn(k, generator=g),
+    )
+    for act in (None, "relu"):
+        graph = _winograd_graph(n, c, k, h, w, p, act, wt, bias)
+        sess = ort.InferenceSession(to_onnx(graph).SerializeToString())
+        out = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
+        np.testing.assert_allclose(out, _expected(x, wt, bias, p, act).numpy(), rtol=1e-4, atol=1e-4)
