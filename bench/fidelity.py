@@ -44,7 +44,8 @@ from rewrite.rulelang.loader import load_rules
 DEFAULT_MODELS = ("nasrnn", "squeezenet", "bert", "resnet50", "inceptionv3")
 
 
-CHUNK = 12  # compiled candidates held (and interleaved) at once; each chunk also times the input graph
+CHUNK = 12  # compiled candidates held (and interleaved) at once at most; each chunk also times the input graph
+CHUNK_BYTES = 1 << 30  # ... and about this many bytes of their weights (bert: 128 MB, held again packed)
 
 
 def candidates(name: str, n: int, cost_model: Any, seed: int = 0) -> list[Any]:
@@ -59,17 +60,19 @@ def candidates(name: str, n: int, cost_model: Any, seed: int = 0) -> list[Any]:
 
 def measure_compiled(graphs: Sequence[Any], threads: int, repeats: int, warmup: int = 2) -> list[float]:
     """Median latency of each graph compiled for llvm on ``threads`` threads.  Candidates are compiled and
-    timed interleaved in chunks of ``CHUNK``; every chunk also times ``graphs[0]``, and a chunk's times are
-    scaled by that reference's, so drift between chunks cancels."""
+    timed interleaved in chunks (``CHUNK`` graphs, ``CHUNK_BYTES`` of weights); every chunk also times
+    ``graphs[0]``, and a chunk's times are scaled by that reference's, so drift between chunks cancels."""
     ref = compile(graphs[0], "llvm", threads=threads)
     ref_in = graphs[0].random_inputs(0)
     out: list[float] = [0.0] * len(graphs)
     ref_median: float | None = None
     todo = list(range(1, len(graphs)))
+    weight_bytes = sum(t.numel() * t.element_size() for t in graphs[0].weights.values())
+    chunk = max(1, min(CHUNK, CHUNK_BYTES // max(weight_bytes, 1) - 1))
     tick = counter(f"measure {len(graphs)} compiled graphs", "graph")
     with torch.no_grad():
-        for start in range(0, max(len(todo), 1), CHUNK):
-            idx = todo[start : start + CHUNK]
+        for start in range(0, max(len(todo), 1), chunk):
+            idx = todo[start : start + chunk]
             runs = [compile(graphs[i], "llvm", threads=threads) for i in idx]
             feeds = [graphs[i].random_inputs(0) for i in idx]
             fns = [lambda: ref(ref_in)] + [lambda cg=cg, x=x: cg(x) for cg, x in zip(runs, feeds, strict=True)]
@@ -79,7 +82,7 @@ def measure_compiled(graphs: Sequence[Any], threads: int, repeats: int, warmup: 
                 ref_median = out[0] = t[0].median
             for i, ti in zip(idx, t[1:], strict=True):
                 out[i] = ti.median * scale
-            tick(min(start + CHUNK, len(todo)) + 1, len(graphs))
+            tick(min(start + chunk, len(todo)) + 1, len(graphs))
     return out
 
 
