@@ -1,13 +1,18 @@
 """Cost-model fidelity: predicted vs measured time of candidate graphs sampled from e-graphs.
 
     python -m bench.fidelity --json fidelity.json        # or: eqsat bench fidelity
+    eqsat bench fidelity --target llvm --models nasrnn,squeezenet,bert
 
 For each model, the e-graph is saturated under the default limits and up to
 ``--per-model`` distinct candidate graphs are decoded from random acyclic
 selections (biased towards the greedy choice so candidates stay realistic).
-Each candidate's cost is predicted and its run time measured with torch
-(alternated, median of repeats).  Prints the Spearman rank correlation and the
-median relative error, pooled over all candidates and per model.
+Each candidate's cost is predicted and its run time measured (alternated,
+median of repeats): with ``--target torch`` (default) by ``Graph.run`` and the
+``--cost`` model; with ``--target llvm`` each candidate is compiled and its
+compiled latency measured, and the prediction is the compiled cost model
+(``rewrite.pipeline.compiled_cost``; it measures the e-graph's kernels first).
+Prints the Spearman rank correlation and the median relative error, pooled over
+all candidates and per model.
 """
 
 from __future__ import annotations
@@ -23,25 +28,64 @@ import torch
 
 from bench.models import MODELS, load
 from costs.analytical import AnalyticalCost
-from costs.fidelity import fidelity, spearman
-from costs.measured import MeasuredCost
+from costs.fidelity import agreement, fidelity, spearman
+from costs.measured import MeasuredCost, egraph_configs
+from costs.model import graph_cost
+from costs.timing import interleaved
 from rewrite.egraph.saturate import Limits, saturate
 from rewrite.extract.egraph_data import read_serialized
 from rewrite.extract.greedy import greedy_choice, node_costs, select
 from rewrite.extract.sample import sample_graphs
 from rewrite.frontends import from_torch
+from rewrite.pipeline import compile, compiled_cost
 from rewrite.progress import counter, each
 from rewrite.rulelang.loader import load_rules
 
 DEFAULT_MODELS = ("nasrnn", "squeezenet", "bert", "resnet50", "inceptionv3")
 
 
+CHUNK = 12  # compiled candidates held (and interleaved) at once at most; each chunk also times the input graph
+CHUNK_BYTES = 1 << 30  # ... and about this many bytes of their weights (bert: 128 MB, held again packed)
+
+
 def candidates(name: str, n: int, cost_model: Any, seed: int = 0) -> list[Any]:
     graph = from_torch(*load(name), name=name)
     data = read_serialized(saturate(graph, load_rules(), Limits()).serialized())
+    if hasattr(cost_model, "profile"):  # a compiled cost model: measure every kernel extraction may pick, first
+        cost_model.profile(egraph_configs(data), counter(f"{name}: measure kernels"))
     ncost = node_costs(data, cost_model)
     prefer = select(data, greedy_choice(data, ncost), ncost)
     return [graph] + sample_graphs(data, graph, n - 1, seed=seed, prefer=prefer, p_random=0.3)
+
+
+def measure_compiled(graphs: Sequence[Any], threads: int, repeats: int, warmup: int = 2) -> list[float]:
+    """Latency of each graph compiled for llvm on ``threads`` threads: the fastest of ``repeats`` rounds, the
+    uncontended time (on a shared machine medians carry other processes' time slices; the compiled cost
+    model's runner takes the fastest round too).  Candidates are compiled and timed interleaved in chunks
+    (``CHUNK`` graphs, ``CHUNK_BYTES`` of weights); every chunk also times ``graphs[0]``, and a chunk's
+    times are scaled by that reference's, so drift between chunks cancels."""
+    ref = compile(graphs[0], "llvm", threads=threads)
+    ref_in = graphs[0].random_inputs(0)
+    out: list[float] = [0.0] * len(graphs)
+    ref_best: float | None = None
+    todo = list(range(1, len(graphs)))
+    weight_bytes = sum(t.numel() * t.element_size() for t in graphs[0].weights.values())
+    chunk = max(1, min(CHUNK, CHUNK_BYTES // max(weight_bytes, 1) - 1))
+    tick = counter(f"measure {len(graphs)} compiled graphs", "graph")
+    with torch.no_grad():
+        for start in range(0, max(len(todo), 1), chunk):
+            idx = todo[start : start + chunk]
+            runs = [compile(graphs[i], "llvm", threads=threads) for i in idx]
+            feeds = [graphs[i].random_inputs(0) for i in idx]
+            fns = [lambda: ref(ref_in)] + [lambda cg=cg, x=x: cg(x) for cg, x in zip(runs, feeds, strict=True)]
+            t = interleaved(fns, repeats, warmup).timings
+            scale = 1.0 if ref_best is None else ref_best / t[0].min
+            if ref_best is None:
+                ref_best = out[0] = t[0].min
+            for i, ti in zip(idx, t[1:], strict=True):
+                out[i] = ti.min * scale
+            tick(min(start + chunk, len(todo)) + 1, len(graphs))
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,11 +94,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--per-model", type=int, default=50, help="candidate graphs per model")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--cost", choices=("analytical", "measured"), default="analytical")
+    p.add_argument("--cost", choices=("analytical", "measured"), default="analytical", help="with --target torch")
+    p.add_argument(
+        "--target",
+        choices=("torch", "llvm"),
+        default="torch",
+        help="what candidates run on: torch eager (Graph.run), or compiled by eqsat for llvm (the compiled cost model)",
+    )
     p.add_argument("--json", help="write spearman, median_rel_err, candidates and per-model results")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    model: Any = MeasuredCost(measure_missing=True) if args.cost == "measured" else AnalyticalCost()
+    model: Any
+    if args.target == "llvm":
+        model = compiled_cost("llvm", threads=args.threads)
+    else:
+        model = MeasuredCost(measure_missing=True) if args.cost == "measured" else AnalyticalCost()
     names = [m for m in args.models.split(",") if m]
     bad = [m for m in names if m not in MODELS]
     if bad:
@@ -65,10 +119,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     per_model: dict[str, Any] = {}
     for name in each(names, "bench fidelity"):
         graphs = candidates(name, args.per_model, model)
-        res = fidelity(
-            graphs, model, repeats=args.repeats, on_progress=counter(f"measure {len(graphs)} graphs", "round")
-        )
-        per_model[name] = {k: res[k] for k in ("spearman", "median_rel_err", "candidates")}
+        if args.target == "llvm":
+            predicted = [graph_cost(g, model) for g in graphs]
+            res = agreement(predicted, measure_compiled(graphs, args.threads, args.repeats))
+        else:
+            res = fidelity(
+                graphs, model, repeats=args.repeats, on_progress=counter(f"measure {len(graphs)} graphs", "round")
+            )
+        per_model[name] = {k: res[k] for k in ("spearman", "median_rel_err", "candidates", "predicted", "measured")}
         pooled_pred += res["predicted"]
         pooled_meas += res["measured"]
         print(
@@ -81,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "spearman": spearman(pooled_pred, pooled_meas),
         "median_rel_err": rel[len(rel) // 2],
         "candidates": len(rel),
-        "cost_model": args.cost,
+        "cost_model": "compiled" if args.target == "llvm" else args.cost,
+        "target": args.target,
         "threads": args.threads,
         "per_model": per_model,
     }

@@ -48,6 +48,17 @@ def test_fidelity_script(tmp_path, capsys):
     assert main(["bench", "--models", "nope"]) == 2
 
 
+@pytest.mark.slow
+def test_fidelity_script_compiled(tmp_path):
+    out = tmp_path / "f.json"
+    argv = ["bench", "fidelity", "--target", "llvm", "--models", "nasrnn", "--per-model", "3", "--repeats", "2"]
+    assert main([*argv, "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["target"] == "llvm" and data["cost_model"] == "compiled" and data["candidates"] >= 2
+    res = data["per_model"]["nasrnn"]
+    assert len(res["predicted"]) == len(res["measured"]) == res["candidates"] and min(res["measured"]) > 0
+
+
 def _row(model, threads, eqsat, ort, inductor):
     return {
         "model": model,

@@ -165,6 +165,8 @@ def test_run_llvm_compiles_checks_and_times(tmp_path, capsys):
     for k in ("compile_seconds", "latency_ms", "torch_eager_ms", "speedup_vs_eager", "max_rel_err"):
         assert k in s
     assert s["max_rel_err"] <= 1e-4
+    # priced as compiled: the e-graph's kernels were measured before extraction
+    assert s["cost_model"]["kind"] == "compiled" and s["cost_model"]["measured"] > 0
 
 
 # The JSON record `eqsat optimize --json` writes: these keys, in this order, with these value types.

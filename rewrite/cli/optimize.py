@@ -2,7 +2,7 @@
 
 eqsat optimize bert --json out.json
 eqsat optimize my_model.py:make --iters 8 --nodes 20000 --seconds 10
-eqsat optimize squeezenet --run llvm
+eqsat optimize squeezenet --run llvm          # priced by compiled kernels (--cost compiled), then compiled
 eqsat optimize nasrnn --search backtrack --alpha 1.05 --json out.json
 """
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from bench.models import MODELS
+from costs.compiled import CompiledCost
 from costs.measured import MeasuredCost
 from rewrite import config
 from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, output_file, positive_float, positive_int
@@ -24,7 +25,7 @@ from rewrite.cli.report import before_after, run_table
 from rewrite.cli.sources import read_source
 from rewrite.egraph.saturate import IterationStat
 from rewrite.ir.errors import UsageError
-from rewrite.pipeline import SEARCHES, compile_and_compare, optimize
+from rewrite.pipeline import SEARCHES, compile_and_compare, compiled_cost, optimize
 from rewrite.progress import say
 from rewrite.rulelang.loader import load_rules
 
@@ -56,10 +57,10 @@ def parser(prog: str) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--cost",
-        choices=("analytical", "measured"),
-        default="analytical",
-        help="cost model: roofline from measured peaks, or per-operator measurements "
-        "(every candidate op must be measured: `eqsat costs profile MODEL --egraph`, or --measure-missing)",
+        choices=("analytical", "measured", "compiled"),
+        help="cost model: roofline from measured peaks (default), per-operator torch measurements "
+        "(every candidate op must be measured: `eqsat costs profile MODEL --egraph`, or --measure-missing), "
+        "or compiled llvm kernels as fused (default with --run llvm; uncached kernels are measured first)",
     )
     p.add_argument(
         "--threads",
@@ -109,12 +110,16 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     args = parser(prog).parse_args(argv)
     limits = limits_of(args)
     rules = load_rules(args.rules)  # a missing or malformed rule file fails before any model work
+    if args.cost is None:  # price e-nodes as they will run: compiled kernels when the result is compiled
+        args.cost = "compiled" if args.run == "llvm" else "analytical"
     if args.measure_missing and args.cost != "measured":
         raise UsageError("--measure-missing needs --cost measured")
     if args.threads:
         torch.set_num_threads(args.threads)
-    cost_model = None
-    if args.cost == "measured":  # every op the extractor prices must be measured: no estimates mixed in
+    cost_model: MeasuredCost | CompiledCost | None = None
+    if args.cost == "compiled":  # measures the e-graph's uncached kernels before extraction
+        cost_model = compiled_cost("llvm", threads=args.threads or None)
+    elif args.cost == "measured":  # every op the extractor prices must be measured: no estimates mixed in
         cost_model = MeasuredCost(
             measure_missing=args.measure_missing,
             strict=True,
@@ -140,8 +145,8 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     )
     record = result.stats.to_json()
     if cost_model is not None:
-        record["cost_model"] = {"kind": "measured", **cost_model.stats}
-        print(f"measured cost model: {cost_model.stats}", file=sys.stderr)
+        record["cost_model"] = {"kind": args.cost, "target": cost_model.fingerprint, **cost_model.stats}
+        print(f"{args.cost} cost model: {cost_model.stats}", file=sys.stderr)
     print(before_after(result.stats, graph.summary(), result.graph.summary()))
     if args.verbose:
         print("optimized graph:")

@@ -1,0 +1,172 @@
+"""The compiled cost model: an e-node priced as it runs after lowering, measured through compiled kernels.
+
+``CompiledCost(target)`` has the cost-model signature ``(op, attrs, in_shapes, dtype) -> seconds`` for a
+target whose kernels are compiled (kind ``"llvm"``).  The lowering fuses (``lower/fusion.py``), so one
+number per op alone would over-price the ops that fuse away; each op is priced by its fusion role:
+
+* a view (``reshape``: the runtime makes no kernel) and a source cost nothing;
+* an **injective** op (elementwise, batchnorm, transpose/slice/expand, pad) costs what it *adds when fused*:
+  the kernel time of ``relu(op(x...))`` — one kernel, ``op`` inlined into ``relu``'s loads — minus that
+  of ``relu`` alone on ``op``'s output shape, timed interleaved.  That is what it costs as a prologue, in an
+  elementwise chain, and (roughly: its extra inputs, its arithmetic) as a contraction's epilogue;
+* every other op (contractions, pools, reductions, softmax/layernorm, concat/split, gathers) is an anchor:
+  it costs its own kernels' time when compiled alone, with the weight operands of contractions as
+  constants (pre-packed at compile time, as in a real graph).
+
+Both kinds of rows live in the measured-cost cache (``costs.cache``) like torch's: anchors under the
+target's ``cache_key``, fused increments under ``fused_target(target)``'s.  The runners that compile and
+time kernels need ``lower``, which ``costs`` may not import: the pipeline registers them
+(``register_runner("llvm", ...)`` and ``register_runner("llvm-fused", ...)``).  A configuration that
+cannot be measured (an op without a lowering, an index operand the runner cannot feed) is priced by the
+fallback model and counted in ``stats["unmeasurable"]``.
+
+    >>> model = CompiledCost(parse_target("llvm"), measure_missing=True)     # doctest: +SKIP
+    >>> model("relu", {}, [(1, 64, 56, 56)]) < model("conv2d", {...}, [...])  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from costs.analytical import AnalyticalCost
+from costs.cache import CostCache
+from costs.measured import Config, MeasuredCost
+from rewrite.ir.errors import EqsatError
+from rewrite.ir.ops import OPS, FusionRole, Group, Shape
+from rewrite.ir.target import Target
+
+FUSED = "-fused"  # suffix of the kind and name of the target the fused increments are keyed by
+# roles whose ops fuse into a neighbour's kernel (prologue, elementwise chain, epilogue)
+FUSIBLE = frozenset({FusionRole.ELEMENTWISE, FusionRole.REMAP, FusionRole.INJECTIVE})
+
+
+def fused_target(target: Target) -> Target:
+    """The target that keys fused increments measured on ``target`` (kind ``llvm-fused``)."""
+    return replace(target, kind=target.kind + FUSED, name=target.name + FUSED)
+
+
+def base_target(target: Target) -> Target:
+    """The compiled target behind a ``fused_target`` (the inverse; other targets pass through)."""
+    if not target.kind.endswith(FUSED):
+        return target
+    return replace(target, kind=target.kind.removesuffix(FUSED), name=target.name.removesuffix(FUSED))
+
+
+def is_fusible(op: str) -> bool:
+    """Whether the lowering fuses ``op`` into a neighbour (priced by its fused increment)."""
+    return OPS[op].fusion in FUSIBLE
+
+
+def is_free(op: str) -> bool:
+    """Sources and views: no kernel at run time."""
+    d = OPS[op]
+    return d.group is Group.SOURCE or d.fusion is FusionRole.ALIAS
+
+
+class CompiledCost:
+    """Costs of compiled kernels on ``target`` (see the module docstring).  What is not cached is measured
+    now (``measure_missing``) or priced by ``fallback`` (analytical by default) and counted."""
+
+    def __init__(
+        self,
+        target: Target,
+        cache: CostCache | str | Path | None = None,
+        measure_missing: bool = False,
+        fallback: Callable[..., float] | None = None,
+        warmup: int = 3,
+        repeats: int = 15,
+    ) -> None:
+        self.target = target
+        self._fallback = fallback
+        self.kernels = MeasuredCost(target, cache, self._fall, measure_missing, warmup, repeats)
+        self.fused = MeasuredCost(
+            fused_target(target), self.kernels.cache, self._fall, measure_missing, warmup, repeats
+        )
+        self.unmeasurable: dict[str, str] = {}  # config key -> why it could not be measured
+        self._unmeasurable_stats = 0
+
+    @property
+    def measure_missing(self) -> bool:
+        return self.kernels.measure_missing
+
+    @measure_missing.setter
+    def measure_missing(self, on: bool) -> None:
+        self.kernels.measure_missing = self.fused.measure_missing = on
+
+    @property
+    def fallback(self) -> Callable[..., float]:
+        if self._fallback is None:  # built lazily: the analytical model measures the machine on first use
+            self._fallback = AnalyticalCost()
+        return self._fallback
+
+    def _fall(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
+        return float(self.fallback(op, attrs, in_shapes, dtype))
+
+    @property
+    def cache(self) -> CostCache:
+        return self.kernels.cache
+
+    @property
+    def fingerprint(self) -> str:
+        return self.target.cache_key
+
+    @property
+    def stats(self) -> dict[str, int]:
+        a, b = self.kernels.stats, self.fused.stats
+        out = {k: a[k] + b[k] for k in a}
+        out["unmeasurable"] = self._unmeasurable_stats
+        return out
+
+    def table(self, op: str) -> MeasuredCost | None:
+        """Which measurements price ``op``: the fused increments, the anchors', or none (free)."""
+        if is_free(op):
+            return None
+        return self.fused if is_fusible(op) else self.kernels
+
+    def __call__(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
+        table = self.table(op)
+        if table is None:
+            return 0.0
+        key = table.key(op, attrs, in_shapes, dtype)
+        if key in self.unmeasurable:
+            self._unmeasurable_stats += 1
+            return self._fall(op, attrs, in_shapes, dtype)
+        try:
+            return table(op, attrs, in_shapes, dtype)
+        except EqsatError as e:  # no lowering, an operand the runner cannot feed: estimate, and say so
+            self.unmeasurable[key] = str(e).splitlines()[0]
+            self._unmeasurable_stats += 1
+            return self._fall(op, attrs, in_shapes, dtype)
+
+    def missing(self, configs: Iterable[Config]) -> list[Config]:
+        """The configurations (of priced ops) not cached yet."""
+        out = []
+        for c in configs:
+            table = self.table(c[0])
+            if table is not None and table.key(*c) not in self.unmeasurable and table.lookup(*c) is None:
+                out.append(c)
+        return out
+
+    def profile(self, configs: Iterable[Config], on_progress: Callable[[int, int, str], None] | None = None) -> int:
+        """Measure every configuration not cached yet (an unmeasurable one is noted); returns how many."""
+        todo = self.missing(configs)
+        for i, (op, attrs, shapes, dtype) in enumerate(todo):
+            table = self.table(op)
+            assert table is not None
+            try:
+                table.measure(op, attrs, shapes, dtype)
+            except EqsatError as e:
+                self.unmeasurable[table.key(op, attrs, shapes, dtype)] = str(e).splitlines()[0]
+            if on_progress is not None:
+                on_progress(i + 1, len(todo), op)
+        return len(todo)
+
+    def __repr__(self) -> str:
+        return f"CompiledCost({self.fingerprint!r}, cache={self.cache!r}, measure_missing={self.measure_missing})"
+
+
+__all__ = ["FUSED", "FUSIBLE", "CompiledCost", "base_target", "fused_target", "is_free", "is_fusible"]

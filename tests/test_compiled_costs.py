@@ -1,0 +1,106 @@
+"""The compiled (llvm) cost model: which table prices which op, the llvm runners, optimize(target="llvm")."""
+
+import math
+
+import pytest
+import torch
+
+from costs import measured
+from costs.compiled import CompiledCost, base_target, fused_target
+from rewrite import GraphBuilder
+from rewrite.egraph.limits import Limits
+from rewrite.ir.errors import LoweringError
+from rewrite.ir.target import Target
+from rewrite.pipeline import compiled_cost, cost_target, default_cost_model, optimize, run_llvm_fused, run_llvm_op
+
+FAKE = Target("fake", threads=1, versions=(("lower", "abc"),))
+
+
+class Runner:
+    """A fake runner: a fixed time per op, an error for 'softmax', and a log of what it was asked."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.asked = seconds, []
+
+    def __call__(self, target, op, attrs, in_shapes, dtype="float32", warmup=5, repeats=20):
+        self.asked.append((target.kind, op))
+        if op == "softmax":
+            raise LoweringError(f"no lowering for {op}")
+        return measured.Measurement(self.seconds, repeats, 0.0)
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    alone, fused = Runner(1e-3), Runner(1e-6)
+    monkeypatch.setitem(measured.RUNNERS, "fake", alone)
+    monkeypatch.setitem(measured.RUNNERS, "fake-fused", fused)
+    model = CompiledCost(FAKE, cache=tmp_path / "c.sqlite", measure_missing=True, fallback=lambda *a, **k: 7.0)
+    return model, alone, fused
+
+
+def test_fused_target_round_trips_and_keys_apart():
+    f = fused_target(FAKE)
+    assert f.kind == "fake-fused" and base_target(f) == FAKE and base_target(FAKE) == FAKE
+    assert f.cache_key != FAKE.cache_key
+
+
+def test_each_role_is_priced_by_its_table(fake):
+    model, alone, fused = fake
+    assert model("conv2d", {}, [(1, 3, 8, 8), (4, 3, 3, 3)]) == 1e-3  # an anchor: its own kernel
+    assert model("relu", {}, [(1, 4, 6, 6)]) == 1e-6  # injective: what it adds fused
+    assert model("transpose", {"perm": (1, 0)}, [(4, 6)]) == 1e-6
+    assert model("reshape", {"shape": (24,)}, [(4, 6)]) == 0.0  # a view: no kernel
+    assert model("input", {"name": "x", "shape": (4,)}, []) == 0.0
+    assert alone.asked == [("fake", "conv2d")]
+    assert fused.asked == [("fake-fused", "relu"), ("fake-fused", "transpose")]
+
+
+def test_unmeasurable_config_falls_back_once_and_is_counted(fake):
+    model, alone, _ = fake
+    assert model("softmax", {"axis": -1}, [(4, 6)]) == 7.0
+    assert model("softmax", {"axis": -1}, [(4, 6)]) == 7.0
+    assert alone.asked == [("fake", "softmax")]  # not retried
+    assert model.stats["unmeasurable"] == 2 and "no lowering" in next(iter(model.unmeasurable.values()))
+
+
+def test_profile_measures_only_what_is_missing(fake, tmp_path):
+    model, alone, fused = fake
+    configs = [("matmul", {}, ((4, 8), (8, 8)), "float32"), ("relu", {}, ((4, 8),), "float32")]
+    configs.append(("reshape", {"shape": (32,)}, ((4, 8),), "float32"))
+    seen = []
+    assert model.profile(configs, lambda done, total, key: seen.append((done, total))) == 2
+    assert seen == [(1, 2), (2, 2)]
+    assert alone.asked == [("fake", "matmul")] and fused.asked == [("fake-fused", "relu")]
+    again = CompiledCost(FAKE, cache=tmp_path / "c.sqlite")  # the rows are on disk
+    assert again.missing(configs) == [] and again("matmul", {}, [(4, 8), (8, 8)]) == 1e-3
+
+
+def test_cost_target_fingerprints_the_lowering():
+    t = cost_target("llvm", threads=1)
+    assert t.kind == "llvm" and t.threads == 1 and dict(t.versions)["lower"]
+    assert isinstance(default_cost_model("llvm"), CompiledCost)
+    assert not isinstance(default_cost_model("torch"), CompiledCost)
+
+
+def test_llvm_runners_time_compiled_kernels():
+    t = cost_target("llvm", threads=1)
+    m = run_llvm_op(t, "matmul", {}, [(4, 16), (16, 8)], warmup=1, repeats=3)
+    assert m.reps == 3 and 0 < m.seconds < 1
+    f = run_llvm_fused(fused_target(t), "add", {}, [(4, 16), (4, 16)], warmup=1, repeats=3)
+    assert f.reps == 3 and 0 < f.seconds < 1 and math.isfinite(f.iqr)
+    b = run_llvm_fused(fused_target(t), "lt", {}, [(4, 16), (4, 16)], warmup=1, repeats=3)  # bool out: cast consumer
+    assert 0 < b.seconds < 1
+
+
+def test_optimize_for_llvm_measures_the_egraph_and_verifies(tmp_path):
+    torch.manual_seed(0)
+    b = GraphBuilder("tiny")
+    x = b.input("x", (4, 16))
+    w = b.weight("w", torch.randn(16, 16))
+    out = b.relu(b.add(b.matmul(x, w), x))
+    model = CompiledCost(cost_target("llvm", threads=1), cache=tmp_path / "c.sqlite", measure_missing=True, repeats=3)
+    res = optimize(b.build([out]), limits=Limits(iterations=3), extractor="greedy", cost_model=model, target="llvm")
+    assert res.stats.verified is True
+    assert model.stats["measured"] > 0 and model.stats["fallbacks"] == 0
+    assert model.missing([("matmul", {}, ((4, 16), (16, 16)), "float32")]) == []
+    assert isinstance(compiled_cost("llvm", threads=1, measure_missing=False), CompiledCost)
