@@ -7,11 +7,12 @@ import torch
 
 from costs import measured
 from costs.compiled import CompiledCost, base_target, fused_target
+from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_op
 from rewrite import GraphBuilder
 from rewrite.egraph.limits import Limits
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.target import Target
-from rewrite.pipeline import compiled_cost, cost_target, default_cost_model, optimize, run_llvm_fused, run_llvm_op
+from rewrite.pipeline import compiled_cost, default_cost_model, optimize
 
 FAKE = Target("fake", threads=1, versions=(("lower", "abc"),))
 
