@@ -141,7 +141,8 @@ def _on_a_terminal(argv: list[str], cwd: str) -> tuple[int, str]:
 
 
 def test_progress_bars_show_every_stage_on_a_terminal(tmp_path):
-    """Import, saturation, extraction, verification and compile each draw a bar on a terminal; --quiet none."""
+    """Import, saturation, measuring compiled costs, extraction, verification and compile each draw a bar on a
+    terminal; --quiet none."""
     import os
 
     from rewrite.frontends.onnx import to_onnx
@@ -153,11 +154,11 @@ def test_progress_bars_show_every_stage_on_a_terminal(tmp_path):
     args = ["optimize", str(plain), "--rules", "algebra", "--run", "llvm", "--repeats", "1"]
     rc, drawn = _on_a_terminal(args, root)
     assert rc == 0, drawn
-    for stage in ("import", "saturate", "extract", "verify", "compile (llvm)"):
+    for stage in ("import", "saturate", "measure", "extract", "verify", "compile (llvm)"):
         assert stage in drawn, f"no '{stage}' bar in {drawn!r}"
     rc, drawn = _on_a_terminal(["optimize", str(exact), "--rules", "algebra", "--extractor", "greedy"], root)
     assert rc == 0 and "load " in drawn, drawn
-    rc, drawn = _on_a_terminal([*args, "--quiet"], root)  # accepted after the command too
+    rc, drawn = _on_a_terminal([*args, "--cost", "analytical", "--quiet"], root)  # accepted after the command too
     assert rc == 0 and "saturate" not in drawn and "import" not in drawn, drawn
 
 
