@@ -433,3 +433,14 @@ def _unroll_windows(s: Schedule, stage: str) -> None:
     if wins and total <= 64:
         for w in wins:
             s.unroll(w.var.name)
+    # global pools: one reduction loop over the contiguous h*w plane, so it vectorizes over all of it
+    for x in walk_stmt(st):
+        if (
+            isinstance(x, For)
+            and x.var.name.startswith("h")
+            and isinstance(x.body, For)
+            and x.body.var.name.startswith("w")
+            and not any(isinstance(y, For) for y in walk_stmt(x.body.body))
+        ):
+            _try_fuse(s, x.var.name, x.body.var.name)
+            return

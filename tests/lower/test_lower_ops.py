@@ -177,11 +177,19 @@ def test_avgpool(xs, k, s, p, ceil, cip):
     check_graph(g, tol=1e-6)
 
 
-@pytest.mark.parametrize("xs", [(1, 3, 7, 7), (2, 31, 13, 1), (1, 64, 1, 1)])
+@pytest.mark.parametrize("xs", [(1, 3, 7, 7), (2, 31, 13, 1), (1, 64, 1, 1), (2, 5, 17, 5), (1, 9, 14, 14)])
 def test_global_avgpool(xs):
     b = GraphBuilder("gap")
     g = b.build([b.global_avgpool(b.input("x", xs))])
     check_graph(g, tol=1e-6)
+
+
+def test_global_avgpool_reduces_over_the_fused_plane():
+    """The h and w loops are fused into one vectorized loop over the contiguous h*w plane."""
+    b = GraphBuilder("gap")
+    g = b.build([b.global_avgpool(b.input("x", (2, 6, 9, 5)))])
+    src = compile_graph(g, threads=1).kernel_source(None)
+    assert "vectorized for h.w in 0..45" in src
 
 
 @pytest.mark.parametrize("xs", [(2, 5, 7, 3), (3, 13), (1, 31, 2)])
