@@ -20,8 +20,17 @@ from rewrite.pipeline import optimize
 from rewrite.rulelang.loader import load_rules
 from rewrite.verify.rulecheck.check import check_rule
 
-# (N, C, K, H, W, padding): H, W not multiples of 4, odd channel counts, batch 2, padding 0 and 1
-CASES = [(2, 3, 5, 7, 9, 1), (1, 5, 3, 5, 6, 0), (2, 1, 1, 3, 3, 0), (1, 2, 7, 11, 4, 1), (2, 3, 3, 4, 8, 1)]
+# (N, C, K, H, W, padding): H, W not multiples of 4, odd channel counts, batch 2, padding 0 and 1; the
+# last two have a partial block of output tiles along the row (5 and 9 tile columns, blocks of 4)
+CASES = [
+    (2, 3, 5, 7, 9, 1),
+    (1, 5, 3, 5, 6, 0),
+    (2, 1, 1, 3, 3, 0),
+    (1, 2, 7, 11, 4, 1),
+    (2, 3, 3, 4, 8, 1),
+    (2, 3, 20, 10, 22, 0),
+    (1, 4, 33, 15, 35, 1),
+]
 
 
 def _winograd_graph(n, c, k, h, w, p, act, wt, bias) -> Graph:
