@@ -22,7 +22,7 @@ from rewrite.extract.ilp.model import Model
 from rewrite.extract.ilp.prune import Problem
 from rewrite.extract.ilp.result import IlpStatus
 from rewrite.extract.ilp.selection import walk
-from rewrite.extract.ilp.split import Part, components
+from rewrite.extract.ilp.split import Part, components, groups
 
 MIN_SOLVE_SECONDS = 0.01  # less time than this left after building the model: do not start HiGHS
 
@@ -66,10 +66,11 @@ def _programs(model: Model) -> list[tuple[Part, _Program]]:
         col_new[part.cols] = np.arange(len(part.cols))
         row_new[part.rows] = np.arange(len(part.rows))
         row_part[part.rows] = k
-    nz_part = row_part[ri] if len(ri) else ri
+    by_part = groups(row_part[ri])  # each part's nonzeros, grouped once (not a scan of all nonzeros per part)
+    none = np.zeros(0, dtype=np.int64)
     out = []
     for k, part in enumerate(parts):
-        sel = np.flatnonzero(nz_part == k) if len(parts) > 1 else np.arange(len(ri))
+        sel = by_part.get(k, none)
         out.append(
             (
                 part,

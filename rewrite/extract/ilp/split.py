@@ -51,14 +51,14 @@ def components(ncols: int, nrows: int, nz_row: Sequence[int], nz_col: Sequence[i
     row_root = np.full(nrows, -1, dtype=np.int64)
     for r, j in first.items():
         row_root[r] = root[j]
-    col_groups = _groups(root)
-    row_groups = _groups(row_root)
+    col_groups = groups(root)
+    row_groups = groups(row_root)
     parts = [Part(cols, row_groups.get(rt, np.zeros(0, dtype=np.int64))) for rt, cols in col_groups.items()]
     parts.sort(key=lambda p: (len(p.cols), int(p.cols[0])))
     return parts
 
 
-def _groups(keys: np.ndarray) -> dict[int, np.ndarray]:
+def groups(keys: np.ndarray) -> dict[int, np.ndarray]:
     """Indices grouped by key (ascending within a group); key -1 means "no group"."""
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
