@@ -50,6 +50,8 @@ class Backend:
     all of a model's ``Launch``es in launch order and returns either None (launch one by one) or
     ``replay(key)`` running them all at once, ``key`` being the addresses patched into the argument
     arrays for this call (a CUDA graph per key; the LLVM backend's native launch table ignores it).
+    ``direct_conv``: whether the lowering may pick the direct convolution (a serial per-group slice loop,
+    fast on a CPU core; a GPU grid wants the batched-GEMM form, which it tiles).
     """
 
     name: str
@@ -59,3 +61,4 @@ class Backend:
     device: str = "cpu"
     copies_inputs: bool = False
     sequence: Callable[[list[Launch]], Callable[[tuple[int, ...]], None] | None] | None = None
+    direct_conv: bool = True  # grouped convs with few channels per group lowered direct, else as batched GEMMs

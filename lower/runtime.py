@@ -117,7 +117,14 @@ class CompiledGraph:
         self._alias = {n: graph.nodes[n].inputs[0] for n in self.fusion.aliases}
         self.built: list[BuiltKernel] = []
         for k, grp in enumerate(self.fusion.groups):
-            bk = build_kernel(graph, grp, self.consts, self.resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}")
+            bk = build_kernel(
+                graph,
+                grp,
+                self.consts,
+                self.resolve,
+                name=f"k{k}_{graph.nodes[grp.anchor].op}",
+                direct_conv=self.backend.direct_conv,
+            )
             sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, self.target) if schedule else None
             if sched is not None:
                 bk.kernel, bk.schedule = sched.kernel, sched
@@ -143,8 +150,10 @@ class CompiledGraph:
 
     @staticmethod
     def _precompute(graph: Graph, live: set[int], device: torch.device) -> dict[Value, torch.Tensor]:
-        """Every live weight-only value, computed now with torch, on ``device``."""
+        """Every live weight-only value, computed now with torch on the host (where the weights are and
+        the refs build their own constants), then placed on ``device``."""
         wo = graph.weight_only()
+        host: dict[Value, torch.Tensor] = {}
         env: dict[Value, torch.Tensor] = {}
         with torch.no_grad():
             for n in graph:
@@ -153,9 +162,10 @@ class CompiledGraph:
                 if n.op == "weight":
                     outs = [graph.weights[n.attrs["name"]]]
                 else:
-                    outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
+                    outs = OPS[n.op].ref([host[v] for v in n.inputs], n.attrs)
                 for i, t in enumerate(outs):
-                    env[Value(n.id, i)] = t.detach().to(device, TORCH_DTYPE[n.dtype]).contiguous()
+                    host[Value(n.id, i)] = t = t.detach().to("cpu", TORCH_DTYPE[n.dtype]).contiguous()
+                    env[Value(n.id, i)] = t.to(device)
         return env
 
     def _plan_storage(self) -> None:

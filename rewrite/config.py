@@ -107,7 +107,7 @@ CUDA_EXACT_FP32 = _declare(
 CUDA_GRAPH = _declare(
     "EQSAT_CUDA_GRAPH",
     "bool",
-    "0",
+    "1",
     "CUDA: replay a compiled graph's launches as one captured CUDA graph (one per set of input/output addresses)",
 )
 PACK_A = _declare("EQSAT_PACK_A", "bool", "0", "pack a GEMM's A operand even when it can be read in place")

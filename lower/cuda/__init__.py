@@ -73,7 +73,7 @@ def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Calla
 
 
 def sequence(items: list[Launch]) -> Callable[[tuple[int, ...]], None] | None:
-    """With ``EQSAT_CUDA_GRAPH=1``: all of a model's launches as one CUDA graph per set of patched
+    """Unless ``EQSAT_CUDA_GRAPH=0``: all of a model's launches as one CUDA graph per set of patched
     addresses (``driver.CapturedGraph``), replayed on the current stream; else None (one by one)."""
     if not config.CUDA_GRAPH.flag():
         return None
@@ -86,7 +86,14 @@ def sequence(items: list[Launch]) -> Callable[[tuple[int, ...]], None] | None:
 
 
 BACKEND = Backend(
-    "cuda", compile_kernel, launcher, kernel_to_cuda, device="cuda", copies_inputs=True, sequence=sequence
+    "cuda",
+    compile_kernel,
+    launcher,
+    kernel_to_cuda,
+    device="cuda",
+    copies_inputs=True,
+    sequence=sequence,
+    direct_conv=False,  # grouped/depthwise convs as batched GEMMs: a grid per (n, group) tile, not one thread each
 )
 
 
@@ -119,7 +126,9 @@ def graph_kernels(graph: Graph, target: Target, fuse: bool = True) -> list[Built
 
     built = []
     for k, grp in enumerate(plan.groups):
-        bk = build_kernel(graph, grp, consts, resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}")
+        bk = build_kernel(
+            graph, grp, consts, resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}", direct_conv=BACKEND.direct_conv
+        )
         sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, target)
         if sched is not None:
             bk.kernel, bk.schedule = sched.kernel, sched

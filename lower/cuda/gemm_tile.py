@@ -31,7 +31,7 @@ THREADS = 128
 APAD, BPAD = 4, 8  # shared-memory row padding (floats) against bank conflicts
 # the tile's own C names; IR loop variables get fresh ones around them
 RESERVED = set("tid bid tn tm m0 n0 As Bs acc q k0 r el mm kk nn val warp lane g t wm wn k8".split())
-RESERVED |= set("a b mi ni c ty tx av bv p f h c2".split())
+RESERVED |= set("a b mi ni c ty tx av bv p f h c2 ks kb ke kn ra rb".split())
 
 
 def _parts(k_name: str, nest_top: For, ncoords: int) -> tuple[list[For], For, Store, list[Stmt], list[Stmt]]:
@@ -51,10 +51,11 @@ def _parts(k_name: str, nest_top: For, ncoords: int) -> tuple[list[For], For, St
 def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]:
     """Emit the body of the ``__global__`` function for a tiled contraction; returns (grid, block)."""
     kname = fe.k.name
-    bm, bn, bk, precision = tile_params(marker)
+    bm, bn, bk, precision, splits = tile_params(marker)
     full = perfect_nest(nest_top)
     # coordinates: the loops down to the one whose body holds the reduction loop
-    ncoords = next(i + 1 for i, lp in enumerate(full) if not isinstance(lp.body, For))
+    # (split: the nest is exactly (batch.., i, j, k) around the update, with no fused stores)
+    ncoords = len(full) - 1 if splits > 1 else next(i + 1 for i, lp in enumerate(full) if not isinstance(lp.body, For))
     coords, kl, upd, pre, post = _parts(kname, nest_top, ncoords)
     if len(coords) < 2 or any(not isinstance(lp.extent, IntImm) for lp in [*coords, kl]):
         raise CodegenError(f"kernel {kname}: a gemm_tile needs constant (batch.., i, j) and k extents")
@@ -68,22 +69,30 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     if jv in free_vars(a_e) or iv in free_vars(b_e):
         a_e, b_e = b_e, a_e
     mt, nt = math.ceil(M / bm), math.ceil(N / bn)
-    grid = mt * nt * math.prod(ext[:-2])
+    grid = mt * nt * math.prod(ext[:-2]) * splits
+    kc = math.ceil(math.ceil(K / bk) / splits) * bk  # reduction range of one split, whole steps
+    if splits > 1 and (pre or post):
+        raise CodegenError(f"kernel {kname}: a split gemm_tile cannot fuse init or epilogue stores")
     e = fe.emit
     if precision == "tf32":
         fe.mod.need("tf32_mma")
     fe.used_idents.update(RESERVED)
 
     # block -> (batch.., tile row, tile column)
+    # 32-bit index arithmetic when every buffer has fewer than 2^31 elements (64-bit division is slow)
+    small = grid < 2**31 and all(math.prod(p.shape) < 2**31 for p in fe.k.params)
+    ix = "int" if small else "long long"
     e("const int tid = threadIdx.x;")
-    e("long long bid = blockIdx.x;")
-    e(f"const long long tn = bid % {nt}; bid /= {nt};")
-    e(f"const long long tm = bid % {mt}; bid /= {mt};")
+    e(f"{ix} bid = blockIdx.x;")
+    if splits > 1:
+        e(f"const {ix} ks = bid % {splits}; bid /= {splits};")
+    e(f"const {ix} tn = bid % {nt}; bid /= {nt};")
+    e(f"const {ix} tm = bid % {mt}; bid /= {mt};")
     for lp, n in reversed(list(zip(coords[:-2], ext[:-2], strict=True))):
         name = fe.fresh(lp.var.name, "")
-        e(f"const long long {name} = bid % {n}; bid /= {n};")
+        e(f"const {ix} {name} = bid % {n}; bid /= {n};")
         fe.env[lp.var.name], fe.ranges[lp.var.name] = name, (0, n - 1)
-    e(f"const long long m0 = tm * {bm}, n0 = tn * {bn};")
+    e(f"const {ix} m0 = tm * {bm}, n0 = tn * {bn};")
     if precision == "tf32":
         e("const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;")
         e("const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;")
@@ -95,40 +104,57 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     e(f"float acc[{nacc}];")
     e("#pragma unroll")
     e(f"for (int q = 0; q < {nacc}; ++q) acc[q] = 0.0f;")
-    e("#pragma unroll 1")
-    e(f"for (long long k0 = 0; k0 < {K}; k0 += {bk}) {{")
-    fe.depth += 1
     i_id, j_id, k_id = fe.fresh(iv, ""), fe.fresh(jv, ""), fe.fresh(kl.var.name, "")
-    for what, rows, cols, expr_, row_var, row_n, rbase, stride in (
-        ("As", bm, bk, a_e, iv, M, "m0", f"{bk}"),
-        ("Bs", bk, bn, b_e, jv, N, "n0", f"{bn}"),
-    ):
-        per = rows * cols // THREADS
-        e("#pragma unroll")
-        e(f"for (int r = 0; r < {per}; ++r) {{")
-        fe.depth += 1
-        e(f"const int el = tid + r * {THREADS};")
-        if what == "As":  # As[mm][kk], k fastest
-            e(f"const int mm = el / {stride}, kk = el % {stride};")
-            e(f"const long long {i_id} = {rbase} + mm, {k_id} = k0 + kk;")
-            rv_id, dst = i_id, "As[mm][kk]"
-        else:  # Bs[kk][nn], n fastest
-            e(f"const int kk = el / {stride}, nn = el % {stride};")
-            e(f"const long long {j_id} = {rbase} + nn, {k_id} = k0 + kk;")
-            rv_id, dst = j_id, "Bs[kk][nn]"
-        e("float val = 0.0f;")
-        e(f"if ({rv_id} < {row_n} && {k_id} < {K}) {{")
-        fe.env[row_var], fe.ranges[row_var] = rv_id, (0, row_n - 1)
-        fe.env[kl.var.name], fe.ranges[kl.var.name] = k_id, (0, K - 1)
-        fe.depth += 1
-        e(f"val = {fe.expr(expr_)};")
-        fe.depth -= 1
-        del fe.env[row_var], fe.env[kl.var.name]
-        e("}")
-        e(f"{dst} = val;")
-        fe.depth -= 1
-        e("}")
-    e("__syncthreads();")
+    per_a, per_b = bm * bk // THREADS, bk * bn // THREADS
+    e(f"float ra[{per_a}], rb[{per_b}];")
+    if splits > 1:
+        e(f"const {ix} kb = ks * {kc}, ke = kb + {kc} < {K} ? kb + {kc} : {K};")
+    else:
+        e(f"const {ix} kb = 0, ke = {K};")
+
+    def stage_loads(k_base: str) -> None:
+        """Global -> registers for the step at ``k_base`` (zero outside the matrix)."""
+        for regs, per, rows_of, expr_, row_var, row_n, rbase in (
+            ("ra", per_a, bk, a_e, iv, M, "m0"),
+            ("rb", per_b, bn, b_e, jv, N, "n0"),
+        ):
+            e("#pragma unroll")
+            e(f"for (int r = 0; r < {per}; ++r) {{")
+            fe.depth += 1
+            e(f"const int el = tid + r * {THREADS};")
+            if regs == "ra":  # As[mm][kk], k fastest
+                e(f"const int mm = el / {rows_of}, kk = el % {rows_of};")
+                e(f"const {ix} {i_id} = {rbase} + mm, {k_id} = {k_base} + kk;")
+                rv_id = i_id
+            else:  # Bs[kk][nn], n fastest
+                e(f"const int kk = el / {rows_of}, nn = el % {rows_of};")
+                e(f"const {ix} {j_id} = {rbase} + nn, {k_id} = {k_base} + kk;")
+                rv_id = j_id
+            e("float val = 0.0f;")
+            e(f"if ({rv_id} < {row_n} && {k_id} < {K}) {{")
+            fe.env[row_var], fe.ranges[row_var] = rv_id, (0, row_n - 1)
+            fe.env[kl.var.name], fe.ranges[kl.var.name] = k_id, (0, K - 1)
+            fe.depth += 1
+            e(f"val = {fe.expr(expr_)};")
+            fe.depth -= 1
+            del fe.env[row_var], fe.env[kl.var.name]
+            e("}")
+            e(f"{regs}[r] = val;")
+            fe.depth -= 1
+            e("}")
+
+    # software pipeline, one copy of each part: step kn's global loads are in flight while the
+    # previous step (already in shared memory) multiplies; then kn's registers go to shared memory
+    e("#pragma unroll 1")
+    e(f"for ({ix} kn = kb; ; kn += {bk}) {{")
+    fe.depth += 1
+    e("if (kn < ke) {")
+    fe.depth += 1
+    stage_loads("kn")
+    fe.depth -= 1
+    e("}")
+    e("if (kn > kb) {")
+    fe.depth += 1
     if precision == "tf32":
         e("#pragma unroll")
         e(f"for (int k8 = 0; k8 < {bk}; k8 += 8) {{")
@@ -165,17 +191,25 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     e("__syncthreads();")
     fe.depth -= 1
     e("}")
+    e("if (kn >= ke) break;")
+    e("#pragma unroll")
+    e(f"for (int r = 0; r < {per_a}; ++r) {{ const int el = tid + r * {THREADS}; As[el / {bk}][el % {bk}] = ra[r]; }}")
+    e("#pragma unroll")
+    e(f"for (int r = 0; r < {per_b}; ++r) {{ const int el = tid + r * {THREADS}; Bs[el / {bn}][el % {bn}] = rb[r]; }}")
+    e("__syncthreads();")
+    fe.depth -= 1
+    e("}")
 
     # each owned element: fused init, C += acc, fused epilogue
     if precision == "tf32":
         e("#pragma unroll")
         e(f"for (int q = 0; q < {nacc}; ++q) {{")
         e("  const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f >> 2, ni = f & 3;")
-        e(f"  const long long {i_id} = m0 + wm + mi * 16 + g + 8 * h, {j_id} = n0 + wn + ni * 8 + 2 * t + c2;")
+        e(f"  const {ix} {i_id} = m0 + wm + mi * 16 + g + 8 * h, {j_id} = n0 + wn + ni * 8 + 2 * t + c2;")
     else:
         e("#pragma unroll")
         e(f"for (int q = 0; q < {nacc}; ++q) {{")
-        e(f"  const long long {i_id} = m0 + ty + 8 * (q >> 2), {j_id} = n0 + tx + 16 * (q & 3);")
+        e(f"  const {ix} {i_id} = m0 + ty + 8 * (q >> 2), {j_id} = n0 + tx + 16 * (q & 3);")
     fe.depth += 1
     e(f"if ({i_id} < {M} && {j_id} < {N}) {{")
     fe.env[iv], fe.ranges[iv] = i_id, (0, M - 1)
@@ -184,7 +218,10 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     for s in pre:
         fe.stmt(s)
     addr = fe.address(upd.buf, upd.idx)
-    e(f"{addr} = {addr} + acc[q];")
+    if splits > 1:
+        e(f"atomicAdd(&{addr}, acc[q]);")
+    else:
+        e(f"{addr} = {addr} + acc[q];")
     for s in post:
         fe.stmt(s)
     fe.depth -= 1

@@ -16,6 +16,8 @@ shortened, down to none (then the stage runs on one thread).
 
 from __future__ import annotations
 
+import math
+
 from lower.ir import For, IntImm, Kernel, Stage, Stmt, perfect_nest, top_stmts, walk_stmt
 from lower.ops_to_loops import GemmInfo
 from lower.schedule.gpu_steps import WARP, BindBlocks, BindThreads, BlockRows, TileGemm
@@ -28,6 +30,8 @@ BLOCK = 256  # threads per block for a map (one output element per thread)
 BLOCK_HEAVY = 128  # for stages whose threads each run a loop (reductions, contractions): fewer registers per SM
 ROW_MIN = 32  # a row stage whose column loops run at least this many iterations gets one block per row
 ROW_THREADS = 256  # at most this many threads per row
+FILL_BLOCKS = 2 * 132  # a tiled contraction with fewer blocks splits its reduction (two waves of an H100's SMs)
+SPLIT_MIN_STEPS = 4  # ... into ranges of at least this many 16-deep steps
 
 
 def _root(s: Stmt) -> For | None:
@@ -70,7 +74,8 @@ def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32
     """Tile a contraction (``TileGemm``, fusing its init and epilogue stages), then bind every other
     top-level stage of ``s.kernel`` to a grid (see the module docstring)."""
     if gemm is not None and not gemm.direct:
-        st = TileGemm(gemm.stage, gemm.init_stage, tuple(gemm.post), precision=precision)
+        splits = _splits(s.kernel, gemm.stage)
+        st = TileGemm(gemm.stage, gemm.init_stage, tuple(gemm.post), precision=precision, splits=splits)
         try:
             s.kernel = st.apply(s.kernel)
             s.steps.append(st)
@@ -96,6 +101,24 @@ def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32
             s.kernel = k
             s.steps.extend(steps)
             break
+
+
+def _splits(k: Kernel, stage: str, bm: int = 64, bn: int = 64, bk: int = 16) -> int:
+    """Split-K factor for a contraction stage (batch.., i, j, k): enough blocks to fill ``FILL_BLOCKS``,
+    each split at least ``SPLIT_MIN_STEPS`` steps deep; 1 when the tiles alone fill the GPU."""
+    for t in top_stmts(k.body):
+        if isinstance(t, Stage) and t.name == stage and isinstance(t.body, For):
+            ext = [lp.extent.value for lp in perfect_nest(t.body) if isinstance(lp.extent, IntImm)]
+            break
+    else:
+        return 1
+    if len(ext) < 3:
+        return 1
+    *batch, m, n, kd = ext
+    blocks = math.prod(batch) * math.ceil(m / bm) * math.ceil(n / bn)
+    if blocks >= FILL_BLOCKS:
+        return 1
+    return max(1, min(math.ceil(FILL_BLOCKS / blocks), math.ceil(kd / bk) // SPLIT_MIN_STEPS))
 
 
 def _block_rows(s: Schedule, idx: int, nest: list[For]) -> bool:
@@ -127,4 +150,4 @@ def _block_rows(s: Schedule, idx: int, nest: list[For]) -> bool:
     return True
 
 
-__all__ = ["BLOCK", "BLOCK_HEAVY", "ROW_MIN", "ROW_THREADS", "gpu_recipe"]
+__all__ = ["BLOCK", "BLOCK_HEAVY", "FILL_BLOCKS", "ROW_MIN", "ROW_THREADS", "SPLIT_MIN_STEPS", "gpu_recipe"]

@@ -185,6 +185,11 @@ class TileGemm(Step):
     perfect constant nest ``(batch.., i, j, k)`` around ``C[x] = C[x] + A * B`` with ``x`` free of
     ``k``, one operand free of ``j`` and the other free of ``i``; the fused stages are maps over the
     same output (the init one storing at ``x``) and no two output elements touch each other's data.
+
+    ``splits > 1`` (split-K, for grids too small to fill the GPU): the reduction is cut into ``splits``
+    ranges run by different blocks, which add their partial sums into ``C`` atomically (float additions
+    in an order that varies from run to run).  The init and epilogue stages then stay separate grids,
+    before and after the tile stage: an element's epilogue must see every partial sum.
     """
 
     stage: str
@@ -194,9 +199,12 @@ class TileGemm(Step):
     bn: int = 64
     bk: int = 16
     precision: str = "tf32"
+    splits: int = 1
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"tile_gemm({self.stage!r})"
+        if self.splits < 1:
+            raise ScheduleError(f"{step}: splits must be at least 1, got {self.splits}")
         if self.precision not in PRECISIONS:
             raise ScheduleError(f"{step}: precision must be one of {PRECISIONS}, got {self.precision!r}")
         if (self.bm, self.bn, self.bk) != (64, 64, 16):
@@ -233,9 +241,16 @@ class TileGemm(Step):
         if jv in fa or iv in fb:
             raise ScheduleError(f"{step}: one operand must be free of {jv} and the other free of {iv}")
         extents = [lp.extent.value for lp in coords if isinstance(lp.extent, IntImm)]
+        kext = kl.extent.value if isinstance(kl.extent, IntImm) else 0
+        if self.splits > max(1, -(-kext // self.bk)):
+            raise ScheduleError(f"{step}: {self.splits} splits of a {kext}-long reduction in {self.bk}-deep steps")
         tops = top_stmts(k.body)
         pre: Stmt | None = None
         first, last, prev = idx, idx, self.stage
+        if self.splits > 1:  # init and epilogue grids stay apart: only the update is tiled
+            new = Stage(f"{self.stage}.tile", seq(self._marker(), st.body))
+            _check_elements_independent(nest[: len(coords)], step)
+            return k.with_body(seq(*tops[:idx], new, *tops[idx + 1 :]))
         if self.init is not None:
             i0, ini = _top_stage(k, self.init, step)
             if i0 != idx - 1:
@@ -257,12 +272,12 @@ class TileGemm(Step):
             fused = For(lp.var, lp.extent, fused)
         assert isinstance(fused, For)
         _check_elements_independent(perfect_nest(fused)[: len(coords)], step)
-        marker = Intrinsic(
-            GEMM_TILE,
-            (IntImm(self.bm), IntImm(self.bn), IntImm(self.bk), IntImm(PRECISIONS.index(self.precision))),
-        )
-        new = Stage(f"{self.stage}.tile", seq(marker, fused))
+        new = Stage(f"{self.stage}.tile", seq(self._marker(), fused))
         return k.with_body(seq(*tops[:first], new, *tops[last + 1 :]))
+
+    def _marker(self) -> Intrinsic:
+        args = (self.bm, self.bn, self.bk, PRECISIONS.index(self.precision), self.splits)
+        return Intrinsic(GEMM_TILE, tuple(IntImm(a) for a in args))
 
 
 def _check_elements_independent(coords: list[For], step: str) -> None:
@@ -278,12 +293,12 @@ def _check_elements_independent(coords: list[For], step: str) -> None:
             )
 
 
-def tile_params(marker: Intrinsic) -> tuple[int, int, int, str]:
-    """``(bm, bn, bk, precision)`` of a ``gemm_tile`` marker."""
+def tile_params(marker: Intrinsic) -> tuple[int, int, int, str, int]:
+    """``(bm, bn, bk, precision, splits)`` of a ``gemm_tile`` marker."""
     vals = [a.value for a in marker.args if isinstance(a, IntImm)]
-    if marker.name != GEMM_TILE or len(vals) != 4:
+    if marker.name != GEMM_TILE or len(vals) != 5:
         raise ScheduleError(f"not a {GEMM_TILE} marker: {marker!r}")
-    return vals[0], vals[1], vals[2], PRECISIONS[vals[3]]
+    return vals[0], vals[1], vals[2], PRECISIONS[vals[3]], vals[4]
 
 
 # ------------------------------------------------------------ one block per row (softmax, layernorm, row reductions)

@@ -14,10 +14,10 @@ __device__ __forceinline__ void eqsat_mma_tf32(float* d, const unsigned* a, cons
 extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s0(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_w_w) {
   // stage matmul2.tile
   const int tid = threadIdx.x;
-  long long bid = blockIdx.x;
-  const long long tn = bid % 1; bid /= 1;
-  const long long tm = bid % 1; bid /= 1;
-  const long long m0 = tm * 64, n0 = tn * 64;
+  int bid = blockIdx.x;
+  const int tn = bid % 1; bid /= 1;
+  const int tm = bid % 1; bid /= 1;
+  const int m0 = tm * 64, n0 = tn * 64;
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
   __shared__ float As[64][20];
@@ -25,56 +25,67 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s0(float* __res
   float acc[32];
   #pragma unroll
   for (int q = 0; q < 32; ++q) acc[q] = 0.0f;
+  float ra[8], rb[8];
+  const int kb = 0, ke = 40;
   #pragma unroll 1
-  for (long long k0 = 0; k0 < 40; k0 += 16) {
-    #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-      const int el = tid + r * 128;
-      const int mm = el / 16, kk = el % 16;
-      const long long i_1 = m0 + mm, k = k0 + kk;
-      float val = 0.0f;
-      if (i_1 < 33 && k < 40) {
-        val = b_i_x[((i_1 * 40) + k)];
+  for (int kn = kb; ; kn += 16) {
+    if (kn < ke) {
+      #pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        const int el = tid + r * 128;
+        const int mm = el / 16, kk = el % 16;
+        const int i_1 = m0 + mm, k = kn + kk;
+        float val = 0.0f;
+        if (i_1 < 33 && k < 40) {
+          val = b_i_x[((i_1 * 40) + k)];
+        }
+        ra[r] = val;
       }
-      As[mm][kk] = val;
+      #pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        const int el = tid + r * 128;
+        const int kk = el / 64, nn = el % 64;
+        const int j_1 = n0 + nn, k = kn + kk;
+        float val = 0.0f;
+        if (j_1 < 24 && k < 40) {
+          val = b_w_w[(j_1 + (k * 24))];
+        }
+        rb[r] = val;
+      }
     }
-    #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-      const int el = tid + r * 128;
-      const int kk = el / 64, nn = el % 64;
-      const long long j_1 = n0 + nn, k = k0 + kk;
-      float val = 0.0f;
-      if (j_1 < 24 && k < 40) {
-        val = b_w_w[(j_1 + (k * 24))];
-      }
-      Bs[kk][nn] = val;
-    }
-    __syncthreads();
-    #pragma unroll
-    for (int k8 = 0; k8 < 16; k8 += 8) {
-      unsigned a[2][4], b[4][2];
+    if (kn > kb) {
       #pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-        const int r = wm + mi * 16 + g;
-        a[mi][0] = eqsat_tf32(As[r][k8 + t]); a[mi][1] = eqsat_tf32(As[r + 8][k8 + t]);
-        a[mi][2] = eqsat_tf32(As[r][k8 + t + 4]); a[mi][3] = eqsat_tf32(As[r + 8][k8 + t + 4]);
-      }
-      #pragma unroll
-      for (int ni = 0; ni < 4; ++ni) {
-        const int c = wn + ni * 8 + g;
-        b[ni][0] = eqsat_tf32(Bs[k8 + t][c]); b[ni][1] = eqsat_tf32(Bs[k8 + t + 4][c]);
-      }
-      #pragma unroll
-      for (int mi = 0; mi < 2; ++mi)
+      for (int k8 = 0; k8 < 16; k8 += 8) {
+        unsigned a[2][4], b[4][2];
         #pragma unroll
-        for (int ni = 0; ni < 4; ++ni) eqsat_mma_tf32(&acc[(mi * 4 + ni) * 4], a[mi], b[ni]);
+        for (int mi = 0; mi < 2; ++mi) {
+          const int r = wm + mi * 16 + g;
+          a[mi][0] = eqsat_tf32(As[r][k8 + t]); a[mi][1] = eqsat_tf32(As[r + 8][k8 + t]);
+          a[mi][2] = eqsat_tf32(As[r][k8 + t + 4]); a[mi][3] = eqsat_tf32(As[r + 8][k8 + t + 4]);
+        }
+        #pragma unroll
+        for (int ni = 0; ni < 4; ++ni) {
+          const int c = wn + ni * 8 + g;
+          b[ni][0] = eqsat_tf32(Bs[k8 + t][c]); b[ni][1] = eqsat_tf32(Bs[k8 + t + 4][c]);
+        }
+        #pragma unroll
+        for (int mi = 0; mi < 2; ++mi)
+          #pragma unroll
+          for (int ni = 0; ni < 4; ++ni) eqsat_mma_tf32(&acc[(mi * 4 + ni) * 4], a[mi], b[ni]);
+      }
+      __syncthreads();
     }
+    if (kn >= ke) break;
+    #pragma unroll
+    for (int r = 0; r < 8; ++r) { const int el = tid + r * 128; As[el / 16][el % 16] = ra[r]; }
+    #pragma unroll
+    for (int r = 0; r < 8; ++r) { const int el = tid + r * 128; Bs[el / 64][el % 64] = rb[r]; }
     __syncthreads();
   }
   #pragma unroll
   for (int q = 0; q < 32; ++q) {
     const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f >> 2, ni = f & 3;
-    const long long i_1 = m0 + wm + mi * 16 + g + 8 * h, j_1 = n0 + wn + ni * 8 + 2 * t + c2;
+    const int i_1 = m0 + wm + mi * 16 + g + 8 * h, j_1 = n0 + wn + ni * 8 + 2 * t + c2;
     if (i_1 < 33 && j_1 < 24) {
       b_t6[((i_1 * 24) + j_1)] = b_t4[j_1];
       b_t6[((i_1 * 24) + j_1)] = b_t6[((i_1 * 24) + j_1)] + acc[q];
@@ -84,4 +95,4 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s0(float* __res
 }
 
 // schedule
-// tilegemm('matmul2', 'matmul2.init', ('matmul2.epilogue',), 64, 64, 16, 'tf32')
+// tilegemm('matmul2', 'matmul2.init', ('matmul2.epilogue',), 64, 64, 16, 'tf32', 1)
