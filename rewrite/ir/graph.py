@@ -130,10 +130,14 @@ class Graph:
         return sum(1 for n in self.compute_nodes() if n.id not in const)
 
     def weight_only(self) -> set[int]:
-        """Ids of nodes that depend only on weights (precomputable once)."""
+        """Ids of nodes that depend only on weights and constants (precomputable once)."""
         out: set[int] = set()
         for n in self:
-            if n.op == "weight" or (n.op != "input" and n.inputs and all(v.node in out for v in n.inputs)):
+            if (
+                n.op == "weight"
+                or OPS[n.op].constant
+                or (n.op != "input" and n.inputs and all(v.node in out for v in n.inputs))
+            ):
                 out.add(n.id)
         return out
 
@@ -261,8 +265,8 @@ class Graph:
                     outs = [self.weights[n.attrs["name"]]]
                 else:
                     outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
-                    if n.op == "cast" and n.attrs["dtype"] == FLOAT32:
-                        outs = [outs[0].to(fdt)]
+                    if (n.op == "cast" and n.attrs["dtype"] == FLOAT32) or OPS[n.op].constant:
+                        outs = [outs[0].to(fdt)]  # a constant in the run's precision (a float64 matmul operand)
                 for i, t in enumerate(outs):
                     env[Value(n.id, i)] = t
                 for v in n.inputs:  # free what no later node reads

@@ -1,4 +1,24 @@
-"""Source ops: graph inputs and weights, bound by name when a graph runs."""
+"""Source ops, which take no tensor inputs: graph inputs and weights, bound by name when a graph runs,
+and constants, built from their attributes alone.
+
+The constants are TASO's (SOSP'19) constant tensors, which its operator axioms 39-43 are about:
+
+* ``fill``: every element ``value`` (TASO's const_one is ``fill`` with value 1);
+* ``eye``: the ``n`` x ``n`` identity matrix (const_imm);
+* ``identity_kernel``: a ``[C, C, kh, kw]`` conv kernel with a 1 at the centre tap of each
+  ``(c, c)`` plane, so a stride-1 conv with padding ``(k-1)/2`` is the identity (const_iconv);
+* ``avg_kernel``: a ``[C, C, kh, kw]`` conv kernel whose ``(c, c)`` planes hold ``1/(kh*kw)``, so a
+  conv with it is average pooling that counts the zero padding (const_pool).  It is dense, not
+  depthwise, as TASO's axiom 43 types it (average pooling of const_iconv): a dense kernel is
+  what lets a pooling branch merge into a sibling conv on the same input (``add`` of two convs
+  is one conv of the summed kernels), which is why TASO has it.
+
+The identity kernel's sizes are odd: one centre tap.  Constants are weight-only (``OpDef.constant``), computed
+once with ``ref`` wherever a graph is folded, compiled or exported.
+
+    >>> _eye([], {"n": 2})[0].tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+"""
 
 from __future__ import annotations
 
@@ -14,11 +34,14 @@ from rewrite.ir.ops.registry import (
 )
 from rewrite.ir.shapes import (
     Attrs,
+    ConvKernel,
+    Filled,
     Source,
+    Square,
 )
 
 
-# ---------------------------------------------------------------- sources
+# ---------------------------------------------------------------- inputs and weights
 def _no_ref(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     raise RuntimeError("source ops are bound by Graph.run, not computed")
 
@@ -40,3 +63,87 @@ for _name in ("input", "weight"):
             dtype_rule=DTypeRule((), "attr"),
         )
     )
+
+
+# ---------------------------------------------------------------- constants (float32)
+_CONST = DTypeRule((), FLOAT32)
+_KERNEL_ATTRS = (AttrSpec("channels", AttrKind.INT), AttrSpec("kernel", AttrKind.INTS))
+
+
+def _fill(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    return [torch.full(tuple(a["shape"]), float(a["value"]), dtype=torch.float32)]
+
+
+def _eye(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    return [torch.eye(a["n"], dtype=torch.float32)]
+
+
+def _diagonal_planes(a: Attrs, plane: torch.Tensor) -> torch.Tensor:
+    """``[C, C, kh, kw]`` with ``plane`` on every ``(c, c)`` and zeros elsewhere."""
+    c = a["channels"]
+    w = torch.zeros((c, c, *plane.shape), dtype=torch.float32)
+    idx = torch.arange(c)
+    w[idx, idx] = plane
+    return w
+
+
+def _identity_kernel(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    kh, kw = a["kernel"]
+    plane = torch.zeros((kh, kw), dtype=torch.float32)
+    plane[kh // 2, kw // 2] = 1.0
+    return [_diagonal_planes(a, plane)]
+
+
+def _avg_kernel(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    kh, kw = a["kernel"]
+    return [_diagonal_planes(a, torch.full((kh, kw), 1.0 / (kh * kw), dtype=torch.float32))]
+
+
+register_op(
+    OpDef(
+        "fill",
+        Group.SOURCE,
+        0,
+        (AttrSpec("shape", AttrKind.INTS), AttrSpec("value", AttrKind.FLOAT)),
+        Filled(),
+        _fill,
+        doc="a tensor of the given shape, every element value (TASO const_one: value 1)",
+        dtype_rule=_CONST,
+    )
+)
+register_op(
+    OpDef(
+        "eye",
+        Group.SOURCE,
+        0,
+        (AttrSpec("n", AttrKind.INT),),
+        Square(),
+        _eye,
+        doc="the n x n identity matrix (TASO const_imm)",
+        dtype_rule=_CONST,
+    )
+)
+register_op(
+    OpDef(
+        "identity_kernel",
+        Group.SOURCE,
+        0,
+        _KERNEL_ATTRS,
+        ConvKernel(odd=True),
+        _identity_kernel,
+        doc="[C, C, kh, kw] conv kernel, 1 at the centre of each (c, c) plane (TASO const_iconv)",
+        dtype_rule=_CONST,
+    )
+)
+register_op(
+    OpDef(
+        "avg_kernel",
+        Group.SOURCE,
+        0,
+        _KERNEL_ATTRS,
+        ConvKernel(),
+        _avg_kernel,
+        doc="[C, C, kh, kw] conv kernel, 1/(kh*kw) on each (c, c) plane (TASO const_pool)",
+        dtype_rule=_CONST,
+    )
+)
