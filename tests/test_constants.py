@@ -184,7 +184,8 @@ def test_an_average_pool_merges_into_a_sibling_conv():
     """avgpool-as-conv then taso-conv-distrib-weight:reverse: one conv on w + avg_kernel (precomputed)."""
     g = _pool_branch_graph()
     r = optimize(g, limits=Limits(iterations=6, nodes=5000, seconds=20), extractor="greedy")
-    assert r.graph.summary() == {"conv2d": 1}, r.graph.summary()
+    ops = r.graph.summary()  # one conv: direct, or in its Winograd form (rules/winograd.rules)
+    assert ops in ({"conv2d": 1}, {"winograd_input": 1, "matmul": 1, "winograd_output": 1}), ops
     assert r.stats.verified is True and r.stats.cost_after < r.stats.cost_before
     assert verify(g, r.graph).ok
 

@@ -23,7 +23,7 @@ import torch
 
 from rewrite.ir.dtypes import BOOL, FLOAT32, INT64, TORCH_DTYPE, DTypeError
 from rewrite.ir.errors import GraphError
-from rewrite.ir.ops import OPS, Group, Shape, ShapeError, get_op, norm_axis
+from rewrite.ir.ops import OPS, Group, Shape, ShapeError, constant_tensor, get_op, norm_axis
 
 # ops whose int64 operand (slot 1) indexes operand 0: (op, axis of operand 0 it indexes)
 _INDEX_SLOT = {"embedding", "index_select", "gather"}
@@ -263,10 +263,12 @@ class Graph:
                     outs = [t]
                 elif n.op == "weight":
                     outs = [self.weights[n.attrs["name"]]]
+                elif OPS[n.op].constant:  # built in the run's precision (a float64 matmul operand, an exact 1/9)
+                    outs = [constant_tensor(n.op, n.attrs, fdt)]
                 else:
                     outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
-                    if (n.op == "cast" and n.attrs["dtype"] == FLOAT32) or OPS[n.op].constant:
-                        outs = [outs[0].to(fdt)]  # a constant in the run's precision (a float64 matmul operand)
+                    if n.op == "cast" and n.attrs["dtype"] == FLOAT32:
+                        outs = [outs[0].to(fdt)]
                 for i, t in enumerate(outs):
                     env[Value(n.id, i)] = t
                 for v in n.inputs:  # free what no later node reads

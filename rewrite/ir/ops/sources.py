@@ -16,11 +16,14 @@ The constants are TASO's (SOSP'19) constant tensors, which its operator axioms 3
 The identity kernel's sizes are odd: one centre tap.  Constants are weight-only (``OpDef.constant``), computed
 once with ``ref`` wherever a graph is folded, compiled or exported.
 
-    >>> _eye([], {"n": 2})[0].tolist()
+    >>> constant_tensor("eye", {"n": 2}).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
 
 import torch
 
@@ -70,33 +73,40 @@ _CONST = DTypeRule((), FLOAT32)
 _KERNEL_ATTRS = (AttrSpec("channels", AttrKind.INT), AttrSpec("kernel", AttrKind.INTS))
 
 
-def _fill(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
-    return [torch.full(tuple(a["shape"]), float(a["value"]), dtype=torch.float32)]
-
-
-def _eye(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
-    return [torch.eye(a["n"], dtype=torch.float32)]
-
-
 def _diagonal_planes(a: Attrs, plane: torch.Tensor) -> torch.Tensor:
     """``[C, C, kh, kw]`` with ``plane`` on every ``(c, c)`` and zeros elsewhere."""
     c = a["channels"]
-    w = torch.zeros((c, c, *plane.shape), dtype=torch.float32)
+    w = torch.zeros((c, c, *plane.shape), dtype=plane.dtype)
     idx = torch.arange(c)
     w[idx, idx] = plane
     return w
 
 
-def _identity_kernel(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+def _identity_plane(a: Attrs, dtype: torch.dtype) -> torch.Tensor:
     kh, kw = a["kernel"]
-    plane = torch.zeros((kh, kw), dtype=torch.float32)
+    plane = torch.zeros((kh, kw), dtype=dtype)
     plane[kh // 2, kw // 2] = 1.0
-    return [_diagonal_planes(a, plane)]
+    return _diagonal_planes(a, plane)
 
 
-def _avg_kernel(ins: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
-    kh, kw = a["kernel"]
-    return [_diagonal_planes(a, torch.full((kh, kw), 1.0 / (kh * kw), dtype=torch.float32))]
+_BUILD: dict[str, Callable[[Attrs, torch.dtype], torch.Tensor]] = {
+    "fill": lambda a, dt: torch.full(tuple(a["shape"]), float(a["value"]), dtype=dt),
+    "eye": lambda a, dt: torch.eye(a["n"], dtype=dt),
+    "identity_kernel": _identity_plane,
+    "avg_kernel": lambda a, dt: _diagonal_planes(
+        a, torch.full(tuple(a["kernel"]), 1.0 / math.prod(a["kernel"]), dtype=dt)
+    ),
+}
+
+
+def constant_tensor(op: str, attrs: Attrs, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The tensor of constant ``op`` built in ``dtype``: float32 (its ``ref``), or float64 for a
+    high-precision reference run (``Graph.run``), where a float32 1/9 would be off by 3e-8."""
+    return _BUILD[op](attrs, dtype)
+
+
+def _ref(op: str) -> Callable[[list[torch.Tensor], Attrs], list[torch.Tensor]]:
+    return lambda ins, a: [constant_tensor(op, a)]
 
 
 register_op(
@@ -106,7 +116,7 @@ register_op(
         0,
         (AttrSpec("shape", AttrKind.INTS), AttrSpec("value", AttrKind.FLOAT)),
         Filled(),
-        _fill,
+        _ref("fill"),
         doc="a tensor of the given shape, every element value (TASO const_one: value 1)",
         dtype_rule=_CONST,
     )
@@ -118,7 +128,7 @@ register_op(
         0,
         (AttrSpec("n", AttrKind.INT),),
         Square(),
-        _eye,
+        _ref("eye"),
         doc="the n x n identity matrix (TASO const_imm)",
         dtype_rule=_CONST,
     )
@@ -130,7 +140,7 @@ register_op(
         0,
         _KERNEL_ATTRS,
         ConvKernel(odd=True),
-        _identity_kernel,
+        _ref("identity_kernel"),
         doc="[C, C, kh, kw] conv kernel, 1 at the centre of each (c, c) plane (TASO const_iconv)",
         dtype_rule=_CONST,
     )
@@ -142,7 +152,7 @@ register_op(
         0,
         _KERNEL_ATTRS,
         ConvKernel(),
-        _avg_kernel,
+        _ref("avg_kernel"),
         doc="[C, C, kh, kw] conv kernel, 1/(kh*kw) on each (c, c) plane (TASO const_pool)",
         dtype_rule=_CONST,
     )
