@@ -278,6 +278,11 @@ CASES: dict[str, list[tuple[dict, dict, tuple[str, ...]]]] = {
         ),
     ],
     "fold-bn-conv-bias": [({"x": (2, 3, 7, 8), "w": (4, 3, 3, 3), "c": (4,), **BN}, {**CONV, "e": 0.1}, ("var",))],
+    "avgpool-as-conv": [  # a conv with avg_kernel is the pool that counts its zero padding
+        ({"x": (2, 3, 7, 8)}, {"k": (3, 3), "s": (2, 1), "p": (1, 1)}, ()),
+        ({"x": (1, 4, 6, 6)}, {"k": (2, 2), "s": (2, 2), "p": (0, 1)}, ()),
+    ],
+    "avgpool-as-conv-unpadded": [({"x": (2, 3, 7, 8)}, {"k": (3, 2), "s": (2, 2)}, ())],
     "enlarge-conv-1x1": [
         ({"x": (1, 3, 7, 8), "w": (5, 3, 1, 1)}, {"s": (2, 2), "p": (1, 0), "d": (2, 1), "g": 1}, ()),
         ({"x": (2, 4, 6, 5), "w": (6, 2, 1, 1)}, {"s": (1, 2), "p": (0, 0), "d": (1, 1), "g": 2}, ()),

@@ -145,8 +145,10 @@ def prelude() -> str:
                 f'(rule ({head} {cond}) ((set (shape e) {result})) :ruleset analysis :name "shape-{op.name}-{k}")'
             )
         lines.append(_dtype_rule(op))
-        if op.name == "weight":
-            lines.append(f'(rule ({constructor_pattern(op)}) ((WeightOnly e)) :ruleset analysis :name "const-weight")')
+        if op.name == "weight" or op.constant:  # a constant is computed once, like a weight
+            lines.append(
+                f'(rule ({constructor_pattern(op)}) ((WeightOnly e)) :ruleset analysis :name "const-{op.name}")'
+            )
         elif n and op.name != "input":
             deps = " ".join(f"(WeightOnly x{i})" for i in range(n))
             lines.append(

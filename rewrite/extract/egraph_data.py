@@ -98,7 +98,9 @@ def read_serialized(data: dict[str, Any]) -> EGraphData:
         changed = False
         for cid, ns in classes.items():
             if cid not in weight_only and any(
-                n.op == "weight" or (n.op != "input" and n.children and all(c in weight_only for c in n.children))
+                n.op == "weight"
+                or OPS[n.op].constant
+                or (n.op != "input" and n.children and all(c in weight_only for c in n.children))
                 for n in ns
             ):
                 weight_only.add(cid)

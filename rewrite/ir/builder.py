@@ -8,8 +8,10 @@
     >>> g.shape_of(y)
     (8, 4)
 
-Every registry op is available as a method (``b.conv2d(x, w, stride=(2, 2))``);
-elementwise binary ops align ranks NumPy-style by inserting a reshape.
+Every registry op is available as a method (``b.conv2d(x, w, stride=(2, 2))``), the constant
+sources too (``b.fill(shape=(8, 4), value=1.0)``, ``b.eye(n=4)``, ``b.avg_kernel(channels=C,
+kernel=(3, 3))``: no inputs, weight-only); elementwise binary ops align ranks NumPy-style by
+inserting a reshape.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import torch
 
 from rewrite.ir.dtypes import BOOL, FLOAT32, INT64, TORCH_DTYPE, DTypeError
 from rewrite.ir.errors import GraphError
-from rewrite.ir.ops import OPS, Group, Shape, ShapeError, get_op, norm_axis
+from rewrite.ir.ops import OPS, Group, Shape, ShapeError, constant_tensor, get_op, norm_axis
 
 # ops whose int64 operand (slot 1) indexes operand 0: (op, axis of operand 0 it indexes)
 _INDEX_SLOT = {"embedding", "index_select", "gather"}
@@ -130,10 +130,14 @@ class Graph:
         return sum(1 for n in self.compute_nodes() if n.id not in const)
 
     def weight_only(self) -> set[int]:
-        """Ids of nodes that depend only on weights (precomputable once)."""
+        """Ids of nodes that depend only on weights and constants (precomputable once)."""
         out: set[int] = set()
         for n in self:
-            if n.op == "weight" or (n.op != "input" and n.inputs and all(v.node in out for v in n.inputs)):
+            if (
+                n.op == "weight"
+                or OPS[n.op].constant
+                or (n.op != "input" and n.inputs and all(v.node in out for v in n.inputs))
+            ):
                 out.add(n.id)
         return out
 
@@ -259,6 +263,8 @@ class Graph:
                     outs = [t]
                 elif n.op == "weight":
                     outs = [self.weights[n.attrs["name"]]]
+                elif OPS[n.op].constant:  # built in the run's precision (a float64 matmul operand, an exact 1/9)
+                    outs = [constant_tensor(n.op, n.attrs, fdt)]
                 else:
                     outs = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
                     if n.op == "cast" and n.attrs["dtype"] == FLOAT32:

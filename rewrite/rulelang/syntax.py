@@ -296,7 +296,7 @@ class _Checker:
         if p.op not in OPS:
             raise RuleError(p.loc, f"unknown op '{p.op}'; known ops: {', '.join(sorted(OPS))}")
         opdef = OPS[p.op]
-        if opdef.group is Group.SOURCE or p.op == "split":
+        if (opdef.group is Group.SOURCE and not opdef.constant) or p.op == "split":
             hint = " (use slice)" if p.op == "split" else " (use a ?variable and the (weight ?x) guard)"
             raise RuleError(p.loc, f"'{p.op}' cannot appear in a rule{hint}")
         arity = 2 if p.op == "concat" else opdef.arity

@@ -146,7 +146,7 @@ class _Planner(GraphBuilder):
         found = self.ex.cse.get(key) or self.new_cse.get(key)
         if found is not None:
             return found
-        wo = bool(inputs) and all(self.weight_only(v) for v in inputs)
+        wo = opdef.constant or (bool(inputs) and all(self.weight_only(v) for v in inputs))
         nn = NewNode(self.next_id, op, tuple(inputs), norm, shapes, wo)
         self.new[nn.id] = nn
         self.next_id += 1

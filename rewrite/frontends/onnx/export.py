@@ -29,6 +29,7 @@ from onnx import helper, numpy_helper
 from rewrite.frontends.onnx.context import ONNX_OF
 from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Graph, Node, Value
+from rewrite.ir.ops import OPS
 from rewrite.ir.ops.resize import TORCH
 from rewrite.ir.ops.winograd import AT, BT, G
 
@@ -438,6 +439,13 @@ def _resize(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
             "(scales are float32 and give the size floor(in * scale))"
         )
     w.emit("Resize", [ins[0], "", w.const(np.array([1, 1, *full], np.float32), "scales")], outs[0], **attrs)
+
+
+@_emits("fill", "eye", "identity_kernel", "avg_kernel")
+def _constant(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    """A constant source as an ONNX Constant node holding the tensor its ``ref`` builds."""
+    (t,) = OPS[n.op].ref([], n.attrs)
+    w.emit("Constant", [], outs[0], value=numpy_helper.from_array(_array(t, n.describe()), outs[0]))
 
 
 @_emits("embedding")

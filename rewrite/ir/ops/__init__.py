@@ -53,6 +53,7 @@ for _module in ("sources", "elementwise", "layout", "nn", "reduce", "indexing", 
     import_module(f"rewrite.ir.ops.{_module}")
 _BUILTIN.update(OPS)
 from rewrite.ir.ops.elementwise import ACTS  # noqa: E402  (imported after the loop: it fixes the order)
+from rewrite.ir.ops.sources import constant_tensor  # noqa: E402  (likewise)
 
 __all__ = [
     "ACTS",
@@ -67,6 +68,7 @@ __all__ = [
     "Shape",
     "ShapeError",
     "broadcast",
+    "constant_tensor",
     "conv_out",
     "get_op",
     "norm_axis",

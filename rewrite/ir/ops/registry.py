@@ -23,7 +23,7 @@ from rewrite.ir.shapes import (
 
 
 class Group(str, Enum):
-    SOURCE = "source"  # graph inputs and weights
+    SOURCE = "source"  # no tensor inputs: graph inputs and weights (bound by name), constants (built by ref)
     ELEMENTWISE = "elementwise"
     CONTRACTION = "contraction"
     LAYOUT = "layout"
@@ -89,6 +89,7 @@ class AttrSpec:
 
 
 VARIADIC = -1
+BOUND_SOURCES = ("input", "weight")  # the sources bound by name when a graph runs; the other sources are constants
 
 
 def _no_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
@@ -136,6 +137,15 @@ class OpDef:
             object.__setattr__(self, "cost_class", _DEFAULT_COST.get(self.group, CostClass.OP))
         if self.fusion is None:
             object.__setattr__(self, "fusion", _DEFAULT_FUSION.get(self.group, FusionRole.OPAQUE))
+
+    @property
+    def constant(self) -> bool:
+        """A source built from its attributes alone (``ref([], attrs)``: an all-ones tensor, an identity matrix).
+
+        Constants are weight-only everywhere (``Graph.weight_only``, the e-graph's ``WeightOnly``): folded
+        at compile time, free in extraction, computed once with torch by the lowering.
+        """
+        return self.group is Group.SOURCE and self.name not in BOUND_SOURCES
 
     @property
     def attr_names(self) -> tuple[str, ...]:

@@ -38,6 +38,7 @@ from rewrite.ir.shapes.base import (
     norm_axis,
     numel,
 )
+from rewrite.ir.shapes.constant import ConvKernel, Filled, Square
 from rewrite.ir.shapes.contraction import Conv2d, Linear, MatMul
 from rewrite.ir.shapes.elementwise import Broadcast, Broadcast3, GroupedChannels, PerChannel, Same, Source
 from rewrite.ir.shapes.indexing import Embedding, Gather, IndexSelect
@@ -53,10 +54,12 @@ __all__ = [
     "Broadcast3",
     "Concat",
     "Conv2d",
+    "ConvKernel",
     "DrawCtx",
     "EggCase",
     "Embedding",
     "Expand",
+    "Filled",
     "Gather",
     "GlobalPool2d",
     "GroupedChannels",
@@ -77,6 +80,7 @@ __all__ = [
     "Source",
     "Spatial2d",
     "Split",
+    "Square",
     "WinogradInput",
     "WinogradOutput",
     "WinogradWeight",
