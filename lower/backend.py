@@ -62,3 +62,4 @@ class Backend:
     copies_inputs: bool = False
     sequence: Callable[[list[Launch]], Callable[[tuple[int, ...]], None] | None] | None = None
     direct_conv: bool = True  # grouped convs with few channels per group lowered direct, else as batched GEMMs
+    prepare: Callable[[list[Kernel], Target], None] | None = None  # before compiling: e.g. all of them, in parallel

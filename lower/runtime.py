@@ -133,6 +133,8 @@ class CompiledGraph:
         for k, bk in enumerate(self.built):
             self._hoist_constant_stages(k, bk)
         self._plan_storage()
+        if self.backend.prepare is not None:
+            self.backend.prepare([bk.kernel for bk in self.built], self.target)
         self._launches = [self._compile(k, bk) for k, bk in enumerate(self.built)]
         seq_ = self.backend.sequence
         launches = [Launch(ln.fn, ln.argp, ln.par_extent, ln.threads) for ln in self._launches]

@@ -12,7 +12,9 @@ function, launched in order on torch's current stream with the runtime's argumen
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -64,6 +66,15 @@ def compile_kernel(kernel: Kernel, target: Target, hint: str = "k") -> KernelFn:
     return driver.LoadedKernel(mod, _module_ptx(mod.text, target.cpu or DEFAULT_ARCH), len(kernel.params))
 
 
+def prepare(kernels: list[Kernel], target: Target) -> None:
+    """Compile every kernel's module to PTX ahead, in parallel (NVRTC runs without the GIL), so that
+    ``compile_kernel`` finds them cached: a model's hundred-odd kernels take seconds, not a minute."""
+    arch = target.cpu or DEFAULT_ARCH
+    texts = {kernel_module(k, target).text for k in kernels}
+    with ThreadPoolExecutor(max_workers=max(1, min(len(texts), os.cpu_count() or 1))) as pool:
+        list(pool.map(lambda text: _module_ptx(text, arch), texts))
+
+
 def launcher(fn: KernelFn, args: Any, extent: int | None, threads: int) -> Callable[[], None]:
     """A callable launching all of ``fn``'s grids on the current stream (the grids are fixed at codegen)."""
     if not isinstance(fn, driver.LoadedKernel):
@@ -94,6 +105,7 @@ BACKEND = Backend(
     copies_inputs=True,
     sequence=sequence,
     direct_conv=False,  # grouped/depthwise convs as batched GEMMs: a grid per (n, group) tile, not one thread each
+    prepare=prepare,
 )
 
 
@@ -139,7 +151,9 @@ def graph_kernels(graph: Graph, target: Target, fuse: bool = True) -> list[Built
 def graph_ptx(graph: Graph, arch: str = DEFAULT_ARCH, fuse: bool = True) -> list[str]:
     """PTX for every kernel of ``graph`` (in launch order), compiled by NVRTC for ``arch``; no GPU needed."""
     target = cuda_target(arch)
-    return [_module_ptx(kernel_module(bk.kernel, target).text, arch) for bk in graph_kernels(graph, target, fuse)]
+    kernels = [bk.kernel for bk in graph_kernels(graph, target, fuse)]
+    prepare(kernels, target)
+    return [_module_ptx(kernel_module(k, target).text, arch) for k in kernels]
 
 
 __all__ = [
@@ -155,5 +169,6 @@ __all__ = [
     "kernel_module",
     "kernel_to_cuda",
     "launcher",
+    "prepare",
     "sequence",
 ]
