@@ -24,10 +24,9 @@ import math
 from typing import Any
 
 from lower.ir import Bin, For, IntImm, Intrinsic, Seq, Stmt, Store, free_vars, perfect_nest
-from lower.schedule.gpu_steps import tile_params
+from lower.schedule.gpu_steps import TILE_THREADS, tile_params
 from rewrite.ir.errors import CodegenError
 
-THREADS = 128
 APAD, BPAD = 4, 8  # shared-memory row padding (floats) against bank conflicts
 # the tile's own C names; IR loop variables get fresh ones around them
 RESERVED = set("tid bid tn tm m0 n0 As Bs acc q k0 r el mm kk nn val warp lane g t wm wn k8".split())
@@ -73,6 +72,7 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     kc = math.ceil(math.ceil(K / bk) / splits) * bk  # reduction range of one split, whole steps
     if splits > 1 and (pre or post):
         raise CodegenError(f"kernel {kname}: a split gemm_tile cannot fuse init or epilogue stores")
+    threads = TILE_THREADS[(bm, bn, bk)]
     e = fe.emit
     if precision == "tf32":
         fe.mod.need("tf32_mma")
@@ -94,18 +94,22 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
         fe.env[lp.var.name], fe.ranges[lp.var.name] = name, (0, n - 1)
     e(f"const {ix} m0 = tm * {bm}, n0 = tn * {bn};")
     if precision == "tf32":
+        # warps in a wr x wc grid, each multiplying a (16 mi_n) x (8 ni_n) sub-tile
+        wc = 2 if threads == 128 else 4
+        wr = threads // 32 // wc
+        mi_n, ni_n = bm // wr // 16, bn // wc // 8
         e("const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;")
-        e("const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;")
+        e(f"const int wm = (warp / {wc}) * {bm // wr}, wn = (warp % {wc}) * {bn // wc};")
     else:
         e("const int ty = tid >> 4, tx = tid & 15;")
     e(f"__shared__ float As[{bm}][{bk + APAD}];")
     e(f"__shared__ float Bs[{bk}][{bn + BPAD}];")
-    nacc = bm * bn // THREADS
+    nacc = bm * bn // threads
     e(f"float acc[{nacc}];")
     e("#pragma unroll")
     e(f"for (int q = 0; q < {nacc}; ++q) acc[q] = 0.0f;")
     i_id, j_id, k_id = fe.fresh(iv, ""), fe.fresh(jv, ""), fe.fresh(kl.var.name, "")
-    per_a, per_b = bm * bk // THREADS, bk * bn // THREADS
+    per_a, per_b = bm * bk // threads, bk * bn // threads
     e(f"float ra[{per_a}], rb[{per_b}];")
     if splits > 1:
         e(f"const {ix} kb = ks * {kc}, ke = kb + {kc} < {K} ? kb + {kc} : {K};")
@@ -121,7 +125,7 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
             e("#pragma unroll")
             e(f"for (int r = 0; r < {per}; ++r) {{")
             fe.depth += 1
-            e(f"const int el = tid + r * {THREADS};")
+            e(f"const int el = tid + r * {threads};")
             if regs == "ra":  # As[mm][kk], k fastest
                 e(f"const int mm = el / {rows_of}, kk = el % {rows_of};")
                 e(f"const {ix} {i_id} = {rbase} + mm, {k_id} = {k_base} + kk;")
@@ -158,22 +162,23 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     if precision == "tf32":
         e("#pragma unroll")
         e(f"for (int k8 = 0; k8 < {bk}; k8 += 8) {{")
-        e("  unsigned a[2][4], b[4][2];")
+        # shared memory holds the operands already rounded to TF32 (rounded once, read by several warps)
+        e(f"  unsigned a[{mi_n}][4], b[{ni_n}][2];")
         e("  #pragma unroll")
-        e("  for (int mi = 0; mi < 2; ++mi) {")
+        e(f"  for (int mi = 0; mi < {mi_n}; ++mi) {{")
         e("    const int r = wm + mi * 16 + g;")
-        e("    a[mi][0] = eqsat_tf32(As[r][k8 + t]); a[mi][1] = eqsat_tf32(As[r + 8][k8 + t]);")
-        e("    a[mi][2] = eqsat_tf32(As[r][k8 + t + 4]); a[mi][3] = eqsat_tf32(As[r + 8][k8 + t + 4]);")
+        e("    a[mi][0] = __float_as_uint(As[r][k8 + t]); a[mi][1] = __float_as_uint(As[r + 8][k8 + t]);")
+        e("    a[mi][2] = __float_as_uint(As[r][k8 + t + 4]); a[mi][3] = __float_as_uint(As[r + 8][k8 + t + 4]);")
         e("  }")
         e("  #pragma unroll")
-        e("  for (int ni = 0; ni < 4; ++ni) {")
+        e(f"  for (int ni = 0; ni < {ni_n}; ++ni) {{")
         e("    const int c = wn + ni * 8 + g;")
-        e("    b[ni][0] = eqsat_tf32(Bs[k8 + t][c]); b[ni][1] = eqsat_tf32(Bs[k8 + t + 4][c]);")
+        e("    b[ni][0] = __float_as_uint(Bs[k8 + t][c]); b[ni][1] = __float_as_uint(Bs[k8 + t + 4][c]);")
         e("  }")
         e("  #pragma unroll")
-        e("  for (int mi = 0; mi < 2; ++mi)")
+        e(f"  for (int mi = 0; mi < {mi_n}; ++mi)")
         e("    #pragma unroll")
-        e("    for (int ni = 0; ni < 4; ++ni) eqsat_mma_tf32(&acc[(mi * 4 + ni) * 4], a[mi], b[ni]);")
+        e(f"    for (int ni = 0; ni < {ni_n}; ++ni) eqsat_mma_tf32(&acc[(mi * {ni_n} + ni) * 4], a[mi], b[ni]);")
         e("}")
     else:
         e("#pragma unroll")
@@ -192,10 +197,12 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     fe.depth -= 1
     e("}")
     e("if (kn >= ke) break;")
-    e("#pragma unroll")
-    e(f"for (int r = 0; r < {per_a}; ++r) {{ const int el = tid + r * {THREADS}; As[el / {bk}][el % {bk}] = ra[r]; }}")
-    e("#pragma unroll")
-    e(f"for (int r = 0; r < {per_b}; ++r) {{ const int el = tid + r * {THREADS}; Bs[el / {bn}][el % {bn}] = rb[r]; }}")
+    rnd = "__uint_as_float(eqsat_tf32({}))" if precision == "tf32" else "{}"
+    for what, per, cols, regs in (("As", per_a, bk, "ra"), ("Bs", per_b, bn, "rb")):
+        e("#pragma unroll")
+        e(f"for (int r = 0; r < {per}; ++r) {{")
+        e(f"  const int el = tid + r * {threads}; {what}[el / {cols}][el % {cols}] = {rnd.format(regs + '[r]')};")
+        e("}")
     e("__syncthreads();")
     fe.depth -= 1
     e("}")
@@ -204,7 +211,7 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     if precision == "tf32":
         e("#pragma unroll")
         e(f"for (int q = 0; q < {nacc}; ++q) {{")
-        e("  const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f >> 2, ni = f & 3;")
+        e(f"  const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f / {ni_n}, ni = f % {ni_n};")
         e(f"  const {ix} {i_id} = m0 + wm + mi * 16 + g + 8 * h, {j_id} = n0 + wn + ni * 8 + 2 * t + c2;")
     else:
         e("#pragma unroll")
@@ -228,7 +235,7 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     e("}")
     fe.depth -= 1
     e("}")
-    return grid, THREADS
+    return grid, threads
 
 
 def is_tile(s: Stmt) -> tuple[Intrinsic, For] | None:
@@ -240,4 +247,4 @@ def is_tile(s: Stmt) -> tuple[Intrinsic, For] | None:
     return None
 
 
-__all__ = ["THREADS", "emit_gemm_tile", "is_tile"]
+__all__ = ["emit_gemm_tile", "is_tile"]

@@ -31,7 +31,8 @@ BLOCK_HEAVY = 128  # for stages whose threads each run a loop (reductions, contr
 ROW_MIN = 32  # a row stage whose column loops run at least this many iterations gets one block per row
 ROW_THREADS = 256  # at most this many threads per row
 FILL_BLOCKS = 2 * 132  # a tiled contraction with fewer blocks splits its reduction (two waves of an H100's SMs)
-SPLIT_MIN_STEPS = 4  # ... into ranges of at least this many 16-deep steps
+SPLIT_MIN_STEPS = 4  # ... into ranges of at least this many steps
+LARGE_TILE_MIN_BLOCKS = 132  # TF32 contractions with this many 128 x 128 tiles use them (8 warps, 32 deep)
 
 
 def _root(s: Stmt) -> For | None:
@@ -74,8 +75,16 @@ def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32
     """Tile a contraction (``TileGemm``, fusing its init and epilogue stages), then bind every other
     top-level stage of ``s.kernel`` to a grid (see the module docstring)."""
     if gemm is not None and not gemm.direct:
-        splits = _splits(s.kernel, gemm.stage)
-        st = TileGemm(gemm.stage, gemm.init_stage, tuple(gemm.post), precision=precision, splits=splits)
+        ext = _extents(s.kernel, gemm.stage)
+        big = (
+            precision == "tf32"
+            and bool(ext)
+            and min(ext[-3], ext[-2]) >= 128  # both sides fill a 128 tile
+            and _blocks(s.kernel, gemm.stage, 128, 128) >= LARGE_TILE_MIN_BLOCKS
+        )
+        bm, bn, bk = (128, 128, 32) if big else (64, 64, 16)
+        splits = _splits(s.kernel, gemm.stage, bm, bn, bk)
+        st = TileGemm(gemm.stage, gemm.init_stage, tuple(gemm.post), bm, bn, bk, precision, splits)
         try:
             s.kernel = st.apply(s.kernel)
             s.steps.append(st)
@@ -103,22 +112,28 @@ def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32
             break
 
 
-def _splits(k: Kernel, stage: str, bm: int = 64, bn: int = 64, bk: int = 16) -> int:
-    """Split-K factor for a contraction stage (batch.., i, j, k): enough blocks to fill ``FILL_BLOCKS``,
-    each split at least ``SPLIT_MIN_STEPS`` steps deep; 1 when the tiles alone fill the GPU."""
+def _extents(k: Kernel, stage: str) -> list[int]:
+    """The loop extents (batch.., i, j, k) of a contraction stage; [] if it is not a constant nest."""
     for t in top_stmts(k.body):
         if isinstance(t, Stage) and t.name == stage and isinstance(t.body, For):
-            ext = [lp.extent.value for lp in perfect_nest(t.body) if isinstance(lp.extent, IntImm)]
-            break
-    else:
+            ext = [lp.extent.value if isinstance(lp.extent, IntImm) else -1 for lp in perfect_nest(t.body)]
+            return ext if len(ext) >= 3 and min(ext) > 0 else []
+    return []
+
+
+def _blocks(k: Kernel, stage: str, bm: int, bn: int) -> int:
+    """Output tiles of ``bm`` x ``bn`` of a contraction stage (0 if it is not a constant nest)."""
+    ext = _extents(k, stage)
+    return math.prod(ext[:-3]) * math.ceil(ext[-3] / bm) * math.ceil(ext[-2] / bn) if ext else 0
+
+
+def _splits(k: Kernel, stage: str, bm: int, bn: int, bk: int) -> int:
+    """Split-K factor for a contraction stage (batch.., i, j, k): enough blocks to fill ``FILL_BLOCKS``,
+    each split at least ``SPLIT_MIN_STEPS`` steps deep; 1 when the tiles alone fill the GPU."""
+    ext, blocks = _extents(k, stage), _blocks(k, stage, bm, bn)
+    if not ext or blocks >= FILL_BLOCKS:
         return 1
-    if len(ext) < 3:
-        return 1
-    *batch, m, n, kd = ext
-    blocks = math.prod(batch) * math.ceil(m / bm) * math.ceil(n / bn)
-    if blocks >= FILL_BLOCKS:
-        return 1
-    return max(1, min(math.ceil(FILL_BLOCKS / blocks), math.ceil(kd / bk) // SPLIT_MIN_STEPS))
+    return max(1, min(math.ceil(FILL_BLOCKS / blocks), math.ceil(ext[-1] / bk) // SPLIT_MIN_STEPS))
 
 
 def _block_rows(s: Schedule, idx: int, nest: list[For]) -> bool:

@@ -141,6 +141,8 @@ class BindThreads(Step):
 # ------------------------------------------------------------ tiled GEMM (tensor cores / FMA tiles)
 GEMM_TILE = "gemm_tile"  # the marker intrinsic heading a tiled contraction stage
 PRECISIONS = ("tf32", "fp32")  # mma.sync m16n8k8 TF32 with FP32 accumulation; exact FP32 FMA tiles
+# (bm, bn, bk) -> threads per block: 4 warps of 32 x 32, or (TF32 only) 8 warps of 64 x 32 for large grids
+TILE_THREADS = {(64, 64, 16): 128, (128, 128, 32): 256}
 
 
 def _top_stage(k: Kernel, name: str, step: str) -> tuple[int, Stage]:
@@ -207,8 +209,11 @@ class TileGemm(Step):
             raise ScheduleError(f"{step}: splits must be at least 1, got {self.splits}")
         if self.precision not in PRECISIONS:
             raise ScheduleError(f"{step}: precision must be one of {PRECISIONS}, got {self.precision!r}")
-        if (self.bm, self.bn, self.bk) != (64, 64, 16):
-            raise ScheduleError(f"{step}: only 64 x 64 x 16 tiles are generated, got {self.bm} x {self.bn} x {self.bk}")
+        shape = (self.bm, self.bn, self.bk)
+        if shape not in TILE_THREADS or (self.precision == "fp32" and shape != (64, 64, 16)):
+            raise ScheduleError(
+                f"{step}: tiles are 64 x 64 x 16 or (tf32) 128 x 128 x 32, got {self.bm} x {self.bn} x {self.bk}"
+            )
         if unwrap_locals(k.body)[0]:
             raise ScheduleError(f"{step}: the kernel has kernel-level scratch buffers, shared by all its stages")
         idx, st = _top_stage(k, self.stage, step)
@@ -445,6 +450,7 @@ __all__ = [
     "MAX_THREADS",
     "PRECISIONS",
     "REDUCE_OPS",
+    "TILE_THREADS",
     "BindBlocks",
     "BindThreads",
     "BlockRows",

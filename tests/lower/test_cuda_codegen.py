@@ -246,6 +246,8 @@ static std::barrier<>* eqsat_warp_bar[32];
 #define __shared__ static
 static inline void __syncthreads() { eqsat_block_bar->arrive_and_wait(); }
 static inline float __int_as_float(unsigned v) { float f; std::memcpy(&f, &v, 4); return f; }
+static inline float __uint_as_float(unsigned v) { return __int_as_float(v); }
+static inline unsigned __float_as_uint(float f) { unsigned v; std::memcpy(&v, &f, 4); return v; }
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 static inline float atomicAdd(float* p, float v) { return std::atomic_ref<float>(*p).fetch_add(v); }
 // TF32: round to nearest, ties away from zero, keeping 10 mantissa bits (finite inputs)
@@ -344,6 +346,24 @@ def test_generated_cuda_computes_the_graph(name, precision, tmp_path, monkeypatc
     tol = 1e-4 if precision == "fp32" else 5e-3
     for a, b in zip(got, ref, strict=True):
         torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_generated_cuda_large_tf32_tiles_split_and_edges(tmp_path, monkeypatch):
+    """128 x 128 x 32 TF32 tiles (8 warps of 64 x 32), partial at both edges, reduction split in 2."""
+    import lower.schedule.gpu_recipes as recipes
+
+    monkeypatch.setattr(recipes, "LARGE_TILE_MIN_BLOCKS", 1)
+    monkeypatch.setenv("EQSAT_CUDA_EXACT_FP32", "0")
+    monkeypatch.setitem(KINDS, "cuda", TargetKind("cuda", lambda threads: TARGET, _emulated_backend(tmp_path)))
+    g = torch.Generator().manual_seed(4)
+    b = GraphBuilder("big")
+    mm = b.matmul(b.input("x", (130, 300)), b.weight("w", torch.randn(300, 140, generator=g)))
+    graph = b.build([b.relu(mm)])
+    cg = compile_graph(graph, TARGET)
+    assert "128, 128, 32, 'tf32', 2)" in str(cg.built[0].schedule)
+    x = torch.randn(130, 300, generator=g)
+    torch.testing.assert_close(cg({"x": x})[0], graph.run({"x": x})[0], rtol=2e-2, atol=2e-2)
 
 
 # ------------------------------------------------------------ PTX, no GPU

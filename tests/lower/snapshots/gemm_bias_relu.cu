@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s0(float* __res
   const int tm = bid % 1; bid /= 1;
   const int m0 = tm * 64, n0 = tn * 64;
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32;
+  const int wm = (warp / 2) * 32, wn = (warp % 2) * 32;
   __shared__ float As[64][20];
   __shared__ float Bs[16][72];
   float acc[32];
@@ -60,13 +60,13 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s0(float* __res
         #pragma unroll
         for (int mi = 0; mi < 2; ++mi) {
           const int r = wm + mi * 16 + g;
-          a[mi][0] = eqsat_tf32(As[r][k8 + t]); a[mi][1] = eqsat_tf32(As[r + 8][k8 + t]);
-          a[mi][2] = eqsat_tf32(As[r][k8 + t + 4]); a[mi][3] = eqsat_tf32(As[r + 8][k8 + t + 4]);
+          a[mi][0] = __float_as_uint(As[r][k8 + t]); a[mi][1] = __float_as_uint(As[r + 8][k8 + t]);
+          a[mi][2] = __float_as_uint(As[r][k8 + t + 4]); a[mi][3] = __float_as_uint(As[r + 8][k8 + t + 4]);
         }
         #pragma unroll
         for (int ni = 0; ni < 4; ++ni) {
           const int c = wn + ni * 8 + g;
-          b[ni][0] = eqsat_tf32(Bs[k8 + t][c]); b[ni][1] = eqsat_tf32(Bs[k8 + t + 4][c]);
+          b[ni][0] = __float_as_uint(Bs[k8 + t][c]); b[ni][1] = __float_as_uint(Bs[k8 + t + 4][c]);
         }
         #pragma unroll
         for (int mi = 0; mi < 2; ++mi)
@@ -77,14 +77,18 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s0(float* __res
     }
     if (kn >= ke) break;
     #pragma unroll
-    for (int r = 0; r < 8; ++r) { const int el = tid + r * 128; As[el / 16][el % 16] = ra[r]; }
+    for (int r = 0; r < 8; ++r) {
+      const int el = tid + r * 128; As[el / 16][el % 16] = __uint_as_float(eqsat_tf32(ra[r]));
+    }
     #pragma unroll
-    for (int r = 0; r < 8; ++r) { const int el = tid + r * 128; Bs[el / 64][el % 64] = rb[r]; }
+    for (int r = 0; r < 8; ++r) {
+      const int el = tid + r * 128; Bs[el / 64][el % 64] = __uint_as_float(eqsat_tf32(rb[r]));
+    }
     __syncthreads();
   }
   #pragma unroll
   for (int q = 0; q < 32; ++q) {
-    const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f >> 2, ni = f & 3;
+    const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f / 4, ni = f % 4;
     const int i_1 = m0 + wm + mi * 16 + g + 8 * h, j_1 = n0 + wn + ni * 8 + 2 * t + c2;
     if (i_1 < 33 && j_1 < 24) {
       b_t6[((i_1 * 24) + j_1)] = b_t4[j_1];
