@@ -1,4 +1,5 @@
-"""The differential fuzzer's fast tier: 30 random graphs through optimize and compile, against float64.
+"""The differential fuzzer in the tests: 16 random graphs (fast tier) and 44 more (slow tier) through
+optimize and compile, against float64.
 
 ``make fuzz N=...`` runs many more in parallel (tests/fuzz/run.py); failures it
 finds are shrunk and land in tests/fuzz/regressions/ as their own tests.
@@ -9,10 +10,11 @@ import pytest
 from tests.fuzz.gen import random_graph
 from tests.fuzz.oracle import check
 
-FAST_SEEDS = range(30)
+FAST_SEEDS = range(16)
+SLOW_SEEDS = range(16, 60)
 
 
-@pytest.mark.parametrize("seed", FAST_SEEDS)
+@pytest.mark.parametrize("seed", [*FAST_SEEDS, *(pytest.param(s, marks=pytest.mark.slow) for s in SLOW_SEEDS)])
 def test_random_graph(seed):
     graph = random_graph(seed)
     outcome = check(graph, seed)
