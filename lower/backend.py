@@ -50,8 +50,9 @@ class Backend:
     all of a model's ``Launch``es in launch order and returns either None (launch one by one) or
     ``replay(key)`` running them all at once, ``key`` being the addresses patched into the argument
     arrays for this call (a CUDA graph per key; the LLVM backend's native launch table ignores it).
-    ``direct_conv``: whether the lowering may pick the direct convolution (a serial per-group slice loop,
-    fast on a CPU core; a GPU grid wants the batched-GEMM form, which it tiles).
+    ``grid``: kernels run as grids of thousands of threads, so the lowering picks data-parallel forms
+    (grouped convs as batched GEMMs, which a GPU tiles; Winograd output tiles stored straight out) over
+    a CPU core's serial cache-blocked ones (the direct conv's per-group slice, a block buffer in L1).
     """
 
     name: str
@@ -61,5 +62,6 @@ class Backend:
     device: str = "cpu"
     copies_inputs: bool = False
     sequence: Callable[[list[Launch]], Callable[[tuple[int, ...]], None] | None] | None = None
-    direct_conv: bool = True  # grouped convs with few channels per group lowered direct, else as batched GEMMs
+    grid: bool = False  # kernels run as grids of many threads (see above)
+    skip_families: frozenset[str] = frozenset()  # rule families left out of the default set for this backend
     prepare: Callable[[list[Kernel], Target], None] | None = None  # before compiling: e.g. all of them, in parallel

@@ -314,11 +314,11 @@ def build_kernel(
     const_values: dict[Value, torch.Tensor],
     resolve: Callable[[Value], Value] | None = None,
     name: str | None = None,
-    direct_conv: bool = True,
+    grid: bool = False,
 ) -> BuiltKernel:
     """Lower a group's nodes and fuse them into one kernel (inlining prologues, placing epilogues).
-    ``direct_conv``: whether grouped convs with few channels per group may be lowered direct (the
-    backend's ``Backend.direct_conv``), else as batched GEMMs."""
+    ``grid``: the backend runs kernels as grids of many threads (``Backend.grid``): lowerings pick their
+    data-parallel forms over the CPU's serial cache-blocked ones."""
     resolve = resolve or (lambda v: v)
     in_group = set(grp.nodes)
     namer = Namer()
@@ -345,7 +345,7 @@ def build_kernel(
         node = graph.nodes[node_id]
         if node_id in epi:
             continue
-        ctx = LowerCtx(node, namer, consts, new_consts, direct_conv=direct_conv)
+        ctx = LowerCtx(node, namer, consts, new_consts, grid=grid)
         outs = [buf(Value(node_id, i)) for i in range(len(node.shapes))]
         if node_id == anchor.id and grp.epilogue:
             outs = [buf(Value(grp.epilogue[-1], 0))]  # accumulate straight into the final buffer

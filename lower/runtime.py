@@ -123,7 +123,7 @@ class CompiledGraph:
                 self.consts,
                 self.resolve,
                 name=f"k{k}_{graph.nodes[grp.anchor].op}",
-                direct_conv=self.backend.direct_conv,
+                grid=self.backend.grid,
             )
             sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, self.target) if schedule else None
             if sched is not None:

@@ -31,6 +31,7 @@ from lower import CompiledGraph, compile_graph, parse_target
 from lower.cuda import graph_ptx
 from lower.cuda.measure import run_cuda_op
 from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_op
+from lower.target import KINDS
 from rewrite.egraph.limits import Limits
 from rewrite.egraph.saturate import IterationStat, SaturationResult, saturate
 from rewrite.extract.decode import to_graph
@@ -82,6 +83,14 @@ def _rule_list(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
     if rules and isinstance(next(iter(rules)), Rule):
         return list(rules)  # type: ignore[arg-type]
     return load_rules(rules)  # type: ignore[arg-type]
+
+
+def default_rules(target: str | Target = "torch") -> list[Rule]:
+    """Every shipped rule, less the families the target's backend leaves out (``Backend.skip_families``:
+    the CUDA backend runs no Winograd convolutions)."""
+    kind = target.kind if isinstance(target, Target) else target
+    skip = KINDS[kind].backend.skip_families if kind in KINDS else frozenset()
+    return [r for r in load_rules(None) if r.family not in skip]
 
 
 def _signature(g: Graph) -> list[tuple[str, Shape]]:
@@ -230,7 +239,7 @@ def optimize(
     limits.check()
     graph.validate()
     model = cost_model if cost_model is not None else default_cost_model(target)
-    rule_list = _rule_list(rules)
+    rule_list = _rule_list(rules) if rules is not None else default_rules(target)
     if search == "backtrack":
         return _optimize_backtrack(graph, rule_list, limits, model, check, alpha, max_expansions)
     t0 = time.perf_counter()

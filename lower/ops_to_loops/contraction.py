@@ -180,7 +180,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     Og = OC // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
     HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1 + DIRECT_CONV_ROW * SW
-    if ctx.direct_conv and G > 1 and Og <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE:
+    if not ctx.grid and G > 1 and Og <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE:
         return _direct_conv(node, ins, outs, ctx)
     n, g = ctx.var("n"), ctx.var("g")
 

@@ -78,7 +78,7 @@ class LowerCtx:
     consts: dict[str, torch.Tensor] = field(default_factory=dict)  # known constant buffers, by buffer name
     new_consts: dict[str, torch.Tensor] = field(default_factory=dict)  # constants derived while lowering
     gemm: GemmInfo | None = None
-    direct_conv: bool = True  # grouped convs with few channels per group lowered direct (see lower_conv2d)
+    grid: bool = False  # the kernel runs as a grid of many threads: data-parallel forms (Backend.grid)
 
     @property
     def tag(self) -> str:

@@ -129,6 +129,8 @@ def lower_winograd_output(node: Node, ins: list[Buffer], outs: list[Buffer], ctx
     act = node.attrs.get("act", "none")
     if act not in ACTIVATIONS:
         raise ctx.error(f"unknown activation {act!r}")
+    if ctx.grid:
+        return _winograd_output_per_tile(node, ins, outs, ctx)
     # Tiles go in blocks of OUT_BLOCK along a tile row: each block's outputs for all channels are computed
     # into a local [block, r, K, s] buffer (vector loads along k, the stores 4-way interleaved groups:
     # shuffles, not scatters), then copied out one output row segment per channel, the block's
@@ -168,3 +170,31 @@ def lower_winograd_output(node: Node, ins: list[Buffer], outs: list[Buffer], ctx
         out = If(whole, out, copy(True))
     body = Allocate(buf, seq(For(tq, IntImm(B), fill), out))
     return Stage(ctx.tag, loops([(n, N), (th, TH), (tb, TB)], body))
+
+
+def _winograd_output_per_tile(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """The output transform as a map over (n, k, tile row, tile column), each point storing its tile's
+    TILE x TILE outputs straight out (cropped at the edges): the form for a grid of threads, where the
+    CPU form's block buffer would be per-thread local memory."""
+    m, y = ins[0], outs[0]
+    N, K, OH, OW = y.shape
+    TH, TW = -(-OH // TILE), -(-OW // TILE)
+    act = node.attrs.get("act", "none")
+    n, k, th, tw = (ctx.var(s) for s in ("n", "k", "th", "tw"))
+    p = (n * TH + th) * TW + tw
+
+    def tile(a: int, b: int) -> Expr:
+        return m[IntImm(a * ALPHA + b), p, k]
+
+    stores: list[Stmt] = []
+    for r in range(TILE):
+        for s in range(TILE):
+            val = _transform(AT, AT, tile, r, s)
+            if len(ins) > 1:
+                val = ACTIVATIONS[act](val + ins[1][k])
+            oh, ow = th * TILE + r, tw * TILE + s
+            st: Stmt = Store(y, (n, k, oh, ow), val)
+            if (TILE * TH > OH and r > 0) or (TILE * TW > OW and s > 0):
+                st = If(land(lt(oh, OH), lt(ow, OW)), st)
+            stores.append(st)
+    return Stage(ctx.tag, loops([(n, N), (k, K), (th, TH), (tw, TW)], seq(*stores)))
