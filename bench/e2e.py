@@ -57,6 +57,7 @@ from rewrite.verify.numeric import REL_TOL, compare_all
 PEERS = ("ort", "inductor")
 CUDA_PEERS = ("eager", "inductor")  # on the GPU: eager CUDA and torch.compile (onnxruntime is CPU-only here)
 COSTS = ("compiled", "analytical")  # --cost with --target cuda (the first is the default)
+DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")
 TF32_TOLERANCE = 5e-3  # max|ours - ref| <= this * max|ref|: TF32 (10-bit mantissa) products, FP32 sums
 
 Runner = Callable[[], object]
@@ -273,8 +274,8 @@ def run_model_cuda(
         ops_after=res.graph.op_count(),
         cost_stats=model.stats if isinstance(model, CompiledCost) else None,
     )
-    gpu_module = module.cuda().eval()
-    gpu_inputs = tuple(t.cuda() for t in inputs)
+    gpu_module = module.to(DEVICE).eval()
+    gpu_inputs = tuple(t.to(DEVICE) for t in inputs)
     names = [n.attrs["name"] for n in res.graph.inputs]  # decode keeps the original input order
     feed = dict(zip(names, gpu_inputs, strict=False))
     with torch.no_grad(), torch_tf32(False):  # the reference in exact FP32
@@ -382,7 +383,7 @@ def run_cuda(
     }
 
 
-def _list_arg(text: str, known: Sequence[str], what: str) -> list[str]:
+def list_arg(text: str, known: Sequence[str], what: str) -> list[str]:
     got = [x for x in text.split(",") if x]
     if unknown := [x for x in got if x not in known]:
         raise ValueError(f"unknown {what}(s) {unknown}; known: {', '.join(known)}")
@@ -411,8 +412,8 @@ def main(argv: Sequence[str] | None = None, timer: Timer = cuda_event_ms) -> int
     cuda = args.target == "cuda"
     known_peers = CUDA_PEERS if cuda else ("eager", *PEERS)
     try:
-        names = _list_arg(args.models, list(MODELS), "model")
-        peers = _list_arg(args.peers if args.peers is not None else ",".join(known_peers), known_peers, "peer")
+        names = list_arg(args.models, list(MODELS), "model")
+        peers = list_arg(args.peers if args.peers is not None else ",".join(known_peers), known_peers, "peer")
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2

@@ -213,6 +213,7 @@ def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dic
 
 # ------------------------------------------------------------------ the cuda target
 
+DEVICE = "cuda"  # where the operands live (the tests' seam: "cpu")
 CUDA_GEMM_SIZES = (1024, 2048, 4096)
 CHAIN_LOG2 = 26  # 2^26 floats: 256 MiB in, 256 MiB out, far past L2
 # the fused chain: 8 elementwise ops, each (op, attrs, what torch computes); values stay finite and normal
@@ -259,8 +260,8 @@ def bench_gemm_cuda(n: int, exact: bool, repeats: int, timer: Timer = cuda_event
     """Ours against cuBLAS (``torch.matmul``) at one size, both TF32 or both exact FP32."""
     with exact_fp32(exact):
         cg = compile(gemm_graph(n), target="cuda")
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    x, y = (torch.randn(n, n, device="cuda", generator=gen) for _ in range(2))
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    x, y = (torch.randn(n, n, device=DEVICE, generator=gen) for _ in range(2))
     with torch_tf32(False):
         ref = torch.matmul(x, y)
     err = max_rel_err(cg([x, y]), [ref])
@@ -285,7 +286,7 @@ def bench_chain_cuda(log2n: int, repeats: int, timer: Timer = cuda_event_ms) -> 
     """The fused elementwise chain against the device-to-device copy bandwidth and torch eager."""
     n = 1 << log2n
     cg = compile(chain_graph(n), target="cuda")
-    x = torch.rand(n, device="cuda", generator=torch.Generator(device="cuda").manual_seed(1)) * 2 - 1
+    x = torch.rand(n, device=DEVICE, generator=torch.Generator(device=DEVICE).manual_seed(1)) * 2 - 1
     dst = torch.empty_like(x)
 
     def eager() -> torch.Tensor:
