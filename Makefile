@@ -24,11 +24,16 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -q
 
-# on a machine with a CUDA GPU (and a CUDA build of torch): the gpu-marked tests, then GPU benchmarks
-# written to bench/results/cuda-<gpu>.json
-gpu-check: $(STAMP)
-	$(PY) -m pytest -q -m gpu
-	$(PY) -m bench.cuda
+# on a machine with a CUDA GPU (and a CUDA build of torch): the gpu-marked tests, then bench e2e --target cuda
+# (eager and inductor peers) and bench kernels --target cuda, written to one bench/results/cuda-<gpu>.json.
+# Where torch+CUDA is installed without this venv (a lent GPU box): make gpu-check PY=python3 (no setup step).
+# GPU_MODELS: the smallest e-graphs to measure by default (see bench/cuda.py); all: every built-in model.
+# GPU_BENCH adds flags (--cost analytical, --imported, --repeats N, --out FILE).
+GPU_MODELS ?= bert,nasrnn,vgg19
+GPU_BENCH ?=
+gpu-check: $(if $(filter $(VENV)/bin/python,$(PY)),$(STAMP))
+	$(PY) -m pytest -q -m gpu -p no:cacheprovider
+	$(PY) -m bench.cuda --models $(GPU_MODELS) --peers eager,inductor $(GPU_BENCH)
 
 # the differential fuzzer: N random graphs in parallel workers; failures are shrunk into tests/fuzz/regressions/
 N ?= 200

@@ -1,109 +1,81 @@
-"""GPU benchmarks for the ``cuda`` target (needs a CUDA device and a CUDA build of torch).
+"""The GPU benchmarks of ``make gpu-check`` in one JSON file: ``bench e2e --target cuda`` and
+``bench kernels --target cuda`` (defined in ``bench.e2e`` and ``bench.kernels``; this only runs both).
 
-    python -m bench.cuda [--out bench/results/cuda-<gpu>.json] [--models bert,resnet50] [--repeats 20]
+    python -m bench.cuda [--models bert,nasrnn] [--peers eager,inductor] [--cost compiled] [--out FILE]
 
-* ``e2e``: every built-in model compiled for ``cuda`` (no rewriting), checked against torch and timed
-  against torch eager on the same GPU; CUDA-event medians, the two sides alternated.
-* ``kernels``: GEMM (M = N = K in 1024, 4096) through our kernels vs ``torch.matmul`` (cuBLAS), in
-  TF32-off FP32, as GFLOP/s and the ratio ours / cuBLAS.
-
-Results are written as JSON keyed by the GPU target (name, compute capability, driver, NVRTC).
+Needs a CUDA device and torch built with CUDA.  Writes ``bench/results/cuda-<gpu>.json`` (the GPU's
+slug, e.g. ``cuda-nvidia-h100-80gb-hbm3.json``): ``{"target": the GPU target's cache key, "gpu",
+"e2e": {settings, rows, summary}, "kernels": {gemm, elementwise_chain, summary}}``.  Exits 1 when a
+model does not match PyTorch (the file is written first), 2 without a device.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
-from collections.abc import Callable
+import time
 from pathlib import Path
 
-import torch
+from bench import e2e, kernels
+from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing
+from bench.models import MODELS
+from lower import parse_target
 
-from bench.models import MODELS, load
-from lower import compile_graph, parse_target
-from rewrite.frontends import from_torch
-from rewrite.ir.builder import GraphBuilder
-from rewrite.progress import each
-
-
-def _time_ms(fn: Callable[[], object], repeats: int) -> float:
-    """Median of ``repeats`` CUDA-event timings of ``fn`` (after two warm-up calls)."""
-    for _ in range(2):
-        fn()
-    times = []
-    for _ in range(repeats):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
+# the models gpu-check runs by default: compiling one model's kernels takes 8-40 s today, and the compiled
+# cost model first compiles and times each distinct e-node configuration of the saturated e-graph (default
+# limits: nasrnn 29, bert 31, vgg19 91, resnext50 183, nasneta 183, resnet50 189, squeezenet 223,
+# inceptionv3 513), so the three smallest e-graphs (a transformer, an RNN, a CNN) are what fits the ~8 minutes
+# gpu-check has on an H100; --models all (with --cost analytical to skip the measuring) runs every model
+GPU_CHECK_MODELS = ("bert", "nasrnn", "vgg19")
+RESULTS = Path("bench/results")
 
 
-def bench_e2e(models: list[str], repeats: int) -> dict[str, dict[str, float]]:
-    out = {}
-    for name in each(models, "bench cuda"):
-        module, inputs = load(name)
-        graph = from_torch(module, inputs)
-        cg = compile_graph(graph, "cuda")
-        feed = [t.cuda() for t in inputs]
-        mod_gpu = module.cuda()
-        with torch.no_grad():
-            ref = mod_gpu(*feed)
-            refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
-            got = cg(feed)
-            err = max(float((g - r).abs().max() / (r.abs().max() + 1e-12)) for g, r in zip(got, refs, strict=True))
-            ours = _time_ms(functools.partial(cg, feed), repeats)
-            eager = _time_ms(functools.partial(mod_gpu, *feed), repeats)
-        out[name] = {"ours_ms": ours, "torch_eager_ms": eager, "speedup_vs_eager": eager / ours, "max_rel_err": err}
-        print(f"{name:12s} ours {ours:8.3f} ms  eager {eager:8.3f} ms  x{eager / ours:5.2f}  err {err:.1e}", flush=True)
-    return out
-
-
-def bench_gemm(sizes: list[int], repeats: int) -> dict[str, dict[str, float]]:
-    torch.backends.cuda.matmul.allow_tf32 = False
-    out = {}
-    for n in sizes:
-        b = GraphBuilder(f"gemm{n}")
-        g = b.build([b.matmul(b.input("a", (n, n)), b.input("b", (n, n)))])
-        cg = compile_graph(g, "cuda")
-        x, y = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
-        ours = _time_ms(functools.partial(cg, [x, y]), repeats)
-        cublas = _time_ms(functools.partial(torch.matmul, x, y), repeats)
-        flops = 2.0 * n**3
-        out[str(n)] = {
-            "ours_gflops": flops / ours / 1e6,
-            "cublas_gflops": flops / cublas / 1e6,
-            "ratio_vs_cublas": cublas / ours,
-        }
-        print(f"gemm {n}: ours {flops / ours / 1e6:9.1f} GFLOP/s  cuBLAS {flops / cublas / 1e6:9.1f}", flush=True)
-    return out
-
-
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.cuda", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, help="JSON file (default bench/results/cuda-<gpu>.json)")
-    p.add_argument("--models", default=",".join(MODELS), help="comma-separated built-in models")
-    p.add_argument("--repeats", type=int, default=20)
-    args = p.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("bench.cuda: no CUDA device visible to torch", file=sys.stderr)
+    p.add_argument("--models", default=",".join(GPU_CHECK_MODELS), help="comma-separated built-in models, or 'all'")
+    p.add_argument("--peers", default=",".join(e2e.CUDA_PEERS), help=f"subset of {','.join(e2e.CUDA_PEERS)}")
+    p.add_argument("--cost", choices=e2e.COSTS, default=e2e.COSTS[0], help="the cost model e2e optimizes with")
+    p.add_argument("--imported", action="store_true", help="e2e: also time each graph compiled as imported")
+    p.add_argument("--repeats", type=int, default=20, help="timed rounds per contender")
+    p.add_argument("--quick", action="store_true", help="kernels: 1024^3 GEMMs and a 2^20 chain only")
+    p.add_argument("--out", type=Path, help=f"JSON file (default {RESULTS}/cuda-<gpu>.json)")
+    return p
+
+
+def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
+    args = parser().parse_args(argv)
+    try:
+        names = list(MODELS) if args.models == "all" else e2e.list_arg(args.models, list(MODELS), "model")
+        peers = e2e.list_arg(args.peers, e2e.CUDA_PEERS, "peer")
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
+    if args.repeats < 1:
+        print(f"--repeats wants a positive integer, got {args.repeats}", file=sys.stderr)
+        return 2
+    if (missing := cuda_missing("python -m bench.cuda (make gpu-check)")) is not None:
+        print(missing, file=sys.stderr)
         return 2
     target = parse_target("cuda")
-    result = {
-        "target": target.cache_key,
-        "e2e": bench_e2e([m for m in args.models.split(",") if m], args.repeats),
-        "kernels": {"gemm": bench_gemm([1024, 4096], args.repeats)},
-    }
-    out = args.out or Path("bench/results") / f"{target.name}.json"
+    t0 = time.perf_counter()
+    record_e2e = e2e.run_cuda(names, peers, args.repeats, args.cost, args.imported, timer)
+    e2e.print_cuda_table(record_e2e["rows"], record_e2e["gpu"])
+    t1 = time.perf_counter()
+    record_kernels = kernels.run_cuda(args.quick, args.repeats, timer)
+    t2 = time.perf_counter()
+    out = args.out or RESULTS / f"{target.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out}")
-    return 0
+    record = {
+        "target": target.cache_key,
+        "gpu": target.name,
+        "seconds": {"e2e": t1 - t0, "kernels": t2 - t1},
+        "e2e": record_e2e,
+        "kernels": record_kernels,
+    }
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {out} (e2e {t1 - t0:.0f} s, kernels {t2 - t1:.0f} s)")
+    return 0 if all(r["verified"] for r in record_e2e["rows"]) else 1
 
 
 if __name__ == "__main__":

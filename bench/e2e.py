@@ -1,6 +1,7 @@
 """End to end: each benchmark model compiled by eqsat, against PyTorch eager and the peers.
 
     python -m bench.e2e [--models a,b] [--peers ort,inductor] [--threads 1,2] [--json OUT]   # or: eqsat bench e2e
+    python -m bench.e2e --target cuda [--peers eager,inductor] [--cost analytical|compiled] [--imported]
 
 For each model and thread count, every contender runs in one process, interleaved round by round
 (``costs.timing.interleaved``) on the same thread count:
@@ -13,6 +14,14 @@ For each model and thread count, every contender runs in one process, interleave
 Each column is a median with its interquartile range; ratios are ``peer / eqsat`` (above 1: eqsat
 is faster), and the geometric means of those ratios close the table.  eqsat's outputs are checked
 against eager first (``verified``); a peer that cannot run a model gets ``None``.
+
+``--target cuda`` (a CUDA device and torch built with CUDA): each model optimized for the GPU
+(``--cost compiled``, the default: e-nodes priced by kernels compiled and timed on it, cached per GPU;
+``analytical``: the roofline), compiled for ``cuda`` and checked against the module on the GPU in
+exact FP32 (TF32 tolerance: ``max|ours - ref| <= 5e-3 * max|ref|``), then timed against PyTorch eager
+CUDA and ``torch.compile`` (Inductor), both with TF32 allowed like our tensor-core tiles (exact FP32
+on both sides with ``EQSAT_CUDA_EXACT_FP32=1``), interleaved with CUDA events (``bench.gpu_timing``).
+``--imported`` adds the graph compiled as imported (no rewriting): what rewriting bought on the GPU.
 """
 
 from __future__ import annotations
@@ -31,15 +40,25 @@ from typing import Any
 
 import torch
 
+from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing, geomean, interleaved_ms, max_rel_err, torch_tf32
 from bench.models import MODELS, load
+from costs.analytical import AnalyticalCost
+from costs.compiled import CompiledCost
 from costs.timing import Timing, interleaved
+from lower import parse_target
+from rewrite import config
 from rewrite.frontends import from_torch
+from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph
-from rewrite.pipeline import compile, optimize
+from rewrite.pipeline import compile, compiled_cost, optimize
 from rewrite.progress import each
 from rewrite.verify.numeric import REL_TOL, compare_all
 
 PEERS = ("ort", "inductor")
+CUDA_PEERS = ("eager", "inductor")  # on the GPU: eager CUDA and torch.compile (onnxruntime is CPU-only here)
+COSTS = ("compiled", "analytical")  # --cost with --target cuda (the first is the default)
+DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")
+TF32_TOLERANCE = 5e-3  # max|ours - ref| <= this * max|ref|: TF32 (10-bit mantissa) products, FP32 sums
 
 Runner = Callable[[], object]
 
@@ -214,25 +233,202 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
         )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# ------------------------------------------------------------------ the cuda target
+
+
+def _cuda_cost_model(cost: str) -> CompiledCost | AnalyticalCost:
+    return compiled_cost("cuda") if cost == "compiled" else AnalyticalCost()
+
+
+def _error_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def run_model_cuda(
+    name: str,
+    peers: Sequence[str],
+    repeats: int,
+    cost: str = "compiled",
+    imported: bool = False,
+    timer: Timer = cuda_event_ms,
+) -> dict[str, Any]:
+    """One row: ``name`` optimized for the GPU, compiled for ``cuda``, checked, and timed against the peers
+    (and, with ``imported``, against its graph compiled as imported), interleaved."""
+    module, inputs = load(name)
+    graph = from_torch(module, inputs, name=name)
+    row: dict[str, Any] = {"model": name, "cost": cost, "error": None}
+    for k in ("eager", "inductor", "imported", "eqsat"):
+        row[f"ms_{k}"] = row[f"iqr_{k}"] = None
+    row["verified"], row["max_rel_err"] = False, None
+    model = _cuda_cost_model(cost)
+    t0 = time.perf_counter()
+    try:
+        res = optimize(graph, cost_model=model)
+    except EqsatError as e:  # one model failing is a row saying why; the others still run
+        row["error"] = f"optimize: {_error_line(e)}"
+        print(f"  {name}: {row['error']}", file=sys.stderr)
+        return row
+    row.update(
+        optimize_seconds=time.perf_counter() - t0,
+        ops_before=graph.op_count(),
+        ops_after=res.graph.op_count(),
+        cost_stats=model.stats if isinstance(model, CompiledCost) else None,
+    )
+    gpu_module = module.to(DEVICE).eval()
+    gpu_inputs = tuple(t.to(DEVICE) for t in inputs)
+    names = [n.attrs["name"] for n in res.graph.inputs]  # decode keeps the original input order
+    feed = dict(zip(names, gpu_inputs, strict=False))
+    with torch.no_grad(), torch_tf32(False):  # the reference in exact FP32
+        ref = gpu_module(*gpu_inputs)
+    refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
+    tf32 = not config.CUDA_EXACT_FP32.flag()  # the peers in the precision our contractions use
+    contenders: dict[str, Runner] = {}
+    graphs = [("eqsat", res.graph)] + ([("imported", graph)] if imported else [])
+    for label, g in graphs:
+        suffix = "" if label == "eqsat" else f"_{label}"
+        try:
+            t0 = time.perf_counter()
+            run = compile(g, target="cuda")
+            row[f"compile_seconds{suffix}"] = time.perf_counter() - t0
+            row[f"kernels{suffix}"] = run.kernels
+            with torch.no_grad():
+                err = max_rel_err(run(feed), refs)
+        except EqsatError as e:  # a kernel the cuda target cannot build yet: a row that says so, not a crash
+            row["error"] = f"{label}: {_error_line(e)}"
+            print(f"  {name}: {row['error']}", file=sys.stderr)
+            row[f"verified{suffix}"], row[f"max_rel_err{suffix}"] = False, None
+            continue
+        row[f"verified{suffix}"], row[f"max_rel_err{suffix}"] = err <= TF32_TOLERANCE, err
+        if err > TF32_TOLERANCE:
+            print(f"  {name} ({label}): max rel err {err:.2e} over {TF32_TOLERANCE:g}", file=sys.stderr)
+        contenders[label] = _bound(run, feed)
+    with torch_tf32(tf32):
+        contenders["eager"] = _eager(gpu_module, gpu_inputs)
+        if "inductor" in peers and (ind := inductor_runner(gpu_module, gpu_inputs)) is not None:
+            contenders["inductor"] = ind
+        keys = list(contenders)
+        timed = interleaved_ms([contenders[k] for k in keys], repeats, timer=timer)
+    for k, t in zip(keys, timed, strict=True):
+        row[f"ms_{k}"], row[f"iqr_{k}"] = t.median, list(t.quartiles)
+    row["torch_tf32"] = tf32
+    return row
+
+
+CUDA_COLS = ("eager", "inductor", "imported", "eqsat")
+CUDA_RATIOS = ("eager", "inductor", "imported")  # each as peer ms / eqsat ms: above 1, eqsat is faster
+
+
+def _ratio_cuda(r: dict[str, Any], peer: str) -> float | None:
+    a, b = r.get(f"ms_{peer}"), r.get("ms_eqsat")
+    return a / b if a is not None and b else None
+
+
+def cuda_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Geometric-mean speedups of eqsat over each peer (models where both ran), and how many are correct."""
+    out: dict[str, Any] = {"models": len(rows), "verified": sum(bool(r.get("verified")) for r in rows)}
+    for p in CUDA_RATIOS:
+        rs = [x for r in rows if (x := _ratio_cuda(r, p)) is not None]
+        out[f"geomean_speedup_vs_{p}"] = geomean(rs)
+        out[f"faster_than_{p}"] = f"{sum(x > 1 for x in rs)}/{len(rs)}"
+    return out
+
+
+def print_cuda_table(rows: Sequence[dict[str, Any]], target: str) -> None:
+    cols = [c for c in CUDA_COLS if any(r.get(f"ms_{c}") is not None for r in rows)]
+    ratios = [p for p in CUDA_RATIOS if p in cols]
+    print(f"e2e on {target} (CUDA-event medians, ms; ratios are peer / eqsat: above 1, eqsat is faster)")
+    print(
+        f"{'model':<12} "
+        + " ".join(f"{c:>10}" for c in cols)
+        + " ".join(f" {p[:3] + '/eq':>7}" for p in ratios)
+        + f" {'rel err':>8}  ok"
+    )
+    for r in rows:
+        err = r.get("max_rel_err")
+        print(
+            f"{r['model']:<12} "
+            + " ".join(f"{r[f'ms_{c}']:>10.3f}" if r.get(f"ms_{c}") is not None else f"{'-':>10}" for c in cols)
+            + " ".join(f" {x:7.2f}" if (x := _ratio_cuda(r, p)) is not None else f" {'-':>7}" for p in ratios)
+            + (f" {err:8.1e}" if err is not None else f" {'-':>8}")
+            + f"  {'yes' if r.get('verified') else 'NO'}"
+            + (f"  ({r['error']})" if r.get("error") else "")
+        )
+    s = cuda_summary(rows)
+    parts = [
+        f"vs {p} {s[f'geomean_speedup_vs_{p}']:.2f}x (faster on {s[f'faster_than_{p}']})"
+        for p in ratios
+        if s[f"geomean_speedup_vs_{p}"] is not None
+    ]
+    print(f"correct {s['verified']}/{s['models']}; geomean eqsat speedup " + "; ".join(parts))
+
+
+def run_cuda(
+    names: Sequence[str],
+    peers: Sequence[str],
+    repeats: int,
+    cost: str = "compiled",
+    imported: bool = False,
+    timer: Timer = cuda_event_ms,
+) -> dict[str, Any]:
+    """The ``--target cuda`` table as one JSON-able record: the GPU target's key, the rows, the summary."""
+    target = parse_target("cuda")
+    rows = [run_model_cuda(n, peers, repeats, cost, imported, timer) for n in each(names, "bench e2e (cuda)")]
+    settings = {"exact_fp32": config.CUDA_EXACT_FP32.flag(), "cuda_graph": config.CUDA_GRAPH.flag()}
+    return {
+        "target": target.cache_key,
+        "gpu": target.name,
+        "settings": {**settings, "tolerance": TF32_TOLERANCE, "repeats": repeats, "cost": cost},
+        "rows": rows,
+        "summary": cuda_summary(rows),
+    }
+
+
+def list_arg(text: str, known: Sequence[str], what: str) -> list[str]:
+    got = [x for x in text.split(",") if x]
+    if unknown := [x for x in got if x not in known]:
+        raise ValueError(f"unknown {what}(s) {unknown}; known: {', '.join(known)}")
+    return got
+
+
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.e2e", description=__doc__.splitlines()[0])
+    p.add_argument("--target", default="llvm", choices=("llvm", "cuda"), help="where eqsat's kernels run")
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument(
-        "--peers", default=",".join(PEERS), help=f"comma-separated subset of {','.join(PEERS)} ('' for none)"
+        "--peers",
+        help=f"comma-separated: {','.join(PEERS)} on llvm (default both), {','.join(CUDA_PEERS)} on cuda "
+        "(default both); eager is always timed; '' for none",
     )
-    p.add_argument("--threads", default="1,2", help="comma-separated thread counts, each timed separately")
+    p.add_argument("--threads", default="1,2", help="llvm: comma-separated thread counts, each timed separately")
     p.add_argument("--repeats", type=int, default=10)
-    p.add_argument("--json", help="write the rows (a JSON list of objects) to this file")
-    args = p.parse_args(argv)
-    names = [m for m in args.models.split(",") if m]
-    bad = [m for m in names if m not in MODELS]
-    if bad:
-        print(f"unknown model(s) {bad}; known: {', '.join(MODELS)}", file=sys.stderr)
+    p.add_argument("--cost", choices=COSTS, default=COSTS[0], help="cuda: the cost model optimize extracts with")
+    p.add_argument("--imported", action="store_true", help="cuda: also time the graph compiled as imported")
+    p.add_argument("--json", help="write the rows (llvm: a JSON list; cuda: target, rows, summary) to this file")
+    return p
+
+
+def main(argv: Sequence[str] | None = None, timer: Timer = cuda_event_ms) -> int:
+    args = parser().parse_args(argv)
+    cuda = args.target == "cuda"
+    known_peers = CUDA_PEERS if cuda else ("eager", *PEERS)
+    try:
+        names = list_arg(args.models, list(MODELS), "model")
+        peers = list_arg(args.peers if args.peers is not None else ",".join(known_peers), known_peers, "peer")
+    except ValueError as e:
+        print(e, file=sys.stderr)
         return 2
-    peers = [x for x in args.peers.split(",") if x]
-    if unknown := [x for x in peers if x not in PEERS]:
-        print(f"unknown peer(s) {unknown}; known: {', '.join(PEERS)}", file=sys.stderr)
+    if args.repeats < 1:
+        print(f"--repeats wants a positive integer, got {args.repeats}", file=sys.stderr)
         return 2
+    if cuda:
+        if (missing := cuda_missing("bench e2e --target cuda")) is not None:
+            print(missing, file=sys.stderr)
+            return 2
+        record = run_cuda(names, peers, args.repeats, args.cost, args.imported, timer)
+        print_cuda_table(record["rows"], record["gpu"])
+        if args.json:
+            Path(args.json).write_text(json.dumps(record, indent=1))
+        return 0 if all(r["verified"] for r in record["rows"]) else 1
     try:
         threads = [int(x) for x in args.threads.split(",") if x]
     except ValueError:

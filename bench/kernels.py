@@ -1,6 +1,7 @@
 """Kernel benchmarks: our compiled kernels against torch (and numpy), as ratios measured in one process.
 
     python -m bench.kernels [--json OUT] [--quick]
+    python -m bench.kernels --target cuda [--json OUT] [--quick]      # or: eqsat bench kernels --target cuda
 
 * this CPU's single-thread FMA peak, measured by a JIT-compiled loop of
   independent ``<W x float>`` FMA chains (W = the target's vector width):
@@ -22,25 +23,43 @@
 The machine is shared and noisy: each measurement alternates the two sides
 and reports the median of the repeats.  Compilation (and the kernel cache)
 is outside the timed region.
+
+``--target cuda`` (a CUDA device and torch built with CUDA), CUDA-event medians interleaved
+(``bench.gpu_timing``):
+
+* GEMM M = N = K in 1024, 2048, 4096: our TF32 tensor-core tiles (the default) against
+  ``torch.matmul`` with ``allow_tf32`` (cuBLAS TF32), and the exact FP32 pair
+  (``EQSAT_CUDA_EXACT_FP32=1`` against ``allow_tf32 = False``): TFLOP/s and
+  ``ratio_vs_cublas`` (cuBLAS time / ours: 1 is cuBLAS's speed);
+* a chain of 8 elementwise ops on 2^26 floats, one fused kernel in our lowering, against
+  the device's copy bandwidth (a torch device-to-device copy of the same tensor) in GB/s
+  and percent, and against the 8 ops in torch eager.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import math
+import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 
+from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing, interleaved_ms, max_rel_err, torch_tf32
 from costs.timing import interleaved
 from lower.llvm.jit import PLACEHOLDER, cfunc, load_function
 from lower.target import parse_target
+from rewrite import config
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile
 
 
@@ -192,12 +211,169 @@ def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dic
     return {"ours_ms": ours * 1e3, "torch_ms": theirs * 1e3, "ratio": theirs / ours, "rel_err": err}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+# ------------------------------------------------------------------ the cuda target
+
+DEVICE = "cuda"  # where the operands live (the tests' seam: "cpu")
+CUDA_GEMM_SIZES = (1024, 2048, 4096)
+CHAIN_LOG2 = 26  # 2^26 floats: 256 MiB in, 256 MiB out, far past L2
+# the fused chain: 8 elementwise ops, each (op, attrs, what torch computes); values stay finite and normal
+CHAIN: tuple[tuple[str, dict[str, float], Callable[[torch.Tensor], torch.Tensor]], ...] = (
+    ("smul", {"scalar": 1.5}, lambda x: x * 1.5),
+    ("sigmoid", {}, torch.sigmoid),
+    ("smul", {"scalar": 2.0}, lambda x: x * 2.0),
+    ("tanh", {}, torch.tanh),
+    ("abs", {}, torch.abs),
+    ("sqrt", {}, torch.sqrt),
+    ("neg", {}, torch.neg),
+    ("exp", {}, torch.exp),
+)
+
+
+@contextlib.contextmanager
+def exact_fp32(on: bool) -> Iterator[None]:
+    """``EQSAT_CUDA_EXACT_FP32`` set while kernels are compiled (it picks the contraction tiles), restored after."""
+    name, before = config.CUDA_EXACT_FP32.name, os.environ.get(config.CUDA_EXACT_FP32.name)
+    os.environ[name] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
+
+
+def gemm_graph(n: int) -> Graph:
+    b = GraphBuilder(f"gemm{n}")
+    return b.build([b.matmul(b.input("a", (n, n)), b.input("b", (n, n)))])
+
+
+def chain_graph(n: int) -> Graph:
+    b = GraphBuilder("chain")
+    v = b.input("x", (n,))
+    for op, attrs, _ in CHAIN:
+        v = b.op(op, v, **attrs)
+    return b.build([v])
+
+
+def bench_gemm_cuda(n: int, exact: bool, repeats: int, timer: Timer = cuda_event_ms) -> dict[str, Any]:
+    """Ours against cuBLAS (``torch.matmul``) at one size, both TF32 or both exact FP32."""
+    with exact_fp32(exact):
+        cg = compile(gemm_graph(n), target="cuda")
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    x, y = (torch.randn(n, n, device=DEVICE, generator=gen) for _ in range(2))
+    with torch_tf32(False):
+        ref = torch.matmul(x, y)
+    err = max_rel_err(cg([x, y]), [ref])
+    with torch_tf32(not exact):
+        ours, cublas = interleaved_ms(
+            [functools.partial(cg, [x, y]), functools.partial(torch.matmul, x, y)], repeats, timer=timer
+        )
+    flops = 2.0 * n**3
+    return {
+        "n": n,
+        "precision": "fp32" if exact else "tf32",
+        "ours_ms": ours.median,
+        "cublas_ms": cublas.median,
+        "ours_tflops": flops / ours.median / 1e9,
+        "cublas_tflops": flops / cublas.median / 1e9,
+        "ratio_vs_cublas": cublas.median / ours.median,
+        "max_rel_err": err,
+    }
+
+
+def bench_chain_cuda(log2n: int, repeats: int, timer: Timer = cuda_event_ms) -> dict[str, Any]:
+    """The fused elementwise chain against the device-to-device copy bandwidth and torch eager."""
+    n = 1 << log2n
+    cg = compile(chain_graph(n), target="cuda")
+    x = torch.rand(n, device=DEVICE, generator=torch.Generator(device=DEVICE).manual_seed(1)) * 2 - 1
+    dst = torch.empty_like(x)
+
+    def eager() -> torch.Tensor:
+        v = x
+        for _, _, f in CHAIN:
+            v = f(v)
+        return v
+
+    err = max_rel_err(cg([x]), [eager()])
+    ours, copy, torch_ms = interleaved_ms(
+        [functools.partial(cg, [x]), functools.partial(dst.copy_, x), eager], repeats, timer=timer
+    )
+    moved = 2.0 * 4 * n  # one read, one write of n floats: the same traffic as the copy
+    return {
+        "n": n,
+        "ops": len(CHAIN),
+        "kernels": cg.kernels,
+        "ours_ms": ours.median,
+        "copy_ms": copy.median,
+        "torch_eager_ms": torch_ms.median,
+        "ours_gbps": moved / ours.median / 1e6,
+        "copy_gbps": moved / copy.median / 1e6,
+        "pct_of_copy": 100.0 * copy.median / ours.median,
+        "speedup_vs_torch_eager": torch_ms.median / ours.median,
+        "max_rel_err": err,
+    }
+
+
+def run_cuda(quick: bool = False, repeats: int | None = None, timer: Timer = cuda_event_ms) -> dict[str, Any]:
+    """Every ``--target cuda`` kernel benchmark as one JSON-able record (the GPU target's key first)."""
+    target = parse_target("cuda")
+    reps = repeats or (5 if quick else 20)
+    sizes = CUDA_GEMM_SIZES[:1] if quick else CUDA_GEMM_SIZES
+    res: dict[str, Any] = {"target": target.cache_key, "gpu": target.name, "repeats": reps}
+    gemm: dict[str, dict[str, Any]] = {}
+    for exact in (False, True):
+        for n in sizes:
+            r = bench_gemm_cuda(n, exact, reps, timer)
+            gemm[f"{r['precision']}_{n}"] = r
+            print(
+                f"gemm {n}^3 {r['precision']}: ours {r['ours_tflops']:.1f} TFLOP/s, cuBLAS {r['cublas_tflops']:.1f} "
+                f"TFLOP/s, ours/cuBLAS {r['ratio_vs_cublas']:.2f} (rel err {r['max_rel_err']:.1e})",
+                flush=True,
+            )
+    res["gemm"] = gemm
+    chain = bench_chain_cuda(20 if quick else CHAIN_LOG2, reps, timer)
+    res["elementwise_chain"] = chain
+    print(
+        f"{chain['ops']} fused elementwise ops on {chain['n']} floats ({chain['kernels']} kernel(s)): ours "
+        f"{chain['ours_gbps']:.0f} GB/s, {chain['pct_of_copy']:.0f}% of the copy's {chain['copy_gbps']:.0f} GB/s; "
+        f"{chain['speedup_vs_torch_eager']:.2f}x torch eager (rel err {chain['max_rel_err']:.1e})",
+        flush=True,
+    )
+    big = max(sizes)
+    res["summary"] = {
+        f"gemm{big}_tf32_ratio_vs_cublas": gemm[f"tf32_{big}"]["ratio_vs_cublas"],
+        f"gemm{big}_fp32_ratio_vs_cublas": gemm[f"fp32_{big}"]["ratio_vs_cublas"],
+        "chain_pct_of_copy": chain["pct_of_copy"],
+    }
+    return res
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench.kernels", description=__doc__.splitlines()[0])
+    p.add_argument("--target", default="llvm", choices=("llvm", "cuda"), help="where our kernels run")
     p.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
     p.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats (smoke test)")
-    p.add_argument("--threads", type=int, default=2, help="threads for the multi-threaded rows (default 2)")
-    args = p.parse_args(argv)
+    p.add_argument("--threads", type=int, default=2, help="llvm: threads for the multi-threaded rows (default 2)")
+    p.add_argument("--repeats", type=int, help="cuda: timed rounds per benchmark (default 20, --quick 5)")
+    return p
+
+
+def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
+    args = parser().parse_args(argv)
+    if args.repeats is not None and args.repeats < 1:
+        print(f"--repeats wants a positive integer, got {args.repeats}", file=sys.stderr)
+        return 2
+    if args.target == "cuda":
+        if (missing := cuda_missing("bench kernels --target cuda")) is not None:
+            print(missing, file=sys.stderr)
+            return 2
+        record = run_cuda(args.quick, args.repeats, timer)
+        print(json.dumps(record["summary"], indent=2))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(record, f, indent=2)
+        return 0
     q = args.quick
     n_gemm = 256 if q else 1024
     n_ew = 1 << (20 if q else 24)

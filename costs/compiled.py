@@ -1,8 +1,9 @@
 """The compiled cost model: an e-node priced as it runs after lowering, measured through compiled kernels.
 
 ``CompiledCost(target)`` has the cost-model signature ``(op, attrs, in_shapes, dtype) -> seconds`` for a
-target whose kernels are compiled (kind ``"llvm"``).  The lowering fuses (``lower/fusion.py``), so one
-number per op alone would over-price the ops that fuse away; each op is priced by its fusion role:
+target whose kernels are compiled (kind ``"llvm"``: this CPU; ``"cuda"``: a GPU).  The lowering fuses
+(``lower/fusion.py``), so one number per op alone would over-price the ops that fuse away; each op is
+priced by its fusion role:
 
 * a view (``reshape``: the runtime makes no kernel) and a source cost nothing;
 * an **injective** op (elementwise, batchnorm, transpose/slice/expand, pad) costs what it *adds when fused*:
@@ -16,7 +17,9 @@ number per op alone would over-price the ops that fuse away; each op is priced b
 Both kinds of rows live in the measured-cost cache (``costs.cache``) like torch's: anchors under the
 target's ``cache_key``, fused increments under ``fused_target(target)``'s.  The runners that compile and
 time kernels need ``lower``, which ``costs`` may not import: the pipeline registers them
-(``register_runner("llvm", ...)`` and ``register_runner("llvm-fused", ...)``).  A configuration that
+(``register_runner("llvm", ...)`` and ``register_runner("llvm-fused", ...)``, and the ``cuda`` /
+``cuda-fused`` twins, timed with CUDA events; a GPU target's ``cache_key`` names the device, its compute
+capability, the driver and NVRTC, so each GPU has its own rows).  A configuration that
 cannot be measured (an op without a lowering, an index operand the runner cannot feed) is priced by the
 fallback model and counted in ``stats["unmeasurable"]``.
 
@@ -45,7 +48,7 @@ FUSIBLE = frozenset({FusionRole.ELEMENTWISE, FusionRole.REMAP, FusionRole.INJECT
 
 
 def fused_target(target: Target) -> Target:
-    """The target that keys fused increments measured on ``target`` (kind ``llvm-fused``)."""
+    """The target that keys fused increments measured on ``target`` (kind ``llvm-fused``, ``cuda-fused``)."""
     return replace(target, kind=target.kind + FUSED, name=target.name + FUSED)
 
 

@@ -29,7 +29,7 @@ from costs.model import CostModel, graph_cost
 from costs.timing import BUSY_CORES, free_threads, speedup
 from lower import CompiledGraph, compile_graph, parse_target
 from lower.cuda import graph_ptx
-from lower.cuda.measure import run_cuda_op
+from lower.cuda.measure_fused import cuda_cost_target, run_cuda_anchor, run_cuda_fused
 from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_op
 from lower.target import KINDS
 from rewrite.egraph.limits import Limits
@@ -51,6 +51,7 @@ from rewrite.verify.numeric import REL_TOL, VerifyResult, compare_all, verify
 
 EXTRACTORS = ("greedy", "ilp")
 SEARCHES = ("eqsat", "backtrack")
+COMPILED_KINDS = ("llvm", "cuda")  # the target kinds whose default cost model is compiled_cost
 
 
 # ------------------------------------------------------------------ optimize
@@ -218,8 +219,9 @@ def optimize(
 
     ``target`` is where the result will run, and picks the default cost model: ``"torch"`` (eager
     PyTorch) the analytical one; ``"llvm"`` (or an llvm ``Target``: compiled kernels, its thread count)
-    ``compiled_cost``: every e-node priced as it runs after lowering and fusion, measured through
-    compiled kernels — what is not cached yet is measured before extraction, under a progress bar.
+    and ``"cuda"`` (the first GPU) ``compiled_cost``: every e-node priced as it runs after lowering and
+    fusion, measured through that target's compiled kernels — what is not cached yet is measured before
+    extraction, under a progress bar.
     An explicit ``cost_model`` wins.
 
     ``extractor="ilp"`` (the default) solves extraction exactly with HiGHS within ``ilp_seconds``,
@@ -284,13 +286,14 @@ def optimize(
 
 
 def default_cost_model(target: str | Target = "torch") -> CostModel:
-    """The cost model for graphs that run on ``target``: analytical for torch, compiled costs for llvm."""
+    """The cost model for graphs that run on ``target``: analytical for torch, compiled costs for the targets
+    that compile kernels (llvm: this CPU; cuda: the first GPU, ``LoweringError`` without one)."""
     kind = target.kind if isinstance(target, Target) else target
     if kind == "torch":
         return AnalyticalCost()
-    if kind == "llvm":
+    if kind in COMPILED_KINDS:
         return compiled_cost(target)
-    raise UsageError(f"no default cost model for target '{kind}'; choose 'torch' or 'llvm', or pass cost_model")
+    raise UsageError(f"no default cost model for target '{kind}'; choose 'torch', 'llvm' or 'cuda', or pass cost_model")
 
 
 def _optimize_backtrack(
@@ -359,19 +362,22 @@ def compile(graph: Graph, target: str | Target = "llvm", threads: int | None = N
     return compile_graph(graph, target=target, threads=threads)
 
 
-# MeasuredCost(target=<a cuda Target>) times ops with the CUDA backend's kernels, keyed by the GPU target
-register_runner("cuda", run_cuda_op)
-
-
-# MeasuredCost / CompiledCost on an llvm target time ops with compiled kernels (lower.llvm.measure)
+# MeasuredCost / CompiledCost on an llvm target time ops with compiled kernels (lower.llvm.measure); on a
+# cuda target with the CUDA backend's kernels and CUDA events (lower.cuda.measure_fused), keyed by the GPU
 register_runner("llvm", run_llvm_op)
 register_runner("llvm" + FUSED, run_llvm_fused)
+register_runner("cuda", run_cuda_anchor)
+register_runner("cuda" + FUSED, run_cuda_fused)
 
 
 def compiled_cost(
     target: str | Target = "llvm", threads: int | None = None, measure_missing: bool = True
 ) -> CompiledCost:
-    """The cost model of compiled kernels on ``target`` (see ``costs.compiled``)."""
+    """The cost model of compiled kernels on ``target`` (see ``costs.compiled``): an llvm target on
+    ``threads`` threads, or a cuda one (the first GPU for ``"cuda"``; ``threads`` does not apply)."""
+    kind = target.kind if isinstance(target, Target) else target
+    if kind == "cuda":
+        return CompiledCost(cuda_cost_target(target), measure_missing=measure_missing)
     return CompiledCost(cost_target(target, threads), measure_missing=measure_missing)
 
 

@@ -2,6 +2,8 @@
 
     eqsat bench --models nasrnn          # the Tensat table (the default suite)
     eqsat bench fidelity | kernels | e2e
+    eqsat bench e2e --target cuda [--peers eager,inductor] [--cost compiled|analytical]   # on a GPU
+    eqsat bench kernels --target cuda    # GEMM vs cuBLAS (TF32 and FP32), a fused chain vs copy bandwidth
     eqsat bench search [--json OUT]      # saturation + greedy / ILP against backtracking, per model
     eqsat bench onnx-conformance [--json OUT]   # the onnx package's node tests through eqsat
     eqsat bench zoo [--models a,b] [--json OUT]  # CNNs from their papers and transformers models, end to end

@@ -3,6 +3,7 @@
 eqsat optimize bert --json out.json
 eqsat optimize my_model.py:make --iters 8 --nodes 20000 --seconds 10
 eqsat optimize squeezenet --run llvm          # priced by compiled kernels (--cost compiled), then compiled
+eqsat optimize bert --run cuda                # priced by kernels compiled and timed on the GPU, then run there
 eqsat optimize nasrnn --search backtrack --alpha 1.05 --json out.json
 """
 
@@ -60,7 +61,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
         choices=("analytical", "measured", "compiled"),
         help="cost model: roofline from measured peaks (default), per-operator torch measurements "
         "(every candidate op must be measured: `eqsat costs profile MODEL --egraph`, or --measure-missing), "
-        "or compiled llvm kernels as fused (default with --run llvm; uncached kernels are measured first)",
+        "or compiled kernels as fused, on the --run target (llvm without --run; the default with --run llvm "
+        "or --run cuda; uncached kernels are measured first)",
     )
     p.add_argument(
         "--threads",
@@ -111,14 +113,14 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     limits = limits_of(args)
     rules = load_rules(args.rules)  # a missing or malformed rule file fails before any model work
     if args.cost is None:  # price e-nodes as they will run: compiled kernels when the result is compiled
-        args.cost = "compiled" if args.run == "llvm" else "analytical"
+        args.cost = "compiled" if args.run in ("llvm", "cuda") else "analytical"
     if args.measure_missing and args.cost != "measured":
         raise UsageError("--measure-missing needs --cost measured")
     if args.threads:
         torch.set_num_threads(args.threads)
     cost_model: MeasuredCost | CompiledCost | None = None
-    if args.cost == "compiled":  # measures the e-graph's uncached kernels before extraction
-        cost_model = compiled_cost("llvm", threads=args.threads or None)
+    if args.cost == "compiled":  # measures the e-graph's uncached kernels before extraction, where it will run
+        cost_model = compiled_cost(args.run or "llvm", threads=args.threads or None)
     elif args.cost == "measured":  # every op the extractor prices must be measured: no estimates mixed in
         cost_model = MeasuredCost(
             measure_missing=args.measure_missing,

@@ -1,0 +1,109 @@
+"""GPU timing for the bench scripts: contenders interleaved round by round in one process, CUDA events.
+
+    >>> ours, eager = interleaved_ms([lambda: cg(feed), lambda: module(*xs)], repeats=20)   # doctest: +SKIP
+    >>> eager.median / ours.median                      # above 1: ours is faster      # doctest: +SKIP
+
+Each round times every contender once (the order reversed every other round, so neither always runs
+on a GPU the other just warmed); a contender's figure is the median of its rounds.  ``timer`` is the
+seam tests replace (no GPU needed to check what the scripts do with the numbers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import statistics
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from lower.cuda.measure_fused import event_seconds
+
+Timer = Callable[[Callable[[], object]], float]  # one timed run of a contender -> milliseconds
+
+
+def cuda_event_ms(fn: Callable[[], object]) -> float:
+    """One run of ``fn`` between two CUDA events on the current stream (milliseconds)."""
+    return event_seconds(fn) * 1e3
+
+
+@dataclass(frozen=True)
+class GpuTiming:
+    samples: tuple[float, ...]  # milliseconds, one per round
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def quartiles(self) -> tuple[float, float]:
+        ts = sorted(self.samples)
+        q = len(ts) // 4
+        return ts[q], ts[-1 - q]
+
+
+def interleaved_ms(
+    fns: Sequence[Callable[[], object]], repeats: int, warmup: int = 2, timer: Timer = cuda_event_ms
+) -> list[GpuTiming]:
+    """Each of ``fns`` timed ``repeats`` times, interleaved, after ``warmup`` untimed rounds."""
+    for _ in range(warmup):
+        for f in fns:
+            f()
+    samples: list[list[float]] = [[] for _ in fns]
+    for r in range(repeats):
+        order = range(len(fns)) if r % 2 == 0 else range(len(fns) - 1, -1, -1)
+        for i in order:
+            samples[i].append(timer(fns[i]))
+    return [GpuTiming(tuple(s)) for s in samples]
+
+
+def cuda_missing(what: str) -> str | None:
+    """None where torch can run on a CUDA device; else one line saying what ``what`` is missing."""
+    if not torch.backends.cuda.is_built():
+        return f"{what} needs torch built with CUDA; this torch is {torch.__version__}"
+    if not torch.cuda.is_available():
+        return f"{what} needs a CUDA device and torch sees none"
+    return None
+
+
+@contextlib.contextmanager
+def torch_tf32(on: bool) -> Iterator[None]:
+    """torch's matmuls (cuBLAS) and convolutions (cuDNN) in TF32 (``on``) or exact FP32, restored after."""
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = on
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
+def max_rel_err(got: Sequence[torch.Tensor], refs: Sequence[torch.Tensor]) -> float:
+    """The largest ``max|got - ref| / max|ref|`` over the outputs (shapes must agree)."""
+    errs = []
+    for g, r in zip(got, refs, strict=True):
+        if tuple(g.shape) != tuple(r.shape):
+            return float("inf")
+        scale = float(r.abs().max()) if r.numel() else 0.0
+        diff = float((g.to(r.device, r.dtype) - r).abs().max()) if r.numel() else 0.0
+        err = diff / scale if scale > 0 else diff
+        if math.isnan(err):  # max() would keep a NaN only when it came first
+            return err
+        errs.append(err)
+    return max(errs, default=0.0)
+
+
+def geomean(xs: Sequence[float]) -> float | None:
+    return statistics.geometric_mean(xs) if xs else None
+
+
+__all__ = [
+    "GpuTiming",
+    "Timer",
+    "cuda_event_ms",
+    "cuda_missing",
+    "geomean",
+    "interleaved_ms",
+    "max_rel_err",
+    "torch_tf32",
+]

@@ -1,0 +1,201 @@
+"""The cuda target's wiring without a GPU: compiled costs routed to the cuda runners and keyed per GPU,
+``optimize --run cuda`` pricing with them, and ``bench e2e/kernels --target cuda`` / ``python -m bench.cuda``
+(argument checks, the one-line "no CUDA" errors, and the JSON they write, through fake timers with the
+module and kernels on the CPU)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+import bench.cuda as bench_cuda
+from bench import e2e, kernels
+from bench.gpu_timing import interleaved_ms, max_rel_err
+from costs.compiled import CompiledCost
+from costs.measured import RUNNERS, Measurement
+from lower.cuda import cuda_target
+from lower.cuda.measure_fused import cuda_cost_target
+from rewrite.cli import optimize as optimize_cli
+from rewrite.ir.errors import LoweringError
+from rewrite.pipeline import compile as compile_llvm
+from rewrite.pipeline import compiled_cost, default_cost_model
+
+FAKE_GPU = cuda_target("sm_90", name="cuda-fake-h100", versions=(("driver", "13000"), ("nvrtc", "13.0")))
+HAS_CUDA = torch.cuda.is_available()
+
+
+@pytest.fixture
+def fake_runners(monkeypatch, tmp_path):
+    """The cuda and cuda-fused runners replaced by ones that record what they were asked for (rows cached
+    in an empty directory)."""
+    monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
+    calls: list[tuple[str, str, str]] = []
+
+    def runner(seconds):
+        def run(target, op, attrs, in_shapes, dtype="float32", warmup=3, repeats=15):
+            calls.append((target.kind, target.cache_key, op))
+            return Measurement(seconds, repeats, 0.0)
+
+        return run
+
+    monkeypatch.setitem(RUNNERS, "cuda", runner(2e-5))
+    monkeypatch.setitem(RUNNERS, "cuda-fused", runner(1e-6))
+    return calls
+
+
+def test_compiled_costs_on_a_cuda_target_use_the_cuda_runners_keyed_by_the_gpu(fake_runners):
+    model = compiled_cost(FAKE_GPU)
+    assert isinstance(model, CompiledCost) and model.target.kind == "cuda" and model.measure_missing
+    key = model.target.cache_key
+    for part in ("cuda-fake-h100", "cpu=sm_90", "driver=13000", "nvrtc=13.0", "lower=", "runner=cuda-1"):
+        assert part in key
+    assert model("matmul", {}, [(64, 32), (32, 16)]) == 2e-5  # an anchor: its own kernels
+    assert model("relu", {}, [(64, 16)]) == 1e-6  # injective: what it adds fused into a neighbour
+    assert model("reshape", {"shape": (16, 64)}, [(64, 16)]) == 0.0  # a view: no kernel, not measured
+    assert [(k, op) for k, _, op in fake_runners] == [("cuda", "matmul"), ("cuda-fused", "relu")]
+    assert fake_runners[0][1] == key and fake_runners[1][1].startswith("cuda-fake-h100-fused|")
+    # the rows are cached under the GPU's key: a second model reads them without measuring
+    again = compiled_cost(FAKE_GPU, measure_missing=False)
+    assert again("matmul", {}, [(64, 32), (32, 16)]) == 2e-5 and again("relu", {}, [(64, 16)]) == 1e-6
+    assert len(fake_runners) == 2 and again.stats["hits"] == 2
+    # another GPU (or driver) is another set of rows
+    other = compiled_cost(cuda_target("sm_90", name="cuda-fake-h200", versions=FAKE_GPU.versions))
+    other("matmul", {}, [(64, 32), (32, 16)])
+    assert len(fake_runners) == 3 and fake_runners[2][1] != key
+
+
+def test_cuda_cost_target_is_idempotent_and_refuses_other_kinds():
+    once = cuda_cost_target(FAKE_GPU)
+    assert cuda_cost_target(once).cache_key == once.cache_key  # the cost entries are not doubled
+    with pytest.raises(Exception, match="'cuda' target"):
+        cuda_cost_target(e2e.parse_target("llvm"))
+
+
+def test_default_cost_model_for_cuda_is_compiled_and_needs_a_device(fake_runners):
+    assert isinstance(default_cost_model(FAKE_GPU), CompiledCost)
+    if not HAS_CUDA:
+        with pytest.raises(LoweringError, match="needs a CUDA device") as e:
+            default_cost_model("cuda")
+        assert "\n" not in str(e.value)
+
+
+def test_optimize_run_cuda_prices_with_compiled_costs_on_the_cuda_target(monkeypatch):
+    asked: list[object] = []
+
+    class Stop(Exception):
+        pass
+
+    def fake(target, threads=None, measure_missing=True):
+        asked.append(target)
+        raise Stop
+
+    monkeypatch.setattr(optimize_cli, "compiled_cost", fake)
+    for argv, want in (
+        (["nasrnn", "--run", "cuda"], "cuda"),
+        (["nasrnn", "--run", "llvm"], "llvm"),
+        (["nasrnn", "--cost", "compiled"], "llvm"),
+    ):
+        with pytest.raises(Stop):
+            optimize_cli.main(argv)
+        assert asked.pop() == want
+
+
+@pytest.mark.parametrize(
+    ("main", "argv", "says"),
+    [
+        (e2e.main, ["--target", "cuda"], "bench e2e --target cuda needs"),
+        (e2e.main, ["--target", "cuda", "--peers", "ort"], "unknown peer(s) ['ort']"),
+        (e2e.main, ["--target", "cuda", "--models", "nope"], "unknown model(s) ['nope']"),
+        (e2e.main, ["--target", "cuda", "--repeats", "0"], "--repeats wants a positive integer"),
+        (kernels.main, ["--target", "cuda"], "bench kernels --target cuda needs"),
+        (bench_cuda.main, [], "make gpu-check) needs"),
+        (bench_cuda.main, ["--peers", "ort"], "unknown peer(s) ['ort']"),
+    ],
+)
+def test_cuda_benches_refuse_in_one_line(main, argv, says, capsys):
+    if HAS_CUDA and "needs" in says:
+        pytest.skip("a CUDA device is visible: nothing is missing")
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and "\n" not in err
+
+
+def test_interleaved_timing_alternates_the_order_and_takes_medians():
+    order: list[str] = []
+    ms = {"a": iter([3.0, 1.0, 2.0, 9.0]), "b": iter([5.0, 6.0, 4.0, 5.0])}
+
+    def timer(fn):
+        name = fn()
+        order.append(name)
+        return next(ms[name])
+
+    a, b = interleaved_ms([lambda: "a", lambda: "b"], repeats=4, warmup=1, timer=timer)
+    assert order == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert (a.median, b.median) == (2.5, 5.0) and a.quartiles == (2.0, 3.0)
+
+
+def test_max_rel_err_keeps_a_nan_and_a_shape_mismatch():
+    r = torch.tensor([1.0, -2.0])
+    assert max_rel_err([r + 0.01], [r]) == pytest.approx(0.005)
+    assert max_rel_err([r, torch.tensor([float("nan")])], [r, torch.tensor([1.0])]) != 0.0  # NaN, not 0
+    assert max_rel_err([torch.zeros(3)], [r]) == float("inf")
+
+
+def _tiny():
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).eval()
+    return module, (torch.randn(2, 8),)
+
+
+@pytest.fixture
+def on_cpu(monkeypatch):
+    """``--target cuda`` run on the CPU: the module and tensors stay there, 'cuda' compiles for llvm, the GPU
+    target is a fake one, and every timed run takes 1 ms."""
+    for mod in (e2e, kernels):
+        monkeypatch.setattr(mod, "DEVICE", "cpu")
+        monkeypatch.setattr(mod, "parse_target", lambda t="llvm", threads=None: FAKE_GPU)
+        monkeypatch.setattr(mod, "compile", lambda g, target="llvm", threads=None: compile_llvm(g, "llvm", threads=1))
+    monkeypatch.setattr(bench_cuda, "parse_target", lambda t="llvm", threads=None: FAKE_GPU)
+    monkeypatch.setattr(e2e, "load", lambda name: _tiny())
+    monkeypatch.setattr(e2e, "MODELS", {"tiny": "tests"})
+    monkeypatch.setattr(bench_cuda, "MODELS", {"tiny": "tests"})
+    monkeypatch.setattr(bench_cuda, "cuda_missing", lambda what: None)
+    monkeypatch.setattr(kernels, "CUDA_GEMM_SIZES", (64,))
+    return lambda fn: (fn(), 1.0)[1]
+
+
+def test_e2e_cuda_record_has_the_target_rows_and_geomeans(on_cpu, capsys):
+    record = e2e.run_cuda(["tiny"], ["eager"], repeats=3, cost="analytical", imported=True, timer=on_cpu)
+    assert record["target"] == FAKE_GPU.cache_key and record["gpu"] == "cuda-fake-h100"
+    assert record["settings"]["tolerance"] == e2e.TF32_TOLERANCE and record["settings"]["cost"] == "analytical"
+    (row,) = record["rows"]
+    assert row["model"] == "tiny" and row["error"] is None
+    assert row["verified"] and row["verified_imported"] and row["max_rel_err"] < 1e-5
+    assert row["ms_eqsat"] == row["ms_eager"] == row["ms_imported"] == 1.0 and row["ms_inductor"] is None
+    assert row["kernels"] >= 1 and row["ops_before"] >= row["ops_after"]
+    s = record["summary"]
+    assert s["verified"] == s["models"] == 1 and s["geomean_speedup_vs_eager"] == 1.0
+    assert s["geomean_speedup_vs_inductor"] is None and s["faster_than_eager"] == "0/1"
+    json.dumps(record)  # JSON-able as written
+    e2e.print_cuda_table(record["rows"], record["gpu"])
+    out = capsys.readouterr().out
+    assert "tiny" in out and "correct 1/1" in out and "vs eager 1.00x" in out and "inductor" not in out
+
+
+def test_gpu_check_writes_one_json_with_e2e_and_kernels(on_cpu, tmp_path, capsys):
+    out = tmp_path / "cuda-fake.json"
+    argv = ["--models", "tiny", "--peers", "eager", "--cost", "analytical", "--repeats", "2", "--quick"]
+    assert bench_cuda.main([*argv, "--out", str(out)], timer=on_cpu) == 0
+    record = json.loads(out.read_text())
+    assert record["target"] == FAKE_GPU.cache_key and set(record) >= {"e2e", "kernels", "seconds"}
+    assert record["e2e"]["rows"][0]["verified"]
+    k = record["kernels"]
+    assert set(k["gemm"]) == {"tf32_64", "fp32_64"} and k["gemm"]["tf32_64"]["ratio_vs_cublas"] == 1.0
+    assert k["gemm"]["fp32_64"]["max_rel_err"] < 1e-5
+    chain = k["elementwise_chain"]
+    assert chain["ops"] == 8 and chain["kernels"] == 1 and chain["pct_of_copy"] == 100.0  # one fused kernel
+    assert chain["max_rel_err"] < 1e-5 and chain["copy_gbps"] == pytest.approx(2 * 4 * chain["n"] / 1e6)
+    assert set(k["summary"]) == {"gemm64_tf32_ratio_vs_cublas", "gemm64_fp32_ratio_vs_cublas", "chain_pct_of_copy"}
+    assert f"wrote {out}" in capsys.readouterr().out
