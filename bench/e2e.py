@@ -263,7 +263,7 @@ def run_model_cuda(
     model = _cuda_cost_model(cost)
     t0 = time.perf_counter()
     try:
-        res = optimize(graph, cost_model=model)
+        res = optimize(graph, cost_model=model, target="cuda")  # the cuda target's default rules
     except EqsatError as e:  # one model failing is a row saying why; the others still run
         row["error"] = f"optimize: {_error_line(e)}"
         print(f"  {name}: {row['error']}", file=sys.stderr)
@@ -311,6 +311,9 @@ def run_model_cuda(
     for k, t in zip(keys, timed, strict=True):
         row[f"ms_{k}"], row[f"iqr_{k}"] = t.median, list(t.quartiles)
     row["torch_tf32"] = tf32
+    cells = ", ".join(f"{k} {row[f'ms_{k}']:.3f} ms" for k in CUDA_COLS if row.get(f"ms_{k}") is not None)
+    err = row["max_rel_err"]
+    print(f"  {name}: {cells}; max rel err {err:.1e}" if err is not None else f"  {name}: {cells}", file=sys.stderr)
     return row
 
 
