@@ -46,6 +46,7 @@ from costs.analytical import AnalyticalCost
 from costs.compiled import CompiledCost
 from costs.timing import Timing, interleaved
 from lower import parse_target
+from lower.cuda import TF32_REL_TOL
 from rewrite import config
 from rewrite.frontends import from_torch
 from rewrite.ir.errors import EqsatError
@@ -58,7 +59,7 @@ PEERS = ("ort", "inductor")
 CUDA_PEERS = ("eager", "inductor")  # on the GPU: eager CUDA and torch.compile (onnxruntime is CPU-only here)
 COSTS = ("compiled", "analytical")  # --cost with --target cuda (the first is the default)
 DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")
-TF32_TOLERANCE = 5e-3  # max|ours - ref| <= this * max|ref|: TF32 (10-bit mantissa) products, FP32 sums
+TF32_TOLERANCE = TF32_REL_TOL  # max|ours - ref| <= this * max|ref|: TF32 (10-bit mantissa) products, FP32 sums
 
 Runner = Callable[[], object]
 

@@ -28,10 +28,11 @@ from costs.measured import egraph_configs, register_runner
 from costs.model import CostModel, graph_cost
 from costs.timing import BUSY_CORES, free_threads, speedup
 from lower import CompiledGraph, compile_graph, parse_target
-from lower.cuda import graph_ptx
+from lower.cuda import TF32_REL_TOL, graph_ptx
 from lower.cuda.measure_fused import cuda_cost_target, run_cuda_anchor, run_cuda_fused
 from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_op
 from lower.target import KINDS
+from rewrite import config
 from rewrite.egraph.limits import Limits
 from rewrite.egraph.saturate import IterationStat, SaturationResult, saturate
 from rewrite.extract.decode import to_graph
@@ -414,7 +415,8 @@ def compile_and_compare(
         ref = module(*inputs)
         refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
         outs = run(feed)
-        cmp = compare_all(refs, [o.cpu() for o in outs], REL_TOL)  # a GPU target returns device tensors
+        tf32 = host.kind == "cuda" and not config.CUDA_EXACT_FP32.flag()  # tensor cores: TF32's tolerance
+        cmp = compare_all(refs, [o.cpu() for o in outs], TF32_REL_TOL if tf32 else REL_TOL)  # GPU: device tensors
         if not cmp.close:
             raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: {cmp.why}")
         # interleaved, torch on the compiled graph's thread count: both sides get the same cores

@@ -31,6 +31,8 @@ from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS
 from rewrite.ir.target import Target
 
+# what TF32 tensor cores (10-bit mantissa products, FP32 sums) are checked to: max|ours - ref| <= this * max|ref|
+TF32_REL_TOL = 5e-3
 DEFAULT_ARCH = "sm_90"  # what a CUDA target describes when no device is visible (PTX-only work, CI)
 WARP = 32
 
@@ -160,6 +162,7 @@ def graph_ptx(graph: Graph, arch: str = DEFAULT_ARCH, fuse: bool = True) -> list
 __all__ = [
     "BACKEND",
     "DEFAULT_ARCH",
+    "TF32_REL_TOL",
     "CudaModule",
     "LaunchSpec",
     "compile_kernel",
