@@ -324,3 +324,26 @@ def test_ilp_on_real_egraphs_is_no_worse_than_greedy_and_verifies(saturated):
     decoded = to_graph(data, res.selection, graph)
     decoded.validate()
     assert verify(graph, decoded).ok
+
+
+def test_enodes_that_need_their_own_class_are_fixed_to_zero():
+    """slice(concat(a, b)) in a's class: concat's only e-node needs a back, so in every selection the
+    cheap e-node closes a cycle; the need sets (a greatest fixpoint inside the SCC) find it before HiGHS."""
+    from rewrite.extract.ilp.prune import needs, prune, sccs
+
+    data, ncost = _egraph(
+        {
+            "x": [("x0", "input", (), 0.0)],
+            "A": [("a_slice", "slice", ("C",), 0.1), ("a_leaf", "exp", ("x",), 5.0)],
+            "B": [("b0", "tanh", ("x",), 1.0)],
+            "C": [("c_cat", "concat", ("A", "B"), 0.2)],
+            "R": [("r0", "add", ("A", "C"), 1.0)],
+        },
+        ["R"],
+    )
+    prob = prune(data, ncost)
+    need = needs(prob.classes, prob.free, sccs(prob.classes, prob.free), prob.roots)
+    assert need.infeasible == {"a_slice"}
+    res = ilp_extract(data, ncost)
+    assert res.status == "optimal" and res.selection["A"].id == "a_leaf"
+    assert res.objective == pytest.approx(_brute_force(data, ncost)) == pytest.approx(7.2)

@@ -100,6 +100,8 @@ def _need_rows(model: Model, prob: Problem, need: Needs | None, c: str) -> int:
     strengthened = 0
     if need is not None and len(ns) > 1:
         for n in ns:
+            if n.id in need.infeasible:
+                continue  # fixed to 0 (build_model); its need is no row worth adding
             for d in need.of_node(n):
                 if n.id not in users_of.setdefault(d, {}):
                     users_of[d][n.id] = n
@@ -152,6 +154,9 @@ def build_model(
         return None
     need = needs(classes, prob.free, comp, prob.roots) if len(classes) <= need_limit else None
     mandatory = need.mandatory if need is not None else set(prob.roots)
+    if need is not None:  # e-nodes that close a cycle in every selection (prune.needs)
+        for nid in need.infeasible:
+            upper[col_of[nid]] = 0.0
     model = Model(classes, comp, comp_size, col_of, order_col, cost, upper, integral, scale, frozenset(mandatory))
     for c, ns in classes.items():  # one e-node per class at most; exactly one where every selection needs c
         model.rows.add([col_of[n.id] for n in ns], [1.0] * len(ns), 1.0 if c in mandatory else 0.0, 1.0)

@@ -201,10 +201,18 @@ def _bits_to_names(bits: int, names: list[str]) -> list[str]:
 
 
 class Needs:
-    """Must-need sets: the e-classes every selection that picks an e-node (or e-class) also picks."""
+    """Must-need sets: the e-classes every selection that picks an e-node (or e-class) also picks, and the
+    e-nodes no acyclic selection can pick (each needs its own e-class back through its children)."""
 
-    def __init__(self, names: list[str], index: dict[str, int], node_bits: dict[str, int], mandatory: set[str]) -> None:
-        self.names, self.node_bits, self.mandatory = names, node_bits, mandatory
+    def __init__(
+        self,
+        names: list[str],
+        index: dict[str, int],
+        node_bits: dict[str, int],
+        mandatory: set[str],
+        infeasible: frozenset[str] = frozenset(),
+    ) -> None:
+        self.names, self.node_bits, self.mandatory, self.infeasible = names, node_bits, mandatory, infeasible
         self._mandatory_bits = sum(1 << index[c] for c in mandatory)
 
     def of_node(self, n: ENode) -> list[str]:
@@ -235,30 +243,61 @@ def _children_first(classes: dict[str, list[ENode]]) -> list[str]:
 
 
 def needs(classes: dict[str, list[ENode]], free: dict[str, ENode], comp: dict[str, int], roots: list[str]) -> Needs:
-    """need(n) = union over child classes d of {d} | need(d); need(c) = intersection over its e-nodes.
+    """need(n) = union over child classes d of {d} | need(d); need(c) = intersection over its usable e-nodes.
 
-    Computed children first; inside an SCC a child's own needs are not used (only the child itself),
-    which keeps every set sound (an under-approximation).  ``mandatory``: the roots and what they need.
+    Computed children first; each SCC of more than one class as the greatest fixpoint of those equations
+    over its classes (starting from "everything"), once the SCC's last class in children-first order is
+    reached (its members' outside children are done by then).  Any fixpoint is sound: in an acyclic
+    selection, by induction on depth, the classes below a picked class include its need.  An e-node whose
+    need holds its own class closes a cycle in every selection: it is *infeasible*, left out of its class's
+    intersection (and a class left with none is unselectable: it needs everything).  ``mandatory``: the
+    roots and what they need.
     """
     names = list(classes)
     index = {c: i for i, c in enumerate(names)}
+    everything = (1 << len(names)) - 1
+    order = _children_first(classes)
+    size: dict[int, int] = {}
+    last: dict[int, str] = {}
+    for x in order:
+        size[comp[x]] = size.get(comp[x], 0) + 1
+        last[comp[x]] = x
+    members: dict[int, list[str]] = {}
     class_bits: dict[str, int] = {}
     node_bits: dict[str, int] = {}
-    for x in _children_first(classes):
+
+    def compute(x: str) -> int:
         acc: int | None = None
+        own = 1 << index[x]
         for n in classes[x]:
             m = 0
             for k in n.children:
-                if k in free:
-                    continue
-                m |= 1 << index[k]
-                if comp[k] != comp[x]:
-                    m |= class_bits[k]
+                if k not in free:
+                    m |= (1 << index[k]) | class_bits[k]
             node_bits[n.id] = m
-            acc = m if acc is None else acc & m
-        class_bits[x] = acc or 0
+            if not m & own:
+                acc = m if acc is None else acc & m
+        return everything if acc is None else acc
+
+    for x in order:
+        if size[comp[x]] == 1:
+            class_bits[x] = compute(x)
+            continue
+        group = members.setdefault(comp[x], [])
+        group.append(x)
+        class_bits[x] = everything
+        if x != last[comp[x]]:
+            continue
+        changed = True
+        while changed:  # decreasing bitsets: ends
+            changed = False
+            for y in group:
+                b = compute(y)
+                if b != class_bits[y]:
+                    class_bits[y], changed = b, True
+    infeasible = frozenset(n.id for x in names for n in classes[x] if node_bits[n.id] >> index[x] & 1)
     mand = 0
     for r in roots:
         if r in classes:
             mand |= (1 << index[r]) | class_bits[r]
-    return Needs(names, index, node_bits, set(_bits_to_names(mand, names)))
+    return Needs(names, index, node_bits, set(_bits_to_names(mand, names)), infeasible)
