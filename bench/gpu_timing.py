@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lower.cuda.measure_fused import event_seconds
+from lower.cuda.measure import event_seconds
 
 Timer = Callable[[Callable[[], object]], float]  # one timed run of a contender -> milliseconds
 

@@ -29,7 +29,7 @@ from costs.model import CostModel, graph_cost
 from costs.timing import BUSY_CORES, free_threads, speedup
 from lower import CompiledGraph, compile_graph, parse_target
 from lower.cuda import TF32_REL_TOL, graph_ptx
-from lower.cuda.measure_fused import cuda_cost_target, run_cuda_anchor, run_cuda_fused
+from lower.cuda.measure import cuda_cost_target, run_cuda_anchor, run_cuda_fused
 from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_op
 from lower.target import KINDS
 from rewrite import config
@@ -364,7 +364,7 @@ def compile(graph: Graph, target: str | Target = "llvm", threads: int | None = N
 
 
 # MeasuredCost / CompiledCost on an llvm target time ops with compiled kernels (lower.llvm.measure); on a
-# cuda target with the CUDA backend's kernels and CUDA events (lower.cuda.measure_fused), keyed by the GPU
+# cuda target with the CUDA backend's kernels and CUDA events (lower.cuda.measure), keyed by the GPU
 register_runner("llvm", run_llvm_op)
 register_runner("llvm" + FUSED, run_llvm_fused)
 register_runner("cuda", run_cuda_anchor)

@@ -16,7 +16,7 @@ from bench.gpu_timing import interleaved_ms, max_rel_err
 from costs.compiled import CompiledCost
 from costs.measured import RUNNERS, Measurement
 from lower.cuda import cuda_target
-from lower.cuda.measure_fused import cuda_cost_target
+from lower.cuda.measure import cuda_cost_target
 from rewrite.cli import optimize as optimize_cli
 from rewrite.ir.errors import LoweringError
 from rewrite.pipeline import compile as compile_llvm

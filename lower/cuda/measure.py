@@ -1,55 +1,126 @@
-"""Measured GPU costs: one op compiled by the CUDA backend and timed with CUDA events.
+"""Compiled GPU costs for extraction: an op's kernels, alone or fused into a consumer, timed on the GPU.
 
-``run_cuda_op`` has the signature of ``costs.measured.RUNNERS`` entries; the pipeline registers it for
-the ``cuda`` kind (``costs.measured.register_runner("cuda", run_cuda_op)``), so rows are keyed by the
-GPU target's ``cache_key`` (device name, compute capability, driver and NVRTC versions).  Needs a GPU.
+The CUDA twin of ``lower.llvm.measure``, with the same graphs (``one_op``: contraction weights as
+constants, pre-packed at compile time as in a real graph; an injective op inlined into ``relu``'s loads)
+and the same rule for a row (the fastest round).  ``run_cuda_anchor`` and ``run_cuda_fused`` have the
+signature of ``costs.measured.RUNNERS`` entries; the pipeline registers them for the ``cuda`` and
+``cuda-fused`` kinds, and ``costs.compiled.CompiledCost`` reads their rows.  ``cuda_cost_target`` is the
+Target rows are keyed by: the first GPU's (name, compute capability, driver, NVRTC), extended with a digest
+of ``lower``'s source and the runners' version.  Timing needs a GPU; building the graphs does not.
+
+    >>> m = run_cuda_fused(cuda_cost_target(), "add", {}, [(1, 64, 56, 56)] * 2)   # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 
-from costs.measured import Measurement, make_inputs
+from costs.compiled import base_target
+from costs.measured import Measurement
+from lower.measure_graphs import LOWER_VERSION, lower_digest, measurement, one_op
 from lower.runtime import compile_graph
-from rewrite.ir.builder import GraphBuilder
-from rewrite.ir.ops import OPS
+from lower.target import parse_target
+from rewrite.ir.errors import LoweringError, UsageError
+from rewrite.ir.graph import Graph
+from rewrite.ir.ops import Shape
 from rewrite.ir.target import Target
 
+RUNNER_VERSION = ("runner", "cuda-1")  # bump when the cuda runners measure differently
 
-def run_cuda_op(
+# Bytes written between timed runs so one kernel's operands are not left in L2 for the next (50 MiB on an
+# H100): in a model the other kernels' weights and activations pass through in between.
+FLUSH_BYTES = 64 << 20
+
+
+def cuda_cost_target(target: str | Target = "cuda") -> Target:
+    """The Target compiled GPU costs are measured on and keyed by: ``target`` (default: the first visible
+    GPU, ``LoweringError`` without one), its key extended with a digest of the lowering's source."""
+    host = parse_target(target)
+    if host.kind != "cuda":
+        raise UsageError(f"compiled GPU costs are measured on a 'cuda' target, not '{host.kind}'")
+    return replace(host, versions=(*_code_versions(host), (LOWER_VERSION, lower_digest()), RUNNER_VERSION))
+
+
+def _code_versions(target: Target) -> tuple[tuple[str, str], ...]:
+    """The versions code generation depends on (the cost key's extra entries left out)."""
+    return tuple(v for v in target.versions if v[0] not in (LOWER_VERSION, RUNNER_VERSION[0]))
+
+
+def _compile_target(target: Target) -> Target:
+    """The cuda target kernels are compiled for, from a cost target (plain or fused)."""
+    host = base_target(target)
+    return replace(host, versions=_code_versions(host))
+
+
+@functools.cache
+def _flush_buffer() -> torch.Tensor:
+    return torch.zeros(FLUSH_BYTES // 4, device="cuda")
+
+
+def event_seconds(fn: Callable[[], object]) -> float:
+    """One run of ``fn`` timed with CUDA events on the current stream (seconds)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3
+
+
+def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeats: int) -> list[list[float]]:
+    """Each compiled graph's time per round (CUDA events), the graphs alternating round by round, L2 flushed
+    before each timed run."""
+    if not torch.cuda.is_available():
+        raise LoweringError("measuring GPU costs needs a CUDA device and torch built with CUDA; none is visible")
+    host = _compile_target(target)
+    cgs = [compile_graph(g, host) for g in graphs]
+    feeds = [{k: t.to("cuda") for k, t in g.random_inputs(0).items()} for g in graphs]
+    flush = _flush_buffer()
+    with torch.no_grad():
+        for _ in range(warmup):
+            for cg, x in zip(cgs, feeds, strict=True):
+                cg(x)
+        out: list[list[float]] = [[] for _ in cgs]
+        for r in range(repeats):
+            order = range(len(cgs)) if r % 2 == 0 else range(len(cgs) - 1, -1, -1)
+            for i in order:
+                flush.add_(1.0)  # queued before the start event: not timed
+                out[i].append(event_seconds(functools.partial(cgs[i], feeds[i])))
+    return out
+
+
+def run_cuda_anchor(
     target: Target,
     op: str,
     attrs: Mapping[str, Any],
-    in_shapes: Sequence[tuple[int, ...]],
+    in_shapes: Sequence[Shape],
     dtype: str = "float32",
-    warmup: int = 5,
-    repeats: int = 20,
+    warmup: int = 3,
+    repeats: int = 15,
 ) -> Measurement:
-    """Compile ``op`` alone for ``target`` and time its kernels' launches (median of ``repeats``)."""
-    norm = OPS[op].normalize_attrs(attrs)
-    OPS[op].infer(list(in_shapes), norm)
-    b = GraphBuilder(f"measure_{op}")
-    ins = [b.input(f"x{i}", tuple(s)) for i, s in enumerate(in_shapes)]
-    out = b.op(op, *ins, **norm)
-    graph = b.build([out])
-    cg = compile_graph(graph, target)
-    xs = [t.to("cuda") for t in make_inputs(op, norm, in_shapes, dtype)]
-    for _ in range(warmup):
-        cg(xs)
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        cg(xs)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    times.sort()
-    q = len(times) // 4
-    return Measurement(times[len(times) // 2], len(times), times[-1 - q] - times[q])
+    """Compile ``op`` alone for the GPU (contraction weights as constants) and time its kernels."""
+    return measurement(_kernel_seconds(target, one_op(op, attrs, in_shapes, dtype, False), warmup, repeats)[0])
 
 
-__all__ = ["run_cuda_op"]
+def run_cuda_fused(
+    target: Target,
+    op: str,
+    attrs: Mapping[str, Any],
+    in_shapes: Sequence[Shape],
+    dtype: str = "float32",
+    warmup: int = 3,
+    repeats: int = 15,
+) -> Measurement:
+    """What an injective ``op`` adds fused into a neighbour's GPU kernel: ``relu(op(x))`` minus ``relu`` alone
+    (interleaved, the fastest round of each), never below 5% of the consumer's own time (noise)."""
+    both, alone = _kernel_seconds(target, one_op(op, attrs, in_shapes, dtype, True), warmup, repeats)
+    m = measurement([max(f - a, 0.0) for f, a in zip(both, alone, strict=True)])
+    return replace(m, seconds=max(min(both) - min(alone), 0.05 * min(alone)))
+
+
+__all__ = ["RUNNER_VERSION", "cuda_cost_target", "event_seconds", "run_cuda_anchor", "run_cuda_fused"]

@@ -4,90 +4,28 @@
 pipeline registers them for the ``llvm`` and ``llvm-fused`` kinds, and ``costs.compiled.CompiledCost``
 reads their rows (see that module for which ops are priced how).  ``cost_target`` is the Target they are
 keyed by: the host's, its key extended with a digest of ``lower``'s source and the runner's version, so an
-edit to the code generator never reads stale measurements.  The CUDA twin is ``lower.cuda.measure``.
+edit to the code generator never reads stale measurements.  The CUDA twin is ``lower.cuda.measure``; the graphs both
+time are built by ``lower.measure_graphs``.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from costs.compiled import base_target
 from costs.measured import Measurement
+from lower.measure_graphs import LOWER_VERSION, lower_digest, measurement, one_op
 from lower.runtime import compile_graph
 from lower.target import parse_target
-from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import UsageError
-from rewrite.ir.graph import Graph, Value
-from rewrite.ir.ops import OPS, Shape
+from rewrite.ir.graph import Graph
+from rewrite.ir.ops import Shape
 from rewrite.ir.target import Target
-
-# inputs of an op that a real graph feeds from weights (constants, pre-packed at compile time); matmul's
-# B only when shared by all batches (a layer's weight; batched attention products multiply two activations)
-_CONST_FROM = {
-    "conv2d": 1,
-    "conv2d_bias_act": 1,
-    "linear": 1,
-    "matmul_bias_act": 1,
-    "batchnorm": 1,
-    "layernorm": 1,
-    "groupnorm": 1,
-    "rmsnorm": 1,
-    "embedding": 0,
-}
-
-
-def _const_inputs(op: str, in_shapes: Sequence[Shape]) -> set[int]:
-    if op == "matmul":  # B shared by every batch (2-D, or batch dims all 1) is a layer's weight
-        return {1} if len(in_shapes) == 2 and math.prod(in_shapes[1][:-2]) == 1 else set()
-    first = _CONST_FROM.get(op)
-    if first is None:
-        return set()
-    return {k for k in range(first, len(in_shapes)) if not (op == "embedding" and k > 0)}
-
-
-def _op_inputs(b: GraphBuilder, op: str, in_shapes: Sequence[Shape], dtype: str) -> list[Value]:
-    """Graph inputs (and weights, where a real graph has them) for one configuration of ``op``."""
-    ins = OPS[op].dtype_rule.ins
-    consts = _const_inputs(op, in_shapes)
-    gen = torch.Generator().manual_seed(0)
-    vals = []
-    for k, s in enumerate(in_shapes):
-        want = ins[min(k, len(ins) - 1)] if ins else dtype
-        dt = dtype if want == "T" else want
-        if k in consts and dt == "float32":
-            vals.append(b.weight(f"w{k}", torch.rand(tuple(s), generator=gen) + 0.5))
-        else:
-            vals.append(b.input(f"x{k}", tuple(s), dtype=dt))
-    return vals
-
-
-def _one_op(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str, fused: bool) -> list[Graph]:
-    """``[op alone]``, or (``fused``) ``[consumer(op(...)), consumer alone on op's output]``: ``op`` inlined
-    into an elementwise consumer's loads, and the consumer's own cost to subtract."""
-    norm = OPS[op].normalize_attrs(attrs)
-    b = GraphBuilder(f"cost_{op}")
-    out = b.op(op, *_op_inputs(b, op, in_shapes, dtype), **norm)
-    if not fused:
-        return [b.build([out])]
-    g = b.build([out])
-    shape, odt = g.shape_of(out), g.dtype_of(out)
-
-    def consumer(bb: GraphBuilder, v: Value) -> Value:  # relu on floats; a cast to float32 otherwise
-        return bb.op("relu", v) if odt == "float32" else bb.op("cast", v, dtype="float32")
-
-    b2 = GraphBuilder(f"cost_{op}_fused")
-    fused_graph = b2.build([consumer(b2, b2.op(op, *_op_inputs(b2, op, in_shapes, dtype), **norm))])
-    b3 = GraphBuilder(f"cost_{op}_consumer")
-    return [fused_graph, b3.build([consumer(b3, b3.input("y", shape, dtype=odt))])]
-
 
 # Bytes written between timed runs so the weights are not in the core's caches, as in a real graph where
 # the other kernels' weights and activations pass through in between: a (1,512)x(512,512) matmul runs 10 us
@@ -126,15 +64,6 @@ def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeat
     return out
 
 
-def _measurement(samples: Sequence[float]) -> Measurement:
-    """The fastest of the rounds: a kernel's uncontended time.  On a shared machine the median of a few
-    rounds caught other processes' time slices (a 1.2 ms matmul cached at 13.8 ms), and a cached row is
-    kept for good."""
-    ts = sorted(samples)
-    q = len(ts) // 4
-    return Measurement(ts[0], len(ts), ts[-1 - q] - ts[q])
-
-
 def run_llvm_op(
     target: Target,
     op: str,
@@ -145,7 +74,7 @@ def run_llvm_op(
     repeats: int = 15,
 ) -> Measurement:
     """Compile ``op`` alone for ``target`` (contraction weights as constants) and time its kernels."""
-    return _measurement(_kernel_seconds(target, _one_op(op, attrs, in_shapes, dtype, False), warmup, repeats)[0])
+    return measurement(_kernel_seconds(target, one_op(op, attrs, in_shapes, dtype, False), warmup, repeats)[0])
 
 
 def run_llvm_fused(
@@ -159,24 +88,12 @@ def run_llvm_fused(
 ) -> Measurement:
     """What an injective ``op`` adds fused into a neighbour's kernel: ``relu(op(x))`` minus ``relu`` alone
     (interleaved, the fastest round of each), never below 5% of the consumer's own time (measurement noise)."""
-    both, alone = _kernel_seconds(target, _one_op(op, attrs, in_shapes, dtype, True), warmup, repeats)
-    m = _measurement([max(f - a, 0.0) for f, a in zip(both, alone, strict=True)])
+    both, alone = _kernel_seconds(target, one_op(op, attrs, in_shapes, dtype, True), warmup, repeats)
+    m = measurement([max(f - a, 0.0) for f, a in zip(both, alone, strict=True)])
     return replace(m, seconds=max(min(both) - min(alone), 0.05 * min(alone)))
 
 
-LOWER_VERSION = "lower"  # the versions entry of a cost target that fingerprints the lowering's source
 RUNNER_VERSION = ("runner", "3")  # bump when the llvm runners measure differently (2: cold caches, 3: fastest round)
-
-
-@functools.cache
-def _lower_digest() -> str:
-    """A digest of ``lower``'s source: kernels (and so their measured costs) change when it does."""
-    root = Path(__file__).resolve().parents[1]  # lower/
-    h = hashlib.sha256()
-    for f in sorted(root.rglob("*.py")):
-        h.update(str(f.relative_to(root)).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:12]
 
 
 def cost_target(target: str | Target = "llvm", threads: int | None = None) -> Target:
@@ -185,4 +102,4 @@ def cost_target(target: str | Target = "llvm", threads: int | None = None) -> Ta
     host = parse_target(target, threads)
     if host.kind != "llvm":
         raise UsageError(f"compiled costs are measured on an 'llvm' target, not '{host.kind}'")
-    return replace(host, versions=(*host.versions, (LOWER_VERSION, _lower_digest()), RUNNER_VERSION))
+    return replace(host, versions=(*host.versions, (LOWER_VERSION, lower_digest()), RUNNER_VERSION))
