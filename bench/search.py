@@ -34,7 +34,7 @@ from bench.models import MODELS, load
 from costs.fidelity import graph_speedup
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
-from rewrite.pipeline import optimize
+from rewrite.pipeline import default_rules, optimize
 from rewrite.progress import each
 from rewrite.rulelang.loader import RULES_DIR, load_rules, rule_files
 
@@ -65,7 +65,7 @@ def _to_best(trace: Sequence[tuple[float, float]]) -> float:
 
 def run_model(name: str, ilp_seconds: float, repeats: int, max_seconds: float) -> dict[str, Any]:
     graph = from_torch(*load(name), name=name)
-    rules = load_rules()
+    rules = default_rules("torch")  # the graphs are timed in eager PyTorch
     eq = optimize(graph, rules=rules, extractor="ilp", ilp_seconds=ilp_seconds)
     s, ilp = eq.stats, eq.stats.ilp
     assert ilp is not None and s.saturation is not None, "optimize(extractor='ilp') reports saturation and the ILP"

@@ -87,11 +87,16 @@ def _rule_list(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
     return load_rules(rules)  # type: ignore[arg-type]
 
 
+# eager PyTorch runs Winograd's transforms through their reference einsums: vgg19 with them ran 2.5x slower
+# in eager than without (bench search, 2026-11-23), while the analytical model priced them 3x cheaper
+TORCH_SKIP_FAMILIES = frozenset({"winograd"})
+
+
 def default_rules(target: str | Target = "torch") -> list[Rule]:
-    """Every shipped rule, less the families the target's backend leaves out (``Backend.skip_families``:
-    the CUDA backend runs no Winograd convolutions)."""
+    """Every shipped rule, less the families the target leaves out: ``TORCH_SKIP_FAMILIES`` for eager
+    PyTorch, ``Backend.skip_families`` for a compiled target (the CUDA backend runs no Winograd)."""
     kind = target.kind if isinstance(target, Target) else target
-    skip = KINDS[kind].backend.skip_families if kind in KINDS else frozenset()
+    skip = KINDS[kind].backend.skip_families if kind in KINDS else TORCH_SKIP_FAMILIES
     return [r for r in load_rules(None) if r.family not in skip]
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from bench.models import MODELS
+from costs.analytical import AnalyticalCost
 from costs.compiled import CompiledCost
 from costs.measured import MeasuredCost
 from rewrite import config
@@ -111,14 +112,15 @@ def alpha_value(text: str) -> float:
 def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     args = parser(prog).parse_args(argv)
     limits = limits_of(args)
-    rules = load_rules(args.rules)  # a missing or malformed rule file fails before any model work
+    # a missing or malformed rule file fails before any model work; none given: the target's default set
+    rules = load_rules(args.rules) if args.rules else None
     if args.cost is None:  # price e-nodes as they will run: compiled kernels when the result is compiled
         args.cost = "compiled" if args.run in ("llvm", "cuda") else "analytical"
     if args.measure_missing and args.cost != "measured":
         raise UsageError("--measure-missing needs --cost measured")
     if args.threads:
         torch.set_num_threads(args.threads)
-    cost_model: MeasuredCost | CompiledCost | None = None
+    cost_model: MeasuredCost | CompiledCost | AnalyticalCost = AnalyticalCost()
     if args.cost == "compiled":  # measures the e-graph's uncached kernels before extraction, where it will run
         cost_model = compiled_cost(args.run or "llvm", threads=args.threads or None)
     elif args.cost == "measured":  # every op the extractor prices must be measured: no estimates mixed in
@@ -144,9 +146,10 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
         search=args.search,
         alpha=args.alpha,
         on_iteration=progress(args.verbose or config.TRACE.flag()),
+        target=args.run or ("llvm" if args.cost == "compiled" else "torch"),  # picks the default rules
     )
     record = result.stats.to_json()
-    if cost_model is not None:
+    if not isinstance(cost_model, AnalyticalCost):
         record["cost_model"] = {"kind": args.cost, "target": cost_model.fingerprint, **cost_model.stats}
         print(f"{args.cost} cost model: {cost_model.stats}", file=sys.stderr)
     print(before_after(result.stats, graph.summary(), result.graph.summary()))
