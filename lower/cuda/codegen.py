@@ -268,7 +268,9 @@ class FunctionEmitter:
             grid, block = self.bound_nest(inner)
         else:
             self.stmt(top)
-        bounds_attr = f"__launch_bounds__({block}) " if block > 1 else ""
+        # a tile's registers decide its occupancy: min 1 block per SM keeps ptxas from capping it at 128
+        # registers and spilling (a 7 x 7 depthwise conv's im2col tile spilled 12 bytes at 128)
+        bounds_attr = f"__launch_bounds__({block}{', 1' if tile is not None else ''}) " if block > 1 else ""
         sig = ", ".join(params) or "void"
         text = "\n".join([f'extern "C" __global__ void {bounds_attr}{fname}({sig}) {{', *self.lines, "}"])
         self.mod.functions.append(text)

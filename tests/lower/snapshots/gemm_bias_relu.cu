@@ -11,7 +11,7 @@ __device__ __forceinline__ void eqsat_mma_tf32(float* d, const unsigned* a, cons
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(128) gemm_bias_relu_s0(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_w_w) {
+extern "C" __global__ void __launch_bounds__(128, 1) gemm_bias_relu_s0(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_w_w) {
   // stage matmul2.tile
   const int tid = threadIdx.x;
   int bid = blockIdx.x;
