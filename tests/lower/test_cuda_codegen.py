@@ -251,7 +251,7 @@ static std::barrier<>* eqsat_warp_bar[32];
 #define __device__
 #define __forceinline__ inline
 #define __restrict__ __restrict
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static
 static inline void __syncthreads() { eqsat_block_bar->arrive_and_wait(); }
 static inline float __int_as_float(unsigned v) { float f; std::memcpy(&f, &v, 4); return f; }
