@@ -8,7 +8,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from costs.measured import Measurement
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS, Shape
+from rewrite.ir.target import Target
 
 # inputs of an op that a real graph feeds from weights (constants, pre-packed at compile time); matmul's
 # B only when shared by all batches (a layer's weight; batched attention products multiply two activations)
@@ -102,4 +104,38 @@ def lower_digest() -> str:
     return h.hexdigest()[:12]
 
 
-__all__ = ["LOWER_VERSION", "lower_digest", "measurement", "one_op"]
+KernelSeconds = Callable[[Target, Sequence[Graph], int, int], list[list[float]]]  # a backend's timer
+
+
+def anchor_cost(
+    timer: KernelSeconds,
+    target: Target,
+    op: str,
+    attrs: Mapping[str, Any],
+    in_shapes: Sequence[Shape],
+    dtype: str,
+    warmup: int,
+    repeats: int,
+) -> Measurement:
+    """``op`` compiled alone (contraction weights as constants), its kernels timed by ``timer``."""
+    return measurement(timer(target, one_op(op, attrs, in_shapes, dtype, False), warmup, repeats)[0])
+
+
+def fused_cost(
+    timer: KernelSeconds,
+    target: Target,
+    op: str,
+    attrs: Mapping[str, Any],
+    in_shapes: Sequence[Shape],
+    dtype: str,
+    warmup: int,
+    repeats: int,
+) -> Measurement:
+    """What an injective ``op`` adds fused into a neighbour's kernel: ``relu(op(x))`` minus ``relu`` alone
+    (interleaved, the fastest round of each), never below 5% of the consumer's own time (measurement noise)."""
+    both, alone = timer(target, one_op(op, attrs, in_shapes, dtype, True), warmup, repeats)
+    m = measurement([max(f - a, 0.0) for f, a in zip(both, alone, strict=True)])
+    return replace(m, seconds=max(min(both) - min(alone), 0.05 * min(alone)))
+
+
+__all__ = ["LOWER_VERSION", "KernelSeconds", "anchor_cost", "fused_cost", "lower_digest", "measurement", "one_op"]

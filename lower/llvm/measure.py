@@ -19,7 +19,7 @@ import torch
 
 from costs.compiled import base_target
 from costs.measured import Measurement
-from lower.measure_graphs import LOWER_VERSION, lower_digest, measurement, one_op
+from lower.measure_graphs import LOWER_VERSION, anchor_cost, fused_cost, lower_digest
 from lower.runtime import compile_graph
 from lower.target import parse_target
 from rewrite.ir.errors import UsageError
@@ -74,7 +74,7 @@ def run_llvm_op(
     repeats: int = 15,
 ) -> Measurement:
     """Compile ``op`` alone for ``target`` (contraction weights as constants) and time its kernels."""
-    return measurement(_kernel_seconds(target, one_op(op, attrs, in_shapes, dtype, False), warmup, repeats)[0])
+    return anchor_cost(_kernel_seconds, target, op, attrs, in_shapes, dtype, warmup, repeats)
 
 
 def run_llvm_fused(
@@ -86,11 +86,8 @@ def run_llvm_fused(
     warmup: int = 3,
     repeats: int = 15,
 ) -> Measurement:
-    """What an injective ``op`` adds fused into a neighbour's kernel: ``relu(op(x))`` minus ``relu`` alone
-    (interleaved, the fastest round of each), never below 5% of the consumer's own time (measurement noise)."""
-    both, alone = _kernel_seconds(target, one_op(op, attrs, in_shapes, dtype, True), warmup, repeats)
-    m = measurement([max(f - a, 0.0) for f, a in zip(both, alone, strict=True)])
-    return replace(m, seconds=max(min(both) - min(alone), 0.05 * min(alone)))
+    """What an injective ``op`` adds fused into a neighbour's kernel (``measure_graphs.fused_cost``)."""
+    return fused_cost(_kernel_seconds, target, op, attrs, in_shapes, dtype, warmup, repeats)
 
 
 RUNNER_VERSION = ("runner", "3")  # bump when the llvm runners measure differently (2: cold caches, 3: fastest round)
