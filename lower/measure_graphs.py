@@ -104,6 +104,21 @@ def lower_digest() -> str:
     return h.hexdigest()[:12]
 
 
+def alternating_rounds(
+    run: Callable[[int], object], timed: Callable[[int], float], n: int, warmup: int, repeats: int
+) -> list[list[float]]:
+    """``warmup`` untimed ``run(i)`` of each of ``n`` graphs, then ``repeats`` rounds of ``timed(i)`` for
+    each, the order reversed every other round (neither side always runs second); per graph, its times."""
+    for _ in range(warmup):
+        for i in range(n):
+            run(i)
+    out: list[list[float]] = [[] for _ in range(n)]
+    for r in range(repeats):
+        for i in range(n) if r % 2 == 0 else range(n - 1, -1, -1):
+            out[i].append(timed(i))
+    return out
+
+
 KernelSeconds = Callable[[Target, Sequence[Graph], int, int], list[list[float]]]  # a backend's timer
 
 
@@ -138,4 +153,13 @@ def fused_cost(
     return replace(m, seconds=max(min(both) - min(alone), 0.05 * min(alone)))
 
 
-__all__ = ["LOWER_VERSION", "KernelSeconds", "anchor_cost", "fused_cost", "lower_digest", "measurement", "one_op"]
+__all__ = [
+    "LOWER_VERSION",
+    "KernelSeconds",
+    "alternating_rounds",
+    "anchor_cost",
+    "fused_cost",
+    "lower_digest",
+    "measurement",
+    "one_op",
+]

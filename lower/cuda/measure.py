@@ -22,7 +22,7 @@ import torch
 
 from costs.compiled import base_target
 from costs.measured import Measurement
-from lower.measure_graphs import LOWER_VERSION, anchor_cost, fused_cost, lower_digest
+from lower.measure_graphs import LOWER_VERSION, alternating_rounds, anchor_cost, fused_cost, lower_digest
 from lower.runtime import compile_graph
 from lower.target import parse_target
 from rewrite.ir.errors import LoweringError, UsageError
@@ -81,17 +81,13 @@ def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeat
     cgs = [compile_graph(g, host) for g in graphs]
     feeds = [{k: t.to("cuda") for k, t in g.random_inputs(0).items()} for g in graphs]
     flush = _flush_buffer()
+
+    def timed(i: int) -> float:
+        flush.add_(1.0)  # queued before the start event: not timed
+        return event_seconds(functools.partial(cgs[i], feeds[i]))
+
     with torch.no_grad():
-        for _ in range(warmup):
-            for cg, x in zip(cgs, feeds, strict=True):
-                cg(x)
-        out: list[list[float]] = [[] for _ in cgs]
-        for r in range(repeats):
-            order = range(len(cgs)) if r % 2 == 0 else range(len(cgs) - 1, -1, -1)
-            for i in order:
-                flush.add_(1.0)  # queued before the start event: not timed
-                out[i].append(event_seconds(functools.partial(cgs[i], feeds[i])))
-    return out
+        return alternating_rounds(lambda i: cgs[i](feeds[i]), timed, len(cgs), warmup, repeats)
 
 
 def run_cuda_anchor(

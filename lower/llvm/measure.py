@@ -19,7 +19,7 @@ import torch
 
 from costs.compiled import base_target
 from costs.measured import Measurement
-from lower.measure_graphs import LOWER_VERSION, anchor_cost, fused_cost, lower_digest
+from lower.measure_graphs import LOWER_VERSION, alternating_rounds, anchor_cost, fused_cost, lower_digest
 from lower.runtime import compile_graph
 from lower.target import parse_target
 from rewrite.ir.errors import UsageError
@@ -49,19 +49,15 @@ def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeat
     cgs = [compile_graph(g, host) for g in graphs]
     feeds = [g.random_inputs(0) for g in graphs]
     flush = _flush_buffer()
+
+    def timed(i: int) -> float:
+        flush.add_(1.0)
+        for t in feeds[i].values():
+            t.sum()
+        return sum(k["seconds"] for k in cgs[i].profile(feeds[i], repeats=1))
+
     with torch.no_grad():
-        for _ in range(warmup):
-            for cg, x in zip(cgs, feeds, strict=True):
-                cg(x)
-        out: list[list[float]] = [[] for _ in cgs]
-        for r in range(repeats):
-            order = range(len(cgs)) if r % 2 == 0 else range(len(cgs) - 1, -1, -1)
-            for i in order:
-                flush.add_(1.0)
-                for t in feeds[i].values():
-                    t.sum()
-                out[i].append(sum(k["seconds"] for k in cgs[i].profile(feeds[i], repeats=1)))
-    return out
+        return alternating_rounds(lambda i: cgs[i](feeds[i]), timed, len(cgs), warmup, repeats)
 
 
 def run_llvm_op(
