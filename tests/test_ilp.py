@@ -151,11 +151,11 @@ def test_a_part_left_without_time_keeps_the_warm_start_and_adds_nothing_to_the_b
     real = solve_mod._solve_part
     calls = []
 
-    def last_part_out_of_time(highspy, prog, left, start, rel_gap, verbose, on_better):
+    def last_part_out_of_time(prog, left, start, rel_gap, verbose, on_better):
         calls.append(len(prog.cost))
         if len(calls) == 1:  # the first part solved runs out of time with nothing found
             return solve_mod.Answer(None, solve_mod.IlpStatus.TIME_LIMIT, None, "simulated time limit")
-        return real(highspy, prog, left, start, rel_gap, verbose, on_better)
+        return real(prog, left, start, rel_gap, verbose, on_better)
 
     monkeypatch.setattr(solve_mod, "_solve_part", last_part_out_of_time)
     spec, roots = _blocks(3)
@@ -347,3 +347,45 @@ def test_enodes_that_need_their_own_class_are_fixed_to_zero():
     res = ilp_extract(data, ncost)
     assert res.status == "optimal" and res.selection["A"].id == "a_leaf"
     assert res.objective == pytest.approx(_brute_force(data, ncost)) == pytest.approx(7.2)
+
+
+def _through_child(monkeypatch):
+    """Every part solved in a child process, as a part of >= CHILD_MIN_NONZEROS nonzeros is."""
+    import importlib
+
+    solve_mod = importlib.import_module("rewrite.extract.ilp.solve")
+    monkeypatch.setattr(solve_mod, "CHILD_MIN_NONZEROS", 0)
+
+
+def test_a_part_solved_in_a_child_process_gives_the_in_process_answer(monkeypatch):
+    data, ncost = _set_cover(30, 20, 4)
+    here = ilp_extract(data, ncost)
+    _through_child(monkeypatch)
+    events: list[dict] = []
+    there = ilp_extract(data, ncost, warm_start=_greedy(data, ncost), on_progress=events.append)
+    assert here.status == there.status == "optimal" and there.source == "ilp"
+    assert there.objective == pytest.approx(here.objective, rel=1e-9) and is_valid_selection(data, there.selection)
+    assert there.bound == pytest.approx(here.bound, rel=1e-6)
+
+
+def test_a_child_process_still_running_at_the_deadline_is_stopped_there(monkeypatch):
+    _through_child(monkeypatch)
+    data, ncost = _set_cover(400, 200, 8)  # HiGHS needs far more than the limit to close this
+    greedy = _greedy(data, ncost)
+    res = ilp_extract(data, ncost, time_limit=1.5, warm_start=greedy)
+    assert res.seconds <= 1.5 + 0.5  # the parent stops waiting at the deadline (slack: a loaded machine)
+    assert res.status == "time_limit" and res.source == "ilp" and is_valid_selection(data, res.selection)
+    assert res.objective <= dag_cost(greedy, ncost) * (1 + 1e-9)
+    assert res.bound is not None and res.bound <= res.objective and res.gap is not None
+
+
+def test_a_child_process_that_fails_falls_back_to_greedy(monkeypatch):
+    import sys
+
+    _through_child(monkeypatch)
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # the child exits at once, saying nothing
+    data, ncost = _set_cover(30, 20, 4)
+    greedy = _greedy(data, ncost)
+    res = ilp_extract(data, ncost, warm_start=greedy)
+    assert res.status == "fallback" and res.source == "greedy" and res.selection == greedy
+    assert "process ended without an answer" in res.message

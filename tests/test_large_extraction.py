@@ -13,8 +13,8 @@ from bench.search import LARGE_LIMITS, LARGE_RULES
 from rewrite.rulelang.loader import load_rules, rule_files
 from rewrite.rulelang.syntax import load_rule_file
 
-ILP_SECONDS = 5.0
-OVERHEAD_SECONDS = 3.0  # model build past the deadline check, HiGHS start-up, decode (noisy shared machine)
+ILP_SECONDS = 10.0  # the default limit; the big part (24k columns) gets ~4.5 s of it, in a child process
+NOISE_SECONDS = 0.3  # the clock read after the limit: decode and DAG cost fit in ilp.READBACK_SHARE
 
 
 def test_unguarded_merges_are_opt_in_and_load_beside_the_shipped_rules():
@@ -53,7 +53,7 @@ def test_bert_past_50k_enodes_extracts_within_the_limit_with_a_gap():
         f"bert: {data.num_nodes} e-nodes ({sat.stop_reason.value}); greedy {greedy_seconds:.2f}s; "
         f"ILP {res.status.value}/{res.source.value} in {res.seconds:.2f}s, gap {res.gap}"
     )
-    assert res.seconds < ILP_SECONDS + OVERHEAD_SECONDS
+    assert res.seconds <= ILP_SECONDS + NOISE_SECONDS
     assert res.bound is not None and res.gap is not None and 0.0 <= res.gap <= 1.0
     assert res.bound <= res.objective * (1 + 1e-9) and res.objective <= dag_cost(greedy, ncost) * (1 + 1e-9)
     assert is_valid_selection(data, res.selection)

@@ -49,9 +49,11 @@ worse than greedy.
 
 The package follows those steps: ``prune`` (free classes, usable and dominated
 e-nodes, reachability; SCCs and need sets), ``model`` (columns, rows, the warm
-start as column values), ``solve`` (HiGHS, and its answer read back as a
-selection), ``result`` (the record and its status enums); ``ilp_extract`` below
-runs them in order.
+start as column values), ``split`` (the independent parts), ``solve`` (part by
+part, and the answer read back as a selection), ``highs`` (one part in HiGHS),
+``child`` (a big part in a process of its own, stopped at the deadline: HiGHS's
+root work can overrun its time limit by seconds), ``result`` (the record and
+its status enums); ``ilp_extract`` below runs them in order.
 
     >>> # res = ilp_extract(data, ncost, time_limit=10); res.status, res.objective, res.gap
 """

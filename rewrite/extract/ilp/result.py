@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from rewrite.extract.egraph_data import ENode
+if TYPE_CHECKING:  # only named in annotations: ``child`` imports this module without torch (see there)
+    from rewrite.extract.egraph_data import ENode
 
 
 class IlpStatus(StrEnum):

@@ -29,33 +29,37 @@ class Part:
 def components(ncols: int, nrows: int, nz_row: Sequence[int], nz_col: Sequence[int]) -> list[Part]:
     """The connected parts of the column-row incidence (nonzeros given as row and column lists), smallest
     first: they are solved in this order, so the big part, which may need the time limit, goes last."""
-    parent = np.arange(ncols)
-
-    def find(x: int) -> int:
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:  # path compression
-            parent[x], x = root, parent[x]
-        return root
-
-    first: dict[int, int] = {}
-    for r, j in zip(nz_row, nz_col, strict=True):
-        if r not in first:
-            first[r] = j
-            continue
-        a, b = find(first[r]), find(j)
-        if a != b:
-            parent[b] = a
-    root = np.array([find(j) for j in range(ncols)], dtype=np.int64)
-    row_root = np.full(nrows, -1, dtype=np.int64)
-    for r, j in first.items():
-        row_root[r] = root[j]
+    rows = np.asarray(nz_row, dtype=np.int64)
+    cols = np.asarray(nz_col, dtype=np.int64)
+    row_first = np.full(nrows, -1, dtype=np.int64)  # a column of each row; every column of a row joins it
+    row_first[rows[::-1]] = cols[::-1]  # (the first nonzero's, as the last write wins)
+    root = _labels(ncols, row_first[rows], cols)
+    row_root = np.where(row_first >= 0, root[np.maximum(row_first, 0)], -1)
     col_groups = groups(root)
     row_groups = groups(row_root)
     parts = [Part(cols, row_groups.get(rt, np.zeros(0, dtype=np.int64))) for rt, cols in col_groups.items()]
     parts.sort(key=lambda p: (len(p.cols), int(p.cols[0])))
     return parts
+
+
+def _labels(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected components of the graph on ``0..n-1`` with edges ``a[k] - b[k]``: each vertex labelled
+    with the smallest vertex of its component.  Hooking and pointer jumping in whole-array steps: each
+    round hooks every edge's larger root under its smaller one, then jumps pointers until every vertex
+    points at a root; rounds repeat until no edge joins two labels (O(log n) rounds in practice)."""
+    label = np.arange(n, dtype=np.int64)
+    while True:
+        la, lb = label[a], label[b]
+        differ = la != lb
+        if not differ.any():
+            return label
+        lo, hi = np.minimum(la[differ], lb[differ]), np.maximum(la[differ], lb[differ])
+        np.minimum.at(label, hi, lo)  # hi is a root (labels are roots after the jumps): hook it
+        while True:
+            jumped = label[label]
+            if np.array_equal(jumped, label):
+                break
+            label = jumped
 
 
 def groups(keys: np.ndarray) -> dict[int, np.ndarray]:
