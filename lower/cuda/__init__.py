@@ -59,6 +59,9 @@ def cuda_host(threads: int) -> Target:
 
 @functools.cache
 def _module_ptx(text: str, arch: str) -> str:
+    """PTX of one module; for the arch-specific target (``sm_90a``) when it uses ``wgmma`` (``EQSAT_WGMMA``)."""
+    if "#define EQSAT_WGMMA" in text and not arch.endswith("a"):
+        arch += "a"
     return nvrtc.compile_ptx(text, arch)
 
 

@@ -27,6 +27,7 @@ from lower.cuda import tables as T
 from lower.cuda.gemm_tile import emit_gemm_tile, is_tile
 from lower.cuda.intrinsics import INTRINSICS
 from lower.cuda.rows import emit_block_rows
+from lower.cuda.wgmma_tile import emit_wgmma_tile
 from lower.ir import (
     F32,
     I64,
@@ -58,7 +59,7 @@ from lower.ir import (
     top_stmts,
     unwrap_locals,
 )
-from lower.schedule.gpu_steps import is_block_rows
+from lower.schedule.gpu_steps import WGMMA_TILE, is_block_rows, tile_params
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
 
@@ -70,6 +71,7 @@ class LaunchSpec:
     name: str
     grid: int
     block: int
+    smem: int = 0  # dynamic shared memory, bytes
 
 
 @dataclass(frozen=True)
@@ -254,13 +256,15 @@ class FunctionEmitter:
             name = self.fresh(b.name, "l_")
             self.emit(f"{T.TYPES[b.dtype]} {name}[{b.size}];")
             self.ptrs[b.name] = name
-        grid, block = 1, 1
+        grid, block, smem = 1, 1, 0
         inner = top
         while isinstance(inner, Stage):
             self.emit(f"// stage {inner.name}")
             inner = inner.body
         tile, rows = is_tile(inner), is_block_rows(inner)
-        if tile is not None:
+        if tile is not None and tile_params(tile[0])[:3] == WGMMA_TILE:
+            grid, block, smem = emit_wgmma_tile(self, tile[1])
+        elif tile is not None:
             grid, block = emit_gemm_tile(self, *tile)
         elif rows is not None:
             grid, block = emit_block_rows(self, *rows)
@@ -274,7 +278,7 @@ class FunctionEmitter:
         sig = ", ".join(params) or "void"
         text = "\n".join([f'extern "C" __global__ void {bounds_attr}{fname}({sig}) {{', *self.lines, "}"])
         self.mod.functions.append(text)
-        return LaunchSpec(fname, grid, block)
+        return LaunchSpec(fname, grid, block, smem)
 
     def bound_nest(self, lp: For) -> tuple[int, int]:
         """A ``blocks`` loop (and a ``threads`` loop directly inside): the grid and block size."""

@@ -119,6 +119,10 @@ class LoadedKernel:
             (_ok(drv.cuModuleGetFunction(self._mod, ln.name.encode()), f"cuModuleGetFunction({ln.name})"), ln)
             for ln in module.launches
         ]
+        for fn, ln in self._fns:
+            if ln.smem > 48 * 1024:  # more dynamic shared memory than the default limit: opt in per function
+                attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+                _ok(drv.cuFuncSetAttribute(fn, attr, ln.smem), f"cuFuncSetAttribute({ln.name}, {ln.smem} bytes)")
         self._bound: dict[int, ctypes.Array] = {}
 
     def params_for(self, args: Any) -> int:
@@ -137,7 +141,7 @@ class LoadedKernel:
     def launch(self, params: int, stream: int) -> None:
         drv = _driver()
         for fn, ln in self._fns:
-            err = drv.cuLaunchKernel(fn, ln.grid, 1, 1, ln.block, 1, 1, 0, stream, params, 0)
+            err = drv.cuLaunchKernel(fn, ln.grid, 1, 1, ln.block, 1, 1, ln.smem, stream, params, 0)
             err = err[0] if isinstance(err, tuple) else err
             if int(err) != 0:
                 raise CodegenError(f"launch of {ln.name} (grid {ln.grid}, block {ln.block}) failed: {err!r}")

@@ -87,11 +87,14 @@ def ptxas_path() -> str | None:
 _FUNC = re.compile(r"Compiling entry function '([^']+)'")
 _STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?")
+_SERIALIZED = re.compile(r"wgmma.mma_async instructions are serialized .* in the function '([^']+)'")  # ptxas C7515
 
 
 def ptxas_report(ptx: str, arch: str) -> dict[str, dict[str, int]]:
     """Assemble ``ptx`` for ``arch`` with ``ptxas -v``: per entry function its registers, shared memory
     (bytes), stack frame and spill stores/loads (bytes).  ``CodegenError`` if ptxas rejects it."""
+    if re.search(rf"^\.target {re.escape(arch)}a\b", ptx, re.M):
+        arch += "a"  # PTX for the arch-specific target (wgmma) assembles only for it
     exe = ptxas_path()
     if exe is None:
         raise CodegenError("ptxas is not on PATH (it comes with the CUDA toolkit)")
@@ -108,11 +111,20 @@ def ptxas_report(ptx: str, arch: str) -> dict[str, dict[str, int]]:
         raise CodegenError(f"ptxas -arch={arch} rejected the PTX:\n{r.stderr.strip()}")
     out: dict[str, dict[str, int]] = {}
     cur: dict[str, int] | None = None
+    serialized = set(_SERIALIZED.findall(r.stdout + r.stderr))
     for line in (r.stdout + r.stderr).splitlines():
         m = _FUNC.search(line)
         if m:
             cur = out.setdefault(
-                m.group(1), {"registers": 0, "smem": 0, "stack": 0, "spill_stores": 0, "spill_loads": 0}
+                m.group(1),
+                {
+                    "registers": 0,
+                    "smem": 0,
+                    "stack": 0,
+                    "spill_stores": 0,
+                    "spill_loads": 0,
+                    "wgmma_serialized": int(m.group(1) in serialized),
+                },
             )
             continue
         if cur is None:

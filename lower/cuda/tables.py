@@ -66,6 +66,38 @@ HELPERS: dict[str, str] = {
 }
 
 
+def _wgmma_helpers(nacc: int = 128) -> str:
+    """sm_90a (Hopper) only: 16-byte / 4-byte copies into shared memory that bypass registers (zero-filled,
+    reading nothing, when ``ok`` is false), and D(64 x 256) += A(64 x 8, registers) * B(8 x 256, shared
+    memory through a matrix descriptor) by a warpgroup, TF32 in, FP32 accumulators (``nacc`` per thread).
+    ``EQSAT_WGMMA`` marks a module that must be compiled for the arch-specific target (``sm_90a``)."""
+    regs = ", ".join(f"%{i}" for i in range(nacc))
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(nacc))
+    a = ", ".join(f"%{nacc + i}" for i in range(4))
+    return "\n".join(
+        [
+            "#define EQSAT_WGMMA 1",
+            "__device__ __forceinline__ void eqsat_cp16(float* dst, const float* src, bool ok) {",
+            "  unsigned d = (unsigned)__cvta_generic_to_shared(dst);",
+            '  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(ok ? 16 : 0));',
+            "}",
+            "__device__ __forceinline__ void eqsat_cp4(float* dst, const float* src, bool ok) {",
+            "  unsigned d = (unsigned)__cvta_generic_to_shared(dst);",
+            '  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(d), "l"(src), "r"(ok ? 4 : 0));',
+            "}",
+            "__device__ __forceinline__ void eqsat_wgmma256(float* d, const unsigned* a, unsigned long long desc) {",
+            '  asm volatile("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 '
+            f'{{{regs}}}, {{{a}}}, %{nacc + 4}, 1, 1, 1;"',
+            f"    : {outs}",
+            '    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));',
+            "}",
+        ]
+    )
+
+
+HELPERS["wgmma_tf32"] = _wgmma_helpers()
+
+
 def _block_reduce(name: str, comb: str, identity: str) -> str:
     """Warp butterfly (every lane gets the warp's value), one slot per warp in ``sh``, then each warp
     reduces the ``nw`` slots the same way: all threads of the block return the same value."""

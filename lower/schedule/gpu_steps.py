@@ -36,6 +36,7 @@ from lower.ir import (
     Stage,
     Stmt,
     Store,
+    Var,
     bounds,
     enclosing,
     format_expr,
@@ -142,7 +143,8 @@ class BindThreads(Step):
 GEMM_TILE = "gemm_tile"  # the marker intrinsic heading a tiled contraction stage
 PRECISIONS = ("tf32", "fp32")  # mma.sync m16n8k8 TF32 with FP32 accumulation; exact FP32 FMA tiles
 # (bm, bn, bk) -> threads per block: 4 warps of 32 x 32, or (TF32 only) 8 warps of 64 x 32 for large grids
-TILE_THREADS = {(64, 64, 16): 128, (128, 128, 32): 256}
+TILE_THREADS = {(64, 64, 16): 128, (128, 128, 32): 256, (256, 128, 32): 256}
+WGMMA_TILE = (256, 128, 32)  # sm_90 only: wgmma.m64n256k8 (two warpgroups), operands staged by cp.async
 
 
 def _top_stage(k: Kernel, name: str, step: str) -> tuple[int, Stage]:
@@ -212,8 +214,11 @@ class TileGemm(Step):
         shape = (self.bm, self.bn, self.bk)
         if shape not in TILE_THREADS or (self.precision == "fp32" and shape != (64, 64, 16)):
             raise ScheduleError(
-                f"{step}: tiles are 64 x 64 x 16 or (tf32) 128 x 128 x 32, got {self.bm} x {self.bn} x {self.bk}"
+                f"{step}: tiles are 64 x 64 x 16 or (tf32) 128 x 128 x 32 or 256 x 128 x 32, "
+                f"got {self.bm} x {self.bn} x {self.bk}"
             )
+        if shape == WGMMA_TILE and self.splits != 1:
+            raise ScheduleError(f"{step}: a 256 x 128 (wgmma) tile does not split its reduction")
         if unwrap_locals(k.body)[0]:
             raise ScheduleError(f"{step}: the kernel has kernel-level scratch buffers, shared by all its stages")
         idx, st = _top_stage(k, self.stage, step)
@@ -247,6 +252,11 @@ class TileGemm(Step):
             raise ScheduleError(f"{step}: one operand must be free of {jv} and the other free of {iv}")
         extents = [lp.extent.value for lp in coords if isinstance(lp.extent, IntImm)]
         kext = kl.extent.value if isinstance(kl.extent, IntImm) else 0
+        if shape == WGMMA_TILE:
+            a_e, b_e = (v.b.a, v.b.b) if jv not in free_vars(v.b.a) else (v.b.b, v.b.a)
+            why = plain_operands(a_e, b_e, iv, jv, kv, kext, extents[-1])
+            if why:
+                raise ScheduleError(f"{step}: a 256 x 128 (wgmma) tile copies rows of its operands: {why}")
         if self.splits > max(1, -(-kext // self.bk)):
             raise ScheduleError(f"{step}: {self.splits} splits of a {kext}-long reduction in {self.bk}-deep steps")
         tops = top_stmts(k.body)
@@ -283,6 +293,27 @@ class TileGemm(Step):
     def _marker(self) -> Intrinsic:
         args = (self.bm, self.bn, self.bk, PRECISIONS.index(self.precision), self.splits)
         return Intrinsic(GEMM_TILE, tuple(IntImm(a) for a in args))
+
+
+def plain_operands(a: Expr, b: Expr, iv: str, jv: str, kv: str, kext: int, n: int) -> str:
+    """Why ``A[.., i, k]`` and ``B[.., k, j]`` cannot be copied to shared memory 16 bytes at a time (the
+    wgmma tile's ``cp.async`` rows), or "" when they can: each a plain load whose last index is the
+    reduction (A) or column (B) loop itself, contiguous there, every other stride and the offset a
+    multiple of 4 elements, and the reduction and column extents multiples of 4."""
+    for name, e, last, other in (("A", a, kv, jv), ("B", b, jv, iv)):
+        if not isinstance(e, Load):
+            return f"operand {name} is computed ({format_expr(e)}), not loaded"
+        idx, buf = e.idx, e.buf
+        if not idx or not (isinstance(idx[-1], Var) and idx[-1].name == last):
+            return f"the last index of {name} ({format_expr(e)}) is not {last}"
+        if any(last in free_vars(x) or other in free_vars(x) for x in idx[:-1]):
+            return f"{name}'s other indices use {last} or {other}"
+        st = buf.elem_strides
+        if st[-1] != 1 or any(x % 4 for x in st[:-1]) or buf.offset % 4:
+            return f"{name} ({buf.name}) is not in rows of 4-element multiples"
+    if kext % 4 or n % 4:
+        return f"the reduction ({kext}) or column ({n}) extent is not a multiple of 4"
+    return ""
 
 
 def _check_elements_independent(coords: list[For], step: str) -> None:
@@ -451,12 +482,14 @@ __all__ = [
     "PRECISIONS",
     "REDUCE_OPS",
     "TILE_THREADS",
+    "WGMMA_TILE",
     "BindBlocks",
     "BindThreads",
     "BlockRows",
     "RowPlan",
     "TileGemm",
     "is_block_rows",
+    "plain_operands",
     "reduction_of",
     "row_plan",
     "tile_params",

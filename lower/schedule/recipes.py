@@ -79,7 +79,7 @@ def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str]
         return None
     sched = Schedule(kernel)
     if target.kind == "cuda":  # a GPU: one grid per stage (gpu_recipes)
-        gpu_recipe(sched, gemm, "fp32" if config.CUDA_EXACT_FP32.flag() else "tf32")
+        gpu_recipe(sched, gemm, "fp32" if config.CUDA_EXACT_FP32.flag() else "tf32", wgmma=target.cpu == "sm_90")
     elif gemm is not None and gemm.direct:
         direct_conv_recipe(sched, gemm, target.threads)
     elif gemm is not None:

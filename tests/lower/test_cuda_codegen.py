@@ -511,3 +511,56 @@ def test_default_rules_leave_winograd_to_the_llvm_target():
     for target in ("cuda", "torch"):
         fams = {r.family for r in default_rules(target)}
         assert "winograd" not in fams and "algebra" in fams, target
+
+
+# ------------------------------------------------------------ the sm_90 wgmma tile
+def _big_gemm(m: int = 2100, n: int = 2044, k: int = 1000):
+    """9 x 16 tiles of 256 x 128 (partial at both edges), a reduction that is not a multiple of 32."""
+    b = GraphBuilder("wgmma")
+    mm = b.matmul(b.input("x", (m, k)), b.input("y", (k, n)))
+    return b.build([b.relu(b.add(mm, b.input("c", (n,))))])
+
+
+@needs_ptx
+def test_big_plain_contractions_take_the_wgmma_tile_on_sm_90_only():
+    graph = _big_gemm()
+    (hopper,) = graph_kernels(graph, cuda_target("sm_90"))
+    assert "256, 128, 32, 'tf32', 1)" in str(hopper.schedule)
+    text = kernel_module(hopper.kernel, cuda_target("sm_90")).text
+    assert "wgmma.mma_async" in text and "cp.async.cg" in text
+    (ampere,) = graph_kernels(graph, cuda_target("sm_80"))
+    assert "256, 128" not in str(ampere.schedule)
+    (ptx,) = graph_ptx(graph, "sm_90")
+    assert ".target sm_90a" in ptx  # wgmma is arch-specific
+    for fn, r in nvrtc.ptxas_report(ptx, "sm_90").items():
+        assert r["spill_stores"] == r["spill_loads"] == 0 and r["wgmma_serialized"] == 0, (fn, r)
+
+
+def test_wgmma_tile_refuses_operands_it_cannot_copy_in_rows(monkeypatch):
+    (k,) = graph_kernels(_big_gemm(k=1001), cuda_target("sm_90"))  # rows of 1001 floats: not 16-byte copies
+    assert "256, 128" not in str(k.schedule) and "128, 128, 32" in str(k.schedule)
+    monkeypatch.setenv("EQSAT_NO_SCHEDULE", "1")
+    (k,) = graph_kernels(_big_gemm(k=1001), cuda_target("sm_90"))
+    with pytest.raises(ScheduleError, match="copies rows of its operands: A .* not in rows of 4"):
+        TileGemm(k.gemm.stage, k.gemm.init_stage, tuple(k.gemm.post), 256, 128, 32, "tf32", 1).apply(k.kernel)
+    with pytest.raises(ScheduleError, match="does not split"):
+        TileGemm(k.gemm.stage, None, (), 256, 128, 32, "tf32", 2).apply(k.kernel)
+
+
+@gpu
+@needs_gpu
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_wgmma_tile_matches_torch(misaligned, monkeypatch):
+    """Big enough for the wgmma tile; ``misaligned``: an input 4 bytes off a 16-byte boundary (4-byte copies)."""
+    monkeypatch.setenv("EQSAT_CUDA_EXACT_FP32", "0")
+    graph = _big_gemm()
+    cg = compile_graph(graph, "cuda")
+    assert "256, 128, 32" in str(cg.built[0].schedule)
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x = torch.randn(2100, 1000, device="cuda", generator=g)
+    if misaligned:
+        x = torch.empty(x.numel() + 1, device="cuda")[1:].view_as(x).copy_(x)
+    y, c = torch.randn(1000, 2044, device="cuda", generator=g), torch.randn(2044, device="cuda", generator=g)
+    ref = torch.relu(x.double() @ y.double() + c.double())
+    (got,) = cg({"x": x, "y": y, "c": c})
+    assert ((got.double() - ref).abs().max() / ref.abs().max()).item() < 5e-3

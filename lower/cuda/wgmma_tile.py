@@ -1,0 +1,189 @@
+"""The sm_90 (Hopper) GEMM grid of a 256 x 128 x 32 ``gemm_tile`` stage: ``wgmma`` from two warpgroups.
+
+TF32 ``wgmma`` wants both shared-memory operands K-major, and ``B[k, j]`` is stored j-major, so the tile
+computes ``C^T = B^T A^T``: the wgmma's A operand (64 columns of C x 8 of the reduction per warpgroup) comes
+from registers, loaded from B's shared-memory tile; its B operand is A's tile itself (256 rows of C x 32 of
+the reduction, K-major), read through a matrix descriptor with the 128-byte swizzle (16-byte chunk ``c``
+of row ``r`` stored at chunk ``c ^ (r % 8)``: both the copies in and the fragment reads are free of bank
+conflicts).  B's tile swizzles its 16-byte chunks by ``2 * (k % 4)`` for the same reason.
+
+Per 32-deep step: ``cp.async`` copies (16 bytes; 4 when a base pointer is not 16-byte aligned; zero outside
+the matrix) run ``PREFETCH`` steps ahead through ``STAGES`` buffers, each warpgroup issues four
+``m64n256k8`` and keeps one step's group in flight while the next is staged.  The operands are not rounded
+to TF32 (the tensor cores drop the low mantissa bits): within ``TF32_REL_TOL``.  A block computes a 256 x 128
+tile of one batch index; each thread then runs, for each of its 128 elements, the fused init store,
+``C[x] += acc`` and the fused epilogue, as the ``mma.sync`` tile does.
+
+GEMM 4096^3 on an H100: 270 TFLOP/s, 0.67 of cuBLAS TF32 (the 128 x 128 ``mma.sync`` tile: 84).
+Accumulator layout (``m64nNk8``, per warp ``w`` of a warpgroup, ``g = lane / 4``, ``t = lane % 4``):
+``d[4 i + 2 h + c]`` is row ``16 w + g + 8 h`` (a column of C), column ``8 i + 2 t + c`` (a row of C).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lower.cuda.gemm_tile import RESERVED, _parts
+from lower.ir import Bin, For, IntImm, Load, perfect_nest
+from rewrite.ir.errors import CodegenError
+
+BM, BN, BK = 256, 128, 32
+THREADS = 256
+STAGES, PREFETCH = 4, 2  # a step's group stays in flight, so a buffer is refilled two steps after its use
+STAGE_FLOATS = BM * BK + BK * BN
+SMEM_BYTES = STAGES * STAGE_FLOATS * 4 + 1024  # + alignment of the swizzled tiles to 1024 bytes
+NACC = BM * BN // THREADS
+
+
+def emit_wgmma_tile(fe: Any, nest_top: For) -> tuple[int, int, int]:
+    """Emit the body of the ``__global__`` function; returns (grid, block, dynamic shared memory bytes)."""
+    kname = fe.k.name
+    full = perfect_nest(nest_top)
+    ncoords = next(i + 1 for i, lp in enumerate(full) if not isinstance(lp.body, For))
+    coords, kl, upd, pre, post = _parts(kname, nest_top, ncoords)
+    ext = [lp.extent.value for lp in coords if isinstance(lp.extent, IntImm)]
+    if len(coords) < 2 or len(ext) != len(coords) or not isinstance(kl.extent, IntImm):
+        raise CodegenError(f"kernel {kname}: a wgmma tile needs constant (batch.., i, j) and k extents")
+    M, N, K = ext[-2], ext[-1], kl.extent.value
+    v = upd.value
+    assert isinstance(v, Bin) and isinstance(v.b, Bin)
+    a_e, b_e = v.b.a, v.b.b
+    iv, jv, kv = coords[-2].var.name, coords[-1].var.name, kl.var.name
+    if not isinstance(b_e, Load) or b_e.idx[-1] != coords[-1].var:
+        a_e, b_e = b_e, a_e
+    if not (isinstance(a_e, Load) and isinstance(b_e, Load)):  # the schedule step checked plain_operands
+        raise CodegenError(f"kernel {kname}: a wgmma tile loads both operands")
+    mt, nt = math.ceil(M / BM), math.ceil(N / BN)
+    grid = mt * nt * math.prod(ext[:-2])
+    e = fe.emit
+    fe.mod.need("wgmma_tf32")
+    fe.used_idents.update(RESERVED | set("smem load step ar al base desc kt KT nb d s n k u ok kc nc As Bs".split()))
+    small = grid < 2**31 and all(math.prod(p.shape) < 2**31 for p in fe.k.params)
+    ix = "int" if small else "long long"
+    e("extern __shared__ float eqsat_smem_raw[];")
+    e("float* const smem = (float*)(((unsigned long long)eqsat_smem_raw + 1023) & ~1023ull);")
+    e("const int tid = threadIdx.x, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;")
+    e(f"const int nb = (tid >> 7) * 64 + warp * 16;  // this warp's 16 columns of the {BN}-wide tile")
+    e(f"{ix} bid = blockIdx.x;")
+    e(f"const {ix} tn = bid % {nt}; bid /= {nt};")
+    e(f"const {ix} tm = bid % {mt}; bid /= {mt};")
+    for lp, n in reversed(list(zip(coords[:-2], ext[:-2], strict=True))):
+        name = fe.fresh(lp.var.name, "")
+        e(f"const {ix} {name} = bid % {n}; bid /= {n};")
+        fe.env[lp.var.name], fe.ranges[lp.var.name] = name, (0, n - 1)
+    e(f"const {ix} m0 = tm * {BM}, n0 = tn * {BN};")
+    i_id, j_id, k_id = fe.fresh(iv, ""), fe.fresh(jv, ""), fe.fresh(kv, "")
+
+    def src(op: Load, row_var: str, row_id: str, row_n: int, col_var: str, col_id: str, col_n: int) -> str:
+        """``&op[row, col]`` for the loop IR's index expressions, with the row and column bound."""
+        fe.env[row_var], fe.ranges[row_var] = row_id, (0, row_n - 1)
+        fe.env[col_var], fe.ranges[col_var] = col_id, (0, col_n - 1)
+        out = "&" + fe.address(op.buf, op.idx)
+        del fe.env[row_var], fe.env[col_var]
+        return out
+
+    pa, pb = fe.ptrs[a_e.buf.name], fe.ptrs[b_e.buf.name]
+    e(f"const bool al = (((unsigned long long){pa} | (unsigned long long){pb}) & 15) == 0;")
+    e(f"float d[{NACC}];")
+    e("#pragma unroll")
+    e(f"for (int q = 0; q < {NACC}; ++q) d[q] = 0.0f;")
+    # the copy of step kt into buffer s: A's rows (m, 8 chunks of 4 k), B's rows (k, 32 chunks of 4 j)
+    e("auto load = [&](int s, int kt) {")
+    fe.depth += 1
+    e(f"float* As = smem + s * {STAGE_FLOATS}; float* Bs = As + {BM * BK};")
+    e(f"const {ix} k0 = ({ix})kt * {BK};")
+    e("#pragma unroll")
+    e(f"for (int r = 0; r < {BM * BK // 4 // THREADS}; ++r) {{")
+    fe.depth += 1
+    e(f"const int c = tid + r * {THREADS}, mm = c >> 3, kc = c & 7;")
+    e(f"const {ix} {i_id} = m0 + mm, {k_id} = k0 + kc * 4;")
+    e(f"const bool ok = {i_id} < {M} && {k_id} < {K};")
+    e(f"const float* p = ok ? {src(a_e, iv, i_id, M, kv, k_id, K)} : {pa};")
+    e("float* q = As + mm * 32 + ((kc ^ (mm & 7)) << 2);")
+    e("if (al) eqsat_cp16(q, p, ok); else for (int u = 0; u < 4; ++u) eqsat_cp4(q + u, p + u, ok);")
+    fe.depth -= 1
+    e("}")
+    e("#pragma unroll")
+    e(f"for (int r = 0; r < {BK * BN // 4 // THREADS}; ++r) {{")
+    fe.depth += 1
+    e(f"const int c = tid + r * {THREADS}, kk = c >> 5, nc = c & 31;")
+    e(f"const {ix} {k_id} = k0 + kk, {j_id} = n0 + nc * 4;")
+    e(f"const bool ok = {k_id} < {K} && {j_id} < {N};")
+    e(f"const float* p = ok ? {src(b_e, kv, k_id, K, jv, j_id, N)} : {pb};")
+    e(f"float* q = Bs + kk * {BN} + ((nc ^ ((kk & 3) << 1)) << 2);")
+    e("if (al) eqsat_cp16(q, p, ok); else for (int u = 0; u < 4; ++u) eqsat_cp4(q + u, p + u, ok);")
+    fe.depth -= 1
+    e("}")
+    fe.depth -= 1
+    e("};")
+    ksteps = math.ceil(K / BK)
+    e(f"const int KT = {ksteps};")
+    e("#pragma unroll")
+    e(f"for (int s = 0; s < {PREFETCH}; ++s) {{")
+    e("  if (s < KT) load(s, s);")
+    e('  asm volatile("cp.async.commit_group;");')
+    e("}")
+    # one step: wait for its copy, refill the buffer used two steps ago, its fragments of B, four wgmma
+    e("unsigned ar[2][4][4];")
+    e("auto step = [&](int kt, unsigned (&a)[4][4]) {")
+    fe.depth += 1
+    e(f'asm volatile("cp.async.wait_group {PREFETCH - 1};" ::: "memory");')
+    e('asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the copies, seen by the tensor cores')
+    e("__syncthreads();")
+    e(f"if (kt + {PREFETCH} < KT) load((kt + {PREFETCH}) % {STAGES}, kt + {PREFETCH});")
+    e('asm volatile("cp.async.commit_group;");')
+    e(f"const float* As = smem + (kt % {STAGES}) * {STAGE_FLOATS}; const float* Bs = As + {BM * BK};")
+    e("#pragma unroll")
+    e("for (int s = 0; s < 4; ++s)")
+    e("  #pragma unroll")
+    e("  for (int h = 0; h < 2; ++h) {")
+    e("    const int n = nb + g + 8 * h, nc = ((n >> 2) ^ (t << 1)) << 2, k = s * 8 + t;")
+    e(f"    a[s][h] = __float_as_uint(Bs[k * {BN} + nc + (n & 3)]);")
+    e(f"    a[s][h + 2] = __float_as_uint(Bs[(k + 4) * {BN} + nc + (n & 3)]);")
+    e("  }")
+    e("const unsigned base = (unsigned)__cvta_generic_to_shared(As);")
+    e("#pragma unroll")
+    e(f'for (int q = 0; q < {NACC}; ++q) asm volatile("" : "+f"(d[q]) :: "memory");')
+    e('asm volatile("wgmma.fence.sync.aligned;" ::: "memory");')
+    e("#pragma unroll")
+    e("for (int s = 0; s < 4; ++s) {")
+    e("  // K-major, 128-byte swizzle, 8-row groups 1024 bytes apart; each 8-deep slice 32 bytes further")
+    e("  const unsigned long long desc = (unsigned long long)(((base + s * 32) & 0x3FFFF) >> 4)")
+    e("      | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);")
+    e("  eqsat_wgmma256(d, a[s], desc);")
+    e("}")
+    e('asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");')
+    e("#pragma unroll")
+    e(f'for (int q = 0; q < {NACC}; ++q) asm volatile("" : "+f"(d[q]) :: "memory");')
+    e('asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");')
+    fe.depth -= 1
+    e("};")
+    e("int kt = 0;")
+    e("#pragma unroll 1")
+    e("for (; kt + 1 < KT; kt += 2) { step(kt, ar[0]); step(kt + 1, ar[1]); }")
+    e("if (kt < KT) step(kt, ar[0]);")
+    e('asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");')
+    # each owned element: fused init, C += acc, fused epilogue
+    e("#pragma unroll")
+    e(f"for (int q = 0; q < {NACC}; ++q) {{")
+    e(f"  const {ix} {i_id} = m0 + 8 * (q >> 2) + 2 * t + (q & 1), {j_id} = n0 + nb + g + 8 * ((q >> 1) & 1);")
+    fe.depth += 1
+    e(f"if ({i_id} < {M} && {j_id} < {N}) {{")
+    fe.env[iv], fe.ranges[iv] = i_id, (0, M - 1)
+    fe.env[jv], fe.ranges[jv] = j_id, (0, N - 1)
+    fe.depth += 1
+    for s in pre:
+        fe.stmt(s)
+    addr = fe.address(upd.buf, upd.idx)
+    e(f"{addr} = {addr} + d[q];")
+    for s in post:
+        fe.stmt(s)
+    fe.depth -= 1
+    e("}")
+    fe.depth -= 1
+    e("}")
+    return grid, THREADS, SMEM_BYTES
+
+
+__all__ = ["SMEM_BYTES", "emit_wgmma_tile"]
