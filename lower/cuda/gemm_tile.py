@@ -33,7 +33,8 @@ RESERVED = set("tid bid tn tm m0 n0 As Bs acc q k0 r el mm kk nn val warp lane g
 RESERVED |= set("a b mi ni c ty tx av bv p f h c2 ks kb ke kn ra rb".split())
 
 
-def _parts(k_name: str, nest_top: For, ncoords: int) -> tuple[list[For], For, Store, list[Stmt], list[Stmt]]:
+def tile_parts(k_name: str, nest_top: For, ncoords: int) -> tuple[list[For], For, Store, list[Stmt], list[Stmt]]:
+    """The nest's (batch.., i, j) loops, its reduction loop and update, the fused stores before and after."""
     nest = perfect_nest(nest_top)[:ncoords]
     body = nest[-1].body
     stmts = list(body.stmts) if isinstance(body, Seq) else [body]
@@ -55,7 +56,7 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     # coordinates: the loops down to the one whose body holds the reduction loop
     # (split: the nest is exactly (batch.., i, j, k) around the update, with no fused stores)
     ncoords = len(full) - 1 if splits > 1 else next(i + 1 for i, lp in enumerate(full) if not isinstance(lp.body, For))
-    coords, kl, upd, pre, post = _parts(kname, nest_top, ncoords)
+    coords, kl, upd, pre, post = tile_parts(kname, nest_top, ncoords)
     if len(coords) < 2 or any(not isinstance(lp.extent, IntImm) for lp in [*coords, kl]):
         raise CodegenError(f"kernel {kname}: a gemm_tile needs constant (batch.., i, j) and k extents")
     ext = [lp.extent.value for lp in coords if isinstance(lp.extent, IntImm)]
@@ -247,4 +248,4 @@ def is_tile(s: Stmt) -> tuple[Intrinsic, For] | None:
     return None
 
 
-__all__ = ["emit_gemm_tile", "is_tile"]
+__all__ = ["RESERVED", "emit_gemm_tile", "is_tile", "tile_parts"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lower.cuda.gemm_tile import RESERVED, _parts
+from lower.cuda.gemm_tile import RESERVED, tile_parts
 from lower.ir import Bin, For, IntImm, Load, perfect_nest
 from rewrite.ir.errors import CodegenError
 
@@ -41,7 +41,7 @@ def emit_wgmma_tile(fe: Any, nest_top: For) -> tuple[int, int, int]:
     kname = fe.k.name
     full = perfect_nest(nest_top)
     ncoords = next(i + 1 for i, lp in enumerate(full) if not isinstance(lp.body, For))
-    coords, kl, upd, pre, post = _parts(kname, nest_top, ncoords)
+    coords, kl, upd, pre, post = tile_parts(kname, nest_top, ncoords)
     ext = [lp.extent.value for lp in coords if isinstance(lp.extent, IntImm)]
     if len(coords) < 2 or len(ext) != len(coords) or not isinstance(kl.extent, IntImm):
         raise CodegenError(f"kernel {kname}: a wgmma tile needs constant (batch.., i, j) and k extents")

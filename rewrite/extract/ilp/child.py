@@ -16,7 +16,6 @@ sent to stderr): ``("incumbent", objective, x)``, ``("bound", bound)``, then ``(
 
 from __future__ import annotations
 
-import math
 import os
 import pickle
 import queue
@@ -150,7 +149,7 @@ def _child_main() -> None:
             job.rel_gap,
             job.verbose,
             on_incumbent=lambda obj, x: send("incumbent", obj, x),
-            on_bound=lambda b: send("bound", b) if math.isfinite(b) else None,
+            on_bound=lambda b: send("bound", b),
         )
     send("done", answer)
     channel.close()
