@@ -218,25 +218,38 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
         e("#pragma unroll")
         e(f"for (int q = 0; q < {nacc}; ++q) {{")
         e(f"  const {ix} {i_id} = m0 + ty + 8 * (q >> 2), {j_id} = n0 + tx + 16 * (q & 3);")
+    owned_element(fe, (iv, i_id, M), (jv, j_id, N), pre, upd, post, "acc[q]", atomic=splits > 1)
+    return grid, threads
+
+
+def owned_element(
+    fe: Any,
+    row: tuple[str, str, int],
+    col: tuple[str, str, int],
+    pre: list[Stmt],
+    upd: Store,
+    post: list[Stmt],
+    acc: str,
+    atomic: bool = False,
+) -> None:
+    """Inside a tile's per-element loop (opened by the caller): for the element at (``row``, ``col``), each
+    ``(IR loop var, C identifier, extent)``, when inside the matrix, the fused init, ``C[x] += acc`` (an atomic
+    add for split reductions) and the fused epilogue; then closes the loop."""
     fe.depth += 1
-    e(f"if ({i_id} < {M} && {j_id} < {N}) {{")
-    fe.env[iv], fe.ranges[iv] = i_id, (0, M - 1)
-    fe.env[jv], fe.ranges[jv] = j_id, (0, N - 1)
+    fe.emit(f"if ({row[1]} < {row[2]} && {col[1]} < {col[2]}) {{")
+    for var, ident, n in (row, col):
+        fe.env[var], fe.ranges[var] = ident, (0, n - 1)
     fe.depth += 1
     for s in pre:
         fe.stmt(s)
     addr = fe.address(upd.buf, upd.idx)
-    if splits > 1:
-        e(f"atomicAdd(&{addr}, acc[q]);")
-    else:
-        e(f"{addr} = {addr} + acc[q];")
+    fe.emit(f"atomicAdd(&{addr}, {acc});" if atomic else f"{addr} = {addr} + {acc};")
     for s in post:
         fe.stmt(s)
     fe.depth -= 1
-    e("}")
+    fe.emit("}")
     fe.depth -= 1
-    e("}")
-    return grid, threads
+    fe.emit("}")
 
 
 def is_tile(s: Stmt) -> tuple[Intrinsic, For] | None:
@@ -248,4 +261,4 @@ def is_tile(s: Stmt) -> tuple[Intrinsic, For] | None:
     return None
 
 
-__all__ = ["RESERVED", "emit_gemm_tile", "is_tile", "tile_parts"]
+__all__ = ["RESERVED", "emit_gemm_tile", "is_tile", "owned_element", "tile_parts"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lower.cuda.gemm_tile import RESERVED, tile_parts
+from lower.cuda.gemm_tile import RESERVED, owned_element, tile_parts
 from lower.ir import Bin, For, IntImm, Load, perfect_nest
 from rewrite.ir.errors import CodegenError
 
@@ -168,21 +168,7 @@ def emit_wgmma_tile(fe: Any, nest_top: For) -> tuple[int, int, int]:
     e("#pragma unroll")
     e(f"for (int q = 0; q < {NACC}; ++q) {{")
     e(f"  const {ix} {i_id} = m0 + 8 * (q >> 2) + 2 * t + (q & 1), {j_id} = n0 + nb + g + 8 * ((q >> 1) & 1);")
-    fe.depth += 1
-    e(f"if ({i_id} < {M} && {j_id} < {N}) {{")
-    fe.env[iv], fe.ranges[iv] = i_id, (0, M - 1)
-    fe.env[jv], fe.ranges[jv] = j_id, (0, N - 1)
-    fe.depth += 1
-    for s in pre:
-        fe.stmt(s)
-    addr = fe.address(upd.buf, upd.idx)
-    e(f"{addr} = {addr} + d[q];")
-    for s in post:
-        fe.stmt(s)
-    fe.depth -= 1
-    e("}")
-    fe.depth -= 1
-    e("}")
+    owned_element(fe, (iv, i_id, M), (jv, j_id, N), pre, upd, post, "d[q]")
     return grid, THREADS, SMEM_BYTES
 
 
