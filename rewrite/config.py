@@ -110,7 +110,9 @@ CUDA_GRAPH = _declare(
     "1",
     "CUDA: replay a compiled graph's launches as one captured CUDA graph (one per set of input/output addresses)",
 )
-PACK_A = _declare("EQSAT_PACK_A", "bool", "0", "pack a GEMM's A operand even when it can be read in place")
+PACK_A = _declare(
+    "EQSAT_PACK_A", "bool", "1", "pack a GEMM's A operand into k-major panels (0: read a row-major A in place)"
+)
 TRACE = _declare("EQSAT_TRACE", "bool", "0", "print each saturation iteration's rule matches (like optimize -v)")
 UPDATE_SNAPSHOTS = _declare(
     "EQSAT_UPDATE_SNAPSHOTS", "bool", "0", "tests: rewrite the code-generation snapshots instead of comparing"

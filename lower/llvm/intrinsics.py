@@ -5,12 +5,17 @@ statement and emits a call (defining the routine in the module once).
 
 ``gemm_MRxNR``: ``C[m x n] += A[m x kc] * B[kc x NR]`` for ``m <= MR``,
 ``n <= NR``; A row-major with leading dimension ``lda`` (unit stride along k),
-B a packed panel (``NR`` contiguous floats per k, zero padded), C row-major
-with ``ldc``.  The MR x NR accumulator block lives in ``MR * NR / W``
-vector registers of ``W`` lanes (the target's vector width: 16, zmm, with
-AVX-512); each k step loads NR/W vectors of B, broadcasts MR values of A and
-issues MR * NR / W FMAs.  One specialised body per row count m (chosen by a
-switch), and a lane mask for n < NR on the C loads/stores only.
+or, for ``gemmt_MRxNR``, column-major (unit stride along i, ``lda`` along k):
+a packed A panel, whose MR values one k step broadcasts sit in one cache
+line behind one pointer (row-major A needs MR pointers, and with a 4 KiB
+row pitch its rows alias in L1); B a packed panel (``NR`` contiguous floats
+per k, zero padded), C row-major with ``ldc``.  The MR x NR accumulator
+block lives in ``MR * NR / W`` vector registers of ``W`` lanes (the target's
+vector width: 16, zmm, with AVX-512), starting from zero; each k step loads
+NR/W vectors of B, broadcasts MR values of A and issues MR * NR / W FMAs;
+after the loop the tile is added into C, whose lines were prefetched at
+entry.  One specialised body per row count m (chosen by a switch), and a
+lane mask for n < NR on the C loads/stores only.
 
     >>> "@llvm.fma.v16f32(" in library_module(8, 32, 16)
     True
@@ -22,14 +27,41 @@ from collections.abc import Callable
 from typing import Any
 
 from lower.ir import Intrinsic
-from lower.llvm.tables import vector_decls
+from lower.llvm.tables import DECLS, vector_decls
 from rewrite.ir.errors import CodegenError
 
 
-def _rows_body(mr: int, nr: int, rows: int, W: int) -> str:
+def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str) -> None:
+    """One k step ``%k``: load NR/W vectors of B, broadcast ``rows`` values of A, FMA ``%acc{r}_{q}`` into
+    ``%nacc{r}_{q}``."""
     VF = f"<{W} x float>"
     h = nr // W
-    name = f"eqsat_gemm_{mr}x{nr}_m{rows}"
+    L.append(f"  %bo = mul i64 %k, {nr}")
+    for q in range(h):
+        L.append(f"  %bo{q} = add i64 %bo, {q * W}")
+        L.append(f"  %bp{q} = getelementptr float, ptr %B, i64 %bo{q}")
+        L.append(f"  %b{q} = load {VF}, ptr %bp{q}, align 4")
+    if kind == "gemmt":  # k step k starts k * lda floats in, its rows are adjacent
+        L.append("  %ak = mul i64 %k, %lda")
+        L.append("  %acol = getelementptr float, ptr %A, i64 %ak")
+    for r in range(rows):
+        if kind == "gemmt":
+            L.append(f"  %ap{r} = getelementptr float, ptr %acol, i64 {r}")
+        else:
+            L.append(f"  %ap{r} = getelementptr float, ptr %ar{r}, i64 %k")
+        L.append(f"  %a{r} = load float, ptr %ap{r}, align 4")
+        L.append(f"  %av{r} = insertelement {VF} poison, float %a{r}, i64 0")
+        L.append(f"  %as{r} = shufflevector {VF} %av{r}, {VF} poison, <{W} x i32> zeroinitializer")
+        for q in range(h):
+            L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v{W}f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
+
+
+def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str = "gemm") -> str:
+    """The body for exactly ``rows`` rows: accumulate from zero in registers over the k loop, then add the
+    tile into C (whose lines were prefetched at entry, so the loop never waits on a C miss)."""
+    VF = f"<{W} x float>"
+    h = nr // W
+    name = f"eqsat_{kind}_{mr}x{nr}_m{rows}"
     L = [
         f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, "
         f"i64 %kc, i64 %n) nounwind {{",
@@ -40,60 +72,53 @@ def _rows_body(mr: int, nr: int, rows: int, W: int) -> str:
     for q in range(h):
         lanes = ", ".join(f"i64 {q * W + t}" for t in range(W))
         L.append(f"  %mask{q} = icmp slt <{W} x i64> <{lanes}>, %ns")
+    tiles = [(r, q) for r in range(rows) for q in range(h)]
     for r in range(rows):
-        L.append(f"  %ro{r} = mul i64 %lda, {r}")
-        L.append(f"  %ar{r} = getelementptr float, ptr %A, i64 %ro{r}")
+        if kind == "gemm":  # row r starts lda floats after row r - 1
+            L.append(f"  %ro{r} = mul i64 %lda, {r}")
+            L.append(f"  %ar{r} = getelementptr float, ptr %A, i64 %ro{r}")
         L.append(f"  %co{r} = mul i64 %ldc, {r}")
         for q in range(h):
             L.append(f"  %cx{r}_{q} = add i64 %co{r}, {q * W}")
             L.append(f"  %cp{r}_{q} = getelementptr float, ptr %C, i64 %cx{r}_{q}")
-            L.append(
-                f"  %c{r}_{q} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %cp{r}_{q}, i32 4, "
-                f"<{W} x i1> %mask{q}, {VF} zeroinitializer)"
-            )
+            # a C tile read before the loop stalled it on up to 2 * MR cache misses (prefetches never fault)
+            L.append(f"  call void @llvm.prefetch.p0(ptr %cp{r}_{q}, i32 1, i32 3, i32 1)")
     L.append("  %any = icmp sgt i64 %kc, 0")
     L.append("  br i1 %any, label %loop, label %done")
     L.append("loop:")
     L.append("  %k = phi i64 [ 0, %entry ], [ %k1, %loop ]")
-    for r in range(rows):
-        for q in range(h):
-            L.append(f"  %acc{r}_{q} = phi {VF} [ %c{r}_{q}, %entry ], [ %nacc{r}_{q}, %loop ]")
-    L.append(f"  %bo = mul i64 %k, {nr}")
-    for q in range(h):
-        L.append(f"  %bo{q} = add i64 %bo, {q * W}")
-        L.append(f"  %bp{q} = getelementptr float, ptr %B, i64 %bo{q}")
-        L.append(f"  %b{q} = load {VF}, ptr %bp{q}, align 4")
-    for r in range(rows):
-        L.append(f"  %ap{r} = getelementptr float, ptr %ar{r}, i64 %k")
-        L.append(f"  %a{r} = load float, ptr %ap{r}, align 4")
-        L.append(f"  %av{r} = insertelement {VF} poison, float %a{r}, i64 0")
-        L.append(f"  %as{r} = shufflevector {VF} %av{r}, {VF} poison, <{W} x i32> zeroinitializer")
-        for q in range(h):
-            L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v{W}f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
+    for r, q in tiles:
+        L.append(f"  %acc{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, %loop ]")
+    _k_step(L, rows, nr, W, kind)
     L.append("  %k1 = add nuw nsw i64 %k, 1")
     L.append("  %more = icmp slt i64 %k1, %kc")
     L.append("  br i1 %more, label %loop, label %done")
     L.append("done:")
-    for r in range(rows):
-        for q in range(h):
-            L.append(f"  %f{r}_{q} = phi {VF} [ %c{r}_{q}, %entry ], [ %nacc{r}_{q}, %loop ]")
-    for r in range(rows):
-        for q in range(h):
-            L.append(
-                f"  call void @llvm.masked.store.v{W}f32.p0({VF} %f{r}_{q}, ptr %cp{r}_{q}, i32 4, <{W} x i1> %mask{q})"
-            )
+    for r, q in tiles:
+        L.append(f"  %f{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, %loop ]")
+    for r, q in tiles:
+        L.append(
+            f"  %c{r}_{q} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %cp{r}_{q}, i32 4, "
+            f"<{W} x i1> %mask{q}, {VF} zeroinitializer)"
+        )
+        L.append(f"  %s{r}_{q} = fadd {VF} %c{r}_{q}, %f{r}_{q}")
+        L.append(
+            f"  call void @llvm.masked.store.v{W}f32.p0({VF} %s{r}_{q}, ptr %cp{r}_{q}, i32 4, <{W} x i1> %mask{q})"
+        )
     L.append("  ret void")
     L.append("}")
     return "\n".join(L)
 
 
-def gemm_routine(mr: int, nr: int, width: int) -> str:
-    """``eqsat_gemm_MRxNR(A, lda, B, C, ldc, kc, m, n)``: a switch over m to one body per row count."""
+def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm") -> str:
+    """``eqsat_KIND_MRxNR(A, lda, B, C, ldc, kc, m, n)``: a switch over m to one body per row count."""
     if width < 1 or nr % width:
         raise CodegenError(f"NR={nr} must be a multiple of the vector width {width}")
-    parts = [_rows_body(mr, nr, r, width) for r in range(1, mr + 1)]
+    if kind not in KINDS:
+        raise CodegenError(f"no GEMM micro-kernel of kind {kind!r} (known: {', '.join(KINDS)})")
+    parts = [_rows_body(mr, nr, r, width, kind) for r in range(1, mr + 1)]
     L = [
-        f"define internal void @eqsat_gemm_{mr}x{nr}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
+        f"define internal void @eqsat_{kind}_{mr}x{nr}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
         f"i64 %m, i64 %n) nounwind {{",
         "entry:",
         "  switch i64 %m, label %out [ " + " ".join(f"i64 {r}, label %m{r}" for r in range(1, mr + 1)) + " ]",
@@ -101,19 +126,19 @@ def gemm_routine(mr: int, nr: int, width: int) -> str:
     for r in range(1, mr + 1):
         L += [
             f"m{r}:",
-            f"  call void @eqsat_gemm_{mr}x{nr}_m{r}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n)",
+            f"  call void @eqsat_{kind}_{mr}x{nr}_m{r}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n)",
             "  br label %out",
         ]
     L += ["out:", "  ret void", "}"]
     return "\n\n".join([*parts, "\n".join(L)])
 
 
-def library_module(mr: int, nr: int, width: int) -> str:
-    """The micro-kernel for ``width``-lane vectors as a stand-alone module exporting ``eqsat_gemm_MRxNR``
+def library_module(mr: int, nr: int, width: int, kind: str = "gemm") -> str:
+    """The micro-kernel for ``width``-lane vectors as a stand-alone module exporting ``eqsat_KIND_MRxNR``
     (compiled once per target, cached)."""
-    decls = list(vector_decls(width).values())
-    body = gemm_routine(mr, nr, width).replace(
-        f"define internal void @eqsat_gemm_{mr}x{nr}(", f"define void @eqsat_gemm_{mr}x{nr}("
+    decls = [*vector_decls(width).values(), DECLS["llvm.prefetch.p0"]]
+    body = gemm_routine(mr, nr, width, kind).replace(
+        f"define internal void @eqsat_{kind}_{mr}x{nr}(", f"define void @eqsat_{kind}_{mr}x{nr}("
     )
     return "\n\n".join([*decls, body]) + "\n"
 
@@ -121,8 +146,9 @@ def library_module(mr: int, nr: int, width: int) -> str:
 def emit_gemm(fe: Any, s: Intrinsic) -> None:
     """Call the micro-kernel (``fe`` is the codegen's ``FunctionEmitter``; its module knows the target)."""
     A, a_off, lda, B, b_off, C, c_off, ldc, kc, m, n = s.args
-    mr, nr = (int(x) for x in s.name.split("_")[1].split("x"))
-    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width)
+    kind, shape = s.name.split("_")
+    mr, nr = (int(x) for x in shape.split("x"))
+    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind)
     fe.mod.define(s.name, lambda: f"declare void @eqsat_{s.name}(ptr, i64, ptr, ptr, i64, i64, i64, i64)")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
@@ -132,6 +158,8 @@ def emit_gemm(fe: Any, s: Intrinsic) -> None:
     )
 
 
+KINDS = ("gemm", "gemmt")  # A row-major (unit stride along k) / column-major (unit stride along i)
+
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
-    f"gemm_{mr}x{nr}": emit_gemm for mr in range(1, 17) for nr in (16, 32, 48, 64)
+    f"{kind}_{mr}x{nr}": emit_gemm for kind in KINDS for mr in range(1, 17) for nr in (16, 32, 48, 64)
 }

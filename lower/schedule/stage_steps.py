@@ -431,7 +431,8 @@ class Tensorize(Step):
 
     The nest must be exactly three perfectly nested loops around one
     ``C[x] = C[x] + A * B`` store, with extents at most (MR, NR, any); C and A
-    must be affine in them with unit stride along j (C) and k (A); B must be a
+    must be affine in them with unit stride along j (C) and along k or i (A:
+    ``gemm_`` reads rows, ``gemmt_`` columns, e.g. a packed A panel); B must be a
     packed panel (unit stride along j, stride NR along k, padded to NR lanes).
     """
 
@@ -488,27 +489,28 @@ class Tensorize(Step):
             raise ScheduleError(f"{step}: C must have unit stride along {jv}, none along {kv} (got {cf})")
         ldc = cf.get(iv, 0)
         A = B = None
+        kind, lda = "gemm", 0
         for x, y in ((v.b.a, v.b.b), (v.b.b, v.b.a)):
             xf, yf = form(x.buf, x.idx), form(y.buf, y.idx)
-            if (
-                yf[0].get(jv) == 1
-                and yf[0].get(kv) == self.nr
-                and yf[0].get(iv, 0) == 0
-                and xf[0].get(kv) == 1
-                and xf[0].get(jv, 0) == 0
-            ):
-                A, af, B, bf = x, xf, y, yf
+            if not (yf[0].get(jv) == 1 and yf[0].get(kv) == self.nr and yf[0].get(iv, 0) == 0):
+                continue
+            if xf[0].get(jv, 0) != 0:
+                continue
+            if xf[0].get(kv) == 1:  # A row-major: rows lda apart
+                A, af, B, bf, kind, lda = x, xf, y, yf, "gemm", xf[0].get(iv, 0)
+                break
+            if xf[0].get(iv) == 1 and xf[0].get(kv, 0) >= 1:  # A column-major (a packed A panel): k steps lda apart
+                A, af, B, bf, kind, lda = x, xf, y, yf, "gemmt", xf[0][kv]
                 break
         if A is None or B is None:
             raise ScheduleError(
-                f"{step}: need A with unit stride along {kv} and a packed B panel "
+                f"{step}: need A with unit stride along {kv} or along {iv}, and a packed B panel "
                 f"(unit stride along {jv}, stride {self.nr} along {kv})"
             )
         if B.buf.shape[-1] != self.nr or B.buf.strides is not None:
             raise ScheduleError(f"{step}: B ({B.buf.name}) must be a packed panel buffer with {self.nr} lanes")
-        lda = af[0].get(iv, 0)
         intr = Intrinsic(
-            f"gemm_{self.mr}x{self.nr}",
+            f"{kind}_{self.mr}x{self.nr}",
             (A.buf, af[1], IntImm(lda), B.buf, bf[1], C, coff, IntImm(ldc), L3.extent, L1.extent, L2.extent),
             reads=(A.buf, B.buf, C),
             writes=(C,),

@@ -12,6 +12,7 @@ import torch
 from lower_testutil import check_graph
 
 from lower import parse_target
+from lower.ir import Intrinsic, walk_stmt
 from lower.schedule import Tensorize
 from lower.schedule.recipes import SHORT_TILE, gemm_blocking, gemm_rows
 from rewrite.ir.builder import GraphBuilder
@@ -19,6 +20,11 @@ from rewrite.ir.builder import GraphBuilder
 
 def _tiles(cg) -> list[tuple[int, int]]:
     return [(s.mr, s.nr) for bk in cg.built if bk.schedule for s in bk.schedule.steps if isinstance(s, Tensorize)]
+
+
+def _kinds(cg) -> set[str]:
+    """The micro-kernels the kernels call: ``gemm`` (row-major A read in place) or ``gemmt`` (packed A)."""
+    return {x.name.split("_")[0] for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)}
 
 
 def _targets():
@@ -52,6 +58,17 @@ def test_odd_shapes_match_torch(tname, m, k, n, const_b):
     target = TARGETS[tname]
     cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=target)
     assert _tiles(cg) == [(gemm_rows(m, target), target.nr)]
+    # A packed into k-major panels by default (one row: the panel is a row, read by the row-major kernel)
+    assert _kinds(cg) == {"gemmt" if m > 1 else "gemm"}
+
+
+@pytest.mark.parametrize("tname", sorted(TARGETS))
+@pytest.mark.parametrize("m,k,n,const_b", [(37, 300, 75, True), (64, 261, 97, False)])
+def test_row_major_a_read_in_place_matches_torch(monkeypatch, tname, m, k, n, const_b):
+    """EQSAT_PACK_A=0: a unit-stride A is read in place by the row-major micro-kernel."""
+    monkeypatch.setenv("EQSAT_PACK_A", "0")
+    cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=TARGETS[tname])
+    assert _kinds(cg) == {"gemm"}
 
 
 @pytest.mark.parametrize("tname", sorted(TARGETS))
