@@ -111,8 +111,9 @@ def test_backtracking_result_renders_without_an_egraph(tmp_path):
     assert html.count('class="node removed"') == 1
 
 
-def _on_a_terminal(argv: list[str], cwd: str) -> tuple[int, str]:
-    """Run ``eqsat ARGV`` with stderr on a pseudo-terminal; its exit code and everything it drew there."""
+def _on_terminals(argvs: list[list[str]], cwd: str) -> list[tuple[int, str]]:
+    """Run ``eqsat ARGV`` for each of ``argvs`` at once, stderr on a pseudo-terminal each; their exit codes
+    and everything each drew there (concurrently: each run is mostly a Python start-up and torch import)."""
     import fcntl
     import os
     import pty
@@ -121,23 +122,29 @@ def _on_a_terminal(argv: list[str], cwd: str) -> tuple[int, str]:
     import sys
     import termios
 
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal has a width
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rewrite.cli", *argv], cwd=cwd, stdout=subprocess.DEVNULL, stderr=follower
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # the child closed its end
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
-    return proc.wait(timeout=120), b"".join(chunks).decode(errors="replace")
+    started = []
+    for argv in argvs:
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal has a width
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rewrite.cli", *argv], cwd=cwd, stdout=subprocess.DEVNULL, stderr=follower
+        )
+        os.close(follower)
+        started.append((proc, leader))
+    out = []
+    for proc, leader in started:  # a child whose terminal buffer fills waits until it is read here: no deadlock
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the child closed its end
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(leader)
+        out.append((proc.wait(timeout=120), b"".join(chunks).decode(errors="replace")))
+    return out
 
 
 def test_progress_bars_show_every_stage_on_a_terminal(tmp_path):
@@ -152,15 +159,14 @@ def test_progress_bars_show_every_stage_on_a_terminal(tmp_path):
     save(_double_relu(), exact)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     args = ["optimize", str(plain), "--rules", "algebra", "--run", "llvm", "--repeats", "1"]
-    rc, drawn = _on_a_terminal(args, root)
+    exact_args = ["optimize", str(exact), "--rules", "algebra", "--extractor", "greedy"]
+    quiet = [*exact_args, "--quiet"]  # accepted after the command too
+    (rc, drawn), (rc2, drawn2), (rc3, drawn3) = _on_terminals([args, exact_args, quiet], root)
     assert rc == 0, drawn
     for stage in ("import", "saturate", "measure", "extract", "verify", "compile (llvm)"):
         assert stage in drawn, f"no '{stage}' bar in {drawn!r}"
-    rc, drawn = _on_a_terminal(["optimize", str(exact), "--rules", "algebra", "--extractor", "greedy"], root)
-    assert rc == 0 and "load " in drawn, drawn
-    quiet = ["optimize", str(exact), "--rules", "algebra", "--extractor", "greedy", "--quiet"]
-    rc, drawn = _on_a_terminal(quiet, root)  # accepted after the command too
-    assert rc == 0 and "saturate" not in drawn and "import" not in drawn, drawn
+    assert rc2 == 0 and "load " in drawn2, drawn2
+    assert rc3 == 0 and "saturate" not in drawn3 and "import" not in drawn3, drawn3
 
 
 def test_counter_and_each_draw_bars_only_on_a_terminal(capsys, monkeypatch):

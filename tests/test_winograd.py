@@ -53,8 +53,18 @@ def _expected(x, wt, bias, p, act):
     return {"none": y, "relu": torch.relu(y), "tanh": torch.tanh(y)}[act]
 
 
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("act", [None, "relu", "tanh"])
+ACTS = [None, "relu", "tanh"]
+
+
+def _case_acts():
+    """Every case with every epilogue; the fast tier takes each case once, the epilogues in turn."""
+    for i, case in enumerate(CASES):
+        for j, act in enumerate(ACTS):
+            marks = () if j == i % len(ACTS) else pytest.mark.slow
+            yield pytest.param(case, act, marks=marks, id=f"{act}-case{i}")
+
+
+@pytest.mark.parametrize("case,act", list(_case_acts()))
 def test_reference_and_compiled_match_conv2d(case, act):
     n, c, k, h, w, p = case
     g = torch.Generator().manual_seed(sum(case))
