@@ -35,8 +35,11 @@ def _rejected(message: str, what: str) -> SaturationError:
     return SaturationError(f"egglog rejected the {what}: {message}")
 
 
-def run(eg: EGraph, text: str, what: str) -> list[Any]:
+def run(eg: EGraph, text: str, what: str, *, static: bool = False) -> list[Any]:
     """Parse and run egglog ``text``; egglog's errors become ``SaturationError`` naming ``what``.
+
+    ``static``: a text many e-graphs load unchanged (the prelude, a rule set), parsed once per process
+    (parsing is syntax only; the prelude's ~400 commands took 0.5 s to parse for every saturation).
 
     egglog 13.2 reports every failure of a program, its own "panics" included (a conflicting
     ``:no-merge`` value, a failing primitive on a right-hand side), as ``EggSmolError``; only that is
@@ -44,24 +47,15 @@ def run(eg: EGraph, text: str, what: str) -> list[Any]:
     bindings, which is a bug in egglog) passes through with its traceback.
     """
     try:
-        return eg.run_program(*eg.parse_program(text))
+        return eg.run_program(*(_parsed(text) if static else eg.parse_program(text)))
     except EggSmolError as e:
         raise _rejected(str(e), what) from None
 
 
 @functools.lru_cache(maxsize=16)
 def _parsed(text: str) -> tuple[Any, ...]:
-    """egglog's commands for ``text``: parsing is syntax only, so one parse serves every e-graph."""
+    """egglog's commands for ``text``, parsed once: they serve every e-graph."""
     return tuple(EGraph().parse_program(text))
-
-
-def run_static(eg: EGraph, text: str, what: str) -> list[Any]:
-    """``run`` for a text many e-graphs load unchanged (the prelude, a rule set): parsed once per process
-    (the prelude's ~400 commands took 0.5 s to parse for every saturation)."""
-    try:
-        return eg.run_program(*_parsed(text))
-    except EggSmolError as e:
-        raise _rejected(str(e), what) from None
 
 
 def tensor_sizes(eg: EGraph) -> tuple[int, int]:

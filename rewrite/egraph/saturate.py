@@ -28,7 +28,7 @@ from egglog import bindings
 from egglog.bindings import EGraph
 
 from rewrite.egraph.encode import Encoding, encode
-from rewrite.egraph.engine import StepReport, read_step, report_seconds, run, run_static, tensor_sizes
+from rewrite.egraph.engine import StepReport, read_step, report_seconds, run, tensor_sizes
 from rewrite.egraph.limits import Limits, StopReason
 from rewrite.egraph.prelude import prelude
 from rewrite.egraph.rules import rules_to_egglog
@@ -103,11 +103,11 @@ def _load(graph: Graph, rules: list[Rule]) -> tuple[EGraph, Encoding]:
     """A fresh e-graph holding the prelude, the rules and ``graph``, with its shape facts derived."""
     eg = EGraph()
     enc = encode(graph)
-    run_static(eg, prelude(), "prelude")
-    run_static(eg, rules_to_egglog([r for r in rules if r.family not in BOUNDED_FAMILIES]), "rules")
+    run(eg, prelude(), "prelude", static=True)
+    run(eg, rules_to_egglog([r for r in rules if r.family not in BOUNDED_FAMILIES]), "rules", static=True)
     for family in sorted({r.family for r in rules if r.family in BOUNDED_FAMILIES}):
         run(eg, f"(ruleset {_ruleset(family)})\n", "rules")
-        run_static(eg, rules_to_egglog([r for r in rules if r.family == family], _ruleset(family)), "rules")
+        run(eg, rules_to_egglog([r for r in rules if r.family == family], _ruleset(family)), "rules", static=True)
     run(eg, enc.program, "graph encoding")
     run(eg, "(run-schedule (saturate (run analysis)))", "shape analysis")
     return eg, enc
