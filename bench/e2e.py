@@ -56,6 +56,10 @@ from rewrite.progress import each
 from rewrite.verify.numeric import REL_TOL, compare_all
 
 PEERS = ("ort", "inductor")
+# On several threads, an untimed pause after each timed call: onnxruntime's workers spin for tens of ms after a
+# run, and whoever runs next loses a core to them (resnet50, 2 threads: eqsat 1.25x slower right after ORT,
+# as fast as alone after 50 ms)
+SETTLE_S = 0.05
 CUDA_PEERS = ("eager", "inductor")  # on the GPU: eager CUDA and torch.compile (onnxruntime is CPU-only here)
 COSTS = ("compiled", "analytical")  # --cost with --target cuda (the first is the default)
 DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")
@@ -173,7 +177,13 @@ def run_model(name: str, threads_list: Sequence[int], peers: Sequence[str], repe
             if inductor is not None:
                 contenders["inductor"] = inductor
             keys = list(contenders)
-            timed = interleaved([contenders[k] for k in keys], repeats=repeats, threads=threads, names=keys)
+            timed = interleaved(
+                [contenders[k] for k in keys],
+                repeats=repeats,
+                threads=threads,
+                names=keys,
+                settle_s=SETTLE_S if threads > 1 else 0.0,
+            )
             by = dict(zip(keys, timed.timings, strict=True))
             row: dict[str, Any] = {"model": name, "threads": threads}
             for k in ("eager", "ort", "inductor", "eqsat"):

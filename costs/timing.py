@@ -198,9 +198,14 @@ def interleaved(
     threads: int | None = None,
     on_round: Callable[[int, int], None] | None = None,
     names: Sequence[str] = (),
+    settle_s: float = 0.0,
 ) -> Run:
     """Time each of ``fns`` ``repeats`` times in alternating rounds (forward, then reversed), after
-    ``warmup`` untimed rounds, with garbage collection off and torch on ``threads`` threads."""
+    ``warmup`` untimed rounds, with garbage collection off and torch on ``threads`` threads.
+
+    ``settle_s``: an untimed pause after each call, so that thread pools still spinning after one
+    contender's run (onnxruntime's spin for tens of milliseconds: resnet50 on 2 threads ran 1.25x slower
+    right after it) do not take cores from the next one."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
     times: list[list[float]] = [[] for _ in fns]
@@ -218,6 +223,8 @@ def interleaved(
                     t = time.perf_counter()
                     fns[i]()
                     times[i].append(time.perf_counter() - t)
+                    if settle_s > 0:
+                        time.sleep(settle_s)
                 if on_round is not None:
                     on_round(r + 1, repeats)
         finally:

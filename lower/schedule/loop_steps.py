@@ -21,6 +21,8 @@ from lower.ir import (
     Intrinsic,
     Kernel,
     LoopKind,
+    Seq,
+    Stage,
     Stmt,
     Var,
     emin,
@@ -31,7 +33,9 @@ from lower.ir import (
     root_loop,
     simplify,
     simplify_stmt,
+    stores_of,
     substitute,
+    unwrap_locals,
     walk_stmt,
 )
 from lower.schedule.checks import (
@@ -47,6 +51,17 @@ from rewrite.ir.errors import ScheduleError
 
 
 # ============================================================== steps
+def _after_prologue(k: Kernel, lp: For) -> bool:
+    """Whether ``lp`` roots the kernel's last top-level nest and every statement before it is a stage that
+    only fills packed buffers of the kernel (``Pack`` at no loop: listed in ``meta["scratch"]``)."""
+    _, inner = unwrap_locals(k.body)
+    tops = list(inner.stmts) if isinstance(inner, Seq) else [inner]
+    scratch = set(k.meta.get("scratch", []))
+    if len(tops) < 2 or root_loop(tops[-1]) is not lp:
+        return False
+    return all(isinstance(t, Stage) and {st.buf.name for st in stores_of(t)} <= scratch for t in tops[:-1])
+
+
 @dataclass(frozen=True)
 class Step:
     def apply(self, k: Kernel) -> Kernel:  # pragma: no cover - abstract
@@ -252,6 +267,10 @@ class Parallel(Step):
     Only the root loop of the kernel can be parallel (the runtime splits its
     range); its extent must be constant, and different iterations must write
     disjoint elements of every (non-local) buffer and not read what others write.
+    Before the root nest there may be stages filling packed buffers once
+    (``pack`` at no loop): the runtime computes those of constants at compile
+    time, which leaves the nest the root; one it cannot leaves the whole kernel
+    serial (the code generator runs a parallel loop that is not the root as a plain loop).
     """
 
     loop: str
@@ -260,7 +279,7 @@ class Parallel(Step):
         lp = need_loop(k.body, self.loop, "parallel")
         step = f"parallel({self.loop!r})"
         root = root_loop(k.body)
-        if root is not lp:
+        if root is not lp and not _after_prologue(k, lp):
             raise ScheduleError(
                 f"{step}: only the kernel's outermost loop can be parallel "
                 f"(root is {root.var.name if root else 'not a single loop'})"

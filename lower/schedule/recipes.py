@@ -50,6 +50,7 @@ from lower.ir import (
     walk_stmt,
 )
 from lower.ops_to_loops import GemmInfo
+from lower.schedule.checks import need_loop
 from lower.schedule.gpu_recipes import gpu_recipe
 from lower.schedule.loop_steps import Fuse
 from lower.schedule.record import Schedule
@@ -65,6 +66,9 @@ PAR_MIN_FLOPS = 1 << 21
 GEMM_MIN_FLOPS = 1 << 16
 DIRECT_CONV_MAX_UNROLL = 256  # taps (rows x window) unrolled in a direct convolution's vectorized row loop
 B_BLOCK_BYTES = 1 << 20  # packed B of one (KC, NC) block on one thread: half this CPU's 2 MiB L2
+PACK_COST = 3.5  # packing an operand block again vs reading it packed: read + gather/write + read, roughly
+ELEM_FLOPS = 16  # one operand element read from L2/L3, in flops of the micro-kernel's time
+A_BLOCK_BYTES = 1 << 20  # the most packed A of one (MC, KC) block on the stack when row blocks are split
 SHORT_TILE = 8  # the fallback micro-tile height when the target's MR leaves a mostly empty last tile
 SHORT_TILE_SPEED = 0.95  # its measured speed relative to the target's tile on full tiles (12 x 32 vs 8 x 32)
 
@@ -124,21 +128,66 @@ def gemm_rows(m: int, target: Target) -> int:
     return SHORT_TILE if use(SHORT_TILE) * SHORT_TILE_SPEED > use(mr) else mr
 
 
-def gemm_blocking(m: int, n: int, kdim: int, batch: int, target: Target, mr: int | None = None) -> dict[str, int]:
-    """Block sizes MC, NC, KC: KC <= 256, MC up to 16 micro-tile rows (of ``mr``, default the target's MR),
-    NC so that ~4 blocks per thread exist; on one thread as wide as ``B_BLOCK_BYTES`` of packed B allow
-    (every column block re-packs A: 1024^3 ran 1.05x faster with NC 1024 than 512)."""
+def gemm_blocking(
+    m: int,
+    n: int,
+    kdim: int,
+    batch: int,
+    target: Target,
+    mr: int | None = None,
+    a_const: bool = False,
+    b_const: bool = False,
+) -> dict[str, int]:
+    """Block sizes MC, NC, KC and the loop order ROWS (0: column blocks outermost, 1: row then column
+    blocks, both parallel).
+
+    KC <= 256.  One thread: MC up to 16 micro-tile rows (of ``mr``, default the target's MR), NC as wide as
+    ``B_BLOCK_BYTES`` of packed B allow (every column block re-reads A: 1024^3 ran 1.05x faster with NC 1024
+    than 512).  Several threads: the split of the output into row x column blocks with the least estimated
+    time per thread (``_split_time``): every column block re-reads all of A and every row block all of B."""
     MR, NR, threads = mr or target.mr, target.nr, target.threads
     nk = max(1, math.ceil(kdim / 256))
     kc = math.ceil(kdim / nk)
-    mc = MR * max(1, min(16, math.ceil(m / MR)))
-    nblocks = math.ceil(n / NR)
-    want = 4 * threads if threads > 1 else 1  # blocks wanted in all
-    per_batch = max(1, math.ceil(want / batch))
-    nc = NR * max(1, min(16, math.ceil(nblocks / per_batch)))
+    mtiles, ntiles = math.ceil(m / MR), math.ceil(n / NR)
+    mc = MR * max(1, min(16, mtiles))
+    ncap = max(16, B_BLOCK_BYTES // (4 * kc * NR))  # NR panels in one packed B block
     if threads == 1:
-        nc = NR * max(1, min(max(16, B_BLOCK_BYTES // (4 * kc * NR)), nblocks))
-    return {"MC": mc, "NC": nc, "KC": kc}
+        return {"MC": mc, "NC": NR * max(1, min(ncap, ntiles)), "KC": kc, "ROWS": 0}
+    best: tuple[float, int, int] | None = None
+    for pr in _even_splits(mtiles, 4 * threads):
+        mb = min(m, MR * math.ceil(mtiles / pr))
+        if pr > 1 and not a_const and mb * kc * 4 > A_BLOCK_BYTES:
+            continue  # an A block packed on the stack per (row, column, k) block
+        for pc in _even_splits(ntiles, 4 * threads):
+            nt = math.ceil(ntiles / pc)
+            if nt > ncap:
+                continue
+            t = _split_time(mb, min(n, NR * nt), kdim, batch * pr * pc, threads, a_const, b_const)
+            if best is None or t < best[0]:
+                best = (t, pr, nt)
+    if best is None:
+        nt = max(1, min(16, math.ceil(ntiles / max(1, math.ceil(4 * threads / batch)))))
+        return {"MC": mc, "NC": NR * nt, "KC": kc, "ROWS": 0}
+    _, pr, nt = best
+    if pr == 1:
+        return {"MC": mc, "NC": NR * nt, "KC": kc, "ROWS": 0}
+    return {"MC": MR * math.ceil(mtiles / pr), "NC": NR * nt, "KC": kc, "ROWS": 1}
+
+
+def _even_splits(tiles: int, most: int) -> list[int]:
+    """The distinct block counts splitting ``tiles`` into near-equal runs, up to ``most`` blocks."""
+    return sorted({math.ceil(tiles / math.ceil(tiles / p)) for p in range(1, min(tiles, most) + 1)})
+
+
+def _split_time(mb: int, nb: int, kdim: int, blocks: int, threads: int, a_const: bool, b_const: bool) -> float:
+    """Estimated time per thread (in flops) of ``blocks`` output blocks of ``mb`` x ``nb``, taken one by one
+    by ``threads`` threads: each block's FMAs plus its operand traffic (A's ``mb`` rows, B's ``nb`` columns;
+    packed again unless packed at compile time), and half a block of waiting for the last one (a noisy
+    machine: the threads do not finish together)."""
+    a = mb * kdim * (1 if a_const else PACK_COST)
+    b = nb * kdim * (1 if b_const else PACK_COST)
+    per_block = 2 * mb * nb * kdim + ELEM_FLOPS * (a + b)
+    return (blocks / threads + 0.5) * per_block
 
 
 def _need_stage(k: Kernel, stage: str) -> Stage:
@@ -176,53 +225,61 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     if g.m * g.n * g.kdim * batch_n < GEMM_MIN_FLOPS or g.n < 16 or g.kdim < 4:
         raise ScheduleError("too small for the blocked GEMM")
     MR = gemm_rows(g.m, target)
-    blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, target, MR)
-    NC, KC, MC = blk["NC"], blk["KC"], blk["MC"]
+    a_const, b_const = (_is_const_operand(s.kernel, const_names, g, w) for w in (0, 1))
+    blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, target, MR, a_const, b_const)
+    NC, KC, MC, rows = blk["NC"], blk["KC"], blk["MC"], blk["ROWS"] == 1
     i, j, kk = g.i, g.j, g.k
     s.split(j, NC).split(f"{j}.i", NR).split(kk, KC).split(i, MC).split(f"{i}.i", MR)
     jo, jr, ji = f"{j}.o", f"{j}.i.o", f"{j}.i.i"
     ko, ki = f"{kk}.o", f"{kk}.i"
     io, ir, ii = f"{i}.o", f"{i}.i.o", f"{i}.i.i"
-    # an MR x KC tile of A stays in L1 while the KC x NR panels of B stream past it from L2
-    s.reorder(*g.batch, jo, ko, io, ir, jr, ii, ji, ki)
-    # init and epilogue: same column blocks, then computed per block
+    # an MR x KC tile of A stays in L1 while the KC x NR panels of B stream past it from L2; the parallel
+    # axis (row or column blocks) outermost
+    if rows:
+        s.reorder(*g.batch, io, jo, ko, ir, jr, ii, ji, ki)
+    else:
+        s.reorder(*g.batch, jo, ko, io, ir, jr, ii, ji, ki)
+    # init and epilogue: same output blocks, then computed per block
     for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is None:
             continue
         lps = [lp.var.name for lp in _stage_loops(s.kernel, stage)]
         *bv, ei, ej = lps
         s.split(ej, NC)
-        s.reorder(*bv, f"{ej}.o", ei, f"{ej}.i")
+        if rows:
+            s.split(ei, MC)
+            s.reorder(*bv, f"{ei}.o", f"{ej}.o", f"{ei}.i", f"{ej}.i")
+        else:
+            s.reorder(*bv, f"{ej}.o", ei, f"{ej}.i")
         s.vectorize(f"{ej}.i")
         s.compute_at(stage, jo)
-    root = g.batch[0] if g.batch else jo
-    for nxt in g.batch[1:] + ([jo] if g.batch else []):
+    # operands packed at compile time, before the parallel loops are fused (their layouts name the blocks)
+    pad = (1, 1, 1, 1, NR)
+    if b_const:
+        s.pack(g.stage, "#1", None, (jo, jr, ko, ki, ji), f"{g.b_buf}_packed", pad)
+    if a_const:
+        s.pack(g.stage, "#0", None, (io, ko, ir, ki, ii), f"{g.a_buf}_apacked")
+    par = [io, jo] if rows else [jo]
+    root = [*g.batch, *par][0]
+    for nxt in [*g.batch, *par][1:]:
         s.fuse(root, nxt)
         root = f"{root}.{nxt}"
-    root_lp = root_loop(s.kernel.body)
+    root_lp = need_loop(s.kernel.body, root, "gemm")
     flops = 2 * g.m * g.n * g.kdim * batch_n
-    if (
-        threads > 1
-        and flops >= PAR_MIN_FLOPS
-        and root_lp is not None
-        and isinstance(root_lp.extent, IntImm)
-        and root_lp.extent.value > 1
-    ):
+    if threads > 1 and flops >= PAR_MIN_FLOPS and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1:
         s.parallel(root)
-    # B: packed NR-wide panels (a constant B once, for every column block of the fused root)
-    pad = (1, 1, 1, 1, NR)
-    if _is_const_operand(s.kernel, const_names, g, 1):
-        s.pack(g.stage, "#1", None, (root, jr, ko, ki, ji), f"{g.b_buf}_packed", pad)
-    else:
+    # otherwise B in NR-wide panels per (NC, KC) block on the stack
+    if not b_const:
         s.pack(g.stage, "#1", ko, (jr, ki, ji), f"{g.b_buf}_panel", pad[2:])
-    # A: packed k-major MR-row panels (or, with EQSAT_PACK_A=0, read in place when unit stride along k)
+    # and A in k-major MR-row panels per (MC, KC) block (or, with EQSAT_PACK_A=0, read in place when unit
+    # stride along k)
     a_op = _update_factors(s.kernel, g)[0]
     unit = False
     if isinstance(a_op, Load):
         f = affine_in(flat_offset(a_op.buf, a_op.idx), {ii, ji, ki})
         unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
-    if not unit or config.PACK_A.flag():
-        s.pack(g.stage, "#0", io, (ir, ki, ii), f"{g.a_buf}_apanel")
+    if not a_const and (not unit or config.PACK_A.flag()):
+        s.pack(g.stage, "#0", ko if rows else io, (ir, ki, ii), f"{g.a_buf}_apanel")
     s.tensorize(ii, MR, NR)
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels: vectorize their innermost loop
         if isinstance(st, Stage) and ".pack_" in st.name:

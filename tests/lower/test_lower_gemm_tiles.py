@@ -93,3 +93,42 @@ def test_short_m_falls_back_to_the_8_row_tile():
     assert gemm_rows(64, dataclasses.replace(t, mr=6, nr=16)) == 6  # a tile no taller than the fallback stays
     blk = gemm_blocking(64, 3025, 576, 1, t, gemm_rows(64, t))
     assert blk["MC"] % 8 == 0 and blk["KC"] <= 256 and blk["NC"] % 32 == 0
+
+
+def test_two_threads_split_the_output_where_operands_are_read_least():
+    """Every column block re-reads A, every row block re-packs B: tall outputs over few columns (a late
+    convolution: 1000 channels over 13 x 13 pixels, A its constant weights) split rows, wide ones columns."""
+    t = dataclasses.replace(parse_target("llvm"), mr=12, nr=32, threads=2)
+    assert gemm_blocking(1000, 169, 512, 1, t, 12, a_const=True)["ROWS"] == 1
+    assert gemm_blocking(64, 3025, 576, 1, t, 8, a_const=True)["ROWS"] == 0
+    assert gemm_blocking(64, 3025, 576, 1, t, 8)["ROWS"] == 0
+    assert gemm_blocking(1000, 169, 512, 24, t, 12, a_const=True)["ROWS"] == 0  # batches to share out
+    one = dataclasses.replace(t, threads=1)
+    assert gemm_blocking(1000, 169, 512, 1, one, 12, a_const=True)["ROWS"] == 0
+
+
+def _tall(m: int, k: int, n: int, const_a: bool):
+    g = torch.Generator().manual_seed(m + k + n)
+    b = GraphBuilder("tall")
+    a = b.weight("a", torch.randn(m, k, generator=g)) if const_a else b.input("a", (m, k))
+    y = b.add(b.matmul(a, b.input("x", (k, n))), b.weight("bias", torch.randn(m, n, generator=g)))
+    return b.build([b.relu(y)])
+
+
+@pytest.mark.parametrize("m,k,n,const_a", [(301, 200, 45, True), (290, 130, 37, False), (1000, 300, 20, True)])
+def test_row_blocks_on_two_threads_match_torch(m, k, n, const_a):
+    """Row x column blocks in parallel, A packed at compile time when constant, epilogue per block."""
+    cg = check_graph(_tall(m, k, n, const_a), target=TARGETS["12x32"])
+    steps = [str(s) for bk in cg.built if bk.schedule for s in bk.schedule.steps]
+    assert any(s.startswith("parallel(") and ".o." in s for s in steps), steps  # a fused (row, column) root
+    assert any("_apacked" in s for s in steps) == const_a
+
+
+def test_conv_with_many_channels_over_few_pixels_on_two_threads():
+    g = torch.Generator().manual_seed(5)
+    b = GraphBuilder("conv")
+    x = b.input("x", (1, 64, 11, 11))
+    w = b.weight("w", torch.randn(400, 64, 3, 3, generator=g))
+    bias = b.weight("bias", torch.randn(400, generator=g))
+    y = b.op("conv2d_bias_act", x, w, bias, stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, act="relu")
+    check_graph(b.build([y]), target=TARGETS["12x32"])
