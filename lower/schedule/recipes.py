@@ -68,6 +68,7 @@ DIRECT_CONV_MAX_UNROLL = 256  # taps (rows x window) unrolled in a direct convol
 B_BLOCK_BYTES = 1 << 20  # packed B of one (KC, NC) block on one thread: half this CPU's 2 MiB L2
 PACK_COST = 3.5  # packing an operand block again vs reading it packed: read + gather/write + read, roughly
 ELEM_FLOPS = 16  # one operand element read from L2/L3, in flops of the micro-kernel's time
+TAIL_BLOCKS = 0.25  # blocks of waiting for the last thread to finish (a shared, noisy machine)
 A_BLOCK_BYTES = 1 << 20  # the most packed A of one (MC, KC) block on the stack when row blocks are split
 SHORT_TILE = 8  # the fallback micro-tile height when the target's MR leaves a mostly empty last tile
 SHORT_TILE_SPEED = 0.95  # its measured speed relative to the target's tile on full tiles (12 x 32 vs 8 x 32)
@@ -182,12 +183,13 @@ def _even_splits(tiles: int, most: int) -> list[int]:
 def _split_time(mb: int, nb: int, kdim: int, blocks: int, threads: int, a_const: bool, b_const: bool) -> float:
     """Estimated time per thread (in flops) of ``blocks`` output blocks of ``mb`` x ``nb``, taken one by one
     by ``threads`` threads: each block's FMAs plus its operand traffic (A's ``mb`` rows, B's ``nb`` columns;
-    packed again unless packed at compile time), and half a block of waiting for the last one (a noisy
-    machine: the threads do not finish together)."""
+    packed again unless packed at compile time), and ``TAIL_BLOCKS`` of waiting for the last one (the
+    threads do not finish together).  The constants were set by timing forced splits of nine GEMMs and
+    convolutions of the benchmark models on 2 threads (interleaved in one process)."""
     a = mb * kdim * (1 if a_const else PACK_COST)
     b = nb * kdim * (1 if b_const else PACK_COST)
     per_block = 2 * mb * nb * kdim + ELEM_FLOPS * (a + b)
-    return (blocks / threads + 0.5) * per_block
+    return (blocks / threads + TAIL_BLOCKS) * per_block
 
 
 def _need_stage(k: Kernel, stage: str) -> Stage:
@@ -209,11 +211,13 @@ def _update_factors(k: Kernel, g: GemmInfo) -> tuple[Expr, Expr]:
     return prods[0].a, prods[0].b
 
 
-def _is_const_operand(k: Kernel, const_names: set[str], g: GemmInfo, which: int) -> bool:
+def _const_operand(k: Kernel, const_names: set[str], g: GemmInfo, which: int) -> list[str] | None:
+    """For an operand that only reads constants, the batch loops it depends on (a grouped convolution's
+    weights: the group); None when it reads anything else."""
     op = _update_factors(k, g)[which]
     srcs = {x.buf.name for x in loads_of(op)}
     fv = {x.name for x in walk_expr(op) if isinstance(x, Var)}
-    return srcs <= set(const_names) and not (fv & set(g.batch))
+    return [b for b in g.batch if b in fv] if srcs <= set(const_names) else None
 
 
 def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target) -> None:
@@ -225,7 +229,8 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     if g.m * g.n * g.kdim * batch_n < GEMM_MIN_FLOPS or g.n < 16 or g.kdim < 4:
         raise ScheduleError("too small for the blocked GEMM")
     MR = gemm_rows(g.m, target)
-    a_const, b_const = (_is_const_operand(s.kernel, const_names, g, w) for w in (0, 1))
+    a_deps, b_deps = (_const_operand(s.kernel, const_names, g, w) for w in (0, 1))
+    a_const, b_const = a_deps is not None, b_deps is not None
     blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, target, MR, a_const, b_const)
     NC, KC, MC, rows = blk["NC"], blk["KC"], blk["MC"], blk["ROWS"] == 1
     i, j, kk = g.i, g.j, g.k
@@ -255,10 +260,10 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
         s.compute_at(stage, jo)
     # operands packed at compile time, before the parallel loops are fused (their layouts name the blocks)
     pad = (1, 1, 1, 1, NR)
-    if b_const:
-        s.pack(g.stage, "#1", None, (jo, jr, ko, ki, ji), f"{g.b_buf}_packed", pad)
-    if a_const:
-        s.pack(g.stage, "#0", None, (io, ko, ir, ki, ii), f"{g.a_buf}_apacked")
+    if b_deps is not None:
+        s.pack(g.stage, "#1", None, (*b_deps, jo, jr, ko, ki, ji), f"{g.b_buf}_packed", (1,) * len(b_deps) + pad)
+    if a_deps is not None:
+        s.pack(g.stage, "#0", None, (*a_deps, io, ko, ir, ki, ii), f"{g.a_buf}_apacked")
     par = [io, jo] if rows else [jo]
     root = [*g.batch, *par][0]
     for nxt in [*g.batch, *par][1:]:
@@ -279,7 +284,9 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
         f = affine_in(flat_offset(a_op.buf, a_op.idx), {ii, ji, ki})
         unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
     if not a_const and (not unit or config.PACK_A.flag()):
-        s.pack(g.stage, "#0", ko if rows else io, (ir, ki, ii), f"{g.a_buf}_apanel")
+        # padded to MR rows (a full-width vector copy, the tail tile's rows zero) unless A is shorter than a tile
+        a_pad = (1, 1, MR) if g.m >= MR else ()
+        s.pack(g.stage, "#0", ko if rows else io, (ir, ki, ii), f"{g.a_buf}_apanel", a_pad)
     s.tensorize(ii, MR, NR)
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels: vectorize their innermost loop
         if isinstance(st, Stage) and ".pack_" in st.name:

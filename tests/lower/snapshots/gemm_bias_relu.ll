@@ -6,19 +6,19 @@ declare void @eqsat_gemmt_8x32(ptr, i64, ptr, ptr, i64, i64, i64, i64)
 
 define internal void @gemm_bias_relu.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, ptr noalias nocapture align 4 %param.4, i64 %lo, i64 %hi) nounwind {
 entry:
-  %l.i_x_apanel = alloca [1536 x float], align 64
+  %l.i_x_apanel = alloca [3072 x float], align 64
   ; stage matmul2
   br label %i_1_o_j_1_o.head1
 i_1_o_j_1_o.head1:
   %i_1_o_j_1_o.5 = phi i64 [ 0, %entry ], [ %n6, %i_1_o_j_1_o.latch3 ]
-  %t7 = icmp slt i64 %i_1_o_j_1_o.5, 4
+  %t7 = icmp slt i64 %i_1_o_j_1_o.5, 2
   br i1 %t7, label %i_1_o_j_1_o.body2, label %i_1_o_j_1_o.exit4
 i_1_o_j_1_o.body2:
   ; stage matmul2.init
   br label %i_i.head8
 i_i.head8:
   %i_i.12 = phi i64 [ 0, %i_1_o_j_1_o.body2 ], [ %n13, %i_i.latch10 ]
-  %t14 = icmp slt i64 %i_i.12, 16
+  %t14 = icmp slt i64 %i_i.12, 32
   br i1 %t14, label %i_i.body9, label %i_i.exit11
 i_i.body9:
   br label %j_i.head15
@@ -30,7 +30,7 @@ j_i.body16:
   %p22 = getelementptr inbounds float, ptr %param.1, i64 %j_i.19
   %v23 = load float, ptr %p22, align 4
   %t24 = mul i64 %i_i.12, 80
-  %t25 = mul i64 %i_1_o_j_1_o.5, 1280
+  %t25 = mul i64 %i_1_o_j_1_o.5, 2560
   %t26 = add i64 %t24, %t25
   %t27 = add i64 %t26, %j_i.19
   %p28 = getelementptr inbounds float, ptr %param.0, i64 %t27
@@ -49,7 +49,7 @@ i_i.exit11:
   br label %i_1_i_o_p.head29
 i_1_i_o_p.head29:
   %i_1_i_o_p.33 = phi i64 [ 0, %i_i.exit11 ], [ %n34, %i_1_i_o_p.latch31 ]
-  %t35 = icmp slt i64 %i_1_i_o_p.33, 2
+  %t35 = icmp slt i64 %i_1_i_o_p.33, 4
   br i1 %t35, label %i_1_i_o_p.body30, label %i_1_i_o_p.exit32
 i_1_i_o_p.body30:
   br label %k_i_p1.head36
@@ -67,7 +67,7 @@ i_1_i_i_p.body44:
   %t50 = mul i64 %i_1_i_i_p.47, 96
   %t51 = mul i64 %i_1_i_o_p.33, 768
   %t52 = add i64 %t50, %t51
-  %t53 = mul i64 %i_1_o_j_1_o.5, 1536
+  %t53 = mul i64 %i_1_o_j_1_o.5, 3072
   %t54 = add i64 %t52, %t53
   %t55 = add i64 %t54, %k_i_p1.40
   %t56 = mul i64 0, 96
@@ -98,7 +98,7 @@ i_1_i_o_p.exit32:
   br label %i_1_i_o.head65
 i_1_i_o.head65:
   %i_1_i_o.69 = phi i64 [ 0, %i_1_i_o_p.exit32 ], [ %n70, %i_1_i_o.latch67 ]
-  %t71 = icmp slt i64 %i_1_i_o.69, 2
+  %t71 = icmp slt i64 %i_1_i_o.69, 4
   br i1 %t71, label %i_1_i_o.body66, label %i_1_i_o.exit68
 i_1_i_o.body66:
   br label %j_1_i_o.head72
@@ -114,7 +114,7 @@ j_1_i_o.body73:
   %t83 = add i64 %t81, %t82
   %p84 = getelementptr inbounds float, ptr %param.4, i64 %t83
   %t85 = mul i64 %i_1_i_o.69, 640
-  %t86 = mul i64 %i_1_o_j_1_o.5, 1280
+  %t86 = mul i64 %i_1_o_j_1_o.5, 2560
   %t87 = add i64 %t85, %t86
   %t88 = mul i64 %j_1_i_o.76, 32
   %t89 = add i64 %t87, %t88
@@ -137,7 +137,7 @@ i_1_i_o.exit68:
   br label %ie_i.head94
 ie_i.head94:
   %ie_i.98 = phi i64 [ 0, %i_1_i_o.exit68 ], [ %n99, %ie_i.latch96 ]
-  %t100 = icmp slt i64 %ie_i.98, 16
+  %t100 = icmp slt i64 %ie_i.98, 32
   br i1 %t100, label %ie_i.body95, label %ie_i.exit97
 ie_i.body95:
   br label %je_i.head101
@@ -146,14 +146,14 @@ je_i.head101:
   %t107 = icmp slt i64 %je_i.105, 80
   br i1 %t107, label %je_i.body102, label %je_i.exit104
 je_i.body102:
-  %t108 = mul i64 %i_1_o_j_1_o.5, 1280
+  %t108 = mul i64 %i_1_o_j_1_o.5, 2560
   %t109 = mul i64 %ie_i.98, 80
   %t110 = add i64 %t108, %t109
   %t111 = add i64 %t110, %je_i.105
   %p112 = getelementptr inbounds float, ptr %param.0, i64 %t111
   %v113 = load float, ptr %p112, align 4
   %t114 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v113, float 0x0000000000000000)
-  %t115 = mul i64 %i_1_o_j_1_o.5, 1280
+  %t115 = mul i64 %i_1_o_j_1_o.5, 2560
   %t116 = mul i64 %ie_i.98, 80
   %t117 = add i64 %t115, %t116
   %t118 = add i64 %t117, %je_i.105
