@@ -44,7 +44,7 @@ from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing, geomean, interl
 from bench.models import MODELS, load
 from costs.analytical import AnalyticalCost
 from costs.compiled import CompiledCost
-from costs.timing import Timing, interleaved
+from costs.timing import SETTLE_S, Timing, interleaved
 from lower import parse_target
 from lower.cuda import TF32_REL_TOL
 from rewrite import config
@@ -56,10 +56,6 @@ from rewrite.progress import each
 from rewrite.verify.numeric import REL_TOL, compare_all
 
 PEERS = ("ort", "inductor")
-# On several threads, an untimed pause after each timed call: onnxruntime's workers spin for tens of ms after a
-# run, and whoever runs next loses a core to them (resnet50, 2 threads: eqsat 1.25x slower right after ORT,
-# as fast as alone after 50 ms)
-SETTLE_S = 0.05
 CUDA_PEERS = ("eager", "inductor")  # on the GPU: eager CUDA and torch.compile (onnxruntime is CPU-only here)
 COSTS = ("compiled", "analytical")  # --cost with --target cuda (the first is the default)
 DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")

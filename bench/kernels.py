@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing, interleaved_ms, max_rel_err, torch_tf32
-from costs.timing import interleaved
+from costs.timing import SETTLE_S, interleaved
 from lower.llvm.jit import PLACEHOLDER, cfunc, load_function
 from lower.target import parse_target
 from rewrite import config
@@ -63,9 +63,11 @@ from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile
 
 
-def alternate(a: Callable[[], object], b: Callable[[], object], repeats: int, warmup: int = 2) -> tuple[float, float]:
+def alternate(
+    a: Callable[[], object], b: Callable[[], object], repeats: int, warmup: int = 2, settle_s: float = 0.0
+) -> tuple[float, float]:
     """Median times of ``a`` and ``b``, interleaved (``costs.timing``)."""
-    ta, tb = interleaved([a, b], repeats, warmup).timings
+    ta, tb = interleaved([a, b], repeats, warmup, settle_s=settle_s).timings
     return ta.median, tb.median
 
 
@@ -133,7 +135,8 @@ def bench_gemm(n: int, threads: int, repeats: int) -> dict:
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        ours, theirs = alternate(lambda: cg(inputs), lambda: torch.matmul(A, B), repeats)
+        settle = SETTLE_S if threads > 1 else 0.0  # torch's OpenMP workers spin after its matmul
+        ours, theirs = alternate(lambda: cg(inputs), lambda: torch.matmul(A, B), repeats, settle_s=settle)
     finally:
         torch.set_num_threads(prev)
     flops = 2.0 * n**3

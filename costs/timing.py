@@ -203,9 +203,8 @@ def interleaved(
     """Time each of ``fns`` ``repeats`` times in alternating rounds (forward, then reversed), after
     ``warmup`` untimed rounds, with garbage collection off and torch on ``threads`` threads.
 
-    ``settle_s``: an untimed pause after each call, so that thread pools still spinning after one
-    contender's run (onnxruntime's spin for tens of milliseconds: resnet50 on 2 threads ran 1.25x slower
-    right after it) do not take cores from the next one."""
+    ``settle_s``: an untimed busy wait after each call (see ``SETTLE_S``), so that thread pools still
+    spinning after one contender's run do not take cores from the next one."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
     times: list[list[float]] = [[] for _ in fns]
@@ -224,7 +223,7 @@ def interleaved(
                     fns[i]()
                     times[i].append(time.perf_counter() - t)
                     if settle_s > 0:
-                        time.sleep(settle_s)
+                        _busy(settle_s)
                 if on_round is not None:
                     on_round(r + 1, repeats)
         finally:
@@ -233,6 +232,21 @@ def interleaved(
         others = watch.others()
     timings = tuple(Timing(tuple(ts)) for ts in times)
     return Run(timings, used, others, tuple(_notes(timings, others, names)))
+
+
+# On several threads, an untimed busy wait after each timed call (``interleaved(settle_s=...)``): peers'
+# workers spin after a run (onnxruntime for tens of ms, OpenMP too) and whoever runs next loses a core to
+# them (resnet50, 2 threads: eqsat 1.25x slower right after onnxruntime; as fast as alone after 50 ms)
+SETTLE_S = 0.05
+
+
+def _busy(seconds: float) -> None:
+    """Wait ``seconds`` on this thread without sleeping: an idle core is clocked down (on a virtual machine,
+    halted), and the next timed call would pay for waking it (a 6 ms GEMM on 2 threads ran 1.5x slower
+    after a 50 ms sleep)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
 
 
 def _notes(timings: Sequence[Timing], others: float | None, names: Sequence[str]) -> list[str]:

@@ -116,3 +116,11 @@ def test_free_threads_leaves_the_cores_others_use(monkeypatch):
         monkeypatch.setattr(timing._Watch, "others", lambda self, o=others: o)
         monkeypatch.setattr(timing.os, "sched_getaffinity", lambda pid, c=cores: set(range(c)))
         assert timing.free_threads(wanted, probe_seconds=0.0) == (want, others)
+
+
+def test_settle_waits_between_calls_without_timing_the_wait():
+    """``settle_s``: a busy wait after each timed call (peers' spinning workers die down), not in the times."""
+    t0 = time.perf_counter()
+    run = interleaved([lambda: None, lambda: None], repeats=3, warmup=0, settle_s=0.01)
+    assert time.perf_counter() - t0 >= 6 * 0.01
+    assert all(t.median < 0.005 for t in run.timings)
