@@ -21,6 +21,7 @@ Fragment layout of m16n8k8 (PTX ISA, per lane: ``g = lane / 4``, ``t = lane % 4`
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from lower.ir import Bin, For, IntImm, Intrinsic, Seq, Stmt, Store, free_vars, perfect_nest
@@ -87,13 +88,7 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     e(f"{ix} bid = blockIdx.x;")
     if splits > 1:
         e(f"const {ix} ks = bid % {splits}; bid /= {splits};")
-    e(f"const {ix} tn = bid % {nt}; bid /= {nt};")
-    e(f"const {ix} tm = bid % {mt}; bid /= {mt};")
-    for lp, n in reversed(list(zip(coords[:-2], ext[:-2], strict=True))):
-        name = fe.fresh(lp.var.name, "")
-        e(f"const {ix} {name} = bid % {n}; bid /= {n};")
-        fe.env[lp.var.name], fe.ranges[lp.var.name] = name, (0, n - 1)
-    e(f"const {ix} m0 = tm * {bm}, n0 = tn * {bn};")
+    tile_origin(fe, ix, coords, ext, (mt, nt), (bm, bn))
     if precision == "tf32":
         # warps in a wr x wc grid, each multiplying a (16 mi_n) x (8 ni_n) sub-tile
         wc = 2 if threads == 128 else 4
@@ -220,6 +215,22 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
         e(f"  const {ix} {i_id} = m0 + ty + 8 * (q >> 2), {j_id} = n0 + tx + 16 * (q & 3);")
     owned_element(fe, (iv, i_id, M), (jv, j_id, N), pre, upd, post, "acc[q]", atomic=splits > 1)
     return grid, threads
+
+
+def tile_origin(
+    fe: Any, ix: str, coords: Sequence[For], ext: Sequence[int], tiles: tuple[int, int], block: tuple[int, int]
+) -> None:
+    """Emit the tile's place from what is left of ``bid``: its column and row tile (``tn``, ``tm``), then the
+    batch coordinates (bound in ``fe.env``), and its first row and column ``m0``, ``n0``."""
+    e = fe.emit
+    (mt, nt), (bm, bn) = tiles, block
+    e(f"const {ix} tn = bid % {nt}; bid /= {nt};")
+    e(f"const {ix} tm = bid % {mt}; bid /= {mt};")
+    for lp, n in reversed(list(zip(coords[:-2], ext[:-2], strict=True))):
+        name = fe.fresh(lp.var.name, "")
+        e(f"const {ix} {name} = bid % {n}; bid /= {n};")
+        fe.env[lp.var.name], fe.ranges[lp.var.name] = name, (0, n - 1)
+    e(f"const {ix} m0 = tm * {bm}, n0 = tn * {bn};")
 
 
 def owned_element(

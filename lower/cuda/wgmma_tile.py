@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lower.cuda.gemm_tile import RESERVED, owned_element, tile_parts
+from lower.cuda.gemm_tile import RESERVED, owned_element, tile_origin, tile_parts
 from lower.ir import Bin, For, IntImm, Load, perfect_nest
 from rewrite.ir.errors import CodegenError
 
@@ -66,13 +66,7 @@ def emit_wgmma_tile(fe: Any, nest_top: For) -> tuple[int, int, int]:
     e("const int tid = threadIdx.x, warp = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;")
     e(f"const int nb = (tid >> 7) * 64 + warp * 16;  // this warp's 16 columns of the {BN}-wide tile")
     e(f"{ix} bid = blockIdx.x;")
-    e(f"const {ix} tn = bid % {nt}; bid /= {nt};")
-    e(f"const {ix} tm = bid % {mt}; bid /= {mt};")
-    for lp, n in reversed(list(zip(coords[:-2], ext[:-2], strict=True))):
-        name = fe.fresh(lp.var.name, "")
-        e(f"const {ix} {name} = bid % {n}; bid /= {n};")
-        fe.env[lp.var.name], fe.ranges[lp.var.name] = name, (0, n - 1)
-    e(f"const {ix} m0 = tm * {BM}, n0 = tn * {BN};")
+    tile_origin(fe, ix, coords, ext, (mt, nt), (BM, BN))
     i_id, j_id, k_id = fe.fresh(iv, ""), fe.fresh(jv, ""), fe.fresh(kv, "")
 
     def src(op: Load, row_var: str, row_id: str, row_n: int, col_var: str, col_id: str, col_n: int) -> str:
