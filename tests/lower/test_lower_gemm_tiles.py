@@ -78,13 +78,18 @@ def test_batched_input_b_with_epilogue(tname):
 
 @pytest.mark.parametrize("tname", sorted(TARGETS))
 def test_conv_as_gemm_with_stride_padding_and_groups(tname):
-    g = torch.Generator().manual_seed(3)
+    check_graph(_conv((2, 12, 19, 17), (28, 6, 3, 3), (2, 1), (1, 2), 2, seed=3), target=TARGETS[tname])
+
+
+def _conv(x_shape, w_shape, stride, padding, groups, seed):
+    """A conv2d + bias + relu over an input ``x_shape`` with random weights ``w_shape``."""
+    g = torch.Generator().manual_seed(seed)
     b = GraphBuilder("conv")
-    x = b.input("x", (2, 12, 19, 17))
-    w = b.weight("w", torch.randn(28, 6, 3, 3, generator=g))
-    bias = b.weight("bias", torch.randn(28, generator=g))
-    y = b.op("conv2d_bias_act", x, w, bias, stride=(2, 1), padding=(1, 2), dilation=(1, 1), groups=2, act="relu")
-    check_graph(b.build([y]), target=TARGETS[tname])
+    x = b.input("x", x_shape)
+    w = b.weight("w", torch.randn(*w_shape, generator=g))
+    bias = b.weight("bias", torch.randn(w_shape[0], generator=g))
+    y = b.op("conv2d_bias_act", x, w, bias, stride=stride, padding=padding, dilation=(1, 1), groups=groups, act="relu")
+    return b.build([y])
 
 
 def test_short_m_falls_back_to_the_8_row_tile():
@@ -125,10 +130,4 @@ def test_row_blocks_on_two_threads_match_torch(m, k, n, const_a):
 
 
 def test_conv_with_many_channels_over_few_pixels_on_two_threads():
-    g = torch.Generator().manual_seed(5)
-    b = GraphBuilder("conv")
-    x = b.input("x", (1, 64, 11, 11))
-    w = b.weight("w", torch.randn(400, 64, 3, 3, generator=g))
-    bias = b.weight("bias", torch.randn(400, generator=g))
-    y = b.op("conv2d_bias_act", x, w, bias, stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1, act="relu")
-    check_graph(b.build([y]), target=TARGETS["12x32"])
+    check_graph(_conv((1, 64, 11, 11), (400, 64, 3, 3), (1, 1), (1, 1), 1, seed=5), target=TARGETS["12x32"])
