@@ -372,9 +372,28 @@ def simplify_stmt(s: Stmt, outer: dict[str, Range] | None = None) -> Stmt:
     return go(s)
 
 
+def _scaled_terms(e: Expr, s: int) -> list[tuple[Expr, int]]:
+    """``e * s`` as a sum of (atom, coefficient) pairs: sums and products by constants expanded, anything
+    else (``x // c``, ``x % c``, a variable, a constant as ``IntImm(1)``) kept whole as an atom."""
+    if isinstance(e, IntImm):
+        return [(IntImm(1), e.value * s)] if e.value else []
+    if isinstance(e, Bin) and e.op in ("+", "-"):
+        return _scaled_terms(e.a, s) + _scaled_terms(e.b, -s if e.op == "-" else s)
+    if isinstance(e, Bin) and e.op == "*":
+        for x, y in ((e.a, e.b), (e.b, e.a)):
+            if isinstance(y, IntImm):
+                return _scaled_terms(x, s * y.value)
+    return [(e, s)] if s else []
+
+
 def flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
-    """Element offset of ``buf[idx]``, with ``(x // c) * c * s + (x % c) * s`` folded to ``x * s``."""
-    terms: list[tuple[Expr, int]] = [(simplify(i), st) for i, st in zip(idx, buf.elem_strides, strict=False)]
+    """Element offset of ``buf[idx]``, with ``(x // c) * c * s + (x % c) * s`` folded to ``x * s`` (floor
+    division and modulo: true for every integer ``x``), also where the two sit in different indices among
+    other terms (a convolution tap ``x[c, j // W + kh - 1, j % W + kw - 1]`` is ``j + (kh - 1) * W + kw - 1``
+    past the channel's start: affine in ``j``)."""
+    terms: list[tuple[Expr, int]] = [(IntImm(1), buf.offset)]
+    for i, st in zip(idx, buf.elem_strides, strict=False):
+        terms += _scaled_terms(simplify(i), st)
     changed = True
     while changed:
         changed = False
@@ -382,12 +401,12 @@ def flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
             if isinstance(ea, Bin) and ea.op == "//" and isinstance(ea.b, IntImm):
                 for b_i, (eb, sb) in enumerate(terms):
                     if isinstance(eb, Bin) and eb.op == "%" and eb.a == ea.a and eb.b == ea.b and sa == sb * ea.b.value:
-                        terms = [t for k, t in enumerate(terms) if k not in (a_i, b_i)] + [(ea.a, sb)]
+                        terms = [t for k, t in enumerate(terms) if k not in (a_i, b_i)] + _scaled_terms(ea.a, sb)
                         changed = True
                         break
             if changed:
                 break
-    out: Expr = IntImm(buf.offset)
+    out: Expr = IntImm(0)
     for e, s in terms:
-        out = Bin("+", out, Bin("*", e, IntImm(s)))
+        out = Bin("+", out, e if s == 1 else Bin("*", e, IntImm(s)))
     return simplify(out)

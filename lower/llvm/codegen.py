@@ -45,6 +45,7 @@ from lower.ir import (
     flat_offset,
     root_loop,
     simplify,
+    walk_expr,
     walk_stmt,
 )
 from lower.llvm import tables as T
@@ -109,6 +110,9 @@ class FunctionEmitter:
         if isinstance(e, Bin):
             return self.binop(e)
         if isinstance(e, Select):
+            for br, other, taken in ((e.a, e.b, True), (e.b, e.a, False)):
+                if any(isinstance(x, Load) and not self.in_bounds(x) for x in walk_expr(br)):
+                    return self.guarded(e.cond, br, other, taken)
             c, a, b = self.expr(e.cond), self.expr(e.a), self.expr(e.b)
             r = self.tmp("s")
             self.emit(f"{r} = select i1 {c}, {T.TYPES[e.dtype]} {a}, {T.TYPES[e.dtype]} {b}")
@@ -139,6 +143,35 @@ class FunctionEmitter:
                 raise CodegenError(f"cannot cast {e.a.dtype} to {e.to}")
             return r
         raise CodegenError(f"cannot generate code for expression {e!r}")
+
+    def in_bounds(self, ld: Load) -> bool:
+        """Whether every element ``ld`` can address lies inside its buffer, given the loop ranges."""
+        buf = ld.buf
+        b = bounds(simplify(flat_offset(buf, ld.idx), self.ranges), self.ranges)
+        if b is None or buf.size == 0:
+            return False
+        spans = [(n - 1) * st for n, st in zip(buf.shape, buf.elem_strides, strict=False)]
+        lo = buf.offset + sum(x for x in spans if x < 0)
+        hi = buf.offset + sum(x for x in spans if x > 0)
+        return lo <= b[0] and b[1] <= hi
+
+    def guarded(self, cond: Expr, br: Expr, other: Expr, taken: bool) -> str:
+        """``select(cond, br, other)`` (``taken``; else ``select(cond, other, br)``) where ``br`` reads memory
+        it may not own when not selected (a convolution tap in the padding, a panel's lanes past the last
+        column): ``br`` is computed behind a branch, which LLVM's vectorizer turns into masked loads
+        (contiguous) or masked gathers."""
+        c, o = self.expr(cond), self.expr(other)
+        then, done = self.label("ld"), self.label("ldj")
+        pre = self.block
+        self.emit(f"br i1 {c}, label %{then if taken else done}, label %{done if taken else then}")
+        self.start_block(then)
+        v = self.expr(br)
+        end = self.block
+        self.emit(f"br label %{done}")
+        self.start_block(done)
+        r = self.tmp("s")
+        self.emit(f"{r} = phi {T.TYPES[br.dtype]} [ {v}, %{end} ], [ {o}, %{pre} ]")
+        return r
 
     def flags(self, e: Bin) -> str:
         """Fast-math flags of a float op: reassociation only for a reduction's accumulate."""

@@ -198,9 +198,12 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         c, kh, kw = kdecomp(k)
         ih = (j // OW) * SH - PH + kh * DH
         iw = (j % OW) * SW - PW + kw * DW
+        if not (PH or PW):
+            return x[bv[0], bv[1] * Cg + c, ih, iw]
+        # unclamped: the tap is only read where it is inside the input (the LLVM backend's guarded loads,
+        # CUDA's ?:), so with stride 1 and OW == W its flat offset is affine in j (a contiguous masked load)
         ok = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
-        tap = x[bv[0], bv[1] * Cg + c, clip(ih, H - 1), clip(iw, W - 1)]
-        return Select(ok, tap, const(0.0))
+        return Select(ok, x[bv[0], bv[1] * Cg + c, ih, iw], const(0.0))
 
     init: Callable[[list[Var], Var, Var], Expr]
     if node.op == "conv2d_bias_act":

@@ -32,7 +32,6 @@ from lower.ir import (
     Var,
     affine_in,
     bounds,
-    emin,
     enclosing,
     find_stage,
     flat_offset,
@@ -367,10 +366,11 @@ class Pack(Step):
         """The stage copying ``operand`` into ``P`` over fresh copies of the layout loops."""
         pvars = {v: Var(fresh_name(k.body, v + ".p")) for v in self.layout}
         val = substitute(operand, {v: pv for v, pv in pvars.items()})
-        # Dims given a min size (the micro-kernel's NR lanes) are padded with zeros, branch-free so the copy
-        # vectorizes: the operand is evaluated at the last valid index (loads stay in bounds) and a select
-        # zeroes the lane.  Other dims iterate their true (possibly tail) extent: nothing reads past it.
-        conds, clamp, exts = [], {}, {}
+        # Dims given a min size (the micro-kernel's NR lanes) are padded with zeros: a select zeroes the lanes
+        # past the true extent, and the operand is read only under it (the backends' guarded selects), so a
+        # unit-stride operand stays a (masked) vector load.  Other dims iterate their true (possibly tail)
+        # extent: nothing reads past it.
+        conds, exts = [], {}
         psub = {u: pv for u, pv in pvars.items()}
         for d, v in enumerate(self.layout):
             ext = substitute(by_name[v].extent, psub)
@@ -384,20 +384,16 @@ class Pack(Step):
                 continue
             exts[v] = IntImm(n)
             conds.append(lt(pvars[v], ext))
-            clamp[pvars[v].name] = emin(pvars[v], ext - 1)
         idx = tuple(pvars[v] for v in self.layout)
         if not conds:
             return Stage(f"{self.stage}.pack_{self.name}", self._nest(Store(P, idx, val), exts, pvars, 0))
-        # Full panels (every padded extent at its size) copy without the clamp and the select: the clamped
-        # index hides unit stride from LLVM, which would gather every lane.  Only the tail panel pays for it.
+        # Full panels (every padded extent at its size) copy without the select; only the tail panel pays it.
         # The test sits just inside the last layout loop the padded extents depend on.
         full = land(*(ge(exts_true, IntImm(P.shape[d])) for d, exts_true in self._padded_extents(by_name, psub)))
         deps = free_vars(full)
         depth = max((d + 1 for d, v in enumerate(self.layout) if pvars[v].name in deps), default=0)
         fast = self._nest(Store(P, idx, val), exts, pvars, depth)
-        slow = self._nest(
-            Store(P, idx, Select(land(*conds), substitute(val, clamp), FloatImm(0.0))), exts, pvars, depth
-        )
+        slow = self._nest(Store(P, idx, Select(land(*conds), val, FloatImm(0.0))), exts, pvars, depth)
         body: Stmt = If(full, fast, slow)
         for v in reversed(self.layout[:depth]):
             body = For(pvars[v], exts[v], body)

@@ -100,6 +100,23 @@ def test_softmax_reductions_are_vectorized():
     assert "llvm.vector.reduce.fadd.v16f32" in opt
 
 
+def test_padded_stride1_conv_reads_its_taps_with_masked_vector_loads():
+    # a 3x3 same-padded stride-1 convolution: each im2col row of a B panel is a contiguous run of the input
+    # with the padding masked off (no gather, no per-lane clamp), and taps in the padding read nothing
+    b = GraphBuilder("c")
+    x = b.input("x", (1, 16, 20, 20))
+    wt = torch.randn(32, 16, 3, 3, generator=torch.Generator().manual_seed(0))
+    w = b.weight("w", wt)
+    g = b.build([b.op("conv2d", x, w, stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1)])
+    cg = compile_graph(g, threads=1)
+    opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "c"), cg.target)
+    assert "@llvm.masked.load.v16f32" in opt
+    assert "gather" not in opt
+    xin = torch.randn(1, 16, 20, 20)
+    ref = torch.nn.functional.conv2d(xin, wt, padding=1)
+    assert torch.allclose(cg({"x": xin})[0], ref, rtol=1e-4, atol=1e-4)
+
+
 def test_gemm_micro_kernel_is_explicit_vector_fma():
     text = library_module(8, 32, 16)
     assert text.count("@llvm.fma.v16f32(") >= 16

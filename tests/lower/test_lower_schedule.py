@@ -335,7 +335,7 @@ def test_pack_then_tensorize():
             } else {
               for k.p in 0..37 {
                 for j.i.p in 0..32 {
-                  Bp[k.p, j.i.p] = select(j.i.p < min(32, 45 - j.o * 32), B[k.p, min(j.i.p, min(32, 45 - j.o * 32) - 1) + j.o * 32], 0.0)
+                  Bp[k.p, j.i.p] = select(j.i.p < min(32, 45 - j.o * 32), B[k.p, j.i.p + j.o * 32], 0.0)
                 }
               }
             }
@@ -401,3 +401,15 @@ def test_flat_offset_folds_divmod_behind_zero_padding():
     idx = (IntImm(1), Bin("-", Bin("//", x, IntImm(13)), IntImm(0)), Bin("-", Bin("%", x, IntImm(13)), IntImm(0)))
     assert format_expr(flat_offset(buf, idx)) == "x + 169"
     assert format_expr(simplify(Bin("+", IntImm(0), Bin("//", x, IntImm(3))))) == "x // 3"
+
+
+def test_flat_offset_folds_divmod_split_across_indices_among_other_terms():
+    # a 3x3 convolution tap x[c, j // 13 + kh - 1, j % 13 + kw - 1] (stride 1, width 13): j plus a constant
+    j, kh, kw = Var("j"), Var("kh"), Var("kw")
+    buf = Buffer("x", (4, 13, 13))
+    oh = Bin("-", Bin("+", Bin("//", j, IntImm(13)), kh), IntImm(1))
+    ow = Bin("-", Bin("+", Bin("%", j, IntImm(13)), kw), IntImm(1))
+    assert format_expr(flat_offset(buf, (IntImm(2), oh, ow))) == "j + kh * 13 + kw + 324"
+    # stride 2 along w: (j // 13) * 13 + (j % 13) * 2 is not j, and must not be folded
+    ow2 = Bin("*", Bin("%", j, IntImm(13)), IntImm(2))
+    assert "%" in format_expr(flat_offset(buf, (IntImm(0), Bin("//", j, IntImm(13)), ow2)))
