@@ -14,8 +14,10 @@ block lives in ``MR * NR / W`` vector registers of ``W`` lanes (the target's
 vector width: 16, zmm, with AVX-512), starting from zero; each k step loads
 NR/W vectors of B, broadcasts MR values of A and issues MR * NR / W FMAs;
 after the loop the tile is added into C, whose lines were prefetched at
-entry.  One specialised body per row count m (chosen by a switch), and a
-lane mask for n < NR on the C loads/stores only.
+entry.  One specialised body per row count m and count of column vectors
+holding the n columns (chosen by a switch: a tail panel of 4 columns issues
+one vector of FMAs per row, not NR/W), and a lane mask for the last vector's
+columns on the C loads/stores.
 
     >>> "@llvm.fma.v16f32(" in library_module(8, 32, 16)
     True
@@ -31,11 +33,10 @@ from lower.llvm.tables import DECLS, vector_decls
 from rewrite.ir.errors import CodegenError
 
 
-def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str) -> None:
-    """One k step ``%k``: load NR/W vectors of B, broadcast ``rows`` values of A, FMA ``%acc{r}_{q}`` into
-    ``%nacc{r}_{q}``."""
+def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int) -> None:
+    """One k step ``%k``: load the first ``h`` of B's NR/W vectors, broadcast ``rows`` values of A, FMA
+    ``%acc{r}_{q}`` into ``%nacc{r}_{q}``."""
     VF = f"<{W} x float>"
-    h = nr // W
     L.append(f"  %bo = mul i64 %k, {nr}")
     for q in range(h):
         L.append(f"  %bo{q} = add i64 %bo, {q * W}")
@@ -56,12 +57,14 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str) -> None:
             L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v{W}f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
 
 
-def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str = "gemm") -> str:
-    """The body for exactly ``rows`` rows: accumulate from zero in registers over the k loop, then add the
-    tile into C (whose lines were prefetched at entry, so the loop never waits on a C miss)."""
+def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str = "gemm", h: int = 0) -> str:
+    """The body for exactly ``rows`` rows and the first ``h`` vectors of columns (all NR/W by default: a
+    tail panel of at most ``h * W`` columns skips the FMAs of the rest): accumulate from zero in registers
+    over the k loop, then add the tile into C (whose lines were prefetched at entry, so the loop never
+    waits on a C miss)."""
     VF = f"<{W} x float>"
-    h = nr // W
-    name = f"eqsat_{kind}_{mr}x{nr}_m{rows}"
+    h = h or nr // W
+    name = f"eqsat_{kind}_{mr}x{nr}_m{rows}_q{h}"
     L = [
         f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, "
         f"i64 %kc, i64 %n) nounwind {{",
@@ -89,7 +92,7 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str = "gemm") -> str:
     L.append("  %k = phi i64 [ 0, %entry ], [ %k1, %loop ]")
     for r, q in tiles:
         L.append(f"  %acc{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, %loop ]")
-    _k_step(L, rows, nr, W, kind)
+    _k_step(L, rows, nr, W, kind, h)
     L.append("  %k1 = add nuw nsw i64 %k, 1")
     L.append("  %more = icmp slt i64 %k1, %kc")
     L.append("  br i1 %more, label %loop, label %done")
@@ -111,24 +114,34 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str = "gemm") -> str:
 
 
 def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm") -> str:
-    """``eqsat_KIND_MRxNR(A, lda, B, C, ldc, kc, m, n)``: a switch over m to one body per row count."""
+    """``eqsat_KIND_MRxNR(A, lda, B, C, ldc, kc, m, n)``: a switch over (m, vectors of n) to one body per
+    row count and column-vector count (a 14x14 image's 196 pixels end in a panel of 4 columns: one
+    vector of FMAs, not NR/W)."""
     if width < 1 or nr % width:
         raise CodegenError(f"NR={nr} must be a multiple of the vector width {width}")
     if kind not in KINDS:
         raise CodegenError(f"no GEMM micro-kernel of kind {kind!r} (known: {', '.join(KINDS)})")
-    parts = [_rows_body(mr, nr, r, width, kind) for r in range(1, mr + 1)]
+    hs = range(1, nr // width + 1)
+    parts = [_rows_body(mr, nr, r, width, kind, h) for r in range(1, mr + 1) for h in hs]
+    cases = " ".join(f"i64 {r * 16 + h}, label %m{r}_q{h}" for r in range(1, mr + 1) for h in hs)
     L = [
         f"define internal void @eqsat_{kind}_{mr}x{nr}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
         f"i64 %m, i64 %n) nounwind {{",
         "entry:",
-        "  switch i64 %m, label %out [ " + " ".join(f"i64 {r}, label %m{r}" for r in range(1, mr + 1)) + " ]",
+        f"  %nw = add i64 %n, {width - 1}",
+        f"  %nq = udiv i64 %nw, {width}",
+        "  %mk = shl i64 %m, 4",
+        "  %key = or i64 %mk, %nq",
+        f"  switch i64 %key, label %out [ {cases} ]",
     ]
     for r in range(1, mr + 1):
-        L += [
-            f"m{r}:",
-            f"  call void @eqsat_{kind}_{mr}x{nr}_m{r}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n)",
-            "  br label %out",
-        ]
+        for h in hs:
+            L += [
+                f"m{r}_q{h}:",
+                f"  call void @eqsat_{kind}_{mr}x{nr}_m{r}_q{h}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, "
+                "i64 %kc, i64 %n)",
+                "  br label %out",
+            ]
     L += ["out:", "  ret void", "}"]
     return "\n\n".join([*parts, "\n".join(L)])
 

@@ -124,6 +124,14 @@ def test_gemm_micro_kernel_is_explicit_vector_fma():
     assert "vfmadd" in asm and "zmm" in asm
 
 
+def test_gemm_micro_kernel_tail_panels_skip_the_empty_column_vectors():
+    # one body per (rows, column vectors): a panel whose n columns fit in one vector issues one FMA per row
+    text = library_module(12, 32, 16, "gemmt")
+    narrow = text.split("define internal void @eqsat_gemmt_12x32_m12_q1(")[1].split("\n}")[0]
+    full = text.split("define internal void @eqsat_gemmt_12x32_m12_q2(")[1].split("\n}")[0]
+    assert narrow.count("@llvm.fma.v16f32(") == 12 and full.count("@llvm.fma.v16f32(") == 24
+
+
 def test_cache_key_depends_on_cpu_and_text():
     target = parse_target("llvm")
     k1 = jit.cache_key("define void @f() {\n  ret void\n}\n", target)
