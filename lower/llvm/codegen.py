@@ -110,9 +110,9 @@ class FunctionEmitter:
         if isinstance(e, Bin):
             return self.binop(e)
         if isinstance(e, Select):
-            for br, other, taken in ((e.a, e.b, True), (e.b, e.a, False)):
-                if any(isinstance(x, Load) and not self.in_bounds(x) for x in walk_expr(br)):
-                    return self.guarded(e.cond, br, other, taken)
+            ga, gb = (any(isinstance(x, Load) and not self.in_bounds(x) for x in walk_expr(br)) for br in (e.a, e.b))
+            if ga or gb:
+                return self.guarded(e, ga, gb)
             c, a, b = self.expr(e.cond), self.expr(e.a), self.expr(e.b)
             r = self.tmp("s")
             self.emit(f"{r} = select i1 {c}, {T.TYPES[e.dtype]} {a}, {T.TYPES[e.dtype]} {b}")
@@ -155,22 +155,28 @@ class FunctionEmitter:
         hi = buf.offset + sum(x for x in spans if x > 0)
         return lo <= b[0] and b[1] <= hi
 
-    def guarded(self, cond: Expr, br: Expr, other: Expr, taken: bool) -> str:
-        """``select(cond, br, other)`` (``taken``; else ``select(cond, other, br)``) where ``br`` reads memory
-        it may not own when not selected (a convolution tap in the padding, a panel's lanes past the last
-        column): ``br`` is computed behind a branch, which LLVM's vectorizer turns into masked loads
-        (contiguous) or masked gathers."""
-        c, o = self.expr(cond), self.expr(other)
-        then, done = self.label("ld"), self.label("ldj")
+    def guarded(self, e: Select, ga: bool, gb: bool) -> str:
+        """``select(c, a, b)`` where ``a`` (``ga``) and/or ``b`` (``gb``) read memory they may not own when not
+        selected (a convolution tap in the padding, a panel's lanes past the last column): such a side is
+        computed behind a branch, which LLVM's vectorizer turns into masked loads (contiguous) or masked
+        gathers."""
+        c = self.expr(e.cond)
+        va = None if ga else self.expr(e.a)
+        vb = None if gb else self.expr(e.b)
         pre = self.block
-        self.emit(f"br i1 {c}, label %{then if taken else done}, label %{done if taken else then}")
-        self.start_block(then)
-        v = self.expr(br)
-        end = self.block
-        self.emit(f"br label %{done}")
+        la, lb, done = self.label("sa"), self.label("sb"), self.label("sj")
+        self.emit(f"br i1 {c}, label %{la if ga else done}, label %{lb if gb else done}")
+        ends = {}
+        for lab, side, guard in ((la, e.a, ga), (lb, e.b, gb)):
+            if guard:
+                self.start_block(lab)
+                ends[lab] = (self.expr(side), self.block)
+                self.emit(f"br label %{done}")
         self.start_block(done)
+        ia = ends[la] if ga else (va, pre)
+        ib = ends[lb] if gb else (vb, pre)
         r = self.tmp("s")
-        self.emit(f"{r} = phi {T.TYPES[br.dtype]} [ {v}, %{end} ], [ {o}, %{pre} ]")
+        self.emit(f"{r} = phi {T.TYPES[e.dtype]} [ {ia[0]}, %{ia[1]} ], [ {ib[0]}, %{ib[1]} ]")
         return r
 
     def flags(self, e: Bin) -> str:

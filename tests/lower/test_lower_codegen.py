@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from lower_testutil import run_kernel
 
 from lower import compile_graph
+from lower.ir import Buffer, For, IntImm, Kernel, LoopKind, Select, Stage, Store, Var, lt
 from lower.llvm import jit
 from lower.llvm.codegen import kernel_to_llvm
 from lower.llvm.intrinsics import library_module
@@ -115,6 +117,19 @@ def test_padded_stride1_conv_reads_its_taps_with_masked_vector_loads():
     xin = torch.randn(1, 16, 20, 20)
     ref = torch.nn.functional.conv2d(xin, wt, padding=1)
     assert torch.allclose(cg({"x": xin})[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_select_reads_each_side_only_where_it_is_taken():
+    # out[i] = x[i] if i < 40 else y[i - 40]: each load leaves its buffer on the other side, so both sides
+    # are computed behind branches (vectorized into masked loads) and the result matches
+    i = Var("i")
+    X, Y, Out = Buffer("x", (40,)), Buffer("y", (60,)), Buffer("out", (100,))
+    body = For(i, IntImm(100), Store(Out, (i,), Select(lt(i, 40), X[i], Y[i - 40])), LoopKind.VECTORIZED)
+    k = Kernel("cat", [X, Y, Out], Stage("s", body))
+    text = kernel_to_llvm(k, parse_target("llvm"), "cat")
+    assert text.count("label %sa") == 1 and text.count("label %sb") == 1
+    x, y = torch.randn(40), torch.randn(60)
+    assert torch.equal(run_kernel(k, {"x": x, "y": y})["out"], torch.cat([x, y]))
 
 
 def test_gemm_micro_kernel_is_explicit_vector_fma():
