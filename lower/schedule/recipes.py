@@ -271,7 +271,15 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
         root = f"{root}.{nxt}"
     root_lp = need_loop(s.kernel.body, root, "gemm")
     flops = 2 * g.m * g.n * g.kdim * batch_n
-    if threads > 1 and flops >= PAR_MIN_FLOPS and isinstance(root_lp.extent, IntImm) and root_lp.extent.value > 1:
+    # worth a launch when there are enough flops, or enough operand data to stream (an RNN step's matvec
+    # reads a 1 MiB weight for 0.5 Mflop: bound by one core's bandwidth, so two cores read it faster)
+    moved = (g.m * g.kdim + g.kdim * g.n + g.m * g.n) * batch_n
+    if (
+        threads > 1
+        and (flops >= PAR_MIN_FLOPS or moved >= PAR_MIN_ELEMS)
+        and isinstance(root_lp.extent, IntImm)
+        and root_lp.extent.value > 1
+    ):
         s.parallel(root)
     # otherwise B in NR-wide panels per (NC, KC) block on the stack
     if not b_const:

@@ -131,3 +131,11 @@ def test_row_blocks_on_two_threads_match_torch(m, k, n, const_a):
 
 def test_conv_with_many_channels_over_few_pixels_on_two_threads():
     check_graph(_conv((1, 64, 11, 11), (400, 64, 3, 3), (1, 1), (1, 1), 1, seed=5), target=TARGETS["12x32"])
+
+
+def test_matvec_streaming_a_large_weight_runs_on_both_threads():
+    """An RNN step (1 x 512 @ 512 x 512 weights): few flops, but a 1 MiB weight to stream, which one core's
+    bandwidth bounds; the column blocks run in parallel."""
+    cg = check_graph(_matmul(1, 512, 512, True, act="tanh"), target=TARGETS["12x32"])
+    steps = [str(s) for bk in cg.built if bk.schedule for s in bk.schedule.steps]
+    assert any(s.startswith("parallel(") for s in steps), steps
