@@ -13,7 +13,7 @@ from lower_testutil import check_graph
 
 from lower import parse_target
 from lower.ir import Intrinsic, walk_stmt
-from lower.schedule import Tensorize
+from lower.schedule import Reorder, Tensorize
 from lower.schedule.recipes import SHORT_TILE, gemm_blocking, gemm_rows
 from rewrite.ir.builder import GraphBuilder
 
@@ -139,3 +139,14 @@ def test_matvec_streaming_a_large_weight_runs_on_both_threads():
     cg = check_graph(_matmul(1, 512, 512, True, act="tanh"), target=TARGETS["12x32"])
     steps = [str(s) for bk in cg.built if bk.schedule for s in bk.schedule.steps]
     assert any(s.startswith("parallel(") for s in steps), steps
+
+
+@pytest.mark.parametrize("m,panel_outer", [(64, True), (512, False)])
+def test_few_rows_iterate_row_tiles_inside_each_column_panel(m, panel_outer):
+    """With few rows a B panel stays in L1 across every row tile (PANEL_OUTER_MAX_M); with many, A's."""
+    t = dataclasses.replace(TARGETS["12x32"], threads=1)
+    cg = check_graph(_matmul(m, 300, 200, True), target=t)
+    order = next(s.loops for bk in cg.built if bk.schedule for s in bk.schedule.steps if isinstance(s, Reorder))
+    jr = next(i for i, v in enumerate(order) if v.startswith("j") and v.endswith(".i.o"))
+    ir = next(i for i, v in enumerate(order) if v.startswith("i") and v.endswith(".i.o"))
+    assert (jr < ir) == panel_outer, order
