@@ -57,13 +57,12 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int) -> None
             L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v{W}f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
 
 
-def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str = "gemm", h: int = 0) -> str:
-    """The body for exactly ``rows`` rows and the first ``h`` vectors of columns (all NR/W by default: a
-    tail panel of at most ``h * W`` columns skips the FMAs of the rest): accumulate from zero in registers
-    over the k loop, then add the tile into C (whose lines were prefetched at entry, so the loop never
-    waits on a C miss)."""
+def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int) -> str:
+    """The body for exactly ``rows`` rows and the first ``h`` of the NR/W vectors of columns (a tail panel
+    of at most ``h * W`` columns skips the FMAs of the rest): accumulate from zero in registers over the k
+    loop, then add the tile into C (whose lines were prefetched at entry, so the loop never waits on a C
+    miss)."""
     VF = f"<{W} x float>"
-    h = h or nr // W
     name = f"eqsat_{kind}_{mr}x{nr}_m{rows}_q{h}"
     L = [
         f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, "
