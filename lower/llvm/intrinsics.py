@@ -30,21 +30,37 @@ from typing import Any
 
 from lower.ir import Intrinsic
 from lower.llvm.tables import DECLS, vector_decls
+from lower.schedule import STREAMS
 from rewrite.ir.errors import CodegenError
 
+# Prefetch distances of streamed operands, in k steps ahead.  A packed A panel is MR floats a step (48 bytes
+# at MR = 12): 64 steps are ~3 KiB, past a 4 KiB page's start more often than the hardware prefetcher
+# (timed, weights cold: 64-256 alike, a 7x7 or 8x8 map's 3x3 conv 1.2x faster).  B is NR floats (two lines)
+# a step: 16 steps are 2 KiB (bert's linears, weights cold: 16 faster than 32).
+PREFETCH_A_STEPS = 64
+PREFETCH_B_STEPS = 16
 
-def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int) -> None:
+
+def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream: str) -> None:
     """One k step ``%k``: load the first ``h`` of B's NR/W vectors, broadcast ``rows`` values of A, FMA
-    ``%acc{r}_{q}`` into ``%nacc{r}_{q}``."""
+    ``%acc{r}_{q}`` into ``%nacc{r}_{q}``; prefetch the streamed operands' step ``%k`` + their distance."""
     VF = f"<{W} x float>"
     L.append(f"  %bo = mul i64 %k, {nr}")
     for q in range(h):
         L.append(f"  %bo{q} = add i64 %bo, {q * W}")
         L.append(f"  %bp{q} = getelementptr float, ptr %B, i64 %bo{q}")
         L.append(f"  %b{q} = load {VF}, ptr %bp{q}, align 4")
+        if "b" in stream:  # each of B's vectors is one cache line
+            L.append(f"  %bf{q} = getelementptr float, ptr %bp{q}, i64 {PREFETCH_B_STEPS * nr}")
+            L.append(f"  call void @llvm.prefetch.p0(ptr %bf{q}, i32 0, i32 3, i32 1)")
     if kind == "gemmt":  # k step k starts k * lda floats in, its rows are adjacent
         L.append("  %ak = mul i64 %k, %lda")
         L.append("  %acol = getelementptr float, ptr %A, i64 %ak")
+        if "a" in stream:  # MR floats a step: a line about every step (past the panel's end: the next panel's)
+            L.append(f"  %akf = add i64 %k, {PREFETCH_A_STEPS}")
+            L.append("  %aof = mul i64 %akf, %lda")
+            L.append("  %af = getelementptr float, ptr %A, i64 %aof")
+            L.append("  call void @llvm.prefetch.p0(ptr %af, i32 0, i32 3, i32 1)")
     for r in range(rows):
         if kind == "gemmt":
             L.append(f"  %ap{r} = getelementptr float, ptr %acol, i64 {r}")
@@ -57,13 +73,13 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int) -> None
             L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v{W}f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
 
 
-def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int) -> str:
+def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: str) -> str:
     """The body for exactly ``rows`` rows and the first ``h`` of the NR/W vectors of columns (a tail panel
     of at most ``h * W`` columns skips the FMAs of the rest): accumulate from zero in registers over the k
     loop, then add the tile into C (whose lines were prefetched at entry, so the loop never waits on a C
     miss)."""
     VF = f"<{W} x float>"
-    name = f"eqsat_{kind}_{mr}x{nr}_m{rows}_q{h}"
+    name = f"{routine_name(kind, mr, nr, stream)}_m{rows}_q{h}"
     L = [
         f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, "
         f"i64 %kc, i64 %n) nounwind {{",
@@ -91,7 +107,7 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int) -> str:
     L.append("  %k = phi i64 [ 0, %entry ], [ %k1, %loop ]")
     for r, q in tiles:
         L.append(f"  %acc{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, %loop ]")
-    _k_step(L, rows, nr, W, kind, h)
+    _k_step(L, rows, nr, W, kind, h, stream)
     L.append("  %k1 = add nuw nsw i64 %k, 1")
     L.append("  %more = icmp slt i64 %k1, %kc")
     L.append("  br i1 %more, label %loop, label %done")
@@ -112,19 +128,28 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int) -> str:
     return "\n".join(L)
 
 
-def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm") -> str:
+def routine_name(kind: str, mr: int, nr: int, stream: str = "") -> str:
+    """The micro-kernel's symbol: ``eqsat_gemmt_12x32``, or ``eqsat_gemmt_12x32_pa`` prefetching A."""
+    return f"eqsat_{kind}_{mr}x{nr}" + (f"_p{stream}" if stream else "")
+
+
+def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "") -> str:
     """``eqsat_KIND_MRxNR(A, lda, B, C, ldc, kc, m, n)``: a switch over (m, vectors of n) to one body per
     row count and column-vector count (a 14x14 image's 196 pixels end in a panel of 4 columns: one
-    vector of FMAs, not NR/W)."""
+    vector of FMAs, not NR/W).  ``stream``: the operands it prefetches ahead ("a", "b", "ab"; A only
+    when packed, ``gemmt``)."""
     if width < 1 or nr % width:
         raise CodegenError(f"NR={nr} must be a multiple of the vector width {width}")
     if kind not in KINDS:
         raise CodegenError(f"no GEMM micro-kernel of kind {kind!r} (known: {', '.join(KINDS)})")
+    if stream not in STREAMS:
+        raise CodegenError(f"GEMM micro-kernel stream {stream!r} is not one of {STREAMS}")
+    name = routine_name(kind, mr, nr, stream)
     hs = range(1, nr // width + 1)
-    parts = [_rows_body(mr, nr, r, width, kind, h) for r in range(1, mr + 1) for h in hs]
+    parts = [_rows_body(mr, nr, r, width, kind, h, stream) for r in range(1, mr + 1) for h in hs]
     cases = " ".join(f"i64 {r * 16 + h}, label %m{r}_q{h}" for r in range(1, mr + 1) for h in hs)
     L = [
-        f"define internal void @eqsat_{kind}_{mr}x{nr}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
+        f"define internal void @{name}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
         f"i64 %m, i64 %n) nounwind {{",
         "entry:",
         f"  %nw = add i64 %n, {width - 1}",
@@ -137,30 +162,28 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm") -> str:
         for h in hs:
             L += [
                 f"m{r}_q{h}:",
-                f"  call void @eqsat_{kind}_{mr}x{nr}_m{r}_q{h}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, "
-                "i64 %kc, i64 %n)",
+                f"  call void @{name}_m{r}_q{h}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n)",
                 "  br label %out",
             ]
     L += ["out:", "  ret void", "}"]
     return "\n\n".join([*parts, "\n".join(L)])
 
 
-def library_module(mr: int, nr: int, width: int, kind: str = "gemm") -> str:
-    """The micro-kernel for ``width``-lane vectors as a stand-alone module exporting ``eqsat_KIND_MRxNR``
+def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "") -> str:
+    """The micro-kernel for ``width``-lane vectors as a stand-alone module exporting ``routine_name(..)``
     (compiled once per target, cached)."""
     decls = [*vector_decls(width).values(), DECLS["llvm.prefetch.p0"]]
-    body = gemm_routine(mr, nr, width, kind).replace(
-        f"define internal void @eqsat_{kind}_{mr}x{nr}(", f"define void @eqsat_{kind}_{mr}x{nr}("
-    )
+    name = routine_name(kind, mr, nr, stream)
+    body = gemm_routine(mr, nr, width, kind, stream).replace(f"define internal void @{name}(", f"define void @{name}(")
     return "\n\n".join([*decls, body]) + "\n"
 
 
 def emit_gemm(fe: Any, s: Intrinsic) -> None:
     """Call the micro-kernel (``fe`` is the codegen's ``FunctionEmitter``; its module knows the target)."""
     A, a_off, lda, B, b_off, C, c_off, ldc, kc, m, n = s.args
-    kind, shape = s.name.split("_")
+    kind, shape, *pf = s.name.split("_")
     mr, nr = (int(x) for x in shape.split("x"))
-    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind)
+    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, pf[0][1:] if pf else "")
     fe.mod.define(s.name, lambda: f"declare void @eqsat_{s.name}(ptr, i64, ptr, ptr, i64, i64, i64, i64)")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
@@ -173,5 +196,9 @@ def emit_gemm(fe: Any, s: Intrinsic) -> None:
 KINDS = ("gemm", "gemmt")  # A row-major (unit stride along k) / column-major (unit stride along i)
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
-    f"{kind}_{mr}x{nr}": emit_gemm for kind in KINDS for mr in range(1, 17) for nr in (16, 32, 48, 64)
+    routine_name(kind, mr, nr, st).removeprefix("eqsat_"): emit_gemm
+    for kind in KINDS
+    for mr in range(1, 17)
+    for nr in (16, 32, 48, 64)
+    for st in STREAMS
 }

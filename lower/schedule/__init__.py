@@ -21,10 +21,11 @@ from lower.schedule.gpu_steps import BindBlocks, BindThreads, BlockRows, TileGem
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel
 from lower.schedule.record import Schedule
-from lower.schedule.stage_steps import ComputeAt, Inline, Pack, Tensorize, inline_stage
+from lower.schedule.stage_steps import STREAMS, ComputeAt, Inline, Pack, Tensorize, inline_stage
 from rewrite.ir.errors import ScheduleError
 
 __all__ = [
+    "STREAMS",
     "BindBlocks",
     "BindThreads",
     "BlockRows",

@@ -75,6 +75,7 @@ A_BLOCK_BYTES = 1 << 20  # the most packed A of one (MC, KC) block on the stack 
 # Timed at 1 thread, interleaved: 32/64/96/128 x 1024..3072 with constant B 2-8% faster panels-outer, a
 # 64-channel 3x3 conv 4%; 512 and 1024 rows 2-5% slower.
 PANEL_OUTER_MAX_M = 128
+STREAM_A_MAX_PANELS = 8  # a constant A is prefetched when at most this many NR-column panels use each tile
 SHORT_TILE = 8  # the fallback micro-tile height when the target's MR leaves a mostly empty last tile
 SHORT_TILE_SPEED = 0.95  # its measured speed relative to the target's tile on full tiles (12 x 32 vs 8 x 32)
 
@@ -302,7 +303,11 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
         # padded to MR rows (a full-width vector copy, the tail tile's rows zero) unless A is shorter than a tile
         a_pad = (1, 1, MR) if g.m >= MR else ()
         s.pack(g.stage, "#0", ko if rows else io, (ir, ki, ii), f"{g.a_buf}_apanel", a_pad)
-    s.tensorize(ii, MR, NR)
+    # an operand packed at compile time is read from memory once per run (a model's weights do not stay in
+    # cache between runs): the micro-kernel prefetches it ahead; A only when few column panels share each
+    # of its tiles (else the prefetches of a tile already in L1 only cost issue slots: VGG's convs 1% slower)
+    stream_a = a_const and math.ceil(min(NC, g.n) / NR) <= STREAM_A_MAX_PANELS
+    s.tensorize(ii, MR, NR, stream=("a" if stream_a else "") + ("b" if b_const else ""))
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels: vectorize their innermost loop
         if isinstance(st, Stage) and ".pack_" in st.name:
             _vectorize_innermost(s, st.name)

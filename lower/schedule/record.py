@@ -66,8 +66,8 @@ class Schedule:
     ) -> Schedule:
         return self.apply(Pack(stage, buffer, at, tuple(layout), name, tuple(min_sizes)))
 
-    def tensorize(self, loop: str, mr: int = 8, nr: int = 32) -> Schedule:
-        return self.apply(Tensorize(loop, mr, nr))
+    def tensorize(self, loop: str, mr: int = 8, nr: int = 32, stream: str = "") -> Schedule:
+        return self.apply(Tensorize(loop, mr, nr, stream))
 
     def replay(self, kernel: Kernel) -> Kernel:
         for s in self.steps:

@@ -414,6 +414,9 @@ class Pack(Step):
 
 
 # ------------------------------------------------------------ tensorize
+STREAMS = ("", "a", "b", "ab")  # Tensorize.stream: which operands the micro-kernel prefetches ahead
+
+
 @dataclass(frozen=True)
 class Tensorize(Step):
     """Replace a (i, j, k) multiply-accumulate nest by the GEMM micro-kernel.
@@ -430,14 +433,24 @@ class Tensorize(Step):
     must be affine in them with unit stride along j (C) and along k or i (A:
     ``gemm_`` reads rows, ``gemmt_`` columns, e.g. a packed A panel); B must be a
     packed panel (unit stride along j, stride NR along k, padded to NR lanes).
+
+    ``stream`` names the operands that come from memory rather than cache ("a", "b", "ab": weights packed
+    at compile time, read once per run): the micro-kernel prefetches them ahead (``gemmt_12x32_pa``).
     """
 
     loop: str
     mr: int = 8
     nr: int = 32
+    stream: str = ""
+
+    def __str__(self) -> str:
+        extra = f", {self.stream!r}" if self.stream else ""
+        return f"tensorize({self.loop!r}, {self.mr}, {self.nr}{extra})"
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"tensorize({self.loop!r})"
+        if self.stream not in STREAMS:
+            raise ScheduleError(f"{step}: stream must be one of {STREAMS}, got {self.stream!r}")
         li = need_loop(k.body, self.loop, "tensorize")
         pp = perfect_prefix(li, 3)
         if pp is None or not isinstance(pp[1], Store):
@@ -506,7 +519,7 @@ class Tensorize(Step):
         if B.buf.shape[-1] != self.nr or B.buf.strides is not None:
             raise ScheduleError(f"{step}: B ({B.buf.name}) must be a packed panel buffer with {self.nr} lanes")
         intr = Intrinsic(
-            f"{kind}_{self.mr}x{self.nr}",
+            f"{kind}_{self.mr}x{self.nr}" + (f"_p{self.stream}" if self.stream else ""),
             (A.buf, af[1], IntImm(lda), B.buf, bf[1], C, coff, IntImm(ldc), L3.extent, L1.extent, L2.extent),
             reads=(A.buf, B.buf, C),
             writes=(C,),

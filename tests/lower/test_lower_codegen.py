@@ -147,6 +147,17 @@ def test_gemm_micro_kernel_tail_panels_skip_the_empty_column_vectors():
     assert narrow.count("@llvm.fma.v16f32(") == 12 and full.count("@llvm.fma.v16f32(") == 24
 
 
+def test_gemm_micro_kernel_prefetches_only_the_streamed_operands():
+    # in the k loop: one prefetch of A's step k + PREFETCH_A_STEPS, one per B vector; the C tile's prefetches
+    # are at entry, before the loop
+    def loop_prefetches(stream: str) -> int:
+        body = library_module(12, 32, 16, "gemmt", stream).split("_m12_q2(")[1].split("\n}")[0]
+        return body.split("loop:")[1].split("done:")[0].count("@llvm.prefetch.p0(")
+
+    assert [loop_prefetches(s) for s in ("", "a", "b", "ab")] == [0, 1, 2, 3]
+    assert "@eqsat_gemmt_12x32_pab(" in library_module(12, 32, 16, "gemmt", "ab")
+
+
 def test_cache_key_depends_on_cpu_and_text():
     target = parse_target("llvm")
     k1 = jit.cache_key("define void @f() {\n  ret void\n}\n", target)

@@ -150,3 +150,30 @@ def test_few_rows_iterate_row_tiles_inside_each_column_panel(m, panel_outer):
     jr = next(i for i, v in enumerate(order) if v.startswith("j") and v.endswith(".i.o"))
     ir = next(i for i, v in enumerate(order) if v.startswith("i") and v.endswith(".i.o"))
     assert (jr < ir) == panel_outer, order
+
+
+def _streams(cg) -> set[str]:
+    return {s.stream for bk in cg.built if bk.schedule for s in bk.schedule.steps if isinstance(s, Tensorize)}
+
+
+def _conv3x3(c: int, hw: int, oc: int):
+    b = GraphBuilder("conv")
+    x = b.input("x", (1, c, hw, hw))
+    w = b.weight("w", torch.randn(oc, c, 3, 3, generator=torch.Generator().manual_seed(hw)))
+    return b.build([b.conv2d(x, w, stride=(1, 1), padding=(1, 1))])
+
+
+@pytest.mark.parametrize(
+    "graph,stream",
+    [
+        (_conv3x3(64, 7, 96), "a"),  # constant weights, 49 columns: each A tile meets 2 panels, so it streams
+        (_conv3x3(16, 40, 24), ""),  # 1600 columns: each A tile stays in L1 across many panels
+        (_matmul(48, 300, 100, True), "b"),  # constant B (a linear's weight)
+        (_matmul(48, 300, 100, False), ""),  # both operands packed per block on the stack: in cache
+    ],
+)
+def test_weights_read_once_per_run_are_prefetched_by_the_micro_kernel(graph, stream):
+    cg = check_graph(graph, target=dataclasses.replace(TARGETS["12x32"], threads=1))
+    assert _streams(cg) == {stream}
+    calls = {x.name for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)}
+    assert calls == {"gemmt_12x32" + (f"_p{stream}" if stream else "")}

@@ -380,6 +380,8 @@ def test_tensorize_refusals():
         Schedule(gemm_kernel()).tensorize("i", 8, 32)
     with pytest.raises(ScheduleError, match="three perfectly nested loops"):
         Tensorize("i").apply(two_stage_kernel())
+    with pytest.raises(ScheduleError, match="stream must be one of"):  # the operands to prefetch: a, b, ab
+        Tensorize("i", stream="c").apply(gemm_kernel())
 
 
 def test_schedule_record_prints_and_replays():

@@ -2,7 +2,7 @@ declare i64 @llvm.smin.i64(i64, i64)
 
 declare float @llvm.maximum.f32(float, float)
 
-declare void @eqsat_gemmt_8x32(ptr, i64, ptr, ptr, i64, i64, i64, i64)
+declare void @eqsat_gemmt_8x32_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64)
 
 define internal void @gemm_bias_relu.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, ptr noalias nocapture align 4 %param.4, i64 %lo, i64 %hi) nounwind {
 entry:
@@ -122,7 +122,7 @@ j_1_i_o.body73:
   %t91 = mul i64 %j_1_i_o.76, 32
   %t92 = sub i64 80, %t91
   %t93 = call i64 @llvm.smin.i64(i64 32, i64 %t92)
-  call void @eqsat_gemmt_8x32(ptr %p80, i64 8, ptr %p84, ptr %p90, i64 80, i64 96, i64 8, i64 %t93)
+  call void @eqsat_gemmt_8x32_pb(ptr %p80, i64 8, ptr %p84, ptr %p90, i64 80, i64 96, i64 8, i64 %t93)
   br label %j_1_i_o.latch74
 j_1_i_o.latch74:
   %n77 = add nuw nsw i64 %j_1_i_o.76, 1
