@@ -17,7 +17,9 @@ after the loop the tile is added into C, whose lines were prefetched at
 entry.  One specialised body per row count m and count of column vectors
 holding the n columns (chosen by a switch: a tail panel of 4 columns issues
 one vector of FMAs per row, not NR/W), and a lane mask for the last vector's
-columns on the C loads/stores.
+columns on the C loads/stores.  ``gemmt_MRxNR_pa`` / ``_pb`` / ``_pab`` also prefetch the operands
+that stream from memory (weights packed at compile time: a run reads them once, cold) a fixed number of
+k steps ahead (``Tensorize.stream``).
 
     >>> "@llvm.fma.v16f32(" in library_module(8, 32, 16)
     True
