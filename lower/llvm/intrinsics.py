@@ -32,7 +32,7 @@ from typing import Any
 
 from lower.ir import Intrinsic
 from lower.llvm.tables import DECLS, vector_decls
-from lower.schedule import STREAMS
+from lower.schedule import STREAMS, micro_kernel_name
 from rewrite.ir.errors import CodegenError
 
 # Prefetch distances of streamed operands, in k steps ahead.  A packed A panel is MR floats a step (48 bytes
@@ -131,8 +131,8 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
 
 
 def routine_name(kind: str, mr: int, nr: int, stream: str = "") -> str:
-    """The micro-kernel's symbol: ``eqsat_gemmt_12x32``, or ``eqsat_gemmt_12x32_pa`` prefetching A."""
-    return f"eqsat_{kind}_{mr}x{nr}" + (f"_p{stream}" if stream else "")
+    """The micro-kernel's symbol: ``eqsat_`` and the name the tensorized nest calls (``micro_kernel_name``)."""
+    return "eqsat_" + micro_kernel_name(kind, mr, nr, stream)
 
 
 def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "") -> str:
@@ -198,7 +198,7 @@ def emit_gemm(fe: Any, s: Intrinsic) -> None:
 KINDS = ("gemm", "gemmt")  # A row-major (unit stride along k) / column-major (unit stride along i)
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
-    routine_name(kind, mr, nr, st).removeprefix("eqsat_"): emit_gemm
+    micro_kernel_name(kind, mr, nr, st): emit_gemm
     for kind in KINDS
     for mr in range(1, 17)
     for nr in (16, 32, 48, 64)

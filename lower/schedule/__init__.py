@@ -21,7 +21,7 @@ from lower.schedule.gpu_steps import BindBlocks, BindThreads, BlockRows, TileGem
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel
 from lower.schedule.record import Schedule
-from lower.schedule.stage_steps import STREAMS, ComputeAt, Inline, Pack, Tensorize, inline_stage
+from lower.schedule.stage_steps import STREAMS, ComputeAt, Inline, Pack, Tensorize, inline_stage, micro_kernel_name
 from rewrite.ir.errors import ScheduleError
 
 __all__ = [
@@ -44,5 +44,6 @@ __all__ = [
     "Unroll",
     "Vectorize",
     "inline_stage",
+    "micro_kernel_name",
     "schedule_kernel",
 ]

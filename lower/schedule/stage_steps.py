@@ -417,6 +417,12 @@ class Pack(Step):
 STREAMS = ("", "a", "b", "ab")  # Tensorize.stream: which operands the micro-kernel prefetches ahead
 
 
+def micro_kernel_name(kind: str, mr: int, nr: int, stream: str = "") -> str:
+    """The name a tensorized nest calls (the backends define it): ``gemmt_12x32``, or ``gemmt_12x32_pa``
+    prefetching A."""
+    return f"{kind}_{mr}x{nr}" + (f"_p{stream}" if stream else "")
+
+
 @dataclass(frozen=True)
 class Tensorize(Step):
     """Replace a (i, j, k) multiply-accumulate nest by the GEMM micro-kernel.
@@ -519,7 +525,7 @@ class Tensorize(Step):
         if B.buf.shape[-1] != self.nr or B.buf.strides is not None:
             raise ScheduleError(f"{step}: B ({B.buf.name}) must be a packed panel buffer with {self.nr} lanes")
         intr = Intrinsic(
-            f"{kind}_{self.mr}x{self.nr}" + (f"_p{self.stream}" if self.stream else ""),
+            micro_kernel_name(kind, self.mr, self.nr, self.stream),
             (A.buf, af[1], IntImm(lda), B.buf, bf[1], C, coff, IntImm(ldc), L3.extent, L1.extent, L2.extent),
             reads=(A.buf, B.buf, C),
             writes=(C,),
