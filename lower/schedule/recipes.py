@@ -66,9 +66,17 @@ PAR_MIN_FLOPS = 1 << 21
 GEMM_MIN_FLOPS = 1 << 16
 DIRECT_CONV_MAX_UNROLL = 256  # taps (rows x window) unrolled in a direct convolution's vectorized row loop
 B_BLOCK_BYTES = 1 << 20  # packed B of one (KC, NC) block on one thread: half this CPU's 2 MiB L2
-PACK_COST = 3.5  # packing an operand block again vs reading it packed: read + gather/write + read, roughly
-ELEM_FLOPS = 16  # one operand element read from L2/L3, in flops of the micro-kernel's time
-TAIL_BLOCKS = 0.25  # blocks of waiting for the last thread to finish (a shared, noisy machine)
+# The 2-thread split model's constants, in flops of micro-kernel time (``_split_time``), fitted to forced splits of
+# 28 GEMMs and convolutions (benchmark models' layers and others: 24 to 2048 rows, 49 to 3136 columns; every
+# split of up to 8 x 8 blocks, 2 threads, timed interleaved after a 16 MiB pass that evicts the weights, as
+# in a model): the picks ran 1.010x slower than each case's best split (leave-one-out 1.012x), the model
+# before them 1.063x.  A constant operand's element comes from memory (a model's weights are not in cache),
+# a computed one's is gathered and packed from cache; the tail is a share of one block (a shared machine's
+# threads do not finish together).
+CONST_ELEM_FLOPS = 192  # one element of an operand packed at compile time, read from memory
+PACK_ELEM_FLOPS = 96  # one element of an operand packed at run time, per block that packs it
+TAIL_BLOCKS = 0.1  # the mean block's time added for the threads finishing apart
+SIM_MAX_BLOCKS = 64  # more blocks than this are not simulated one by one: the last round is taken as half a block
 A_BLOCK_BYTES = 1 << 20  # the most packed A of one (MC, KC) block on the stack when row blocks are split
 # At most this many rows, the column panels of B are the outer micro-tile loop (each stays in L1 while every
 # row tile's A panel streams past), else the row tiles are (A's panel stays, B's panels stream from L2).
@@ -151,7 +159,8 @@ def gemm_blocking(
     KC <= 256.  One thread: MC up to 16 micro-tile rows (of ``mr``, default the target's MR), NC as wide as
     ``B_BLOCK_BYTES`` of packed B allow (every column block re-reads A: 1024^3 ran 1.05x faster with NC 1024
     than 512).  Several threads: the split of the output into row x column blocks with the least estimated
-    time per thread (``_split_time``): every column block re-reads all of A and every row block all of B."""
+    time (``_split_time``): every column block re-reads all of A and every row block all of B, and the
+    threads take the blocks one by one, so an odd count of equal blocks leaves one thread idle at the end."""
     MR, NR, threads = mr or target.mr, target.nr, target.threads
     nk = max(1, math.ceil(kdim / 256))
     kc = math.ceil(kdim / nk)
@@ -169,7 +178,7 @@ def gemm_blocking(
             nt = math.ceil(ntiles / pc)
             if nt > ncap:
                 continue
-            t = _split_time(mb, min(n, NR * nt), kdim, batch * pr * pc, threads, a_const, b_const)
+            t = _split_time(_runs(m, mb), _runs(n, NR * nt), (MR, NR), kdim, batch, threads, (a_const, b_const))
             if best is None or t < best[0]:
                 best = (t, pr, nt)
     if best is None:
@@ -186,16 +195,40 @@ def _even_splits(tiles: int, most: int) -> list[int]:
     return sorted({math.ceil(tiles / math.ceil(tiles / p)) for p in range(1, min(tiles, most) + 1)})
 
 
-def _split_time(mb: int, nb: int, kdim: int, blocks: int, threads: int, a_const: bool, b_const: bool) -> float:
-    """Estimated time per thread (in flops) of ``blocks`` output blocks of ``mb`` x ``nb``, taken one by one
-    by ``threads`` threads: each block's FMAs plus its operand traffic (A's ``mb`` rows, B's ``nb`` columns;
-    packed again unless packed at compile time), and ``TAIL_BLOCKS`` of waiting for the last one (the
-    threads do not finish together).  The constants were set by timing forced splits of nine GEMMs and
-    convolutions of the benchmark models on 2 threads (interleaved in one process)."""
-    a = mb * kdim * (1 if a_const else PACK_COST)
-    b = nb * kdim * (1 if b_const else PACK_COST)
-    per_block = 2 * mb * nb * kdim + ELEM_FLOPS * (a + b)
-    return (blocks / threads + TAIL_BLOCKS) * per_block
+def _runs(extent: int, block: int) -> list[int]:
+    """The lengths of ``extent`` cut into blocks of ``block``: ``_runs(289, 64) == [64, 64, 64, 64, 33]``."""
+    return [min(block, extent - x) for x in range(0, extent, block)]
+
+
+def _split_time(
+    rows: list[int],
+    cols: list[int],
+    tile: tuple[int, int],
+    kdim: int,
+    batch: int,
+    threads: int,
+    const: tuple[bool, bool],
+) -> float:
+    """Estimated time (in flops) of the output cut into ``rows`` x ``cols`` blocks (per batch entry) on
+    ``threads`` threads, each taking the next block in loop order when it is free.  A block costs its
+    micro-tiles' FMAs (``tile`` = MR x NR, partial tiles computed whole) plus its operands' elements: the
+    rows of A and the columns of B it reads, at ``CONST_ELEM_FLOPS`` for an operand packed at compile time
+    (``const`` = A's, B's) and ``PACK_ELEM_FLOPS`` for one packed per block; ``TAIL_BLOCKS`` of the mean
+    block is added.  Constants: see their definitions."""
+    mr, nr = tile
+    a_elem, b_elem = (CONST_ELEM_FLOPS if c else PACK_ELEM_FLOPS for c in const)
+    costs = [
+        2 * math.ceil(r / mr) * mr * math.ceil(c / nr) * nr * kdim + (r * a_elem + c * b_elem) * kdim
+        for r in rows
+        for c in cols
+    ] * batch
+    mean = sum(costs) / len(costs)
+    if len(costs) > SIM_MAX_BLOCKS:
+        return sum(costs) / threads + (0.5 + TAIL_BLOCKS) * mean
+    finish = [0.0] * threads
+    for c in costs:  # list scheduling: the block goes to the thread that is free first
+        finish[finish.index(min(finish))] += c
+    return max(finish) + TAIL_BLOCKS * mean
 
 
 def _need_stage(k: Kernel, stage: str) -> Stage:
