@@ -66,6 +66,13 @@ PAR_MIN_FLOPS = 1 << 21
 GEMM_MIN_FLOPS = 1 << 16
 DIRECT_CONV_MAX_UNROLL = 256  # taps (rows x window) unrolled in a direct convolution's vectorized row loop
 B_BLOCK_BYTES = 1 << 20  # packed B of one (KC, NC) block on one thread: half this CPU's 2 MiB L2
+# The output block (all rows x NC) on one thread when the reduction is one k block: its init, product and
+# epilogue each pass over it, so it stays in L2 beside B.  A 3-channel 3x3 stride-2 convolution (27-long
+# reductions, 12-22k pixels; 1 thread, interleaved) ran 1.16-1.18x faster with 1024-2048 columns than with
+# the 9696 that B's size alone allows, a 64-channel 1x1 one over 56 x 56 pixels 1.18x; a 147-long one
+# (ResNet's 7x7 stem) the same.  Only with few rows (``PANEL_OUTER_MAX_M``): 512 rows over 784 columns ran
+# 1.07x slower with 128 columns (each column block re-reads A).
+C_BLOCK_BYTES = 1 << 18
 # The 2-thread split model's constants, in flops of micro-kernel time (``_split_time``), fitted to forced splits of
 # 28 GEMMs and convolutions (benchmark models' layers and others: 24 to 2048 rows, 49 to 3136 columns; every
 # split of up to 8 x 8 blocks, 2 threads, timed interleaved after a 16 MiB pass that evicts the weights, as
@@ -158,9 +165,10 @@ def gemm_blocking(
 
     KC <= 256.  One thread: MC up to 16 micro-tile rows (of ``mr``, default the target's MR), NC as wide as
     ``B_BLOCK_BYTES`` of packed B allow (every column block re-reads A: 1024^3 ran 1.05x faster with NC 1024
-    than 512).  Several threads: the split of the output into row x column blocks with the least estimated
-    time (``_split_time``): every column block re-reads all of A and every row block all of B, and the
-    threads take the blocks one by one, so an odd count of equal blocks leaves one thread idle at the end."""
+    than 512), and with one k block and few rows as ``C_BLOCK_BYTES`` of output allow.  Several threads:
+    the split of the output into row x column blocks with the least estimated time (``_split_time``): every
+    column block re-reads all of A and every row block all of B, and the threads take the blocks one by
+    one, so an odd count of equal blocks leaves one thread idle at the end."""
     MR, NR, threads = mr or target.mr, target.nr, target.threads
     nk = max(1, math.ceil(kdim / 256))
     kc = math.ceil(kdim / nk)
@@ -168,6 +176,8 @@ def gemm_blocking(
     mc = MR * max(1, min(16, mtiles))
     ncap = max(16, B_BLOCK_BYTES // (4 * kc * NR))  # NR panels in one packed B block
     if threads == 1:
+        if nk == 1 and m <= PANEL_OUTER_MAX_M:  # one k block: init, product, epilogue pass over the output block
+            ncap = min(ncap, max(1, C_BLOCK_BYTES // (4 * m * NR)))
         return {"MC": mc, "NC": NR * max(1, min(ncap, ntiles)), "KC": kc, "ROWS": 0}
     best: tuple[float, int, int] | None = None
     for pr in _even_splits(mtiles, 4 * threads):
