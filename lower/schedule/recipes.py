@@ -227,16 +227,17 @@ def _split_time(
     block is added.  Constants: see their definitions."""
     mr, nr = tile
     a_elem, b_elem = (CONST_ELEM_FLOPS if c else PACK_ELEM_FLOPS for c in const)
-    costs = [
+    per_batch = [
         2 * math.ceil(r / mr) * mr * math.ceil(c / nr) * nr * kdim + (r * a_elem + c * b_elem) * kdim
         for r in rows
         for c in cols
-    ] * batch
-    mean = sum(costs) / len(costs)
-    if len(costs) > SIM_MAX_BLOCKS:
-        return sum(costs) / threads + (0.5 + TAIL_BLOCKS) * mean
+    ]
+    total, count = sum(per_batch) * batch, len(per_batch) * batch
+    mean = total / count
+    if count > SIM_MAX_BLOCKS:  # a batched product over many matrices: not listed block by block
+        return total / threads + (0.5 + TAIL_BLOCKS) * mean
     finish = [0.0] * threads
-    for c in costs:  # list scheduling: the block goes to the thread that is free first
+    for c in per_batch * batch:  # list scheduling: the block goes to the thread that is free first
         finish[finish.index(min(finish))] += c
     return max(finish) + TAIL_BLOCKS * mean
 
