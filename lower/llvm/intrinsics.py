@@ -148,15 +148,16 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
         raise CodegenError(f"GEMM micro-kernel stream {stream!r} is not one of {STREAMS}")
     name = routine_name(kind, mr, nr, stream)
     hs = range(1, nr // width + 1)
+    bits = hs[-1].bit_length()  # the switch key is (m << bits) | vectors: room for every vector count
     parts = [_rows_body(mr, nr, r, width, kind, h, stream) for r in range(1, mr + 1) for h in hs]
-    cases = " ".join(f"i64 {r * 16 + h}, label %m{r}_q{h}" for r in range(1, mr + 1) for h in hs)
+    cases = " ".join(f"i64 {(r << bits) | h}, label %m{r}_q{h}" for r in range(1, mr + 1) for h in hs)
     L = [
         f"define internal void @{name}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
         f"i64 %m, i64 %n) nounwind {{",
         "entry:",
         f"  %nw = add i64 %n, {width - 1}",
         f"  %nq = udiv i64 %nw, {width}",
-        "  %mk = shl i64 %m, 4",
+        f"  %mk = shl i64 %m, {bits}",
         "  %key = or i64 %mk, %nq",
         f"  switch i64 %key, label %out [ {cases} ]",
     ]

@@ -113,6 +113,14 @@ def test_two_threads_split_the_output_where_operands_are_read_least():
     assert gemm_blocking(1000, 169, 512, 1, one, 12, a_const=True)["ROWS"] == 0
 
 
+def test_micro_kernel_with_sixteen_column_vectors_dispatches_each_count():
+    """A 64-column tile on 4-lane vectors has 16 column-vector counts: the switch over (rows, vectors)
+    reaches each one's body (a fixed 4-bit field for the count sent 16 vectors of odd row counts nowhere)."""
+    t = dataclasses.replace(parse_target("llvm", threads=1), vector_width=4, mr=3, nr=64)
+    cg = check_graph(_matmul(37, 300, 75, True, act="relu"), target=t)
+    assert _tiles(cg) == [(3, 64)]
+
+
 def test_two_threads_are_not_left_one_idle_at_the_end():
     """Threads take blocks one by one: three equal blocks on two threads leave one idle for a block, so the
     split prefers two or four (an Inception-v3 17 x 17 convolution: 192 channels, 289 pixels, 1344-long
