@@ -32,7 +32,7 @@ from typing import Any
 
 from lower.ir import Intrinsic
 from lower.llvm.tables import DECLS, vector_decls
-from lower.schedule import STREAMS, micro_kernel_name
+from lower.schedule import STREAMS, micro_kernel_name, micro_kernel_parts
 from rewrite.ir.errors import CodegenError
 
 # Prefetch distances of streamed operands, in k steps ahead.  A packed A panel is MR floats a step (48 bytes
@@ -184,14 +184,14 @@ def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str
 def emit_gemm(fe: Any, s: Intrinsic) -> None:
     """Call the micro-kernel (``fe`` is the codegen's ``FunctionEmitter``; its module knows the target)."""
     A, a_off, lda, B, b_off, C, c_off, ldc, kc, m, n = s.args
-    kind, shape, *pf = s.name.split("_")
-    mr, nr = (int(x) for x in shape.split("x"))
-    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, pf[0][1:] if pf else "")
-    fe.mod.define(s.name, lambda: f"declare void @eqsat_{s.name}(ptr, i64, ptr, ptr, i64, i64, i64, i64)")
+    kind, mr, nr, stream = micro_kernel_parts(s.name)
+    sym = routine_name(kind, mr, nr, stream)
+    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream)
+    fe.mod.define(s.name, lambda: f"declare void @{sym}(ptr, i64, ptr, ptr, i64, i64, i64, i64)")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
     fe.emit(
-        f"call void @eqsat_{s.name}(ptr {pa}, i64 {vals[0]}, ptr {pb}, ptr {pc}, i64 {vals[1]}, "
+        f"call void @{sym}(ptr {pa}, i64 {vals[0]}, ptr {pb}, ptr {pc}, i64 {vals[1]}, "
         f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]})"
     )
 

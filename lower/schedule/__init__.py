@@ -21,7 +21,16 @@ from lower.schedule.gpu_steps import BindBlocks, BindThreads, BlockRows, TileGem
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel
 from lower.schedule.record import Schedule
-from lower.schedule.stage_steps import STREAMS, ComputeAt, Inline, Pack, Tensorize, inline_stage, micro_kernel_name
+from lower.schedule.stage_steps import (
+    STREAMS,
+    ComputeAt,
+    Inline,
+    Pack,
+    Tensorize,
+    inline_stage,
+    micro_kernel_name,
+    micro_kernel_parts,
+)
 from rewrite.ir.errors import ScheduleError
 
 __all__ = [
@@ -45,5 +54,6 @@ __all__ = [
     "Vectorize",
     "inline_stage",
     "micro_kernel_name",
+    "micro_kernel_parts",
     "schedule_kernel",
 ]

@@ -423,6 +423,13 @@ def micro_kernel_name(kind: str, mr: int, nr: int, stream: str = "") -> str:
     return f"{kind}_{mr}x{nr}" + (f"_p{stream}" if stream else "")
 
 
+def micro_kernel_parts(name: str) -> tuple[str, int, int, str]:
+    """``micro_kernel_name``'s arguments back from its result: ``"gemmt_12x32_pa"`` -> ``("gemmt", 12, 32, "a")``."""
+    kind, shape, *pf = name.split("_")
+    mr, nr = (int(x) for x in shape.split("x"))
+    return kind, mr, nr, pf[0].removeprefix("p") if pf else ""
+
+
 @dataclass(frozen=True)
 class Tensorize(Step):
     """Replace a (i, j, k) multiply-accumulate nest by the GEMM micro-kernel.

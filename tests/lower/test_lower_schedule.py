@@ -27,6 +27,7 @@ from lower.ir import (
     simplify,
 )
 from lower.schedule import (
+    STREAMS,
     ComputeAt,
     Fuse,
     Inline,
@@ -38,6 +39,8 @@ from lower.schedule import (
     Tensorize,
     Unroll,
     Vectorize,
+    micro_kernel_name,
+    micro_kernel_parts,
 )
 
 i, j, k = Var("i"), Var("j"), Var("k")
@@ -370,6 +373,13 @@ def test_pack_refusals():
         s.pack("mm", "B", "j.o", ("j.i",), "Bp")  # k missing from the layout
     with pytest.raises(ScheduleError, match="does not enclose"):
         s.pack("mm", "B", "nope", ("k", "j.i"), "Bp")
+
+
+def test_micro_kernel_name_parts_back():
+    """The backends read a tensorized call's kind, tile and streamed operands back from its one spelling."""
+    for stream in STREAMS:
+        assert micro_kernel_parts(micro_kernel_name("gemmt", 12, 32, stream)) == ("gemmt", 12, 32, stream)
+    assert micro_kernel_name("gemm", 6, 16, "ab") == "gemm_6x16_pab"
 
 
 def test_tensorize_refusals():
