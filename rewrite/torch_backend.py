@@ -31,7 +31,8 @@ from rewrite.pipeline import compile, optimize
 
 __all__ = ["EqsatFallbackWarning", "eqsat_backend", "register"]
 
-_OPTIONS = ("rules", "limits", "extractor", "check", "ilp_seconds", "target", "optimize")
+_OPTIONS = ("rules", "limits", "extractor", "check", "ilp_seconds", "target", "cost", "optimize")
+COSTS = ("compiled", "analytical")  # the ``cost`` option: the compile target's measured kernels, or the roofline
 
 
 class EqsatFallbackWarning(UserWarning):
@@ -47,14 +48,20 @@ def eqsat_backend(
     """A dynamo backend: ``gm`` optimized by eqsat and compiled with LLVM, or ``gm`` itself.
 
     ``options`` (``torch.compile(..., options={...})``): ``rules``, ``limits`` (a ``Limits``),
-    ``extractor`` ("ilp" or "greedy"), ``check``, ``ilp_seconds``, ``target`` ("llvm"), and
-    ``optimize=False`` to compile the imported graph without saturating it.  ``mode`` is
+    ``extractor`` ("ilp" or "greedy"), ``check``, ``ilp_seconds``, ``target`` ("llvm"), ``cost``
+    ("compiled", the default: e-nodes priced by the target's compiled kernels, uncached ones measured
+    first; "analytical": priced for eager PyTorch, nothing measured), and ``optimize=False`` to compile
+    the imported graph without saturating it.  ``mode`` is
     accepted (torch.compile passes it) and ignored: eqsat has one mode.
     """
     options = dict(options or {})
     unknown = set(options) - set(_OPTIONS)
     if unknown:
         raise UsageError(f"unknown eqsat backend option(s) {sorted(unknown)}; known: {', '.join(_OPTIONS)}")
+    cost = options.get("cost", COSTS[0])
+    if cost not in COSTS:
+        raise UsageError(f"unknown eqsat backend cost {cost!r}; known: {', '.join(COSTS)}")
+    target = options.get("target", "llvm")
     for i, x in enumerate(example_inputs):
         if not isinstance(x, torch.Tensor):
             return _eager(gm, f"input {i} is a {type(x).__name__}, not a tensor (dynamic shapes are not supported)")
@@ -69,8 +76,9 @@ def eqsat_backend(
                 extractor=options.get("extractor", "ilp"),
                 check=options.get("check", True),
                 ilp_seconds=options.get("ilp_seconds", 10.0),
+                target=target if cost == "compiled" else "torch",  # the compiled kernels' costs and rules
             ).graph
-        run = compile(graph, target=options.get("target", "llvm"))
+        run = compile(graph, target=target)
     except EqsatError as e:
         return _eager(gm, str(e))
     names = [n.attrs["name"] for n in graph.inputs]  # the original input order (decode keeps it)

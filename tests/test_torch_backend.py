@@ -14,7 +14,8 @@ from rewrite.egraph.limits import Limits
 from rewrite.torch_backend import EqsatFallbackWarning, eqsat_backend, register
 from tests.tiers import models
 
-_FAST = {"limits": Limits(iterations=2, nodes=20_000, seconds=30), "extractor": "greedy"}
+# the whole models priced by the roofline (measuring every kernel is the compiled-cost tests' business)
+_FAST = {"limits": Limits(iterations=2, nodes=20_000, seconds=30), "extractor": "greedy", "cost": "analytical"}
 
 
 @pytest.fixture(autouse=True)
@@ -48,6 +49,27 @@ def test_backend_by_name_matches_eager_and_keeps_output_structure():
     assert set(out) == {"y", "twice"}
     for k in ref:
         assert torch.allclose(out[k], ref[k], atol=1e-5)
+
+
+def test_backend_prices_by_the_compile_target_by_default(monkeypatch):
+    import rewrite.torch_backend as tb
+
+    seen = []
+    real = tb.optimize
+
+    def spy(graph, **kw):
+        seen.append(kw["target"])
+        return real(graph, **kw)
+
+    monkeypatch.setattr(tb, "optimize", spy)
+    torch.manual_seed(0)
+    m, x = _Mlp().eval(), torch.randn(3, 8)
+    options = {"limits": Limits(iterations=1, nodes=5_000, seconds=30), "extractor": "greedy"}
+    out = torch.compile(m, backend="eqsat", options=options)(x)
+    assert seen == ["llvm"]  # the kernels it compiles to price the e-graph, not eager PyTorch
+    assert torch.allclose(out["y"], m(x)["y"], atol=1e-5)
+    with pytest.raises(Exception, match="unknown eqsat backend cost 'roofline'"):
+        eqsat_backend(torch.fx.symbolic_trace(m), [x], options={"cost": "roofline"})
 
 
 def test_backend_entry_point_is_declared():

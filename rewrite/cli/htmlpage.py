@@ -47,7 +47,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument(
         "--run",
         choices=("llvm", "cuda"),
-        help="compile the graph before and after, time both against PyTorch eager, and profile the kernels",
+        help="optimize for this target (e-nodes priced by its compiled kernels), compile the graph before and "
+        "after, time both against PyTorch eager, and profile the kernels",
     )
     p.add_argument("--repeats", type=positive_int, default=10, help="timing repeats for --run")
     p.add_argument(
@@ -74,6 +75,7 @@ def main(argv: list[str], prog: str = "eqsat report") -> int:
         extractor=args.extractor,
         check=not args.no_verify,
         ilp_seconds=args.ilp_seconds,
+        target=args.run or "torch",  # where it runs prices it (compiled costs), as `eqsat optimize --run` does
     )
     t0 = time.perf_counter()
     runs: dict[str, RunStats] = {}
