@@ -57,13 +57,12 @@ from rewrite import config
 from rewrite.frontends import from_torch
 from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph
-from rewrite.pipeline import compile, compiled_cost, optimize
+from rewrite.pipeline import COSTS, compile, compiled_cost, optimize
 from rewrite.progress import each
 from rewrite.verify.numeric import REL_TOL, compare_all
 
 PEERS = ("ort", "inductor")
 CUDA_PEERS = ("eager", "inductor")  # on the GPU: eager CUDA and torch.compile (onnxruntime is CPU-only here)
-COSTS = ("compiled", "analytical")  # --cost with --target cuda (the first is the default)
 DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")
 TF32_TOLERANCE = TF32_REL_TOL  # max|ours - ref| <= this * max|ref|: TF32 (10-bit mantissa) products, FP32 sums
 

@@ -53,6 +53,9 @@ from rewrite.verify.numeric import REL_TOL, VerifyResult, compare_all, verify
 EXTRACTORS = ("greedy", "ilp")
 SEARCHES = ("eqsat", "backtrack")
 COMPILED_KINDS = ("llvm", "cuda")  # the target kinds whose default cost model is compiled_cost
+# what a graph compiled for one of those kinds is priced by when extracted: that target's compiled kernels (the
+# default), or the analytical model (eager PyTorch's roofline, nothing measured)
+COSTS = ("compiled", "analytical")
 
 
 # ------------------------------------------------------------------ optimize

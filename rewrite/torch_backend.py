@@ -27,12 +27,11 @@ import torch
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import capture
 from rewrite.ir.errors import EqsatError, UsageError
-from rewrite.pipeline import compile, optimize
+from rewrite.pipeline import COSTS, compile, optimize
 
 __all__ = ["EqsatFallbackWarning", "eqsat_backend", "register"]
 
 _OPTIONS = ("rules", "limits", "extractor", "check", "ilp_seconds", "target", "cost", "optimize")
-COSTS = ("compiled", "analytical")  # the ``cost`` option: the compile target's measured kernels, or the roofline
 
 
 class EqsatFallbackWarning(UserWarning):

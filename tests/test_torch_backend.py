@@ -11,6 +11,7 @@ from torch import nn
 import bench.models as bench_models
 from bench.zoo import ZOO
 from rewrite.egraph.limits import Limits
+from rewrite.ir.errors import UsageError
 from rewrite.torch_backend import EqsatFallbackWarning, eqsat_backend, register
 from tests.tiers import models
 
@@ -68,7 +69,7 @@ def test_backend_prices_by_the_compile_target_by_default(monkeypatch):
     out = torch.compile(m, backend="eqsat", options=options)(x)
     assert seen == ["llvm"]  # the kernels it compiles to price the e-graph, not eager PyTorch
     assert torch.allclose(out["y"], m(x)["y"], atol=1e-5)
-    with pytest.raises(Exception, match="unknown eqsat backend cost 'roofline'"):
+    with pytest.raises(UsageError, match="unknown eqsat backend cost 'roofline'"):
         eqsat_backend(torch.fx.symbolic_trace(m), [x], options={"cost": "roofline"})
 
 
