@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from costs.analytical import AnalyticalCost
 from costs.machine import MachineProfile
-from lower import compile_graph
+from lower import compile_graph, parse_target
 from rewrite.frontends.onnx.export import to_onnx
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import Graph
@@ -86,6 +86,23 @@ def test_shapes_follow_the_layout():
     assert OPS["winograd_weight"].infer([(5, 3, 3, 3)], {}) == [(36, 3, 5)]
     assert OPS["winograd_input"].infer([(2, 3, 7, 9)], {"padding": (1, 1)}) == [(36, 2 * 2 * 3, 3)]
     assert OPS["winograd_output"].infer([(36, 12, 5)], {"out": (7, 9)}) == [(2, 5, 7, 9)]
+
+
+def test_transforms_run_in_parallel_when_their_tiles_are_worth_it():
+    """A tile writes 36 values (input) or 16 outputs per channel (output): counted as work, a 64-channel 56 x 56
+    map's transforms (12544 tile-channel pairs, 450k stores) take a parallel launch on 2 threads."""
+    b = GraphBuilder("wpar")
+    x = b.input("x", (1, 64, 56, 56))
+    m = b.op(
+        "matmul",
+        b.op("winograd_input", x, padding=(1, 1)),
+        b.op("winograd_weight", b.weight("w", torch.randn(64, 64, 3, 3))),
+    )
+    g = b.build([b.op("winograd_output", m, out=(56, 56))])
+    cg = compile_graph(g, target=parse_target("llvm", threads=2))
+    sources = [cg.kernel_source(k) for k in range(cg.kernels)]
+    transforms = [s for s in sources if "winograd_input" in s or "winograd_output" in s]
+    assert len(transforms) == 2 and all("parallel for" in s for s in transforms)
 
 
 def test_rules_check_numerically():

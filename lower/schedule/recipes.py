@@ -29,6 +29,7 @@ from lower.ir import (
     Bin,
     Expr,
     For,
+    If,
     IntImm,
     Kernel,
     Load,
@@ -546,11 +547,19 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
 
 
 def _inner_work(body: Stmt) -> int:
-    n = 0
-    for x in walk_stmt(body):
-        if isinstance(x, For) and isinstance(x.extent, IntImm):
-            n = max(n, x.extent.value)
-    return max(1, n)
+    """Stores one iteration of the loop around ``body`` executes: every store counted once per iteration of
+    the loops around it (a Winograd tile's 36 stores, a pool row's window passes), the larger branch of an
+    ``If``.  What decides whether a non-perfect stage is worth a parallel launch."""
+    if isinstance(body, Store):
+        return 1
+    if isinstance(body, For):
+        return (body.extent.value if isinstance(body.extent, IntImm) else 1) * _inner_work(body.body)
+    if isinstance(body, Seq):
+        return max(1, sum(_inner_work(x) for x in body.stmts))
+    if isinstance(body, If):
+        return max(_inner_work(body.then), _inner_work(body.orelse) if body.orelse is not None else 1)
+    inner = getattr(body, "body", None)
+    return _inner_work(inner) if isinstance(inner, Stmt) else 1
 
 
 def _unroll_windows(s: Schedule, stage: str) -> None:

@@ -1,5 +1,3 @@
-declare i64 @llvm.smin.i64(i64, i64)
-
 declare float @llvm.sqrt.f32(float)
 
 define internal float @eqsat_rsqrt(float %x) alwaysinline nounwind {
@@ -19,114 +17,111 @@ i0_o.head1:
   %t7 = icmp slt i64 %i0_o.5, %hi
   br i1 %t7, label %i0_o.body2, label %i0_o.exit4
 i0_o.body2:
-  %t8 = mul i64 %i0_o.5, 11
-  %t9 = sub i64 64, %t8
-  %t10 = call i64 @llvm.smin.i64(i64 11, i64 %t9)
-  br label %i0_i.head11
-i0_i.head11:
-  %i0_i.15 = phi i64 [ 0, %i0_o.body2 ], [ %n16, %i0_i.latch13 ]
-  %t17 = icmp slt i64 %i0_i.15, %t10
-  br i1 %t17, label %i0_i.body12, label %i0_i.exit14
-i0_i.body12:
+  br label %i0_i.head8
+i0_i.head8:
+  %i0_i.12 = phi i64 [ 0, %i0_o.body2 ], [ %n13, %i0_i.latch10 ]
+  %t14 = icmp slt i64 %i0_i.12, 4
+  br i1 %t14, label %i0_i.body9, label %i0_i.exit11
+i0_i.body9:
   store float 0x0000000000000000, ptr %l.mean, align 4
-  br label %j.head18
-j.head18:
-  %j.22 = phi i64 [ 0, %i0_i.body12 ], [ %n23, %j.latch20 ]
-  %t24 = icmp slt i64 %j.22, 768
-  br i1 %t24, label %j.body19, label %j.exit21
-j.body19:
-  %v25 = load float, ptr %l.mean, align 4
-  %t26 = mul i64 %i0_i.15, 768
-  %t27 = mul i64 %i0_o.5, 8448
-  %t28 = add i64 %t26, %t27
-  %t29 = add i64 %t28, %j.22
-  %p30 = getelementptr inbounds float, ptr %param.1, i64 %t29
-  %v31 = load float, ptr %p30, align 4
-  %t32 = fadd reassoc nsz contract arcp afn float %v25, %v31
-  store float %t32, ptr %l.mean, align 4
-  br label %j.latch20
-j.latch20:
-  %n23 = add nuw nsw i64 %j.22, 1
-  br label %j.head18, !llvm.loop !0
-j.exit21:
-  %v33 = load float, ptr %l.mean, align 4
-  %t34 = fmul reassoc nsz contract arcp afn float %v33, 0x3F55555560000000
-  store float %t34, ptr %l.mean, align 4
+  br label %j.head15
+j.head15:
+  %j.19 = phi i64 [ 0, %i0_i.body9 ], [ %n20, %j.latch17 ]
+  %t21 = icmp slt i64 %j.19, 768
+  br i1 %t21, label %j.body16, label %j.exit18
+j.body16:
+  %v22 = load float, ptr %l.mean, align 4
+  %t23 = mul i64 %i0_i.12, 768
+  %t24 = mul i64 %i0_o.5, 3072
+  %t25 = add i64 %t23, %t24
+  %t26 = add i64 %t25, %j.19
+  %p27 = getelementptr inbounds float, ptr %param.1, i64 %t26
+  %v28 = load float, ptr %p27, align 4
+  %t29 = fadd reassoc nsz contract arcp afn float %v22, %v28
+  store float %t29, ptr %l.mean, align 4
+  br label %j.latch17
+j.latch17:
+  %n20 = add nuw nsw i64 %j.19, 1
+  br label %j.head15, !llvm.loop !0
+j.exit18:
+  %v30 = load float, ptr %l.mean, align 4
+  %t31 = fmul reassoc nsz contract arcp afn float %v30, 0x3F55555560000000
+  store float %t31, ptr %l.mean, align 4
   store float 0x0000000000000000, ptr %l.rstd, align 4
-  br label %j_1.head35
-j_1.head35:
-  %j_1.39 = phi i64 [ 0, %j.exit21 ], [ %n40, %j_1.latch37 ]
-  %t41 = icmp slt i64 %j_1.39, 768
-  br i1 %t41, label %j_1.body36, label %j_1.exit38
-j_1.body36:
-  %v42 = load float, ptr %l.rstd, align 4
-  %t43 = mul i64 %i0_i.15, 768
-  %t44 = mul i64 %i0_o.5, 8448
-  %t45 = add i64 %t43, %t44
-  %t46 = add i64 %t45, %j_1.39
-  %p47 = getelementptr inbounds float, ptr %param.1, i64 %t46
-  %v48 = load float, ptr %p47, align 4
-  %v49 = load float, ptr %l.mean, align 4
-  %t50 = fsub nsz contract arcp afn float %v48, %v49
-  %t51 = mul i64 %i0_i.15, 768
-  %t52 = mul i64 %i0_o.5, 8448
-  %t53 = add i64 %t51, %t52
-  %t54 = add i64 %t53, %j_1.39
-  %p55 = getelementptr inbounds float, ptr %param.1, i64 %t54
-  %v56 = load float, ptr %p55, align 4
-  %v57 = load float, ptr %l.mean, align 4
-  %t58 = fsub nsz contract arcp afn float %v56, %v57
-  %t59 = fmul nsz contract arcp afn float %t50, %t58
-  %t60 = fadd reassoc nsz contract arcp afn float %v42, %t59
-  store float %t60, ptr %l.rstd, align 4
-  br label %j_1.latch37
-j_1.latch37:
-  %n40 = add nuw nsw i64 %j_1.39, 1
-  br label %j_1.head35, !llvm.loop !3
-j_1.exit38:
-  %v61 = load float, ptr %l.rstd, align 4
-  %t62 = fmul nsz contract arcp afn float %v61, 0x3F55555560000000
-  %t63 = fadd nsz contract arcp afn float %t62, 0x3EE4F8B580000000
-  %c64 = call nsz contract arcp afn float @eqsat_rsqrt(float %t63)
-  store float %c64, ptr %l.rstd, align 4
-  br label %j_2.head65
-j_2.head65:
-  %j_2.69 = phi i64 [ 0, %j_1.exit38 ], [ %n70, %j_2.latch67 ]
-  %t71 = icmp slt i64 %j_2.69, 768
-  br i1 %t71, label %j_2.body66, label %j_2.exit68
-j_2.body66:
-  %t72 = mul i64 %i0_i.15, 768
-  %t73 = mul i64 %i0_o.5, 8448
-  %t74 = add i64 %t72, %t73
-  %t75 = add i64 %t74, %j_2.69
-  %p76 = getelementptr inbounds float, ptr %param.1, i64 %t75
-  %v77 = load float, ptr %p76, align 4
-  %v78 = load float, ptr %l.mean, align 4
-  %t79 = fsub nsz contract arcp afn float %v77, %v78
-  %v80 = load float, ptr %l.rstd, align 4
-  %t81 = fmul nsz contract arcp afn float %t79, %v80
-  %p82 = getelementptr inbounds float, ptr %param.2, i64 %j_2.69
+  br label %j_1.head32
+j_1.head32:
+  %j_1.36 = phi i64 [ 0, %j.exit18 ], [ %n37, %j_1.latch34 ]
+  %t38 = icmp slt i64 %j_1.36, 768
+  br i1 %t38, label %j_1.body33, label %j_1.exit35
+j_1.body33:
+  %v39 = load float, ptr %l.rstd, align 4
+  %t40 = mul i64 %i0_i.12, 768
+  %t41 = mul i64 %i0_o.5, 3072
+  %t42 = add i64 %t40, %t41
+  %t43 = add i64 %t42, %j_1.36
+  %p44 = getelementptr inbounds float, ptr %param.1, i64 %t43
+  %v45 = load float, ptr %p44, align 4
+  %v46 = load float, ptr %l.mean, align 4
+  %t47 = fsub nsz contract arcp afn float %v45, %v46
+  %t48 = mul i64 %i0_i.12, 768
+  %t49 = mul i64 %i0_o.5, 3072
+  %t50 = add i64 %t48, %t49
+  %t51 = add i64 %t50, %j_1.36
+  %p52 = getelementptr inbounds float, ptr %param.1, i64 %t51
+  %v53 = load float, ptr %p52, align 4
+  %v54 = load float, ptr %l.mean, align 4
+  %t55 = fsub nsz contract arcp afn float %v53, %v54
+  %t56 = fmul nsz contract arcp afn float %t47, %t55
+  %t57 = fadd reassoc nsz contract arcp afn float %v39, %t56
+  store float %t57, ptr %l.rstd, align 4
+  br label %j_1.latch34
+j_1.latch34:
+  %n37 = add nuw nsw i64 %j_1.36, 1
+  br label %j_1.head32, !llvm.loop !3
+j_1.exit35:
+  %v58 = load float, ptr %l.rstd, align 4
+  %t59 = fmul nsz contract arcp afn float %v58, 0x3F55555560000000
+  %t60 = fadd nsz contract arcp afn float %t59, 0x3EE4F8B580000000
+  %c61 = call nsz contract arcp afn float @eqsat_rsqrt(float %t60)
+  store float %c61, ptr %l.rstd, align 4
+  br label %j_2.head62
+j_2.head62:
+  %j_2.66 = phi i64 [ 0, %j_1.exit35 ], [ %n67, %j_2.latch64 ]
+  %t68 = icmp slt i64 %j_2.66, 768
+  br i1 %t68, label %j_2.body63, label %j_2.exit65
+j_2.body63:
+  %t69 = mul i64 %i0_i.12, 768
+  %t70 = mul i64 %i0_o.5, 3072
+  %t71 = add i64 %t69, %t70
+  %t72 = add i64 %t71, %j_2.66
+  %p73 = getelementptr inbounds float, ptr %param.1, i64 %t72
+  %v74 = load float, ptr %p73, align 4
+  %v75 = load float, ptr %l.mean, align 4
+  %t76 = fsub nsz contract arcp afn float %v74, %v75
+  %v77 = load float, ptr %l.rstd, align 4
+  %t78 = fmul nsz contract arcp afn float %t76, %v77
+  %p79 = getelementptr inbounds float, ptr %param.2, i64 %j_2.66
+  %v80 = load float, ptr %p79, align 4
+  %t81 = fmul nsz contract arcp afn float %t78, %v80
+  %p82 = getelementptr inbounds float, ptr %param.3, i64 %j_2.66
   %v83 = load float, ptr %p82, align 4
-  %t84 = fmul nsz contract arcp afn float %t81, %v83
-  %p85 = getelementptr inbounds float, ptr %param.3, i64 %j_2.69
-  %v86 = load float, ptr %p85, align 4
-  %t87 = fadd nsz contract arcp afn float %t84, %v86
-  %t88 = mul i64 %i0_i.15, 768
-  %t89 = mul i64 %i0_o.5, 8448
-  %t90 = add i64 %t88, %t89
-  %t91 = add i64 %t90, %j_2.69
-  %p92 = getelementptr inbounds float, ptr %param.0, i64 %t91
-  store float %t87, ptr %p92, align 4
-  br label %j_2.latch67
-j_2.latch67:
-  %n70 = add nuw nsw i64 %j_2.69, 1
-  br label %j_2.head65, !llvm.loop !6
-j_2.exit68:
-  br label %i0_i.latch13
-i0_i.latch13:
-  %n16 = add nuw nsw i64 %i0_i.15, 1
-  br label %i0_i.head11, !llvm.loop !9
-i0_i.exit14:
+  %t84 = fadd nsz contract arcp afn float %t81, %v83
+  %t85 = mul i64 %i0_i.12, 768
+  %t86 = mul i64 %i0_o.5, 3072
+  %t87 = add i64 %t85, %t86
+  %t88 = add i64 %t87, %j_2.66
+  %p89 = getelementptr inbounds float, ptr %param.0, i64 %t88
+  store float %t84, ptr %p89, align 4
+  br label %j_2.latch64
+j_2.latch64:
+  %n67 = add nuw nsw i64 %j_2.66, 1
+  br label %j_2.head62, !llvm.loop !6
+j_2.exit65:
+  br label %i0_i.latch10
+i0_i.latch10:
+  %n13 = add nuw nsw i64 %i0_i.12, 1
+  br label %i0_i.head8, !llvm.loop !9
+i0_i.exit11:
   br label %i0_o.latch3
 i0_o.latch3:
   %n6 = add nuw nsw i64 %i0_o.5, 1

@@ -1,5 +1,3 @@
-declare i64 @llvm.smin.i64(i64, i64)
-
 declare float @llvm.maximum.f32(float, float)
 
 declare float @llvm.rint.f32(float)
@@ -58,105 +56,102 @@ i0_o.head1:
   %t7 = icmp slt i64 %i0_o.5, %hi
   br i1 %t7, label %i0_o.body2, label %i0_o.exit4
 i0_o.body2:
-  %t8 = mul i64 %i0_o.5, 9
-  %t9 = sub i64 64, %t8
-  %t10 = call i64 @llvm.smin.i64(i64 9, i64 %t9)
-  br label %i0_i.head11
-i0_i.head11:
-  %i0_i.15 = phi i64 [ 0, %i0_o.body2 ], [ %n16, %i0_i.latch13 ]
-  %t17 = icmp slt i64 %i0_i.15, %t10
-  br i1 %t17, label %i0_i.body12, label %i0_i.exit14
-i0_i.body12:
+  br label %i0_i.head8
+i0_i.head8:
+  %i0_i.12 = phi i64 [ 0, %i0_o.body2 ], [ %n13, %i0_i.latch10 ]
+  %t14 = icmp slt i64 %i0_i.12, 4
+  br i1 %t14, label %i0_i.body9, label %i0_i.exit11
+i0_i.body9:
   store float 0xFFF0000000000000, ptr %l.maxv, align 4
-  br label %j.head18
-j.head18:
-  %j.22 = phi i64 [ 0, %i0_i.body12 ], [ %n23, %j.latch20 ]
-  %t24 = icmp slt i64 %j.22, 1000
-  br i1 %t24, label %j.body19, label %j.exit21
-j.body19:
-  %v25 = load float, ptr %l.maxv, align 4
-  %t26 = mul i64 %i0_i.15, 1000
-  %t27 = mul i64 %i0_o.5, 9000
-  %t28 = add i64 %t26, %t27
-  %t29 = add i64 %t28, %j.22
-  %p30 = getelementptr inbounds float, ptr %param.1, i64 %t29
-  %v31 = load float, ptr %p30, align 4
-  %t32 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v25, float %v31)
-  store float %t32, ptr %l.maxv, align 4
-  br label %j.latch20
-j.latch20:
-  %n23 = add nuw nsw i64 %j.22, 1
-  br label %j.head18, !llvm.loop !0
-j.exit21:
+  br label %j.head15
+j.head15:
+  %j.19 = phi i64 [ 0, %i0_i.body9 ], [ %n20, %j.latch17 ]
+  %t21 = icmp slt i64 %j.19, 1000
+  br i1 %t21, label %j.body16, label %j.exit18
+j.body16:
+  %v22 = load float, ptr %l.maxv, align 4
+  %t23 = mul i64 %i0_i.12, 1000
+  %t24 = mul i64 %i0_o.5, 4000
+  %t25 = add i64 %t23, %t24
+  %t26 = add i64 %t25, %j.19
+  %p27 = getelementptr inbounds float, ptr %param.1, i64 %t26
+  %v28 = load float, ptr %p27, align 4
+  %t29 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v22, float %v28)
+  store float %t29, ptr %l.maxv, align 4
+  br label %j.latch17
+j.latch17:
+  %n20 = add nuw nsw i64 %j.19, 1
+  br label %j.head15, !llvm.loop !0
+j.exit18:
   store float 0x0000000000000000, ptr %l.sumv, align 4
-  br label %j_1.head33
-j_1.head33:
-  %j_1.37 = phi i64 [ 0, %j.exit21 ], [ %n38, %j_1.latch35 ]
-  %t39 = icmp slt i64 %j_1.37, 1000
-  br i1 %t39, label %j_1.body34, label %j_1.exit36
-j_1.body34:
-  %t40 = mul i64 %i0_i.15, 1000
-  %t41 = mul i64 %i0_o.5, 9000
-  %t42 = add i64 %t40, %t41
-  %t43 = add i64 %t42, %j_1.37
-  %p44 = getelementptr inbounds float, ptr %param.1, i64 %t43
-  %v45 = load float, ptr %p44, align 4
-  %v46 = load float, ptr %l.maxv, align 4
-  %t47 = fsub nsz contract arcp afn float %v45, %v46
-  %c48 = call nsz contract arcp afn float @eqsat_exp(float %t47)
-  %t49 = mul i64 %i0_i.15, 1000
-  %t50 = mul i64 %i0_o.5, 9000
-  %t51 = add i64 %t49, %t50
-  %t52 = add i64 %t51, %j_1.37
-  %p53 = getelementptr inbounds float, ptr %param.0, i64 %t52
-  store float %c48, ptr %p53, align 4
-  %v54 = load float, ptr %l.sumv, align 4
-  %t55 = mul i64 %i0_i.15, 1000
-  %t56 = mul i64 %i0_o.5, 9000
-  %t57 = add i64 %t55, %t56
-  %t58 = add i64 %t57, %j_1.37
-  %p59 = getelementptr inbounds float, ptr %param.0, i64 %t58
-  %v60 = load float, ptr %p59, align 4
-  %t61 = fadd reassoc nsz contract arcp afn float %v54, %v60
-  store float %t61, ptr %l.sumv, align 4
-  br label %j_1.latch35
-j_1.latch35:
-  %n38 = add nuw nsw i64 %j_1.37, 1
-  br label %j_1.head33, !llvm.loop !3
-j_1.exit36:
-  %v62 = load float, ptr %l.sumv, align 4
-  %t63 = fdiv nsz contract arcp afn float 0x3FF0000000000000, %v62
-  store float %t63, ptr %l.sumv, align 4
-  br label %j_2.head64
-j_2.head64:
-  %j_2.68 = phi i64 [ 0, %j_1.exit36 ], [ %n69, %j_2.latch66 ]
-  %t70 = icmp slt i64 %j_2.68, 1000
-  br i1 %t70, label %j_2.body65, label %j_2.exit67
-j_2.body65:
-  %t71 = mul i64 %i0_i.15, 1000
-  %t72 = mul i64 %i0_o.5, 9000
-  %t73 = add i64 %t71, %t72
-  %t74 = add i64 %t73, %j_2.68
-  %p75 = getelementptr inbounds float, ptr %param.0, i64 %t74
-  %v76 = load float, ptr %p75, align 4
-  %v77 = load float, ptr %l.sumv, align 4
-  %t78 = fmul reassoc nsz contract arcp afn float %v76, %v77
-  %t79 = mul i64 %i0_i.15, 1000
-  %t80 = mul i64 %i0_o.5, 9000
-  %t81 = add i64 %t79, %t80
-  %t82 = add i64 %t81, %j_2.68
-  %p83 = getelementptr inbounds float, ptr %param.0, i64 %t82
-  store float %t78, ptr %p83, align 4
-  br label %j_2.latch66
-j_2.latch66:
-  %n69 = add nuw nsw i64 %j_2.68, 1
-  br label %j_2.head64, !llvm.loop !6
-j_2.exit67:
-  br label %i0_i.latch13
-i0_i.latch13:
-  %n16 = add nuw nsw i64 %i0_i.15, 1
-  br label %i0_i.head11, !llvm.loop !9
-i0_i.exit14:
+  br label %j_1.head30
+j_1.head30:
+  %j_1.34 = phi i64 [ 0, %j.exit18 ], [ %n35, %j_1.latch32 ]
+  %t36 = icmp slt i64 %j_1.34, 1000
+  br i1 %t36, label %j_1.body31, label %j_1.exit33
+j_1.body31:
+  %t37 = mul i64 %i0_i.12, 1000
+  %t38 = mul i64 %i0_o.5, 4000
+  %t39 = add i64 %t37, %t38
+  %t40 = add i64 %t39, %j_1.34
+  %p41 = getelementptr inbounds float, ptr %param.1, i64 %t40
+  %v42 = load float, ptr %p41, align 4
+  %v43 = load float, ptr %l.maxv, align 4
+  %t44 = fsub nsz contract arcp afn float %v42, %v43
+  %c45 = call nsz contract arcp afn float @eqsat_exp(float %t44)
+  %t46 = mul i64 %i0_i.12, 1000
+  %t47 = mul i64 %i0_o.5, 4000
+  %t48 = add i64 %t46, %t47
+  %t49 = add i64 %t48, %j_1.34
+  %p50 = getelementptr inbounds float, ptr %param.0, i64 %t49
+  store float %c45, ptr %p50, align 4
+  %v51 = load float, ptr %l.sumv, align 4
+  %t52 = mul i64 %i0_i.12, 1000
+  %t53 = mul i64 %i0_o.5, 4000
+  %t54 = add i64 %t52, %t53
+  %t55 = add i64 %t54, %j_1.34
+  %p56 = getelementptr inbounds float, ptr %param.0, i64 %t55
+  %v57 = load float, ptr %p56, align 4
+  %t58 = fadd reassoc nsz contract arcp afn float %v51, %v57
+  store float %t58, ptr %l.sumv, align 4
+  br label %j_1.latch32
+j_1.latch32:
+  %n35 = add nuw nsw i64 %j_1.34, 1
+  br label %j_1.head30, !llvm.loop !3
+j_1.exit33:
+  %v59 = load float, ptr %l.sumv, align 4
+  %t60 = fdiv nsz contract arcp afn float 0x3FF0000000000000, %v59
+  store float %t60, ptr %l.sumv, align 4
+  br label %j_2.head61
+j_2.head61:
+  %j_2.65 = phi i64 [ 0, %j_1.exit33 ], [ %n66, %j_2.latch63 ]
+  %t67 = icmp slt i64 %j_2.65, 1000
+  br i1 %t67, label %j_2.body62, label %j_2.exit64
+j_2.body62:
+  %t68 = mul i64 %i0_i.12, 1000
+  %t69 = mul i64 %i0_o.5, 4000
+  %t70 = add i64 %t68, %t69
+  %t71 = add i64 %t70, %j_2.65
+  %p72 = getelementptr inbounds float, ptr %param.0, i64 %t71
+  %v73 = load float, ptr %p72, align 4
+  %v74 = load float, ptr %l.sumv, align 4
+  %t75 = fmul reassoc nsz contract arcp afn float %v73, %v74
+  %t76 = mul i64 %i0_i.12, 1000
+  %t77 = mul i64 %i0_o.5, 4000
+  %t78 = add i64 %t76, %t77
+  %t79 = add i64 %t78, %j_2.65
+  %p80 = getelementptr inbounds float, ptr %param.0, i64 %t79
+  store float %t75, ptr %p80, align 4
+  br label %j_2.latch63
+j_2.latch63:
+  %n66 = add nuw nsw i64 %j_2.65, 1
+  br label %j_2.head61, !llvm.loop !6
+j_2.exit64:
+  br label %i0_i.latch10
+i0_i.latch10:
+  %n13 = add nuw nsw i64 %i0_i.12, 1
+  br label %i0_i.head8, !llvm.loop !9
+i0_i.exit11:
   br label %i0_o.latch3
 i0_o.latch3:
   %n6 = add nuw nsw i64 %i0_o.5, 1

@@ -1,0 +1,57 @@
+"""Convolutions over few input channels with a stride (image stems) as one GEMM per output row
+(``conv_row_form``) against torch.nn.functional.conv2d: padding, unequal strides, dilation, groups, batch > 1,
+output widths that are not a multiple of the micro-tile, fused bias / activation / residual epilogues, and
+1 and 2 threads (the row loop is the parallel root)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from lower_testutil import rel_err
+
+from lower import compile_graph, parse_target
+from lower.ops_to_loops.contraction import conv_row_form
+from rewrite.ir.builder import GraphBuilder
+
+# (N, C, H, W), (OC, C/g, KH, KW), stride, padding, dilation, groups
+CASES = [
+    ((1, 3, 64, 70), (16, 3, 7, 7), (2, 2), (3, 3), (1, 1), 1),  # a 7x7/2 stem, 35 columns a row
+    ((2, 1, 40, 37), (8, 1, 3, 3), (2, 1), (1, 0), (1, 1), 1),  # unequal stride, column padding only
+    ((1, 4, 45, 50), (12, 2, 3, 3), (2, 2), (2, 2), (2, 2), 2),  # dilation 2, two groups of 6 outputs
+    ((1, 3, 47, 47), (20, 3, 3, 3), (2, 2), (0, 0), (1, 1), 1),  # no padding, 23 columns
+]
+
+
+def _conv(x_shape, w, bias, stride, pad, dil, groups, residual):
+    b = GraphBuilder("rows")
+    x = b.input("x", x_shape)
+    conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
+    y = b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), act="relu", **conv)
+    if residual is None:
+        return b.build([y])
+    return b.build([b.add(b.conv2d(x, b.weight("w2", w), **conv), b.input("r", residual))])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", CASES)
+def test_row_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
+    gen = torch.Generator().manual_seed(7)
+    w, bias = torch.randn(ws, generator=gen) * 0.3, torch.randn(ws[0], generator=gen)
+    x = torch.randn(xs, generator=gen)
+    conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
+    ref = F.conv2d(x, w, bias, **conv)
+    assert conv_row_form(xs, ws, tuple(ref.shape), stride) == (ref.shape[3] >= 16)
+    target = parse_target("llvm", threads=threads)
+    got = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)({"x": x})[0]
+    assert rel_err(got, torch.relu(ref)) < 1e-5
+    r = torch.randn(ref.shape, generator=gen)
+    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape)), target=target)
+    assert rel_err(cg({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
+
+
+def test_row_form_only_for_strided_convs_over_few_channels():
+    assert conv_row_form((1, 3, 224, 224), (64, 3, 7, 7), (1, 64, 112, 112), (2, 2))
+    assert not conv_row_form((1, 3, 224, 224), (64, 3, 3, 3), (1, 64, 224, 224), (1, 1))  # stride 1: flat
+    assert not conv_row_form((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 28, 28), (2, 2))  # many channels: flat
+    assert not conv_row_form((1, 3, 20, 20), (8, 3, 3, 3), (1, 8, 10, 10), (2, 2))  # rows narrower than 16
