@@ -9,7 +9,9 @@ or, for ``gemmt_MRxNR``, column-major (unit stride along i, ``lda`` along k):
 a packed A panel, whose MR values one k step broadcasts sit in one cache
 line behind one pointer (row-major A needs MR pointers, and with a 4 KiB
 row pitch its rows alias in L1); B a packed panel (``NR`` contiguous floats
-per k, zero padded), C row-major with ``ldc``.  The MR x NR accumulator
+per k, zero padded), or for ``gemmr`` / ``gemmtr`` a row-major operand read in
+place (rows ``ldb`` apart, the last vector's loads masked to the n columns so
+the last row never reads past its buffer); C row-major with ``ldc``.  The MR x NR accumulator
 block lives in ``MR * NR / W`` vector registers of ``W`` lanes (the target's
 vector width: 16, zmm, with AVX-512), starting from zero; each k step loads
 NR/W vectors of B, broadcasts MR values of A and issues MR * NR / W FMAs;
@@ -47,15 +49,22 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream:
     """One k step ``%k``: load the first ``h`` of B's NR/W vectors, broadcast ``rows`` values of A, FMA
     ``%acc{r}_{q}`` into ``%nacc{r}_{q}``; prefetch the streamed operands' step ``%k`` + their distance."""
     VF = f"<{W} x float>"
-    L.append(f"  %bo = mul i64 %k, {nr}")
+    strided = kind.endswith("r")  # B read in place: rows ldb apart, the last vector masked to the n columns
+    L.append(f"  %bo = mul i64 %k, {'%ldb' if strided else nr}")
     for q in range(h):
         L.append(f"  %bo{q} = add i64 %bo, {q * W}")
         L.append(f"  %bp{q} = getelementptr float, ptr %B, i64 %bo{q}")
-        L.append(f"  %b{q} = load {VF}, ptr %bp{q}, align 4")
+        if strided and q == h - 1:
+            L.append(
+                f"  %b{q} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %bp{q}, i32 4, <{W} x i1> %mask{q}, "
+                f"{VF} zeroinitializer)"
+            )
+        else:
+            L.append(f"  %b{q} = load {VF}, ptr %bp{q}, align 4")
         if "b" in stream:  # each of B's vectors is one cache line
             L.append(f"  %bf{q} = getelementptr float, ptr %bp{q}, i64 {PREFETCH_B_STEPS * nr}")
             L.append(f"  call void @llvm.prefetch.p0(ptr %bf{q}, i32 0, i32 3, i32 1)")
-    if kind == "gemmt":  # k step k starts k * lda floats in, its rows are adjacent
+    if kind.startswith("gemmt"):  # k step k starts k * lda floats in, its rows are adjacent
         L.append("  %ak = mul i64 %k, %lda")
         L.append("  %acol = getelementptr float, ptr %A, i64 %ak")
         if "a" in stream:  # MR floats a step: a line about every step (past the panel's end: the next panel's)
@@ -64,7 +73,7 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream:
             L.append("  %af = getelementptr float, ptr %A, i64 %aof")
             L.append("  call void @llvm.prefetch.p0(ptr %af, i32 0, i32 3, i32 1)")
     for r in range(rows):
-        if kind == "gemmt":
+        if kind.startswith("gemmt"):
             L.append(f"  %ap{r} = getelementptr float, ptr %acol, i64 {r}")
         else:
             L.append(f"  %ap{r} = getelementptr float, ptr %ar{r}, i64 %k")
@@ -83,8 +92,8 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
     VF = f"<{W} x float>"
     name = f"{routine_name(kind, mr, nr, stream)}_m{rows}_q{h}"
     L = [
-        f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, "
-        f"i64 %kc, i64 %n) nounwind {{",
+        f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, {_ldb(kind)}ptr noalias %C, "
+        f"i64 %ldc, i64 %kc, i64 %n) nounwind {{",
         "entry:",
     ]
     L.append(f"  %nv = insertelement <{W} x i64> poison, i64 %n, i64 0")
@@ -94,7 +103,7 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
         L.append(f"  %mask{q} = icmp slt <{W} x i64> <{lanes}>, %ns")
     tiles = [(r, q) for r in range(rows) for q in range(h)]
     for r in range(rows):
-        if kind == "gemm":  # row r starts lda floats after row r - 1
+        if not kind.startswith("gemmt"):  # row r starts lda floats after row r - 1
             L.append(f"  %ro{r} = mul i64 %lda, {r}")
             L.append(f"  %ar{r} = getelementptr float, ptr %A, i64 %ro{r}")
         L.append(f"  %co{r} = mul i64 %ldc, {r}")
@@ -152,7 +161,7 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
     parts = [_rows_body(mr, nr, r, width, kind, h, stream) for r in range(1, mr + 1) for h in hs]
     cases = " ".join(f"i64 {(r << bits) | h}, label %m{r}_q{h}" for r in range(1, mr + 1) for h in hs)
     L = [
-        f"define internal void @{name}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, "
+        f"define internal void @{name}(ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, i64 %kc, "
         f"i64 %m, i64 %n) nounwind {{",
         "entry:",
         f"  %nw = add i64 %n, {width - 1}",
@@ -165,7 +174,8 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
         for h in hs:
             L += [
                 f"m{r}_q{h}:",
-                f"  call void @{name}_m{r}_q{h}(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n)",
+                f"  call void @{name}_m{r}_q{h}(ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, "
+                "i64 %kc, i64 %n)",
                 "  br label %out",
             ]
     L += ["out:", "  ret void", "}"]
@@ -181,22 +191,31 @@ def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str
     return "\n\n".join([*decls, body]) + "\n"
 
 
+def _ldb(kind: str) -> str:
+    """The B row-stride parameter of the kinds that read B in place (``gemmr``, ``gemmtr``), else nothing."""
+    return "i64 %ldb, " if kind.endswith("r") else ""
+
+
 def emit_gemm(fe: Any, s: Intrinsic) -> None:
     """Call the micro-kernel (``fe`` is the codegen's ``FunctionEmitter``; its module knows the target)."""
-    A, a_off, lda, B, b_off, C, c_off, ldc, kc, m, n = s.args
+    A, a_off, lda, B, b_off, ldb, C, c_off, ldc, kc, m, n = s.args
     kind, mr, nr, stream = micro_kernel_parts(s.name)
     sym = routine_name(kind, mr, nr, stream)
     fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream)
-    fe.mod.define(s.name, lambda: f"declare void @{sym}(ptr, i64, ptr, ptr, i64, i64, i64, i64)")
+    ldb_t = "i64, " if kind.endswith("r") else ""
+    fe.mod.define(s.name, lambda: f"declare void @{sym}(ptr, i64, ptr, {ldb_t}ptr, i64, i64, i64, i64)")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
+    ldb_v = f"i64 {fe.expr(ldb)}, " if kind.endswith("r") else ""
     fe.emit(
-        f"call void @{sym}(ptr {pa}, i64 {vals[0]}, ptr {pb}, ptr {pc}, i64 {vals[1]}, "
+        f"call void @{sym}(ptr {pa}, i64 {vals[0]}, ptr {pb}, {ldb_v}ptr {pc}, i64 {vals[1]}, "
         f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]})"
     )
 
 
-KINDS = ("gemm", "gemmt")  # A row-major (unit stride along k) / column-major (unit stride along i)
+# A row-major (unit stride along k) / column-major (unit stride along i); B a packed panel, or with the
+# ``r`` kinds row-major in place (rows ldb apart)
+KINDS = ("gemm", "gemmt", "gemmr", "gemmtr")
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
     micro_kernel_name(kind, mr, nr, st): emit_gemm

@@ -444,8 +444,10 @@ class Tensorize(Step):
     The nest must be exactly three perfectly nested loops around one
     ``C[x] = C[x] + A * B`` store, with extents at most (MR, NR, any); C and A
     must be affine in them with unit stride along j (C) and along k or i (A:
-    ``gemm_`` reads rows, ``gemmt_`` columns, e.g. a packed A panel); B must be a
-    packed panel (unit stride along j, stride NR along k, padded to NR lanes).
+    ``gemm_`` reads rows, ``gemmt_`` columns, e.g. a packed A panel); B a
+    packed panel (unit stride along j, stride NR along k, padded to NR lanes) or
+    a row-major buffer in memory read in place (``gemmr_`` / ``gemmtr_``: unit
+    stride along j, any stride along k).
 
     ``stream`` names the operands that come from memory rather than cache ("a", "b", "ab": weights packed
     at compile time, read once per run): the micro-kernel prefetches them ahead (``gemmt_12x32_pa``).
@@ -514,7 +516,7 @@ class Tensorize(Step):
         kind, lda = "gemm", 0
         for x, y in ((v.b.a, v.b.b), (v.b.b, v.b.a)):
             xf, yf = form(x.buf, x.idx), form(y.buf, y.idx)
-            if not (yf[0].get(jv) == 1 and yf[0].get(kv) == self.nr and yf[0].get(iv, 0) == 0):
+            if not (yf[0].get(jv) == 1 and yf[0].get(kv, 0) > 0 and yf[0].get(iv, 0) == 0):
                 continue
             if xf[0].get(jv, 0) != 0:
                 continue
@@ -529,11 +531,31 @@ class Tensorize(Step):
                 f"{step}: need A with unit stride along {kv} or along {iv}, and a packed B panel "
                 f"(unit stride along {jv}, stride {self.nr} along {kv})"
             )
-        if B.buf.shape[-1] != self.nr or B.buf.strides is not None:
-            raise ScheduleError(f"{step}: B ({B.buf.name}) must be a packed panel buffer with {self.nr} lanes")
+        ldb = bf[0][kv]
+        packed = ldb == self.nr and B.buf.shape[-1] == self.nr and B.buf.strides is None
+        if not packed:
+            if B.buf.scope == "local" or "b" in self.stream:
+                raise ScheduleError(
+                    f"{step}: B ({B.buf.name}) must be a packed panel buffer with {self.nr} lanes, or a row-major "
+                    f"operand read in place (stride {ldb} along {kv})"
+                )
+            kind += "r"  # B read in place, rows ldb apart
         intr = Intrinsic(
             micro_kernel_name(kind, self.mr, self.nr, self.stream),
-            (A.buf, af[1], IntImm(lda), B.buf, bf[1], C, coff, IntImm(ldc), L3.extent, L1.extent, L2.extent),
+            (
+                A.buf,
+                af[1],
+                IntImm(lda),
+                B.buf,
+                bf[1],
+                IntImm(ldb),
+                C,
+                coff,
+                IntImm(ldc),
+                L3.extent,
+                L1.extent,
+                L2.extent,
+            ),
             reads=(A.buf, B.buf, C),
             writes=(C,),
         )

@@ -55,3 +55,32 @@ def test_row_form_only_for_strided_convs_over_few_channels():
     assert not conv_row_form((1, 3, 224, 224), (64, 3, 3, 3), (1, 64, 224, 224), (1, 1))  # stride 1: flat
     assert not conv_row_form((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 28, 28), (2, 2))  # many channels: flat
     assert not conv_row_form((1, 3, 20, 20), (8, 3, 3, 3), (1, 8, 10, 10), (2, 2))  # rows narrower than 16
+
+
+# ---------------------------------------------------------------- B read in place (gemmr)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "xs,oc,in_place",
+    [
+        ((1, 96, 7, 7), 48, True),  # 49 columns: a 17-column tail panel, its last vector masked
+        ((1, 19, 9, 13), 70, True),  # 117 columns, 70 rows
+        ((2, 65, 5, 4), 32, True),  # batch 2, 20 columns: one panel narrower than a vector pair
+        ((1, 16, 32, 32), 64, False),  # rows 4 KiB apart share L1 sets: packed
+        ((1, 64, 28, 28), 256, False),  # more rows than PANEL_OUTER_MAX_M: B streams from L2, packed
+    ],
+)
+def test_pointwise_conv_reads_its_input_in_place(xs, oc, in_place, threads):
+    """A 1x1 convolution with few output channels multiplies straight out of the input's rows (the
+    ``gemmr`` micro-kernel: B rows ``H*W`` apart, the tail vector's loads masked so the last row never reads
+    past the end), with the residual epilogue; wider ones keep the packed panels."""
+    gen = torch.Generator().manual_seed(11)
+    w, bias = torch.randn(oc, xs[1], 1, 1, generator=gen) * 0.3, torch.randn(oc, generator=gen)
+    x = torch.randn(xs, generator=gen)
+    ref = F.conv2d(x, w, bias)
+    b = GraphBuilder("pw")
+    y = b.conv2d_bias_act(b.input("x", xs), b.weight("w", w), b.weight("b", bias), act="none")
+    g = b.build([b.relu(b.add(y, b.input("r", tuple(ref.shape))))])
+    cg = compile_graph(g, target=parse_target("llvm", threads=threads))
+    assert ("gemmr_" in cg.kernel_source(0) or "gemmtr_" in cg.kernel_source(0)) == in_place
+    r = torch.randn(ref.shape, generator=gen)
+    assert rel_err(cg({"x": x, "r": r})[0], torch.relu(ref + r)) < 1e-5

@@ -24,7 +24,8 @@ def _tiles(cg) -> list[tuple[int, int]]:
 
 
 def _kinds(cg) -> set[str]:
-    """The micro-kernels the kernels call: ``gemm`` (row-major A read in place) or ``gemmt`` (packed A)."""
+    """The micro-kernels the kernels call: ``gemm`` (row-major A read in place) or ``gemmt`` (packed A), with
+    an ``r`` when B is read in place (row-major, not packed: few rows, ``recipes._b_in_place``)."""
     return {x.name.split("_")[0] for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)}
 
 
@@ -60,7 +61,7 @@ def test_odd_shapes_match_torch(tname, m, k, n, const_b):
     cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=target)
     assert _tiles(cg) == [(gemm_rows(m, target), target.nr)]
     # A packed into k-major panels by default (one row: the panel is a row, read by the row-major kernel)
-    assert _kinds(cg) == {"gemmt" if m > 1 else "gemm"}
+    assert _kinds(cg) == {("gemmt" if m > 1 else "gemm") + ("" if const_b else "r")}
 
 
 @pytest.mark.parametrize("tname", sorted(TARGETS))
@@ -69,7 +70,7 @@ def test_row_major_a_read_in_place_matches_torch(monkeypatch, tname, m, k, n, co
     """EQSAT_PACK_A=0: a unit-stride A is read in place by the row-major micro-kernel."""
     monkeypatch.setenv("EQSAT_PACK_A", "0")
     cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=TARGETS[tname])
-    assert _kinds(cg) == {"gemm"}
+    assert _kinds(cg) == {"gemm" + ("" if const_b else "r")}
 
 
 @pytest.mark.parametrize("tname", sorted(TARGETS))
@@ -186,16 +187,16 @@ def _conv3x3(c: int, hw: int, oc: int):
 
 
 @pytest.mark.parametrize(
-    "graph,stream",
+    "graph,stream,call",
     [
-        (_conv3x3(64, 7, 96), "a"),  # constant weights, 49 columns: each A tile meets 2 panels, so it streams
-        (_conv3x3(16, 40, 24), ""),  # 1600 columns: each A tile stays in L1 across many panels
-        (_matmul(48, 300, 100, True), "b"),  # constant B (a linear's weight)
-        (_matmul(48, 300, 100, False), ""),  # both operands packed per block on the stack: in cache
+        (_conv3x3(64, 7, 96), "a", "gemmt_12x32_pa"),  # constant weights, 49 columns: each A tile meets 2 panels
+        (_conv3x3(16, 40, 24), "", "gemmt_12x32"),  # 1600 columns: each A tile stays in L1 across many panels
+        (_matmul(48, 300, 100, True), "b", "gemmt_12x32_pb"),  # constant B (a linear's weight)
+        (_matmul(48, 300, 100, False), "", "gemmtr_12x32"),  # A packed on the stack, B read in place: in cache
     ],
 )
-def test_weights_read_once_per_run_are_prefetched_by_the_micro_kernel(graph, stream):
+def test_weights_read_once_per_run_are_prefetched_by_the_micro_kernel(graph, stream, call):
     cg = check_graph(graph, target=dataclasses.replace(TARGETS["12x32"], threads=1))
     assert _streams(cg) == {stream}
     calls = {x.name for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)}
-    assert calls == {"gemmt_12x32" + (f"_p{stream}" if stream else "")}
+    assert calls == {call}

@@ -355,7 +355,7 @@ def test_pack_then_tensorize():
         }""")  # noqa: E501 - the expected loop nest, verbatim
     s.tensorize("i.i", 8, 32)
     assert next(ln.strip() for ln in format_kernel(s.kernel).splitlines() if "gemm_8x32(" in ln) == (
-        "gemm_8x32(A, i.o * 296, 37, Bp, 0, C, i.o * 360 + j.o * 32, 45, 37, min(8, 13 - i.o * 8), "
+        "gemm_8x32(A, i.o * 296, 37, Bp, 0, 32, C, i.o * 360 + j.o * 32, 45, 37, min(8, 13 - i.o * 8), "
         "min(32, 45 - j.o * 32))"
     )
     g = torch.Generator().manual_seed(1)
@@ -384,8 +384,9 @@ def test_micro_kernel_name_parts_back():
 
 def test_tensorize_refusals():
     s = Schedule(gemm_kernel()).split("j", 32).split("i", 8).reorder("j.o", "i.o", "i.i", "j.i", "k")
-    with pytest.raises(ScheduleError, match="packed B panel"):  # B not packed: stride n along k
-        s.tensorize("i.i", 8, 32)
+    with pytest.raises(ScheduleError, match="packed panel"):  # B not packed cannot be prefetched as a panel
+        s.tensorize("i.i", 8, 32, stream="b")
+    assert "gemmr_8x32(" in format_kernel(s.tensorize("i.i", 8, 32).kernel)  # B read in place: rows n apart
     with pytest.raises(ScheduleError, match="at most"):
         Schedule(gemm_kernel()).tensorize("i", 8, 32)
     with pytest.raises(ScheduleError, match="three perfectly nested loops"):
