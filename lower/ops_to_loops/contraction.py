@@ -16,6 +16,7 @@ from lower.ir import (
     Store,
     Var,
     const,
+    emax,
     emin,
     ge,
     land,
@@ -23,7 +24,7 @@ from lower.ir import (
     lt,
     seq,
 )
-from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, clip, lowering
+from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, lowering
 from lower.ops_to_loops.elementwise import ACTIVATIONS
 from lower.ops_to_loops.window import padded_slice
 from rewrite.ir.graph import Node
@@ -285,17 +286,21 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     acc = Buffer(ctx.namer.name(f"{ctx.tag}_acc"), (R, Og, OWR), scope="local")
     ob, i, c, ow, r, kh, kw = (ctx.var(s) for s in ("ob", "i", "c", "ow", "r", "kh", "kw"))
     r1, i1, ow1, r2, i2, ow2 = (ctx.var(s) for s in ("r", "i", "ow", "r", "i", "ow"))
-    oh1 = ob * R + r1
-    load_rows = loops(
-        [(r1, R), (i1, Og), (ow1, OWR)],
-        Store(
-            acc,
-            (r1, i1, ow1),
-            Select(
-                land(lt(ow1, OW), lt(oh1, OH)), out[n, g * Og + i1, clip(oh1, OH - 1), clip(ow1, OW - 1)], const(0.0)
-            ),
-        ),
-    )
+    r0, i0, t0, r3, i3, ow3 = (ctx.var(s) for s in ("r", "i", "t", "r", "i", "ow"))
+    # the rows' current values (init, folded residual), unit stride; the padding lanes past OW and the rows
+    # past OH (the last block's) zero: every copy a plain vector loop, no per-lane select or clamp
+    parts: list[Stmt] = [
+        loops(
+            [(r1, emin(R, OH - ob * R)), (i1, Og), (ow1, OW)],
+            Store(acc, (r1, i1, ow1), out[n, g * Og + i1, ob * R + r1, ow1]),
+        )
+    ]
+    if OWR > OW:
+        parts.append(loops([(r0, R), (i0, Og), (t0, OWR - OW)], Store(acc, (r0, i0, t0 + OW), const(0.0))))
+    if OH % R:
+        rows_past = emax(0, R - (OH - ob * R))
+        parts.append(loops([(r3, rows_past), (i3, Og), (ow3, OW)], Store(acc, (R - 1 - r3, i3, ow3), const(0.0))))
+    load_rows = seq(*parts)
     tap = xp[c, (ob * R + r) * SH + kh * DH, (kw * DW) % SW, ow + (kw * DW) // SW]
     upd = Store(acc, (r, i, ow), acc[r, i, ow] + w[g * Og + i, c, kh, kw] * tap)
     main = loops([(i, Og), (c, Cg), (ow, OWR), (kh, KH), (kw, KW), (r, R)], upd)  # rows innermost: R chains
