@@ -27,7 +27,7 @@ def padded_slice(
     stride in ``ow`` whatever the stride.  The stage writes ``fill`` everywhere, then copies the input's
     rows in (one loop per column phase, bounds known at compile time: no per-element selects)::
 
-        xp[c, hp, ph, wq] = fill                                     for c, hp, ph, wq
+        xp[c, hp, ph, wq] = fill                                     for (c, hp), (ph, wq)
         xp[c, ih + PH, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   for ph; c, ih, t
     """
     _, _, H, W = x.shape
@@ -35,8 +35,11 @@ def padded_slice(
     HP = (OH - 1) * SH + (KH - 1) * DH + 1
     WQ = OW + (KW - 1) * DW // SW
     xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (channels, HP, SW, WQ), scope="local")
-    c, hp, ph, wq = (ctx.var(s) for s in ("c", "hp", "ph", "wq"))
-    parts: list[Stmt] = [loops([(c, channels), (hp, HP), (ph, SW), (wq, WQ)], Store(xp, (c, hp, ph, wq), const(fill)))]
+    # the fill: (channel, row) x (phase, column) pairs, so the inner loop runs contiguously over a whole padded
+    # row's phases (one // and % each side, which fold away) instead of one short loop per row and phase
+    a, b = ctx.var("cr"), ctx.var("pw")
+    fill_idx = (a // HP, a % HP, b // WQ, b % WQ)
+    parts: list[Stmt] = [loops([(a, channels * HP), (b, SW * WQ)], Store(xp, fill_idx, const(fill)))]
     rows = min(H, HP - PH)
     for p in range(SW):
         lo = max(0, -(-(PW - p) // SW))  # first wq whose column lies inside the input

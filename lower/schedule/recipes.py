@@ -393,6 +393,11 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
     if len(exts) == len(wins) and math.prod(exts) <= DIRECT_CONV_MAX_UNROLL:
         for w in wins:
             s.unroll(w.var.name)
+    for stage in [g.init_stage, *g.post]:  # whole planes: one contiguous loop, not a short loop per row
+        if find_stage(s.kernel.body, stage) is not None:
+            names = [lp.var.name for lp in _stage_loops(s.kernel, stage)]
+            while len(names) >= 2 and (f := _try_fuse(s, names[-2], names[-1])) is not None:
+                names = [*names[:-2], f]
     for stage in [f"{g.stage}.pad", g.init_stage, *g.post, g.stage]:
         if find_stage(s.kernel.body, stage) is not None:
             _vectorize_innermost(s, stage)
