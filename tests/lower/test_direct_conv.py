@@ -65,3 +65,18 @@ def test_direct_conv_with_a_fused_prologue():
     x = torch.randn(1, 4, 9, 18)
     got = compile_graph(g)({"x": x})[0]
     assert rel_err(got, F.conv2d(torch.sigmoid(x), w, padding=1, groups=4)) < 1e-5
+
+
+def test_direct_conv_planes_are_whole_vector_loops():
+    """The init (bias) and activation passes run over a channel's whole 14 x 14 plane as one 196-long vector
+    loop, and the padded slice is filled a padded row's phases at a time: per-row loops of 14 on 16 lanes
+    would run scalar."""
+    w, bias = _weights((16, 1, 3, 3), 6)
+    b = GraphBuilder("planes")
+    x = b.input("x", (1, 16, 14, 14))
+    g = b.build([b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), padding=(1, 1), groups=16, act="relu")])
+    cg = compile_graph(g)
+    src = cg.kernel_source(0)
+    assert src.count("in 0..196 {") == 2, src
+    xt = torch.randn(1, 16, 14, 14)
+    assert rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, padding=1, groups=16))) < 1e-5
