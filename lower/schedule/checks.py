@@ -12,8 +12,8 @@ tails, middle) otherwise.
     >>> from lower.ir import Buffer, Store, Var
     >>> i, x = Var("i"), Buffer("x", (8,))
     >>> reads, writes = accesses(Store(x, (i,), x[i] * 2.0), {"i": (2, 5)})
-    >>> writes
-    {'x': [((2, 5),)]}
+    >>> writes                       # (first, last, size) per dimension
+    {'x': [((2, 5, 8),)]}
 
 The steps that use these are in ``loop_steps`` and ``stage_steps``.
 """
@@ -70,7 +70,7 @@ def need_loop(body: Stmt, name: str, step: str) -> For:
 
 
 # ------------------------------------------------------------ access regions
-Box = tuple[Range, ...]
+Box = tuple[tuple[int, int, int], ...]  # (first, last, size) per (collapsed) dimension
 
 
 def collapse_index(idx: Sequence[Expr], shape: Sequence[int]) -> tuple[tuple[Expr, ...], tuple[int, ...]]:
@@ -105,7 +105,8 @@ def _box(idx: Sequence[Expr], ranges: dict[str, Range], shape: Sequence[int]) ->
     out = []
     for e, n in zip(idx, shape, strict=False):
         b = bounds(e, ranges)
-        out.append(b if b is not None else (0, n - 1))
+        lo, hi = b if b is not None else (0, n - 1)
+        out.append((lo, hi, n))
     return tuple(out)
 
 
@@ -158,9 +159,38 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
 
 
 def _overlap(a: Box, b: Box) -> bool:
-    if len(a) != len(b):  # the same buffer seen through different collapsings: assume the worst
-        return True
-    return all(x[0] <= y[1] and y[0] <= x[1] for x, y in zip(a, b, strict=False))
+    """Whether two boxes of one buffer may share an element.  Boxes seen through different collapsings (a
+    plane written through a fused ``(p // W, p % W)`` index, read row by row) are compared group by group:
+    the fewest leading dimensions on each side that hold equally many elements span the same elements, so
+    the flat intervals the two boxes cover there must meet."""
+    if [x[2] for x in a] == [y[2] for y in b]:
+        return all(x[0] <= y[1] and y[0] <= x[1] for x, y in zip(a, b, strict=False))
+    i = j = 0
+    while i < len(a) and j < len(b):
+        ga, gb = [a[i]], [b[j]]
+        na, nb = a[i][2], b[j][2]
+        i, j = i + 1, j + 1
+        while na != nb:
+            if na < nb and i < len(a):
+                ga.append(a[i])
+                na, i = na * a[i][2], i + 1
+            elif nb < na and j < len(b):
+                gb.append(b[j])
+                nb, j = nb * b[j][2], j + 1
+            else:
+                return True
+        (la, ha), (lb, hb) = _flat(ga), _flat(gb)
+        if ha < lb or hb < la:
+            return False
+    return True
+
+
+def _flat(group: list[tuple[int, int, int]]) -> tuple[int, int]:
+    """The flat offsets (row-major within the group) a run of box dimensions can reach: first and last."""
+    lo = hi = 0
+    for first, last, size in group:
+        lo, hi = lo * size + first, hi * size + last
+    return lo, hi
 
 
 def conflict(r1, w1, r2, w2) -> str | None:
@@ -210,16 +240,19 @@ def sample_points(loops_: list[For], base: dict[str, Range], limit: int = POINT_
 
 
 def _merge(boxes: dict[str, list[Box]]) -> dict[str, list[Box]]:
-    """One bounding box per buffer (per index rank): a sound over-approximation, and fast to compare."""
+    """One bounding box per buffer (per collapsed shape): a sound over-approximation, and fast to compare."""
     out: dict[str, list[Box]] = {}
     for name, bs in boxes.items():
-        by_rank: dict[int, Box] = {}
+        by_shape: dict[tuple[int, ...], Box] = {}
         for b in bs:
-            cur = by_rank.get(len(b))
-            by_rank[len(b)] = (
-                b if cur is None else tuple((min(x[0], y[0]), max(x[1], y[1])) for x, y in zip(cur, b, strict=False))
+            key = tuple(x[2] for x in b)
+            cur = by_shape.get(key)
+            by_shape[key] = (
+                b
+                if cur is None
+                else tuple((min(x[0], y[0]), max(x[1], y[1]), x[2]) for x, y in zip(cur, b, strict=False))
             )
-        out[name] = list(by_rank.values())
+        out[name] = list(by_shape.values())
     return out
 
 

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from lower_testutil import rel_err
 
-from lower import compile_graph
+from lower import compile_graph, parse_target
 from rewrite.ir.builder import GraphBuilder
 
 # (N, C, H, W), (OC, C/g, KH, KW), stride, padding, dilation, groups
@@ -80,3 +80,18 @@ def test_direct_conv_planes_are_whole_vector_loops():
     assert src.count("in 0..196 {") == 2, src
     xt = torch.randn(1, 16, 14, 14)
     assert rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, padding=1, groups=16))) < 1e-5
+
+
+@pytest.mark.parametrize("n,og", [(2, 1), (1, 2), (2, 4)])
+def test_direct_conv_runs_its_channels_in_parallel(n, og):
+    """The (image, group) loop is the parallel root on 2 threads with the init and activation passes fused
+    over whole planes: the race check sees each iteration write its own channels."""
+    w, bias = _weights((32 * og, og, 3, 3), 8)
+    b = GraphBuilder("par")
+    x = b.input("x", (n, 32 * og, 28, 28))
+    conv = dict(padding=(1, 1), groups=32)
+    g = b.build([b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), act="relu", **conv)])
+    cg = compile_graph(g, target=parse_target("llvm", threads=2))
+    assert "parallel for" in cg.kernel_source(0)
+    xt = torch.randn(n, 32 * og, 28, 28)
+    assert rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, **conv))) < 1e-5

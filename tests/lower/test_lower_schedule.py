@@ -426,3 +426,17 @@ def test_flat_offset_folds_divmod_split_across_indices_among_other_terms():
     # stride 2 along w: (j // 13) * 13 + (j % 13) * 2 is not j, and must not be folded
     ow2 = Bin("*", Bin("%", j, IntImm(13)), IntImm(2))
     assert "%" in format_expr(flat_offset(buf, (IntImm(0), Bin("//", j, IntImm(13)), ow2)))
+
+
+def test_boxes_through_different_collapsings_compare_on_common_dimensions():
+    """A plane written through a fused (p // 28, p % 28) index (and (n.g // 32, n.g % 32) collapsed to one
+    dimension) against the same buffer read row by row: disjoint where the channel differs, overlapping
+    where it is the same."""
+    from lower.schedule.checks import _overlap
+
+    fused = ((1, 1, 64), (0, 783, 784))  # image 0, channel 1: the whole plane
+    rows = ((0, 0, 2), (0, 0, 32), (0, 27, 28), (0, 27, 28))  # image 0, channel 0
+    assert not _overlap(fused, rows) and not _overlap(rows, fused)
+    same = ((0, 0, 2), (1, 1, 32), (5, 5, 28), (3, 3, 28))  # image 0, channel 1, one element
+    assert _overlap(fused, same) and _overlap(same, fused)
+    assert _overlap(((0, 3, 4),), ((0, 0, 2), (0, 1, 3)))  # sizes that never line up: assume the worst
