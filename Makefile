@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-all lint fuzz setup clean gpu-check
+.PHONY: demo test test-slow test-all lint fuzz setup clean gpu-check
 
 setup: $(STAMP)
 
@@ -19,7 +19,10 @@ demo: $(STAMP)
 	$(VENV)/bin/eqsat optimize bert
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" -n 2  # two workers: the 2-core CI box; ~170 s
+	$(PY) -m pytest -q -m "not slow" -n 2  # two workers: the 2-core CI box; ~3 min
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow -n 2  # the slow tier (whole models, every kernel's PTX): ~10 min on 2 cores
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q

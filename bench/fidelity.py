@@ -28,6 +28,7 @@ import torch
 
 from bench.models import MODELS, load
 from costs.analytical import AnalyticalCost
+from costs.compiled import CompiledCost
 from costs.fidelity import agreement, fidelity, spearman
 from costs.measured import MeasuredCost, egraph_configs
 from costs.model import graph_cost
@@ -56,7 +57,8 @@ CHUNK_BYTES = 1 << 30  # ... and about this many bytes of their weights (bert: 1
 def candidates(name: str, n: int, cost_model: Any, seed: int = 0) -> list[Any]:
     graph = from_torch(*load(name), name=name)
     data = read_serialized(saturate(graph, load_rules(), Limits()).serialized())
-    if hasattr(cost_model, "profile"):  # a compiled cost model: measure every kernel extraction may pick, first
+    if isinstance(cost_model, CompiledCost):  # measure every kernel extraction may pick, first
+        # (not hasattr "profile": the analytical model's profile is its MachineProfile, a record)
         cost_model.profile(egraph_configs(data), counter(f"{name}: measure kernels"))
     ncost = node_costs(data, cost_model)
     prefer = select(data, greedy_choice(data, ncost), ncost)

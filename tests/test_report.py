@@ -147,6 +147,7 @@ def _on_terminals(argvs: list[list[str]], cwd: str) -> list[tuple[int, str]]:
     return out
 
 
+@pytest.mark.slow  # 15 s: a real optimize --run in a pseudo-terminal; the bar helpers are tested fast below
 def test_progress_bars_show_every_stage_on_a_terminal(tmp_path, capsys, monkeypatch):
     """Import, saturation, measuring compiled costs, extraction, verification and compile each draw a bar on a
     real terminal (a pseudo-terminal); loading a saved graph draws one too, and --quiet, also after the

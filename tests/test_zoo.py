@@ -17,6 +17,7 @@ def test_zoo_lists_the_required_models() -> None:
         assert name in ZOO
 
 
+@pytest.mark.slow  # 9 s; the zoo's other models are slow-tier too
 def test_mobilenet_v2_end_to_end() -> None:
     row = run_model("mobilenet_v2", time_it=False)
     assert KEYS <= set(row)

@@ -357,6 +357,7 @@ def test_generated_cuda_computes_the_graph(name, precision, tmp_path, monkeypatc
         torch.testing.assert_close(a, b, rtol=tol, atol=tol)
 
 
+@pytest.mark.slow  # 13 s emulated; the small tiles stay in the fast tier
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 def test_generated_cuda_large_tf32_tiles_split_and_edges(tmp_path, monkeypatch):
     """128 x 128 x 32 TF32 tiles (8 warps of 64 x 32), partial at both edges, reduction split in 2."""
