@@ -150,9 +150,9 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
         elif isinstance(st, Intrinsic):
             # tensorized code: whole buffers (conservative)
             for b in st.reads:
-                reads.setdefault(b.name, []).append(tuple((0, n - 1) for n in b.shape))
+                reads.setdefault(b.name, []).append(tuple((0, n - 1, n) for n in b.shape))
             for b in st.writes:
-                writes.setdefault(b.name, []).append(tuple((0, n - 1) for n in b.shape))
+                writes.setdefault(b.name, []).append(tuple((0, n - 1, n) for n in b.shape))
 
     go(s, dict(fixed))
     return _merge(reads), _merge(writes)

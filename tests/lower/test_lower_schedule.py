@@ -14,6 +14,7 @@ from lower.ir import (
     Buffer,
     For,
     IntImm,
+    Intrinsic,
     Kernel,
     Stage,
     Store,
@@ -440,3 +441,12 @@ def test_boxes_through_different_collapsings_compare_on_common_dimensions():
     same = ((0, 0, 2), (1, 1, 32), (5, 5, 28), (3, 3, 28))  # image 0, channel 1, one element
     assert _overlap(fused, same) and _overlap(same, fused)
     assert _overlap(((0, 3, 4),), ((0, 0, 2), (0, 1, 3)))  # sizes that never line up: assume the worst
+
+
+def test_a_tensorized_call_touches_its_whole_buffers():
+    from lower.schedule.checks import accesses, conflict
+
+    c, i = Buffer("c", (4, 8)), Var("i")
+    body = seq(Intrinsic("gemm_8x32", (), reads=(c,), writes=(c,)), Store(c, (i, IntImm(0)), c[i, IntImm(0)]))
+    reads, writes = accesses(body, {"i": (0, 3)})
+    assert writes == {"c": [((0, 3, 4), (0, 7, 8))]} and conflict(reads, writes, reads, writes) == "c"
