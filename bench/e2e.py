@@ -57,7 +57,7 @@ from rewrite import config
 from rewrite.frontends import from_torch
 from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph
-from rewrite.pipeline import COSTS, compile, compiled_cost, optimize
+from rewrite.pipeline import COSTS, compile, compiled_cost, optimize, priced_for
 from rewrite.progress import each
 from rewrite.verify.numeric import REL_TOL, compare_all
 
@@ -156,7 +156,7 @@ def optimize_for(graph: Graph, threads: int, cost: str = "compiled") -> tuple[Gr
     """``graph`` optimized for the LLVM target on ``threads`` threads (``cost="compiled"``: priced by that
     target's compiled kernels, with its rules) or for eager PyTorch (``"analytical"``), and the seconds it took."""
     t0 = time.perf_counter()
-    res = optimize(graph, target=parse_target("llvm", threads)) if cost == "compiled" else optimize(graph)
+    res = optimize(graph, target=priced_for(parse_target("llvm", threads), cost))
     return res.graph, time.perf_counter() - t0
 
 

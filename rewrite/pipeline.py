@@ -58,6 +58,12 @@ COMPILED_KINDS = ("llvm", "cuda")  # the target kinds whose default cost model i
 COSTS = ("compiled", "analytical")
 
 
+def priced_for(target: str | Target, cost: str) -> str | Target:
+    """The target ``optimize`` prices a graph for when it will run on ``target``, by ``cost`` (one of ``COSTS``):
+    ``target`` itself (its compiled kernels' costs and its rules) or ``"torch"`` (the analytical model)."""
+    return target if cost == "compiled" else "torch"
+
+
 # ------------------------------------------------------------------ optimize
 
 

@@ -27,7 +27,7 @@ import torch
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import capture
 from rewrite.ir.errors import EqsatError, UsageError
-from rewrite.pipeline import COSTS, compile, optimize
+from rewrite.pipeline import COSTS, compile, optimize, priced_for
 
 __all__ = ["EqsatFallbackWarning", "eqsat_backend", "register"]
 
@@ -75,7 +75,7 @@ def eqsat_backend(
                 extractor=options.get("extractor", "ilp"),
                 check=options.get("check", True),
                 ilp_seconds=options.get("ilp_seconds", 10.0),
-                target=target if cost == "compiled" else "torch",  # the compiled kernels' costs and rules
+                target=priced_for(target, cost),
             ).graph
         run = compile(graph, target=target)
     except EqsatError as e:

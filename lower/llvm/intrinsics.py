@@ -49,7 +49,7 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream:
     """One k step ``%k``: load the first ``h`` of B's NR/W vectors, broadcast ``rows`` values of A, FMA
     ``%acc{r}_{q}`` into ``%nacc{r}_{q}``; prefetch the streamed operands' step ``%k`` + their distance."""
     VF = f"<{W} x float>"
-    strided = kind.endswith("r")  # B read in place: rows ldb apart, the last vector masked to the n columns
+    strided = _b_in_place(kind)  # rows ldb apart, the last vector masked to the n columns
     L.append(f"  %bo = mul i64 %k, {'%ldb' if strided else nr}")
     for q in range(h):
         L.append(f"  %bo{q} = add i64 %bo, {q * W}")
@@ -191,9 +191,14 @@ def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str
     return "\n\n".join([*decls, body]) + "\n"
 
 
+def _b_in_place(kind: str) -> bool:
+    """Whether micro-kernels of ``kind`` read B in place, rows ``ldb`` apart (``gemmr``, ``gemmtr``)."""
+    return kind.endswith("r")
+
+
 def _ldb(kind: str) -> str:
-    """The B row-stride parameter of the kinds that read B in place (``gemmr``, ``gemmtr``), else nothing."""
-    return "i64 %ldb, " if kind.endswith("r") else ""
+    """The B row-stride parameter of the kinds that read B in place, else nothing."""
+    return "i64 %ldb, " if _b_in_place(kind) else ""
 
 
 def emit_gemm(fe: Any, s: Intrinsic) -> None:
@@ -202,11 +207,11 @@ def emit_gemm(fe: Any, s: Intrinsic) -> None:
     kind, mr, nr, stream = micro_kernel_parts(s.name)
     sym = routine_name(kind, mr, nr, stream)
     fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream)
-    ldb_t = "i64, " if kind.endswith("r") else ""
+    ldb_t = "i64, " if _b_in_place(kind) else ""
     fe.mod.define(s.name, lambda: f"declare void @{sym}(ptr, i64, ptr, {ldb_t}ptr, i64, i64, i64, i64)")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
-    ldb_v = f"i64 {fe.expr(ldb)}, " if kind.endswith("r") else ""
+    ldb_v = f"i64 {fe.expr(ldb)}, " if _b_in_place(kind) else ""
     fe.emit(
         f"call void @{sym}(ptr {pa}, i64 {vals[0]}, ptr {pb}, {ldb_v}ptr {pc}, i64 {vals[1]}, "
         f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]})"

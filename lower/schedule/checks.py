@@ -159,12 +159,11 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
 
 
 def _overlap(a: Box, b: Box) -> bool:
-    """Whether two boxes of one buffer may share an element.  Boxes seen through different collapsings (a
-    plane written through a fused ``(p // W, p % W)`` index, read row by row) are compared group by group:
-    the fewest leading dimensions on each side that hold equally many elements span the same elements, so
-    the flat intervals the two boxes cover there must meet."""
-    if [x[2] for x in a] == [y[2] for y in b]:
-        return all(x[0] <= y[1] and y[0] <= x[1] for x, y in zip(a, b, strict=False))
+    """Whether two boxes of one buffer may share an element, compared group by group: the fewest leading
+    dimensions on each side that hold equally many elements span the same elements, so the flat intervals
+    the two boxes cover there must meet.  Boxes of one collapsing compare dimension by dimension; those seen
+    through different ones (a plane written through a fused ``(p // W, p % W)`` index, read row by row) on
+    the dimensions both keep."""
     i = j = 0
     while i < len(a) and j < len(b):
         ga, gb = [a[i]], [b[j]]

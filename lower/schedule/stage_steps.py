@@ -528,8 +528,8 @@ class Tensorize(Step):
                 break
         if A is None or B is None:
             raise ScheduleError(
-                f"{step}: need A with unit stride along {kv} or along {iv}, and a packed B panel "
-                f"(unit stride along {jv}, stride {self.nr} along {kv})"
+                f"{step}: need A with unit stride along {kv} or along {iv}, and B with unit stride along {jv} "
+                f"and none along {iv} (a packed panel: stride {self.nr} along {kv})"
             )
         ldb = bf[0][kv]
         packed = ldb == self.nr and B.buf.shape[-1] == self.nr and B.buf.strides is None
