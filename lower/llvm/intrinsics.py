@@ -23,6 +23,10 @@ columns on the C loads/stores.  ``gemmt_MRxNR_pa`` / ``_pb`` / ``_pab`` also pre
 that stream from memory (weights packed at compile time: a run reads them once, cold) a fixed number of
 k steps ahead (``Tensorize.stream``).
 
+``gemms`` runs k in ``nseg`` segments of ``kc`` steps (A and B advancing ``aseg`` / ``bseg`` floats a segment,
+the accumulators kept: a blocked input's channel blocks), ``q`` kinds store C's column vectors ``ldq``
+apart (a blocked output's channel blocks).
+
     >>> "@llvm.fma.v16f32(" in library_module(8, 32, 16)
     True
 """
@@ -45,7 +49,9 @@ PREFETCH_A_STEPS = 64
 PREFETCH_B_STEPS = 16
 
 
-def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream: str) -> None:
+def _k_step(
+    L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream: str, b: str = "%B", ar: str = "%ar"
+) -> None:
     """One k step ``%k``: load the first ``h`` of B's NR/W vectors, broadcast ``rows`` values of A, FMA
     ``%acc{r}_{q}`` into ``%nacc{r}_{q}``; prefetch the streamed operands' step ``%k`` + their distance."""
     VF = f"<{W} x float>"
@@ -53,7 +59,7 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream:
     L.append(f"  %bo = mul i64 %k, {'%ldb' if strided else nr}")
     for q in range(h):
         L.append(f"  %bo{q} = add i64 %bo, {q * W}")
-        L.append(f"  %bp{q} = getelementptr float, ptr %B, i64 %bo{q}")
+        L.append(f"  %bp{q} = getelementptr float, ptr {b}, i64 %bo{q}")
         if strided and q == h - 1:
             L.append(
                 f"  %b{q} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %bp{q}, i32 4, <{W} x i1> %mask{q}, "
@@ -64,7 +70,7 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream:
         if "b" in stream:  # each of B's vectors is one cache line
             L.append(f"  %bf{q} = getelementptr float, ptr %bp{q}, i64 {PREFETCH_B_STEPS * nr}")
             L.append(f"  call void @llvm.prefetch.p0(ptr %bf{q}, i32 0, i32 3, i32 1)")
-    if kind.startswith("gemmt"):  # k step k starts k * lda floats in, its rows are adjacent
+    if _a_columns(kind):  # k step k starts k * lda floats in, its rows are adjacent
         L.append("  %ak = mul i64 %k, %lda")
         L.append("  %acol = getelementptr float, ptr %A, i64 %ak")
         if "a" in stream:  # MR floats a step: a line about every step (past the panel's end: the next panel's)
@@ -73,10 +79,10 @@ def _k_step(L: list[str], rows: int, nr: int, W: int, kind: str, h: int, stream:
             L.append("  %af = getelementptr float, ptr %A, i64 %aof")
             L.append("  call void @llvm.prefetch.p0(ptr %af, i32 0, i32 3, i32 1)")
     for r in range(rows):
-        if kind.startswith("gemmt"):
+        if _a_columns(kind):
             L.append(f"  %ap{r} = getelementptr float, ptr %acol, i64 {r}")
         else:
-            L.append(f"  %ap{r} = getelementptr float, ptr %ar{r}, i64 %k")
+            L.append(f"  %ap{r} = getelementptr float, ptr {ar}{r}, i64 %k")
         L.append(f"  %a{r} = load float, ptr %ap{r}, align 4")
         L.append(f"  %av{r} = insertelement {VF} poison, float %a{r}, i64 0")
         L.append(f"  %as{r} = shufflevector {VF} %av{r}, {VF} poison, <{W} x i32> zeroinitializer")
@@ -93,7 +99,7 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
     name = f"{routine_name(kind, mr, nr, stream)}_m{rows}_q{h}"
     L = [
         f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, {_ldb(kind)}ptr noalias %C, "
-        f"i64 %ldc, i64 %kc, i64 %n) nounwind {{",
+        f"i64 %ldc, i64 %kc, i64 %n{_extra(kind)}) nounwind {{",
         "entry:",
     ]
     L.append(f"  %nv = insertelement <{W} x i64> poison, i64 %n, i64 0")
@@ -103,28 +109,57 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
         L.append(f"  %mask{q} = icmp slt <{W} x i64> <{lanes}>, %ns")
     tiles = [(r, q) for r in range(rows) for q in range(h)]
     for r in range(rows):
-        if not kind.startswith("gemmt"):  # row r starts lda floats after row r - 1
+        if not _a_columns(kind):  # row r starts lda floats after row r - 1
             L.append(f"  %ro{r} = mul i64 %lda, {r}")
             L.append(f"  %ar{r} = getelementptr float, ptr %A, i64 %ro{r}")
         L.append(f"  %co{r} = mul i64 %ldc, {r}")
         for q in range(h):
-            L.append(f"  %cx{r}_{q} = add i64 %co{r}, {q * W}")
+            if _c_runs(kind):  # the column vectors ldq floats apart (a blocked output's channel blocks)
+                L.append(f"  %cq{r}_{q} = mul i64 %ldq, {q}")
+                L.append(f"  %cx{r}_{q} = add i64 %co{r}, %cq{r}_{q}")
+            else:
+                L.append(f"  %cx{r}_{q} = add i64 %co{r}, {q * W}")
             L.append(f"  %cp{r}_{q} = getelementptr float, ptr %C, i64 %cx{r}_{q}")
             # a C tile read before the loop stalled it on up to 2 * MR cache misses (prefetches never fault)
             L.append(f"  call void @llvm.prefetch.p0(ptr %cp{r}_{q}, i32 1, i32 3, i32 1)")
     L.append("  %any = icmp sgt i64 %kc, 0")
-    L.append("  br i1 %any, label %loop, label %done")
+    if _segmented(kind):  # an outer loop over the k segments, the accumulators carried across them
+        L.append("  %anys = icmp sgt i64 %nseg, 0")
+        L.append("  %go = and i1 %any, %anys")
+        L.append("  br i1 %go, label %seg, label %done")
+        L.append("seg:")
+        L.append("  %s = phi i64 [ 0, %entry ], [ %s1, %segend ]")
+        for r, q in tiles:
+            L.append(f"  %sacc{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, %segend ]")
+        L.append("  %soa = mul i64 %s, %aseg")
+        L.append("  %sob = mul i64 %s, %bseg")
+        L.append("  %Bs = getelementptr float, ptr %B, i64 %sob")
+        for r in range(rows):
+            L.append(f"  %ars{r} = getelementptr float, ptr %ar{r}, i64 %soa")
+        L.append("  br label %loop")
+        first, last, b, ar = "%seg", "%segend", "%Bs", "%ars"
+    else:
+        L.append("  br i1 %any, label %loop, label %done")
+        first, last, b, ar = "%entry", "%loop", "%B", "%ar"
     L.append("loop:")
-    L.append("  %k = phi i64 [ 0, %entry ], [ %k1, %loop ]")
+    L.append(f"  %k = phi i64 [ 0, {first} ], [ %k1, %loop ]")
     for r, q in tiles:
-        L.append(f"  %acc{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, %loop ]")
-    _k_step(L, rows, nr, W, kind, h, stream)
+        init = f"%sacc{r}_{q}" if _segmented(kind) else "zeroinitializer"
+        L.append(f"  %acc{r}_{q} = phi {VF} [ {init}, {first} ], [ %nacc{r}_{q}, %loop ]")
+    _k_step(L, rows, nr, W, kind, h, stream, b, ar)
     L.append("  %k1 = add nuw nsw i64 %k, 1")
     L.append("  %more = icmp slt i64 %k1, %kc")
-    L.append("  br i1 %more, label %loop, label %done")
+    if _segmented(kind):
+        L.append("  br i1 %more, label %loop, label %segend")
+        L.append("segend:")
+        L.append("  %s1 = add nuw nsw i64 %s, 1")
+        L.append("  %smore = icmp slt i64 %s1, %nseg")
+        L.append("  br i1 %smore, label %seg, label %done")
+    else:
+        L.append("  br i1 %more, label %loop, label %done")
     L.append("done:")
     for r, q in tiles:
-        L.append(f"  %f{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, %loop ]")
+        L.append(f"  %f{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, {last} ]")
     for r, q in tiles:
         L.append(
             f"  %c{r}_{q} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %cp{r}_{q}, i32 4, "
@@ -162,7 +197,7 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
     cases = " ".join(f"i64 {(r << bits) | h}, label %m{r}_q{h}" for r in range(1, mr + 1) for h in hs)
     L = [
         f"define internal void @{name}(ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, i64 %kc, "
-        f"i64 %m, i64 %n) nounwind {{",
+        f"i64 %m, i64 %n{_extra(kind)}) nounwind {{",
         "entry:",
         f"  %nw = add i64 %n, {width - 1}",
         f"  %nq = udiv i64 %nw, {width}",
@@ -175,7 +210,7 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
             L += [
                 f"m{r}_q{h}:",
                 f"  call void @{name}_m{r}_q{h}(ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, "
-                "i64 %kc, i64 %n)",
+                f"i64 %kc, i64 %n{_extra(kind)})",
                 "  br label %out",
             ]
     L += ["out:", "  ret void", "}"]
@@ -191,9 +226,34 @@ def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str
     return "\n\n".join([*decls, body]) + "\n"
 
 
+# A kind is ``gemm`` and its flags: ``t`` A column-major (a packed panel), ``r`` B read in place, ``s`` k in
+# segments, ``q`` C's column vectors ``ldq`` apart
+def _a_columns(kind: str) -> bool:
+    """Whether A is column-major (``gemmt``: a packed panel, k steps lda apart), else row-major."""
+    return "t" in kind[4:]
+
+
 def _b_in_place(kind: str) -> bool:
     """Whether micro-kernels of ``kind`` read B in place, rows ``ldb`` apart (``gemmr``, ``gemmtr``)."""
-    return kind.endswith("r")
+    return "r" in kind[4:]
+
+
+def _segmented(kind: str) -> bool:
+    """Whether micro-kernels of ``kind`` run k in ``nseg`` segments of ``kc`` steps (``gemms``): A's rows
+    restart ``aseg`` floats on, B ``bseg`` floats on, per segment, with the accumulators kept in registers
+    (a blocked input's channel blocks, each a row-major [pixels, 16] plane)."""
+    return "s" in kind[4:]
+
+
+def _c_runs(kind: str) -> bool:
+    """Whether C's column vectors are ``ldq`` floats apart (``q``: a blocked output, one channel block per
+    vector), else adjacent."""
+    return "q" in kind[4:]
+
+
+def _extra(kind: str) -> str:
+    """The parameters after ``n``: the segments' (``s``), then C's vector stride (``q``)."""
+    return (", i64 %nseg, i64 %aseg, i64 %bseg" if _segmented(kind) else "") + (", i64 %ldq" if _c_runs(kind) else "")
 
 
 def _ldb(kind: str) -> str:
@@ -203,24 +263,30 @@ def _ldb(kind: str) -> str:
 
 def emit_gemm(fe: Any, s: Intrinsic) -> None:
     """Call the micro-kernel (``fe`` is the codegen's ``FunctionEmitter``; its module knows the target)."""
-    A, a_off, lda, B, b_off, ldb, C, c_off, ldc, kc, m, n = s.args
+    A, a_off, lda, B, b_off, ldb, C, c_off, ldc, kc, m, n, *segs = s.args
     kind, mr, nr, stream = micro_kernel_parts(s.name)
     sym = routine_name(kind, mr, nr, stream)
     fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream)
     ldb_t = "i64, " if _b_in_place(kind) else ""
-    fe.mod.define(s.name, lambda: f"declare void @{sym}(ptr, i64, ptr, {ldb_t}ptr, i64, i64, i64, i64)")
+    extra_t = ", i64" * len(segs)
+    want = 3 * _segmented(kind) + _c_runs(kind)
+    if len(segs) != want:
+        raise CodegenError(f"{s.name}: {want} arguments after n, got {len(segs)}")
+    fe.mod.define(s.name, lambda: f"declare void @{sym}(ptr, i64, ptr, {ldb_t}ptr, i64, i64, i64, i64{extra_t})")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
     ldb_v = f"i64 {fe.expr(ldb)}, " if _b_in_place(kind) else ""
+    seg_v = "".join(f", i64 {fe.expr(x)}" for x in segs)
     fe.emit(
         f"call void @{sym}(ptr {pa}, i64 {vals[0]}, ptr {pb}, {ldb_v}ptr {pc}, i64 {vals[1]}, "
-        f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]})"
+        f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]}{seg_v})"
     )
 
 
 # A row-major (unit stride along k) / column-major (unit stride along i); B a packed panel, or with the
-# ``r`` kinds row-major in place (rows ldb apart)
-KINDS = ("gemm", "gemmt", "gemmr", "gemmtr")
+# ``r`` kinds row-major in place (rows ldb apart); ``s``: A row-major in k segments; ``q``: C in runs of one
+# vector (the flags above ``_a_columns``)
+KINDS = ("gemm", "gemmt", "gemmr", "gemmtr", "gemms", "gemmq", "gemmtq", "gemmsq")
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
     micro_kernel_name(kind, mr, nr, st): emit_gemm

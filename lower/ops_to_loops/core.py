@@ -69,6 +69,8 @@ class GemmInfo:
     c_index: tuple[Expr, ...] = ()  # output index over init_vars
     post: list[str] = field(default_factory=list)  # stages in (batch, i, j) coordinates run after the update
     direct: bool = False  # a direct convolution (see lower_conv2d), not the batch-GEMM form
+    nr: int | None = None  # columns per micro-tile, when only that many are contiguous (a blocked output)
+    kc: int | None = None  # the reduction's block, when A is row-major in place only that far (a blocked input)
 
 
 @dataclass

@@ -66,8 +66,10 @@ class Schedule:
     ) -> Schedule:
         return self.apply(Pack(stage, buffer, at, tuple(layout), name, tuple(min_sizes)))
 
-    def tensorize(self, loop: str, mr: int = 8, nr: int = 32, stream: str = "") -> Schedule:
-        return self.apply(Tensorize(loop, mr, nr, stream))
+    def tensorize(
+        self, loop: str, mr: int = 8, nr: int = 32, stream: str = "", segments: bool = False, runs: int = 0
+    ) -> Schedule:
+        return self.apply(Tensorize(loop, mr, nr, stream, segments, runs))
 
     def replay(self, kernel: Kernel) -> Kernel:
         for s in self.steps:

@@ -48,6 +48,7 @@ from lower.ir import (
     replace_loop,
     rewrap_locals,
     seq,
+    simplify,
     simplify_stmt,
     stores_of,
     substitute,
@@ -451,27 +452,46 @@ class Tensorize(Step):
 
     ``stream`` names the operands that come from memory rather than cache ("a", "b", "ab": weights packed
     at compile time, read once per run): the micro-kernel prefetches them ahead (``gemmt_12x32_pa``).
+
+    ``segments``: ``loop`` is a fourth loop around the three, over segments of the reduction (C must not
+    depend on it): ``gemms_`` keeps the accumulators across them, A (row-major) and B advancing by their
+    strides along it per segment — a blocked input's channel blocks, each a [pixels, 16] plane.
     """
 
     loop: str
     mr: int = 8
     nr: int = 32
     stream: str = ""
+    segments: bool = False
+    runs: int = 0  # C's columns contiguous in runs of this many (a blocked output's channel blocks), 0: all
 
     def __str__(self) -> str:
         extra = f", {self.stream!r}" if self.stream else ""
+        if self.segments:
+            extra += ", segments=True"
+        if self.runs:
+            extra += f", runs={self.runs}"
         return f"tensorize({self.loop!r}, {self.mr}, {self.nr}{extra})"
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"tensorize({self.loop!r})"
         if self.stream not in STREAMS:
             raise ScheduleError(f"{step}: stream must be one of {STREAMS}, got {self.stream!r}")
-        li = need_loop(k.body, self.loop, "tensorize")
+        top = need_loop(k.body, self.loop, "tensorize")
+        ranges = outer_ranges(k.body, top)
+        seg: For | None = None
+        li = top
+        if self.segments:
+            seg = top
+            if not isinstance(seg.body, For):
+                raise ScheduleError(f"{step}: the segment loop must wrap the three tensorized loops alone")
+            bs = bounds(seg.extent, ranges)
+            ranges = dict(ranges, **{seg.var.name: (0, max(0, (bs[1] if bs else 1 << 40) - 1))})
+            li = seg.body
         pp = perfect_prefix(li, 3)
         if pp is None or not isinstance(pp[1], Store):
             raise ScheduleError(f"{step}: expected three perfectly nested loops around one store")
         (L1, L2, L3), st = pp[0], pp[1]
-        ranges = outer_ranges(k.body, li)
         b1 = bounds(L1.extent, ranges)
         r2 = dict(ranges, **{L1.var.name: (0, b1[1] - 1 if b1 else 0)})
         b2 = bounds(L2.extent, r2)
@@ -494,8 +514,9 @@ class Tensorize(Step):
         ):
             raise ScheduleError(f"{step}: the store is not C[x] = C[x] + A[..] * B[..]: {format_expr(v)}")
         iv, jv, kv = L1.var.name, L2.var.name, L3.var.name
-        names = {iv, jv, kv}
-        for lp in (L2, L3):
+        sv = seg.var.name if seg is not None else None
+        names = {iv, jv, kv} | ({sv} if sv else set())
+        for lp in (L1, L2, L3) if seg is not None else (L2, L3):
             if free_vars(lp.extent) & names:
                 raise ScheduleError(f"{step}: extent of {lp.var.name} depends on the tensorized loops")
 
@@ -508,7 +529,23 @@ class Tensorize(Step):
             return f
 
         C = st.buf
-        cf, coff = form(C, st.idx)
+        ldq = 0
+        if self.runs:  # j = runs * jq + jl: unit stride along jl, ldq along jq
+            if self.nr % self.runs:
+                raise ScheduleError(f"{step}: NR={self.nr} is not a whole number of runs of {self.runs}")
+            jq, jl = Var(fresh_name(k.body, f"{jv}.q")), Var(fresh_name(k.body, f"{jv}.l"))
+            rr = dict(r2, **{kv: (0, 1 << 40), jq.name: (0, self.nr // self.runs - 1), jl.name: (0, self.runs - 1)})
+            if sv:
+                rr[sv] = ranges[sv]
+            idx = tuple(simplify(substitute(e, {jv: jq * self.runs + jl}), rr) for e in st.idx)
+            f = affine_in(flat_offset(C, idx), (names - {jv}) | {jq.name, jl.name})
+            if f is None or f[0].get(jl.name) != 1:
+                raise ScheduleError(f"{step}: C is not contiguous in runs of {self.runs} columns")
+            ldq = f[0].get(jq.name, 0)
+            cf = {v: c for v, c in f[0].items() if v not in (jq.name, jl.name)} | {jv: 1}
+            coff = f[1]
+        else:
+            cf, coff = form(C, st.idx)
         if cf.get(jv) != 1 or cf.get(kv, 0) != 0 or (cf.get(iv, 0) <= 0 and b1[1] > 1):
             raise ScheduleError(f"{step}: C must have unit stride along {jv}, none along {kv} (got {cf})")
         ldc = cf.get(iv, 0)
@@ -540,6 +577,19 @@ class Tensorize(Step):
                     f"operand read in place (stride {ldb} along {kv})"
                 )
             kind += "r"  # B read in place, rows ldb apart
+        segs: tuple[Expr, ...] = ()
+        if seg is not None and sv is not None:
+            if kind != "gemm" or cf.get(sv, 0) != 0:
+                raise ScheduleError(
+                    f"{step}: segments need a row-major A, a packed B and C independent of {sv} (got {kind}, {cf})"
+                )
+            kind = "gemms"
+            segs = (seg.extent, IntImm(af[0].get(sv, 0)), IntImm(bf[0].get(sv, 0)))
+        if self.runs:
+            kind += "q"
+            if kind not in ("gemmq", "gemmtq", "gemmsq"):
+                raise ScheduleError(f"{step}: C in runs needs a packed B (got {kind})")
+            segs = (*segs, IntImm(ldq))
         intr = Intrinsic(
             micro_kernel_name(kind, self.mr, self.nr, self.stream),
             (
@@ -555,6 +605,7 @@ class Tensorize(Step):
                 L3.extent,
                 L1.extent,
                 L2.extent,
+                *segs,
             ),
             reads=(A.buf, B.buf, C),
             writes=(C,),
