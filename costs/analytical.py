@@ -45,7 +45,8 @@ class AnalyticalCost:
             overhead = p.matmul_overhead
         elif cls is CostClass.CONV:  # convs run below matmul peak; depthwise far below
             overhead = p.conv_overhead
-            depthwise = attrs.get("groups", 1) == in_shapes[0][1] and in_shapes[0][1] > 1
+            groups = attrs.get("groups", 1)  # a blocked conv's groups are depthwise or 1
+            depthwise = groups != 1 and (groups == in_shapes[0][1] or len(in_shapes[0]) == 5)
             peak = (p.depthwise_flops if depthwise else p.conv_flops) or peak
         else:
             overhead = p.op_overhead

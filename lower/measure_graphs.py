@@ -26,6 +26,8 @@ from rewrite.ir.target import Target
 _CONST_FROM = {
     "conv2d": 1,
     "conv2d_bias_act": 1,
+    "conv2d_blocked": 1,
+    "conv2d_blocked_bias_act": 1,
     "linear": 1,
     "matmul_bias_act": 1,
     "batchnorm": 1,

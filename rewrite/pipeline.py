@@ -97,8 +97,9 @@ def _rule_list(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
 
 
 # eager PyTorch runs Winograd's transforms through their reference einsums: vgg19 with them ran 2.5x slower
-# in eager than without (bench search, 2026-11-23), while the analytical model priced them 3x cheaper
-TORCH_SKIP_FAMILIES = frozenset({"winograd"})
+# in eager than without (bench search, 2026-11-23), while the analytical model priced them 3x cheaper; the
+# blocked layout's convolutions run as their reference's permutes around a conv2d
+TORCH_SKIP_FAMILIES = frozenset({"winograd", "blocked"})
 
 
 def default_rules(target: str | Target = "torch") -> list[Rule]:

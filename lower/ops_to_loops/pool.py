@@ -33,20 +33,23 @@ def _window(o: Expr, k: Expr, size: int, kern: int, stride: int, pad: int) -> tu
     return pos, land(ge(pos, 0), lt(pos, size))
 
 
-@lowering("maxpool2d", "avgpool2d")
+@lowering("maxpool2d", "avgpool2d", "maxpool2d_blocked", "avgpool2d_blocked")
 def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """NCHW, or NCHWc (``_blocked``: the block's lanes innermost, every tap one vector of channels)."""
     x, out = ins[0], outs[0]
     a = node.attrs
-    N, C, H, W = x.shape
-    _, _, OH, OW = out.shape
+    N, C, H, W = x.shape[:4]
+    _, _, OH, OW = out.shape[:4]
     (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
-    n, c, oh, ow, kh, kw = (ctx.var(s) for s in ("n", "c", "oh", "ow", "kh", "kw"))
+    n, c, oh, ow, kh, kw, lane = (ctx.var(s) for s in ("n", "c", "oh", "ow", "kh", "kw", "l"))
+    lanes = (lane,) if x.rank == 5 else ()
     ih, okh = _window(oh, kh, H, KH, SH, PH)
     iw, okw = _window(ow, kw, W, KW, SW, PW)
     inside = land(okh, okw)
-    tap = x[n, c, clip(ih, H - 1), clip(iw, W - 1)]
-    o = out[n, c, oh, ow]
-    if node.op == "maxpool2d":
+    tap = x[(n, c, clip(ih, H - 1), clip(iw, W - 1), *lanes)]
+    oi = (n, c, oh, ow, *lanes)
+    o = out[oi]
+    if node.op.startswith("maxpool2d"):
         init, upd, fin = const(NEG_INF), emax(o, Select(inside, tap, const(NEG_INF))), None
     else:
         init, upd = const(0.0), o + Select(inside, tap, const(0.0))
@@ -55,10 +58,10 @@ def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
         if not a["count_include_pad"]:
             hs, ws, he, we = emax(hs, 0), emax(ws, 0), emin(he, H), emin(we, W)
         count = Cast(F32, (he - hs) * (we - ws))
-        fin = Store(out, (n, c, oh, ow), o / count)
-    body = seq(
-        Store(out, (n, c, oh, ow), init), For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, (n, c, oh, ow), upd))), fin
-    )
+        fin = Store(out, oi, o / count)
+    body = seq(Store(out, oi, init), For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, oi, upd))), fin)
+    if lanes:
+        body = For(lane, IntImm(x.shape[4]), body)
     return Stage(ctx.tag, loops([(n, N), (c, C), (oh, OH), (ow, OW)], body))
 
 

@@ -11,6 +11,12 @@ Rules of a family in ``BOUNDED_FAMILIES`` run only in the first iterations, each
 rules (a bounded schedule): the splits of ``rules/split.rules`` undo merges, so run every iteration
 they would re-split everything the merges build; run first in iteration 1 they see the input graph only.
 
+Rules of a family in ``LATE_FAMILIES`` run only after the others have stopped (saturated, or at the
+iteration or time limit), alone, for a few iterations of their own: the blocked layout
+(``rules/blocked.rules``) is a choice over the algebraically rewritten graph; run beside the
+associativity and commutativity rules, its moves of adds and concats into the blocked region multiplied
+with theirs (NASNet-A: 174k e-nodes at the node limit, the extraction's time limit hit, nothing rewritten).
+
     >>> limits = Limits(iterations=5, nodes=10_000, seconds=5)
     >>> # result = saturate(graph, rules, limits); result.stop_reason
 """
@@ -40,6 +46,11 @@ __all__ = ["IterationStat", "Limits", "SaturationError", "SaturationResult", "St
 
 # family -> the iterations its rules run in (the first N); every other family runs in every iteration
 BOUNDED_FAMILIES: dict[str, int] = {"split": 1}
+# family -> the iterations its rules run in after the other rules stop (they alone then): a blocked region
+# needs one to block the convolutions, then one per op between two of them (ReLU, add, concat, pool) and
+# one to cancel the round trip
+LATE_FAMILIES: dict[str, int] = {"blocked": 6}
+_STAGED = {**BOUNDED_FAMILIES, **LATE_FAMILIES}
 
 BUDGET_GROWTH = 4  # an unchanged e-graph with rules held back over budget: retry with this many times the budget
 
@@ -104,8 +115,8 @@ def _load(graph: Graph, rules: list[Rule]) -> tuple[EGraph, Encoding]:
     eg = EGraph()
     enc = encode(graph)
     run(eg, prelude(), "prelude", static=True)
-    run(eg, rules_to_egglog([r for r in rules if r.family not in BOUNDED_FAMILIES]), "rules", static=True)
-    for family in sorted({r.family for r in rules if r.family in BOUNDED_FAMILIES}):
+    run(eg, rules_to_egglog([r for r in rules if r.family not in _STAGED]), "rules", static=True)
+    for family in sorted({r.family for r in rules if r.family in _STAGED}):
         run(eg, f"(ruleset {_ruleset(family)})\n", "rules")
         run(eg, rules_to_egglog([r for r in rules if r.family == family], _ruleset(family)), "rules", static=True)
     run(eg, enc.program, "graph encoding")
@@ -114,22 +125,26 @@ def _load(graph: Graph, rules: list[Rule]) -> tuple[EGraph, Encoding]:
 
 
 def _ruleset(family: str) -> str:
-    """The egglog ruleset of a bounded family."""
-    return "bounded-" + family
+    """The egglog ruleset of a bounded or late family."""
+    return "staged-" + family
 
 
-def _step(eg: EGraph, index: int, budget: int, names: set[str], early: list[str]) -> tuple[IterationStat, bool]:
+def _step(
+    eg: EGraph, index: int, budget: int, names: set[str], early: list[str], main: bool = True
+) -> tuple[IterationStat, bool]:
     """One rewrite step under a fresh back-off scheduler, then the shape analysis to a fixed point.
 
-    ``early``: the bounded families still running in this iteration; their rulesets run first.
+    ``early``: the bounded (or late) families running in this iteration; their rulesets run first, then
+    the other rules unless ``main`` is off.
 
     Returns the iteration's figures and egglog's "updated" flag for the two commands together.
     """
     t = time.perf_counter()
+    rest = "(run-with bo rewrites)" if main else ""
     out = run(
         eg,
         f"(run-schedule (let-scheduler bo (back-off :match-limit {budget} :ban-length 1)) "
-        f"{''.join(f'(run-with bo {_ruleset(f)}) ' for f in early)}(run-with bo rewrites))\n"
+        f"{''.join(f'(run-with bo {_ruleset(f)}) ' for f in early)}{rest})\n"
         "(run-schedule (saturate (run analysis)))",
         f"rewrite iteration {index}",
     )
@@ -162,6 +177,7 @@ class _Progress:
     iterations: list[IterationStat] = field(default_factory=list)
     fired: Counter[str] = field(default_factory=Counter)
     bounded: set[str] = field(default_factory=set)  # the bounded families among the rules
+    late: set[str] = field(default_factory=set)  # the late families among the rules
 
     def record(self, stat: IterationStat) -> bool:
         """Take in one iteration; whether it changed the e-graph's size."""
@@ -181,7 +197,37 @@ def _iterate(
     on_iteration: Callable[[IterationStat], None] | None,
     until: Callable[[EGraph, Encoding], bool] | None,
 ) -> StopReason:
-    """Run iterations until a limit, the caller's goal, or saturation; says which."""
+    """Run iterations until a limit, the caller's goal, or saturation, then the late families' own
+    iterations (unless the node limit or the goal stopped the first); says why the rewriting stopped."""
+    reason = _iterate_main(eg, enc, state, names, limits, on_iteration, until)
+    if not state.late or reason in (StopReason.NODE_LIMIT, StopReason.GOAL):
+        return reason
+    first = len(state.iterations)
+    for j in range(max(LATE_FAMILIES[f] for f in state.late)):
+        late = [f for f in sorted(state.late) if j < LATE_FAMILIES[f]]
+        stat, _ = _step(eg, first + j + 1, state.budget, names, late, main=False)
+        changed = state.record(stat)
+        if on_iteration:
+            on_iteration(stat)
+        if until is not None and until(eg, enc):
+            return StopReason.GOAL
+        if not changed:
+            break
+        if state.enodes >= limits.nodes:
+            return StopReason.NODE_LIMIT
+    return reason
+
+
+def _iterate_main(
+    eg: EGraph,
+    enc: Encoding,
+    state: _Progress,
+    names: set[str],
+    limits: Limits,
+    on_iteration: Callable[[IterationStat], None] | None,
+    until: Callable[[EGraph, Encoding], bool] | None,
+) -> StopReason:
+    """The iterations of every family but the late ones."""
     t0 = time.perf_counter()
     for i in range(limits.iterations):
         if time.perf_counter() - t0 >= limits.seconds:
@@ -224,7 +270,8 @@ def saturate(
     t_load = time.perf_counter() - t0
     budget = limits.match_limit or max(1000, 2 * enodes)
     bounded = {r.family for r in rules if r.family in BOUNDED_FAMILIES}
-    state = _Progress(enodes, eclasses, budget, cap=max(budget, limits.nodes), bounded=bounded)
+    late = {r.family for r in rules if r.family in LATE_FAMILIES}
+    state = _Progress(enodes, eclasses, budget, cap=max(budget, limits.nodes), bounded=bounded, late=late)
     names = {d.name for r in rules for d in r.directions()}
     t1 = time.perf_counter()
     if until is not None and until(eg, enc):

@@ -227,10 +227,20 @@ class _Grower:
         wt = self.weight((out_c, c // groups, k, k))
         attrs = {"stride": (stride, stride), "padding": (pad, pad), "groups": groups}
         wino = k == 3 and stride == 1 and groups == 1 and self.wrng.random() < 0.6
+        blocked = not wino and (groups == 1 or out_c == groups) and self.wrng.random() < 0.3
         if self.rng.random() < 0.3:
             act = self.rng.choice(("none", "relu", "tanh"))
             bias = self.weight((out_c,))
-            y = self._winograd(x, wt, bias, pad, act) if wino else self.b.conv2d_bias_act(x, wt, bias, act=act, **attrs)
+            if blocked:
+                y = self._blocked(x, wt, bias, attrs, act)
+            else:
+                y = (
+                    self._winograd(x, wt, bias, pad, act)
+                    if wino
+                    else self.b.conv2d_bias_act(x, wt, bias, act=act, **attrs)
+                )
+        elif blocked:
+            y = self._blocked(x, wt, None, attrs, "none")
         else:
             y = self._winograd(x, wt, None, pad, "none") if wino else self.b.conv2d(x, wt, **attrs)
         if self.rng.random() < 0.5:  # conv -> batchnorm -> relu: the fusion rules' pattern
@@ -251,6 +261,15 @@ class _Grower:
             return self.b.op("winograd_output", m, out=out)
         return self.b.op("winograd_output_bias_act", m, bias, out=out, act=act)
 
+    def _blocked(self, x: Value, wt: Value, bias: Value | None, attrs: dict, act: str) -> Value:
+        """A conv in the blocked layout NCHWc16 (rules/blocked.rules' right side), channels not whole blocks."""
+        xb, wb = self.b.op("to_blocked", x, block=16), self.b.op("blocked_weight", wt, block=16)
+        if bias is None:
+            y = self.b.op("conv2d_blocked", xb, wb, **attrs)
+        else:
+            y = self.b.op("conv2d_blocked_bias_act", xb, wb, bias, act=act, **attrs)
+        return self.b.op("from_blocked", y, channels=self.b.shape(wt)[0])
+
     def pool(self) -> None:
         x = self.pick_or_input(
             lambda s: len(s) == 4 and s[2] >= 2 and s[3] >= 2,
@@ -264,7 +283,11 @@ class _Grower:
         else:
             k = self.rng.randint(1, 2)
             attrs = {"kernel": (k, k), "stride": (k, k), "padding": (0, 0), "ceil_mode": self.rng.randint(0, 1)}
-            self.emit(self.b.op(kind, x, **attrs))
+            if self.wrng.random() < 0.3:  # in the blocked layout (rules/blocked.rules' right side)
+                y = self.b.op(f"{kind}_blocked", self.b.op("to_blocked", x, block=16), **attrs)
+                self.emit(self.b.op("from_blocked", y, channels=self.b.shape(x)[1]))
+            else:
+                self.emit(self.b.op(kind, x, **attrs))
 
     def norm(self) -> None:
         x = self.pick_or_input(lambda s: len(s) >= 2, lambda: self.shape(self.rng.choice((2, 3))))

@@ -302,6 +302,9 @@ def test_all_groups_covered_by_this_file():
     tested |= {"logical_not", "logical_and", "logical_or", "cast"}
     # tests/test_winograd.py compiles these against F.conv2d
     tested |= {"winograd_weight", "winograd_input", "winograd_output", "winograd_output_bias_act"}
+    # tests/test_blocked.py compiles these against F.conv2d
+    tested |= {"to_blocked", "from_blocked", "blocked_weight", "conv2d_blocked", "conv2d_blocked_bias_act"}
+    tested |= {"maxpool2d_blocked", "avgpool2d_blocked"}
     ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}
     assert ops <= tested, ops - tested
 

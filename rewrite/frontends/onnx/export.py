@@ -283,6 +283,68 @@ def _winograd_output(w: Writer, n: Node, ins: list[str], outs: list[str]) -> Non
     _act(w, n.attrs["act"], w.emit("Add", [y, b]), outs[0])
 
 
+# The blocked layout NCHWc (rewrite/ir/ops/blocked.py) as the reshapes and transposes it is; a blocked
+# convolution is a Conv between a conversion out of the layout and one back into it.
+def _block(w: Writer, x: str, shape: tuple[int, ...], b: int, axis: int, out: str | None = None) -> str:
+    """``shape``'s ``axis`` (0: weights' K, 1: activations' C) zero-padded to whole blocks of ``b``, the
+    block's lanes moved innermost."""
+    c = shape[axis]
+    cb = -(-c // b)
+    if cb * b != c:
+        pads = [0] * (2 * len(shape))
+        pads[len(shape) + axis] = cb * b - c
+        x = w.emit("Pad", [x, w.ints(pads, "pads")])
+    split = [*shape[:axis], cb, b, *shape[axis + 1 :]]
+    x = w.emit("Reshape", [x, w.ints(split, "shape")])
+    perm = [d for d in range(len(split)) if d != axis + 1] + [axis + 1]
+    return w.emit("Transpose", [x], out, perm=perm)
+
+
+def _unblock(w: Writer, y: str, shape: tuple[int, ...], channels: int, out: str | None = None) -> str:
+    """[N, CB, H, W, b] -> [N, channels, H, W]."""
+    n, cb, h, wd, b = shape
+    x = w.emit("Reshape", [w.emit("Transpose", [y], perm=[0, 1, 4, 2, 3]), w.ints([n, cb * b, h, wd], "shape")])
+    if channels == cb * b:
+        return w.emit("Identity", [x], out)
+    return w.emit("Slice", [x, w.ints([0], "starts"), w.ints([channels], "ends"), w.ints([1], "axes")], out)
+
+
+@_emits("to_blocked")
+def _to_blocked(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    _block(w, ins[0], _shape(w, n, 0), n.attrs["block"], 1, outs[0])
+
+
+@_emits("from_blocked")
+def _from_blocked(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    _unblock(w, ins[0], _shape(w, n, 0), n.attrs["channels"], outs[0])
+
+
+@_emits("blocked_weight")
+def _blocked_weight(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    _block(w, ins[0], _shape(w, n, 0), n.attrs["block"], 0, outs[0])
+
+
+@_emits("conv2d_blocked", "conv2d_blocked_bias_act")
+def _conv2d_blocked(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    xs, (kb, cg, kh, kw, b) = _shape(w, n, 0), _shape(w, n, 1)
+    dense = n.attrs["groups"] == 1
+    x = _unblock(w, ins[0], xs, cg if dense else xs[1] * b)
+    wt = w.emit("Transpose", [ins[1]], perm=[0, 4, 1, 2, 3])
+    wt = w.emit("Reshape", [wt, w.ints([kb * b, cg, kh, kw], "shape")])
+    conv_in = [x, wt]
+    if n.op == "conv2d_blocked_bias_act":
+        k = _shape(w, n, 2)[0]
+        bias = w.emit("Pad", [ins[2], w.ints([0, kb * b - k], "pads")]) if k < kb * b else ins[2]
+        conv_in.append(bias)
+    attrs = _conv_attrs(n.attrs, (kb * b, cg, kh, kw))
+    attrs["group"] = 1 if dense else kb * b
+    y = w.emit("Conv", conv_in, **attrs)
+    if n.op == "conv2d_blocked_bias_act":
+        y = _act(w, n.attrs["act"], y, w.fresh("act"))
+    _, _, oh, ow, _ = n.shape
+    _block(w, y, (xs[0], kb * b, oh, ow), b, 1, outs[0])
+
+
 @_emits("transpose")
 def _transpose(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Transpose", ins, outs[0], perm=list(n.attrs["perm"]))
@@ -315,7 +377,7 @@ def _slice(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Slice", [ins[0], starts, ends, axes], outs[0])
 
 
-@_emits("maxpool2d", "avgpool2d")
+@_emits("maxpool2d", "avgpool2d", "maxpool2d_blocked", "avgpool2d_blocked")
 def _pool(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     a, p = n.attrs, n.attrs["padding"]
     attrs = {
@@ -324,9 +386,16 @@ def _pool(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
         "pads": [p[0], p[1], p[0], p[1]],
         "ceil_mode": a["ceil_mode"],
     }
-    if n.op == "avgpool2d":
+    avg = n.op.startswith("avgpool2d")
+    if avg:
         attrs["count_include_pad"] = a["count_include_pad"]
-    w.emit("MaxPool" if n.op == "maxpool2d" else "AveragePool", ins, outs[0], **attrs)
+    if not n.op.endswith("_blocked"):
+        w.emit("AveragePool" if avg else "MaxPool", ins, outs[0], **attrs)
+        return
+    xs = _shape(w, n, 0)  # every lane pooled in the unblocked view, then blocked again
+    y = w.emit("AveragePool" if avg else "MaxPool", [_unblock(w, ins[0], xs, xs[1] * xs[4])], **attrs)
+    _, _, oh, ow, b = n.shape
+    _block(w, y, (xs[0], xs[1] * b, oh, ow), b, 1, outs[0])
 
 
 @_emits("adaptive_avgpool")

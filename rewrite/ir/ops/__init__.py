@@ -1,7 +1,7 @@
 """The operator registry: the single source of truth for every op eqsat knows.
 
 Each op is defined once, in this package's module for its group (``sources``,
-``elementwise``, ``layout``, ``nn``, ``reduce``, ``indexing``, ``winograd``; the types and ``OPS``
+``elementwise``, ``layout``, ``nn``, ``reduce``, ``indexing``, ``winograd``, ``blocked``; the types and ``OPS``
 itself are in ``registry``): its typed, named attributes, its input arity,
 its group, its shape rule, its reference semantics (torch), its FLOP count, its
 cost class, its fusion role and its torch spellings.  Everything else — the
@@ -49,7 +49,7 @@ from rewrite.ir.ops.registry import (
 from rewrite.ir.shapes import Shape, broadcast, conv_out, norm_axis, numel
 
 # each module registers its group's ops when imported; this order is the registry's order
-for _module in ("sources", "elementwise", "layout", "nn", "reduce", "indexing", "winograd"):
+for _module in ("sources", "elementwise", "layout", "nn", "reduce", "indexing", "winograd", "blocked"):
     import_module(f"rewrite.ir.ops.{_module}")
 _BUILTIN.update(OPS)
 from rewrite.ir.ops.elementwise import ACTS  # noqa: E402  (imported after the loop: it fixes the order)

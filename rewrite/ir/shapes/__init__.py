@@ -38,6 +38,7 @@ from rewrite.ir.shapes.base import (
     norm_axis,
     numel,
 )
+from rewrite.ir.shapes.blocked import BlockedWeight, ConvBlocked, FromBlocked, ToBlocked
 from rewrite.ir.shapes.constant import ConvKernel, Filled, Square
 from rewrite.ir.shapes.contraction import Conv2d, Linear, MatMul
 from rewrite.ir.shapes.elementwise import Broadcast, Broadcast3, GroupedChannels, PerChannel, Same, Source
@@ -50,16 +51,19 @@ from rewrite.ir.shapes.winograd import WinogradInput, WinogradOutput, WinogradWe
 __all__ = [
     "MAX_RANK",
     "Attrs",
+    "BlockedWeight",
     "Broadcast",
     "Broadcast3",
     "Concat",
     "Conv2d",
+    "ConvBlocked",
     "ConvKernel",
     "DrawCtx",
     "EggCase",
     "Embedding",
     "Expand",
     "Filled",
+    "FromBlocked",
     "Gather",
     "GlobalPool2d",
     "GroupedChannels",
@@ -81,6 +85,7 @@ __all__ = [
     "Spatial2d",
     "Split",
     "Square",
+    "ToBlocked",
     "WinogradInput",
     "WinogradOutput",
     "WinogradWeight",

@@ -24,9 +24,16 @@ def _pool_dim(i: int, ceil: bool, dec: bool) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Pool2d(ShapeRule):
-    """NCHW windows with ``kernel``, ``stride``, ``padding``, ``ceil_mode``."""
+    """NCHW windows with ``kernel``, ``stride``, ``padding``, ``ceil_mode``; ``blocked``: NCHWc, the block's
+    lanes a fifth dimension kept as it is."""
+
+    blocked: bool = False
 
     def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        if self.blocked:
+            x = ins[0]
+            need(len(x) == 5, f"blocked pooling needs [N, CB, H, W, b], got {x}")
+            return [Pool2d().infer([x[:4]], a)[0] + (x[4],)]
         x = ins[0]
         need(len(x) == 4, f"pooling needs NCHW input, got {x}")
         for k in ("kernel", "stride", "padding"):
@@ -40,21 +47,25 @@ class Pool2d(ShapeRule):
         return [(x[0], x[1], hw[0], hw[1])]
 
     def egg_cases(self) -> list[EggCase]:
+        rank, lanes = ("(= (vec-length s0) 5) ", f" {at('s0', 4)}") if self.blocked else ("", "")
         cases = [
             (
-                "(= a_ceil_mode 0)",
-                f"(vec-of {at('s0', 0)} {at('s0', 1)} {_pool_dim(0, False, False)[1]} {_pool_dim(1, False, False)[1]})",
+                f"{rank}(= a_ceil_mode 0)",
+                f"(vec-of {at('s0', 0)} {at('s0', 1)} {_pool_dim(0, False, False)[1]} {_pool_dim(1, False, False)[1]}"
+                f"{lanes})",
             )
         ]
         for d0 in (False, True):
             for d1 in (False, True):
                 (c0, h), (c1, w) = _pool_dim(0, True, d0), _pool_dim(1, True, d1)
-                cases.append((f"(= a_ceil_mode 1) {c0} {c1}", f"(vec-of {at('s0', 0)} {at('s0', 1)} {h} {w})"))
+                cases.append(
+                    (f"{rank}(= a_ceil_mode 1) {c0} {c1}", f"(vec-of {at('s0', 0)} {at('s0', 1)} {h} {w}{lanes})")
+                )
         return cases
 
     def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
-        ctx.ranks.fix(out, 4)
-        ctx.ranks.fix(ins[0], 4)
+        ctx.ranks.fix(out, 5 if self.blocked else 4)
+        ctx.ranks.fix(ins[0], 5 if self.blocked else 4)
 
     def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
         rng, x = ctx.rng, ins[0]
@@ -64,9 +75,14 @@ class Pool2d(ShapeRule):
         ceil = ctx.attr("ceil_mode", lambda: rng.randint(0, 1))
         if len(k) != 2 or len(s) != 2 or len(pad) != 2:
             ctx.reject("bad pooling attributes")
-        return [x[0], x[1]] + [
-            ctx.dims.derived(lambda h, i=i: conv_out(h, k[i], s[i], pad[i], 1, bool(ceil)), x[2 + i]) for i in range(2)
-        ]
+        return (
+            [x[0], x[1]]
+            + [
+                ctx.dims.derived(lambda h, i=i: conv_out(h, k[i], s[i], pad[i], 1, bool(ceil)), x[2 + i])
+                for i in range(2)
+            ]
+            + x[4:]
+        )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,171 @@
+"""The blocked channel layout NCHWc (rewrite/ir/ops/blocked.py, rules/blocked.rules,
+lower/ops_to_loops/blocked.py): references and compiled kernels against F.conv2d on channel counts that
+are not whole blocks, the rules, extraction by measured cost keeping a run of convolutions blocked, and
+the ONNX export."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lower import compile_graph, parse_target
+from rewrite.frontends.onnx.export import to_onnx
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.graph import Graph
+from rewrite.ir.ops import OPS
+from rewrite.pipeline import optimize
+from rewrite.rulelang.loader import load_rules
+from rewrite.verify.rulecheck.check import check_rule
+
+# (N, C, H, W, K, kernel, stride, padding, groups): partial blocks (20, 24 channels), batch 2, strides,
+# padding; depthwise 3x3, 5x5/2 and 7x7/2; dense 1x1 over whole blocks (the segmented in-place GEMM)
+CASES = [
+    (1, 20, 7, 9, 24, 3, 1, 1, 1),
+    (2, 32, 8, 8, 48, 1, 1, 0, 1),
+    (1, 64, 14, 14, 32, 3, 2, 1, 1),
+    (1, 5, 6, 5, 3, 1, 2, 0, 1),
+    (1, 20, 7, 9, 20, 3, 1, 1, 20),
+    (2, 32, 11, 13, 32, 5, 2, 2, 32),
+    (1, 48, 15, 15, 48, 7, 2, 3, 48),
+]
+
+
+def _graph(case, act, wt, bias) -> Graph:
+    n, c, h, w, k, _, s, p, g = case
+    b = GraphBuilder("blk")
+    xb = b.op("to_blocked", b.input("x", (n, c, h, w)), block=16)
+    wb = b.op("blocked_weight", b.weight("w", wt), block=16)
+    attrs = {"stride": (s, s), "padding": (p, p), "groups": g}
+    if act is None:
+        y = b.op("conv2d_blocked", xb, wb, **attrs)
+    else:
+        y = b.op("conv2d_blocked_bias_act", xb, wb, b.weight("b", bias), act=act, **attrs)
+    return b.build([b.op("from_blocked", y, channels=k)])
+
+
+def _data(case):
+    n, c, h, w, k, kk, _, _, g = case
+    gen = torch.Generator().manual_seed(sum(case))
+    return (
+        torch.randn(n, c, h, w, generator=gen),
+        torch.randn(k, c // g, kk, kk, generator=gen),
+        torch.randn(k, generator=gen),
+    )
+
+
+def _expected(case, x, wt, bias, act):
+    _, _, _, _, _, _, s, p, g = case
+    y = F.conv2d(x, wt, None if act is None else bias, s, p, 1, g)
+    return y if act in (None, "none") else {"relu": torch.relu, "sigmoid": torch.sigmoid}[act](y)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+@pytest.mark.parametrize("act", [None, "relu", "sigmoid"])
+def test_reference_and_compiled_match_conv2d(case, act):
+    x, wt, bias = _data(case)
+    graph = _graph(case, act, wt, bias)
+    want = _expected(case, x, wt, bias, act)
+    torch.testing.assert_close(graph.run({"x": x})[0], want, rtol=1e-4, atol=1e-4)
+    got = compile_graph(graph, "llvm")({"x": x})[0]
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_shapes_and_refusals():
+    assert OPS["to_blocked"].infer([(1, 20, 5, 6)], {"block": 16}) == [(1, 2, 5, 6, 16)]
+    assert OPS["from_blocked"].infer([(1, 2, 5, 6, 16)], {"channels": 20}) == [(1, 20, 5, 6)]
+    assert OPS["blocked_weight"].infer([(33, 8, 3, 3)], {"block": 16}) == [(3, 8, 3, 3, 16)]
+    with pytest.raises(Exception, match="do not fill the last"):
+        OPS["from_blocked"].infer([(1, 2, 5, 6, 16)], {"channels": 16})
+    dw = {"stride": (1, 1), "padding": (0, 0), "dilation": (1, 1), "groups": 20}
+    assert OPS["conv2d_blocked"].infer([(1, 2, 5, 6, 16), (2, 1, 3, 3, 16)], dw) == [(1, 2, 3, 4, 16)]
+    with pytest.raises(Exception, match="only depthwise"):
+        OPS["conv2d_blocked"].infer([(1, 2, 5, 6, 16), (2, 4, 3, 3, 16)], {**dw, "groups": 4})
+
+
+def test_segmented_gemm_for_a_blocked_1x1_conv():
+    """A 1x1 conv over whole blocks reads its blocked input in place: one micro-kernel call runs every input
+    block as a segment of the reduction (accumulators kept), 32 output channels (two blocks) a tile."""
+    case = (1, 64, 8, 8, 32, 1, 1, 0, 1)
+    x, wt, bias = _data(case)
+    b = GraphBuilder("blk1x1")  # the input already blocked (a blocked producer's output)
+    wb = b.op("blocked_weight", b.weight("w", wt), block=16)
+    y = b.op("conv2d_blocked_bias_act", b.input("xb", (1, 4, 8, 8, 16)), wb, b.weight("b", bias), act="relu")
+    cg = compile_graph(b.build([y]), target=parse_target("llvm", threads=1))
+    src = "\n".join(cg.kernel_source(k) for k in range(cg.kernels))
+    assert "gemmsq_" in src, src
+    xb = x.reshape(1, 4, 16, 8, 8).permute(0, 1, 3, 4, 2).contiguous()
+    want = _expected(case, x, wt, bias, "relu").reshape(1, 2, 16, 8, 8).permute(0, 1, 3, 4, 2)
+    torch.testing.assert_close(cg({"xb": xb})[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_rules_check_numerically():
+    for rule in load_rules(["blocked"]):
+        result = check_rule(rule, draws=4, extra_draws=4)
+        assert result.ok, (rule.name, result)
+
+
+def test_round_trips_cancel_between_blocked_convs():
+    """relu(conv) -> depthwise -> 1x1: with the blocked rules the e-graph holds the chain blocked end to end
+    (one conversion in, one out), and the extracted graph is verified whichever layout the costs pick."""
+    b = GraphBuilder("chain")
+    x = b.input("x", (1, 32, 10, 10))
+    y = b.op("relu", b.conv2d(x, b.weight("w0", torch.randn(32, 32, 1, 1))))
+    y = b.conv2d(y, b.weight("w1", torch.randn(32, 1, 3, 3)), padding=(1, 1), groups=32)
+    y = b.conv2d(y, b.weight("w2", torch.randn(32, 32, 1, 1)))
+    graph = b.build([y])
+
+    def blocked_cost(op, attrs, shapes, dtype="float32"):  # a machine where only the blocked forms are cheap
+        return 1.0 if op in ("conv2d", "conv2d_bias_act", "to_blocked", "from_blocked") else 1e-3
+
+    res = optimize(graph, rules=["blocked"], cost_model=blocked_cost)
+    ops = [n.op for n in res.graph if n.id in res.graph.live()]
+    assert res.stats.verified
+    assert ops.count("conv2d_blocked") == 3 and ops.count("to_blocked") == 1 and ops.count("from_blocked") == 1, ops
+
+
+def test_onnx_export_computes_the_same():
+    ort = pytest.importorskip("onnxruntime")
+    for case in (CASES[0], CASES[4]):
+        x, wt, bias = _data(case)
+        for act in (None, "relu"):
+            sess = ort.InferenceSession(to_onnx(_graph(case, act, wt, bias)).SerializeToString())
+            out = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
+            np.testing.assert_allclose(out, _expected(case, x, wt, bias, act).numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("pool", ["maxpool2d", "avgpool2d"])
+def test_pools_in_the_blocked_layout(pool):
+    """A pool over a blocked tensor: every lane its own channel; compiled, reference, ONNX and the rule."""
+    x = torch.randn(1, 20, 9, 7)
+    attrs = {"kernel": (3, 3), "stride": (2, 2), "padding": (1, 1)}
+    if pool == "avgpool2d":
+        attrs["count_include_pad"] = 0
+    b = GraphBuilder("pool")
+    y = b.op(f"{pool}_blocked", b.op("to_blocked", b.input("x", (1, 20, 9, 7)), block=16), **attrs)
+    graph = b.build([b.op("from_blocked", y, channels=20)])
+    fn = F.max_pool2d if pool == "maxpool2d" else (lambda t, *a: F.avg_pool2d(t, *a, count_include_pad=False))
+    want = fn(x, (3, 3), (2, 2), (1, 1))
+    torch.testing.assert_close(graph.run({"x": x})[0], want)
+    torch.testing.assert_close(compile_graph(graph, "llvm")({"x": x})[0], want)
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(to_onnx(graph).SerializeToString())
+    np.testing.assert_allclose(sess.run(None, {"x": x.numpy()})[0], want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_blocked_rules_run_after_the_others_stop():
+    """The blocked family is late (rewrite/egraph/saturate.py, LATE_FAMILIES): it fires only in iterations
+    of its own, after the other families stopped, so its moves never multiply with add's associativity."""
+    from rewrite.egraph.saturate import saturate
+
+    b = GraphBuilder("late")
+    x = b.input("x", (1, 16, 6, 6))
+    y = b.op("relu", b.conv2d(x, b.weight("w0", torch.randn(16, 16, 1, 1))))
+    y = b.add(b.add(y, x), b.conv2d(y, b.weight("w1", torch.randn(16, 16, 1, 1))))
+    res = saturate(b.build([y]), load_rules(["algebra", "fusion", "blocked"]))
+    fired = [{r.split(":")[0] for r, n in it.applied.items() if n} for it in res.iterations]
+    late = [i for i, f in enumerate(fired) if any(r.startswith("blocked-") for r in f)]
+    assert late, fired
+    assert all(r.startswith("blocked-") for i in late for r in fired[i]), fired
+    assert all(not any(r.startswith("blocked-") for r in f) for f in fired[: late[0]]), fired
