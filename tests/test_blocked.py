@@ -5,6 +5,8 @@ the ONNX export."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -18,6 +20,8 @@ from rewrite.ir.ops import OPS
 from rewrite.pipeline import optimize
 from rewrite.rulelang.loader import load_rules
 from rewrite.verify.rulecheck.check import check_rule
+
+DENSE = str(Path(__file__).resolve().parents[1] / "rules" / "optional" / "blocked-dense.rules")  # opt-in
 
 # (N, C, H, W, K, kernel, stride, padding, groups): partial blocks (20, 24 channels), batch 2, strides,
 # padding; depthwise 3x3, 5x5/2 and 7x7/2; dense 1x1 over whole blocks (the segmented in-place GEMM)
@@ -61,8 +65,18 @@ def _expected(case, x, wt, bias, act):
     return y if act in (None, "none") else {"relu": torch.relu, "sigmoid": torch.sigmoid}[act](y)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
-@pytest.mark.parametrize("act", [None, "relu", "sigmoid"])
+ACTS = [None, "relu", "sigmoid"]
+
+
+def _case_acts():
+    """Every case with every epilogue; the fast tier takes each case once, the epilogues in turn."""
+    for i, case in enumerate(CASES):
+        for j, act in enumerate(ACTS):
+            marks = () if j == i % len(ACTS) else pytest.mark.slow
+            yield pytest.param(case, act, marks=marks, id=f"{act}-case{i}")
+
+
+@pytest.mark.parametrize("case,act", list(_case_acts()))
 def test_reference_and_compiled_match_conv2d(case, act):
     x, wt, bias = _data(case)
     graph = _graph(case, act, wt, bias)
@@ -101,7 +115,7 @@ def test_segmented_gemm_for_a_blocked_1x1_conv():
 
 
 def test_rules_check_numerically():
-    for rule in load_rules(["blocked"]):
+    for rule in load_rules(["blocked", DENSE]):
         result = check_rule(rule, draws=4, extra_draws=4)
         assert result.ok, (rule.name, result)
 
@@ -119,7 +133,7 @@ def test_round_trips_cancel_between_blocked_convs():
     def blocked_cost(op, attrs, shapes, dtype="float32"):  # a machine where only the blocked forms are cheap
         return 1.0 if op in ("conv2d", "conv2d_bias_act", "to_blocked", "from_blocked") else 1e-3
 
-    res = optimize(graph, rules=["blocked"], cost_model=blocked_cost)
+    res = optimize(graph, rules=["blocked", DENSE], cost_model=blocked_cost)
     ops = [n.op for n in res.graph if n.id in res.graph.live()]
     assert res.stats.verified
     assert ops.count("conv2d_blocked") == 3 and ops.count("to_blocked") == 1 and ops.count("from_blocked") == 1, ops
@@ -163,7 +177,7 @@ def test_blocked_rules_run_after_the_others_stop():
     x = b.input("x", (1, 16, 6, 6))
     y = b.op("relu", b.conv2d(x, b.weight("w0", torch.randn(16, 16, 1, 1))))
     y = b.add(b.add(y, x), b.conv2d(y, b.weight("w1", torch.randn(16, 16, 1, 1))))
-    res = saturate(b.build([y]), load_rules(["algebra", "fusion", "blocked"]))
+    res = saturate(b.build([y]), load_rules(["algebra", "fusion", "blocked", DENSE]))
     fired = [{r.split(":")[0] for r, n in it.applied.items() if n} for it in res.iterations]
     late = [i for i, f in enumerate(fired) if any(r.startswith("blocked-") for r in f)]
     assert late, fired

@@ -49,7 +49,7 @@ BOUNDED_FAMILIES: dict[str, int] = {"split": 1}
 # family -> the iterations its rules run in after the other rules stop (they alone then): a blocked region
 # needs one to block the convolutions, then one per op between two of them (ReLU, add, concat, pool) and
 # one to cancel the round trip
-LATE_FAMILIES: dict[str, int] = {"blocked": 6}
+LATE_FAMILIES: dict[str, int] = {"blocked": 6, "blocked-dense": 6}
 _STAGED = {**BOUNDED_FAMILIES, **LATE_FAMILIES}
 
 BUDGET_GROWTH = 4  # an unchanged e-graph with rules held back over budget: retry with this many times the budget
