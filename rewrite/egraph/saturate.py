@@ -199,26 +199,14 @@ def _iterate(
 ) -> StopReason:
     """Run iterations until a limit, the caller's goal, or saturation, then the late families' own
     iterations (unless the node limit or the goal stopped the first); says why the rewriting stopped."""
-    reason = _iterate_main(eg, enc, state, names, limits, on_iteration, until)
+    reason = _phase(eg, enc, state, names, limits, on_iteration, until, late=False)
     if not state.late or reason in (StopReason.NODE_LIMIT, StopReason.GOAL):
         return reason
-    first = len(state.iterations)
-    for j in range(max(LATE_FAMILIES[f] for f in state.late)):
-        late = [f for f in sorted(state.late) if j < LATE_FAMILIES[f]]
-        stat, _ = _step(eg, first + j + 1, state.budget, names, late, main=False)
-        changed = state.record(stat)
-        if on_iteration:
-            on_iteration(stat)
-        if until is not None and until(eg, enc):
-            return StopReason.GOAL
-        if not changed:
-            break
-        if state.enodes >= limits.nodes:
-            return StopReason.NODE_LIMIT
-    return reason
+    after = _phase(eg, enc, state, names, limits, on_iteration, until, late=True)
+    return after if after in (StopReason.NODE_LIMIT, StopReason.GOAL) else reason
 
 
-def _iterate_main(
+def _phase(
     eg: EGraph,
     enc: Encoding,
     state: _Progress,
@@ -226,14 +214,19 @@ def _iterate_main(
     limits: Limits,
     on_iteration: Callable[[IterationStat], None] | None,
     until: Callable[[EGraph, Encoding], bool] | None,
+    late: bool,
 ) -> StopReason:
-    """The iterations of every family but the late ones."""
+    """The iterations of every family but the late ones (with the bounded ones first while they run), or
+    (``late``) the late families' alone, each for its own count."""
     t0 = time.perf_counter()
-    for i in range(limits.iterations):
-        if time.perf_counter() - t0 >= limits.seconds:
+    first = len(state.iterations)
+    count = max(LATE_FAMILIES[f] for f in state.late) if late else limits.iterations
+    for i in range(count):
+        if not late and time.perf_counter() - t0 >= limits.seconds:
             return StopReason.TIME_LIMIT
-        early = [f for f in sorted(state.bounded) if i < BOUNDED_FAMILIES[f]]
-        stat, updated = _step(eg, i + 1, state.budget, names, early)
+        staged = LATE_FAMILIES if late else BOUNDED_FAMILIES
+        early = [f for f in sorted(state.late if late else state.bounded) if i < staged[f]]
+        stat, updated = _step(eg, first + i + 1, state.budget, names, early, main=not late)
         changed = state.record(stat)
         if on_iteration:
             on_iteration(stat)

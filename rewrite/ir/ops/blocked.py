@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from rewrite.ir.ops.elementwise import ACTS
+from rewrite.ir.ops.nn import ACT_ATTR, CONV_ATTRS
 from rewrite.ir.ops.registry import OPS, AttrKind, AttrSpec, CostClass, FusionRole, Group, OpDef, register_op
 from rewrite.ir.shapes import Attrs, Pool2d, numel
 from rewrite.ir.shapes.blocked import BlockedWeight, ConvBlocked, FromBlocked, ToBlocked, blocks
@@ -102,18 +103,12 @@ register_op(
         fusion=FusionRole.OPAQUE,
     )
 )
-_CONV_ATTRS = (
-    AttrSpec("stride", AttrKind.INTS, (1, 1)),
-    AttrSpec("padding", AttrKind.INTS, (0, 0)),
-    AttrSpec("dilation", AttrKind.INTS, (1, 1)),
-    AttrSpec("groups", AttrKind.INT, 1),
-)
 register_op(
     OpDef(
         "conv2d_blocked",
         Group.CONTRACTION,
         2,
-        _CONV_ATTRS,
+        CONV_ATTRS,
         ConvBlocked(),
         _conv_ref,
         _conv_flops,
@@ -128,7 +123,7 @@ register_op(
         "conv2d_blocked_bias_act",
         Group.CONTRACTION,
         3,
-        (*_CONV_ATTRS, AttrSpec("act", AttrKind.STR, "none", choices=tuple(ACTS))),
+        (*CONV_ATTRS, ACT_ATTR),
         ConvBlocked(bias=True),
         _conv_ref,
         lambda i, o, a: _conv_flops(i, o, a) + numel(o[0]) * (1 + ACTS[a["act"]][1]),

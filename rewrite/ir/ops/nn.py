@@ -62,7 +62,7 @@ register_op(
     )
 )
 
-_CONV_ATTRS = (
+CONV_ATTRS = (  # conv2d and its variants (conv2d_bias_act, the blocked convs)
     AttrSpec("stride", AttrKind.INTS, (1, 1)),
     AttrSpec("padding", AttrKind.INTS, (0, 0)),
     AttrSpec("dilation", AttrKind.INTS, (1, 1)),
@@ -73,7 +73,7 @@ register_op(
         "conv2d",
         Group.CONTRACTION,
         2,
-        _CONV_ATTRS,
+        CONV_ATTRS,
         Conv2d(),
         lambda xs, a: [F.conv2d(xs[0], xs[1], None, a["stride"], a["padding"], a["dilation"], a["groups"])],
         lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3],
@@ -220,7 +220,7 @@ register_op(
     )
 )
 
-_ACT = AttrSpec("act", AttrKind.STR, "none", choices=tuple(ACTS))
+ACT_ATTR = AttrSpec("act", AttrKind.STR, "none", choices=tuple(ACTS))
 
 
 def _act_flops(
@@ -234,7 +234,7 @@ register_op(
         "conv2d_bias_act",
         Group.CONTRACTION,
         3,
-        _CONV_ATTRS + (_ACT,),
+        CONV_ATTRS + (ACT_ATTR,),
         Conv2d(bias=True),
         lambda xs, a: [
             ACTS[a["act"]][0](F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"], a["groups"]))
@@ -251,7 +251,7 @@ register_op(
         "matmul_bias_act",
         Group.CONTRACTION,
         3,
-        (_ACT,),
+        (ACT_ATTR,),
         MatMul(bias=True),
         lambda xs, a: [ACTS[a["act"]][0](torch.matmul(xs[0], xs[1]) + xs[2])],
         _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
