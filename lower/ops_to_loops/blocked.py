@@ -45,17 +45,23 @@ def _lanes(c: Expr, n: int, total: int, load: Callable[[], Expr]) -> Expr:
     return load() if n == total else Select(lt(c, n), load(), const(0.0))
 
 
+def _block_copy(ctx: LowerCtx, src: Buffer, out: Buffer, axis: int) -> Stmt:
+    """``out`` = ``src`` with dimension ``axis`` (activations' C: 1, weights' K: 0) cut into blocks, the
+    block's lanes last, zero past ``src``'s size there."""
+    B, n = out.shape[-1], src.shape[axis]
+
+    def load(v: list[Var]) -> Expr:
+        ch = v[axis] * B + v[-1]
+        return _lanes(
+            ch, n, out.shape[axis] * B, lambda: src[tuple(ch if d == axis else e for d, e in enumerate(v[:-1]))]
+        )
+
+    return copy_stage(ctx, ctx.tag, out, load)
+
+
 @lowering("to_blocked")
 def lower_to_blocked(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    x = ins[0]
-    _, CB, _, _, B = outs[0].shape
-    C = x.shape[1]
-    return copy_stage(
-        ctx,
-        ctx.tag,
-        outs[0],
-        lambda v: _lanes(v[1] * B + v[4], C, CB * B, lambda: x[v[0], v[1] * B + v[4], v[2], v[3]]),
-    )
+    return _block_copy(ctx, ins[0], outs[0], 1)
 
 
 @lowering("from_blocked")
@@ -67,15 +73,7 @@ def lower_from_blocked(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: L
 
 @lowering("blocked_weight")
 def lower_blocked_weight(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    w = ins[0]
-    KB, _, _, _, B = outs[0].shape
-    K = w.shape[0]
-    return copy_stage(
-        ctx,
-        ctx.tag,
-        outs[0],
-        lambda v: _lanes(v[0] * B + v[4], K, KB * B, lambda: w[v[0] * B + v[4], v[1], v[2], v[3]]),
-    )
+    return _block_copy(ctx, ins[0], outs[0], 0)
 
 
 def _bias_init(node: Node, ins: list[Buffer], lanes: int) -> Callable[[Expr], Expr]:

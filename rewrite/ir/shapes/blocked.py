@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rewrite.ir.shapes.base import Attrs, DrawCtx, EggCase, Shape, ShapeRule, at, conv_out, need
+from rewrite.ir.shapes.contraction import egg_conv_out
 
 
 def blocks(c: int, b: int) -> int:
@@ -162,13 +163,7 @@ class ConvBlocked(ShapeRule):
         return [(x[0], w[0], hw[0], hw[1], b)]
 
     def egg_cases(self) -> list[EggCase]:
-        dims = []
-        for i in range(2):
-            span = (
-                f"(- (+ {at('s0', 2 + i)} (* 2 {at('a_padding', i)})) "
-                f"(+ (* {at('a_dilation', i)} (- {at('s1', 2 + i)} 1)) 1))"
-            )
-            dims.append(f"(+ (/ {span} {at('a_stride', i)}) 1)")
+        dims = egg_conv_out()
         b = at("s0", 4)
         base = f"(= (vec-length s0) 5) (= (vec-length s1) 5) (= {at('s1', 4)} {b})"
         out = f"(vec-of {at('s0', 0)} {at('s1', 0)} {dims[0]} {dims[1]} {b})"

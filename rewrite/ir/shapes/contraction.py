@@ -96,6 +96,19 @@ class Linear(ShapeRule):
         return x[:-1] + [w[0]]
 
 
+def egg_conv_out() -> list[str]:
+    """The egglog expressions of a convolution's two output sizes: input ``s0`` and weight ``s1`` with the
+    spatial sizes at positions 2 and 3, attributes ``padding``, ``dilation``, ``stride``."""
+    dims = []
+    for i in range(2):
+        span = (
+            f"(- (+ {at('s0', 2 + i)} (* 2 {at('a_padding', i)})) "
+            f"(+ (* {at('a_dilation', i)} (- {at('s1', 2 + i)} 1)) 1))"
+        )
+        dims.append(f"(+ (/ {span} {at('a_stride', i)}) 1)")
+    return dims
+
+
 @dataclass(frozen=True)
 class Conv2d(ShapeRule):
     """NCHW x OIHW with ``stride``, ``padding``, ``dilation``, ``groups``; ``bias``: a third input [O]."""
@@ -117,13 +130,7 @@ class Conv2d(ShapeRule):
         return [(x[0], w[0], hw[0], hw[1])]
 
     def egg_cases(self) -> list[EggCase]:
-        dims = []
-        for i in range(2):
-            span = (
-                f"(- (+ {at('s0', 2 + i)} (* 2 {at('a_padding', i)})) "
-                f"(+ (* {at('a_dilation', i)} (- {at('s1', 2 + i)} 1)) 1))"
-            )
-            dims.append(f"(+ (/ {span} {at('a_stride', i)}) 1)")
+        dims = egg_conv_out()
         cond = f"(= {at('s0', 1)} (* {at('s1', 1)} a_groups))"
         if self.bias:  # one value per output channel
             cond += f" (= (vec-length s2) 1) (= {at('s2', 0)} {at('s1', 0)})"
