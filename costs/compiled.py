@@ -5,7 +5,8 @@ target whose kernels are compiled (kind ``"llvm"``: this CPU; ``"cuda"``: a GPU)
 (``lower/fusion.py``), so one number per op alone would over-price the ops that fuse away; each op is
 priced by its fusion role:
 
-* a view (``reshape``: the runtime makes no kernel) and a source cost nothing;
+* a view (``reshape``: the runtime makes no kernel), a source, and a concat or split of contiguous
+  stretches (``is_placed``: the kernels around it write and read its pieces in place) cost nothing;
 * an **injective** op (elementwise, batchnorm, transpose/slice/expand, pad) costs what it *adds when fused*:
   the kernel time of ``relu(op(x...))`` — one kernel, ``op`` inlined into ``relu``'s loads — minus that
   of ``relu`` alone on ``op``'s output shape, timed interleaved.  That is what it costs as a prologue, in an
@@ -70,6 +71,12 @@ def is_free(op: str) -> bool:
     return d.group is Group.SOURCE or d.fusion is FusionRole.ALIAS
 
 
+def is_placed(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape]) -> bool:
+    """A concat or split of contiguous stretches (``OpDef.pieces``): the lowering keeps its pieces as views
+    of the whole, so it runs no kernel (``lower/fusion.py``)."""
+    return OPS[op].pieces(in_shapes, attrs) is not None
+
+
 class CompiledCost:
     """Costs of compiled kernels on ``target`` (see the module docstring).  What is not cached is measured
     now (``measure_missing``) or priced by ``fallback`` (analytical by default) and counted."""
@@ -132,7 +139,7 @@ class CompiledCost:
 
     def __call__(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
         table = self.table(op)
-        if table is None:
+        if table is None or is_placed(op, attrs, in_shapes):
             return 0.0
         key = table.key(op, attrs, in_shapes, dtype)
         if key in self.unmeasurable:
@@ -150,7 +157,9 @@ class CompiledCost:
         out = []
         for c in configs:
             table = self.table(c[0])
-            if table is not None and table.key(*c) not in self.unmeasurable and table.lookup(*c) is None:
+            if table is None or is_placed(*c[:3]):
+                continue
+            if table.key(*c) not in self.unmeasurable and table.lookup(*c) is None:
                 out.append(c)
         return out
 
@@ -172,4 +181,4 @@ class CompiledCost:
         return f"CompiledCost({self.fingerprint!r}, cache={self.cache!r}, measure_missing={self.measure_missing})"
 
 
-__all__ = ["FUSED", "FUSIBLE", "CompiledCost", "base_target", "fused_target", "is_free", "is_fusible"]
+__all__ = ["FUSED", "FUSIBLE", "CompiledCost", "base_target", "fused_target", "is_free", "is_fusible", "is_placed"]

@@ -4,6 +4,13 @@ Policy (greedy, over live nodes that are not precomputed constants):
 
 * ``reshape`` is a view: no kernel; it aliases its input's storage — unless
   it sits between two fusible ops, then it is fused through (an index remap).
+* **Placed pieces**: a concat or split whose pieces are contiguous stretches of
+  the whole (``OpDef.pieces``: a channel concat of one image) is no kernel
+  either.  The kernels that write a concat's inputs write them straight into
+  their stretches of its output, and a split's outputs are views of its input
+  at their offsets (``FusionPlan.place``).  A piece must be written by a kernel
+  of its own (not a graph input, constant or view), belong to one whole only,
+  and share no storage with a graph output; otherwise the op copies as before.
 * **Epilogues**: a chain of elementwise ops (and batchnorm) that is the only
   consumer of a contraction's output, has its shape, and is not itself
   needed elsewhere, is fused into the contraction's kernel.  It is computed in
@@ -103,12 +110,32 @@ class FusionPlan:
     groups: list[FusedGroup]
     aliases: list[int]
     constants: set[int]
+    placed: list[int] = field(default_factory=list)  # concats and splits kept as views (no kernel)
+    pieces: dict[Value, tuple[Value, int]] = field(default_factory=dict)  # piece -> (whole, element offset)
+
+    def place(self, v: Value) -> tuple[Value, int]:
+        """The value whose storage ``v`` lies in (through reshape views and placed pieces), and where in it
+        ``v`` starts, in elements."""
+        views, off = set(self.aliases), 0
+        while True:
+            if v in self.pieces:
+                v, at = self.pieces[v]
+                off += at
+            elif v.node in views:
+                v = self.graph.nodes[v.node].inputs[0]
+            else:
+                return v, off
+
+    def resolve(self, v: Value) -> Value:
+        """The value whose storage ``v`` lies in."""
+        return self.place(v)[0]
 
     def __str__(self) -> str:
         g = self.graph
         lines = [
             f"fusion plan for {g.name}: {len(self.groups)} kernels, "
-            f"{len(self.aliases)} views, {len(self.constants)} precomputed nodes"
+            f"{len(self.aliases)} views, {len(self.placed)} placed concats/splits, "
+            f"{len(self.constants)} precomputed nodes"
         ]
         for k, grp in enumerate(self.groups):
             parts = []
@@ -118,6 +145,8 @@ class FusionPlan:
             lines.append(f"  kernel {k} [{grp.kind}]: " + " ".join(parts))
         if self.aliases:
             lines.append("  views: " + " ".join(f"{g.nodes[n].op}%{n}" for n in self.aliases))
+        if self.placed:
+            lines.append("  placed: " + " ".join(f"{g.nodes[n].op}%{n}" for n in self.placed))
         return "\n".join(lines)
 
 
@@ -206,10 +235,47 @@ class _Grouper:
                 stack.append(q.id)
 
 
+def _place_pieces(graph: Graph, compute: list[Node], aliases: list[int]) -> dict[int, dict[Value, tuple[Value, int]]]:
+    """The concats and splits that run no kernel (see the module docstring): node -> {piece: (whole,
+    element offset)}, in graph order."""
+    views = {n: graph.nodes[n].inputs[0] for n in aliases}
+
+    def root(v: Value) -> Value:
+        while v.node in views:
+            v = views[v.node]
+        return v
+
+    out_storage = {root(v) for v in graph.outputs}
+    computed = {m.id for m in compute}
+    taken: set[Value] = set()  # values already a piece of some whole
+    placed: dict[int, dict[Value, tuple[Value, int]]] = {}
+    for n in compute:
+        offs = OPS[n.op].pieces([graph.shape_of(v) for v in n.inputs], n.attrs)
+        if offs is None:
+            continue
+        if len(n.inputs) == 1 and len(offs) == len(n.shapes):  # a cut: the outputs are views of the input
+            outs = [Value(n.id, i) for i in range(len(n.shapes))]
+            if not any(v in out_storage for v in outs):
+                placed[n.id] = {v: (n.inputs[0], o) for v, o in zip(outs, offs, strict=True)}
+                taken.update(outs)
+            continue
+        ins = n.inputs  # a join: each input written by its kernel straight into the output
+        if len(set(ins)) != len(ins) or any(
+            v in taken or root(v) != v or v in out_storage or v.node not in computed for v in ins
+        ):
+            continue
+        placed[n.id] = {v: (Value(n.id, 0), o) for v, o in zip(ins, offs, strict=True)}
+        taken.update(ins)
+    return placed
+
+
 def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionPlan:
     g = _Grouper(graph, constants)
     compute = [n for n in graph if n.id in g.live and n.id not in constants and OPS[n.op].group is not Group.SOURCE]
     aliases = [n.id for n in compute if _alias(n.op)]
+    placed = _place_pieces(graph, compute, aliases) if fuse else {}
+    for nid in placed:
+        g.grouped[nid] = FusedGroup(nid, [])  # no kernel; nothing fuses into it
     groups: list[FusedGroup] = []
     if fuse:  # epilogues first: they extend contraction groups forward
         groups = [g.with_epilogue(n) for n in compute if _contraction(n.op) and n.id not in g.grouped]
@@ -233,30 +299,34 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
         elif grp.prologue and grp.kind != "elementwise":
             grp.kind += "+prologue"
     aliases = [a for a in aliases if a not in g.grouped]  # views fused through are not views any more
-    groups = _topological(graph, groups, order, {n: graph.nodes[n].inputs[0].node for n in aliases})
-    return FusionPlan(graph, groups, aliases, set(constants))
+    sources = {n: [graph.nodes[n].inputs[0].node] for n in aliases}
+    for nid in placed:
+        sources[nid] = [v.node for v in graph.nodes[nid].inputs]
+    groups = _topological(graph, groups, order, sources)
+    pieces = {v: w for p in placed.values() for v, w in p.items()}
+    return FusionPlan(graph, groups, aliases, set(constants), list(placed), pieces)
 
 
 def _topological(
-    graph: Graph, groups: list[FusedGroup], order: dict[int, int], alias_src: dict[int, int]
+    graph: Graph, groups: list[FusedGroup], order: dict[int, int], sources: dict[int, list[int]]
 ) -> list[FusedGroup]:
     """Kernels in dependency order (an epilogue may read a value whose group has a later anchor);
-    ties keep graph order."""
+    ties keep graph order.  ``sources``: for a node without a kernel (a view, a placed concat or split),
+    the nodes whose kernels write its storage."""
     owner = {n: k for k, grp in enumerate(groups) for n in grp.nodes}
 
-    def producer(nid: int) -> int | None:
-        while nid in alias_src:
-            nid = alias_src[nid]
-        return owner.get(nid)
+    def producers(nid: int) -> set[int]:
+        if nid in sources:
+            return set().union(*(producers(s) for s in sources[nid]))
+        return {owner[nid]} if nid in owner else set()
 
     deps: list[set[int]] = []
     for k, grp in enumerate(groups):
         d = set()
         for n in grp.nodes:
             for v in graph.nodes[n].inputs:
-                p = producer(v.node)
-                if p is not None and p != k:
-                    d.add(p)
+                d |= producers(v.node)
+        d.discard(k)
         deps.append(d)
     users: dict[int, list[int]] = {k: [] for k in range(len(groups))}
     for k, d in enumerate(deps):

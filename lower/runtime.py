@@ -75,7 +75,7 @@ class _Launch:
     fn: KernelFn
     args: ctypes.Array
     argp: ctypes.c_void_p
-    patches: list[tuple[int, str, Value]]  # (slot, "input"|"output", the graph value bound there)
+    patches: list[tuple[int, str, Value, int]]  # (slot, "input"|"output", the graph value bound there, byte offset)
     par_extent: int | None
     kernel: Kernel
     threads: int
@@ -114,7 +114,6 @@ class CompiledGraph:
         live = live_nodes(graph)
         self.consts = self._precompute(graph, live, self._device)
         self.fusion: FusionPlan = plan_fusion(graph, {v.node for v in self.consts}, fuse=fuse)
-        self._alias = {n: graph.nodes[n].inputs[0] for n in self.fusion.aliases}
         self.built: list[BuiltKernel] = []
         for k, grp in enumerate(self.fusion.groups):
             bk = build_kernel(
@@ -140,15 +139,13 @@ class CompiledGraph:
         launches = [Launch(ln.fn, ln.argp, ln.par_extent, ln.threads) for ln in self._launches]
         self._replay = seq_(launches) if seq_ is not None else None
         # what each call patches into the argument arrays: (array, slot, "input"|"output", value)
-        self._patches = [(ln.args, slot, kind, v) for ln in self._launches for slot, kind, v in ln.patches]
+        self._patches = [(ln.args, *patch) for ln in self._launches for patch in ln.patches]
         self.compile_seconds = time.perf_counter() - t0
 
     # ------------------------------------------------------------ compile helpers
     def resolve(self, v: Value) -> Value:
-        """The value whose storage ``v`` shares (through reshape views)."""
-        while v.node in self._alias:
-            v = self._alias[v.node]
-        return v
+        """The value whose storage ``v`` lies in (through reshape views and placed concats/splits)."""
+        return self.fusion.resolve(v)
 
     @staticmethod
     def _precompute(graph: Graph, live: set[int], device: torch.device) -> dict[Value, torch.Tensor]:
@@ -173,6 +170,7 @@ class CompiledGraph:
     def _plan_storage(self) -> None:
         g = self.graph
         self._out_roots = [self.resolve(v) for v in g.outputs]
+        assert all(self.fusion.place(v)[1] == 0 for v in g.outputs), "a graph output placed inside another value"
         out_root_set = set(self._out_roots)
         scratch_size: dict[Root, int] = {}
         # kinds of every storage root a kernel touches
@@ -245,21 +243,24 @@ class CompiledGraph:
         self.arena_bytes = 4 * top
         self.temp_bytes_unshared = 4 * sum(size.values())
 
-    def _ptr_of(self, k: int, p: Value | str | Scratch) -> tuple[int | None, tuple[str, Value] | None]:
+    def _ptr_of(self, k: int, p: Value | str | Scratch) -> tuple[int | None, tuple[str, Value, int] | None]:
+        """``p``'s address, or for storage bound per call (inputs, outputs) what to patch: (kind, the value
+        owning the storage, byte offset in it)."""
         if isinstance(p, str):
             t = self.built[k].new_consts[p]
             return t.data_ptr(), None
         if isinstance(p, Scratch):
             return self._arena_ptr[(k, p.name)], None
-        r = self.resolve(p)
+        r, at = self.fusion.place(p)
+        at *= ITEMSIZE[self.graph.dtype_of(r)]
         kind = self._kinds[r]
         if kind == "input":
-            return None, ("input", r)
+            return None, ("input", r, at)
         if kind == "const":
-            return self.consts[r].data_ptr(), None
+            return self.consts[r].data_ptr() + at, None
         if kind == "output":
-            return None, ("output", r)
-        return self._arena_ptr[r], None
+            return None, ("output", r, at)
+        return self._arena_ptr[r] + at, None
 
     def _compile(self, k: int, bk: BuiltKernel) -> _Launch:
         for name, t in bk.new_consts.items():
@@ -274,7 +275,7 @@ class CompiledGraph:
             if patch is None:
                 args[slot] = ptr
             else:
-                patches.append((slot, patch[0], patch[1]))
+                patches.append((slot, *patch))
         root = root_loop(kernel.body)
         par = None
         if root is not None and root.kind is LoopKind.PARALLEL and isinstance(root.extent, IntImm):
@@ -427,14 +428,14 @@ class CompiledGraph:
                     outs[r] = self._output_buffer(r)
             if self._replay is not None and _times is None:  # all launches at once (native table, CUDA graph)
                 key = []
-                for args, slot, kind, v in self._patches:
-                    args[slot] = (bound[v] if kind == "input" else outs[v]).data_ptr()
+                for args, slot, kind, v, at in self._patches:
+                    args[slot] = (bound[v] if kind == "input" else outs[v]).data_ptr() + at
                     key.append(args[slot] or 0)
                 self._replay(tuple(key))
             else:
                 for k, ln in enumerate(self._launches):
-                    for slot, kind, v in ln.patches:
-                        ln.args[slot] = (bound[v] if kind == "input" else outs[v]).data_ptr()
+                    for slot, kind, v, at in ln.patches:
+                        ln.args[slot] = (bound[v] if kind == "input" else outs[v]).data_ptr() + at
                     t0 = time.perf_counter() if _times is not None else 0.0
                     ln.run()
                     if _times is not None:

@@ -56,6 +56,18 @@ def test_each_role_is_priced_by_its_table(fake):
     assert fused.asked == [("fake-fused", "relu"), ("fake-fused", "transpose")]
 
 
+def test_concat_and_split_of_contiguous_stretches_are_free(fake):
+    """One image's channel concat/split runs no kernel (lower/fusion.py places its pieces); two images' do."""
+    model, alone, _ = fake
+    assert model("concat", {"axis": 1}, [(1, 4, 6, 6), (1, 2, 6, 6)]) == 0.0
+    assert model("split", {"axis": -3, "sizes": (1, 3)}, [(1, 4, 6, 6)]) == 0.0
+    assert model("concat", {"axis": 1}, [(2, 4, 6, 6), (2, 2, 6, 6)]) == 1e-3
+    assert model("concat", {"axis": 2}, [(1, 4, 6, 6), (1, 4, 2, 6)]) == 1e-3
+    assert [op for _, op in alone.asked] == ["concat", "concat"]
+    configs = [("concat", {"axis": 1}, ((1, 4, 6, 6), (1, 2, 6, 6)), "float32")]
+    assert model.missing(configs) == []
+
+
 def test_unmeasurable_config_falls_back_once_and_is_counted(fake):
     model, alone, _ = fake
     assert model("softmax", {"axis": -1}, [(4, 6)]) == 7.0

@@ -138,16 +138,11 @@ def graph_kernels(graph: Graph, target: Target, fuse: bool = True) -> list[Built
             for i, t in enumerate(outs):
                 consts[Value(n.id, i)] = t.detach().to(torch.float32).contiguous()
     plan = plan_fusion(graph, {v.node for v in consts}, fuse=fuse)
-    alias = {n: graph.nodes[n].inputs[0] for n in plan.aliases}
-
-    def resolve(v: Value) -> Value:
-        while v.node in alias:
-            v = alias[v.node]
-        return v
-
     built = []
     for k, grp in enumerate(plan.groups):
-        bk = build_kernel(graph, grp, consts, resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}", grid=BACKEND.grid)
+        bk = build_kernel(
+            graph, grp, consts, plan.resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}", grid=BACKEND.grid
+        )
         sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, target)
         if sched is not None:
             bk.kernel, bk.schedule = sched.kernel, sched

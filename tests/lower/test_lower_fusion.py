@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from lower_testutil import check_graph
 
+from lower import compile_graph
 from lower.fusion import plan_fusion
 from rewrite.ir.builder import GraphBuilder
 
@@ -123,3 +124,78 @@ def test_leading_add_is_folded_into_the_accumulator_init():
     src0, src1 = cg.kernel_source(0), cg.kernel_source(1)
     assert "epilogue" not in src0 and "= w_b[0, " in src0  # bias-only: no epilogue pass at all
     assert "= i_r[" in src1 and "epilogue" in src1  # residual starts the sum, relu stays an epilogue
+
+
+# ------------------------------------------------------------ concats and splits kept in place
+def _convs(b, x, outs: tuple[int, ...]):
+    return [b.conv2d(x, b.weight(f"w{i}", torch.randn(k, 8, 1, 1) * 0.3)) for i, k in enumerate(outs)]
+
+
+def test_channel_concat_of_kernel_outputs_runs_no_kernel():
+    """The convs write straight into their channel ranges of the concat (one image: contiguous stretches)."""
+    b = GraphBuilder("cat")
+    x = b.input("x", (1, 8, 6, 6))
+    a, c = _convs(b, x, (4, 6))
+    y = b.concat(b.relu(a), c, axis=1)
+    cg = check_graph(b.build([b.sigmoid(y)]), tol=1e-6)
+    assert cg.fusion.placed == [6] and "placed: concat%6" in cg.plan
+    assert not any("concat" in k for k in kernels_of(cg))
+
+
+def test_placed_concat_and_split_compose_and_reach_graph_outputs():
+    """A concat that is a graph output (per-call buffer: its pieces are patched at an offset), a split of
+    it whose pieces are views, nested concats, and a split of a graph input."""
+    b = GraphBuilder("nest")
+    x = b.input("x", (1, 8, 5, 5))
+    a, c, d = _convs(b, x, (3, 5, 2))
+    inner = b.concat(a, c, axis=1)
+    outer = b.concat(inner, b.relu(d), axis=1)
+    p, q = b.split(outer, axis=1, sizes=(4, 6))
+    u, v = b.split(x, axis=1, sizes=(5, 3))
+    z = b.add(b.slice(q, axis=1, start=0, end=3), b.relu(v))
+    g = b.build([z, outer, b.exp(p), b.tanh(u)])
+    cg = check_graph(g, tol=1e-6)
+    ops = sorted(cg.graph.nodes[n].op for n in cg.fusion.placed)
+    assert ops == ["concat", "concat", "split", "split"]
+    assert not any("concat" in k or "split" in k for k in kernels_of(cg))
+    for _ in range(2):  # the output buffer is recycled between calls: offsets are patched each time
+        check_graph(g, inputs=g.random_inputs(1), tol=1e-6)
+
+
+def test_concat_copies_when_its_pieces_cannot_be_placed():
+    b = GraphBuilder("copy")
+    x = b.input("x", (1, 8, 4, 4))
+    x2 = b.input("x2", (2, 8, 4, 4))
+    (a,) = _convs(b, x, (4,))
+    outs = [
+        b.concat(x, a, axis=1),  # a graph input is not written by a kernel
+        b.concat(a, a, axis=1),  # one value twice
+        b.concat(x2, x2, axis=1),  # two images: the pieces interleave
+        b.concat(b.relu(a), b.exp(a), axis=2),  # along H: each channel's rows interleave
+    ]
+    cg = check_graph(b.build(outs), tol=1e-6)
+    assert cg.fusion.placed == []
+    assert sum("concat" in k for k in kernels_of(cg)) == 4
+
+
+def test_piece_shared_with_a_graph_output_is_copied():
+    b = GraphBuilder("outpiece")
+    x = b.input("x", (1, 8, 4, 4))
+    a, c = _convs(b, x, (4, 4))
+    y = b.concat(a, c, axis=1)
+    cg = check_graph(b.build([b.relu(y), b.reshape(a, shape=(4, 16))]), tol=1e-6)
+    assert cg.fusion.placed == []
+
+
+def test_int64_and_bool_pieces_are_offset_by_their_item_size():
+    b = GraphBuilder("ids")
+    i = b.input("i", (1, 3), dtype="int64")
+    j = b.input("j", (1, 5), dtype="int64")
+    ids = b.concat(b.identity(i), b.identity(j), axis=1)
+    mask = b.concat(b.eq(i, i), b.lt(j, j), axis=1)
+    ins = {"i": torch.arange(3).reshape(1, 3), "j": torch.arange(10, 15).reshape(1, 5)}
+    g = b.build([b.identity(ids), b.logical_not(mask)])
+    cg = compile_graph(g)
+    assert len(cg.fusion.placed) == 2
+    for got, ref in zip(cg(ins), g.run(ins), strict=True):
+        assert got.dtype == ref.dtype and torch.equal(got, ref)

@@ -184,6 +184,12 @@ class OpDef:
         except ShapeError as e:
             raise ShapeError(f"op '{self.name}': {e} (inputs {list(in_shapes)}, attrs {dict(attrs)})") from None
 
+    def pieces(self, in_shapes: Sequence[Shape], attrs: Attrs) -> list[int] | None:
+        """Element offsets of the pieces in the whole when this op only joins or cuts contiguous stretches
+        (``ShapeRule.pieces``: a channel concat or split of one image); the runtime runs no kernel for it and
+        the compiled cost model prices it as free.  None for everything else."""
+        return self.shape_rule.pieces([tuple(s) for s in in_shapes], attrs)
+
     def infer_dtype(self, in_dtypes: Sequence[str], attrs: Attrs) -> str:
         """The output dtype (every output of a multi-output op has it). Raises DTypeError naming this op."""
         try:

@@ -141,3 +141,9 @@ class ShapeRule:
 
     def draw_late(self, ctx: DrawCtx, name: str, shapes: list[Shape], target: list[int | None]) -> Any:
         raise NotImplementedError(name)
+
+    def pieces(self, ins: list[Shape], a: Attrs) -> list[int] | None:
+        """For an op that joins pieces into a whole or cuts a whole into pieces (concat, split): where each
+        piece starts in the whole, in elements, when every piece is one contiguous stretch of it; None when
+        not, and for every other kind.  The runtime then keeps the pieces as views of the whole (no kernel)."""
+        return None

@@ -10,6 +10,22 @@ from typing import Any, ClassVar
 from rewrite.ir.shapes.base import MAX_RANK, Attrs, DrawCtx, EggCase, Shape, ShapeRule, at, need, norm_axis, numel
 
 
+def stretch_offsets(pieces: Sequence[Shape], axis: int) -> list[int] | None:
+    """Where each of ``pieces`` (joined along ``axis``, row-major) starts in the whole, in elements, when each
+    is one contiguous stretch of it: every dimension before ``axis`` is 1.  None otherwise.
+
+    >>> stretch_offsets([(1, 2, 3, 3), (1, 4, 3, 3)], 1)
+    [0, 18]
+    """
+    if any(d != 1 for d in pieces[0][:axis]):
+        return None
+    out, at_ = [], 0
+    for s in pieces:
+        out.append(at_)
+        at_ += numel(s)
+    return out
+
+
 @dataclass(frozen=True)
 class Permute(ShapeRule):
     """Dimensions permuted by ``perm``."""
@@ -97,6 +113,9 @@ class Concat(ShapeRule):
         out[ax] = sum(s[ax] for s in ins)
         return [tuple(out)]
 
+    def pieces(self, ins: list[Shape], a: Attrs) -> list[int] | None:
+        return stretch_offsets(ins, norm_axis(a["axis"], len(ins[0])))
+
     def egg_cases(self) -> list[EggCase]:
         return [
             (
@@ -134,6 +153,9 @@ class Split(ShapeRule):
         need(len(a["sizes"]) >= 1 and all(s > 0 for s in a["sizes"]), f"sizes {a['sizes']} must be positive")
         need(sum(a["sizes"]) == x[ax], f"sizes {a['sizes']} do not sum to dimension {x[ax]}")
         return [x[:ax] + (s,) + x[ax + 1 :] for s in a["sizes"]]
+
+    def pieces(self, ins: list[Shape], a: Attrs) -> list[int] | None:
+        return stretch_offsets(self.infer(ins, a), norm_axis(a["axis"], len(ins[0])))
 
 
 @dataclass(frozen=True)
