@@ -93,6 +93,13 @@ A_BLOCK_BYTES = 1 << 20  # the most packed A of one (MC, KC) block on the stack 
 # Timed at 1 thread, interleaved: 32/64/96/128 x 1024..3072 with constant B 2-8% faster panels-outer, a
 # 64-channel 3x3 conv 4%; 512 and 1024 rows 2-5% slower.
 PANEL_OUTER_MAX_M = 128
+# With few rows and a constant B (x @ W: RNN steps, batch-1 transformers), B is streamed from memory once and
+# A's panel is small: the whole reduction in one k block makes that stream one sequential pass and keeps C in
+# registers, up to this many k.  Timed at 1 thread, interleaved, 36 (or 8) weights too big for cache:
+# 1x512x1024 1.30x, 1x1024x1024 1.38x, 1x4096x1024 1.35x, 16x512x1024 1.15x, 64x2048x1024 1.08x,
+# 128x768x768 1.02x faster (2 threads: 1x512x1024 1.20x, 1x1024x1024 1.28x).  Only while the packed A
+# block (MC x k) fits A_BLOCK_BYTES on the stack.
+ONE_K_BLOCK_MAX_K = 4096
 STREAM_A_MAX_PANELS = 8  # a constant A is prefetched when at most this many NR-column panels use each tile
 SHORT_TILE = 8  # the fallback micro-tile height when the target's MR leaves a mostly empty last tile
 SHORT_TILE_SPEED = 0.95  # its measured speed relative to the target's tile on full tiles (12 x 32 vs 8 x 32)
@@ -166,12 +173,24 @@ def gemm_blocking(
     """Block sizes MC, NC, KC and the loop order ROWS (0: column blocks outermost, 1: row then column
     blocks, both parallel).
 
-    KC <= 256.  One thread: MC up to 16 micro-tile rows (of ``mr``, default the target's MR), NC as wide as
-    ``B_BLOCK_BYTES`` of packed B allow (every column block re-reads A: 1024^3 ran 1.05x faster with NC 1024
-    than 512), and with one k block and few rows as ``C_BLOCK_BYTES`` of output allow.  Several threads:
+    KC <= 256, or the whole reduction with few rows and a constant B (``ONE_K_BLOCK_MAX_K``).  One thread:
+    MC up to 16 micro-tile rows (of ``mr``, default the target's MR), NC as wide as ``B_BLOCK_BYTES`` of
+    packed B allow (every column block re-reads A: 1024^3 ran 1.05x faster with NC 1024 than 512), and with
+    one k block and few rows as ``C_BLOCK_BYTES`` of output allow.  Several threads:
     the split of the output into row x column blocks with the least estimated time (``_split_time``): every
     column block re-reads all of A and every row block all of B, and the threads take the blocks one by
     one, so an odd count of equal blocks leaves one thread idle at the end."""
+    blk = _blocking(m, n, kdim, batch, target, mr, a_const, b_const)
+    rows = min(m, blk["MC"]) if blk["ROWS"] else m
+    if b_const and m <= PANEL_OUTER_MAX_M and kdim <= ONE_K_BLOCK_MAX_K and 4 * rows * kdim <= A_BLOCK_BYTES:
+        blk["KC"] = kdim  # one k block (see ONE_K_BLOCK_MAX_K); the column blocks stay as sized for 256
+    return blk
+
+
+def _blocking(
+    m: int, n: int, kdim: int, batch: int, target: Target, mr: int | None, a_const: bool, b_const: bool
+) -> dict[str, int]:
+    """``gemm_blocking`` with k in blocks of at most 256."""
     MR, NR, threads = mr or target.mr, target.nr, target.threads
     nk = max(1, math.ceil(kdim / 256))
     kc = math.ceil(kdim / nk)

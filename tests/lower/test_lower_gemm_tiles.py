@@ -102,6 +102,22 @@ def test_short_m_falls_back_to_the_8_row_tile():
     assert blk["MC"] % 8 == 0 and blk["KC"] <= 256 and blk["NC"] % 32 == 0
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_few_rows_times_a_constant_b_reduce_in_one_k_block(threads):
+    """x @ W with few rows streams W once: the whole reduction in one k block (``ONE_K_BLOCK_MAX_K``); many
+    rows, a computed B, or a packed A block too big for the stack keep k blocks of at most 256."""
+    t = dataclasses.replace(parse_target("llvm"), mr=12, nr=32, threads=threads)
+    assert gemm_blocking(1, 1024, 512, 1, t, 8, b_const=True)["KC"] == 512
+    assert gemm_blocking(64, 768, 2048, 1, t, 8, b_const=True)["KC"] == 2048
+    assert gemm_blocking(1, 1024, 512, 1, t, 8)["KC"] == 256
+    assert gemm_blocking(512, 1024, 512, 1, t, 12, b_const=True)["KC"] == 256
+    assert gemm_blocking(128, 768, 3072, 1, t, 8, b_const=True)["KC"] <= 256  # 1.5 MiB of packed A
+    b = GraphBuilder("rnn")
+    x = b.input("x", (3, 700))
+    y = b.relu(b.matmul(x, b.weight("w", torch.randn(700, 100) * 0.05)))
+    check_graph(b.build([y]), threads=threads)
+
+
 def test_two_threads_split_the_output_where_operands_are_read_least():
     """Every column block re-reads A, every row block re-packs B: tall outputs over few columns (a late
     convolution: 1000 channels over 13 x 13 pixels, A its constant weights) split rows, wide ones columns."""
