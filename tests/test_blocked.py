@@ -20,6 +20,7 @@ from rewrite.ir.ops import OPS
 from rewrite.pipeline import optimize
 from rewrite.rulelang.loader import load_rules
 from rewrite.verify.rulecheck.check import check_rule
+from tests.tiers import rotated
 
 DENSE = str(Path(__file__).resolve().parents[1] / "rules" / "optional" / "blocked-dense.rules")  # opt-in
 
@@ -68,15 +69,7 @@ def _expected(case, x, wt, bias, act):
 ACTS = [None, "relu", "sigmoid"]
 
 
-def _case_acts():
-    """Every case with every epilogue; the fast tier takes each case once, the epilogues in turn."""
-    for i, case in enumerate(CASES):
-        for j, act in enumerate(ACTS):
-            marks = () if j == i % len(ACTS) else pytest.mark.slow
-            yield pytest.param(case, act, marks=marks, id=f"{act}-case{i}")
-
-
-@pytest.mark.parametrize("case,act", list(_case_acts()))
+@pytest.mark.parametrize("case,act", rotated(CASES, ACTS))
 def test_reference_and_compiled_match_conv2d(case, act):
     x, wt, bias = _data(case)
     graph = _graph(case, act, wt, bias)

@@ -19,6 +19,7 @@ from rewrite.ir.ops import OPS
 from rewrite.pipeline import optimize
 from rewrite.rulelang.loader import load_rules
 from rewrite.verify.rulecheck.check import check_rule
+from tests.tiers import rotated
 
 # (N, C, K, H, W, padding): H, W not multiples of 4, odd channel counts, batch 2, padding 0 and 1; the
 # last two have a partial block of output tiles along the row (5 and 9 tile columns, blocks of 4)
@@ -56,15 +57,7 @@ def _expected(x, wt, bias, p, act):
 ACTS = [None, "relu", "tanh"]
 
 
-def _case_acts():
-    """Every case with every epilogue; the fast tier takes each case once, the epilogues in turn."""
-    for i, case in enumerate(CASES):
-        for j, act in enumerate(ACTS):
-            marks = () if j == i % len(ACTS) else pytest.mark.slow
-            yield pytest.param(case, act, marks=marks, id=f"{act}-case{i}")
-
-
-@pytest.mark.parametrize("case,act", list(_case_acts()))
+@pytest.mark.parametrize("case,act", rotated(CASES, ACTS))
 def test_reference_and_compiled_match_conv2d(case, act):
     n, c, k, h, w, p = case
     g = torch.Generator().manual_seed(sum(case))

@@ -1,4 +1,5 @@
-"""Test tiers: which built-in models run in the fast tier (``make test``) and which only in ``make test-all``."""
+"""Test tiers: which built-in models (and which case x epilogue pairs) run in the fast tier (``make test``) and
+which only in ``make test-all``."""
 
 import pytest
 
@@ -8,3 +9,13 @@ FAST_MODELS = ("nasrnn", "squeezenet")  # the two whose whole-model tests take a
 def models(names, fast=FAST_MODELS):
     """``pytest.param`` per model name; names outside ``fast`` are marked slow."""
     return [pytest.param(n, marks=() if n in fast else pytest.mark.slow) for n in names]
+
+
+def rotated(cases, variants):
+    """``pytest.param(case, variant)`` for every pair; the fast tier takes each case once, with the variants in
+    turn (case i with variant i mod len(variants)), the other pairs are marked slow.  Ids ``{variant}-case{i}``."""
+    return [
+        pytest.param(case, v, marks=() if j == i % len(variants) else pytest.mark.slow, id=f"{v}-case{i}")
+        for i, case in enumerate(cases)
+        for j, v in enumerate(variants)
+    ]
