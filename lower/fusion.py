@@ -113,15 +113,18 @@ class FusionPlan:
     placed: list[int] = field(default_factory=list)  # concats and splits kept as views (no kernel)
     pieces: dict[Value, tuple[Value, int]] = field(default_factory=dict)  # piece -> (whole, element offset)
 
+    def __post_init__(self) -> None:
+        self._views = frozenset(self.aliases)
+
     def place(self, v: Value) -> tuple[Value, int]:
         """The value whose storage ``v`` lies in (through reshape views and placed pieces), and where in it
         ``v`` starts, in elements."""
-        views, off = set(self.aliases), 0
+        off = 0
         while True:
             if v in self.pieces:
                 v, at = self.pieces[v]
                 off += at
-            elif v.node in views:
+            elif v.node in self._views:
                 v = self.graph.nodes[v.node].inputs[0]
             else:
                 return v, off
