@@ -41,10 +41,12 @@ from lower.ir import (
     Stmt,
     Store,
     Var,
+    affine_in,
     bounds,
     flat_offset,
     root_loop,
     simplify,
+    stmt_exprs,
     walk_expr,
     walk_stmt,
 )
@@ -341,6 +343,8 @@ class FunctionEmitter:
         kind = s.kind.value
         if s.kind is LoopKind.SERIAL and any(isinstance(x, For) for x in walk_stmt(s.body)):
             kind = "serial-outer"  # LLVM would fully unroll constant outer loops: code size, compile time
+            if _encloses_vector_loop(s.body):
+                kind = "serial-outer-vector"  # the schedule chose the vector axis inside (see LOOP_METADATA)
         md = self.mod.loop_md(kind)
         self.emit(f"br label %{head}" + (f", !llvm.loop {md}" if md else ""))
         self.start_block(exit_)
@@ -438,3 +442,28 @@ def kernel_to_llvm(kernel: Kernel, target: Target, name: str | None = None) -> s
     define internal void @relu.body(ptr noalias nocapture align 4 %param.0, ...
     """
     return kernel_module(kernel, target, name)[0]
+
+
+def _encloses_vector_loop(body: Stmt) -> bool:
+    """Whether ``body`` (a loop's) holds, with no other loop between, a vectorized loop whose loads each read
+    one element or consecutive ones (a transposing copy, strided along the vector loop, is left to LLVM,
+    which vectorizes the outer loop instead when that reads consecutive elements)."""
+    if isinstance(body, For):
+        if body.kind is not LoopKind.VECTORIZED:
+            return False
+        v = body.var.name
+        for x in walk_stmt(body.body):
+            for e in stmt_exprs(x):
+                for ld in walk_expr(e):
+                    if isinstance(ld, Load):
+                        f = affine_in(flat_offset(ld.buf, ld.idx), {v})
+                        if f is None or f[0].get(v, 0) not in (0, 1):
+                            return False
+        return True
+    if isinstance(body, (Allocate, Stage)):
+        return _encloses_vector_loop(body.body)
+    if isinstance(body, Seq):
+        return any(_encloses_vector_loop(x) for x in body.stmts)
+    if isinstance(body, If):
+        return _encloses_vector_loop(body.then) or (body.orelse is not None and _encloses_vector_loop(body.orelse))
+    return False

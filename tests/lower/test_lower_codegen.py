@@ -19,7 +19,7 @@ import torch
 from lower_testutil import run_kernel
 
 from lower import compile_graph
-from lower.ir import Buffer, For, IntImm, Kernel, LoopKind, Select, Stage, Store, Var, lt
+from lower.ir import Buffer, For, IntImm, Kernel, Load, LoopKind, Select, Stage, Store, Var, lt
 from lower.llvm import jit
 from lower.llvm.codegen import kernel_to_llvm
 from lower.llvm.intrinsics import library_module
@@ -117,6 +117,38 @@ def test_padded_stride1_conv_reads_its_taps_with_masked_vector_loads():
     xin = torch.randn(1, 16, 20, 20)
     ref = torch.nn.functional.conv2d(xin, wt, padding=1)
     assert torch.allclose(cg({"x": xin})[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_fused_prologue_packs_b_panels_with_contiguous_vector_loads():
+    # relu(x + y) inlined into a 1x1 convolution's B panels: the panel's 32 columns are the vector loop; LLVM
+    # must not unroll them and vectorize the loop over the reduction instead (gathers 196 floats apart)
+    b = GraphBuilder("p")
+    x, y = b.input("x", (1, 64, 14, 14)), b.input("y", (1, 64, 14, 14))
+    wt = torch.randn(256, 64, 1, 1, generator=torch.Generator().manual_seed(0)) * 0.1
+    g = b.build([b.op("conv2d", b.relu(b.add(x, y)), b.weight("w", wt), stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)])
+    cg = compile_graph(g, threads=1)
+    assert len(cg.built) == 1  # the prologue is fused
+    opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "p"), cg.target)
+    assert "gather" not in opt
+    xin, yin = torch.randn(1, 64, 14, 14), torch.randn(1, 64, 14, 14)
+    ref = torch.nn.functional.conv2d(torch.relu(xin + yin), wt)
+    assert torch.allclose(cg({"x": xin, "y": yin})[0], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_only_loops_around_contiguous_vector_loops_keep_llvm_from_vectorizing_them():
+    # a copy into k-major panels from a row-major A is strided along the schedule's vector loop (the MR rows):
+    # there the loop around it is left to LLVM, which vectorizes along k (consecutive loads) instead
+    src, dst = Buffer("a", (8, 512)), Buffer("p", (512, 8))
+    k, i = Var("k"), Var("i")
+
+    def nest(value):
+        inner = For(i, IntImm(8), Store(dst, (k, i), value), LoopKind.VECTORIZED)
+        return Kernel("t", [src, dst], For(k, IntImm(512), inner))
+
+    transposing = kernel_to_llvm(nest(Load(src, (i, k))), parse_target("llvm"), "t")
+    assert '!"llvm.loop.vectorize.enable", i1 false' not in transposing
+    contiguous = kernel_to_llvm(nest(Load(src, (k // 64, (k % 64) * 8 + i))), parse_target("llvm"), "c")
+    assert '!"llvm.loop.vectorize.enable", i1 false' in contiguous
 
 
 def test_select_reads_each_side_only_where_it_is_taken():

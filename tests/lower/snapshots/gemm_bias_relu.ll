@@ -83,17 +83,17 @@ i_1_i_i_p.body44:
   br label %i_1_i_i_p.latch45
 i_1_i_i_p.latch45:
   %n48 = add nuw nsw i64 %i_1_i_i_p.47, 1
-  br label %i_1_i_i_p.head43, !llvm.loop !5
+  br label %i_1_i_i_p.head43, !llvm.loop !6
 i_1_i_i_p.exit46:
   br label %k_i_p1.latch38
 k_i_p1.latch38:
   %n41 = add nuw nsw i64 %k_i_p1.40, 1
-  br label %k_i_p1.head36, !llvm.loop !8
+  br label %k_i_p1.head36, !llvm.loop !9
 k_i_p1.exit39:
   br label %i_1_i_o_p.latch31
 i_1_i_o_p.latch31:
   %n34 = add nuw nsw i64 %i_1_i_o_p.33, 1
-  br label %i_1_i_o_p.head29, !llvm.loop !10
+  br label %i_1_i_o_p.head29, !llvm.loop !11
 i_1_i_o_p.exit32:
   br label %i_1_i_o.head65
 i_1_i_o.head65:
@@ -131,7 +131,7 @@ j_1_i_o.exit75:
   br label %i_1_i_o.latch67
 i_1_i_o.latch67:
   %n70 = add nuw nsw i64 %i_1_i_o.69, 1
-  br label %i_1_i_o.head65, !llvm.loop !12
+  br label %i_1_i_o.head65, !llvm.loop !13
 i_1_i_o.exit68:
   ; stage matmul2.epilogue
   br label %ie_i.head94
@@ -162,17 +162,17 @@ je_i.body102:
   br label %je_i.latch103
 je_i.latch103:
   %n106 = add nuw nsw i64 %je_i.105, 1
-  br label %je_i.head101, !llvm.loop !14
+  br label %je_i.head101, !llvm.loop !15
 je_i.exit104:
   br label %ie_i.latch96
 ie_i.latch96:
   %n99 = add nuw nsw i64 %ie_i.98, 1
-  br label %ie_i.head94, !llvm.loop !17
+  br label %ie_i.head94, !llvm.loop !18
 ie_i.exit97:
   br label %i_1_o_j_1_o.latch3
 i_1_o_j_1_o.latch3:
   %n6 = add nuw nsw i64 %i_1_o_j_1_o.5, 1
-  br label %i_1_o_j_1_o.head1, !llvm.loop !19
+  br label %i_1_o_j_1_o.head1, !llvm.loop !21
 i_1_o_j_1_o.exit4:
   ret void
 }
@@ -199,38 +199,42 @@ entry:
 
 !2 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!3 = distinct !{!3, !4}
+!3 = distinct !{!3, !4, !5}
 
 !4 = !{!"llvm.loop.unroll.disable"}
 
-!5 = distinct !{!5, !6, !7}
+!5 = !{!"llvm.loop.vectorize.enable", i1 false}
 
-!6 = !{!"llvm.loop.vectorize.enable", i1 true}
+!6 = distinct !{!6, !7, !8}
 
-!7 = !{!"llvm.loop.vectorize.width", i32 16}
+!7 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!8 = distinct !{!8, !9}
+!8 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!9 = !{!"llvm.loop.unroll.disable"}
+!9 = distinct !{!9, !10}
 
-!10 = distinct !{!10, !11}
+!10 = !{!"llvm.loop.unroll.disable"}
 
-!11 = !{!"llvm.loop.unroll.disable"}
+!11 = distinct !{!11, !12}
 
-!12 = distinct !{!12, !13}
+!12 = !{!"llvm.loop.unroll.disable"}
 
-!13 = !{!"llvm.loop.unroll.disable"}
+!13 = distinct !{!13, !14}
 
-!14 = distinct !{!14, !15, !16}
+!14 = !{!"llvm.loop.unroll.disable"}
 
-!15 = !{!"llvm.loop.vectorize.enable", i1 true}
+!15 = distinct !{!15, !16, !17}
 
-!16 = !{!"llvm.loop.vectorize.width", i32 16}
+!16 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!17 = distinct !{!17, !18}
+!17 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!18 = !{!"llvm.loop.unroll.disable"}
+!18 = distinct !{!18, !19, !20}
 
-!19 = distinct !{!19, !20}
+!19 = !{!"llvm.loop.unroll.disable"}
 
-!20 = !{!"llvm.loop.unroll.disable"}
+!20 = !{!"llvm.loop.vectorize.enable", i1 false}
+
+!21 = distinct !{!21, !22}
+
+!22 = !{!"llvm.loop.unroll.disable"}

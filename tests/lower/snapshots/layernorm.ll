@@ -162,6 +162,8 @@ entry:
 
 !8 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!9 = distinct !{!9, !10}
+!9 = distinct !{!9, !10, !11}
 
 !10 = !{!"llvm.loop.unroll.disable"}
+
+!11 = !{!"llvm.loop.vectorize.enable", i1 false}
