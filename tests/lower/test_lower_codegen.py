@@ -125,7 +125,8 @@ def test_fused_prologue_packs_b_panels_with_contiguous_vector_loads():
     b = GraphBuilder("p")
     x, y = b.input("x", (1, 64, 14, 14)), b.input("y", (1, 64, 14, 14))
     wt = torch.randn(256, 64, 1, 1, generator=torch.Generator().manual_seed(0)) * 0.1
-    g = b.build([b.op("conv2d", b.relu(b.add(x, y)), b.weight("w", wt), stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)])
+    attrs = {"stride": (1, 1), "padding": (0, 0), "dilation": (1, 1), "groups": 1}
+    g = b.build([b.op("conv2d", b.relu(b.add(x, y)), b.weight("w", wt), **attrs)])
     cg = compile_graph(g, threads=1)
     assert len(cg.built) == 1  # the prologue is fused
     opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "p"), cg.target)
