@@ -44,9 +44,9 @@ from lower.ir import (
     affine_in,
     bounds,
     flat_offset,
+    loads_of,
     root_loop,
     simplify,
-    stmt_exprs,
     walk_expr,
     walk_stmt,
 )
@@ -452,14 +452,8 @@ def _encloses_vector_loop(body: Stmt) -> bool:
         if body.kind is not LoopKind.VECTORIZED:
             return False
         v = body.var.name
-        for x in walk_stmt(body.body):
-            for e in stmt_exprs(x):
-                for ld in walk_expr(e):
-                    if isinstance(ld, Load):
-                        f = affine_in(flat_offset(ld.buf, ld.idx), {v})
-                        if f is None or f[0].get(v, 0) not in (0, 1):
-                            return False
-        return True
+        steps = (affine_in(flat_offset(ld.buf, ld.idx), {v}) for ld in loads_of(body.body))
+        return all(f is not None and f[0].get(v, 0) in (0, 1) for f in steps)
     if isinstance(body, (Allocate, Stage)):
         return _encloses_vector_loop(body.body)
     if isinstance(body, Seq):
