@@ -11,11 +11,17 @@ def models(names, fast=FAST_MODELS):
     return [pytest.param(n, marks=() if n in fast else pytest.mark.slow) for n in names]
 
 
-def rotated(cases, variants):
+def rotated(cases, variants, slow=()):
     """``pytest.param(case, variant)`` for every pair; the fast tier takes each case once, with the variants in
-    turn (case i with variant i mod len(variants)), the other pairs are marked slow.  Ids ``{variant}-case{i}``."""
+    turn (case i with variant i mod len(variants)), the other pairs are marked slow, and so is every pair of a
+    case in ``slow``.  Ids ``{variant}-{case}`` for string cases, else ``{variant}-case{i}``."""
     return [
-        pytest.param(case, v, marks=() if j == i % len(variants) else pytest.mark.slow, id=f"{v}-case{i}")
+        pytest.param(
+            case,
+            v,
+            marks=() if j == i % len(variants) and case not in slow else pytest.mark.slow,
+            id=f"{v}-{case}" if isinstance(case, str) else f"{v}-case{i}",
+        )
         for i, case in enumerate(cases)
         for j, v in enumerate(variants)
     ]

@@ -28,6 +28,7 @@ from lower.schedule import BindBlocks, BindThreads, BlockRows, Schedule, Schedul
 from lower.target import KINDS, TargetKind
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import CodegenError
+from tests.tiers import rotated
 
 SNAP = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("EQSAT_UPDATE_SNAPSHOTS") == "1"
@@ -338,14 +339,7 @@ def _emulated_backend(tmp_path: Path) -> Backend:
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 # every case, emulated on the CPU: in the fast tier each in one precision (in turn), in the slow tier both;
 # Winograd's unrolled transforms take g++ seconds: slow tier only
-@pytest.mark.parametrize(
-    "name, precision",
-    [
-        pytest.param(n, p, marks=pytest.mark.slow if n == "winograd_conv" or i % 2 != j else (), id=f"{n}-{p}")
-        for i, n in enumerate(sorted(CASES))
-        for j, p in enumerate(("fp32", "tf32"))
-    ],
-)
+@pytest.mark.parametrize("name, precision", rotated(sorted(CASES), ("fp32", "tf32"), slow=("winograd_conv",)))
 def test_generated_cuda_computes_the_graph(name, precision, tmp_path, monkeypatch):
     """Exact-FP32 tiles to 1e-4; TF32 tensor-core tiles (operands keep 10 mantissa bits) to 5e-3 — a
     wrong fragment layout or staging index is off by O(1)."""
