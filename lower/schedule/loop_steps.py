@@ -147,33 +147,43 @@ class Reorder(Step):
                 f"reorder{tuple(names)}: loops are not perfectly nested in one chain "
                 "(some other statement sits between them)"
             )
-        chain = perfect_nest(top)
-        cnames = [x.var.name for x in chain]
-        last = max(cnames.index(n) for n in names)
-        chain = chain[: last + 1]
-        cnames = cnames[: last + 1]
-        positions = sorted(cnames.index(n) for n in names)
-        new_order = list(chain)
-        by_name = {x.var.name: x for x in chain}
-        for pos, n in zip(positions, names, strict=False):
-            new_order[pos] = by_name[n]
-        inner_body = chain[-1].body
-        seen: set[str] = set()
-        for lp in new_order:
-            dep = free_vars(lp.extent) & set(cnames)
-            if not dep <= seen:
+
+        # every loop of that name is reordered from its own nest: a kernel can hold several (a packing copy's
+        # full and tail versions), and each keeps its own body
+        def reordered(nest: For) -> Stmt:
+            chain = perfect_nest(nest)
+            if not all(n in [x.var.name for x in chain] for n in names):
                 raise ScheduleError(
-                    f"reorder{tuple(names)}: extent of loop {lp.var.name} "
-                    f"({format_expr(lp.extent)}) depends on {sorted(dep - seen)}, "
-                    "which would be inside it"
+                    f"reorder{tuple(names)}: another loop named {nest.var.name} does not hold the others in its nest"
                 )
-            seen.add(lp.var.name)
-        moved = {n for n in cnames[positions[0] :]}
-        check_reorderable(inner_body, moved, f"reorder{tuple(names)}")
-        body = inner_body
-        for lp in reversed(new_order):
-            body = For(lp.var, lp.extent, body, lp.kind)
-        return k.with_body(replace_loop(k.body, chain[0].var.name, lambda s: body))
+            cnames = [x.var.name for x in chain]
+            last = max(cnames.index(n) for n in names)
+            chain = chain[: last + 1]
+            cnames = cnames[: last + 1]
+            positions = sorted(cnames.index(n) for n in names)
+            new_order = list(chain)
+            by_name = {x.var.name: x for x in chain}
+            for pos, n in zip(positions, names, strict=False):
+                new_order[pos] = by_name[n]
+            inner_body = chain[-1].body
+            seen: set[str] = set()
+            for lp in new_order:
+                dep = free_vars(lp.extent) & set(cnames)
+                if not dep <= seen:
+                    raise ScheduleError(
+                        f"reorder{tuple(names)}: extent of loop {lp.var.name} "
+                        f"({format_expr(lp.extent)}) depends on {sorted(dep - seen)}, "
+                        "which would be inside it"
+                    )
+                seen.add(lp.var.name)
+            moved = {n for n in cnames[positions[0] :]}
+            check_reorderable(inner_body, moved, f"reorder{tuple(names)}")
+            body = inner_body
+            for lp in reversed(new_order):
+                body = For(lp.var, lp.extent, body, lp.kind)
+            return body
+
+        return k.with_body(replace_loop(k.body, top.var.name, reordered))
 
 
 @dataclass(frozen=True)
@@ -191,24 +201,28 @@ class Fuse(Step):
     inner: str
 
     def apply(self, k: Kernel) -> Kernel:
-        o = need_loop(k.body, self.outer, "fuse")
-        i = need_loop(k.body, self.inner, "fuse")
-        if not (isinstance(o.body, For) and o.body.var.name == self.inner):
-            raise ScheduleError(
-                f"fuse({self.outer!r}, {self.inner!r}): {self.inner} is not the only statement in {self.outer}'s body"
-            )
-        if self.outer in free_vars(i.extent):
-            raise ScheduleError(
-                f"fuse({self.outer!r}, {self.inner!r}): the extent of {self.inner} depends on {self.outer}"
-            )
-        if not isinstance(i.extent, IntImm):
-            raise ScheduleError(f"fuse({self.outer!r}, {self.inner!r}): inner extent must be constant")
-        name = fresh_name(k.body, f"{self.outer}.{self.inner}")
-        f = Var(name)
-        n = i.extent.value
-        body = substitute(i.body, {self.outer: f // n, self.inner: f % n})
-        new = For(f, simplify(o.extent * n), body, o.kind)
-        return k.with_body(simplify_stmt(replace_loop(k.body, self.outer, lambda s: new)))
+        need_loop(k.body, self.outer, "fuse")
+        need_loop(k.body, self.inner, "fuse")
+        f = Var(fresh_name(k.body, f"{self.outer}.{self.inner}"))
+
+        def fused(o: For) -> Stmt:  # each loop named outer, from its own body (a kernel can hold several)
+            i = o.body
+            if not (isinstance(i, For) and i.var.name == self.inner):
+                raise ScheduleError(
+                    f"fuse({self.outer!r}, {self.inner!r}): {self.inner} is not the only statement in "
+                    f"{self.outer}'s body"
+                )
+            if self.outer in free_vars(i.extent):
+                raise ScheduleError(
+                    f"fuse({self.outer!r}, {self.inner!r}): the extent of {self.inner} depends on {self.outer}"
+                )
+            if not isinstance(i.extent, IntImm):
+                raise ScheduleError(f"fuse({self.outer!r}, {self.inner!r}): inner extent must be constant")
+            n = i.extent.value
+            body = substitute(i.body, {self.outer: f // n, self.inner: f % n})
+            return For(f, simplify(o.extent * n), body, o.kind)
+
+        return k.with_body(simplify_stmt(replace_loop(k.body, self.outer, fused)))
 
 
 @dataclass(frozen=True)

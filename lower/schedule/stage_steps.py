@@ -610,4 +610,10 @@ class Tensorize(Step):
             reads=(A.buf, B.buf, C),
             writes=(C,),
         )
-        return k.with_body(replace_loop(k.body, self.loop, lambda s: intr))
+
+        def call(lp: For) -> Stmt:  # the call stands for the nest it was built from, not another of that name
+            if lp != top:
+                raise ScheduleError(f"{step}: the kernel holds another, different loop named {self.loop}")
+            return intr
+
+        return k.with_body(replace_loop(k.body, self.loop, call))

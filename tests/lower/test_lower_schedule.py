@@ -165,6 +165,58 @@ def test_fuse():
     same_results(before, after, {"y": torch.randn(4, 8)}, ["z"])
 
 
+def twin_nests_kernel():
+    """Two nests whose loops share their names but not their bodies (like a packing copy's full and tail
+    versions): z = y + 1 and w = y * 3."""
+    Y, Z, W = Buffer("y", (4, 8)), Buffer("z", (4, 8)), Buffer("w", (4, 8))
+    body = seq(
+        loops([(i, 4), (j, 8)], Store(Z, (i, j), Y[i, j] + 1.0)),
+        loops([(i, 4), (j, 8)], Store(W, (i, j), Y[i, j] * 3.0)),
+    )
+    return Kernel("twins", [Y, Z, W], Stage("e", body))
+
+
+def test_reorder_and_fuse_rewrite_each_loop_of_a_name_from_its_own_body():
+    # both steps once rebuilt the first nest and put that copy in place of every loop of the name: the
+    # second nest then wrote z again and w never
+    before = twin_nests_kernel()
+    for step in (Reorder(("j", "i")), Fuse("i", "j")):
+        after = step.apply(before)
+        assert "w[" in format_kernel(after) and format_kernel(after).count("z[") == 1
+        same_results(before, after, {"y": torch.randn(4, 8)}, ["z", "w"])
+    assert format_kernel(Reorder(("j", "i")).apply(before)) == text("""
+        kernel twins(y: f32[4, 8], z: f32[4, 8], w: f32[4, 8]) {
+          // stage e
+          for j in 0..8 {
+            for i in 0..4 {
+              z[i, j] = y[i, j] + 1.0
+            }
+          }
+          for j in 0..8 {
+            for i in 0..4 {
+              w[i, j] = y[i, j] * 3.0
+            }
+          }
+        }""")
+
+
+def test_reorder_refuses_a_twin_loop_that_does_not_hold_the_others():
+    Y, Z, W = Buffer("y", (4, 8)), Buffer("z", (4, 8)), Buffer("w", (4,))
+    body = seq(loops([(i, 4), (j, 8)], Store(Z, (i, j), Y[i, j])), For(i, IntImm(4), Store(W, (i,), Y[i, 0])))
+    with pytest.raises(ScheduleError, match="another loop named i"):
+        Reorder(("j", "i")).apply(Kernel("t", [Y, Z, W], Stage("e", body)))
+
+
+def test_tensorize_refuses_a_twin_loop_with_another_body():
+    A, B, C, D = Buffer("A", (8, 5)), Buffer("B", (5, 32)), Buffer("C", (8, 32)), Buffer("D", (8, 32))
+    body = seq(
+        loops([(i, 8), (j, 32), (k, 5)], Store(C, (i, j), C[i, j] + A[i, k] * B[k, j])),
+        loops([(i, 8), (j, 32), (k, 5)], Store(D, (i, j), D[i, j] + A[i, k] * B[k, j])),
+    )
+    with pytest.raises(ScheduleError, match="another, different loop named i"):
+        Tensorize("i", 8, 32).apply(Kernel("tw", [A, B, C, D], Stage("mm", body)))
+
+
 def test_fuse_refusals():
     Y, Z = Buffer("y", (4,)), Buffer("z", (4, 4))
     imperfect = Kernel(
