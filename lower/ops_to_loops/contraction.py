@@ -26,7 +26,7 @@ from lower.ir import (
 )
 from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, lowering
 from lower.ops_to_loops.elementwise import ACTIVATIONS
-from lower.ops_to_loops.window import padded_slice
+from lower.ops_to_loops.window import ROW, padded_slice
 from rewrite.ir.graph import Node
 
 
@@ -165,7 +165,7 @@ def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
 
 DIRECT_CONV_MAX_OG = 4  # grouped convs with at most this many output channels per group go direct
 DIRECT_CONV_MAX_SLICE = 2 << 20  # bytes of the padded input slice kept on the stack
-DIRECT_CONV_ROW = 16  # output rows are computed padded to a multiple of this (the widest f32 vector)
+DIRECT_CONV_ROW = ROW  # output rows are computed padded to a multiple of this (the widest f32 vector)
 DIRECT_CONV_ROWS = 4  # output rows per pass: independent accumulation chains (FMA latency), reuse of input rows
 
 

@@ -159,7 +159,24 @@ POOLS = [
     ((1, 2, 7, 7), (2, 2), (2, 2), (0, 0), 1),
     ((1, 2, 31, 17), (3, 2), (3, 2), (1, 1), 1),
     ((1, 1, 5, 5), (5, 5), (1, 1), (2, 2), 0),
+    ((1, 3, 12, 40), (3, 3), (3, 3), (0, 1), 1),  # column stride 3 through the phase-split rows
+    ((1, 2, 9, 70), (3, 3), (1, 1), (1, 1), 0),  # 70 outputs a row: the plain row loop
 ]
+
+
+@pytest.mark.parametrize("op", ["maxpool2d", "avgpool2d"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pool_rows_form_is_taken_for_short_rows_and_matches(op, threads):
+    # a 3x3/2 pool with 13 outputs a row (SqueezeNet's last pool, smaller): per plane a padded, phase-split
+    # slice and a row accumulated 16 wide; with 2 threads the planes are the parallel root
+    b = GraphBuilder("pr")
+    attrs = {"count_include_pad": 1} if op == "avgpool2d" else {}
+    g = b.build([b.op(op, b.input("x", (2, 24, 27, 27)), kernel=(3, 3), stride=(2, 2), padding=(1, 1), **attrs)])
+    cg = check_graph(g, tol=0 if op == "maxpool2d" else 1e-6, threads=threads)
+    src = cg.kernel_source(0)
+    assert "_xpad" in src and "_acc: f32[16]" in src
+    if threads > 1:
+        assert "parallel for" in src
 
 
 @pytest.mark.parametrize("xs,k,s,p,ceil", POOLS)

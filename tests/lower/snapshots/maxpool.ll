@@ -1,523 +1,311 @@
-declare i64 @llvm.smax.i64(i64, i64)
-
 declare float @llvm.maximum.f32(float, float)
-
-declare i64 @llvm.smin.i64(i64, i64)
 
 define internal void @maxpool.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, i64 %lo, i64 %hi) nounwind {
 entry:
+  %l.maxpool2d1_xpad = alloca [578 x float], align 64
+  %l.maxpool2d1_acc = alloca [16 x float], align 64
   ; stage maxpool2d1
-  br label %c.head1
-c.head1:
-  %c.5 = phi i64 [ 0, %entry ], [ %n6, %c.latch3 ]
-  %t7 = icmp slt i64 %c.5, 8
-  br i1 %t7, label %c.body2, label %c.exit4
-c.body2:
-  br label %oh.head8
-oh.head8:
-  %oh.12 = phi i64 [ 0, %c.body2 ], [ %n13, %oh.latch10 ]
-  %t14 = icmp slt i64 %oh.12, 8
-  br i1 %t14, label %oh.body9, label %oh.exit11
-oh.body9:
-  br label %ow.head15
-ow.head15:
-  %ow.19 = phi i64 [ 0, %oh.body9 ], [ %n20, %ow.latch17 ]
-  %t21 = icmp slt i64 %ow.19, 8
-  br i1 %t21, label %ow.body16, label %ow.exit18
-ow.body16:
-  %t22 = mul i64 %c.5, 64
-  %t23 = mul i64 0, 512
-  %t24 = add i64 %t22, %t23
-  %t25 = mul i64 %oh.12, 8
-  %t26 = add i64 %t24, %t25
-  %t27 = add i64 %t26, %ow.19
-  %p28 = getelementptr inbounds float, ptr %param.0, i64 %t27
-  store float 0xFFF0000000000000, ptr %p28, align 4
-  %t29 = mul i64 %c.5, 64
-  %t30 = mul i64 0, 512
-  %t31 = add i64 %t29, %t30
-  %t32 = mul i64 %oh.12, 8
-  %t33 = add i64 %t31, %t32
-  %t34 = add i64 %t33, %ow.19
-  %p35 = getelementptr inbounds float, ptr %param.0, i64 %t34
-  %v36 = load float, ptr %p35, align 4
-  %t37 = mul i64 %oh.12, 2
-  %t38 = add i64 0, %t37
-  %t39 = sub i64 %t38, 1
-  %t40 = icmp sge i64 %t39, 0
-  %t41 = mul i64 %oh.12, 2
-  %t42 = add i64 0, %t41
-  %t43 = sub i64 %t42, 1
-  %t44 = icmp slt i64 %t43, 15
-  %t45 = and i1 %t40, %t44
-  %t46 = mul i64 %ow.19, 2
-  %t47 = add i64 0, %t46
-  %t48 = sub i64 %t47, 1
-  %t49 = icmp sge i64 %t48, 0
-  %t50 = mul i64 %ow.19, 2
-  %t51 = add i64 0, %t50
-  %t52 = sub i64 %t51, 1
-  %t53 = icmp slt i64 %t52, 15
-  %t54 = and i1 %t49, %t53
-  %t55 = and i1 %t45, %t54
-  %t56 = mul i64 %c.5, 225
-  %t57 = mul i64 0, 1800
-  %t58 = add i64 %t56, %t57
-  %t59 = mul i64 %oh.12, 2
-  %t60 = add i64 0, %t59
-  %t61 = sub i64 %t60, 1
-  %t62 = call i64 @llvm.smax.i64(i64 %t61, i64 0)
-  %t63 = mul i64 %t62, 15
-  %t64 = add i64 %t58, %t63
-  %t65 = mul i64 %ow.19, 2
-  %t66 = add i64 0, %t65
-  %t67 = sub i64 %t66, 1
-  %t68 = call i64 @llvm.smax.i64(i64 %t67, i64 0)
-  %t69 = add i64 %t64, %t68
-  %p70 = getelementptr inbounds float, ptr %param.1, i64 %t69
-  %v71 = load float, ptr %p70, align 4
-  %s72 = select i1 %t55, float %v71, float 0xFFF0000000000000
-  %t73 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v36, float %s72)
-  %t74 = mul i64 %c.5, 64
-  %t75 = mul i64 0, 512
-  %t76 = add i64 %t74, %t75
-  %t77 = mul i64 %oh.12, 8
-  %t78 = add i64 %t76, %t77
-  %t79 = add i64 %t78, %ow.19
-  %p80 = getelementptr inbounds float, ptr %param.0, i64 %t79
-  store float %t73, ptr %p80, align 4
-  %t81 = mul i64 %c.5, 64
-  %t82 = mul i64 0, 512
-  %t83 = add i64 %t81, %t82
-  %t84 = mul i64 %oh.12, 8
-  %t85 = add i64 %t83, %t84
-  %t86 = add i64 %t85, %ow.19
-  %p87 = getelementptr inbounds float, ptr %param.0, i64 %t86
-  %v88 = load float, ptr %p87, align 4
-  %t89 = mul i64 %oh.12, 2
-  %t90 = add i64 0, %t89
-  %t91 = sub i64 %t90, 1
-  %t92 = icmp sge i64 %t91, 0
-  %t93 = mul i64 %oh.12, 2
-  %t94 = add i64 0, %t93
-  %t95 = sub i64 %t94, 1
-  %t96 = icmp slt i64 %t95, 15
-  %t97 = and i1 %t92, %t96
-  %t98 = mul i64 %ow.19, 2
-  %t99 = add i64 1, %t98
-  %t100 = sub i64 %t99, 1
-  %t101 = icmp sge i64 %t100, 0
-  %t102 = mul i64 %ow.19, 2
-  %t103 = add i64 1, %t102
-  %t104 = sub i64 %t103, 1
-  %t105 = icmp slt i64 %t104, 15
-  %t106 = and i1 %t101, %t105
-  %t107 = and i1 %t97, %t106
-  %t108 = mul i64 %c.5, 225
-  %t109 = mul i64 0, 1800
-  %t110 = add i64 %t108, %t109
-  %t111 = mul i64 %oh.12, 2
-  %t112 = add i64 0, %t111
-  %t113 = sub i64 %t112, 1
-  %t114 = call i64 @llvm.smax.i64(i64 %t113, i64 0)
-  %t115 = mul i64 %t114, 15
-  %t116 = add i64 %t110, %t115
-  %t117 = mul i64 %ow.19, 2
-  %t118 = add i64 1, %t117
-  %t119 = sub i64 %t118, 1
-  %t120 = add i64 %t116, %t119
-  %p121 = getelementptr inbounds float, ptr %param.1, i64 %t120
-  %v122 = load float, ptr %p121, align 4
-  %s123 = select i1 %t107, float %v122, float 0xFFF0000000000000
-  %t124 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v88, float %s123)
-  %t125 = mul i64 %c.5, 64
-  %t126 = mul i64 0, 512
-  %t127 = add i64 %t125, %t126
-  %t128 = mul i64 %oh.12, 8
-  %t129 = add i64 %t127, %t128
-  %t130 = add i64 %t129, %ow.19
-  %p131 = getelementptr inbounds float, ptr %param.0, i64 %t130
-  store float %t124, ptr %p131, align 4
-  %t132 = mul i64 %c.5, 64
-  %t133 = mul i64 0, 512
-  %t134 = add i64 %t132, %t133
-  %t135 = mul i64 %oh.12, 8
-  %t136 = add i64 %t134, %t135
-  %t137 = add i64 %t136, %ow.19
-  %p138 = getelementptr inbounds float, ptr %param.0, i64 %t137
-  %v139 = load float, ptr %p138, align 4
-  %t140 = mul i64 %oh.12, 2
-  %t141 = add i64 0, %t140
-  %t142 = sub i64 %t141, 1
-  %t143 = icmp sge i64 %t142, 0
-  %t144 = mul i64 %oh.12, 2
-  %t145 = add i64 0, %t144
-  %t146 = sub i64 %t145, 1
-  %t147 = icmp slt i64 %t146, 15
-  %t148 = and i1 %t143, %t147
-  %t149 = mul i64 %ow.19, 2
-  %t150 = add i64 2, %t149
-  %t151 = sub i64 %t150, 1
-  %t152 = icmp sge i64 %t151, 0
-  %t153 = mul i64 %ow.19, 2
-  %t154 = add i64 2, %t153
-  %t155 = sub i64 %t154, 1
-  %t156 = icmp slt i64 %t155, 15
-  %t157 = and i1 %t152, %t156
-  %t158 = and i1 %t148, %t157
-  %t159 = mul i64 %c.5, 225
-  %t160 = mul i64 0, 1800
-  %t161 = add i64 %t159, %t160
-  %t162 = mul i64 %oh.12, 2
-  %t163 = add i64 0, %t162
-  %t164 = sub i64 %t163, 1
-  %t165 = call i64 @llvm.smax.i64(i64 %t164, i64 0)
-  %t166 = mul i64 %t165, 15
-  %t167 = add i64 %t161, %t166
-  %t168 = mul i64 %ow.19, 2
-  %t169 = add i64 2, %t168
-  %t170 = sub i64 %t169, 1
-  %t171 = call i64 @llvm.smin.i64(i64 %t170, i64 14)
-  %t172 = add i64 %t167, %t171
-  %p173 = getelementptr inbounds float, ptr %param.1, i64 %t172
-  %v174 = load float, ptr %p173, align 4
-  %s175 = select i1 %t158, float %v174, float 0xFFF0000000000000
-  %t176 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v139, float %s175)
-  %t177 = mul i64 %c.5, 64
-  %t178 = mul i64 0, 512
-  %t179 = add i64 %t177, %t178
-  %t180 = mul i64 %oh.12, 8
-  %t181 = add i64 %t179, %t180
-  %t182 = add i64 %t181, %ow.19
-  %p183 = getelementptr inbounds float, ptr %param.0, i64 %t182
-  store float %t176, ptr %p183, align 4
-  %t184 = mul i64 %c.5, 64
-  %t185 = mul i64 0, 512
-  %t186 = add i64 %t184, %t185
-  %t187 = mul i64 %oh.12, 8
-  %t188 = add i64 %t186, %t187
-  %t189 = add i64 %t188, %ow.19
-  %p190 = getelementptr inbounds float, ptr %param.0, i64 %t189
-  %v191 = load float, ptr %p190, align 4
-  %t192 = mul i64 %oh.12, 2
-  %t193 = add i64 1, %t192
-  %t194 = sub i64 %t193, 1
-  %t195 = icmp sge i64 %t194, 0
-  %t196 = mul i64 %oh.12, 2
-  %t197 = add i64 1, %t196
-  %t198 = sub i64 %t197, 1
-  %t199 = icmp slt i64 %t198, 15
-  %t200 = and i1 %t195, %t199
-  %t201 = mul i64 %ow.19, 2
-  %t202 = add i64 0, %t201
-  %t203 = sub i64 %t202, 1
-  %t204 = icmp sge i64 %t203, 0
-  %t205 = mul i64 %ow.19, 2
-  %t206 = add i64 0, %t205
-  %t207 = sub i64 %t206, 1
-  %t208 = icmp slt i64 %t207, 15
-  %t209 = and i1 %t204, %t208
-  %t210 = and i1 %t200, %t209
-  %t211 = mul i64 %c.5, 225
-  %t212 = mul i64 1, 15
+  br label %nc.head1
+nc.head1:
+  %nc.5 = phi i64 [ 0, %entry ], [ %n6, %nc.latch3 ]
+  %t7 = icmp slt i64 %nc.5, 8
+  br i1 %t7, label %nc.body2, label %nc.exit4
+nc.body2:
+  ; stage maxpool2d1.pad
+  br label %cr.head8
+cr.head8:
+  %cr.12 = phi i64 [ 0, %nc.body2 ], [ %n13, %cr.latch10 ]
+  %t14 = icmp slt i64 %cr.12, 17
+  br i1 %t14, label %cr.body9, label %cr.exit11
+cr.body9:
+  br label %pw.head15
+pw.head15:
+  %pw.19 = phi i64 [ 0, %cr.body9 ], [ %n20, %pw.latch17 ]
+  %t21 = icmp slt i64 %pw.19, 34
+  br i1 %t21, label %pw.body16, label %pw.exit18
+pw.body16:
+  %t22 = mul i64 %cr.12, 34
+  %t23 = add i64 %t22, %pw.19
+  %p24 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t23
+  store float 0xFFF0000000000000, ptr %p24, align 4
+  br label %pw.latch17
+pw.latch17:
+  %n20 = add nuw nsw i64 %pw.19, 1
+  br label %pw.head15, !llvm.loop !0
+pw.exit18:
+  br label %cr.latch10
+cr.latch10:
+  %n13 = add nuw nsw i64 %cr.12, 1
+  br label %cr.head8, !llvm.loop !3
+cr.exit11:
+  br label %ih.head25
+ih.head25:
+  %ih.29 = phi i64 [ 0, %cr.exit11 ], [ %n30, %ih.latch27 ]
+  %t31 = icmp slt i64 %ih.29, 15
+  br i1 %t31, label %ih.body26, label %ih.exit28
+ih.body26:
+  br label %t.head32
+t.head32:
+  %t.36 = phi i64 [ 0, %ih.body26 ], [ %n37, %t.latch34 ]
+  %t38 = icmp slt i64 %t.36, 7
+  br i1 %t38, label %t.body33, label %t.exit35
+t.body33:
+  %t39 = mul i64 0, 225
+  %t40 = mul i64 %ih.29, 15
+  %t41 = add i64 %t39, %t40
+  %t42 = mul i64 %nc.5, 225
+  %t43 = add i64 %t41, %t42
+  %t44 = mul i64 %t.36, 2
+  %t45 = add i64 %t43, %t44
+  %t46 = add i64 %t45, 1
+  %p47 = getelementptr inbounds float, ptr %param.1, i64 %t46
+  %v48 = load float, ptr %p47, align 4
+  %t49 = mul i64 0, 578
+  %t50 = mul i64 %ih.29, 34
+  %t51 = add i64 %t49, %t50
+  %t52 = add i64 %t51, %t.36
+  %t53 = add i64 %t52, 35
+  %p54 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t53
+  store float %v48, ptr %p54, align 4
+  %t55 = mul i64 0, 225
+  %t56 = mul i64 %ih.29, 15
+  %t57 = add i64 %t55, %t56
+  %t58 = mul i64 %nc.5, 225
+  %t59 = add i64 %t57, %t58
+  %t60 = mul i64 %t.36, 2
+  %t61 = add i64 %t59, %t60
+  %t62 = add i64 %t61, 2
+  %p63 = getelementptr inbounds float, ptr %param.1, i64 %t62
+  %v64 = load float, ptr %p63, align 4
+  %t65 = mul i64 0, 578
+  %t66 = mul i64 %ih.29, 34
+  %t67 = add i64 %t65, %t66
+  %t68 = add i64 %t67, %t.36
+  %t69 = add i64 %t68, 52
+  %p70 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t69
+  store float %v64, ptr %p70, align 4
+  br label %t.latch34
+t.latch34:
+  %n37 = add nuw nsw i64 %t.36, 1
+  br label %t.head32, !llvm.loop !6
+t.exit35:
+  br label %ih.latch27
+ih.latch27:
+  %n30 = add nuw nsw i64 %ih.29, 1
+  br label %ih.head25, !llvm.loop !9
+ih.exit28:
+  br label %ih_1.head71
+ih_1.head71:
+  %ih_1.75 = phi i64 [ 0, %ih.exit28 ], [ %n76, %ih_1.latch73 ]
+  %t77 = icmp slt i64 %ih_1.75, 15
+  br i1 %t77, label %ih_1.body72, label %ih_1.exit74
+ih_1.body72:
+  %t78 = mul i64 0, 225
+  %t79 = mul i64 %ih_1.75, 15
+  %t80 = add i64 %t78, %t79
+  %t81 = mul i64 %nc.5, 225
+  %t82 = add i64 %t80, %t81
+  %t83 = mul i64 0, 2
+  %t84 = add i64 %t82, %t83
+  %p85 = getelementptr inbounds float, ptr %param.1, i64 %t84
+  %v86 = load float, ptr %p85, align 4
+  %t87 = mul i64 0, 578
+  %t88 = mul i64 %ih_1.75, 34
+  %t89 = add i64 %t87, %t88
+  %t90 = add i64 %t89, 0
+  %t91 = add i64 %t90, 51
+  %p92 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t91
+  store float %v86, ptr %p92, align 4
+  br label %ih_1.latch73
+ih_1.latch73:
+  %n76 = add nuw nsw i64 %ih_1.75, 1
+  br label %ih_1.head71, !llvm.loop !11
+ih_1.exit74:
+  br label %oh.head93
+oh.head93:
+  %oh.97 = phi i64 [ 0, %ih_1.exit74 ], [ %n98, %oh.latch95 ]
+  %t99 = icmp slt i64 %oh.97, 8
+  br i1 %t99, label %oh.body94, label %oh.exit96
+oh.body94:
+  br label %ow.head100
+ow.head100:
+  %ow.104 = phi i64 [ 0, %oh.body94 ], [ %n105, %ow.latch102 ]
+  %t106 = icmp slt i64 %ow.104, 16
+  br i1 %t106, label %ow.body101, label %ow.exit103
+ow.body101:
+  %p107 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow.104
+  store float 0xFFF0000000000000, ptr %p107, align 4
+  br label %ow.latch102
+ow.latch102:
+  %n105 = add nuw nsw i64 %ow.104, 1
+  br label %ow.head100, !llvm.loop !13
+ow.exit103:
+  br label %ow_1.head108
+ow_1.head108:
+  %ow_1.112 = phi i64 [ 0, %ow.exit103 ], [ %n113, %ow_1.latch110 ]
+  %t114 = icmp slt i64 %ow_1.112, 16
+  br i1 %t114, label %ow_1.body109, label %ow_1.exit111
+ow_1.body109:
+  %p115 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v116 = load float, ptr %p115, align 4
+  %t117 = mul i64 0, 34
+  %t118 = mul i64 0, 17
+  %t119 = add i64 %t117, %t118
+  %t120 = mul i64 %oh.97, 68
+  %t121 = add i64 %t119, %t120
+  %t122 = add i64 %t121, %ow_1.112
+  %p123 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t122
+  %v124 = load float, ptr %p123, align 4
+  %t125 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v116, float %v124)
+  %p126 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t125, ptr %p126, align 4
+  %p127 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v128 = load float, ptr %p127, align 4
+  %t129 = mul i64 0, 34
+  %t130 = mul i64 1, 17
+  %t131 = add i64 %t129, %t130
+  %t132 = mul i64 %oh.97, 68
+  %t133 = add i64 %t131, %t132
+  %t134 = add i64 %t133, %ow_1.112
+  %p135 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t134
+  %v136 = load float, ptr %p135, align 4
+  %t137 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v128, float %v136)
+  %p138 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t137, ptr %p138, align 4
+  %p139 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v140 = load float, ptr %p139, align 4
+  %t141 = mul i64 0, 34
+  %t142 = mul i64 %oh.97, 68
+  %t143 = add i64 %t141, %t142
+  %r145 = srem i64 2, 2
+  %t146 = mul i64 %r145, 17
+  %t147 = add i64 %t143, %t146
+  %t148 = add i64 %t147, %ow_1.112
+  %q149 = sdiv i64 2, 2
+  %t151 = add i64 %t148, %q149
+  %p152 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t151
+  %v153 = load float, ptr %p152, align 4
+  %t154 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v140, float %v153)
+  %p155 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t154, ptr %p155, align 4
+  %p156 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v157 = load float, ptr %p156, align 4
+  %t158 = mul i64 1, 34
+  %t159 = mul i64 0, 17
+  %t160 = add i64 %t158, %t159
+  %t161 = mul i64 %oh.97, 68
+  %t162 = add i64 %t160, %t161
+  %t163 = add i64 %t162, %ow_1.112
+  %p164 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t163
+  %v165 = load float, ptr %p164, align 4
+  %t166 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v157, float %v165)
+  %p167 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t166, ptr %p167, align 4
+  %p168 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v169 = load float, ptr %p168, align 4
+  %t170 = mul i64 1, 34
+  %t171 = mul i64 1, 17
+  %t172 = add i64 %t170, %t171
+  %t173 = mul i64 %oh.97, 68
+  %t174 = add i64 %t172, %t173
+  %t175 = add i64 %t174, %ow_1.112
+  %p176 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t175
+  %v177 = load float, ptr %p176, align 4
+  %t178 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v169, float %v177)
+  %p179 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t178, ptr %p179, align 4
+  %p180 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v181 = load float, ptr %p180, align 4
+  %t182 = mul i64 1, 34
+  %t183 = mul i64 %oh.97, 68
+  %t184 = add i64 %t182, %t183
+  %r186 = srem i64 2, 2
+  %t187 = mul i64 %r186, 17
+  %t188 = add i64 %t184, %t187
+  %t189 = add i64 %t188, %ow_1.112
+  %q190 = sdiv i64 2, 2
+  %t192 = add i64 %t189, %q190
+  %p193 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t192
+  %v194 = load float, ptr %p193, align 4
+  %t195 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v181, float %v194)
+  %p196 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t195, ptr %p196, align 4
+  %p197 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v198 = load float, ptr %p197, align 4
+  %t199 = mul i64 2, 34
+  %t200 = mul i64 0, 17
+  %t201 = add i64 %t199, %t200
+  %t202 = mul i64 %oh.97, 68
+  %t203 = add i64 %t201, %t202
+  %t204 = add i64 %t203, %ow_1.112
+  %p205 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t204
+  %v206 = load float, ptr %p205, align 4
+  %t207 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v198, float %v206)
+  %p208 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t207, ptr %p208, align 4
+  %p209 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v210 = load float, ptr %p209, align 4
+  %t211 = mul i64 2, 34
+  %t212 = mul i64 1, 17
   %t213 = add i64 %t211, %t212
-  %t214 = mul i64 0, 1800
+  %t214 = mul i64 %oh.97, 68
   %t215 = add i64 %t213, %t214
-  %t216 = mul i64 %oh.12, 30
-  %t217 = add i64 %t215, %t216
-  %t218 = sub i64 %t217, 15
-  %t219 = mul i64 %ow.19, 2
-  %t220 = add i64 0, %t219
-  %t221 = sub i64 %t220, 1
-  %t222 = call i64 @llvm.smax.i64(i64 %t221, i64 0)
-  %t223 = add i64 %t218, %t222
-  %p224 = getelementptr inbounds float, ptr %param.1, i64 %t223
-  %v225 = load float, ptr %p224, align 4
-  %s226 = select i1 %t210, float %v225, float 0xFFF0000000000000
-  %t227 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v191, float %s226)
-  %t228 = mul i64 %c.5, 64
-  %t229 = mul i64 0, 512
-  %t230 = add i64 %t228, %t229
-  %t231 = mul i64 %oh.12, 8
-  %t232 = add i64 %t230, %t231
-  %t233 = add i64 %t232, %ow.19
-  %p234 = getelementptr inbounds float, ptr %param.0, i64 %t233
-  store float %t227, ptr %p234, align 4
-  %t235 = mul i64 %c.5, 64
-  %t236 = mul i64 0, 512
-  %t237 = add i64 %t235, %t236
-  %t238 = mul i64 %oh.12, 8
-  %t239 = add i64 %t237, %t238
-  %t240 = add i64 %t239, %ow.19
-  %p241 = getelementptr inbounds float, ptr %param.0, i64 %t240
-  %v242 = load float, ptr %p241, align 4
-  %t243 = mul i64 %oh.12, 2
-  %t244 = add i64 1, %t243
-  %t245 = sub i64 %t244, 1
-  %t246 = icmp sge i64 %t245, 0
-  %t247 = mul i64 %oh.12, 2
-  %t248 = add i64 1, %t247
-  %t249 = sub i64 %t248, 1
-  %t250 = icmp slt i64 %t249, 15
-  %t251 = and i1 %t246, %t250
-  %t252 = mul i64 %ow.19, 2
-  %t253 = add i64 1, %t252
-  %t254 = sub i64 %t253, 1
-  %t255 = icmp sge i64 %t254, 0
-  %t256 = mul i64 %ow.19, 2
-  %t257 = add i64 1, %t256
-  %t258 = sub i64 %t257, 1
-  %t259 = icmp slt i64 %t258, 15
-  %t260 = and i1 %t255, %t259
-  %t261 = and i1 %t251, %t260
-  %t262 = mul i64 %c.5, 225
-  %t263 = mul i64 1, 15
-  %t264 = add i64 %t262, %t263
-  %t265 = add i64 %t264, 1
-  %t266 = mul i64 0, 1800
-  %t267 = add i64 %t265, %t266
-  %t268 = mul i64 %oh.12, 30
-  %t269 = add i64 %t267, %t268
-  %t270 = mul i64 %ow.19, 2
-  %t271 = add i64 %t269, %t270
-  %t272 = sub i64 %t271, 16
-  %p273 = getelementptr inbounds float, ptr %param.1, i64 %t272
-  %v274 = load float, ptr %p273, align 4
-  %s275 = select i1 %t261, float %v274, float 0xFFF0000000000000
-  %t276 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v242, float %s275)
-  %t277 = mul i64 %c.5, 64
-  %t278 = mul i64 0, 512
-  %t279 = add i64 %t277, %t278
-  %t280 = mul i64 %oh.12, 8
-  %t281 = add i64 %t279, %t280
-  %t282 = add i64 %t281, %ow.19
-  %p283 = getelementptr inbounds float, ptr %param.0, i64 %t282
-  store float %t276, ptr %p283, align 4
-  %t284 = mul i64 %c.5, 64
-  %t285 = mul i64 0, 512
-  %t286 = add i64 %t284, %t285
-  %t287 = mul i64 %oh.12, 8
-  %t288 = add i64 %t286, %t287
-  %t289 = add i64 %t288, %ow.19
-  %p290 = getelementptr inbounds float, ptr %param.0, i64 %t289
-  %v291 = load float, ptr %p290, align 4
-  %t292 = mul i64 %oh.12, 2
-  %t293 = add i64 1, %t292
-  %t294 = sub i64 %t293, 1
-  %t295 = icmp sge i64 %t294, 0
-  %t296 = mul i64 %oh.12, 2
-  %t297 = add i64 1, %t296
-  %t298 = sub i64 %t297, 1
-  %t299 = icmp slt i64 %t298, 15
-  %t300 = and i1 %t295, %t299
-  %t301 = mul i64 %ow.19, 2
-  %t302 = add i64 2, %t301
-  %t303 = sub i64 %t302, 1
-  %t304 = icmp sge i64 %t303, 0
-  %t305 = mul i64 %ow.19, 2
-  %t306 = add i64 2, %t305
-  %t307 = sub i64 %t306, 1
-  %t308 = icmp slt i64 %t307, 15
-  %t309 = and i1 %t304, %t308
-  %t310 = and i1 %t300, %t309
-  %t311 = mul i64 %c.5, 225
-  %t312 = mul i64 1, 15
-  %t313 = add i64 %t311, %t312
-  %t314 = mul i64 0, 1800
-  %t315 = add i64 %t313, %t314
-  %t316 = mul i64 %oh.12, 30
-  %t317 = add i64 %t315, %t316
-  %t318 = sub i64 %t317, 15
-  %t319 = mul i64 %ow.19, 2
-  %t320 = add i64 2, %t319
-  %t321 = sub i64 %t320, 1
-  %t322 = call i64 @llvm.smin.i64(i64 %t321, i64 14)
-  %t323 = add i64 %t318, %t322
-  %p324 = getelementptr inbounds float, ptr %param.1, i64 %t323
-  %v325 = load float, ptr %p324, align 4
-  %s326 = select i1 %t310, float %v325, float 0xFFF0000000000000
-  %t327 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v291, float %s326)
-  %t328 = mul i64 %c.5, 64
-  %t329 = mul i64 0, 512
-  %t330 = add i64 %t328, %t329
-  %t331 = mul i64 %oh.12, 8
-  %t332 = add i64 %t330, %t331
-  %t333 = add i64 %t332, %ow.19
-  %p334 = getelementptr inbounds float, ptr %param.0, i64 %t333
-  store float %t327, ptr %p334, align 4
-  %t335 = mul i64 %c.5, 64
-  %t336 = mul i64 0, 512
-  %t337 = add i64 %t335, %t336
-  %t338 = mul i64 %oh.12, 8
-  %t339 = add i64 %t337, %t338
-  %t340 = add i64 %t339, %ow.19
-  %p341 = getelementptr inbounds float, ptr %param.0, i64 %t340
-  %v342 = load float, ptr %p341, align 4
-  %t343 = mul i64 %oh.12, 2
-  %t344 = add i64 2, %t343
-  %t345 = sub i64 %t344, 1
-  %t346 = icmp sge i64 %t345, 0
-  %t347 = mul i64 %oh.12, 2
-  %t348 = add i64 2, %t347
-  %t349 = sub i64 %t348, 1
-  %t350 = icmp slt i64 %t349, 15
-  %t351 = and i1 %t346, %t350
-  %t352 = mul i64 %ow.19, 2
-  %t353 = add i64 0, %t352
-  %t354 = sub i64 %t353, 1
-  %t355 = icmp sge i64 %t354, 0
-  %t356 = mul i64 %ow.19, 2
-  %t357 = add i64 0, %t356
-  %t358 = sub i64 %t357, 1
-  %t359 = icmp slt i64 %t358, 15
-  %t360 = and i1 %t355, %t359
-  %t361 = and i1 %t351, %t360
-  %t362 = mul i64 %c.5, 225
-  %t363 = mul i64 0, 1800
-  %t364 = add i64 %t362, %t363
-  %t365 = mul i64 %oh.12, 2
-  %t366 = add i64 2, %t365
-  %t367 = sub i64 %t366, 1
-  %t368 = call i64 @llvm.smin.i64(i64 %t367, i64 14)
-  %t369 = mul i64 %t368, 15
-  %t370 = add i64 %t364, %t369
-  %t371 = mul i64 %ow.19, 2
-  %t372 = add i64 0, %t371
-  %t373 = sub i64 %t372, 1
-  %t374 = call i64 @llvm.smax.i64(i64 %t373, i64 0)
-  %t375 = add i64 %t370, %t374
-  %p376 = getelementptr inbounds float, ptr %param.1, i64 %t375
-  %v377 = load float, ptr %p376, align 4
-  %s378 = select i1 %t361, float %v377, float 0xFFF0000000000000
-  %t379 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v342, float %s378)
-  %t380 = mul i64 %c.5, 64
-  %t381 = mul i64 0, 512
-  %t382 = add i64 %t380, %t381
-  %t383 = mul i64 %oh.12, 8
-  %t384 = add i64 %t382, %t383
-  %t385 = add i64 %t384, %ow.19
-  %p386 = getelementptr inbounds float, ptr %param.0, i64 %t385
-  store float %t379, ptr %p386, align 4
-  %t387 = mul i64 %c.5, 64
-  %t388 = mul i64 0, 512
-  %t389 = add i64 %t387, %t388
-  %t390 = mul i64 %oh.12, 8
-  %t391 = add i64 %t389, %t390
-  %t392 = add i64 %t391, %ow.19
-  %p393 = getelementptr inbounds float, ptr %param.0, i64 %t392
-  %v394 = load float, ptr %p393, align 4
-  %t395 = mul i64 %oh.12, 2
-  %t396 = add i64 2, %t395
-  %t397 = sub i64 %t396, 1
-  %t398 = icmp sge i64 %t397, 0
-  %t399 = mul i64 %oh.12, 2
-  %t400 = add i64 2, %t399
-  %t401 = sub i64 %t400, 1
-  %t402 = icmp slt i64 %t401, 15
-  %t403 = and i1 %t398, %t402
-  %t404 = mul i64 %ow.19, 2
-  %t405 = add i64 1, %t404
-  %t406 = sub i64 %t405, 1
-  %t407 = icmp sge i64 %t406, 0
-  %t408 = mul i64 %ow.19, 2
-  %t409 = add i64 1, %t408
-  %t410 = sub i64 %t409, 1
-  %t411 = icmp slt i64 %t410, 15
-  %t412 = and i1 %t407, %t411
-  %t413 = and i1 %t403, %t412
-  %t414 = mul i64 %c.5, 225
-  %t415 = mul i64 0, 1800
-  %t416 = add i64 %t414, %t415
-  %t417 = mul i64 %oh.12, 2
-  %t418 = add i64 2, %t417
-  %t419 = sub i64 %t418, 1
-  %t420 = call i64 @llvm.smin.i64(i64 %t419, i64 14)
-  %t421 = mul i64 %t420, 15
-  %t422 = add i64 %t416, %t421
-  %t423 = mul i64 %ow.19, 2
-  %t424 = add i64 1, %t423
-  %t425 = sub i64 %t424, 1
-  %t426 = add i64 %t422, %t425
-  %p427 = getelementptr inbounds float, ptr %param.1, i64 %t426
-  %v428 = load float, ptr %p427, align 4
-  %s429 = select i1 %t413, float %v428, float 0xFFF0000000000000
-  %t430 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v394, float %s429)
-  %t431 = mul i64 %c.5, 64
-  %t432 = mul i64 0, 512
-  %t433 = add i64 %t431, %t432
-  %t434 = mul i64 %oh.12, 8
-  %t435 = add i64 %t433, %t434
-  %t436 = add i64 %t435, %ow.19
-  %p437 = getelementptr inbounds float, ptr %param.0, i64 %t436
-  store float %t430, ptr %p437, align 4
-  %t438 = mul i64 %c.5, 64
-  %t439 = mul i64 0, 512
-  %t440 = add i64 %t438, %t439
-  %t441 = mul i64 %oh.12, 8
-  %t442 = add i64 %t440, %t441
-  %t443 = add i64 %t442, %ow.19
-  %p444 = getelementptr inbounds float, ptr %param.0, i64 %t443
-  %v445 = load float, ptr %p444, align 4
-  %t446 = mul i64 %oh.12, 2
-  %t447 = add i64 2, %t446
-  %t448 = sub i64 %t447, 1
-  %t449 = icmp sge i64 %t448, 0
-  %t450 = mul i64 %oh.12, 2
-  %t451 = add i64 2, %t450
-  %t452 = sub i64 %t451, 1
-  %t453 = icmp slt i64 %t452, 15
-  %t454 = and i1 %t449, %t453
-  %t455 = mul i64 %ow.19, 2
-  %t456 = add i64 2, %t455
-  %t457 = sub i64 %t456, 1
-  %t458 = icmp sge i64 %t457, 0
-  %t459 = mul i64 %ow.19, 2
-  %t460 = add i64 2, %t459
-  %t461 = sub i64 %t460, 1
-  %t462 = icmp slt i64 %t461, 15
-  %t463 = and i1 %t458, %t462
-  %t464 = and i1 %t454, %t463
-  %t465 = mul i64 %c.5, 225
-  %t466 = mul i64 0, 1800
-  %t467 = add i64 %t465, %t466
-  %t468 = mul i64 %oh.12, 2
-  %t469 = add i64 2, %t468
-  %t470 = sub i64 %t469, 1
-  %t471 = call i64 @llvm.smin.i64(i64 %t470, i64 14)
-  %t472 = mul i64 %t471, 15
-  %t473 = add i64 %t467, %t472
-  %t474 = mul i64 %ow.19, 2
-  %t475 = add i64 2, %t474
-  %t476 = sub i64 %t475, 1
-  %t477 = call i64 @llvm.smin.i64(i64 %t476, i64 14)
-  %t478 = add i64 %t473, %t477
-  %p479 = getelementptr inbounds float, ptr %param.1, i64 %t478
-  %v480 = load float, ptr %p479, align 4
-  %s481 = select i1 %t464, float %v480, float 0xFFF0000000000000
-  %t482 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v445, float %s481)
-  %t483 = mul i64 %c.5, 64
-  %t484 = mul i64 0, 512
-  %t485 = add i64 %t483, %t484
-  %t486 = mul i64 %oh.12, 8
-  %t487 = add i64 %t485, %t486
-  %t488 = add i64 %t487, %ow.19
-  %p489 = getelementptr inbounds float, ptr %param.0, i64 %t488
-  store float %t482, ptr %p489, align 4
-  br label %ow.latch17
-ow.latch17:
-  %n20 = add nuw nsw i64 %ow.19, 1
-  br label %ow.head15, !llvm.loop !0
-ow.exit18:
-  br label %oh.latch10
-oh.latch10:
-  %n13 = add nuw nsw i64 %oh.12, 1
-  br label %oh.head8, !llvm.loop !3
-oh.exit11:
-  br label %c.latch3
-c.latch3:
-  %n6 = add nuw nsw i64 %c.5, 1
-  br label %c.head1, !llvm.loop !5
-c.exit4:
+  %t216 = add i64 %t215, %ow_1.112
+  %p217 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t216
+  %v218 = load float, ptr %p217, align 4
+  %t219 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v210, float %v218)
+  %p220 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t219, ptr %p220, align 4
+  %p221 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %v222 = load float, ptr %p221, align 4
+  %t223 = mul i64 2, 34
+  %t224 = mul i64 %oh.97, 68
+  %t225 = add i64 %t223, %t224
+  %r227 = srem i64 2, 2
+  %t228 = mul i64 %r227, 17
+  %t229 = add i64 %t225, %t228
+  %t230 = add i64 %t229, %ow_1.112
+  %q231 = sdiv i64 2, 2
+  %t233 = add i64 %t230, %q231
+  %p234 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t233
+  %v235 = load float, ptr %p234, align 4
+  %t236 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v222, float %v235)
+  %p237 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  store float %t236, ptr %p237, align 4
+  br label %ow_1.latch110
+ow_1.latch110:
+  %n113 = add nuw nsw i64 %ow_1.112, 1
+  br label %ow_1.head108, !llvm.loop !16
+ow_1.exit111:
+  br label %ow_2.head238
+ow_2.head238:
+  %ow_2.242 = phi i64 [ 0, %ow_1.exit111 ], [ %n243, %ow_2.latch240 ]
+  %t244 = icmp slt i64 %ow_2.242, 8
+  br i1 %t244, label %ow_2.body239, label %ow_2.exit241
+ow_2.body239:
+  %p245 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_2.242
+  %v246 = load float, ptr %p245, align 4
+  %t247 = mul i64 %nc.5, 64
+  %t248 = mul i64 %oh.97, 8
+  %t249 = add i64 %t247, %t248
+  %t250 = add i64 %t249, %ow_2.242
+  %p251 = getelementptr inbounds float, ptr %param.0, i64 %t250
+  store float %v246, ptr %p251, align 4
+  br label %ow_2.latch240
+ow_2.latch240:
+  %n243 = add nuw nsw i64 %ow_2.242, 1
+  br label %ow_2.head238, !llvm.loop !19
+ow_2.exit241:
+  br label %oh.latch95
+oh.latch95:
+  %n98 = add nuw nsw i64 %oh.97, 1
+  br label %oh.head93, !llvm.loop !22
+oh.exit96:
+  br label %nc.latch3
+nc.latch3:
+  %n6 = add nuw nsw i64 %nc.5, 1
+  br label %nc.head1, !llvm.loop !25
+nc.exit4:
   ret void
 }
 
@@ -537,10 +325,50 @@ entry:
 
 !2 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!3 = distinct !{!3, !4}
+!3 = distinct !{!3, !4, !5}
 
 !4 = !{!"llvm.loop.unroll.disable"}
 
-!5 = distinct !{!5, !6}
+!5 = !{!"llvm.loop.vectorize.enable", i1 false}
 
-!6 = !{!"llvm.loop.unroll.disable"}
+!6 = distinct !{!6, !7, !8}
+
+!7 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!8 = !{!"llvm.loop.vectorize.width", i32 16}
+
+!9 = distinct !{!9, !10}
+
+!10 = !{!"llvm.loop.unroll.disable"}
+
+!11 = distinct !{!11, !12}
+
+!12 = !{!"llvm.loop.unroll.disable"}
+
+!13 = distinct !{!13, !14, !15}
+
+!14 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!15 = !{!"llvm.loop.vectorize.width", i32 16}
+
+!16 = distinct !{!16, !17, !18}
+
+!17 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!18 = !{!"llvm.loop.vectorize.width", i32 16}
+
+!19 = distinct !{!19, !20, !21}
+
+!20 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!21 = !{!"llvm.loop.vectorize.width", i32 16}
+
+!22 = distinct !{!22, !23, !24}
+
+!23 = !{!"llvm.loop.unroll.disable"}
+
+!24 = !{!"llvm.loop.vectorize.enable", i1 false}
+
+!25 = distinct !{!25, !26}
+
+!26 = !{!"llvm.loop.unroll.disable"}
