@@ -50,10 +50,10 @@ def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
     _, _, OH, OW = out.shape[:4]
     (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
     n, c, oh, ow, kh, kw, lane = (ctx.var(s) for s in ("n", "c", "oh", "ow", "kh", "kw", "l"))
+    lanes = (lane,) if x.rank == 5 else ()
     ih, okh = _window(oh, kh, H, KH, SH, PH)
     iw, okw = _window(ow, kw, W, KW, SW, PW)
     inside = land(okh, okw)
-    lanes = (lane,) if x.rank == 5 else ()
     tap = x[(n, c, clip(ih, H - 1), clip(iw, W - 1), *lanes)]
     oi = (n, c, oh, ow, *lanes)
     o = out[oi]
@@ -113,8 +113,7 @@ def _pool_rows(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
             acc[ow] = max(acc[ow], xp[0, oh*SH + kh, kw % SW, ow + kw // SW])      for ow < OWR, kh, kw
             out[n, c, oh, ow] = acc[ow]  (an average: acc[ow] / count)             for ow < OW  }}
 
-    A 3x3/2 max pool over 64 x 111 x 111 (SqueezeNet's) read every tap at stride 2 and ran the last 7 of
-    each row's 55 outputs scalar."""
+    SqueezeNet's last pool (3x3/2 over 256 x 27 x 27, 13 outputs a row) ran every output scalar before."""
     a = node.attrs
     N, C, H, W = x.shape
     _, _, OH, OW = out.shape
