@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lower.ir import (
@@ -44,7 +44,7 @@ def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
     (``_blocked``: the block's lanes innermost, every tap one vector of channels)."""
     x, out = ins[0], outs[0]
     a = node.attrs
-    if not ctx.grid and x.rank == 4 and pool_rows(out.shape[3], a["kernel"], a["stride"][1]):  # GPU: a thread each
+    if not ctx.grid and x.rank == 4 and pool_rows(out.shape[2:], a["kernel"], a["stride"]):  # GPU: a thread each
         return _pool_rows(node, x, out, ctx)
     N, C, H, W = x.shape[:4]
     _, _, OH, OW = out.shape[:4]
@@ -78,14 +78,17 @@ def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
 # ReLU LLVM made it gathers (SqueezeNet's 128 x 55^2 /2 max pool 125 -> 252 us).
 POOL_ROWS_MAX_OW = 32
 POOL_ROWS_MIN_TAPS = 5
+POOL_ROWS_MAX_SLICE = 2 << 20  # bytes of one plane's slice on the stack (a tall plane keeps the row loop)
 
 
-def pool_rows(ow: int, kernel: tuple[int, int], col_stride: int) -> bool:
-    """Whether an NCHW pool with ``ow`` outputs a row, window ``kernel`` and column stride ``col_stride`` is
-    lowered by ``_pool_rows``."""
-    if ow >= POOL_ROWS_MAX_OW or kernel[0] * kernel[1] < POOL_ROWS_MIN_TAPS:
+def pool_rows(out_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int]) -> bool:
+    """Whether an NCHW pool with ``out_hw`` outputs, window ``kernel`` and ``stride`` is lowered by
+    ``_pool_rows``."""
+    (OH, OW), (KH, KW), (SH, SW) = out_hw, kernel, stride
+    if OW >= POOL_ROWS_MAX_OW or KH * KW < POOL_ROWS_MIN_TAPS or (SW > 1 and OW >= ROW):
         return False
-    return col_stride == 1 or ow < ROW
+    slice_floats = ((OH - 1) * SH + KH) * SW * (-(-OW // ROW) * ROW + (KW - 1) // SW)  # padded_slice's xp
+    return 4 * slice_floats <= POOL_ROWS_MAX_SLICE
 
 
 def _count(oh: Expr, ow: Expr, H: int, W: int, a: Mapping[str, Any]) -> Expr:

@@ -164,6 +164,16 @@ POOLS = [
 ]
 
 
+def test_pool_rows_form_only_where_it_pays_and_fits_the_stack():
+    from lower.ops_to_loops.pool import pool_rows
+
+    assert pool_rows((13, 13), (3, 3), (2, 2)) and pool_rows((28, 28), (3, 3), (1, 1))
+    assert not pool_rows((56, 56), (3, 3), (1, 1))  # long rows: the copy costs more than it saves
+    assert not pool_rows((27, 27), (3, 3), (2, 2))  # strided rows of 16-31 columns
+    assert not pool_rows((14, 14), (2, 2), (2, 2))  # 4 taps
+    assert not pool_rows((40000, 8), (3, 3), (1, 1))  # a 2.7 MiB slice: over the stack budget
+
+
 @pytest.mark.parametrize("op", ["maxpool2d", "avgpool2d"])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_pool_rows_form_is_taken_for_short_rows_and_matches(op, threads):
