@@ -26,7 +26,7 @@ from lower.ir import (
 )
 from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, lowering
 from lower.ops_to_loops.elementwise import ACTIVATIONS
-from lower.ops_to_loops.window import ROW, padded_slice
+from lower.ops_to_loops.window import ROW, padded_row, padded_slice
 from rewrite.ir.graph import Node
 
 
@@ -278,7 +278,7 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     G = a["groups"]
     Og = OC // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
-    OWR = -(-OW // DIRECT_CONV_ROW) * DIRECT_CONV_ROW
+    OWR = padded_row(OW)
     R = min(DIRECT_CONV_ROWS, OH)
     OHB = -(-OH // R)
     n, g = ctx.var("n"), ctx.var("g")

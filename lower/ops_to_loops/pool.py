@@ -27,7 +27,7 @@ from lower.ir import (
     seq,
 )
 from lower.ops_to_loops.core import NEG_INF, LowerCtx, clip, lowering
-from lower.ops_to_loops.window import ROW, padded_slice
+from lower.ops_to_loops.window import ROW, padded_row, padded_slice, slice_shape
 from rewrite.ir.graph import Node
 
 
@@ -87,8 +87,8 @@ def pool_rows(out_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int
     (OH, OW), (KH, KW), (SH, SW) = out_hw, kernel, stride
     if OW >= POOL_ROWS_MAX_OW or KH * KW < POOL_ROWS_MIN_TAPS or (SW > 1 and OW >= ROW):
         return False
-    slice_floats = ((OH - 1) * SH + KH) * SW * (-(-OW // ROW) * ROW + (KW - 1) // SW)  # padded_slice's xp
-    return 4 * slice_floats <= POOL_ROWS_MAX_SLICE
+    hp, wq = slice_shape((OH, padded_row(OW)), (KH, KW), (SH, SW), (1, 1))
+    return 4 * hp * SW * wq <= POOL_ROWS_MAX_SLICE
 
 
 def _count(oh: Expr, ow: Expr, H: int, W: int, a: Mapping[str, Any]) -> Expr:
@@ -123,7 +123,7 @@ def _pool_rows(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
     (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
     is_max = node.op == "maxpool2d"
     ident = NEG_INF if is_max else 0.0
-    OWR = -(-OW // ROW) * ROW
+    OWR = padded_row(OW)
     nc, oh = ctx.var("nc"), ctx.var("oh")  # one loop over the planes: the parallel root, however small N is
     n, c = nc // C, nc % C
     xp, fill = padded_slice(ctx, x, n, c, 1, (OH, OWR), (KH, KW), (SH, SW), (PH, PW), (1, 1), ident)

@@ -9,6 +9,19 @@ from lower.ops_to_loops.core import LowerCtx
 ROW = 16  # output rows computed into a local row padded to a multiple of this (the widest f32 vector)
 
 
+def padded_row(n: int) -> int:
+    """``n`` outputs rounded up to whole ``ROW``s: the length of a local output row."""
+    return -(-n // ROW) * ROW
+
+
+def slice_shape(
+    out_hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]
+) -> tuple[int, int]:
+    """``(HP, WQ)`` of ``padded_slice``'s ``xp[c, hp, ph, wq]``: padded input rows, columns per phase."""
+    (OH, OW), (KH, KW), (SH, SW), (DH, DW) = out_hw, kernel, stride, dilation
+    return (OH - 1) * SH + (KH - 1) * DH + 1, OW + (KW - 1) * DW // SW
+
+
 def padded_slice(
     ctx: LowerCtx,
     x: Buffer,
@@ -34,9 +47,8 @@ def padded_slice(
         xp[c, ih + PH, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   for c, ih, t; ph
     """
     _, _, H, W = x.shape
-    (OH, OW), (KH, KW), (SH, SW), (PH, PW), (DH, DW) = out_hw, kernel, stride, pad, dilation
-    HP = (OH - 1) * SH + (KH - 1) * DH + 1
-    WQ = OW + (KW - 1) * DW // SW
+    SW, (PH, PW) = stride[1], pad
+    HP, WQ = slice_shape(out_hw, kernel, stride, dilation)
     xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (channels, HP, SW, WQ), scope="local")
     # the fill: (channel, row) x (phase, column) pairs, so the inner loop runs contiguously over a whole padded
     # row's phases (one // and % each side, which fold away) instead of one short loop per row and phase
