@@ -26,7 +26,7 @@ from lower.ir import (
 )
 from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, lowering
 from lower.ops_to_loops.elementwise import ACTIVATIONS
-from lower.ops_to_loops.window import ROW, padded_row, padded_slice
+from lower.ops_to_loops.window import ROW, padded_row, padded_slice, row_slice
 from rewrite.ir.graph import Node
 
 
@@ -45,7 +45,12 @@ def _gemm(
     a_buf: str,
     b_buf: str,
     act: str = "none",
+    around: Callable[[Stmt], Stmt] | None = None,
 ) -> Stmt:
+    """The contraction's stages: init, the update, and the activation if any (see the package docstring).
+
+    ``around``: the batch loops are not the update's own, but enclose ``around(update stage)`` (a producer
+    computed per batch iteration beside it: a convolution row's slice); ``GemmInfo.outer`` names them."""
     bv = [v for v, _ in batch]
     i0, j0 = ctx.var("i"), ctx.var("j")
     iv, jv, kv = ctx.var("i"), ctx.var("j"), ctx.var("k")
@@ -60,11 +65,15 @@ def _gemm(
     )
     cidx = c_idx(bv, iv, jv)
     upd = Store(out, cidx, out[cidx] + a_val(bv, iv, kv) * b_val(bv, kv, jv))
-    main = Stage(ctx.tag, loops([*batch, (iv, m), (jv, n), (kv, kdim)], upd))
+    if around is None:
+        main = Stage(ctx.tag, loops([*batch, (iv, m), (jv, n), (kv, kdim)], upd))
+    else:
+        inner = Stage(ctx.tag, loops([(iv, m), (jv, n), (kv, kdim)], upd))
+        main = Stage(f"{ctx.tag}.rows", loops(batch, around(inner)))
     ctx.gemm = GemmInfo(
         ctx.tag,
         init_name,
-        [v.name for v in bv],
+        [] if around is not None else [v.name for v in bv],
         iv.name,
         jv.name,
         kv.name,
@@ -77,6 +86,7 @@ def _gemm(
         [*bv0, i0, j0],
         [*(e for _, e in batch), m, n],
         c_idx(bv0, i0, j0),
+        outer=[v.name for v in bv] if around is not None else [],
     )
     if act == "none":
         return seq(init_stage, main)
@@ -170,10 +180,13 @@ DIRECT_CONV_ROWS = 4  # output rows per pass: independent accumulation chains (F
 
 
 # A convolution over at most this many input channels per group, with a stride, is a GEMM per output row
-# (columns ow, not the flat oh*ow): the implicit im2col panel then reads the input at a constant stride
-# along the columns (vector loads and shuffles) instead of decomposing every column into (oh, ow) and
-# gathering.  1 thread, interleaved: 3-channel stems 1.14x (7x7/2 over 224^2) to 1.24x (3x3/2) faster;
-# with 32-256 channels (reductions of 288-2304) the per-row panels ran 0.80-0.88x, so those stay flat.
+# (columns ow, not the flat oh*ow), instead of decomposing every column into (oh, ow) and gathering: 1
+# thread, interleaved, 3-channel stems 1.14x (7x7/2 over 224^2) to 1.24x (3x3/2) faster; with 32-256
+# channels (reductions of 288-2304) the per-row panels ran 0.80-0.88x, so those stay flat.  Each row's
+# input rows are first copied into a padded, phase-split slice (``row_slice``, beside the row's GEMM), so
+# the im2col panel copy reads at unit stride without bounds selects (reading the input directly, at stride 2
+# under the padding select, it compiled to scalar moves and gathers): the 7x7/2 stem 1.33x faster again at 1
+# and 2 threads, Inception's 3x3/2 over 299^2 1.11-1.15x, an unpadded 3x3/2 with 96 outputs 0.98-1.03x.
 ROW_FORM_MAX_CG = 4
 ROW_FORM_MIN_OW = 16  # a row of fewer outputs leaves most of a micro-tile's columns empty
 
@@ -217,8 +230,15 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         c, kh, kw = kdecomp(k)
         return w[bv[1] * Og + i, c, kh, kw]
 
+    around = None
+    if rows:  # each output row's input rows copied into a padded, phase-split slice beside its GEMM
+        xr, fill = row_slice(ctx, x, n, g * Cg, Cg, r, OW, (KH, KW), (SH, SW), (PH, PW), (DH, DW))
+        around = lambda update: Allocate(xr, seq(fill, update))
+
     def b_val(bv, k, j):
         c, kh, kw = kdecomp(k)
+        if around is not None:
+            return xr[c, kh, (kw * DW) % SW, j + (kw * DW) // SW]
         oh, ow = pixel(bv, j)
         ih = oh * SH - PH + kh * DH
         iw = ow * SW - PW + kw * DW
@@ -249,6 +269,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         w.name,
         x.name,
         node.attrs.get("act", "none"),
+        around,
     )
 
 

@@ -71,6 +71,9 @@ class GemmInfo:
     direct: bool = False  # a direct convolution (see lower_conv2d), not the batch-GEMM form
     nr: int | None = None  # columns per micro-tile, when only that many are contiguous (a blocked output)
     kc: int | None = None  # the reduction's block, when A is row-major in place only that far (a blocked input)
+    # batch loops enclosing the update stage with a producer beside it, instead of the stage's own (``batch``
+    # is then empty): the update is a GEMM per iteration of them, and they are the parallel root
+    outer: list[str] = field(default_factory=list)
 
 
 @dataclass

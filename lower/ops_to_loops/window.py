@@ -3,7 +3,7 @@ local buffer, so that every window tap reads it at unit stride along the output 
 
 from __future__ import annotations
 
-from lower.ir import Buffer, Expr, IntImm, Stage, Stmt, Store, const, loops, seq
+from lower.ir import Buffer, Expr, If, IntImm, Stage, Stmt, Store, const, ge, land, loops, lt, seq
 from lower.ops_to_loops.core import LowerCtx
 
 ROW = 16  # output rows computed into a local row padded to a multiple of this (the widest f32 vector)
@@ -56,16 +56,35 @@ def padded_slice(
     fill_idx = (a // HP, a % HP, b // WQ, b % WQ)
     parts: list[Stmt] = [loops([(a, channels * HP), (b, SW * WQ)], Store(xp, fill_idx, const(fill)))]
     rows = min(H, HP - PH)
-    # each phase's columns inside the input: wq in [lo, hi]
+    for phases, lo, hi in column_pieces(W, WQ, SW, PW):
+        if rows <= 0:
+            continue
+        c1, ih, t = ctx.var("c"), ctx.var("ih"), ctx.var("t")
+        copies = [
+            Store(xp, (c1, ih + PH, IntImm(p), t + lo), x[n, ch0 + c1, ih, (t + lo) * SW + p - PW]) for p in phases
+        ]
+        parts.append(loops([(c1, channels), (ih, rows), (t, hi - lo + 1)], seq(*copies)))
+    return xp, Stage(f"{ctx.tag}.pad", seq(*parts))
+
+
+def column_pieces(W: int, WQ: int, SW: int, PW: int) -> list[tuple[list[int], int, int]]:
+    """How a padded, phase-split row of ``WQ`` columns per phase is copied from an input row of ``W``:
+    ``(phases, lo, hi)`` loops over ``wq`` in ``[lo, hi]``, each copying column ``wq*SW + p - PW`` of the
+    input for every ``p`` in ``phases`` (the columns outside the input are left to the fill).
+
+    The columns every phase has are copied in one loop that reads all SW phases of each: the SW loads of
+    an iteration are adjacent, one interleaved group that LLVM loads as whole vectors and shuffles (a loop
+    per phase reads at stride SW with gaps, which it left scalar: a 3x3/2 pool's copy took longer than the
+    pool); the few columns only some phases have go one loop per phase.
+
+        >>> column_pieces(224, 115, 2, 3)      # a 7x7/2 convolution's row, padding 3
+        [([0, 1], 2, 112), ([0], 113, 113), ([1], 1, 1)]
+    """
     spans = []
     for p in range(SW):
         lo = max(0, -(-(PW - p) // SW))  # first wq whose column lies inside the input
         hi = min(WQ - 1, (W - 1 + PW - p) // SW)
         spans.append((p, lo, hi))
-    # the columns every phase has are copied in one loop that reads all SW phases of each: the SW loads of
-    # an iteration are adjacent, one interleaved group that LLVM loads as whole vectors and shuffles (a loop
-    # per phase reads at stride SW with gaps, which it left scalar: a 3x3/2 pool's copy took longer than the
-    # pool); the few columns only some phases have go one loop per phase
     both_lo, both_hi = max(lo for _, lo, _ in spans), min(hi for _, _, hi in spans)
     pieces: list[tuple[list[int], int, int]] = []
     if both_hi >= both_lo:
@@ -74,12 +93,53 @@ def padded_slice(
             pieces += [([p], lo, min(hi, both_lo - 1)), ([p], max(lo, both_hi + 1), hi)]
     else:
         pieces += [([p], lo, hi) for p, lo, hi in spans]
+    return [(ph, lo, hi) for ph, lo, hi in pieces if hi >= lo]
+
+
+def row_slice(
+    ctx: LowerCtx,
+    x: Buffer,
+    n: Expr,
+    ch0: Expr,
+    channels: int,
+    oh: Expr,
+    out_w: int,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    pad: tuple[int, int],
+    dilation: tuple[int, int],
+) -> tuple[Buffer, Stmt]:
+    """One output row's windows: a local ``xr[c, kh, ph, wq]`` holding input row ``oh*SH - PH + kh*DH`` of
+    channel ``ch0 + c``, column ``wq*SW + ph - PW`` (zero outside the input), and the stage filling it.
+
+    Column ``ow*SW + kw*DW`` of tap ``(kh, kw)`` is ``xr[c, kh, (kw*DW) % SW, ow + (kw*DW) // SW]``: unit
+    stride in ``ow``, no bounds select, whatever the stride (``padded_slice`` for one output row, its input
+    rows chosen at run time).  A tap row inside the input is copied (``column_pieces``) and only its columns
+    outside the input zeroed; a row outside it is zeroed whole::
+
+        if 0 <= ih < H:  xr[c, kh, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   (and the edges 0)
+        else:            xr[c, kh, ph, wq] = 0
+    """
+    _, _, H, W = x.shape
+    (KH, KW), (SH, SW), (PH, PW), (DH, DW) = kernel, stride, pad, dilation
+    WQ = out_w + (KW - 1) * DW // SW
+    xr = Buffer(ctx.namer.name(f"{ctx.tag}_xrow"), (channels, KH, SW, WQ), scope="local")
+    c1, kh = ctx.var("c"), ctx.var("kh")
+    ih = oh * SH - PH + kh * DH
+    pieces = column_pieces(W, WQ, SW, PW)
+    inside: list[Stmt] = []
+    for p in range(SW):  # each phase's columns outside the input: zero
+        spans = [(lo, hi) for phases, lo, hi in pieces if p in phases]
+        lo, hi = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (WQ, WQ - 1)
+        for a, b in ((0, lo), (hi + 1, WQ)):
+            if b > a:
+                t = ctx.var("e")
+                inside.append(loops([(t, b - a)], Store(xr, (c1, kh, IntImm(p), t + a), const(0.0))))
     for phases, lo, hi in pieces:
-        if hi < lo or rows <= 0:
-            continue
-        c1, ih, t = ctx.var("c"), ctx.var("ih"), ctx.var("t")
-        copies = [
-            Store(xp, (c1, ih + PH, IntImm(p), t + lo), x[n, ch0 + c1, ih, (t + lo) * SW + p - PW]) for p in phases
-        ]
-        parts.append(loops([(c1, channels), (ih, rows), (t, hi - lo + 1)], seq(*copies)))
-    return xp, Stage(f"{ctx.tag}.pad", seq(*parts))
+        t = ctx.var("t")
+        copies = [Store(xr, (c1, kh, IntImm(p), t + lo), x[n, ch0 + c1, ih, (t + lo) * SW + p - PW]) for p in phases]
+        inside.append(loops([(t, hi - lo + 1)], seq(*copies)))
+    ph, wq = ctx.var("ph"), ctx.var("wq")
+    outside = loops([(ph, SW), (wq, WQ)], Store(xr, (c1, kh, ph, wq), const(0.0)))
+    body = loops([(c1, channels), (kh, KH)], If(land(ge(ih, 0), lt(ih, H)), seq(*inside), outside))
+    return xr, Stage(f"{ctx.tag}.row", body)

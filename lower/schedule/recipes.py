@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from lower.ir import (
@@ -284,12 +285,12 @@ def _update_factors(k: Kernel, g: GemmInfo) -> tuple[Expr, Expr]:
 
 
 def _const_operand(k: Kernel, const_names: set[str], g: GemmInfo, which: int) -> list[str] | None:
-    """For an operand that only reads constants, the batch loops it depends on (a grouped convolution's
-    weights: the group); None when it reads anything else."""
+    """For an operand that only reads constants, the batch loops (outer ones too) it depends on (a grouped
+    convolution's weights: the group); None when it reads anything else."""
     op = _update_factors(k, g)[which]
     srcs = {x.buf.name for x in loads_of(op)}
     fv = {x.name for x in walk_expr(op) if isinstance(x, Var)}
-    return [b for b in g.batch if b in fv] if srcs <= set(const_names) else None
+    return [b for b in [*g.outer, *g.batch] if b in fv] if srcs <= set(const_names) else None
 
 
 def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target) -> None:
@@ -301,13 +302,16 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
         raise ScheduleError(f"NR={NR} is not a whole number of the output's runs of {g.nr} columns")
     if target.mr < 1 or NR < 1:
         raise ScheduleError(f"target {target.name} has no GEMM micro-kernel")
-    batch_n = math.prod(e for e in g.init_extents[:-2]) if g.init_extents[:-2] else 1
-    if g.m * g.n * g.kdim * batch_n < GEMM_MIN_FLOPS or g.n < 16 or g.kdim < 4:
+    every = math.prod(e for e in g.init_extents[:-2]) if g.init_extents[:-2] else 1  # products, all batch loops
+    if g.m * g.n * g.kdim * every < GEMM_MIN_FLOPS or g.n < 16 or g.kdim < 4:
         raise ScheduleError("too small for the blocked GEMM")
+    # outer batch loops (GemmInfo.outer): one product per iteration, each on one thread, blocked as one
+    batch_n = 1 if g.outer else every
     MR = gemm_rows(g.m, target)
     a_deps, b_deps = (_const_operand(s.kernel, const_names, g, w) for w in (0, 1))
     a_const, b_const = a_deps is not None, b_deps is not None
-    blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, target, MR, a_const, b_const)
+    blk_target = dataclasses.replace(target, threads=1) if g.outer else target
+    blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, blk_target, MR, a_const, b_const)
     NC, KC, MC, rows = blk["NC"], g.kc or blk["KC"], blk["MC"], blk["ROWS"] == 1
     i, j, kk = g.i, g.j, g.k
     s.split(j, NC).split(f"{j}.i", NR).split(kk, KC).split(i, MC).split(f"{i}.i", MR)
@@ -363,11 +367,16 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     for nxt in [*g.batch, *par][1:]:
         s.fuse(root, nxt)
         root = f"{root}.{nxt}"
+    if g.outer:  # the outer loops, fused, are the root (parallel at the end)
+        root = g.outer[0]
+        for nxt in g.outer[1:]:
+            s.fuse(root, nxt)
+            root = f"{root}.{nxt}"
     root_lp = need_loop(s.kernel.body, root, "gemm")
-    flops = 2 * g.m * g.n * g.kdim * batch_n
+    flops = 2 * g.m * g.n * g.kdim * every
     # worth a launch when there are enough flops, or enough operand data to stream (an RNN step's matvec
     # reads a 1 MiB weight for 0.5 Mflop: bound by one core's bandwidth, so two cores read it faster)
-    moved = (g.m * g.kdim + g.kdim * g.n + g.m * g.n) * batch_n
+    moved = (g.m * g.kdim + g.kdim * g.n + g.m * g.n) * every
     if (
         threads > 1
         and (flops >= PAR_MIN_FLOPS or moved >= PAR_MIN_ELEMS)
@@ -397,8 +406,8 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     # short k blocks over an A read in place: one call runs them all as segments (accumulators kept)
     segments = g.kc is not None and unit and not a_const and find_loop(s.kernel.body, ko) is not None
     s.tensorize(ko if segments else ii, MR, NR, stream=stream, segments=segments, runs=g.nr or 0)
-    for st in list(walk_stmt(s.kernel.body)):  # the copies into panels: vectorize their innermost loop
-        if isinstance(st, Stage) and ".pack_" in st.name:
+    for st in list(walk_stmt(s.kernel.body)):  # the copies into panels and slices: vectorize their innermost loop
+        if isinstance(st, Stage) and (".pack_" in st.name or st.name == f"{g.stage}.row"):
             _vectorize_innermost(s, st.name)
 
 

@@ -26,6 +26,7 @@ from lower.ir import (
     Kernel,
     Load,
     Select,
+    Seq,
     Stage,
     Stmt,
     Store,
@@ -33,6 +34,7 @@ from lower.ir import (
     affine_in,
     bounds,
     enclosing,
+    find_loop,
     find_stage,
     flat_offset,
     format_expr,
@@ -68,6 +70,8 @@ class ComputeAt(Step):
     The stage's outer loops must match (same extents) the loops from the other
     nest's root down to ``loop``; they are merged.  A producer (stage before
     the nest) goes at the start of ``loop``'s body, a consumer at its end.
+    The loops on the way down may hold other statements (a slice filled per
+    row beside the row's nest) that do not touch what the stage does.
 
     before::                          after compute_at("scale", "i")::
 
@@ -102,10 +106,21 @@ class ComputeAt(Step):
         chain = enclosing(T, lp)
         assert chain is not None  # t_idx was picked as the statement enclosing lp
         path = [s for s in chain if isinstance(s, For)]
-        for a, b in itertools.pairwise(path):
-            if a.body is not b:
+        # statements beside the way down (a loop whose body is a local buffer and a sequence: a producer
+        # computed per iteration beside the nest) must not touch what the stage does: it then runs after those
+        # of its own and earlier iterations, and before later ones
+        beside: list[Stmt] = []
+        for a, b in itertools.pairwise(chain):
+            if isinstance(a, Seq):
+                beside += [x for x in a.stmts if x is not b]
+            elif not isinstance(a, (For, Allocate, Stage)):
+                raise ScheduleError(f"{step}: {self.loop} is inside a {type(a).__name__}")
+        if beside:
+            c = conflict(*accesses(P, {}), *accesses(seq(*beside), {}))
+            if c:
                 raise ScheduleError(
-                    f"{step}: loops down to {self.loop} must be perfectly nested ({a.var.name} has other statements)"
+                    f"{step}: loops down to {self.loop} hold other statements that also use {c} "
+                    f"({path[0].var.name} is not a perfect nest)"
                 )
         if not isinstance(chain[0], For) and not (isinstance(chain[0], Stage) and chain[1] is path[0]):
             raise ScheduleError(f"{step}: {self.loop} must be reached from the root of its nest through loops only")
@@ -268,7 +283,8 @@ class Pack(Step):
                                                        C[i, j] += A[i, k] * Bp[j.o, k.i, j.i]
 
     Refused when the operand depends on loops neither in ``layout`` nor
-    enclosing ``at``, or when its source is written inside the kernel.
+    enclosing ``at``, or when its source is written inside the kernel (with
+    ``at`` a loop of the stage: inside the stage).
     """
 
     stage: str
@@ -356,7 +372,10 @@ class Pack(Step):
                 "layout nor outside the pack point"
             )
         srcs = {ld.buf.name for ld in loads_of(operand)}
-        written = {s.buf.name for s in stores_of(k.body)}
+        # packed at a loop of the stage, the copy runs after everything outside the stage: only what the
+        # stage itself writes could change under it (a slice filled beside the stage is packed as it is read)
+        inside_stage = self.at is not None and find_loop(st_node, self.at) is not None
+        written = {s.buf.name for s in stores_of(st_node if inside_stage else k.body)}
         if srcs & written:
             raise ScheduleError(f"{step}: the operand reads {sorted(srcs & written)}, which this kernel writes")
         return store, operand, loops_here, outside

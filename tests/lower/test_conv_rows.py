@@ -20,6 +20,7 @@ CASES = [
     ((2, 1, 40, 37), (8, 1, 3, 3), (2, 1), (1, 0), (1, 1), 1),  # unequal stride, column padding only
     ((1, 4, 45, 50), (12, 2, 3, 3), (2, 2), (2, 2), (2, 2), 2),  # dilation 2, two groups of 6 outputs
     ((1, 3, 47, 47), (20, 3, 3, 3), (2, 2), (0, 0), (1, 1), 1),  # no padding, 23 columns
+    ((1, 2, 30, 64), (10, 2, 5, 5), (3, 2), (4, 1), (1, 1), 1),  # padding 4 of 5 tap rows: rows outside whole
 ]
 
 
@@ -48,6 +49,24 @@ def test_row_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
     r = torch.randn(ref.shape, generator=gen)
     cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape)), target=target)
     assert rel_err(cg({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_row_form_reads_a_padded_phase_split_slice_per_row(threads):
+    """Each output row's input rows are copied into a local slice (columns split by phase, zero outside the
+    input) beside the row's GEMM, which packs its panels from it at unit stride: no bounds select and no
+    stride-2 read in the panel copy; the rows are the parallel root."""
+    gen = torch.Generator().manual_seed(3)
+    w, bias = torch.randn(16, 3, 7, 7, generator=gen) * 0.3, torch.randn(16, generator=gen)
+    x = torch.randn(1, 3, 64, 70, generator=gen)
+    cg = compile_graph(_conv(x.shape, w, bias, (2, 2), (3, 3), (1, 1), 1, None), target=parse_target("llvm", threads))
+    src = cg.kernel_source(0)
+    root = "parallel for n.g.oh in 0..32 {" if threads > 1 else "for n.g.oh in 0..32 {"
+    assert root in src and "_xrow: f32[3, 7, 2, 38]" in src.split(root)[1]
+    panel = next(ln for ln in src.splitlines() if "_panel[" in ln and "= " in ln)
+    assert "_xrow[" in panel and "select" not in panel and "i_x[" not in panel
+    assert "gemmt_" in src
+    assert rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
 
 
 def test_row_form_only_for_strided_convs_over_few_channels():

@@ -12,6 +12,7 @@ from lower.ir import (
     Allocate,
     Bin,
     Buffer,
+    FloatImm,
     For,
     IntImm,
     Intrinsic,
@@ -329,6 +330,42 @@ def test_compute_at_refuses_cross_iteration_reads():
     s2c = Stage("add", loops([(i, 4), (j, 8)], Store(Z, (i, j), T[3 - i, j] + 1.0)))  # reads a later row
     with pytest.raises(ScheduleError, match="would change the result"):
         ComputeAt("scale", "i").apply(Kernel("two", [Y, Buffer("z", (4, 8))], Allocate(T, seq(s1, s2c))))
+
+
+def _row_kernel(row_writes_z: bool = False) -> Kernel:
+    """z = 0 (stage init), then per row i: a local slice r = x[i, :] * 2 (stage row) beside z[i, :] += w @ r
+    (stage acc): the loop i holds a producer besides the nest (a convolution row's slice)."""
+    X, W, Z, R = Buffer("x", (4, 8)), Buffer("w", (8, 8)), Buffer("z", (4, 8)), Buffer("r", (8,), scope="local")
+    j3, kk = Var("j3"), Var("kk")
+    init = Stage("init", loops([(i2, 4), (j2, 8)], Store(Z, (i2, j2), FloatImm(0.5))))
+    fill = [Store(R, (j3,), X[i, j3] * 2.0)] + ([Store(Z, (i, j3), FloatImm(0.0))] if row_writes_z else [])
+    row = Stage("row", For(j3, IntImm(8), seq(*fill)))
+    acc = Stage("acc", loops([(j, 8), (kk, 8)], Store(Z, (i, j), Z[i, j] + W[j, kk] * R[kk])))
+    return Kernel("rows", [X, W, Z], seq(init, Stage("rows", For(i, IntImm(4), Allocate(R, seq(row, acc))))))
+
+
+def test_compute_at_past_a_producer_beside_the_nest():
+    """The loops down to the target may hold other statements (a local slice filled per row) when those do
+    not touch what the moved stage does; the stage then runs after them in each iteration."""
+    before = _row_kernel()
+    inputs = {"x": torch.randn(4, 8), "w": torch.randn(8, 8)}
+    after = ComputeAt("init", "j").apply(before)
+    src = format_kernel(after)
+    assert src.index("r[j3] =") < src.index("// stage init") < src.index("z[i, j] = z[i, j] +")
+    same_results(before, after, inputs, ["z"])
+    with pytest.raises(ScheduleError, match="hold other statements that also use z"):
+        ComputeAt("init", "j").apply(_row_kernel(row_writes_z=True))
+
+
+def test_pack_of_a_slice_filled_beside_the_stage():
+    """An operand read from a local the kernel fills outside the stage is packed at a loop of the stage (the
+    copy runs after the fill); packed once before everything it would read the slice unfilled: refused."""
+    before = _row_kernel()
+    s = Schedule(before).pack("acc", "r", "j", ("kk",), "rp")
+    assert "rp[kk.p] = r[kk.p]" in format_kernel(s.kernel)
+    same_results(before, s.kernel, {"x": torch.randn(4, 8), "w": torch.randn(8, 8)}, ["z"])
+    with pytest.raises(ScheduleError, match="which this kernel writes"):
+        Schedule(before).pack("acc", "r", None, ("kk",), "rp")
 
 
 def test_inline():
