@@ -67,8 +67,8 @@ def _k_step(
             )
         else:
             L.append(f"  %b{q} = load {VF}, ptr %bp{q}, align 4")
-        if "b" in stream:  # each of B's vectors is one cache line
-            L.append(f"  %bf{q} = getelementptr float, ptr %bp{q}, i64 {PREFETCH_B_STEPS * nr}")
+        if "b" in stream:  # each of B's vectors is one cache line; in place: the next panel's, same row
+            L.append(f"  %bf{q} = getelementptr float, ptr %bp{q}, i64 {nr if strided else PREFETCH_B_STEPS * nr}")
             L.append(f"  call void @llvm.prefetch.p0(ptr %bf{q}, i32 0, i32 3, i32 1)")
     if _a_columns(kind):  # k step k starts k * lda floats in, its rows are adjacent
         L.append("  %ak = mul i64 %k, %lda")

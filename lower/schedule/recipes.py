@@ -402,7 +402,9 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     # cache between runs): the micro-kernel prefetches it ahead; A only when few column panels share each
     # of its tiles (else the prefetches of a tile already in L1 only cost issue slots: VGG's convs 1% slower)
     stream_a = a_const and math.ceil(min(NC, g.n) / NR) <= STREAM_A_MAX_PANELS
-    stream = ("a" if stream_a else "") + ("b" if b_const else "")
+    # B read in place (gemmr: an activation, left in memory by an earlier layer): its next panel is prefetched
+    b_in_place = not b_const and find_stage(s.kernel.body, f"{g.stage}.pack_{g.b_buf}_panel") is None
+    stream = ("a" if stream_a else "") + ("b" if b_const or b_in_place else "")
     # short k blocks over an A read in place: one call runs them all as segments (accumulators kept)
     segments = g.kc is not None and unit and not a_const and find_loop(s.kernel.body, ko) is not None
     s.tensorize(ko if segments else ii, MR, NR, stream=stream, segments=segments, runs=g.nr or 0)

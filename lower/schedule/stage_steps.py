@@ -470,7 +470,9 @@ class Tensorize(Step):
     stride along j, any stride along k).
 
     ``stream`` names the operands that come from memory rather than cache ("a", "b", "ab": weights packed
-    at compile time, read once per run): the micro-kernel prefetches them ahead (``gemmt_12x32_pa``).
+    at compile time, read once per run): the micro-kernel prefetches them ahead (``gemmt_12x32_pa``).  A B
+    read in place streams the next panel: each k step prefetches its row's next NR columns (a 1x1
+    convolution's input, rows a plane apart, left by an earlier layer in memory).
 
     ``segments``: ``loop`` is a fourth loop around the three, over segments of the reduction (C must not
     depend on it): ``gemms_`` keeps the accumulators across them, A (row-major) and B advancing by their
@@ -590,7 +592,7 @@ class Tensorize(Step):
         ldb = bf[0][kv]
         packed = ldb == self.nr and B.buf.shape[-1] == self.nr and B.buf.strides is None
         if not packed:
-            if B.buf.scope == "local" or "b" in self.stream:
+            if B.buf.scope == "local":
                 raise ScheduleError(
                     f"{step}: B ({B.buf.name}) must be a packed panel buffer with {self.nr} lanes, or a row-major "
                     f"operand read in place (stride {ldb} along {kv})"

@@ -22,7 +22,7 @@ from lower import compile_graph
 from lower.ir import Buffer, For, IntImm, Kernel, Load, LoopKind, Select, Stage, Store, Var, lt
 from lower.llvm import jit
 from lower.llvm.codegen import kernel_to_llvm
-from lower.llvm.intrinsics import library_module
+from lower.llvm.intrinsics import PREFETCH_B_STEPS, library_module
 from lower.target import parse_target
 from rewrite.ir.builder import GraphBuilder
 
@@ -189,6 +189,12 @@ def test_gemm_micro_kernel_prefetches_only_the_streamed_operands():
 
     assert [loop_prefetches(s) for s in ("", "a", "b", "ab")] == [0, 1, 2, 3]
     assert "@eqsat_gemmt_12x32_pab(" in library_module(12, 32, 16, "gemmt", "ab")
+    # a packed B panel: PREFETCH_B_STEPS k steps ahead; B read in place (rows ldb apart): the next panel's
+    # columns of the same row
+    packed = library_module(12, 32, 16, "gemmt", "b").split("_m12_q2(")[1]
+    in_place = library_module(12, 32, 16, "gemmtr", "b").split("_m12_q2(")[1]
+    assert f"%bf0 = getelementptr float, ptr %bp0, i64 {PREFETCH_B_STEPS * 32}" in packed
+    assert "%bf1 = getelementptr float, ptr %bp1, i64 32" in in_place
 
 
 def test_cache_key_depends_on_cpu_and_text():

@@ -473,10 +473,12 @@ def test_micro_kernel_name_parts_back():
 
 
 def test_tensorize_refusals():
-    s = Schedule(gemm_kernel()).split("j", 32).split("i", 8).reorder("j.o", "i.o", "i.i", "j.i", "k")
-    with pytest.raises(ScheduleError, match="packed panel"):  # B not packed cannot be prefetched as a panel
-        s.tensorize("i.i", 8, 32, stream="b")
-    assert "gemmr_8x32(" in format_kernel(s.tensorize("i.i", 8, 32).kernel)  # B read in place: rows n apart
+    def tiled() -> Schedule:
+        return Schedule(gemm_kernel()).split("j", 32).split("i", 8).reorder("j.o", "i.o", "i.i", "j.i", "k")
+
+    assert "gemmr_8x32(" in format_kernel(tiled().tensorize("i.i", 8, 32).kernel)  # B read in place: rows n apart
+    # streamed, B in place prefetches each row's next panel
+    assert "gemmr_8x32_pb(" in format_kernel(tiled().tensorize("i.i", 8, 32, stream="b").kernel)
     with pytest.raises(ScheduleError, match="at most"):
         Schedule(gemm_kernel()).tensorize("i", 8, 32)
     with pytest.raises(ScheduleError, match="three perfectly nested loops"):
