@@ -1,10 +1,12 @@
 """End to end: each benchmark model compiled by eqsat, against PyTorch eager and the peers.
 
     python -m bench.e2e [--models a,b] [--peers ort,inductor] [--threads 1,2] [--cost compiled|analytical] [--json OUT]
+                        [--in-process]
     python -m bench.e2e --target cuda [--peers eager,inductor] [--cost compiled|analytical] [--imported]
 
-For each model and thread count, every contender runs in one process, interleaved round by round
-(``costs.timing.interleaved``) on the same thread count:
+Each model is timed in a process of its own (``run_model_apart``; ``--in-process``: all in this one), where
+for each thread count every contender runs interleaved round by round (``costs.timing.interleaved``) on the
+same thread count:
 
 * ``eager``: the PyTorch module under ``torch.no_grad``;
 * ``ort``: onnxruntime on the model's ONNX export, ``ORT_ENABLE_ALL``, ``intra_op_num_threads`` set;
@@ -37,6 +39,7 @@ import contextlib
 import json
 import math
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -209,6 +212,29 @@ def run_model(
             )
             rows.append(row)
     return rows
+
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout, where ``python -m bench.e2e`` resolves
+
+
+def run_model_apart(
+    name: str, threads_list: Sequence[int], peers: Sequence[str], repeats: int, cost: str = "compiled"
+) -> list[dict[str, Any]]:
+    """``run_model`` in a fresh interpreter (``python -m bench.e2e --in-process --models NAME``), its rows read
+    back: every contender is still timed interleaved in that one process, but none carries what earlier models
+    left in it (in one process through all eight, SqueezeNet at 2 threads ran 3.1-4.1 ms where it ran 2.5 ms
+    alone, eager 13-15 ms where 10).  Its progress and warnings go to stderr; a process that writes no rows
+    is an error naming the model and its exit status."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rows.json"
+        cmd = [sys.executable, "-m", "bench.e2e", "--in-process", "--rows-only", "--models", name]
+        cmd += ["--threads", ",".join(map(str, threads_list)), "--peers", ",".join(peers)]
+        cmd += ["--repeats", str(repeats), "--cost", cost, "--json", str(out)]
+        proc = subprocess.run(cmd, cwd=ROOT, check=False)
+        if not out.exists():
+            raise RuntimeError(f"bench e2e: the process timing {name} wrote no rows (exit status {proc.returncode})")
+        rows: list[dict[str, Any]] = json.loads(out.read_text())
+        return rows
 
 
 def _ratio(r: dict[str, Any], peer: str) -> float | None:
@@ -434,6 +460,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--imported", action="store_true", help="cuda: also time the graph compiled as imported")
     p.add_argument("--json", help="write the rows (llvm: a JSON list; cuda: target, rows, summary) to this file")
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="llvm: time every model in this process (by default each of several models runs in its own)",
+    )
+    p.add_argument("--rows-only", action="store_true", help=argparse.SUPPRESS)  # no table: a model's own process
     return p
 
 
@@ -468,14 +500,21 @@ def main(argv: Sequence[str] | None = None, timer: Timer = cuda_event_ms) -> int
         print(f"--threads wants positive integers, got {args.threads!r}", file=sys.stderr)
         return 2
     rows: list[dict[str, Any]] = []
+    timed = run_model if args.in_process or len(names) == 1 else run_model_apart
     for name in each(names, "bench e2e"):
-        rows.extend(run_model(name, threads, peers, args.repeats, args.cost))
+        try:
+            rows.extend(timed(name, threads, peers, args.repeats, args.cost))
+        except RuntimeError as e:
+            print(e, file=sys.stderr)
+            return 1
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.rows_only:
+        return 0 if all(r["verified"] for r in rows) else 1
     print_table(rows)
     for r in rows:
         for note in r["notes"]:
             print(f"warning: {r['model']} ({r['threads']} thr): {note}", file=sys.stderr)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0 if all(r["verified"] for r in rows) else 1
 
 

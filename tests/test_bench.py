@@ -86,6 +86,47 @@ def test_e2e_rejects_bad_arguments(capsys):
     assert "unknown peer" in capsys.readouterr().err
 
 
+def test_e2e_times_each_model_in_its_own_process(monkeypatch, tmp_path, capsys):
+    """Several models: one process each (``run_model_apart``), unless ``--in-process``; a process that writes
+    no rows stops the bench with a one-line error naming the model."""
+    from bench import e2e
+
+    calls: list[tuple[str, str]] = []
+
+    def fake(how):
+        def run(name, threads, peers, repeats, cost):
+            calls.append((how, name))
+            return [dict(_row(name, threads[0], 1.0, 2.0, 2.0), notes=[])]
+
+        return run
+
+    monkeypatch.setattr(e2e, "run_model", fake("here"))
+    monkeypatch.setattr(e2e, "run_model_apart", fake("apart"))
+    out = tmp_path / "rows.json"
+    assert main(["bench", "e2e", "--models", "nasrnn,bert", "--threads", "1", "--json", str(out)]) == 0
+    assert calls == [("apart", "nasrnn"), ("apart", "bert")] and len(json.loads(out.read_text())) == 2
+    calls.clear()
+    assert main(["bench", "e2e", "--models", "nasrnn,bert", "--threads", "1", "--in-process"]) == 0
+    assert main(["bench", "e2e", "--models", "bert", "--threads", "1"]) == 0  # one model: no second process
+    assert calls == [("here", "nasrnn"), ("here", "bert"), ("here", "bert")]
+
+    def broken(name, *a):
+        raise RuntimeError(f"bench e2e: the process timing {name} wrote no rows (exit status 1)")
+
+    monkeypatch.setattr(e2e, "run_model_apart", broken)
+    capsys.readouterr()
+    assert main(["bench", "e2e", "--models", "nasrnn,bert", "--threads", "1"]) == 1
+    assert "the process timing nasrnn wrote no rows" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_e2e_model_in_its_own_process_reads_back_its_rows():
+    from bench.e2e import run_model_apart
+
+    (row,) = run_model_apart("nasrnn", [1], [], repeats=1)
+    assert row["model"] == "nasrnn" and row["verified"] is True and row["ms_ort"] is None
+
+
 @pytest.mark.slow
 def test_e2e_json_schema(tmp_path):
     out = tmp_path / "e2e.json"
