@@ -214,20 +214,20 @@ def run_model(
     return rows
 
 
-ROOT = Path(__file__).resolve().parents[1]  # the checkout, where ``python -m bench.e2e`` resolves
+ROOT = Path(__file__).resolve().parents[1]  # the checkout, where ``python -m rewrite.cli`` resolves
 
 
 def run_model_apart(
     name: str, threads_list: Sequence[int], peers: Sequence[str], repeats: int, cost: str = "compiled"
 ) -> list[dict[str, Any]]:
-    """``run_model`` in a fresh interpreter (``python -m bench.e2e --in-process --models NAME``), its rows read
+    """``run_model`` in a fresh interpreter (``eqsat bench e2e --in-process --models NAME``), its rows read
     back: every contender is still timed interleaved in that one process, but none carries what earlier models
     left in it (in one process through all eight, SqueezeNet at 2 threads ran 3.1-4.1 ms where it ran 2.5 ms
     alone, eager 13-15 ms where 10).  Its progress and warnings go to stderr; a process that writes no rows
     is an error naming the model and its exit status."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rows.json"
-        cmd = [sys.executable, "-m", "bench.e2e", "--in-process", "--rows-only", "--models", name]
+        cmd = [sys.executable, "-m", "rewrite.cli", "bench", "e2e", "--in-process", "--rows-only", "--models", name]
         cmd += ["--threads", ",".join(map(str, threads_list)), "--peers", ",".join(peers)]
         cmd += ["--repeats", str(repeats), "--cost", cost, "--json", str(out)]
         proc = subprocess.run(cmd, cwd=ROOT, check=False)
