@@ -25,7 +25,8 @@ k steps ahead (``Tensorize.stream``).
 
 ``gemms`` runs k in ``nseg`` segments of ``kc`` steps (A and B advancing ``aseg`` / ``bseg`` floats a segment,
 the accumulators kept: a blocked input's channel blocks), ``q`` kinds store C's column vectors ``ldq``
-apart (a blocked output's channel blocks).
+apart (a blocked output's channel blocks), ``z`` kinds take a last argument ``beta``: 0 stores the tile
+into C without reading it (the first k block of a product whose zero init was folded, ``FoldInit``), 1 adds.
 
     >>> "@llvm.fma.v16f32(" in library_module(8, 32, 16)
     True
@@ -160,6 +161,16 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
     L.append("done:")
     for r, q in tiles:
         L.append(f"  %f{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, {last} ]")
+    if _overwrites(kind):  # beta = 0: the tile is C (a folded zero init), nothing read
+        L.append("  %keep = icmp ne i64 %beta, 0")
+        L.append("  br i1 %keep, label %add, label %set")
+        L.append("set:")
+        for r, q in tiles:
+            L.append(
+                f"  call void @llvm.masked.store.v{W}f32.p0({VF} %f{r}_{q}, ptr %cp{r}_{q}, i32 4, <{W} x i1> %mask{q})"
+            )
+        L.append("  ret void")
+        L.append("add:")
     for r, q in tiles:
         L.append(
             f"  %c{r}_{q} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %cp{r}_{q}, i32 4, "
@@ -227,7 +238,7 @@ def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str
 
 
 # A kind is ``gemm`` and its flags: ``t`` A column-major (a packed panel), ``r`` B read in place, ``s`` k in
-# segments, ``q`` C's column vectors ``ldq`` apart
+# segments, ``q`` C's column vectors ``ldq`` apart, ``z`` C overwritten when ``beta`` is 0
 def _a_columns(kind: str) -> bool:
     """Whether A is column-major (``gemmt``: a packed panel, k steps lda apart), else row-major."""
     return "t" in kind[4:]
@@ -251,9 +262,19 @@ def _c_runs(kind: str) -> bool:
     return "q" in kind[4:]
 
 
+def _overwrites(kind: str) -> bool:
+    """Whether the kind takes ``beta`` (``z``): 0 stores the tile into C, 1 adds it (a folded zero init:
+    ``FoldInit``)."""
+    return "z" in kind[4:]
+
+
 def _extra(kind: str) -> str:
-    """The parameters after ``n``: the segments' (``s``), then C's vector stride (``q``)."""
-    return (", i64 %nseg, i64 %aseg, i64 %bseg" if _segmented(kind) else "") + (", i64 %ldq" if _c_runs(kind) else "")
+    """The parameters after ``n``: the segments' (``s``), C's vector stride (``q``), then ``beta`` (``z``)."""
+    return (
+        (", i64 %nseg, i64 %aseg, i64 %bseg" if _segmented(kind) else "")
+        + (", i64 %ldq" if _c_runs(kind) else "")
+        + (", i64 %beta" if _overwrites(kind) else "")
+    )
 
 
 def _ldb(kind: str) -> str:
@@ -269,7 +290,7 @@ def emit_gemm(fe: Any, s: Intrinsic) -> None:
     fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream)
     ldb_t = "i64, " if _b_in_place(kind) else ""
     extra_t = ", i64" * len(segs)
-    want = 3 * _segmented(kind) + _c_runs(kind)
+    want = 3 * _segmented(kind) + _c_runs(kind) + _overwrites(kind)
     if len(segs) != want:
         raise CodegenError(f"{s.name}: {want} arguments after n, got {len(segs)}")
     fe.mod.define(s.name, lambda: f"declare void @{sym}(ptr, i64, ptr, {ldb_t}ptr, i64, i64, i64, i64{extra_t})")
@@ -285,8 +306,9 @@ def emit_gemm(fe: Any, s: Intrinsic) -> None:
 
 # A row-major (unit stride along k) / column-major (unit stride along i); B a packed panel, or with the
 # ``r`` kinds row-major in place (rows ldb apart); ``s``: A row-major in k segments; ``q``: C in runs of one
-# vector (the flags above ``_a_columns``)
-KINDS = ("gemm", "gemmt", "gemmr", "gemmtr", "gemms", "gemmq", "gemmtq", "gemmsq")
+# vector; ``z``: C overwritten when beta is 0 (the flags above ``_a_columns``)
+_KINDS = ("gemm", "gemmt", "gemmr", "gemmtr", "gemms", "gemmq", "gemmtq", "gemmsq")
+KINDS = _KINDS + tuple(k + "z" for k in _KINDS if "s" not in k[4:])  # and each but ``s`` with beta
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
     micro_kernel_name(kind, mr, nr, st): emit_gemm

@@ -24,6 +24,7 @@ from lower.schedule.record import Schedule
 from lower.schedule.stage_steps import (
     STREAMS,
     ComputeAt,
+    FoldInit,
     Inline,
     Pack,
     Tensorize,
@@ -39,6 +40,7 @@ __all__ = [
     "BindThreads",
     "BlockRows",
     "ComputeAt",
+    "FoldInit",
     "Fuse",
     "Inline",
     "Pack",

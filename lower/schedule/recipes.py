@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 
@@ -305,6 +306,11 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     every = math.prod(e for e in g.init_extents[:-2]) if g.init_extents[:-2] else 1  # products, all batch loops
     if g.m * g.n * g.kdim * every < GEMM_MIN_FLOPS or g.n < 16 or g.kdim < 4:
         raise ScheduleError("too small for the blocked GEMM")
+    # a zero init folded into the product (FoldInit): the first k block stores its tiles instead of adding
+    # them to a pass of zeros (refused for anything but a plain zero init)
+    if g.kc is None and not g.outer:
+        with contextlib.suppress(ScheduleError):
+            s.fold_init(g.init_stage, g.stage, g.k)
     # outer batch loops (GemmInfo.outer): one product per iteration, each on one thread, blocked as one
     batch_n = 1 if g.outer else every
     MR = gemm_rows(g.m, target)

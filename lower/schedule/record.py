@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from lower.ir import Kernel
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
-from lower.schedule.stage_steps import ComputeAt, Inline, Pack, Tensorize
+from lower.schedule.stage_steps import ComputeAt, FoldInit, Inline, Pack, Tensorize
 
 
 # ============================================================== schedule record
@@ -57,6 +57,9 @@ class Schedule:
 
     def compute_at(self, stage: str, loop: str) -> Schedule:
         return self.apply(ComputeAt(stage, loop))
+
+    def fold_init(self, init: str, stage: str, k: str) -> Schedule:
+        return self.apply(FoldInit(init, stage, k))
 
     def inline(self, stage: str) -> Schedule:
         return self.apply(Inline(stage))

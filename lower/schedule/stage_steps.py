@@ -33,7 +33,9 @@ from lower.ir import (
     Var,
     affine_in,
     bounds,
+    emin,
     enclosing,
+    eq,
     find_loop,
     find_stage,
     flat_offset,
@@ -172,6 +174,107 @@ class ComputeAt(Step):
         new_t = replace_loop(T, self.loop, fn)
         new_tops = [new_t if n == t_idx else s for n, s in enumerate(tops) if n != p_idx]
         return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
+
+
+@dataclass(frozen=True)
+class FoldInit(Step):
+    """Fold a contraction's zero init into its update: the init stage goes, and the update's first reduction
+    step reads zero instead of the output.
+
+    before::                                   after fold_init("mm.init", "mm", "k")::
+
+        // stage mm.init                          // stage mm
+        for i2, j2: C[i2, j2] = 0.0               for i, j, k:
+        // stage mm                                  C[i, j] = select(k == 0, 0.0, C[i, j]) + A[i, k] * B[k, j]
+        for i, j, k:
+          C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+    A tensorized block then stores its tile instead of adding it to zeros written in a pass before (the
+    ``z`` micro-kernels).  Refused unless the two are adjacent top-level stages, the init a perfect nest
+    storing 0.0, the update a perfect nest around one ``C[x] = C[x] + a * b`` (a and b not reading C) with a
+    loop ``k`` of constant extent of at least 1 that x does not use, the init's index the update's over loops
+    of the same extents, and that index one element per iteration of the other loops (the flat offset
+    affine in them, with strides that never meet): each element's first update is then its k = 0 step.
+    """
+
+    init: str
+    stage: str
+    k: str
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"fold_init({self.init!r}, {self.stage!r})"
+        tops = top_stmts(k.body)
+        names = [t.name if isinstance(t, Stage) else None for t in tops]
+        if self.init not in names or self.stage not in names:
+            raise ScheduleError(f"{step}: both must be top-level stages")
+        p, t = names.index(self.init), names.index(self.stage)
+        if t != p + 1:
+            raise ScheduleError(f"{step}: the init stage must come right before the update")
+        ini, U = tops[p], tops[t]
+        assert isinstance(ini, Stage) and isinstance(U, Stage)
+        init_loops, init_st = self._nest(ini.body, step, "init")
+        up_loops, up_st = self._nest(U.body, step, "update")
+        if not (isinstance(init_st.value, FloatImm) and init_st.value.value == 0.0):
+            raise ScheduleError(f"{step}: the init does not store 0.0 ({format_expr(init_st.value)})")
+        v = up_st.value
+        C = up_st.buf
+        if not (
+            isinstance(v, Bin)
+            and v.op == "+"
+            and isinstance(v.a, Load)
+            and v.a.buf == C
+            and v.a.idx == up_st.idx
+            and isinstance(v.b, Bin)
+            and v.b.op == "*"
+            and all(ld.buf != C for ld in loads_of(v.b))
+        ):
+            raise ScheduleError(f"{step}: the update is not C[x] = C[x] + a * b: {format_expr(v)}")
+        if init_st.buf != C:
+            raise ScheduleError(f"{step}: the init writes {init_st.buf.name}, the update {C.name}")
+        kl = [lp for lp in up_loops if lp.var.name == self.k]
+        if not kl or not isinstance(kl[0].extent, IntImm) or kl[0].extent.value < 1:
+            raise ScheduleError(f"{step}: no loop {self.k} of constant extent >= 1 in the update")
+        others = [lp for lp in up_loops if lp.var.name != self.k]
+        if any(self.k in free_vars(e) for e in up_st.idx):
+            raise ScheduleError(f"{step}: the output index uses {self.k}")
+        extents = [lp.extent.value if isinstance(lp.extent, IntImm) else None for lp in others]
+        if [lp.extent for lp in init_loops] != [lp.extent for lp in others] or None in extents:
+            raise ScheduleError(f"{step}: the init's loops do not match the update's (constant extents, in order)")
+        sub = {a.var.name: b.var for a, b in zip(init_loops, others, strict=True)}
+        if tuple(substitute(e, sub) for e in init_st.idx) != up_st.idx:
+            raise ScheduleError(f"{step}: the init and the update index the output differently")
+        f = affine_in(flat_offset(C, up_st.idx), {lp.var.name for lp in others})
+        if f is None or not _one_element_each(f[0], {lp.var.name: int(e or 0) for lp, e in zip(others, extents)}):
+            raise ScheduleError(f"{step}: the output index may name one element from two iterations")
+        first = Select(eq(Var(self.k), IntImm(0)), FloatImm(0.0), v.a)
+        body: Stmt = Store(C, up_st.idx, Bin("+", first, v.b))
+        for lp in reversed(up_loops):
+            body = For(lp.var, lp.extent, body, lp.kind)
+        new_u = Stage(U.name, body)
+        new_tops = [x for n, x in enumerate(tops) if n != p]
+        new_tops[new_tops.index(U)] = new_u
+        return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
+
+    @staticmethod
+    def _nest(body: Stmt, step: str, what: str) -> tuple[list[For], Store]:
+        lps: list[For] = []
+        while isinstance(body, For):
+            lps.append(body)
+            body = body.body
+        if not isinstance(body, Store):
+            raise ScheduleError(f"{step}: the {what} stage is not a perfect nest around one store")
+        return lps, body
+
+
+def _one_element_each(coef: dict[str, int], extents: dict[str, int]) -> bool:
+    """Whether ``sum(coef[v] * v)`` over ``0 <= v < extents[v]`` is one-to-one: sorted by stride, each loop's
+    stride passes the span of every smaller one (loops of extent 1 do not count)."""
+    span = 0
+    for c, n in sorted((abs(coef.get(v, 0)), n) for v, n in extents.items() if n > 1):
+        if c <= span:
+            return False
+        span += c * (n - 1)
+    return True
 
 
 def inline_stage(body: Stmt, stage: str) -> Stmt:
@@ -522,12 +625,17 @@ class Tensorize(Step):
                 f"({format_expr(L1.extent)}, {format_expr(L2.extent)})"
             )
         v = st.value
+        # a folded zero init (FoldInit): C[x] = select(k == 0, 0.0, C[x]) + ..., k the reduction's index
+        first = None
+        c_read = v.a if isinstance(v, Bin) else None
+        if isinstance(c_read, Select) and c_read.a == FloatImm(0.0):
+            first, c_read = c_read.cond, c_read.b
         if not (
             isinstance(v, Bin)
             and v.op == "+"
-            and isinstance(v.a, Load)
-            and v.a.buf == st.buf
-            and v.a.idx == st.idx
+            and isinstance(c_read, Load)
+            and c_read.buf == st.buf
+            and c_read.idx == st.idx
             and isinstance(v.b, Bin)
             and v.b.op == "*"
             and isinstance(v.b.a, Load)
@@ -611,6 +719,9 @@ class Tensorize(Step):
             if kind not in ("gemmq", "gemmtq", "gemmsq"):
                 raise ScheduleError(f"{step}: C in runs needs a packed B (got {kind})")
             segs = (*segs, IntImm(ldq))
+        if first is not None:  # C overwritten (beta = 0) when this call's first step is the reduction's first
+            segs = (*segs, self._beta(first, kv, names, ranges, step))
+            kind += "z"
         intr = Intrinsic(
             micro_kernel_name(kind, self.mr, self.nr, self.stream),
             (
@@ -638,3 +749,15 @@ class Tensorize(Step):
             return intr
 
         return k.with_body(replace_loop(k.body, self.loop, call))
+
+    @staticmethod
+    def _beta(cond: Expr, kv: str, names: set[str], ranges: dict, step: str) -> Expr:
+        """For a folded init's ``k_total == 0`` with ``k_total = kv + off``: the call's ``beta``, 0 when its
+        first step is the reduction's first (``off == 0``) and 1 otherwise (``min(off, 1)``, off >= 0)."""
+        f = affine_in(cond.a, names) if isinstance(cond, Bin) and cond.op == "==" and cond.b == IntImm(0) else None
+        if f is None or f[0].get(kv) != 1 or any(c for v, c in f[0].items() if v != kv):
+            raise ScheduleError(f"{step}: the first-step test {format_expr(cond)} is not {kv} + offset == 0")
+        b = bounds(f[1], ranges)
+        if b is None or b[0] < 0:
+            raise ScheduleError(f"{step}: the reduction offset {format_expr(f[1])} may be negative")
+        return simplify(emin(f[1], 1), ranges)

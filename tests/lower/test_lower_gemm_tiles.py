@@ -205,17 +205,17 @@ def _conv3x3(c: int, hw: int, oc: int):
 @pytest.mark.parametrize(
     "graph,stream,call",
     [
-        (_conv3x3(64, 7, 96), "a", "gemmt_12x32_pa"),  # constant weights, 49 columns: each A tile meets 2 panels
-        (_conv3x3(16, 40, 24), "", "gemmt_12x32"),  # 1600 columns: each A tile stays in L1 across many panels
-        (_matmul(48, 300, 100, True), "b", "gemmt_12x32_pb"),  # constant B (a linear's weight)
+        (_conv3x3(64, 7, 96), "a", "gemmtz_12x32_pa"),  # constant weights, 49 columns: each A tile meets 2 panels
+        (_conv3x3(16, 40, 24), "", "gemmtz_12x32"),  # 1600 columns: each A tile stays in L1 across many panels
+        (_matmul(48, 300, 100, True), "b", "gemmtz_12x32_pb"),  # constant B (a linear's weight)
         # B read in place (an activation a layer left in memory): the next panel's columns of each row ahead
-        (_matmul(48, 300, 100, False), "b", "gemmtr_12x32_pb"),
+        (_matmul(48, 300, 100, False), "b", "gemmtrz_12x32_pb"),
     ],
 )
 def test_weights_read_once_per_run_are_prefetched_by_the_micro_kernel(graph, stream, call):
     """Operands streaming from memory are prefetched: weights packed at compile time (read once per run, cold),
     and a B read in place, whose rows are far apart (1x1 convolution over 56^2 with its input in DRAM: 1707 ->
-    1226 us, 1 thread; with it in L3 1.03-1.08x too)."""
+    1226 us, 1 thread; with it in L3 1.03-1.08x too).  Their zero init is folded into the first k block (``z``)."""
     cg = check_graph(graph, target=dataclasses.replace(TARGETS["12x32"], threads=1))
     assert _streams(cg) == {stream}
     calls = {x.name for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)}

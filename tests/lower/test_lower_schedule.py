@@ -31,6 +31,7 @@ from lower.ir import (
 from lower.schedule import (
     STREAMS,
     ComputeAt,
+    FoldInit,
     Fuse,
     Inline,
     Parallel,
@@ -463,6 +464,50 @@ def test_pack_refusals():
         s.pack("mm", "B", "j.o", ("j.i",), "Bp")  # k missing from the layout
     with pytest.raises(ScheduleError, match="does not enclose"):
         s.pack("mm", "B", "nope", ("k", "j.i"), "Bp")
+
+
+def init_gemm_kernel(m=13, kk=37, n=45, value=0.0, idx=None):
+    """C = 0 (stage mm.init), then C += A @ B (stage mm): a contraction as lowered."""
+    A, B, C = Buffer("A", (m, kk)), Buffer("B", (kk, n)), Buffer("C", (m, n))
+    init = Stage("mm.init", loops([(i2, m), (j2, n)], Store(C, idx or (i2, j2), FloatImm(value))))
+    body = Stage("mm", loops([(i, m), (j, n), (k, kk)], Store(C, (i, j), C[i, j] + A[i, k] * B[k, j])))
+    return Kernel("gemm", [A, B, C], seq(init, body))
+
+
+def test_fold_init_then_tensorize_overwrites_the_first_k_block():
+    """The zero init goes into the update's first k step, and the micro-kernel of each k block gets beta:
+    0 (store) for the first block, 1 (add) after: no pass of zeros over C first."""
+    before = init_gemm_kernel()
+    s = Schedule(before).fold_init("mm.init", "mm", "k")
+    assert "// stage mm.init" not in format_kernel(s.kernel)
+    assert "C[i, j] = select(k == 0, 0.0, C[i, j]) + A[i, k] * B[k, j]" in format_kernel(s.kernel)
+    g = torch.Generator().manual_seed(2)
+    inputs = {"A": torch.randn(13, 37, generator=g), "B": torch.randn(37, 45, generator=g)}
+    inputs["C"] = torch.full((13, 45), 7.0)  # whatever C held before: the init overwrote it
+    same_results(before, s.kernel, inputs, ["C"])
+    s.split("k", 16).split("j", 32).split("i", 8).reorder("j.o", "k.o", "i.o", "i.i", "j.i", "k.i")
+    s.pack("mm", "B", "k.o", ("k.i", "j.i"), "Bp", (1, 32)).tensorize("i.i", 8, 32)
+    call = next(ln.strip() for ln in format_kernel(s.kernel).splitlines() if "gemmz_8x32(" in ln)
+    assert call.endswith(", min(k.o * 16, 1))")  # beta: 0 in the first k block
+    same_results(before, s.kernel, inputs, ["C"], tol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "kernel,why",
+    [
+        (init_gemm_kernel(value=1.0), "does not store 0.0"),
+        (init_gemm_kernel(idx=(i2, Var("j2") * 0)), "index the output differently"),
+        (init_gemm_kernel(kk=0), "constant extent >= 1"),
+    ],
+)
+def test_fold_init_refusals(kernel, why):
+    with pytest.raises(ScheduleError, match=why):
+        FoldInit("mm.init", "mm", "k").apply(kernel)
+    A, C = Buffer("A", (4, 6)), Buffer("C", (2, 8))
+    init = Stage("mm.init", loops([(i2, 4), (j2, 8)], Store(C, (i2 // 2, j2), FloatImm(0.0))))
+    upd = Stage("mm", loops([(i, 4), (j, 8), (k, 6)], Store(C, (i // 2, j), C[i // 2, j] + A[i, k] * A[i, k])))
+    with pytest.raises(ScheduleError, match="one element from two iterations"):  # rows i and i+1 share C[i // 2]
+        FoldInit("mm.init", "mm", "k").apply(Kernel("halves", [A, C], seq(init, upd)))
 
 
 def test_micro_kernel_name_parts_back():
