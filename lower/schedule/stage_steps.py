@@ -178,8 +178,9 @@ class ComputeAt(Step):
 
 @dataclass(frozen=True)
 class FoldInit(Step):
-    """Fold a contraction's zero init into its update: the init stage goes, and the update's first reduction
-    step reads zero instead of the output.
+    """Fold a contraction's init into its update: the init stage goes, and the update's first reduction step
+    reads zero instead of the output; a non-zero init (a bias) is added by the in-place epilogue stage right
+    after the update instead (``relu(C)`` becomes ``relu(C + bias)``), refused when there is none.
 
     before::                                   after fold_init("mm.init", "mm", "k")::
 
@@ -190,11 +191,12 @@ class FoldInit(Step):
           C[i, j] = C[i, j] + A[i, k] * B[k, j]
 
     A tensorized block then stores its tile instead of adding it to zeros written in a pass before (the
-    ``z`` micro-kernels).  Refused unless the two are adjacent top-level stages, the init a perfect nest
-    storing 0.0, the update a perfect nest around one ``C[x] = C[x] + a * b`` (a and b not reading C) with a
-    loop ``k`` of constant extent of at least 1 that x does not use, the init's index the update's over loops
-    of the same extents, and that index one element per iteration of the other loops (the flat offset
-    affine in them, with strides that never meet): each element's first update is then its k = 0 step.
+    ``z`` micro-kernels).  Refused unless the two are adjacent top-level stages; the init a perfect nest
+    storing 0.0, or a value not reading the output with such an epilogue (same loops and index, reading the
+    output only there); the update a perfect nest around one ``C[x] = C[x] + a * b`` (a and b not reading C)
+    with a loop ``k`` of constant extent of at least 1 that x does not use; the init's index the update's
+    over loops of the same extents; and that index one element per iteration of the other loops (the flat
+    offset affine in them, with strides that never meet): each element's first update is its k = 0 step.
     """
 
     init: str
@@ -214,8 +216,6 @@ class FoldInit(Step):
         assert isinstance(ini, Stage) and isinstance(U, Stage)
         init_loops, init_st = self._nest(ini.body, step, "init")
         up_loops, up_st = self._nest(U.body, step, "update")
-        if not (isinstance(init_st.value, FloatImm) and init_st.value.value == 0.0):
-            raise ScheduleError(f"{step}: the init does not store 0.0 ({format_expr(init_st.value)})")
         v = up_st.value
         C = up_st.buf
         if not (
@@ -247,13 +247,37 @@ class FoldInit(Step):
         if f is None or not _one_element_each(f[0], {lp.var.name: int(e or 0) for lp, e in zip(others, extents)}):
             raise ScheduleError(f"{step}: the output index may name one element from two iterations")
         first = Select(eq(Var(self.k), IntImm(0)), FloatImm(0.0), v.a)
-        body: Stmt = Store(C, up_st.idx, Bin("+", first, v.b))
-        for lp in reversed(up_loops):
-            body = For(lp.var, lp.extent, body, lp.kind)
-        new_u = Stage(U.name, body)
-        new_tops = [x for n, x in enumerate(tops) if n != p]
-        new_tops[new_tops.index(U)] = new_u
+        new_tops = list(tops)
+        new_tops[t] = Stage(U.name, _renest(up_loops, Store(C, up_st.idx, Bin("+", first, v.b))))
+        init = init_st.value
+        if not (isinstance(init, FloatImm) and init.value == 0.0):  # the epilogue right after adds it
+            new_tops[t + 1] = self._epilogue_adds(tops[t + 1] if t + 1 < len(tops) else None, init_loops, init_st)
+        del new_tops[p]
         return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
+
+    def _epilogue_adds(self, post: Stmt | None, init_loops: list[For], init_st: Store) -> Stage:
+        """A non-zero init (a bias) moves into the in-place epilogue stage right after the update: its reads of
+        the output element become that element plus the init's value (a pass over the output saved, not added)."""
+        step = f"fold_init({self.init!r}, {self.stage!r})"
+        C, init = init_st.buf, init_st.value
+        if any(ld.buf == C for ld in loads_of(init)):
+            raise ScheduleError(f"{step}: the init reads the output")
+        if not isinstance(post, Stage):
+            raise ScheduleError(f"{step}: a non-zero init needs an epilogue stage right after the update")
+        p_loops, p_st = self._nest(post.body, step, "epilogue")
+        if p_st.buf != C or [lp.extent for lp in p_loops] != [lp.extent for lp in init_loops]:
+            raise ScheduleError(f"{step}: {post.name} does not update the output in place over the init's loops")
+        sub = {a.var.name: b.var for a, b in zip(init_loops, p_loops, strict=True)}
+        if tuple(substitute(e, sub) for e in init_st.idx) != p_st.idx:
+            raise ScheduleError(f"{step}: {post.name} indexes the output differently from the init")
+        if any(ld.buf == C and ld.idx != p_st.idx for ld in loads_of(p_st.value)):
+            raise ScheduleError(f"{step}: {post.name} reads other elements of the output")
+        add = substitute(init, sub)
+
+        def plus_init(e: Expr) -> Expr | None:
+            return Bin("+", e, add) if isinstance(e, Load) and e.buf == C else None
+
+        return Stage(post.name, _renest(p_loops, Store(C, p_st.idx, map_expr(p_st.value, plus_init))))
 
     @staticmethod
     def _nest(body: Stmt, step: str, what: str) -> tuple[list[For], Store]:
@@ -264,6 +288,13 @@ class FoldInit(Step):
         if not isinstance(body, Store):
             raise ScheduleError(f"{step}: the {what} stage is not a perfect nest around one store")
         return lps, body
+
+
+def _renest(lps: list[For], body: Stmt) -> Stmt:
+    """``body`` inside copies of the loops ``lps`` (outermost first), their kinds kept."""
+    for lp in reversed(lps):
+        body = For(lp.var, lp.extent, body, lp.kind)
+    return body
 
 
 def _one_element_each(coef: dict[str, int], extents: dict[str, int]) -> bool:

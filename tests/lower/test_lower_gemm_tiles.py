@@ -60,8 +60,9 @@ def test_odd_shapes_match_torch(tname, m, k, n, const_b):
     target = TARGETS[tname]
     cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=target)
     assert _tiles(cg) == [(gemm_rows(m, target), target.nr)]
-    # A packed into k-major panels by default (one row: the panel is a row, read by the row-major kernel)
-    assert _kinds(cg) == {("gemmt" if m > 1 else "gemm") + ("" if const_b else "r")}
+    # A packed into k-major panels by default (one row: the panel is a row, read by the row-major kernel); the
+    # bias init folded into the ReLU epilogue, the first k block stored (z)
+    assert _kinds(cg) == {("gemmt" if m > 1 else "gemm") + ("" if const_b else "r") + "z"}
 
 
 @pytest.mark.parametrize("tname", sorted(TARGETS))
@@ -70,7 +71,7 @@ def test_row_major_a_read_in_place_matches_torch(monkeypatch, tname, m, k, n, co
     """EQSAT_PACK_A=0: a unit-stride A is read in place by the row-major micro-kernel."""
     monkeypatch.setenv("EQSAT_PACK_A", "0")
     cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=TARGETS[tname])
-    assert _kinds(cg) == {"gemm" + ("" if const_b else "r")}
+    assert _kinds(cg) == {"gemm" + ("" if const_b else "r") + "z"}
 
 
 @pytest.mark.parametrize("tname", sorted(TARGETS))

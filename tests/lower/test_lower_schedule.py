@@ -495,7 +495,7 @@ def test_fold_init_then_tensorize_overwrites_the_first_k_block():
 @pytest.mark.parametrize(
     "kernel,why",
     [
-        (init_gemm_kernel(value=1.0), "does not store 0.0"),
+        (init_gemm_kernel(value=1.0), "needs an epilogue stage"),  # a constant init with no epilogue to take it
         (init_gemm_kernel(idx=(i2, Var("j2") * 0)), "index the output differently"),
         (init_gemm_kernel(kk=0), "constant extent >= 1"),
     ],
@@ -508,6 +508,28 @@ def test_fold_init_refusals(kernel, why):
     upd = Stage("mm", loops([(i, 4), (j, 8), (k, 6)], Store(C, (i // 2, j), C[i // 2, j] + A[i, k] * A[i, k])))
     with pytest.raises(ScheduleError, match="one element from two iterations"):  # rows i and i+1 share C[i // 2]
         FoldInit("mm.init", "mm", "k").apply(Kernel("halves", [A, C], seq(init, upd)))
+
+
+def test_fold_init_moves_a_bias_into_the_epilogue():
+    """A bias init goes into the in-place epilogue right after the update (relu(C) -> relu(C + bias)); with no
+    such epilogue, or one reading other elements, it stays."""
+    A, B, C, bias = Buffer("A", (5, 7)), Buffer("B", (7, 9)), Buffer("C", (5, 9)), Buffer("bias", (5,))
+    i3, j3 = Var("i3"), Var("j3")
+    init = Stage("mm.init", loops([(i2, 5), (j2, 9)], Store(C, (i2, j2), bias[i2])))
+    upd = Stage("mm", loops([(i, 5), (j, 9), (k, 7)], Store(C, (i, j), C[i, j] + A[i, k] * B[k, j])))
+    act = Stage("mm.act", loops([(i3, 5), (j3, 9)], Store(C, (i3, j3), emax(C[i3, j3], 0.0))))
+    before = Kernel("gemm", [A, B, C, bias], seq(init, upd, act))
+    after = FoldInit("mm.init", "mm", "k").apply(before)
+    assert "C[i3, j3] = max(C[i3, j3] + bias[i3], 0.0)" in format_kernel(after)
+    assert "// stage mm.init" not in format_kernel(after)
+    g = torch.Generator().manual_seed(4)
+    inputs = {n: torch.randn(*b.shape, generator=g) for n, b in (("A", A), ("B", B), ("bias", bias))}
+    same_results(before, after, inputs, ["C"])
+    with pytest.raises(ScheduleError, match="needs an epilogue stage"):
+        FoldInit("mm.init", "mm", "k").apply(Kernel("gemm", [A, B, C, bias], seq(init, upd)))
+    shifted = Stage("mm.act", loops([(i3, 5), (j3, 9)], Store(C, (i3, j3), C[i3, j3] + C[4 - i3, j3])))
+    with pytest.raises(ScheduleError, match="reads other elements"):
+        FoldInit("mm.init", "mm", "k").apply(Kernel("gemm", [A, B, C, bias], seq(init, upd, shifted)))
 
 
 def test_micro_kernel_name_parts_back():

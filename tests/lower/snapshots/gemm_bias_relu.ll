@@ -2,7 +2,7 @@ declare i64 @llvm.smin.i64(i64, i64)
 
 declare float @llvm.maximum.f32(float, float)
 
-declare void @eqsat_gemmt_8x32_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64)
+declare void @eqsat_gemmtz_8x32_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64, i64)
 
 define internal void @gemm_bias_relu.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, ptr noalias nocapture align 4 %param.4, i64 %lo, i64 %hi) nounwind {
 entry:
@@ -14,165 +14,138 @@ i_1_o_j_1_o.head1:
   %t7 = icmp slt i64 %i_1_o_j_1_o.5, 2
   br i1 %t7, label %i_1_o_j_1_o.body2, label %i_1_o_j_1_o.exit4
 i_1_o_j_1_o.body2:
-  ; stage matmul2.init
-  br label %i_i.head8
-i_i.head8:
-  %i_i.12 = phi i64 [ 0, %i_1_o_j_1_o.body2 ], [ %n13, %i_i.latch10 ]
-  %t14 = icmp slt i64 %i_i.12, 32
-  br i1 %t14, label %i_i.body9, label %i_i.exit11
-i_i.body9:
-  br label %j_i.head15
-j_i.head15:
-  %j_i.19 = phi i64 [ 0, %i_i.body9 ], [ %n20, %j_i.latch17 ]
-  %t21 = icmp slt i64 %j_i.19, 80
-  br i1 %t21, label %j_i.body16, label %j_i.exit18
-j_i.body16:
-  %p22 = getelementptr inbounds float, ptr %param.1, i64 %j_i.19
-  %v23 = load float, ptr %p22, align 4
-  %t24 = mul i64 %i_i.12, 80
-  %t25 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t26 = add i64 %t24, %t25
-  %t27 = add i64 %t26, %j_i.19
-  %p28 = getelementptr inbounds float, ptr %param.0, i64 %t27
-  store float %v23, ptr %p28, align 4
-  br label %j_i.latch17
-j_i.latch17:
-  %n20 = add nuw nsw i64 %j_i.19, 1
-  br label %j_i.head15, !llvm.loop !0
-j_i.exit18:
-  br label %i_i.latch10
-i_i.latch10:
-  %n13 = add nuw nsw i64 %i_i.12, 1
-  br label %i_i.head8, !llvm.loop !3
-i_i.exit11:
   ; stage matmul2.pack_i_x_apanel
-  br label %i_1_i_o_p.head29
-i_1_i_o_p.head29:
-  %i_1_i_o_p.33 = phi i64 [ 0, %i_i.exit11 ], [ %n34, %i_1_i_o_p.latch31 ]
-  %t35 = icmp slt i64 %i_1_i_o_p.33, 4
-  br i1 %t35, label %i_1_i_o_p.body30, label %i_1_i_o_p.exit32
-i_1_i_o_p.body30:
-  br label %k_i_p1.head36
-k_i_p1.head36:
-  %k_i_p1.40 = phi i64 [ 0, %i_1_i_o_p.body30 ], [ %n41, %k_i_p1.latch38 ]
-  %t42 = icmp slt i64 %k_i_p1.40, 96
-  br i1 %t42, label %k_i_p1.body37, label %k_i_p1.exit39
-k_i_p1.body37:
-  br label %i_1_i_i_p.head43
-i_1_i_i_p.head43:
-  %i_1_i_i_p.47 = phi i64 [ 0, %k_i_p1.body37 ], [ %n48, %i_1_i_i_p.latch45 ]
-  %t49 = icmp slt i64 %i_1_i_i_p.47, 8
-  br i1 %t49, label %i_1_i_i_p.body44, label %i_1_i_i_p.exit46
-i_1_i_i_p.body44:
-  %t50 = mul i64 %i_1_i_i_p.47, 96
-  %t51 = mul i64 %i_1_i_o_p.33, 768
-  %t52 = add i64 %t50, %t51
-  %t53 = mul i64 %i_1_o_j_1_o.5, 3072
-  %t54 = add i64 %t52, %t53
-  %t55 = add i64 %t54, %k_i_p1.40
-  %t56 = mul i64 0, 96
-  %t57 = add i64 %t55, %t56
-  %p58 = getelementptr inbounds float, ptr %param.2, i64 %t57
-  %v59 = load float, ptr %p58, align 4
-  %t60 = mul i64 %i_1_i_o_p.33, 768
-  %t61 = add i64 %i_1_i_i_p.47, %t60
-  %t62 = mul i64 %k_i_p1.40, 8
-  %t63 = add i64 %t61, %t62
-  %p64 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t63
-  store float %v59, ptr %p64, align 4
-  br label %i_1_i_i_p.latch45
-i_1_i_i_p.latch45:
-  %n48 = add nuw nsw i64 %i_1_i_i_p.47, 1
-  br label %i_1_i_i_p.head43, !llvm.loop !6
-i_1_i_i_p.exit46:
-  br label %k_i_p1.latch38
-k_i_p1.latch38:
-  %n41 = add nuw nsw i64 %k_i_p1.40, 1
-  br label %k_i_p1.head36, !llvm.loop !9
-k_i_p1.exit39:
-  br label %i_1_i_o_p.latch31
-i_1_i_o_p.latch31:
-  %n34 = add nuw nsw i64 %i_1_i_o_p.33, 1
-  br label %i_1_i_o_p.head29, !llvm.loop !11
-i_1_i_o_p.exit32:
-  br label %i_1_i_o.head65
-i_1_i_o.head65:
-  %i_1_i_o.69 = phi i64 [ 0, %i_1_i_o_p.exit32 ], [ %n70, %i_1_i_o.latch67 ]
-  %t71 = icmp slt i64 %i_1_i_o.69, 4
-  br i1 %t71, label %i_1_i_o.body66, label %i_1_i_o.exit68
-i_1_i_o.body66:
-  br label %j_1_i_o.head72
-j_1_i_o.head72:
-  %j_1_i_o.76 = phi i64 [ 0, %i_1_i_o.body66 ], [ %n77, %j_1_i_o.latch74 ]
-  %t78 = icmp slt i64 %j_1_i_o.76, 3
-  br i1 %t78, label %j_1_i_o.body73, label %j_1_i_o.exit75
-j_1_i_o.body73:
-  %t79 = mul i64 %i_1_i_o.69, 768
-  %p80 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t79
-  %t81 = mul i64 %j_1_i_o.76, 3072
-  %t82 = mul i64 0, 3072
-  %t83 = add i64 %t81, %t82
-  %p84 = getelementptr inbounds float, ptr %param.4, i64 %t83
-  %t85 = mul i64 %i_1_i_o.69, 640
-  %t86 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t87 = add i64 %t85, %t86
-  %t88 = mul i64 %j_1_i_o.76, 32
-  %t89 = add i64 %t87, %t88
-  %p90 = getelementptr inbounds float, ptr %param.0, i64 %t89
-  %t91 = mul i64 %j_1_i_o.76, 32
-  %t92 = sub i64 80, %t91
-  %t93 = call i64 @llvm.smin.i64(i64 32, i64 %t92)
-  call void @eqsat_gemmt_8x32_pb(ptr %p80, i64 8, ptr %p84, ptr %p90, i64 80, i64 96, i64 8, i64 %t93)
-  br label %j_1_i_o.latch74
-j_1_i_o.latch74:
-  %n77 = add nuw nsw i64 %j_1_i_o.76, 1
-  br label %j_1_i_o.head72
-j_1_i_o.exit75:
-  br label %i_1_i_o.latch67
-i_1_i_o.latch67:
-  %n70 = add nuw nsw i64 %i_1_i_o.69, 1
-  br label %i_1_i_o.head65, !llvm.loop !13
-i_1_i_o.exit68:
+  br label %i_1_i_o_p.head8
+i_1_i_o_p.head8:
+  %i_1_i_o_p.12 = phi i64 [ 0, %i_1_o_j_1_o.body2 ], [ %n13, %i_1_i_o_p.latch10 ]
+  %t14 = icmp slt i64 %i_1_i_o_p.12, 4
+  br i1 %t14, label %i_1_i_o_p.body9, label %i_1_i_o_p.exit11
+i_1_i_o_p.body9:
+  br label %k_i_p1.head15
+k_i_p1.head15:
+  %k_i_p1.19 = phi i64 [ 0, %i_1_i_o_p.body9 ], [ %n20, %k_i_p1.latch17 ]
+  %t21 = icmp slt i64 %k_i_p1.19, 96
+  br i1 %t21, label %k_i_p1.body16, label %k_i_p1.exit18
+k_i_p1.body16:
+  br label %i_1_i_i_p.head22
+i_1_i_i_p.head22:
+  %i_1_i_i_p.26 = phi i64 [ 0, %k_i_p1.body16 ], [ %n27, %i_1_i_i_p.latch24 ]
+  %t28 = icmp slt i64 %i_1_i_i_p.26, 8
+  br i1 %t28, label %i_1_i_i_p.body23, label %i_1_i_i_p.exit25
+i_1_i_i_p.body23:
+  %t29 = mul i64 %i_1_i_i_p.26, 96
+  %t30 = mul i64 %i_1_i_o_p.12, 768
+  %t31 = add i64 %t29, %t30
+  %t32 = mul i64 %i_1_o_j_1_o.5, 3072
+  %t33 = add i64 %t31, %t32
+  %t34 = add i64 %t33, %k_i_p1.19
+  %t35 = mul i64 0, 96
+  %t36 = add i64 %t34, %t35
+  %p37 = getelementptr inbounds float, ptr %param.2, i64 %t36
+  %v38 = load float, ptr %p37, align 4
+  %t39 = mul i64 %i_1_i_o_p.12, 768
+  %t40 = add i64 %i_1_i_i_p.26, %t39
+  %t41 = mul i64 %k_i_p1.19, 8
+  %t42 = add i64 %t40, %t41
+  %p43 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t42
+  store float %v38, ptr %p43, align 4
+  br label %i_1_i_i_p.latch24
+i_1_i_i_p.latch24:
+  %n27 = add nuw nsw i64 %i_1_i_i_p.26, 1
+  br label %i_1_i_i_p.head22, !llvm.loop !0
+i_1_i_i_p.exit25:
+  br label %k_i_p1.latch17
+k_i_p1.latch17:
+  %n20 = add nuw nsw i64 %k_i_p1.19, 1
+  br label %k_i_p1.head15, !llvm.loop !3
+k_i_p1.exit18:
+  br label %i_1_i_o_p.latch10
+i_1_i_o_p.latch10:
+  %n13 = add nuw nsw i64 %i_1_i_o_p.12, 1
+  br label %i_1_i_o_p.head8, !llvm.loop !5
+i_1_i_o_p.exit11:
+  br label %i_1_i_o.head44
+i_1_i_o.head44:
+  %i_1_i_o.48 = phi i64 [ 0, %i_1_i_o_p.exit11 ], [ %n49, %i_1_i_o.latch46 ]
+  %t50 = icmp slt i64 %i_1_i_o.48, 4
+  br i1 %t50, label %i_1_i_o.body45, label %i_1_i_o.exit47
+i_1_i_o.body45:
+  br label %j_1_i_o.head51
+j_1_i_o.head51:
+  %j_1_i_o.55 = phi i64 [ 0, %i_1_i_o.body45 ], [ %n56, %j_1_i_o.latch53 ]
+  %t57 = icmp slt i64 %j_1_i_o.55, 3
+  br i1 %t57, label %j_1_i_o.body52, label %j_1_i_o.exit54
+j_1_i_o.body52:
+  %t58 = mul i64 %i_1_i_o.48, 768
+  %p59 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t58
+  %t60 = mul i64 %j_1_i_o.55, 3072
+  %t61 = mul i64 0, 3072
+  %t62 = add i64 %t60, %t61
+  %p63 = getelementptr inbounds float, ptr %param.4, i64 %t62
+  %t64 = mul i64 %i_1_i_o.48, 640
+  %t65 = mul i64 %i_1_o_j_1_o.5, 2560
+  %t66 = add i64 %t64, %t65
+  %t67 = mul i64 %j_1_i_o.55, 32
+  %t68 = add i64 %t66, %t67
+  %p69 = getelementptr inbounds float, ptr %param.0, i64 %t68
+  %t70 = mul i64 %j_1_i_o.55, 32
+  %t71 = sub i64 80, %t70
+  %t72 = call i64 @llvm.smin.i64(i64 32, i64 %t71)
+  %t73 = mul i64 0, 96
+  call void @eqsat_gemmtz_8x32_pb(ptr %p59, i64 8, ptr %p63, ptr %p69, i64 80, i64 96, i64 8, i64 %t72, i64 %t73)
+  br label %j_1_i_o.latch53
+j_1_i_o.latch53:
+  %n56 = add nuw nsw i64 %j_1_i_o.55, 1
+  br label %j_1_i_o.head51
+j_1_i_o.exit54:
+  br label %i_1_i_o.latch46
+i_1_i_o.latch46:
+  %n49 = add nuw nsw i64 %i_1_i_o.48, 1
+  br label %i_1_i_o.head44, !llvm.loop !7
+i_1_i_o.exit47:
   ; stage matmul2.epilogue
-  br label %ie_i.head94
-ie_i.head94:
-  %ie_i.98 = phi i64 [ 0, %i_1_i_o.exit68 ], [ %n99, %ie_i.latch96 ]
-  %t100 = icmp slt i64 %ie_i.98, 32
-  br i1 %t100, label %ie_i.body95, label %ie_i.exit97
-ie_i.body95:
-  br label %je_i.head101
-je_i.head101:
-  %je_i.105 = phi i64 [ 0, %ie_i.body95 ], [ %n106, %je_i.latch103 ]
-  %t107 = icmp slt i64 %je_i.105, 80
-  br i1 %t107, label %je_i.body102, label %je_i.exit104
-je_i.body102:
-  %t108 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t109 = mul i64 %ie_i.98, 80
-  %t110 = add i64 %t108, %t109
-  %t111 = add i64 %t110, %je_i.105
-  %p112 = getelementptr inbounds float, ptr %param.0, i64 %t111
-  %v113 = load float, ptr %p112, align 4
-  %t114 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v113, float 0x0000000000000000)
-  %t115 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t116 = mul i64 %ie_i.98, 80
-  %t117 = add i64 %t115, %t116
-  %t118 = add i64 %t117, %je_i.105
-  %p119 = getelementptr inbounds float, ptr %param.0, i64 %t118
-  store float %t114, ptr %p119, align 4
-  br label %je_i.latch103
-je_i.latch103:
-  %n106 = add nuw nsw i64 %je_i.105, 1
-  br label %je_i.head101, !llvm.loop !15
-je_i.exit104:
-  br label %ie_i.latch96
-ie_i.latch96:
-  %n99 = add nuw nsw i64 %ie_i.98, 1
-  br label %ie_i.head94, !llvm.loop !18
-ie_i.exit97:
+  br label %ie_i.head74
+ie_i.head74:
+  %ie_i.78 = phi i64 [ 0, %i_1_i_o.exit47 ], [ %n79, %ie_i.latch76 ]
+  %t80 = icmp slt i64 %ie_i.78, 32
+  br i1 %t80, label %ie_i.body75, label %ie_i.exit77
+ie_i.body75:
+  br label %je_i.head81
+je_i.head81:
+  %je_i.85 = phi i64 [ 0, %ie_i.body75 ], [ %n86, %je_i.latch83 ]
+  %t87 = icmp slt i64 %je_i.85, 80
+  br i1 %t87, label %je_i.body82, label %je_i.exit84
+je_i.body82:
+  %t88 = mul i64 %i_1_o_j_1_o.5, 2560
+  %t89 = mul i64 %ie_i.78, 80
+  %t90 = add i64 %t88, %t89
+  %t91 = add i64 %t90, %je_i.85
+  %p92 = getelementptr inbounds float, ptr %param.0, i64 %t91
+  %v93 = load float, ptr %p92, align 4
+  %p94 = getelementptr inbounds float, ptr %param.1, i64 %je_i.85
+  %v95 = load float, ptr %p94, align 4
+  %t96 = fadd nsz contract arcp afn float %v93, %v95
+  %t97 = call nsz contract arcp afn float @llvm.maximum.f32(float %t96, float 0x0000000000000000)
+  %t98 = mul i64 %i_1_o_j_1_o.5, 2560
+  %t99 = mul i64 %ie_i.78, 80
+  %t100 = add i64 %t98, %t99
+  %t101 = add i64 %t100, %je_i.85
+  %p102 = getelementptr inbounds float, ptr %param.0, i64 %t101
+  store float %t97, ptr %p102, align 4
+  br label %je_i.latch83
+je_i.latch83:
+  %n86 = add nuw nsw i64 %je_i.85, 1
+  br label %je_i.head81, !llvm.loop !9
+je_i.exit84:
+  br label %ie_i.latch76
+ie_i.latch76:
+  %n79 = add nuw nsw i64 %ie_i.78, 1
+  br label %ie_i.head74, !llvm.loop !12
+ie_i.exit77:
   br label %i_1_o_j_1_o.latch3
 i_1_o_j_1_o.latch3:
   %n6 = add nuw nsw i64 %i_1_o_j_1_o.5, 1
-  br label %i_1_o_j_1_o.head1, !llvm.loop !21
+  br label %i_1_o_j_1_o.head1, !llvm.loop !15
 i_1_o_j_1_o.exit4:
   ret void
 }
@@ -199,42 +172,30 @@ entry:
 
 !2 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!3 = distinct !{!3, !4, !5}
+!3 = distinct !{!3, !4}
 
 !4 = !{!"llvm.loop.unroll.disable"}
 
-!5 = !{!"llvm.loop.vectorize.enable", i1 false}
+!5 = distinct !{!5, !6}
 
-!6 = distinct !{!6, !7, !8}
+!6 = !{!"llvm.loop.unroll.disable"}
 
-!7 = !{!"llvm.loop.vectorize.enable", i1 true}
+!7 = distinct !{!7, !8}
 
-!8 = !{!"llvm.loop.vectorize.width", i32 16}
+!8 = !{!"llvm.loop.unroll.disable"}
 
-!9 = distinct !{!9, !10}
+!9 = distinct !{!9, !10, !11}
 
-!10 = !{!"llvm.loop.unroll.disable"}
+!10 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!11 = distinct !{!11, !12}
+!11 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!12 = !{!"llvm.loop.unroll.disable"}
+!12 = distinct !{!12, !13, !14}
 
-!13 = distinct !{!13, !14}
+!13 = !{!"llvm.loop.unroll.disable"}
 
-!14 = !{!"llvm.loop.unroll.disable"}
+!14 = !{!"llvm.loop.vectorize.enable", i1 false}
 
-!15 = distinct !{!15, !16, !17}
+!15 = distinct !{!15, !16}
 
-!16 = !{!"llvm.loop.vectorize.enable", i1 true}
-
-!17 = !{!"llvm.loop.vectorize.width", i32 16}
-
-!18 = distinct !{!18, !19, !20}
-
-!19 = !{!"llvm.loop.unroll.disable"}
-
-!20 = !{!"llvm.loop.vectorize.enable", i1 false}
-
-!21 = distinct !{!21, !22}
-
-!22 = !{!"llvm.loop.unroll.disable"}
+!16 = !{!"llvm.loop.unroll.disable"}
