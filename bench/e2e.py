@@ -223,14 +223,14 @@ def run_model_apart(
     """``run_model`` in a fresh interpreter (``eqsat bench e2e --in-process --models NAME``), its rows read
     back: every contender is still timed interleaved in that one process, but none carries what earlier models
     left in it (in one process through all eight, SqueezeNet at 2 threads ran 3.1-4.1 ms where it ran 2.5 ms
-    alone, eager 13-15 ms where 10).  Its progress and warnings go to stderr; a process that writes no rows
-    is an error naming the model and its exit status."""
+    alone, eager 13-15 ms where 10).  Its progress and warnings go to stderr, its stdout (a solver's banner)
+    nowhere; a process that writes no rows is an error naming the model and its exit status."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rows.json"
         cmd = [sys.executable, "-m", "rewrite.cli", "bench", "e2e", "--in-process", "--rows-only", "--models", name]
         cmd += ["--threads", ",".join(map(str, threads_list)), "--peers", ",".join(peers)]
         cmd += ["--repeats", str(repeats), "--cost", cost, "--json", str(out)]
-        proc = subprocess.run(cmd, cwd=ROOT, check=False)
+        proc = subprocess.run(cmd, cwd=ROOT, check=False, stdout=subprocess.DEVNULL)  # rows come back as JSON
         if not out.exists():
             raise RuntimeError(f"bench e2e: the process timing {name} wrote no rows (exit status {proc.returncode})")
         rows: list[dict[str, Any]] = json.loads(out.read_text())

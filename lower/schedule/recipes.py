@@ -12,7 +12,8 @@
   register-blocked micro-kernel.
   The init stage (zero or bias) and the fused epilogue are computed at the
   column-block loop, so each output block is produced, finished and
-  post-processed while it is in cache.
+  post-processed while it is in cache; the init folded away first where it
+  can be (``FoldInit``: the first k block stores, a bias goes to the epilogue).
 * small contractions: loop order (batch, i, k, j) with j vectorized.
 * elementwise / layout stages: inner loops fused where the fusion keeps every
   access affine, innermost loop vectorized, root loop parallel when big.
