@@ -26,7 +26,7 @@ from lower.ir import (
 )
 from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, lowering
 from lower.ops_to_loops.elementwise import ACTIVATIONS
-from lower.ops_to_loops.window import ROW, padded_row, padded_slice, row_slice
+from lower.ops_to_loops.window import ROW, padded_row, padded_slice, row_slice, slice_shape
 from rewrite.ir.graph import Node
 
 
@@ -231,7 +231,9 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         return w[bv[1] * Og + i, c, kh, kw]
 
     around = None
-    if rows:  # each output row's input rows copied into a padded, phase-split slice beside its GEMM
+    WQ = slice_shape((1, OW), (KH, KW), (SH, SW), (DH, DW))[1]
+    if rows and 4 * Cg * KH * SW * WQ <= DIRECT_CONV_MAX_SLICE:  # each output row's input rows copied into a
+        # padded, phase-split slice beside its GEMM (on the stack: bounded as the direct convolution's slice)
         xr, fill = row_slice(ctx, x, n, g * Cg, Cg, r, OW, (KH, KW), (SH, SW), (PH, PW), (DH, DW))
         around = lambda update: Allocate(xr, seq(fill, update))
 

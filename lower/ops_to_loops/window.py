@@ -121,8 +121,8 @@ def row_slice(
         else:            xr[c, kh, ph, wq] = 0
     """
     _, _, H, W = x.shape
-    (KH, KW), (SH, SW), (PH, PW), (DH, DW) = kernel, stride, pad, dilation
-    WQ = out_w + (KW - 1) * DW // SW
+    (KH, _), (SH, SW), (PH, PW), (DH, _) = kernel, stride, pad, dilation
+    WQ = slice_shape((1, out_w), kernel, stride, dilation)[1]
     xr = Buffer(ctx.namer.name(f"{ctx.tag}_xrow"), (channels, KH, SW, WQ), scope="local")
     c1, kh = ctx.var("c"), ctx.var("kh")
     ih = oh * SH - PH + kh * DH

@@ -59,6 +59,7 @@ from lower.ir import (
     top_stmts,
     unwrap_locals,
     walk_expr,
+    walk_stmt,
 )
 from lower.schedule.checks import accesses, conflict, fresh_name, need_loop, sample_points
 from lower.schedule.loop_steps import Step
@@ -117,8 +118,8 @@ class ComputeAt(Step):
                 beside += [x for x in a.stmts if x is not b]
             elif not isinstance(a, (For, Allocate, Stage)):
                 raise ScheduleError(f"{step}: {self.loop} is inside a {type(a).__name__}")
-        if beside:
-            c = conflict(*accesses(P, {}), *accesses(seq(*beside), {}))
+        if beside:  # by buffer name, locals included (``accesses`` sees only global buffers)
+            c = _shared_names(P, seq(*beside)) or conflict(*accesses(P, {}), *accesses(seq(*beside), {}))
             if c:
                 raise ScheduleError(
                     f"{step}: loops down to {self.loop} hold other statements that also use {c} "
@@ -306,6 +307,23 @@ def _one_element_each(coef: dict[str, int], extents: dict[str, int]) -> bool:
             return False
         span += c * (n - 1)
     return True
+
+
+def _reads_writes(s: Stmt) -> tuple[set[str], set[str]]:
+    """The names of the buffers ``s`` reads and writes, local ones and micro-kernel operands included."""
+    reads, writes = {ld.buf.name for ld in loads_of(s)}, {st.buf.name for st in stores_of(s)}
+    for x in walk_stmt(s):
+        if isinstance(x, Intrinsic):
+            reads |= {b.name for b in x.reads}
+            writes |= {b.name for b in x.writes}
+    return reads, writes
+
+
+def _shared_names(a: Stmt, b: Stmt) -> str | None:
+    """A buffer one side writes and the other reads or writes, by name; None when there is none."""
+    (ra, wa), (rb, wb) = _reads_writes(a), _reads_writes(b)
+    both = sorted((wa & (rb | wb)) | (wb & ra))
+    return both[0] if both else None
 
 
 def inline_stage(body: Stmt, stage: str) -> Stmt:

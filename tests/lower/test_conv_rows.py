@@ -71,6 +71,16 @@ def test_row_form_reads_a_padded_phase_split_slice_per_row(threads):
     assert rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
 
 
+def test_a_row_slice_past_the_stack_bound_keeps_the_direct_read():
+    """A row so wide that its slice would pass DIRECT_CONV_MAX_SLICE of stack reads the input directly."""
+    gen = torch.Generator().manual_seed(5)
+    w, bias = torch.randn(8, 4, 7, 7, generator=gen) * 0.3, torch.randn(8, generator=gen)
+    x = torch.randn(1, 4, 9, 40000, generator=gen)
+    cg = compile_graph(_conv(x.shape, w, bias, (2, 2), (3, 3), (1, 1), 1, None), target=parse_target("llvm", 1))
+    assert "_xrow" not in cg.kernel_source(0)
+    assert rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
+
+
 def test_row_form_only_for_strided_convs_over_few_channels():
     assert conv_row_form((1, 3, 224, 224), (64, 3, 7, 7), (1, 64, 112, 112), (2, 2))
     assert not conv_row_form((1, 3, 224, 224), (64, 3, 3, 3), (1, 64, 224, 224), (1, 1))  # stride 1: flat

@@ -356,6 +356,20 @@ def test_compute_at_past_a_producer_beside_the_nest():
     same_results(before, after, inputs, ["z"])
     with pytest.raises(ScheduleError, match="hold other statements that also use z"):
         ComputeAt("init", "j").apply(_row_kernel(row_writes_z=True))
+    # a local the moved stage writes and a statement beside the nest reads: refused as well
+    X, Z, T, R = (
+        Buffer("x", (4, 8)),
+        Buffer("z", (4, 8)),
+        Buffer("t", (4,), scope="local"),
+        Buffer("r", (8,), scope="local"),
+    )
+    j3 = Var("j3")
+    made = Stage("made", loops([(i2, 4), (j2, 8)], Store(T, (i2,), X[i2, j2])))
+    row = Stage("row", For(j3, IntImm(8), Store(R, (j3,), X[i, j3] * T[i])))
+    use = Stage("use", For(j, IntImm(8), Store(Z, (i, j), R[j])))
+    k2 = Kernel("rows", [X, Z], Allocate(T, seq(made, Stage("rows", For(i, IntImm(4), Allocate(R, seq(row, use)))))))
+    with pytest.raises(ScheduleError, match="also use t"):  # made would run after row, which reads it
+        ComputeAt("made", "j").apply(k2)
 
 
 def test_pack_of_a_slice_filled_beside_the_stage():
