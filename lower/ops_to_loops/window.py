@@ -80,11 +80,7 @@ def column_pieces(W: int, WQ: int, SW: int, PW: int) -> list[tuple[list[int], in
         >>> column_pieces(224, 115, 2, 3)      # a 7x7/2 convolution's row, padding 3
         [([0, 1], 2, 112), ([0], 113, 113), ([1], 1, 1)]
     """
-    spans = []
-    for p in range(SW):
-        lo = max(0, -(-(PW - p) // SW))  # first wq whose column lies inside the input
-        hi = min(WQ - 1, (W - 1 + PW - p) // SW)
-        spans.append((p, lo, hi))
+    spans = [(p, *span) for p, span in enumerate(phase_spans(W, WQ, SW, PW))]
     both_lo, both_hi = max(lo for _, lo, _ in spans), min(hi for _, _, hi in spans)
     pieces: list[tuple[list[int], int, int]] = []
     if both_hi >= both_lo:
@@ -94,6 +90,12 @@ def column_pieces(W: int, WQ: int, SW: int, PW: int) -> list[tuple[list[int], in
     else:
         pieces += [([p], lo, hi) for p, lo, hi in spans]
     return [(ph, lo, hi) for ph, lo, hi in pieces if hi >= lo]
+
+
+def phase_spans(W: int, WQ: int, SW: int, PW: int) -> list[tuple[int, int]]:
+    """Per phase ``p``, the ``[lo, hi]`` of the ``wq`` whose column ``wq*SW + p - PW`` lies inside an input row
+    of ``W`` (empty when ``hi < lo``)."""
+    return [(max(0, -(-(PW - p) // SW)), min(WQ - 1, (W - 1 + PW - p) // SW)) for p in range(SW)]
 
 
 def row_slice(
@@ -126,16 +128,14 @@ def row_slice(
     xr = Buffer(ctx.namer.name(f"{ctx.tag}_xrow"), (channels, KH, SW, WQ), scope="local")
     c1, kh = ctx.var("c"), ctx.var("kh")
     ih = oh * SH - PH + kh * DH
-    pieces = column_pieces(W, WQ, SW, PW)
     inside: list[Stmt] = []
-    for p in range(SW):  # each phase's columns outside the input: zero
-        spans = [(lo, hi) for phases, lo, hi in pieces if p in phases]
-        lo, hi = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (WQ, WQ - 1)
+    for p, (lo, hi) in enumerate(phase_spans(W, WQ, SW, PW)):  # each phase's columns outside the input: zero
+        lo, hi = (lo, hi) if hi >= lo else (WQ, WQ - 1)
         for a, b in ((0, lo), (hi + 1, WQ)):
             if b > a:
                 t = ctx.var("e")
                 inside.append(loops([(t, b - a)], Store(xr, (c1, kh, IntImm(p), t + a), const(0.0))))
-    for phases, lo, hi in pieces:
+    for phases, lo, hi in column_pieces(W, WQ, SW, PW):
         t = ctx.var("t")
         copies = [Store(xr, (c1, kh, IntImm(p), t + lo), x[n, ch0 + c1, ih, (t + lo) * SW + p - PW]) for p in phases]
         inside.append(loops([(t, hi - lo + 1)], seq(*copies)))

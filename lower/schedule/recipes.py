@@ -370,15 +370,8 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     if a_deps is not None:
         s.pack(g.stage, "#0", None, (*a_deps, io, ko, ir, ki, ii), f"{g.a_buf}_apacked")
     par = [io, jo] if rows else [jo]
-    root = [*g.batch, *par][0]
-    for nxt in [*g.batch, *par][1:]:
-        s.fuse(root, nxt)
-        root = f"{root}.{nxt}"
-    if g.outer:  # the outer loops, fused, are the root (parallel at the end)
-        root = g.outer[0]
-        for nxt in g.outer[1:]:
-            s.fuse(root, nxt)
-            root = f"{root}.{nxt}"
+    # the parallel root: the batch and parallel block loops fused, or the outer loops around the stage
+    root = _fuse_all(s, g.outer) if g.outer else _fuse_all(s, [*g.batch, *par])
     root_lp = need_loop(s.kernel.body, root, "gemm")
     flops = 2 * g.m * g.n * g.kdim * every
     # worth a launch when there are enough flops, or enough operand data to stream (an RNN step's matvec
@@ -418,6 +411,15 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels and slices: vectorize their innermost loop
         if isinstance(st, Stage) and (".pack_" in st.name or st.name == f"{g.stage}.row"):
             _vectorize_innermost(s, st.name)
+
+
+def _fuse_all(s: Schedule, names: list[str]) -> str:
+    """Fuse the nested loops ``names`` (outermost first) into one; its name."""
+    root = names[0]
+    for nxt in names[1:]:
+        s.fuse(root, nxt)
+        root = f"{root}.{nxt}"
+    return root
 
 
 def _run_loop(s: Schedule, rows: str, lanes: list[str]) -> str:

@@ -48,6 +48,7 @@ from lower.ir import (
     map_expr,
     map_stmt,
     outer_ranges,
+    perfect_nest,
     perfect_prefix,
     replace_loop,
     rewrap_locals,
@@ -282,13 +283,11 @@ class FoldInit(Step):
 
     @staticmethod
     def _nest(body: Stmt, step: str, what: str) -> tuple[list[For], Store]:
-        lps: list[For] = []
-        while isinstance(body, For):
-            lps.append(body)
-            body = body.body
-        if not isinstance(body, Store):
+        lps = perfect_nest(body) if isinstance(body, For) else []
+        inner = lps[-1].body if lps else body
+        if not isinstance(inner, Store):
             raise ScheduleError(f"{step}: the {what} stage is not a perfect nest around one store")
-        return lps, body
+        return lps, inner
 
 
 def _renest(lps: list[For], body: Stmt) -> Stmt:
