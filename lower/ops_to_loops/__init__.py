@@ -33,6 +33,7 @@ from lower.ops_to_loops.core import (
     lower_node,
     lowering,
 )
+from lower.ops_to_loops.contraction import direct_conv
 from lower.ops_to_loops.elementwise import ACTIVATIONS, BINARY, UNARY, register_unary, unregister_lowering
 from lower.ops_to_loops.indexing import LOOP_DTYPE
 
@@ -46,6 +47,7 @@ __all__ = [
     "LowerCtx",
     "Namer",
     "check_coverage",
+    "direct_conv",
     "lower_node",
     "lowering",
     "register_unary",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from lower.ir import (
     Allocate,
@@ -191,6 +192,17 @@ ROW_FORM_MAX_CG = 4
 ROW_FORM_MIN_OW = 16  # a row of fewer outputs leaves most of a micro-tile's columns empty
 
 
+def direct_conv(w_shape: tuple[int, ...], out_shape: tuple[int, ...], attrs: Mapping[str, Any]) -> bool:
+    """Whether ``lower_conv2d`` (CPU) computes this convolution directly over a padded copy of each group's
+    input (``_direct_conv``: grouped, at most ``DIRECT_CONV_MAX_OG`` outputs per group, the copy bounded by
+    ``DIRECT_CONV_MAX_SLICE``) instead of as a GEMM over im2col panels."""
+    OC, Cg, KH, KW = w_shape
+    OH, OW = out_shape[2:4]
+    (SH, SW), (DH, DW), G = attrs["stride"], attrs["dilation"], attrs["groups"]
+    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1 + DIRECT_CONV_ROW * SW
+    return G > 1 and OC // G <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE
+
+
 def conv_row_form(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...], stride) -> bool:
     """Whether ``lower_conv2d`` computes this convolution one output row at a time (``ROW_FORM_MAX_CG``)."""
     return w_shape[1] <= ROW_FORM_MAX_CG and max(stride) > 1 and out_shape[3] >= ROW_FORM_MIN_OW
@@ -210,8 +222,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     G = a["groups"]
     Og = OC // G
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
-    HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1 + DIRECT_CONV_ROW * SW
-    if not ctx.grid and G > 1 and Og <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE:
+    if not ctx.grid and direct_conv(w.shape, out.shape, a):
         return _direct_conv(node, ins, outs, ctx)
     rows = not ctx.grid and conv_row_form(x.shape, w.shape, out.shape, (SH, SW))
     n, g, r = ctx.var("n"), ctx.var("g"), ctx.var("oh")

@@ -63,6 +63,26 @@ def test_prologues_into_reductions_pools_and_concat():
     assert any("<sigmoid" in k and "concat" in k for k in ks)
 
 
+def test_chains_stay_out_of_convolutions_that_read_their_input_once_per_tap():
+    """An elementwise chain is inlined into a 1x1 convolution's panels and a direct depthwise convolution's
+    padded copy (once per input element), but a 3x3 convolution over im2col panels would run it once per
+    tap: there it keeps its own kernel."""
+    b = GraphBuilder("taps")
+    x, y = b.input("x", (1, 8, 10, 10)), b.input("y", (1, 8, 10, 10))
+
+    def chain():
+        return b.relu(b.add(x, y))
+
+    def w(name, shape):
+        return b.weight(name, torch.randn(*shape) * 0.2)
+
+    dense = b.conv2d(chain(), w("w3", (16, 8, 3, 3)), padding=(1, 1))
+    point = b.conv2d(chain(), w("w1", (16, 8, 1, 1)))
+    depth = b.conv2d(chain(), w("wd", (8, 1, 3, 3)), padding=(1, 1), groups=8)
+    ks = kernels_of(check_graph(b.build([dense, point, depth])))
+    assert ks == ["<add%2 relu%3", "conv2d%5", "<add%6 <relu%7 conv2d%9", "<add%10 <relu%11 conv2d%13"]
+
+
 def test_transposes_fold_into_matmul_operands():
     b = GraphBuilder("tt")
     q = b.input("q", (2, 16, 24))
