@@ -189,6 +189,31 @@ def test_pool_rows_form_is_taken_for_short_rows_and_matches(op, threads):
         assert "parallel for" in src
 
 
+def test_pool_flat_form_only_for_same_size_pools_over_short_rows():
+    from lower.ops_to_loops.pool import pool_flat
+
+    assert pool_flat((17, 17), (17, 17), (1, 1)) and pool_flat((8, 8), (8, 8), (1, 1))
+    assert not pool_flat((14, 14), (14, 14), (1, 1))  # 14 of a 16-lane row: the padded row pays
+    assert not pool_flat((35, 35), (35, 35), (1, 1))  # long rows
+    assert not pool_flat((17, 17), (15, 15), (1, 1))  # not the input's size
+    assert not pool_flat((17, 17), (9, 9), (2, 2))
+
+
+@pytest.mark.parametrize("op,cip", [("maxpool2d", 0), ("avgpool2d", 0), ("avgpool2d", 1)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pool_flat_form_reads_each_tap_as_one_flat_vector_and_matches(op, cip, threads):
+    # a 3x3/1 pool padded by 1 over 17 x 17 planes: one loop over each plane's 289 outputs, the padding
+    # (every plane edge, both rows and columns) masked per lane
+    b = GraphBuilder("pf")
+    attrs = {"count_include_pad": cip} if op == "avgpool2d" else {}
+    g = b.build([b.op(op, b.input("x", (2, 20, 17, 17)), kernel=(3, 3), stride=(1, 1), padding=(1, 1), **attrs)])
+    cg = check_graph(g, tol=0 if op == "maxpool2d" else 1e-6, threads=threads)
+    src = cg.kernel_source(0)
+    assert "for o in 0..289 {" in src and "_xpad" not in src, src
+    if threads > 1:
+        assert "parallel for" in src
+
+
 @pytest.mark.parametrize("xs,k,s,p,ceil", POOLS)
 def test_maxpool(xs, k, s, p, ceil):
     b = GraphBuilder("maxpool")
