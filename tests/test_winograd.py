@@ -34,10 +34,14 @@ CASES = [
 ]
 
 
-def _winograd_graph(n, c, k, h, w, p, act, wt, bias) -> Graph:
+def _winograd_graph(n, c, k, h, w, p, act, wt, bias, tiles_inner: bool = False) -> Graph:
     b = GraphBuilder("wino")
     x = b.input("x", (n, c, h, w))
-    m = b.op("matmul", b.op("winograd_input", x, padding=(p, p)), b.op("winograd_weight", b.weight("w", wt)))
+    u = b.op("winograd_weight", b.weight("w", wt))
+    if tiles_inner:  # rules/winograd.rules' -t forms: [36, C, N*T] read as a column-major A
+        m = b.op("matmul_at", b.op("winograd_input_t", x, padding=(p, p)), u)
+    else:
+        m = b.op("matmul", b.op("winograd_input", x, padding=(p, p)), u)
     out = (h + 2 * p - 2, w + 2 * p - 2)
     if act is None:
         y = b.op("winograd_output", m, out=out)
@@ -57,8 +61,9 @@ def _expected(x, wt, bias, p, act):
 ACTS = [None, "relu", "tanh"]
 
 
+@pytest.mark.parametrize("tiles_inner", [False, True])
 @pytest.mark.parametrize("case,act", rotated(CASES, ACTS))
-def test_reference_and_compiled_match_conv2d(case, act):
+def test_reference_and_compiled_match_conv2d(case, act, tiles_inner):
     n, c, k, h, w, p = case
     g = torch.Generator().manual_seed(sum(case))
     x, wt, bias = (
@@ -66,7 +71,7 @@ def test_reference_and_compiled_match_conv2d(case, act):
         torch.randn(k, c, 3, 3, generator=g),
         torch.randn(k, generator=g),
     )
-    graph = _winograd_graph(n, c, k, h, w, p, act, wt, bias)
+    graph = _winograd_graph(n, c, k, h, w, p, act, wt, bias, tiles_inner)
     want = _expected(x, wt, bias, p, act)
     ref = graph.run({"x": x})[0]
     assert ref.shape == want.shape
@@ -78,6 +83,8 @@ def test_reference_and_compiled_match_conv2d(case, act):
 def test_shapes_follow_the_layout():
     assert OPS["winograd_weight"].infer([(5, 3, 3, 3)], {}) == [(36, 3, 5)]
     assert OPS["winograd_input"].infer([(2, 3, 7, 9)], {"padding": (1, 1)}) == [(36, 2 * 2 * 3, 3)]
+    assert OPS["winograd_input_t"].infer([(2, 3, 7, 9)], {"padding": (1, 1)}) == [(36, 3, 2 * 2 * 3)]
+    assert OPS["matmul_at"].infer([(36, 3, 12), (36, 3, 5)], {}) == [(36, 12, 5)]
     assert OPS["winograd_output"].infer([(36, 12, 5)], {"out": (7, 9)}) == [(2, 5, 7, 9)]
 
 
@@ -96,6 +103,20 @@ def test_transforms_run_in_parallel_when_their_tiles_are_worth_it():
     sources = [cg.kernel_source(k) for k in range(cg.kernels)]
     transforms = [s for s in sources if "winograd_input" in s or "winograd_output" in s]
     assert len(transforms) == 2 and all("parallel for" in s for s in transforms)
+
+
+def test_tiles_inner_transform_reads_a_phase_split_plane():
+    """winograd_input_t: per plane a padded slice split by column phase mod 4, a tile row computed 16 tiles wide
+    into a local row (37 tiles: no scalar remainder) and copied out, for matmul_at to read column-major."""
+    b = GraphBuilder("wt")
+    x = b.input("x", (1, 4, 149, 149))
+    u = b.op("winograd_weight", b.weight("w", torch.randn(8, 4, 3, 3)))
+    m = b.op("matmul_at", b.op("winograd_input_t", x, padding=(0, 0)), u)
+    cg = compile_graph(b.build([b.op("winograd_output", m, out=(147, 147))]))
+    assert cg.kernels == 3, cg.plan
+    src = cg.kernel_source(0)
+    assert "_xpad: f32[1, 150, 4, 49]" in src and "_row: f32[36, 48]" in src and "for tw in 0..48 {" in src, src
+    assert "select" not in src.split("_row: f32")[1]  # the taps read the slice, no bounds checks
 
 
 def test_rules_check_numerically():
@@ -127,8 +148,8 @@ def test_onnx_export_computes_the_same():
         torch.randn(k, c, 3, 3, generator=g),
         torch.randn(k, generator=g),
     )
-    for act in (None, "relu"):
-        graph = _winograd_graph(n, c, k, h, w, p, act, wt, bias)
+    for act, tiles_inner in ((None, False), ("relu", False), ("relu", True)):
+        graph = _winograd_graph(n, c, k, h, w, p, act, wt, bias, tiles_inner)
         sess = ort.InferenceSession(to_onnx(graph).SerializeToString())
         out = sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0]
         np.testing.assert_allclose(out, _expected(x, wt, bias, p, act).numpy(), rtol=1e-4, atol=1e-4)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 # each module registers its ops' lowerings in LOWERINGS when imported
 from lower.ops_to_loops import blocked, contraction, elementwise, indexing, layout, norm, pool, reduce, winograd  # noqa: F401
+from lower.ops_to_loops.contraction import direct_conv
 from lower.ops_to_loops.core import (
     LOWERINGS,
     GemmInfo,
@@ -33,7 +34,6 @@ from lower.ops_to_loops.core import (
     lower_node,
     lowering,
 )
-from lower.ops_to_loops.contraction import direct_conv
 from lower.ops_to_loops.elementwise import ACTIVATIONS, BINARY, UNARY, register_unary, unregister_lowering
 from lower.ops_to_loops.indexing import LOOP_DTYPE
 

@@ -137,6 +137,31 @@ def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     )
 
 
+@lowering("matmul_at")
+def lower_matmul_at(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """``A^T B``: ``matmul``'s GEMM with A read at ``[..., k, i]`` (its k-major panels copied row by row)."""
+    x, y = ins
+    out = outs[0]
+    r = out.rank
+    K, M, N = x.shape[-2], x.shape[-1], y.shape[-1]
+    batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(r - 2)]
+    return _gemm(
+        ctx,
+        out,
+        batch,
+        M,
+        N,
+        K,
+        lambda bv, i, j: (*bv, i, j),
+        lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), k, i)],
+        lambda bv, k, j: y[(*bcast_index(y.shape[:-2], out.shape[:-2], bv), k, j)],
+        lambda bv, i, j: const(0.0),
+        x.name,
+        y.name,
+        "none",
+    )
+
+
 @lowering("linear")
 def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     x, w, bias = ins

@@ -42,9 +42,10 @@ from lower.ir import (
 )
 from lower.ops_to_loops.core import LowerCtx, clip, lowering
 from lower.ops_to_loops.elementwise import ACTIVATIONS
+from lower.ops_to_loops.window import padded_row, padded_slice, slice_shape
 from rewrite.ir.graph import Node
 from rewrite.ir.ops.winograd import AT, BT, G, Matrix
-from rewrite.ir.shapes.winograd import ALPHA, TILE
+from rewrite.ir.shapes.winograd import ALPHA, POSITIONS, TILE
 
 OUT_BLOCK = 4  # output tiles per block along a row: 16 outputs, a 64-byte line per channel and row
 OUT_BUFFER = 8192  # floats (32 KiB) at most in the output transform's block buffer: it stays in L1
@@ -119,6 +120,66 @@ def lower_winograd_input(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
         for b in range(ALPHA)
     ]
     return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (c, C)], seq(*stores)))
+
+
+IN_T_MAX_SLICE = 2 << 20  # bytes of one plane's padded, phase-split copy on the stack (as the direct convolution)
+
+
+@lowering("winograd_input_t")
+def lower_winograd_input_t(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """The input transform into ``[36, C, N*T]`` (tiles innermost).  Per (image, channel) plane: the plane
+    copied once into a padded slice split by column phase mod 4 (``padded_slice``, zero outside the input),
+    so that tap ``(i, j)`` of tile ``(th, tw)`` is ``xp[4*th + i, j % 4, tw + j // 4]``, unit stride along
+    the tile row; then per tile row, vectorized over its tiles, the 36 transformed values, each one
+    contiguous vector store::
+
+        for nc in 0..N*C {
+          xp[0, hp, ph, wq] = x[n, c, hp - PH, 4*wq + ph - PW] or 0
+          for th { for tw { v[a*6 + b, c, (n*TH + th)*TW + tw] = (BT d BT^T)[a, b] } } }
+
+    ``winograd_input`` (channels innermost) reads every tap of a channel vector as a gather across the
+    channel planes.  On a grid, or for a plane whose copy would pass ``IN_T_MAX_SLICE``: the taps read in
+    place, bounds-selected."""
+    x, v = ins[0], outs[0]
+    N, C, H, W = x.shape
+    ph, pw = node.attrs["padding"]
+    TH, TW = -(-(H + 2 * ph - 2) // TILE), -(-(W + 2 * pw - 2) // TILE)
+    nc, th, tw = ctx.var("nc"), ctx.var("th"), ctx.var("tw")
+    n, c = nc // C, nc % C
+    HP, WQ = slice_shape((TH, padded_row(TW)), (ALPHA, ALPHA), (TILE, TILE), (1, 1))
+    if ctx.grid or 4 * HP * TILE * WQ > IN_T_MAX_SLICE:
+        t = (n * TH + th) * TW + tw
+
+        def direct(i: int, j: int) -> Expr:
+            ih, iw = th * TILE + (i - ph), tw * TILE + (j - pw)
+            inside = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
+            return Select(inside, x[n, c, clip(ih, H - 1), clip(iw, W - 1)], const(0.0))
+
+        stores = [
+            Store(v, (IntImm(a * ALPHA + b), c, t), _transform(BT, BT, direct, a, b))
+            for a in range(ALPHA)
+            for b in range(ALPHA)
+        ]
+        return Stage(ctx.tag, loops([(nc, N * C), (th, TH), (tw, TW)], seq(*stores)))
+    # a tile row is computed TWR tiles wide into a local row (whole vectors: a row of 37 tiles ran its last 5
+    # scalar, most of the time), then its TW tiles copied out
+    TWR = padded_row(TW)
+    xp, fill = padded_slice(ctx, x, n, c, 1, (TH, TWR), (ALPHA, ALPHA), (TILE, TILE), (ph, pw), (1, 1), 0.0)
+    row = Buffer(ctx.namer.name(f"{ctx.tag}_row"), (POSITIONS, TWR), scope="local")
+
+    def tap(i: int, j: int) -> Expr:
+        return xp[IntImm(0), th * TILE + i, IntImm(j % TILE), tw + j // TILE]
+
+    stores = [
+        Store(row, (IntImm(a * ALPHA + b), tw), _transform(BT, BT, tap, a, b))
+        for a in range(ALPHA)
+        for b in range(ALPHA)
+    ]
+    q, tc = ctx.var("q"), ctx.var("tw")
+    copy = loops([(q, POSITIONS), (tc, TW)], Store(v, (q, c, (n * TH + th) * TW + tc), row[q, tc]))
+    per_row = Allocate(row, seq(For(tw, IntImm(TWR), seq(*stores)), copy))
+    body = Allocate(xp, seq(fill, For(th, IntImm(TH), per_row)))
+    return Stage(ctx.tag, For(nc, IntImm(N * C), body))
 
 
 @lowering("winograd_output", "winograd_output_bias_act")

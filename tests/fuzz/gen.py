@@ -255,7 +255,11 @@ class _Grower:
     def _winograd(self, x: Value, wt: Value, bias: Value | None, pad: int, act: str) -> Value:
         """A 3x3 stride-1 conv in its Winograd form (rules/winograd.rules' right side)."""
         _, _, h, w = self.b.shape(x)
-        m = self.b.op("matmul", self.b.op("winograd_input", x, padding=(pad, pad)), self.b.op("winograd_weight", wt))
+        u = self.b.op("winograd_weight", wt)
+        if self.wrng.random() < 0.5:  # the tiles-innermost form (the -t rules): [36, C, N*T] read column-major
+            m = self.b.op("matmul_at", self.b.op("winograd_input_t", x, padding=(pad, pad)), u)
+        else:
+            m = self.b.op("matmul", self.b.op("winograd_input", x, padding=(pad, pad)), u)
         out = (h + 2 * pad - 2, w + 2 * pad - 2)
         if bias is None:
             return self.b.op("winograd_output", m, out=out)

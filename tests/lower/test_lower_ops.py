@@ -100,6 +100,14 @@ def test_matmul_batched(sa, sb):
     check_graph(g)
 
 
+@pytest.mark.parametrize("sa,sb", [((13, 7), (13, 31)), ((2, 40, 65), (1, 40, 64)), ((36, 5, 1369), (36, 5, 8))])
+def test_matmul_at(sa, sb):
+    # A^T B: A [..., K, M] read column-major (Winograd's tiles-innermost input), batch broadcast
+    b = GraphBuilder("mat")
+    g = b.build([b.op("matmul_at", b.input("a", sa), b.weight("w", torch.randn(*sb)))])
+    check_graph(g)
+
+
 def test_matmul_weight_operand_is_prepacked():
     b = GraphBuilder("mmw")
     g = b.build([b.matmul(b.input("a", (70, 90)), b.weight("w", torch.randn(90, 100)))])
@@ -332,6 +340,7 @@ def test_all_groups_covered_by_this_file():
             "matmul_bias_act",
             "smul",
             "matmul",
+            "matmul_at",
             "linear",
             "conv2d",
             "maxpool2d",
@@ -353,7 +362,7 @@ def test_all_groups_covered_by_this_file():
     tested |= {"embedding", "index_select", "gather", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill"}
     tested |= {"logical_not", "logical_and", "logical_or", "cast"}
     # tests/test_winograd.py compiles these against F.conv2d
-    tested |= {"winograd_weight", "winograd_input", "winograd_output", "winograd_output_bias_act"}
+    tested |= {"winograd_weight", "winograd_input", "winograd_input_t", "winograd_output", "winograd_output_bias_act"}
     # tests/test_blocked.py compiles these against F.conv2d
     tested |= {"to_blocked", "from_blocked", "blocked_weight", "conv2d_blocked", "conv2d_blocked_bias_act"}
     tested |= {"maxpool2d_blocked", "avgpool2d_blocked"}

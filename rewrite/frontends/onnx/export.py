@@ -212,6 +212,13 @@ def _linear(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
         w.emit("Add", [w.emit("MatMul", [ins[0], wt]), ins[2]], outs[0])
 
 
+@_emits("matmul_at")
+def _matmul_at(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    r = len(_shape(w, n, 0))
+    at = w.emit("Transpose", [ins[0]], perm=[*range(r - 2), r - 1, r - 2])
+    w.emit("MatMul", [at, ins[1]], outs[0])
+
+
 @_emits("matmul_bias_act")
 def _matmul_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     _act(w, n.attrs["act"], w.emit("Add", [w.emit("MatMul", ins[:2]), ins[2]]), outs[0])
@@ -246,7 +253,7 @@ def _winograd_weight(w: Writer, n: Node, ins: list[str], outs: list[str]) -> Non
     w.emit("Transpose", [u], outs[0], perm=[2, 1, 0])
 
 
-@_emits("winograd_input")
+@_emits("winograd_input", "winograd_input_t")
 def _winograd_input(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     nb, c, h, wd = _shape(w, n, 0)
     ph, pw = n.attrs["padding"]
@@ -256,6 +263,10 @@ def _winograd_input(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None
     x = w.emit("Reshape", [x, w.ints([nb * c, 1, 4 * th + 2, 4 * tw + 2], "shape")])
     v = w.emit("Conv", [x, w.const(_outer(BT, BT).astype(np.float32), "winograd_bt")], strides=[4, 4])
     v = w.emit("Reshape", [v, w.ints([nb, c, 36, th * tw], "shape")])
+    if n.op == "winograd_input_t":  # [36, C, N*T]
+        v = w.emit("Transpose", [v], perm=[2, 1, 0, 3])
+        w.emit("Reshape", [v, w.ints([36, c, nb * th * tw], "shape")], outs[0])
+        return
     v = w.emit("Transpose", [v], perm=[2, 0, 3, 1])
     w.emit("Reshape", [v, w.ints([36, nb * th * tw, c], "shape")], outs[0])
 

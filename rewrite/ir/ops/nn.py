@@ -25,6 +25,7 @@ from rewrite.ir.shapes import (
     GlobalPool2d,
     Linear,
     MatMul,
+    MatMulAT,
     Pad2d,
     PerChannel,
     Pool2d,
@@ -44,6 +45,20 @@ register_op(
         lambda xs, a: [torch.matmul(xs[0], xs[1])],
         lambda i, o, a: 2 * numel(o[0]) * i[0][-1],
         doc="(batched) matrix product, equal ranks",
+        packed_operand=1,
+    )
+)
+
+register_op(
+    OpDef(
+        "matmul_at",
+        Group.CONTRACTION,
+        2,
+        (),
+        MatMulAT(),
+        lambda xs, a: [torch.matmul(xs[0].transpose(-1, -2), xs[1])],
+        lambda i, o, a: 2 * numel(o[0]) * i[0][-2],
+        doc="(batched) A^T B, equal ranks: A [..., K, M] read column-major (Winograd's tiles-innermost input)",
         packed_operand=1,
     )
 )

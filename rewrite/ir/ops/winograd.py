@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from rewrite.ir.ops.elementwise import ACTS
 from rewrite.ir.ops.registry import AttrKind, AttrSpec, CostClass, FusionRole, Group, OpDef, register_op
-from rewrite.ir.shapes import Attrs, Shape, WinogradInput, WinogradOutput, WinogradWeight, numel
+from rewrite.ir.shapes import Attrs, Shape, WinogradInput, WinogradInputT, WinogradOutput, WinogradWeight, numel
 from rewrite.ir.shapes.winograd import ALPHA, POSITIONS, TILE
 
 Matrix = tuple[tuple[float, ...], ...]
@@ -96,6 +96,10 @@ def _input_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     return [v.reshape(POSITIONS, n * th * tw, c).to(x.dtype)]
 
 
+def _input_t_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    return [_input_ref(xs, a)[0].transpose(1, 2).contiguous()]
+
+
 def _output_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     m = xs[0]
     oh, ow = a["out"]
@@ -146,6 +150,21 @@ register_op(
         _input_flops,
         doc="Winograd F(4x4, 3x3) input transform B^T d B of every 6x6 tile (zero outside the padded "
         "input): [N, C, H, W] -> [36, N*T, C]",
+        cost_class=CostClass.OP,
+        fusion=FusionRole.OPAQUE,
+    )
+)
+register_op(
+    OpDef(
+        "winograd_input_t",
+        Group.LAYOUT,
+        1,
+        (AttrSpec("padding", AttrKind.INTS, (0, 0)),),
+        WinogradInputT(),
+        _input_t_ref,
+        lambda i, o, a: 2 * INPUT_MACS * o[0][1] * o[0][2],
+        doc="winograd_input with the tiles innermost: [N, C, H, W] -> [36, C, N*T] (the GEMM, matmul_at, reads "
+        "it as a column-major A; the transform runs along the tiles of a row, every tap a unit-stride load)",
         cost_class=CostClass.OP,
         fusion=FusionRole.OPAQUE,
     )

@@ -68,6 +68,41 @@ class MatMul(ShapeRule):
 
 
 @dataclass(frozen=True)
+class MatMulAT(ShapeRule):
+    """(Batched) ``A^T B`` of equal ranks: A [..., K, M], B [..., K, N] -> [..., M, N] (A read column-major)."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        x, y = ins
+        need(len(x) >= 2 and len(x) == len(y), f"matmul_at needs equal ranks >= 2, got {x} and {y}")
+        need(x[-2] == y[-2], f"inner dimensions differ: {x[-2]} vs {y[-2]}")
+        return [broadcast(x[:-2], y[:-2]) + (x[-1], y[-1])]
+
+    def egg_cases(self) -> list[EggCase]:
+        cases = []
+        for r in range(2, MAX_RANK + 1):
+            batch = " ".join(f"(max {at('s0', i)} {at('s1', i)})" for i in range(r - 2))
+            cases.append(
+                (
+                    f"(= (vec-length s0) {r}) (= (vec-length s1) {r}) (= {at('s0', r - 2)} {at('s1', r - 2)})",
+                    f"(vec-of {batch} {at('s0', r - 1)} {at('s1', r - 1)})".replace("  ", " "),
+                )
+            )
+        return cases
+
+    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
+        ctx.ranks.union(out, ins[0])
+        ctx.ranks.union(out, ins[1])
+        ctx.ranks.atleast(out, 2)
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        a, b = ins
+        if len(a) != len(b) or len(a) < 2:
+            ctx.reject("matmul_at operands need equal ranks >= 2")
+        ctx.dims.union(a[-2], b[-2])
+        return [ctx.bcast(x, y) for x, y in zip(a[:-2], b[:-2])] + [a[-1], b[-1]]
+
+
+@dataclass(frozen=True)
 class Linear(ShapeRule):
     """x @ w.T + b: x [..., in], w [out, in], b [out]."""
 

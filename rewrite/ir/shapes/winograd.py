@@ -7,7 +7,8 @@ the GEMM's rows, output channels as its columns: the transformed weights are the
 operand, and a small map's few tiles do not leave the micro-kernel's columns empty):
 
 * ``WinogradWeight``: [K, C, 3, 3] -> [36, C, K];
-* ``WinogradInput``: [N, C, H, W] with ``padding`` -> [36, N*T, C], ``T = TH * TW``;
+* ``WinogradInput``: [N, C, H, W] with ``padding`` -> [36, N*T, C], ``T = TH * TW``
+  (``WinogradInputT``: [36, C, N*T], read by ``matmul_at`` as a column-major A);
 * ``WinogradOutput``: [36, N*T, K] with ``out = (OH, OW)`` -> [N, K, OH, OW] (``bias``: a second input [K]).
 
     >>> WinogradInput().infer([(2, 3, 7, 9)], {"padding": (1, 1)})
@@ -101,6 +102,30 @@ class WinogradInput(ShapeRule):
             ctx.dims.derived(lambda n, h, w: n * tiles(h + 2 * p[0] - 2, w + 2 * p[1] - 2), x[0], x[2], x[3]),
             x[1],
         ]
+
+
+@dataclass(frozen=True)
+class WinogradInputT(WinogradInput):
+    """[N, C, H, W] with ``padding`` -> [36, C, N*T]: ``WinogradInput`` with the tiles innermost (the GEMM,
+    ``matmul_at``, reads it as a column-major A)."""
+
+    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
+        (p, t, c) = super().infer(ins, a)[0]
+        return [(p, c, t)]
+
+    def egg_cases(self) -> list[EggCase]:
+        oh = f"(- (+ {at('s0', 2)} (* 2 {at('a_padding', 0)})) 2)"
+        ow = f"(- (+ {at('s0', 3)} (* 2 {at('a_padding', 1)})) 2)"
+        return [
+            (
+                f"(= (vec-length s0) 4) (> {oh} 0) (> {ow} 0)",
+                f"(vec-of {POSITIONS} {at('s0', 1)} (* {at('s0', 0)} {_egg_tiles(oh, ow)}))",
+            )
+        ]
+
+    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
+        p, t, c = super().draw_dims(ctx, ins)
+        return [p, c, t]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,10 @@ from rewrite.rulelang.concrete import (
 from rewrite.rulelang.syntax import Call, Expr, ListExpr, Op, Pattern, Rule, Var
 
 DIM_MAX = 7
+# one free dim in this many is drawn from DIM_MAX + 1 .. BIG_DIM_MAX instead, so that a guard on a size (a
+# Winograd form kept for outputs 29+ wide) can hold in some draws
+BIG_DIM_EVERY = 20
+BIG_DIM_MAX = 40
 
 
 class _Reject(Exception):
@@ -140,7 +144,13 @@ class _Dims(_UF):
             finally:
                 self._busy.discard(r)
         else:
-            v = 1 if self.rng.random() < 0.1 else self.rng.randint(2, DIM_MAX)
+            u = self.rng.random()
+            if u < 0.1:
+                v = 1
+            elif u > 1 - 1 / BIG_DIM_EVERY:
+                v = self.rng.randint(DIM_MAX + 1, BIG_DIM_MAX)
+            else:
+                v = self.rng.randint(2, DIM_MAX)
         self.val[r] = v
         return v
 
