@@ -119,6 +119,19 @@ def test_tiles_inner_transform_reads_a_phase_split_plane():
     assert "select" not in src.split("_row: f32")[1]  # the taps read the slice, no bounds checks
 
 
+def test_tiles_inner_transform_reads_in_place_when_a_plane_copy_would_not_fit(monkeypatch):
+    """A plane whose padded copy would pass the stack budget: the taps read the input, bounds-selected."""
+    import lower.ops_to_loops.winograd as lw
+
+    monkeypatch.setattr(lw, "IN_T_MAX_SLICE", 1024)
+    n, c, k, h, w, p = 2, 3, 5, 11, 35, 1
+    g = torch.Generator().manual_seed(7)
+    x, wt = torch.randn(n, c, h, w, generator=g), torch.randn(k, c, 3, 3, generator=g)
+    cg = compile_graph(_winograd_graph(n, c, k, h, w, p, None, wt, None, tiles_inner=True), "llvm")
+    assert "_xpad" not in cg.kernel_source(0)
+    torch.testing.assert_close(cg({"x": x})[0], F.conv2d(x, wt, padding=p), rtol=1e-4, atol=1e-4)
+
+
 def test_rules_check_numerically():
     for rule in load_rules(["winograd"]):
         result = check_rule(rule, draws=4, extra_draws=4)

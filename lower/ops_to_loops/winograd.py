@@ -16,6 +16,10 @@ has to turn channels-innermost into rows of the NCHW output: vector stores of it
 are 16 scatters per tile (3-4x slower on small maps), so it computes a block of tiles into a local
 [tile, r, channel, s] buffer (4-way interleaved stores: shuffles) and copies out each channel's row
 segment of the block, storing only the cropped outputs.
+
+``winograd_input_t`` writes [36, channels, tiles] instead (``matmul_at`` reads it column-major): per plane a
+padded, phase-split copy, then each tile row vectorized over its tiles with unit-stride taps; it is the form
+for maps of 8+ tiles a row (``rules/winograd.rules``).
 """
 
 from __future__ import annotations
