@@ -185,6 +185,109 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
     return "\n".join(L)
 
 
+# A last panel of at most this many columns past whole vectors is computed column by column (``_cols_body``):
+# a vector over the tile's rows (one masked load of the packed A step) times each column's broadcast B value,
+# 4 k steps in flight.  The row bodies issue a whole vector of FMAs per row for it (a 17x17 map's 289 pixels
+# end in one column: half a tile's time for 1/32 of its work).
+TAIL_COLS = 4
+TAIL_UNROLL = 4  # k steps per iteration of the column body: independent accumulators (FMA latency)
+
+
+def _tail_columns(kind: str, mr: int, width: int) -> bool:
+    """Whether the micro-kernel of ``kind`` peels a last panel of at most ``TAIL_COLS`` columns off to
+    ``_cols_body``: A column-major (a k step's rows are one vector), C plain (no segments, no column runs)."""
+    return _a_columns(kind) and not _segmented(kind) and not _c_runs(kind) and mr <= width
+
+
+def _cols_body(name: str, mr: int, nr: int, cols: int, W: int, kind: str) -> str:
+    """``C[m x cols] += A[m x kc] * B[kc x cols]`` for ``m <= mr`` rows held in one vector: per k step one
+    masked load of A's step (rows adjacent, ``lda`` apart per step), a broadcast of each column's B value and
+    one FMA per column, ``TAIL_UNROLL`` steps an iteration into separate accumulators; the rows' sums are
+    then added (or, ``z`` with ``beta`` 0, stored) into C one element at a time."""
+    VF = f"<{W} x float>"
+    U = TAIL_UNROLL
+    bstep = "%ldb" if _b_in_place(kind) else str(nr)
+    L = [
+        f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, {_ldb(kind)}ptr noalias %C, "
+        f"i64 %ldc, i64 %kc, i64 %m{_extra(kind)}) nounwind {{",
+        "entry:",
+        f"  %mv = insertelement <{W} x i64> poison, i64 %m, i64 0",
+        f"  %ms = shufflevector <{W} x i64> %mv, <{W} x i64> poison, <{W} x i32> zeroinitializer",
+        f"  %amask = icmp slt <{W} x i64> <{', '.join(f'i64 {t}' for t in range(W))}>, %ms",
+        f"  %kq = and i64 %kc, {-U}",
+        "  %anyq = icmp sgt i64 %kq, 0",
+        "  br i1 %anyq, label %loop, label %mid",
+        "loop:",
+        "  %k = phi i64 [ 0, %entry ], [ %k1, %loop ]",
+    ]
+
+    def step(L: list[str], k: str, tag: str, accs: list[str], out: list[str]) -> None:
+        L.append(f"  %ao{tag} = mul i64 {k}, %lda")
+        L.append(f"  %ap{tag} = getelementptr float, ptr %A, i64 %ao{tag}")
+        L.append(
+            f"  %a{tag} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %ap{tag}, i32 4, <{W} x i1> %amask, "
+            f"{VF} zeroinitializer)"
+        )
+        L.append(f"  %bo{tag} = mul i64 {k}, {bstep}")
+        for c in range(cols):
+            L.append(f"  %bc{tag}_{c} = add i64 %bo{tag}, {c}")
+            L.append(f"  %bp{tag}_{c} = getelementptr float, ptr %B, i64 %bc{tag}_{c}")
+            L.append(f"  %b{tag}_{c} = load float, ptr %bp{tag}_{c}, align 4")
+            L.append(f"  %bv{tag}_{c} = insertelement {VF} poison, float %b{tag}_{c}, i64 0")
+            L.append(f"  %bs{tag}_{c} = shufflevector {VF} %bv{tag}_{c}, {VF} poison, <{W} x i32> zeroinitializer")
+            L.append(f"  {out[c]} = call {VF} @llvm.fma.v{W}f32({VF} %a{tag}, {VF} %bs{tag}_{c}, {VF} {accs[c]})")
+
+    for c in range(cols):
+        for u in range(U):
+            L.append(f"  %acc{c}_{u} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{c}_{u}, %loop ]")
+    for u in range(U):
+        L.append(f"  %ku{u} = add i64 %k, {u}")
+        step(L, f"%ku{u}", f"u{u}", [f"%acc{c}_{u}" for c in range(cols)], [f"%nacc{c}_{u}" for c in range(cols)])
+    L += [f"  %k1 = add nuw nsw i64 %k, {U}", "  %more = icmp slt i64 %k1, %kq"]
+    L.append("  br i1 %more, label %loop, label %mid")
+    L.append("mid:")
+    for c in range(cols):
+        for u in range(U):
+            L.append(f"  %q{c}_{u} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{c}_{u}, %loop ]")
+    for c in range(cols):  # the partial sums, in order
+        prev = f"%q{c}_0"
+        for u in range(1, U):
+            L.append(f"  %h{c}_{u} = fadd {VF} {prev}, %q{c}_{u}")
+            prev = f"%h{c}_{u}"
+        L.append(f"  %h{c} = fadd {VF} {prev}, zeroinitializer")
+    L += ["  %anyr = icmp slt i64 %kq, %kc", "  br i1 %anyr, label %rest, label %done", "rest:"]
+    L.append("  %kr = phi i64 [ %kq, %mid ], [ %kr1, %rest ]")
+    for c in range(cols):
+        L.append(f"  %r{c} = phi {VF} [ %h{c}, %mid ], [ %nr{c}, %rest ]")
+    step(L, "%kr", "r", [f"%r{c}" for c in range(cols)], [f"%nr{c}" for c in range(cols)])
+    L += ["  %kr1 = add nuw nsw i64 %kr, 1", "  %rmore = icmp slt i64 %kr1, %kc"]
+    L.append("  br i1 %rmore, label %rest, label %done")
+    L.append("done:")
+    for c in range(cols):
+        L.append(f"  %f{c} = phi {VF} [ %h{c}, %mid ], [ %nr{c}, %rest ]")
+    if _overwrites(kind):
+        L.append("  %keep = icmp ne i64 %beta, 0")
+    L.append("  br label %row0")
+    for r in range(mr):
+        nxt = f"%row{r + 1}" if r + 1 < mr else "%out"
+        L += [f"row{r}:", f"  %in{r} = icmp slt i64 {r}, %m", f"  br i1 %in{r}, label %st{r}, label %out", f"st{r}:"]
+        L.append(f"  %co{r} = mul i64 %ldc, {r}")
+        for c in range(cols):
+            L.append(f"  %cx{r}_{c} = add i64 %co{r}, {c}")
+            L.append(f"  %cp{r}_{c} = getelementptr float, ptr %C, i64 %cx{r}_{c}")
+            L.append(f"  %v{r}_{c} = extractelement {VF} %f{c}, i64 {r}")
+            L.append(f"  %o{r}_{c} = load float, ptr %cp{r}_{c}, align 4")
+            L.append(f"  %s{r}_{c} = fadd float %o{r}_{c}, %v{r}_{c}")
+            val = f"%s{r}_{c}"
+            if _overwrites(kind):
+                L.append(f"  %w{r}_{c} = select i1 %keep, float %s{r}_{c}, float %v{r}_{c}")
+                val = f"%w{r}_{c}"
+            L.append(f"  store float {val}, ptr %cp{r}_{c}, align 4")
+        L.append(f"  br label {nxt}")
+    L += ["out:", "  ret void", "}"]
+    return "\n".join(L)
+
+
 def routine_name(kind: str, mr: int, nr: int, stream: str = "") -> str:
     """The micro-kernel's symbol: ``eqsat_`` and the name the tensorized nest calls (``micro_kernel_name``)."""
     return "eqsat_" + micro_kernel_name(kind, mr, nr, stream)
@@ -210,6 +313,40 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
         f"define internal void @{name}(ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, i64 %kc, "
         f"i64 %m, i64 %n{_extra(kind)}) nounwind {{",
         "entry:",
+    ]
+    args = f"ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, i64 %kc, i64 %m"
+    extra_args = _extra(kind)
+    if _tail_columns(kind, mr, width):  # n = whole vectors + 1..TAIL_COLS columns: those go column by column
+        tails = range(1, TAIL_COLS + 1)
+        parts += [_cols_body(f"{name}_c{c}", mr, nr, c, width, kind) for c in tails]
+        ldb_arg = "i64 %ldb, " if _b_in_place(kind) else ""
+        L += [
+            f"  %rem = urem i64 %n, {width}",
+            "  %rz = icmp ne i64 %rem, 0",
+            f"  %rs = icmp ule i64 %rem, {TAIL_COLS}",
+            "  %peel = and i1 %rz, %rs",
+            "  br i1 %peel, label %split, label %whole",
+            "split:",
+            "  %nmain = sub i64 %n, %rem",
+            "  %hasmain = icmp ne i64 %nmain, 0",
+            "  br i1 %hasmain, label %main, label %tail",
+            "main:",
+            f"  call void @{name}({args}, i64 %nmain{extra_args})",
+            "  br label %tail",
+            "tail:",
+            "  %bt = getelementptr float, ptr %B, i64 %nmain",
+            "  %ct = getelementptr float, ptr %C, i64 %nmain",
+            f"  switch i64 %rem, label %out [ {' '.join(f'i64 {c}, label %c{c}' for c in tails)} ]",
+        ]
+        for c in tails:
+            L += [
+                f"c{c}:",
+                f"  call void @{name}_c{c}(ptr %A, i64 %lda, ptr %bt, {ldb_arg}ptr %ct, i64 %ldc, i64 %kc, "
+                f"i64 %m{extra_args})",
+                "  br label %out",
+            ]
+        L.append("whole:")
+    L += [
         f"  %nw = add i64 %n, {width - 1}",
         f"  %nq = udiv i64 %nw, {width}",
         f"  %mk = shl i64 %m, {bits}",

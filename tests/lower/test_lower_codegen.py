@@ -233,3 +233,15 @@ def test_disk_cache_is_reused_across_processes(tmp_path):
     assert compiled1 >= 2 and hits1 == 0
     assert compiled2 == 0 and hits2 == compiled1
     assert len(list(tmp_path.rglob("*.o"))) == compiled1
+
+
+def test_micro_kernel_peels_a_short_last_panel_off_to_column_bodies():
+    """A tile whose last columns fill at most TAIL_COLS lanes of a vector (a 7x7 map's 49 pixels: 48 and 1)
+    runs them column by column: a vector over the tile's rows per k step; kinds with k segments or column runs
+    keep the row bodies."""
+    from lower.llvm.intrinsics import TAIL_COLS
+
+    text = library_module(12, 32, 16, "gemmtz")
+    assert "%peel = and i1" in text
+    assert all(f"@eqsat_gemmtz_12x32_c{c}(" in text for c in range(1, TAIL_COLS + 1))
+    assert "_c1(" not in library_module(12, 32, 16, "gemmsq") and "_c1(" not in library_module(12, 32, 16, "gemm")
