@@ -107,12 +107,14 @@ def _gemm(
     return seq(init_stage, main, act_stage)
 
 
-@lowering("matmul", "matmul_bias_act")
+@lowering("matmul", "matmul_bias_act", "matmul_at")
 def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """The batched GEMM; ``matmul_at`` reads A at ``[..., k, i]`` (its k-major panels copied row by row)."""
     x, y = ins[:2]
     out = outs[0]
     r = out.rank
-    M, K, N = x.shape[-2], x.shape[-1], y.shape[-1]
+    at = node.op == "matmul_at"
+    M, K, N = (x.shape[-1], x.shape[-2], y.shape[-1]) if at else (x.shape[-2], x.shape[-1], y.shape[-1])
     batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(r - 2)]
     init: Callable[[list[Var], Var, Var], Expr]
     if node.op == "matmul_bias_act":
@@ -128,37 +130,12 @@ def lower_matmul(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         N,
         K,
         lambda bv, i, j: (*bv, i, j),
-        lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), i, k)],
+        lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), *((k, i) if at else (i, k)))],
         lambda bv, k, j: y[(*bcast_index(y.shape[:-2], out.shape[:-2], bv), k, j)],
         init,
         x.name,
         y.name,
         node.attrs.get("act", "none"),
-    )
-
-
-@lowering("matmul_at")
-def lower_matmul_at(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    """``A^T B``: ``matmul``'s GEMM with A read at ``[..., k, i]`` (its k-major panels copied row by row)."""
-    x, y = ins
-    out = outs[0]
-    r = out.rank
-    K, M, N = x.shape[-2], x.shape[-1], y.shape[-1]
-    batch = [(ctx.var(f"b{d}"), out.shape[d]) for d in range(r - 2)]
-    return _gemm(
-        ctx,
-        out,
-        batch,
-        M,
-        N,
-        K,
-        lambda bv, i, j: (*bv, i, j),
-        lambda bv, i, k: x[(*bcast_index(x.shape[:-2], out.shape[:-2], bv), k, i)],
-        lambda bv, k, j: y[(*bcast_index(y.shape[:-2], out.shape[:-2], bv), k, j)],
-        lambda bv, i, j: const(0.0),
-        x.name,
-        y.name,
-        "none",
     )
 
 

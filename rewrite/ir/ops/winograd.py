@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from rewrite.ir.ops.elementwise import ACTS
 from rewrite.ir.ops.registry import AttrKind, AttrSpec, CostClass, FusionRole, Group, OpDef, register_op
-from rewrite.ir.shapes import Attrs, Shape, WinogradInput, WinogradInputT, WinogradOutput, WinogradWeight, numel
+from rewrite.ir.shapes import Attrs, Shape, WinogradInput, WinogradOutput, WinogradWeight, numel
 from rewrite.ir.shapes.winograd import ALPHA, POSITIONS, TILE
 
 Matrix = tuple[tuple[float, ...], ...]
@@ -160,9 +160,9 @@ register_op(
         Group.LAYOUT,
         1,
         (AttrSpec("padding", AttrKind.INTS, (0, 0)),),
-        WinogradInputT(),
+        WinogradInput(tiles_inner=True),
         _input_t_ref,
-        lambda i, o, a: 2 * INPUT_MACS * o[0][1] * o[0][2],
+        _input_flops,
         doc="winograd_input with the tiles innermost: [N, C, H, W] -> [36, C, N*T] (the GEMM, matmul_at, reads "
         "it as a column-major A; the transform runs along the tiles of a row, every tap a unit-stride load)",
         cost_class=CostClass.OP,

@@ -40,13 +40,13 @@ from rewrite.ir.shapes.base import (
 )
 from rewrite.ir.shapes.blocked import BlockedWeight, ConvBlocked, FromBlocked, ToBlocked
 from rewrite.ir.shapes.constant import ConvKernel, Filled, Square
-from rewrite.ir.shapes.contraction import Conv2d, Linear, MatMul, MatMulAT
+from rewrite.ir.shapes.contraction import Conv2d, Linear, MatMul
 from rewrite.ir.shapes.elementwise import Broadcast, Broadcast3, GroupedChannels, PerChannel, Same, Source
 from rewrite.ir.shapes.indexing import Embedding, Gather, IndexSelect
 from rewrite.ir.shapes.layout import Concat, Expand, Pad2d, PadN, Permute, Reshape, Slice, Split
 from rewrite.ir.shapes.pool import GlobalPool2d, Pool2d, Spatial2d
 from rewrite.ir.shapes.reduce import Reduce
-from rewrite.ir.shapes.winograd import WinogradInput, WinogradInputT, WinogradOutput, WinogradWeight
+from rewrite.ir.shapes.winograd import WinogradInput, WinogradOutput, WinogradWeight
 
 __all__ = [
     "MAX_RANK",
@@ -70,7 +70,6 @@ __all__ = [
     "IndexSelect",
     "Linear",
     "MatMul",
-    "MatMulAT",
     "Pad2d",
     "PadN",
     "PerChannel",
@@ -88,7 +87,6 @@ __all__ = [
     "Square",
     "ToBlocked",
     "WinogradInput",
-    "WinogradInputT",
     "WinogradOutput",
     "WinogradWeight",
     "broadcast",

@@ -21,15 +21,22 @@ from rewrite.ir.shapes.base import (
 
 @dataclass(frozen=True)
 class MatMul(ShapeRule):
-    """(Batched) matrix product of equal ranks; ``bias``: a third input [N] along the last axis."""
+    """(Batched) matrix product of equal ranks; ``bias``: a third input [N] along the last axis; ``at``: A given
+    transposed, [..., K, M] (``matmul_at``: A^T B)."""
 
     bias: bool = False
+    at: bool = False
+
+    def _km(self, r: int) -> tuple[int, int]:
+        """A's (contracted, row) axes for rank ``r``."""
+        return (r - 2, r - 1) if self.at else (r - 1, r - 2)
 
     def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
         x, y = ins[:2]
         need(len(x) >= 2 and len(x) == len(y), f"matmul needs equal ranks >= 2, got {x} and {y}")
-        need(x[-1] == y[-2], f"inner dimensions differ: {x[-1]} vs {y[-2]}")
-        out = broadcast(x[:-2], y[:-2]) + (x[-2], y[-1])
+        k, m = self._km(len(x))
+        need(x[k] == y[-2], f"inner dimensions differ: {x[k]} vs {y[-2]}")
+        out = broadcast(x[:-2], y[:-2]) + (x[m], y[-1])
         if self.bias:
             b = ins[2]
             need(b == (y[-1],), f"bias must be [{y[-1]}] (one per output column), got {b}")
@@ -38,11 +45,12 @@ class MatMul(ShapeRule):
     def egg_cases(self) -> list[EggCase]:
         cases = []
         for r in range(2, MAX_RANK + 1):
+            k, m = self._km(r)
             batch = " ".join(f"(max {at('s0', i)} {at('s1', i)})" for i in range(r - 2))
             cases.append(
                 (
-                    f"(= (vec-length s0) {r}) (= (vec-length s1) {r}) (= {at('s0', r - 1)} {at('s1', r - 2)})",
-                    f"(vec-of {batch} {at('s0', r - 2)} {at('s1', r - 1)})".replace("  ", " "),
+                    f"(= (vec-length s0) {r}) (= (vec-length s1) {r}) (= {at('s0', k)} {at('s1', r - 2)})",
+                    f"(vec-of {batch} {at('s0', m)} {at('s1', r - 1)})".replace("  ", " "),
                 )
             )
         if not self.bias:
@@ -61,45 +69,11 @@ class MatMul(ShapeRule):
         a, b = ins[:2]
         if len(a) != len(b) or len(a) < 2:
             ctx.reject("matmul operands need equal ranks >= 2")
-        ctx.dims.union(a[-1], b[-2])
+        k, m = self._km(len(a))
+        ctx.dims.union(a[k], b[-2])
         for bias in ins[2:]:
             ctx.dims.union(bias[0], b[-1])
-        return [ctx.bcast(x, y) for x, y in zip(a[:-2], b[:-2])] + [a[-2], b[-1]]
-
-
-@dataclass(frozen=True)
-class MatMulAT(ShapeRule):
-    """(Batched) ``A^T B`` of equal ranks: A [..., K, M], B [..., K, N] -> [..., M, N] (A read column-major)."""
-
-    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
-        x, y = ins
-        need(len(x) >= 2 and len(x) == len(y), f"matmul_at needs equal ranks >= 2, got {x} and {y}")
-        need(x[-2] == y[-2], f"inner dimensions differ: {x[-2]} vs {y[-2]}")
-        return [broadcast(x[:-2], y[:-2]) + (x[-1], y[-1])]
-
-    def egg_cases(self) -> list[EggCase]:
-        cases = []
-        for r in range(2, MAX_RANK + 1):
-            batch = " ".join(f"(max {at('s0', i)} {at('s1', i)})" for i in range(r - 2))
-            cases.append(
-                (
-                    f"(= (vec-length s0) {r}) (= (vec-length s1) {r}) (= {at('s0', r - 2)} {at('s1', r - 2)})",
-                    f"(vec-of {batch} {at('s0', r - 1)} {at('s1', r - 1)})".replace("  ", " "),
-                )
-            )
-        return cases
-
-    def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
-        ctx.ranks.union(out, ins[0])
-        ctx.ranks.union(out, ins[1])
-        ctx.ranks.atleast(out, 2)
-
-    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
-        a, b = ins
-        if len(a) != len(b) or len(a) < 2:
-            ctx.reject("matmul_at operands need equal ranks >= 2")
-        ctx.dims.union(a[-2], b[-2])
-        return [ctx.bcast(x, y) for x, y in zip(a[:-2], b[:-2])] + [a[-1], b[-1]]
+        return [ctx.bcast(x, y) for x, y in zip(a[:-2], b[:-2])] + [a[m], b[-1]]
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ operand, and a small map's few tiles do not leave the micro-kernel's columns emp
 
 * ``WinogradWeight``: [K, C, 3, 3] -> [36, C, K];
 * ``WinogradInput``: [N, C, H, W] with ``padding`` -> [36, N*T, C], ``T = TH * TW``
-  (``WinogradInputT``: [36, C, N*T], read by ``matmul_at`` as a column-major A);
+  (``tiles_inner``: [36, C, N*T], read by ``matmul_at`` as a column-major A);
 * ``WinogradOutput``: [36, N*T, K] with ``out = (OH, OW)`` -> [N, K, OH, OW] (``bias``: a second input [K]).
 
     >>> WinogradInput().infer([(2, 3, 7, 9)], {"padding": (1, 1)})
@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rewrite.ir.shapes.base import Attrs, DrawCtx, EggCase, Shape, ShapeRule, at, need
 
+T = TypeVar("T")
 TILE = 4  # outputs per tile side: F(4x4, 3x3)
 ALPHA = TILE + 2  # input tile side
 POSITIONS = ALPHA * ALPHA  # 36 transformed positions
@@ -68,7 +70,13 @@ class WinogradWeight(ShapeRule):
 
 @dataclass(frozen=True)
 class WinogradInput(ShapeRule):
-    """[N, C, H, W] with ``padding`` (ph, pw) -> [36, N*T, C]; the 3x3 output must not be empty."""
+    """[N, C, H, W] with ``padding`` (ph, pw) -> [36, N*T, C]; the 3x3 output must not be empty.
+    ``tiles_inner``: [36, C, N*T] (``winograd_input_t``, read by ``matmul_at`` as a column-major A)."""
+
+    tiles_inner: bool = False
+
+    def _order(self, tiles: T, channels: T) -> tuple[T, T]:
+        return (channels, tiles) if self.tiles_inner else (tiles, channels)
 
     def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
         x, p = ins[0], a["padding"]
@@ -76,17 +84,13 @@ class WinogradInput(ShapeRule):
         need(len(p) == 2 and min(p) >= 0, f"padding must be 2 non-negative entries, got {p}")
         oh, ow = x[2] + 2 * p[0] - 2, x[3] + 2 * p[1] - 2
         need(oh > 0 and ow > 0, f"output spatial size {[oh, ow]} is empty")
-        return [(POSITIONS, x[0] * tiles(oh, ow), x[1])]
+        return [(POSITIONS, *self._order(x[0] * tiles(oh, ow), x[1]))]
 
     def egg_cases(self) -> list[EggCase]:
         oh = f"(- (+ {at('s0', 2)} (* 2 {at('a_padding', 0)})) 2)"
         ow = f"(- (+ {at('s0', 3)} (* 2 {at('a_padding', 1)})) 2)"
-        return [
-            (
-                f"(= (vec-length s0) 4) (> {oh} 0) (> {ow} 0)",
-                f"(vec-of {POSITIONS} (* {at('s0', 0)} {_egg_tiles(oh, ow)}) {at('s0', 1)})",
-            )
-        ]
+        t, c = self._order(f"(* {at('s0', 0)} {_egg_tiles(oh, ow)})", at("s0", 1))
+        return [(f"(= (vec-length s0) 4) (> {oh} 0) (> {ow} 0)", f"(vec-of {POSITIONS} {t} {c})")]
 
     def draw_ranks(self, ctx: DrawCtx, out: Hashable, ins: Sequence[Hashable]) -> None:
         ctx.ranks.fix(out, 3)
@@ -97,35 +101,8 @@ class WinogradInput(ShapeRule):
         p = ctx.attr("padding", lambda: (rng.randint(0, 1), rng.randint(0, 1)))
         if len(p) != 2:
             ctx.reject("padding needs 2 entries")
-        return [
-            ctx.dims.new(POSITIONS),
-            ctx.dims.derived(lambda n, h, w: n * tiles(h + 2 * p[0] - 2, w + 2 * p[1] - 2), x[0], x[2], x[3]),
-            x[1],
-        ]
-
-
-@dataclass(frozen=True)
-class WinogradInputT(WinogradInput):
-    """[N, C, H, W] with ``padding`` -> [36, C, N*T]: ``WinogradInput`` with the tiles innermost (the GEMM,
-    ``matmul_at``, reads it as a column-major A)."""
-
-    def infer(self, ins: list[Shape], a: Attrs) -> list[Shape]:
-        (p, t, c) = super().infer(ins, a)[0]
-        return [(p, c, t)]
-
-    def egg_cases(self) -> list[EggCase]:
-        oh = f"(- (+ {at('s0', 2)} (* 2 {at('a_padding', 0)})) 2)"
-        ow = f"(- (+ {at('s0', 3)} (* 2 {at('a_padding', 1)})) 2)"
-        return [
-            (
-                f"(= (vec-length s0) 4) (> {oh} 0) (> {ow} 0)",
-                f"(vec-of {POSITIONS} {at('s0', 1)} (* {at('s0', 0)} {_egg_tiles(oh, ow)}))",
-            )
-        ]
-
-    def draw_dims(self, ctx: DrawCtx, ins: list[list[int]]) -> list[int]:
-        p, t, c = super().draw_dims(ctx, ins)
-        return [p, c, t]
+        t = ctx.dims.derived(lambda n, h, w: n * tiles(h + 2 * p[0] - 2, w + 2 * p[1] - 2), x[0], x[2], x[3])
+        return [ctx.dims.new(POSITIONS), *self._order(t, x[1])]
 
 
 @dataclass(frozen=True)
