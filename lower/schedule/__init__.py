@@ -17,21 +17,12 @@ of schedules need.
 
 from __future__ import annotations
 
+from lower.schedule.gemm_steps import STREAMS, FoldInit, Tensorize, micro_kernel_name, micro_kernel_parts
 from lower.schedule.gpu_steps import BindBlocks, BindThreads, BlockRows, TileGemm
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel
 from lower.schedule.record import Schedule
-from lower.schedule.stage_steps import (
-    STREAMS,
-    ComputeAt,
-    FoldInit,
-    Inline,
-    Pack,
-    Tensorize,
-    inline_stage,
-    micro_kernel_name,
-    micro_kernel_parts,
-)
+from lower.schedule.stage_steps import ComputeAt, Inline, Pack, inline_stage
 from rewrite.ir.errors import ScheduleError
 
 __all__ = [

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lower.ir import Kernel
+from lower.schedule.gemm_steps import FoldInit, Tensorize
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
-from lower.schedule.stage_steps import ComputeAt, FoldInit, Inline, Pack, Tensorize
+from lower.schedule.stage_steps import ComputeAt, Inline, Pack
 
 
 # ============================================================== schedule record
