@@ -249,12 +249,11 @@ def _cols_body(name: str, mr: int, nr: int, cols: int, W: int, kind: str) -> str
     for c in range(cols):
         for u in range(U):
             L.append(f"  %q{c}_{u} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{c}_{u}, %loop ]")
-    for c in range(cols):  # the partial sums, in order
+    for c in range(cols):  # the partial sums, in order; the last is %h{c}
         prev = f"%q{c}_0"
         for u in range(1, U):
-            L.append(f"  %h{c}_{u} = fadd {VF} {prev}, %q{c}_{u}")
+            L.append(f"  %h{c}{'' if u == U - 1 else f'_{u}'} = fadd {VF} {prev}, %q{c}_{u}")
             prev = f"%h{c}_{u}"
-        L.append(f"  %h{c} = fadd {VF} {prev}, zeroinitializer")
     L += ["  %anyr = icmp slt i64 %kq, %kc", "  br i1 %anyr, label %rest, label %done", "rest:"]
     L.append("  %kr = phi i64 [ %kq, %mid ], [ %kr1, %rest ]")
     for c in range(cols):
@@ -319,7 +318,6 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
     if _tail_columns(kind, mr, width):  # n = whole vectors + 1..TAIL_COLS columns: those go column by column
         tails = range(1, TAIL_COLS + 1)
         parts += [_cols_body(f"{name}_c{c}", mr, nr, c, width, kind) for c in tails]
-        ldb_arg = "i64 %ldb, " if _b_in_place(kind) else ""
         L += [
             f"  %rem = urem i64 %n, {width}",
             "  %rz = icmp ne i64 %rem, 0",
@@ -341,7 +339,7 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
         for c in tails:
             L += [
                 f"c{c}:",
-                f"  call void @{name}_c{c}(ptr %A, i64 %lda, ptr %bt, {ldb_arg}ptr %ct, i64 %ldc, i64 %kc, "
+                f"  call void @{name}_c{c}(ptr %A, i64 %lda, ptr %bt, {_ldb(kind)}ptr %ct, i64 %ldc, i64 %kc, "
                 f"i64 %m{extra_args})",
                 "  br label %out",
             ]

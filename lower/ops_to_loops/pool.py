@@ -17,6 +17,7 @@ from lower.ir import (
     Stage,
     Stmt,
     Store,
+    Var,
     const,
     emax,
     emin,
@@ -55,16 +56,9 @@ def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
     lanes = (lane,) if x.rank == 5 else ()
     ih, okh = _window(oh, kh, H, KH, SH, PH)
     iw, okw = _window(ow, kw, W, KW, SW, PW)
-    inside = land(okh, okw)
     tap = x[(n, c, clip(ih, H - 1), clip(iw, W - 1), *lanes)]
     oi = (n, c, oh, ow, *lanes)
-    o = out[oi]
-    if node.op.startswith("maxpool2d"):
-        init, upd, fin = const(NEG_INF), emax(o, Select(inside, tap, const(NEG_INF))), None
-    else:
-        init, upd = const(0.0), o + Select(inside, tap, const(0.0))
-        fin = Store(out, oi, o / _count(oh, ow, H, W, a))
-    body = seq(Store(out, oi, init), For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, oi, upd))), fin)
+    body = _window_reduce(node, out, oi, kh, kw, land(okh, okw), tap, (oh, ow), (H, W))
     if lanes:
         body = For(lane, IntImm(x.shape[4]), body)
     return Stage(ctx.tag, loops([(n, N), (c, C), (oh, OH), (ow, OW)], body))
@@ -125,19 +119,36 @@ def _pool_flat(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
     and 2048 x 8^2, NASNet-A's over 11^2."""
     a = node.attrs
     N, C, H, W = x.shape
-    (KH, KW), (PH, PW) = a["kernel"], a["padding"]
-    is_max = node.op == "maxpool2d"
-    ident = const(NEG_INF if is_max else 0.0)
+    PH, PW = a["padding"]
     nc, o, kh, kw = ctx.var("nc"), ctx.var("o"), ctx.var("kh"), ctx.var("kw")
     n, c, oh, ow = nc // C, nc % C, o // W, o % W
     ih, iw = oh - PH + kh, ow - PW + kw
-    tap = Select(land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W)), x[n, c, ih, iw], ident)
-    oi = (n, c, oh, ow)
-    acc = out[oi]
-    upd = emax(acc, tap) if is_max else acc + tap
-    fin = None if is_max else Store(out, oi, acc / _count(oh, ow, H, W, a))
-    body = seq(Store(out, oi, ident), For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, oi, upd))), fin)
+    inside = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
+    body = _window_reduce(node, out, (n, c, oh, ow), kh, kw, inside, x[n, c, ih, iw], (oh, ow), (H, W))
     return Stage(ctx.tag, For(nc, IntImm(N * C), For(o, IntImm(H * W), body)))
+
+
+def _window_reduce(
+    node: Node,
+    out: Buffer,
+    oi: tuple[Expr, ...],
+    kh: Var,
+    kw: Var,
+    inside: Expr,
+    tap: Expr,
+    pixel: tuple[Expr, Expr],
+    hw: tuple[int, int],
+) -> Stmt:
+    """``out[oi]`` = the max (or the average: the sum divided by ``_count`` of output ``pixel`` of an ``hw``
+    input) over the window loops ``kh``, ``kw`` of ``tap``, which counts only where ``inside`` holds."""
+    KH, KW = node.attrs["kernel"]
+    o = out[oi]
+    if node.op.startswith("maxpool2d"):
+        init, upd, fin = const(NEG_INF), emax(o, Select(inside, tap, const(NEG_INF))), None
+    else:
+        init, upd = const(0.0), o + Select(inside, tap, const(0.0))
+        fin = Store(out, oi, o / _count(*pixel, *hw, node.attrs))
+    return seq(Store(out, oi, init), For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, oi, upd))), fin)
 
 
 def _count(oh: Expr, ow: Expr, H: int, W: int, a: Mapping[str, Any]) -> Expr:

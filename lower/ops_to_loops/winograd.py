@@ -33,6 +33,7 @@ from lower.ir import (
     For,
     If,
     IntImm,
+    Load,
     Select,
     Stage,
     Stmt,
@@ -102,11 +103,22 @@ def lower_winograd_input(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     TH, TW = -(-oh // TILE), -(-ow // TILE)
     n, th, tw, c = (ctx.var(s) for s in ("n", "th", "tw", "c"))
     p = (n * TH + th) * TW + tw
+    tap = _input_tap(x, n, c, th, tw, (ph, pw), (TH, TW))
+    stores = _input_stores(lambda q: v[q, p, c], tap)
+    return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (c, C)], seq(*stores)))
+
+
+def _input_tap(
+    x: Buffer, n: Expr, c: Expr, th: Expr, tw: Expr, pad: tuple[int, int], tiles: tuple[int, int]
+) -> Callable[[int, int], Expr]:
+    """Tap ``(i, j)`` of tile ``(th, tw)`` read from ``x`` in place, zero outside it: a bound check only where
+    some tile can fall outside the input."""
+    _, _, H, W = x.shape
+    (ph, pw), (TH, TW) = pad, tiles
 
     def tap(i: int, j: int) -> Expr:
         ih, iw = th * TILE + (i - ph), tw * TILE + (j - pw)
         conds = []
-        # a bound check only where some tile can fall outside the input
         if i < ph:
             conds.append(ge(ih, 0))
         if TILE * (TH - 1) + i - ph >= H:
@@ -118,12 +130,17 @@ def lower_winograd_input(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
         load = x[n, c, clip(ih, H - 1) if conds else ih, clip(iw, W - 1) if conds else iw]
         return Select(land(*conds), load, const(0.0)) if conds else load
 
-    stores = [
-        Store(v, (IntImm(a * ALPHA + b), p, c), _transform(BT, BT, tap, a, b))
-        for a in range(ALPHA)
-        for b in range(ALPHA)
-    ]
-    return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (c, C)], seq(*stores)))
+    return tap
+
+
+def _input_stores(at: Callable[[Expr], Load], tap: Callable[[int, int], Expr]) -> list[Stmt]:
+    """The 36 stores of one tile's input transform ``BT d BT^T``, position ``q`` to ``at(q)``."""
+    stores: list[Stmt] = []
+    for a in range(ALPHA):
+        for b in range(ALPHA):
+            dst = at(IntImm(a * ALPHA + b))
+            stores.append(Store(dst.buf, dst.idx, _transform(BT, BT, tap, a, b)))
+    return stores
 
 
 IN_T_MAX_SLICE = 2 << 20  # bytes of one plane's padded, phase-split copy on the stack (as the direct convolution)
@@ -153,17 +170,7 @@ def lower_winograd_input_t(node: Node, ins: list[Buffer], outs: list[Buffer], ct
     HP, WQ = slice_shape((TH, padded_row(TW)), (ALPHA, ALPHA), (TILE, TILE), (1, 1))
     if ctx.grid or 4 * HP * TILE * WQ > IN_T_MAX_SLICE:
         t = (n * TH + th) * TW + tw
-
-        def direct(i: int, j: int) -> Expr:
-            ih, iw = th * TILE + (i - ph), tw * TILE + (j - pw)
-            inside = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
-            return Select(inside, x[n, c, clip(ih, H - 1), clip(iw, W - 1)], const(0.0))
-
-        stores = [
-            Store(v, (IntImm(a * ALPHA + b), c, t), _transform(BT, BT, direct, a, b))
-            for a in range(ALPHA)
-            for b in range(ALPHA)
-        ]
+        stores = _input_stores(lambda q: v[q, c, t], _input_tap(x, n, c, th, tw, (ph, pw), (TH, TW)))
         return Stage(ctx.tag, loops([(nc, N * C), (th, TH), (tw, TW)], seq(*stores)))
     # a tile row is computed TWR tiles wide into a local row (whole vectors: a row of 37 tiles ran its last 5
     # scalar, most of the time), then its TW tiles copied out
@@ -174,11 +181,7 @@ def lower_winograd_input_t(node: Node, ins: list[Buffer], outs: list[Buffer], ct
     def tap(i: int, j: int) -> Expr:
         return xp[IntImm(0), th * TILE + i, IntImm(j % TILE), tw + j // TILE]
 
-    stores = [
-        Store(row, (IntImm(a * ALPHA + b), tw), _transform(BT, BT, tap, a, b))
-        for a in range(ALPHA)
-        for b in range(ALPHA)
-    ]
+    stores = _input_stores(lambda q: row[q, tw], tap)
     q, tc = ctx.var("q"), ctx.var("tw")
     copy = loops([(q, POSITIONS), (tc, TW)], Store(v, (q, c, (n * TH + th) * TW + tc), row[q, tc]))
     per_row = Allocate(row, seq(For(tw, IntImm(TWR), seq(*stores)), copy))
