@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import torch
+
 from lower.ir import (
     F32,
     Allocate,
@@ -41,14 +43,23 @@ def _window(o: Expr, k: Expr, size: int, kern: int, stride: int, pad: int) -> tu
 
 @lowering("maxpool2d", "avgpool2d", "maxpool2d_blocked", "avgpool2d_blocked")
 def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    """NCHW (short rows through a padded, phase-split slice per plane: ``pool_rows``), or NCHWc
-    (``_blocked``: the block's lanes innermost, every tap one vector of channels)."""
+    """NCHW: a stride-1 pool keeping the input's size in two flat passes per plane (``pool_separable``); a max
+    pool over short rows through a padded, phase-split slice (``pool_rows``); windows overlapping along a
+    strided row through a local row of the window rows' reduction (``pool_strided``); else one output a lane.
+    NCHWc (``_blocked``): the block's lanes innermost, every tap one vector of channels."""
     x, out = ins[0], outs[0]
     a = node.attrs
-    if not ctx.grid and x.rank == 4 and pool_flat(x.shape[2:], out.shape[2:], a["stride"]):
-        return _pool_flat(node, x, out, ctx)
-    if not ctx.grid and x.rank == 4 and pool_rows(out.shape[2:], a["kernel"], a["stride"]):  # GPU: a thread each
-        return _pool_rows(node, x, out, ctx)
+    if not ctx.grid and x.rank == 4:  # GPU: a thread each
+        if pool_separable(x.shape[2:], out.shape[2:], a["kernel"], a["stride"]):
+            return _pool_separable(node, x, out, ctx)
+        strided = pool_strided(a["kernel"], a["stride"])
+        # short strided rows: the slice for a max pool (256 x 28^2 3x3/2: 61 us against 77 strided, its
+        # maximum's NaN-propagating selects doubling both passes' work), the local row for an average (53
+        # against 65 us)
+        if pool_rows(out.shape[2:], a["kernel"], a["stride"]) and not (strided and node.op == "avgpool2d"):
+            return _pool_rows(node, x, out, ctx)
+        if strided:
+            return _pool_strided(node, x, out, ctx)
     N, C, H, W = x.shape[:4]
     _, _, OH, OW = out.shape[:4]
     (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
@@ -72,6 +83,8 @@ def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
 # 224^2 190 -> 490 us), as did 2x2 windows (128 x 56^2 /2 max 46 -> 81 us).  With a column stride, only rows
 # shorter than one vector: the slice's copy then reads at that stride, and with 16-31 columns and a fused
 # ReLU LLVM made it gathers (SqueezeNet's 128 x 55^2 /2 max pool 125 -> 252 us).
+# (Checked after ``pool_separable``, which now takes the same-size stride-1 pools, and not for an average with
+# overlapping strided windows, which ``_pool_strided`` runs faster.)
 POOL_ROWS_MAX_OW = 32
 POOL_ROWS_MIN_TAPS = 5
 POOL_ROWS_MAX_SLICE = 2 << 20  # bytes of one plane's slice on the stack (a tall plane keeps the row loop)
@@ -87,45 +100,118 @@ def pool_rows(out_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int
     return 4 * hp * SW * wq <= POOL_ROWS_MAX_SLICE
 
 
-# A same-size stride-1 pool over rows that fill less than this share of ``_pool_rows``' padded row goes flat
-# (``_pool_flat``).  1 thread, interleaved, flat over rows (3x3 pools): 8^2 and 11^2 planes 1.9-2.8x faster,
-# 17^2 1.2-1.7x, 20^2 1.08x; 23^2 0.92x, 14^2 0.63-0.82x (14 of a 16-lane row already used), and with 28-112
-# columns 0.42-0.66x (the row loop's masks are fixed per column; the flat loop's come from o % W per vector).
-POOL_FLAT_MAX_FILL = 0.7
+# A stride-1 pool keeping the input's size goes through ``_pool_separable`` when its row pass fits this many
+# bytes on the stack.  1 thread, against the row loop, the slice (``_pool_rows``) or the flat masked loop it
+# replaced (3x3 pools): 28^2 avg 55 -> 24 us, max 41 -> 27; 17^2 87 -> 44; 8^2 37-40 -> 30; 56^2 avg 55 -> 39,
+# max 132 -> 42; 112^2 202 -> 175; 14^2 28 -> 18 (onnxruntime's own NCHW pools: 18-63 us, 112^2 233-255).
+POOL_SEP_MAX_BYTES = 256 << 10
 
 
-def pool_flat(in_hw: Sequence[int], out_hw: Sequence[int], stride: Sequence[int]) -> bool:
-    """Whether an NCHW pool is lowered by ``_pool_flat``: stride 1, an output the input's size, and rows
-    short enough that a padded row (``_pool_rows``) would be mostly empty lanes."""
-    W = in_hw[1]
+def pool_separable(in_hw: Sequence[int], out_hw: Sequence[int], kernel: Sequence[int], stride: Sequence[int]) -> bool:
+    """Whether an NCHW pool is lowered by ``_pool_separable``: stride 1 and an output the input's size."""
     same = tuple(stride) == (1, 1) and tuple(out_hw) == tuple(in_hw)
-    return same and W < POOL_ROWS_MAX_OW and W / padded_row(W) < POOL_FLAT_MAX_FILL
+    return same and 4 * (in_hw[0] + kernel[0] - 1) * in_hw[1] <= POOL_SEP_MAX_BYTES
 
 
-def _pool_flat(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
-    """A stride-1 pool whose output is its input's size (a 3x3 window padded by 1): vectorized over each
-    plane's ``H * W`` outputs as one flat loop.  Output ``o`` is pixel ``(o // W, o % W)`` and its tap
-    ``(kh, kw)`` input element ``o + (kh - PH) * W + (kw - PW)`` of the plane, affine in ``o``: every tap is
-    one contiguous (masked) vector load, whatever the row length, with no per-row remainder::
+def _pool_separable(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
+    """A stride-1 pool whose output is its input's size, as two passes over each plane, each one flat loop
+    over its ``H * W`` pixels (no per-row remainder, whatever the row length): the row pass reduces the
+    ``KW`` columns of each pixel's window into a local ``hb`` padded with ``PH`` rows of the identity above and
+    below; the column pass reduces ``KH`` rows of ``hb`` (every load contiguous and unmasked)::
 
         for nc in 0..N*C {
-          for o in 0..H*W {
-            out[n, c, oh, ow] = identity
-            out[n, c, oh, ow] = max(out[..], x[n, c, oh + kh - PH, ow + kw - PW] or identity)   for kh, kw
-            (an average: out[..] / count)  }}
+          hb[r, w] = identity                                                  for the padding rows
+          hb[oh + PH, ow] = reduce_kw (x[n, c, oh, ow + kw - PW] or identity)  for o in 0..H*W
+          out[n, c, oh, ow] = reduce_kh hb[oh + kh, ow]  (an average: * 1 / count)   for o in 0..H*W  }
 
-    The masks come from ``o // W`` and ``o % W`` per vector, so this pays only where ``_pool_rows``' padded
-    row would be mostly empty lanes (``POOL_FLAT_MAX_FILL``): Inception-v3's average pools over 768 x 17^2
-    and 2048 x 8^2, NASNet-A's over 11^2."""
+    ``KH + KW`` taps a pixel instead of ``KH * KW``, only the row pass's taps masked (from ``o % W``), and an
+    average's divisors a constant table of reciprocals (a vector integer division per pixel to compute them
+    cost as much as the taps: 28^2 38 -> 24 us)."""
     a = node.attrs
     N, C, H, W = x.shape
-    PH, PW = a["padding"]
-    nc, o, kh, kw = ctx.var("nc"), ctx.var("o"), ctx.var("kh"), ctx.var("kw")
-    n, c, oh, ow = nc // C, nc % C, o // W, o % W
-    ih, iw = oh - PH + kh, ow - PW + kw
-    inside = land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W))
-    body = _window_reduce(node, out, (n, c, oh, ow), kh, kw, inside, x[n, c, ih, iw], (oh, ow), (H, W))
-    return Stage(ctx.tag, For(nc, IntImm(N * C), For(o, IntImm(H * W), body)))
+    (KH, KW), (PH, PW) = a["kernel"], a["padding"]
+    is_max = node.op == "maxpool2d"
+    ident = const(NEG_INF if is_max else 0.0)
+
+    def red(p: Expr, q: Expr) -> Expr:
+        return emax(p, q) if is_max else p + q
+
+    nc, o, o2, kh, kw = ctx.var("nc"), ctx.var("o"), ctx.var("o"), ctx.var("kh"), ctx.var("kw")
+    n, c = nc // C, nc % C
+    hb = Buffer(ctx.namer.name(f"{ctx.tag}_hrows"), (H + KH - 1, W), scope="local")
+    edges: list[Stmt] = []
+    for r0, rows in ((0, PH), (PH + H, KH - 1 - PH)):
+        if rows > 0:
+            t = ctx.var("t")
+            edges.append(For(t, IntImm(rows * W), Store(hb, (t // W + r0, t % W), ident)))
+    oh, ow = o // W, o % W
+    iw = ow - PW + kw
+    tap = Select(land(ge(iw, 0), lt(iw, W)), x[n, c, oh, iw], ident)
+    hi = (oh + PH, ow)
+    rows_pass = For(o, IntImm(H * W), seq(Store(hb, hi, ident), For(kw, IntImm(KW), Store(hb, hi, red(hb[hi], tap)))))
+    oi = (n, c, o2 // W, o2 % W)
+    col = red(out[oi], hb[o2 // W + kh, o2 % W])
+    fin = None
+    if not is_max:  # times a table of 1 / count (a vector integer division per pixel cost as much as the taps)
+        inv = Buffer(ctx.namer.name(f"{ctx.tag}_invcount"), (H, W))
+        ctx.new_consts[inv.name] = _inverse_counts((H, W), (H, W), a)
+        fin = Store(out, oi, out[oi] * inv[o2 // W, o2 % W])
+    cols_pass = For(o2, IntImm(H * W), seq(Store(out, oi, ident), For(kh, IntImm(KH), Store(out, oi, col)), fin))
+    return Stage(ctx.tag, For(nc, IntImm(N * C), Allocate(hb, seq(*edges, rows_pass, cols_pass))))
+
+
+# Windows overlapping along a strided row (3x3/2) go through ``_pool_strided``.  1 thread, against one output a
+# lane with its taps read at the stride, 3x3/2 max: 112^2 135 -> 79-89 us, 56^2 139 -> 60, 55^2 127 -> 78,
+# 147^2 209 -> 133, 71^2 128 -> 91, 63^2 183 -> 83, 33^2 94 -> 36, but 35^2 28-48 -> 39-73 (LLVM's
+# vectorization of the old form swung 3x with the row length); average 3x3/2 56^2 69 -> 48.  Windows that
+# tile the row (2x2/2) keep one output a lane: one interleaved pair of loads a tap (224^2 354 against 710).
+def pool_strided(kernel: Sequence[int], stride: Sequence[int]) -> bool:
+    """Whether an NCHW pool is lowered by ``_pool_strided``: windows that overlap along a strided row."""
+    return stride[1] > 1 and kernel[1] > stride[1]
+
+
+def _pool_strided(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
+    """Per plane and output row: the ``KH`` input rows of the row's windows reduced into a local row ``vr``
+    padded with the identity (unit stride, the rows outside the input selected out as a whole), then each
+    output the reduction of its ``KW`` columns of ``vr`` (at the column stride, from the local row)::
+
+        for nc in 0..N*C {
+          vr[e] = identity                                                  for the padding columns
+          for oh {
+            vr[PW + w] = reduce_kh (x[n, c, oh*SH - PH + kh, w] or identity)   for w < W
+            out[n, c, oh, ow] = reduce_kw vr[ow*SW + kw]  (an average: * 1 / count)   for ow < OW  }}"""
+    a = node.attrs
+    N, C, H, W = x.shape
+    _, _, OH, OW = out.shape
+    (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
+    is_max = node.op == "maxpool2d"
+    ident = const(NEG_INF if is_max else 0.0)
+
+    def red(p: Expr, q: Expr) -> Expr:
+        return emax(p, q) if is_max else p + q
+
+    WV = max(PW + W, (OW - 1) * SW + KW)
+    vr = Buffer(ctx.namer.name(f"{ctx.tag}_vrow"), (WV,), scope="local")
+    nc, oh, w, ow, kh, kw = (ctx.var(v) for v in ("nc", "oh", "w", "ow", "kh", "kw"))
+    n, c = nc // C, nc % C
+    pads: list[Stmt] = []
+    for lo, cnt in ((0, PW), (PW + W, WV - PW - W)):
+        if cnt > 0:
+            e = ctx.var("e")
+            pads.append(For(e, IntImm(cnt), Store(vr, (e + lo,), ident)))
+    ih = oh * SH - PH + kh
+    tap = Select(land(ge(ih, 0), lt(ih, H)), x[n, c, clip(ih, H - 1), w], ident)
+    vi = (w + PW,)
+    col = For(w, IntImm(W), seq(Store(vr, vi, ident), For(kh, IntImm(KH), Store(vr, vi, red(vr[vi], tap)))))
+    oi = (n, c, oh, ow)
+    fin = None
+    if not is_max:
+        inv = Buffer(ctx.namer.name(f"{ctx.tag}_invcount"), (OH, OW))
+        ctx.new_consts[inv.name] = _inverse_counts((H, W), (OH, OW), a)
+        fin = Store(out, oi, out[oi] * inv[oh, ow])
+    taps = For(kw, IntImm(KW), Store(out, oi, red(out[oi], vr[ow * SW + kw])))
+    row = For(ow, IntImm(OW), seq(Store(out, oi, ident), taps, fin))
+    return Stage(ctx.tag, For(nc, IntImm(N * C), Allocate(vr, seq(*pads, For(oh, IntImm(OH), seq(col, row))))))
 
 
 def _window_reduce(
@@ -149,6 +235,21 @@ def _window_reduce(
         init, upd = const(0.0), o + Select(inside, tap, const(0.0))
         fin = Store(out, oi, o / _count(*pixel, *hw, node.attrs))
     return seq(Store(out, oi, init), For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, oi, upd))), fin)
+
+
+def _inverse_counts(in_hw: tuple[int, int], out_hw: tuple[int, int], a: Mapping[str, Any]) -> torch.Tensor:
+    """``1 / _count`` of every output ``(oh, ow)`` of an average pool: a table of ``out_hw``."""
+    (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
+
+    def spans(n: int, o: int, k: int, st: int, p: int) -> torch.Tensor:
+        s = torch.arange(o, dtype=torch.float64) * st - p
+        e = torch.minimum(s + k, torch.tensor(float(n + p)))
+        if not a["count_include_pad"]:
+            s, e = s.clamp(min=0), e.clamp(max=n)
+        return e - s
+
+    rows, cols = spans(in_hw[0], out_hw[0], KH, SH, PH), spans(in_hw[1], out_hw[1], KW, SW, PW)
+    return (1.0 / (rows[:, None] * cols[None, :])).float()
 
 
 def _count(oh: Expr, ow: Expr, H: int, W: int, a: Mapping[str, Any]) -> Expr:
@@ -191,7 +292,11 @@ def _pool_rows(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
     ow0, ow, kh, kw, ow2 = (ctx.var(s) for s in ("ow", "ow", "kh", "kw", "ow"))
     tap = xp[IntImm(0), oh * SH + kh, kw % SW, ow + kw // SW]
     upd = emax(acc[ow], tap) if is_max else acc[ow] + tap
-    val = acc[ow2] if is_max else acc[ow2] / _count(oh, ow2, H, W, a)
+    val = acc[ow2]
+    if not is_max:
+        inv = Buffer(ctx.namer.name(f"{ctx.tag}_invcount"), (OH, OW))
+        ctx.new_consts[inv.name] = _inverse_counts((H, W), (OH, OW), a)
+        val = acc[ow2] * inv[oh, ow2]
     row = seq(
         For(ow0, IntImm(OWR), Store(acc, (ow0,), const(ident))),
         loops([(ow, OWR), (kh, KH), (kw, KW)], Store(acc, (ow,), upd)),

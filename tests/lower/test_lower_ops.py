@@ -168,7 +168,11 @@ POOLS = [
     ((1, 2, 31, 17), (3, 2), (3, 2), (1, 1), 1),
     ((1, 1, 5, 5), (5, 5), (1, 1), (2, 2), 0),
     ((1, 3, 12, 40), (3, 3), (3, 3), (0, 1), 1),  # column stride 3 through the phase-split rows
-    ((1, 2, 9, 70), (3, 3), (1, 1), (1, 1), 0),  # 70 outputs a row: the plain row loop
+    ((1, 2, 9, 70), (3, 3), (1, 1), (1, 1), 0),  # the input's size: two flat passes per plane
+    ((1, 2, 6, 9), (5, 3), (1, 1), (2, 1), 0),  # the same, a 5 x 3 window
+    ((1, 2, 23, 35), (3, 3), (2, 2), (1, 1), 1),  # overlapping strided windows through a local row, ceil
+    ((2, 3, 20, 33), (3, 5), (2, 2), (1, 2), 0),
+    ((1, 2, 9, 12), (3, 3), (1, 1), (0, 0), 0),  # stride 1, smaller output: the slice
 ]
 
 
@@ -182,42 +186,54 @@ def test_pool_rows_form_only_where_it_pays_and_fits_the_stack():
     assert not pool_rows((40000, 8), (3, 3), (1, 1))  # a 2.7 MiB slice: over the stack budget
 
 
-@pytest.mark.parametrize("op", ["maxpool2d", "avgpool2d"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_pool_rows_form_is_taken_for_short_rows_and_matches(op, threads):
-    # a 3x3/2 pool with 13 outputs a row (SqueezeNet's last pool, smaller): per plane a padded, phase-split
-    # slice and a row accumulated 16 wide; with 2 threads the planes are the parallel root
+def test_pool_rows_form_is_taken_for_short_rows_and_matches(threads):
+    # a 3x3/2 max pool with 13 outputs a row (SqueezeNet's last pool, smaller): per plane a padded,
+    # phase-split slice and a row accumulated 16 wide; with 2 threads the planes are the parallel root
     b = GraphBuilder("pr")
-    attrs = {"count_include_pad": 1} if op == "avgpool2d" else {}
-    g = b.build([b.op(op, b.input("x", (2, 24, 27, 27)), kernel=(3, 3), stride=(2, 2), padding=(1, 1), **attrs)])
-    cg = check_graph(g, tol=0 if op == "maxpool2d" else 1e-6, threads=threads)
+    g = b.build([b.maxpool2d(b.input("x", (2, 24, 27, 27)), kernel=(3, 3), stride=(2, 2), padding=(1, 1))])
+    cg = check_graph(g, tol=0, threads=threads)
     src = cg.kernel_source(0)
     assert "_xpad" in src and "_acc: f32[16]" in src
     if threads > 1:
         assert "parallel for" in src
 
 
-def test_pool_flat_form_only_for_same_size_pools_over_short_rows():
-    from lower.ops_to_loops.pool import pool_flat
+@pytest.mark.parametrize("op,cip,hw", [("maxpool2d", 0, 56), ("avgpool2d", 0, 56), ("avgpool2d", 1, 27)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pool_strided_form_reduces_window_rows_into_a_local_row_and_matches(op, cip, hw, threads):
+    # 3x3/2 windows overlap along the row: per output row the three input rows reduced into a local row
+    # padded with the identity, each output reading its three columns of it; an average times a table of
+    # 1 / count (a short-rowed average too: 13 outputs a row)
+    b = GraphBuilder("ps")
+    attrs = {"count_include_pad": cip} if op == "avgpool2d" else {}
+    g = b.build([b.op(op, b.input("x", (1, 6, hw, hw)), kernel=(3, 3), stride=(2, 2), padding=(1, 1), **attrs)])
+    cg = check_graph(g, tol=0 if op == "maxpool2d" else 1e-6, threads=threads)
+    src = cg.kernel_source(0)
+    assert f"_vrow: f32[{hw + 1 if hw % 2 == 0 else hw + 2}]" in src and "_xpad" not in src, src
+    assert ("_invcount" in src) == (op == "avgpool2d")
 
-    assert pool_flat((17, 17), (17, 17), (1, 1)) and pool_flat((8, 8), (8, 8), (1, 1))
-    assert not pool_flat((14, 14), (14, 14), (1, 1))  # 14 of a 16-lane row: the padded row pays
-    assert not pool_flat((35, 35), (35, 35), (1, 1))  # long rows
-    assert not pool_flat((17, 17), (15, 15), (1, 1))  # not the input's size
-    assert not pool_flat((17, 17), (9, 9), (2, 2))
+
+def test_pool_separable_form_only_for_stride_1_pools_keeping_the_size():
+    from lower.ops_to_loops.pool import pool_separable
+
+    assert pool_separable((17, 17), (17, 17), (3, 3), (1, 1)) and pool_separable((56, 56), (56, 56), (3, 3), (1, 1))
+    assert not pool_separable((17, 17), (15, 15), (3, 3), (1, 1))  # not the input's size
+    assert not pool_separable((17, 17), (9, 9), (3, 3), (2, 2))
+    assert not pool_separable((4000, 40), (4000, 40), (3, 3), (1, 1))  # 625 KiB of rows: over the stack budget
 
 
 @pytest.mark.parametrize("op,cip", [("maxpool2d", 0), ("avgpool2d", 0), ("avgpool2d", 1)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_pool_flat_form_reads_each_tap_as_one_flat_vector_and_matches(op, cip, threads):
-    # a 3x3/1 pool padded by 1 over 17 x 17 planes: one loop over each plane's 289 outputs, the padding
-    # (every plane edge, both rows and columns) masked per lane
+def test_pool_separable_form_runs_two_flat_passes_and_matches(op, cip, threads):
+    # a 3x3/1 pool padded by 1 over 17 x 17 planes: a row pass over each plane's 289 pixels into a local
+    # copy with an identity row above and below, then a column pass from it
     b = GraphBuilder("pf")
     attrs = {"count_include_pad": cip} if op == "avgpool2d" else {}
     g = b.build([b.op(op, b.input("x", (2, 20, 17, 17)), kernel=(3, 3), stride=(1, 1), padding=(1, 1), **attrs)])
     cg = check_graph(g, tol=0 if op == "maxpool2d" else 1e-6, threads=threads)
     src = cg.kernel_source(0)
-    assert "for o in 0..289 {" in src and "_xpad" not in src, src
+    assert src.count("for o") == 2 and "0..289 {" in src and "_hrows: f32[19, 17]" in src, src
     if threads > 1:
         assert "parallel for" in src
 
