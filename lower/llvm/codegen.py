@@ -47,6 +47,7 @@ from lower.ir import (
     loads_of,
     root_loop,
     simplify,
+    stmt_exprs,
     walk_expr,
     walk_stmt,
 )
@@ -341,6 +342,8 @@ class FunctionEmitter:
         self.start_block(latch)
         self.emit(f"{nxt} = add nuw nsw i64 {iv}, 1")
         kind = s.kind.value
+        if s.kind is LoopKind.VECTORIZED and _short_strided(s):
+            kind = "vectorized-strided"
         if s.kind is LoopKind.SERIAL and any(isinstance(x, For) for x in walk_stmt(s.body)):
             kind = "serial-outer"  # LLVM would fully unroll constant outer loops: code size, compile time
             if _encloses_vector_loop(s.body):
@@ -442,6 +445,22 @@ def kernel_to_llvm(kernel: Kernel, target: Target, name: str | None = None) -> s
     define internal void @relu.body(ptr noalias nocapture align 4 %param.0, ...
     """
     return kernel_module(kernel, target, name)[0]
+
+
+SHORT_STRIDED_MAX = 64  # iterations: a vectorized loop this short that reads at a stride keeps LLVM's unroller off
+SHORT_STRIDED_MAX_STEP = 4  # a convolution's or pool's column stride; not a layout change's (16: NCHWc blocks)
+
+
+def _short_strided(loop: For) -> bool:
+    """Whether vectorized ``loop`` runs a constant count under ``SHORT_STRIDED_MAX`` and reads a kernel
+    parameter at a stride of 2 to ``SHORT_STRIDED_MAX_STEP`` along it: a phase-split copy of an input row (see
+    ``LOOP_METADATA["vectorized-strided"]``)."""
+    if not isinstance(loop.extent, IntImm) or loop.extent.value >= SHORT_STRIDED_MAX:
+        return False
+    v = loop.var.name
+    loads = [ld for st in walk_stmt(loop.body) for e in stmt_exprs(st) for ld in loads_of(e)]
+    steps = (affine_in(flat_offset(ld.buf, ld.idx), {v}) for ld in loads if ld.buf.scope == "global")
+    return any(f is not None and 1 < abs(f[0].get(v, 0)) <= SHORT_STRIDED_MAX_STEP for f in steps)
 
 
 def _encloses_vector_loop(body: Stmt) -> bool:

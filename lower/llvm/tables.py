@@ -208,6 +208,12 @@ LOOP_METADATA: dict[str, list[str]] = {
     # Disabling unrolling on every vectorized loop (to stop softmax/layernorm rows from spilling)
     # made convolutions' packing loops ~1.6x slower end to end (ResNet-50 45 -> 76 ms): if row
     # kernels need it, it must be scoped to them.
+    # A short vectorized loop reading an input at a stride (a phase-split copy's interleaved loads): LLVM
+    # unrolled it fully before vectorizing, and the straight-line code that left stayed scalar (a 7x7/2
+    # depthwise convolution over 56^2 spent a third of its time copying its rows one float at a time).  Half
+    # the vector width (loop_metadata) leaves fewer of its 13-39 iterations to the scalar remainder.  NASNet-A
+    # at 2 threads: its stride-2 depthwise convolutions 51-151 -> 50-88 us, 0.2 ms of 10.3.
+    "vectorized-strided": ['!{!"llvm.loop.vectorize.enable", i1 true}', '!{!"llvm.loop.unroll.disable"}'],
     "serial": [],
     "serial-outer": ['!{!"llvm.loop.unroll.disable"}'],
     # A loop right around a loop the schedule vectorized: LLVM may fully unroll that inner loop (a panel's
@@ -221,8 +227,9 @@ LOOP_METADATA: dict[str, list[str]] = {
 def loop_metadata(kind: str, vector_width: int) -> list[str]:
     """The ``!llvm.loop`` entries for a loop of ``kind`` on a target with ``vector_width`` f32 lanes."""
     entries = list(LOOP_METADATA.get(kind) or [])
-    if kind == "vectorized":
-        entries.append(f'!{{!"llvm.loop.vectorize.width", i32 {vector_width}}}')
+    if kind.startswith("vectorized"):
+        width = max(1, vector_width // 2) if kind == "vectorized-strided" else vector_width
+        entries.append(f'!{{!"llvm.loop.vectorize.width", i32 {width}}}')
     return entries
 
 

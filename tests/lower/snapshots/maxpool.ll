@@ -92,7 +92,7 @@ t.exit35:
   br label %ih.latch27
 ih.latch27:
   %n30 = add nuw nsw i64 %ih.29, 1
-  br label %ih.head25, !llvm.loop !9
+  br label %ih.head25, !llvm.loop !10
 ih.exit28:
   br label %ih_1.head71
 ih_1.head71:
@@ -119,7 +119,7 @@ ih_1.body72:
   br label %ih_1.latch73
 ih_1.latch73:
   %n76 = add nuw nsw i64 %ih_1.75, 1
-  br label %ih_1.head71, !llvm.loop !11
+  br label %ih_1.head71, !llvm.loop !12
 ih_1.exit74:
   br label %oh.head93
 oh.head93:
@@ -138,7 +138,7 @@ ow.body101:
   br label %ow.latch102
 ow.latch102:
   %n105 = add nuw nsw i64 %ow.104, 1
-  br label %ow.head100, !llvm.loop !13
+  br label %ow.head100, !llvm.loop !14
 ow.exit103:
   br label %ow_1.head108
 ow_1.head108:
@@ -275,7 +275,7 @@ ow_1.body109:
   br label %ow_1.latch110
 ow_1.latch110:
   %n113 = add nuw nsw i64 %ow_1.112, 1
-  br label %ow_1.head108, !llvm.loop !16
+  br label %ow_1.head108, !llvm.loop !17
 ow_1.exit111:
   br label %ow_2.head238
 ow_2.head238:
@@ -294,17 +294,17 @@ ow_2.body239:
   br label %ow_2.latch240
 ow_2.latch240:
   %n243 = add nuw nsw i64 %ow_2.242, 1
-  br label %ow_2.head238, !llvm.loop !19
+  br label %ow_2.head238, !llvm.loop !20
 ow_2.exit241:
   br label %oh.latch95
 oh.latch95:
   %n98 = add nuw nsw i64 %oh.97, 1
-  br label %oh.head93, !llvm.loop !22
+  br label %oh.head93, !llvm.loop !23
 oh.exit96:
   br label %nc.latch3
 nc.latch3:
   %n6 = add nuw nsw i64 %nc.5, 1
-  br label %nc.head1, !llvm.loop !25
+  br label %nc.head1, !llvm.loop !26
 nc.exit4:
   ret void
 }
@@ -331,44 +331,46 @@ entry:
 
 !5 = !{!"llvm.loop.vectorize.enable", i1 false}
 
-!6 = distinct !{!6, !7, !8}
+!6 = distinct !{!6, !7, !8, !9}
 
 !7 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!8 = !{!"llvm.loop.vectorize.width", i32 16}
+!8 = !{!"llvm.loop.unroll.disable"}
 
-!9 = distinct !{!9, !10}
+!9 = !{!"llvm.loop.vectorize.width", i32 8}
 
-!10 = !{!"llvm.loop.unroll.disable"}
+!10 = distinct !{!10, !11}
 
-!11 = distinct !{!11, !12}
+!11 = !{!"llvm.loop.unroll.disable"}
 
-!12 = !{!"llvm.loop.unroll.disable"}
+!12 = distinct !{!12, !13}
 
-!13 = distinct !{!13, !14, !15}
+!13 = !{!"llvm.loop.unroll.disable"}
 
-!14 = !{!"llvm.loop.vectorize.enable", i1 true}
+!14 = distinct !{!14, !15, !16}
 
-!15 = !{!"llvm.loop.vectorize.width", i32 16}
+!15 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!16 = distinct !{!16, !17, !18}
+!16 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!17 = !{!"llvm.loop.vectorize.enable", i1 true}
+!17 = distinct !{!17, !18, !19}
 
-!18 = !{!"llvm.loop.vectorize.width", i32 16}
+!18 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!19 = distinct !{!19, !20, !21}
+!19 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!20 = !{!"llvm.loop.vectorize.enable", i1 true}
+!20 = distinct !{!20, !21, !22}
 
-!21 = !{!"llvm.loop.vectorize.width", i32 16}
+!21 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!22 = distinct !{!22, !23, !24}
+!22 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!23 = !{!"llvm.loop.unroll.disable"}
+!23 = distinct !{!23, !24, !25}
 
-!24 = !{!"llvm.loop.vectorize.enable", i1 false}
+!24 = !{!"llvm.loop.unroll.disable"}
 
-!25 = distinct !{!25, !26}
+!25 = !{!"llvm.loop.vectorize.enable", i1 false}
 
-!26 = !{!"llvm.loop.unroll.disable"}
+!26 = distinct !{!26, !27}
+
+!27 = !{!"llvm.loop.unroll.disable"}
