@@ -176,7 +176,12 @@ def lower_linear(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     )
 
 
-DIRECT_CONV_MAX_OG = 4  # grouped convs with at most this many output channels per group go direct
+# Grouped convs with at most this many output channels per group go direct (with a stride, at most
+# ``DIRECT_CONV_MAX_OG_STRIDED``: the GEMM form's im2col panel then gathers every other column).  2 threads,
+# ResNeXt-50's 32-group 3x3 convolutions, against the GEMM form: 8 per group 151 -> 111 us (28^2) and, strided,
+# 430 -> 200 (56^2 -> 28^2); 16 per group strided 293 -> 222, but at stride 1 127 -> 162; 32 per group 112 -> 303.
+DIRECT_CONV_MAX_OG = 8
+DIRECT_CONV_MAX_OG_STRIDED = 16
 DIRECT_CONV_MAX_SLICE = 2 << 20  # bytes of the padded input slice kept on the stack
 DIRECT_CONV_ROW = ROW  # output rows are computed padded to a multiple of this (the widest f32 vector)
 DIRECT_CONV_ROWS = 4  # output rows per pass: independent accumulation chains (FMA latency), reuse of input rows
@@ -202,7 +207,8 @@ def direct_conv(w_shape: tuple[int, ...], out_shape: tuple[int, ...], attrs: Map
     OH, OW = out_shape[2:4]
     (SH, SW), (DH, DW), G = attrs["stride"], attrs["dilation"], attrs["groups"]
     HP, WP = (OH - 1) * SH + (KH - 1) * DH + 1, (OW - 1) * SW + (KW - 1) * DW + 1 + DIRECT_CONV_ROW * SW
-    return G > 1 and OC // G <= DIRECT_CONV_MAX_OG and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE
+    most = DIRECT_CONV_MAX_OG_STRIDED if max(SH, SW) > 1 else DIRECT_CONV_MAX_OG
+    return G > 1 and OC // G <= most and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE
 
 
 def conv_row_form(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...], stride) -> bool:

@@ -1,6 +1,6 @@
 """The direct (grouped / depthwise) convolution path against torch.nn.functional.conv2d: strides, dilations,
 unequal paddings, output rows not a multiple of the row block or of the vector row, batch > 1, groups
-with 1, 2 and 4 output channels each, and fused bias + activation / residual epilogues."""
+with 1, 2, 4, 8 and (strided) 16 output channels each, and fused bias + activation / residual epilogues."""
 
 from __future__ import annotations
 
@@ -20,7 +20,19 @@ CASES = [
     ((2, 8, 11, 9), (16, 2, 3, 5), (1, 2), (0, 2), (2, 1), 4),  # Og 4, unequal stride / padding / dilation
     ((1, 6, 10, 21), (6, 2, 3, 3), (3, 1), (1, 0), (1, 2), 3),  # Og 2, stride 3 rows, no column padding
     ((1, 3, 6, 5), (3, 1, 3, 2), (1, 3), (2, 1), (1, 1), 3),  # column stride 3, wide padding, tiny rows
+    ((1, 16, 12, 14), (16, 8, 3, 3), (1, 1), (1, 1), (1, 1), 2),  # Og 8 (ResNeXt's 32 groups of 8)
+    ((1, 32, 15, 15), (32, 16, 3, 3), (2, 2), (1, 1), (1, 1), 2),  # Og 16, strided
 ]
+
+
+def test_direct_conv_is_taken_up_to_8_outputs_a_group_and_16_strided():
+    from lower.ops_to_loops.contraction import direct_conv
+
+    a = {"stride": (1, 1), "dilation": (1, 1), "groups": 32}
+    assert direct_conv((256, 8, 3, 3), (1, 256, 28, 28), a)
+    assert not direct_conv((512, 16, 3, 3), (1, 512, 14, 14), a)  # 16 a group at stride 1: the GEMM form
+    assert direct_conv((512, 16, 3, 3), (1, 512, 14, 14), {**a, "stride": (2, 2)})
+    assert not direct_conv((1024, 32, 3, 3), (1, 1024, 7, 7), {**a, "stride": (2, 2)})
 
 
 def _weights(ws, seed):
