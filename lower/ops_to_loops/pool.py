@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -43,9 +43,10 @@ def _window(o: Expr, k: Expr, size: int, kern: int, stride: int, pad: int) -> tu
 
 @lowering("maxpool2d", "avgpool2d", "maxpool2d_blocked", "avgpool2d_blocked")
 def lower_pool(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    """NCHW: a stride-1 pool keeping the input's size in two flat passes per plane (``pool_separable``); a max
-    pool over short rows through a padded, phase-split slice (``pool_rows``); windows overlapping along a
-    strided row through a local row of the window rows' reduction (``pool_strided``); else one output a lane.
+    """NCHW: a stride-1 pool keeping the input's size in two flat passes per plane (``pool_separable``); short
+    rows through a padded, phase-split slice (``pool_rows``; an average with strided windows excepted); windows
+    overlapping along a strided row through a local row of the window rows' reduction (``pool_strided``); else
+    one output a lane.
     NCHWc (``_blocked``): the block's lanes innermost, every tap one vector of channels."""
     x, out = ins[0], outs[0]
     a = node.attrs
@@ -130,12 +131,8 @@ def _pool_separable(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
     a = node.attrs
     N, C, H, W = x.shape
     (KH, KW), (PH, PW) = a["kernel"], a["padding"]
-    is_max = node.op == "maxpool2d"
-    ident = const(NEG_INF if is_max else 0.0)
-
-    def red(p: Expr, q: Expr) -> Expr:
-        return emax(p, q) if is_max else p + q
-
+    identity, red = _reduction(node)
+    ident = const(identity)
     nc, o, o2, kh, kw = ctx.var("nc"), ctx.var("o"), ctx.var("o"), ctx.var("kh"), ctx.var("kw")
     n, c = nc // C, nc % C
     hb = Buffer(ctx.namer.name(f"{ctx.tag}_hrows"), (H + KH - 1, W), scope="local")
@@ -152,10 +149,8 @@ def _pool_separable(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
     oi = (n, c, o2 // W, o2 % W)
     col = red(out[oi], hb[o2 // W + kh, o2 % W])
     fin = None
-    if not is_max:  # times a table of 1 / count (a vector integer division per pixel cost as much as the taps)
-        inv = Buffer(ctx.namer.name(f"{ctx.tag}_invcount"), (H, W))
-        ctx.new_consts[inv.name] = _inverse_counts((H, W), (H, W), a)
-        fin = Store(out, oi, out[oi] * inv[o2 // W, o2 % W])
+    if node.op == "avgpool2d":
+        fin = Store(out, oi, out[oi] * _inverse_count_table(node, x, out, ctx)[o2 // W, o2 % W])
     cols_pass = For(o2, IntImm(H * W), seq(Store(out, oi, ident), For(kh, IntImm(KH), Store(out, oi, col)), fin))
     return Stage(ctx.tag, For(nc, IntImm(N * C), Allocate(hb, seq(*edges, rows_pass, cols_pass))))
 
@@ -184,12 +179,8 @@ def _pool_strided(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
     N, C, H, W = x.shape
     _, _, OH, OW = out.shape
     (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
-    is_max = node.op == "maxpool2d"
-    ident = const(NEG_INF if is_max else 0.0)
-
-    def red(p: Expr, q: Expr) -> Expr:
-        return emax(p, q) if is_max else p + q
-
+    identity, red = _reduction(node)
+    ident = const(identity)
     WV = max(PW + W, (OW - 1) * SW + KW)
     vr = Buffer(ctx.namer.name(f"{ctx.tag}_vrow"), (WV,), scope="local")
     nc, oh, w, ow, kh, kw = (ctx.var(v) for v in ("nc", "oh", "w", "ow", "kh", "kw"))
@@ -205,10 +196,8 @@ def _pool_strided(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
     col = For(w, IntImm(W), seq(Store(vr, vi, ident), For(kh, IntImm(KH), Store(vr, vi, red(vr[vi], tap)))))
     oi = (n, c, oh, ow)
     fin = None
-    if not is_max:
-        inv = Buffer(ctx.namer.name(f"{ctx.tag}_invcount"), (OH, OW))
-        ctx.new_consts[inv.name] = _inverse_counts((H, W), (OH, OW), a)
-        fin = Store(out, oi, out[oi] * inv[oh, ow])
+    if node.op == "avgpool2d":
+        fin = Store(out, oi, out[oi] * _inverse_count_table(node, x, out, ctx)[oh, ow])
     taps = For(kw, IntImm(KW), Store(out, oi, red(out[oi], vr[ow * SW + kw])))
     row = For(ow, IntImm(OW), seq(Store(out, oi, ident), taps, fin))
     return Stage(ctx.tag, For(nc, IntImm(N * C), Allocate(vr, seq(*pads, For(oh, IntImm(OH), seq(col, row))))))
@@ -235,6 +224,22 @@ def _window_reduce(
         init, upd = const(0.0), o + Select(inside, tap, const(0.0))
         fin = Store(out, oi, o / _count(*pixel, *hw, node.attrs))
     return seq(Store(out, oi, init), For(kh, IntImm(KH), For(kw, IntImm(KW), Store(out, oi, upd))), fin)
+
+
+def _reduction(node: Node) -> tuple[float, Callable[[Expr, Expr], Expr]]:
+    """A pool's identity and its reduction of two values: ``-inf`` and max, or 0 and a sum."""
+    if node.op.startswith("maxpool2d"):
+        return NEG_INF, emax
+    return 0.0, lambda p, q: p + q
+
+
+def _inverse_count_table(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Buffer:
+    """A constant ``(OH, OW)`` buffer of ``1 / count`` per output of an average pool (``_inverse_counts``):
+    multiplying by it spares a vector integer division per pixel (as costly as the taps: 28^2 38 -> 24 us)."""
+    in_hw, out_hw = (x.shape[2], x.shape[3]), (out.shape[2], out.shape[3])
+    inv = Buffer(ctx.namer.name(f"{ctx.tag}_invcount"), out_hw)
+    ctx.new_consts[inv.name] = _inverse_counts(in_hw, out_hw, node.attrs)
+    return inv
 
 
 def _inverse_counts(in_hw: tuple[int, int], out_hw: tuple[int, int], a: Mapping[str, Any]) -> torch.Tensor:
@@ -279,11 +284,10 @@ def _pool_rows(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
 
     SqueezeNet's last pool (3x3/2 over 256 x 27 x 27, 13 outputs a row) ran every output scalar before."""
     a = node.attrs
-    N, C, H, W = x.shape
+    N, C = x.shape[:2]
     _, _, OH, OW = out.shape
     (KH, KW), (SH, SW), (PH, PW) = a["kernel"], a["stride"], a["padding"]
-    is_max = node.op == "maxpool2d"
-    ident = NEG_INF if is_max else 0.0
+    ident, red = _reduction(node)
     OWR = padded_row(OW)
     nc, oh = ctx.var("nc"), ctx.var("oh")  # one loop over the planes: the parallel root, however small N is
     n, c = nc // C, nc % C
@@ -291,12 +295,10 @@ def _pool_rows(node: Node, x: Buffer, out: Buffer, ctx: LowerCtx) -> Stmt:
     acc = Buffer(ctx.namer.name(f"{ctx.tag}_acc"), (OWR,), scope="local")
     ow0, ow, kh, kw, ow2 = (ctx.var(s) for s in ("ow", "ow", "kh", "kw", "ow"))
     tap = xp[IntImm(0), oh * SH + kh, kw % SW, ow + kw // SW]
-    upd = emax(acc[ow], tap) if is_max else acc[ow] + tap
+    upd = red(acc[ow], tap)
     val = acc[ow2]
-    if not is_max:
-        inv = Buffer(ctx.namer.name(f"{ctx.tag}_invcount"), (OH, OW))
-        ctx.new_consts[inv.name] = _inverse_counts((H, W), (OH, OW), a)
-        val = acc[ow2] * inv[oh, ow2]
+    if node.op == "avgpool2d":
+        val = acc[ow2] * _inverse_count_table(node, x, out, ctx)[oh, ow2]
     row = seq(
         For(ow0, IntImm(OWR), Store(acc, (ow0,), const(ident))),
         loops([(ow, OWR), (kh, KH), (kw, KW)], Store(acc, (ow,), upd)),
