@@ -40,7 +40,7 @@ from rewrite import config
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
 
-CODEGEN_VERSION = "4"  # bump when the generated code changes meaning for the same IR text
+CODEGEN_VERSION = "5"  # bump when the generated code changes meaning for the same IR text
 LLVMLITE_VERSION: str = llvmlite.__version__
 PLACEHOLDER = "__KERNEL__"  # the function name in kernel text before its content-derived name is known
 KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -121,6 +121,12 @@ def optimize(ir_text: str, target: Target) -> llvm.ModuleRef:
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    # llvmlite leaves the SLP vectorizer off at O3.  Short vectorized loops that LLVM unrolls fully before
+    # the loop vectorizer sees them (a 32-column panel copy through a ReLU or an add) were left one float at
+    # a time; SLP packs them back into vectors.  1 thread, interleaved: 1x1 convolutions packing relu(x) or
+    # relu(x + y) 1.03-1.14x faster, plain and 3x3 ones the same; NASNet-A and SqueezeNet 1.01-1.02x at 1 and
+    # 2 threads, ResNet-50, ResNeXt-50, Inception-v3, BERT and NasRNN 1.00x.
+    pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
     with _quiet_stderr():  # "loop not vectorized" remarks for hinted loops LLVM declined: not errors
         pb.getModulePassManager().run(mod, pb)
