@@ -23,6 +23,15 @@ Policy (greedy, over live nodes that are not precomputed constants):
   only index remaps — transpose, slice — into the A operand).  This
   fuses elementwise chains into one kernel, and elementwise ops into softmax,
   layernorm, pooling, concat and split kernels.
+* **Shared prologues**: an injective producer with several consumers, every one
+  of them a contraction reading it as its packed operand once per element (a
+  NASNet-A cell's ``relu`` feeding two 1x1 convolutions), is inlined into each
+  of them instead of being stored once and read back: each packs its panels
+  through its own copy, and the value is never written.  With it go its private
+  injective producers, up to ``SHARED_PROLOGUE_MAX_NODES`` nodes, as long as the
+  chain reads one stored tensor (each consumer then reads what it read before;
+  an ``add`` of two would double it, which cost more than the saved pass).
+  NASNet-A 1.4% faster at 2 threads, 0.2% at 1.
 * softmax and layernorm are single fused kernels by construction (one row
   loop with max/sum/normalise, or mean/var/normalise, inside).
 
@@ -65,6 +74,7 @@ from rewrite.ir.ops import OPS, CostClass, FusionRole, Group
 # What fusion may do with an op is its registry entry's ``fusion`` role (and a
 # contraction's ``packed_operand``), read when planning so a registered op is seen.
 _INJECTIVE = frozenset({FusionRole.ELEMENTWISE, FusionRole.REMAP, FusionRole.INJECTIVE})
+SHARED_PROLOGUE_MAX_NODES = 3  # the longest chain inlined into every consumer (see "Shared prologues")
 
 
 def _role(op: str) -> FusionRole | None:
@@ -202,6 +212,7 @@ class _Grouper:
                     self.users[v.node].append(n.id)
         self.out_nodes = {v.node for v in graph.outputs}
         self.grouped: dict[int, FusedGroup] = {}
+        self.shared: set[int] = set()  # nodes inlined into every consumer (``find_shared``)
 
     def private(self, nid: int) -> bool:
         """Only one consumer node, not a graph output, a single output."""
@@ -229,14 +240,80 @@ class _Grouper:
             self.grouped[i] = grp
         return grp
 
+    def _inlinable(self, nid: int) -> bool:
+        """A producer that some consumer's group could inline: live, computed, injective, private, free."""
+        n = self.graph.nodes[nid]
+        return (
+            nid in self.live
+            and nid not in self.constants
+            and nid not in self.grouped
+            and self.private(nid)
+            and _injective(n.op)
+        )
+
+    def find_shared(self) -> None:
+        """The shared prologues (module docstring): ungrouped injective nodes whose every consumer is a
+        contraction reading them as its packed operand, with the private injective producers the
+        consumers would inline along with them.  Called once the epilogues are grouped (a node that is
+        an epilogue is written by its contraction and stays so)."""
+        graph = self.graph
+        for n in graph:
+            users = self.users[n.id]
+            if (
+                len(users) < 2
+                or n.id not in self.live
+                or n.id in self.constants
+                or n.id in self.grouped
+                or n.id in self.out_nodes
+                or len(n.shapes) != 1
+                or not _injective(n.op)
+                or _alias(n.op)
+            ):
+                continue
+            if not all(self._reads_as_packed(graph.nodes[u], n.id) for u in users):
+                continue
+            chain, stack, ok = [n.id], [n.id], True
+            while stack and ok:
+                for v in graph.nodes[stack.pop()].inputs:
+                    if not self._inlinable(v.node):
+                        continue  # stored by its own kernel (or a constant): read as it is
+                    if _alias(graph.nodes[v.node].op):
+                        ok = False  # a view fused through: not followed here
+                        break
+                    chain.append(v.node)
+                    stack.append(v.node)
+            # what the chain reads from memory (not computed inside it, not a constant): one tensor, so each
+            # consumer reads as much as it did from the stored result and the chain's own pass is saved (two,
+            # an add's, made each consumer read twice as much: NASNet-A 0.4% slower at 1 thread)
+            inside = set(chain)
+            reads = {v for c in chain for v in graph.nodes[c].inputs if v.node not in inside}
+            stored = [v for v in reads if v.node not in self.constants]
+            if ok and len(chain) <= SHARED_PROLOGUE_MAX_NODES and len(stored) == 1:
+                self.shared.update(chain)
+
+    def _reads_as_packed(self, u: Node, nid: int) -> bool:
+        """``u`` is a contraction that reads node ``nid`` only as its packed operand, once per element."""
+        if not _contraction(u.op) or _taps_each_input(self.graph, u):
+            return False
+        packed = OPS[u.op].packed_operand
+        return all(slot == packed for slot, v in enumerate(u.inputs) if v.node == nid)
+
     def absorb(self, grp: FusedGroup) -> None:
-        """Inline private injective producers into the group (walking its inputs backwards)."""
+        """Inline private injective producers into the group (walking its inputs backwards), and the
+        shared prologues it reads (each consumer computes its own copy)."""
         graph = self.graph
         stack = [grp.anchor, *grp.prologue]
         while stack:
             c = graph.nodes[stack.pop()]
             for slot, v in enumerate(c.inputs):
                 p = graph.nodes[v.node]
+                if p.id in self.shared:
+                    if p.id not in grp.nodes:
+                        grp.nodes.append(p.id)
+                        grp.prologue.append(p.id)
+                        self.grouped.setdefault(p.id, grp)
+                        stack.append(p.id)
+                    continue
                 chain = [p]
                 if _alias(p.op) and self.private(p.id) and p.id not in self.grouped:
                     # a view between two fusible ops: fuse through it (index remap) instead of materialising
@@ -302,6 +379,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
     groups: list[FusedGroup] = []
     if fuse:  # epilogues first: they extend contraction groups forward
         groups = [g.with_epilogue(n) for n in compute if _contraction(n.op) and n.id not in g.grouped]
+        g.find_shared()
         for grp in groups:
             g.absorb(grp)
     for n in reversed(compute):
@@ -312,6 +390,9 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionP
         groups.append(grp)
         if fuse:
             g.absorb(grp)
+    for nid in g.shared:  # by construction every consumer inlined its copy; nothing else would write it
+        if any(u in g.live and nid not in g.grouped[u].nodes for u in g.users[nid]):
+            raise LoweringError(f"fusion: shared prologue {graph.nodes[nid].op}%{nid} not inlined by every consumer")
     order = {n.id: k for k, n in enumerate(graph)}
     for grp in groups:
         grp.nodes.sort(key=order.__getitem__)
@@ -336,7 +417,9 @@ def _topological(
     """Kernels in dependency order (an epilogue may read a value whose group has a later anchor);
     ties keep graph order.  ``sources``: for a node without a kernel (a view, a placed concat or split),
     the nodes whose kernels write its storage."""
-    owner = {n: k for k, grp in enumerate(groups) for n in grp.nodes}
+    # a prologue node is computed inside each group that reads it (private, or a shared prologue): no
+    # other group waits for it
+    owner = {n: k for k, grp in enumerate(groups) for n in grp.nodes if n not in grp.prologue}
 
     def producers(nid: int) -> set[int]:
         if nid in sources:

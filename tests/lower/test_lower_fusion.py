@@ -83,6 +83,34 @@ def test_chains_stay_out_of_convolutions_that_read_their_input_once_per_tap():
     assert ks == ["<add%2 relu%3", "conv2d%5", "<add%6 <relu%7 conv2d%9", "<add%10 <relu%11 conv2d%13"]
 
 
+def test_a_cheap_producer_of_several_1x1_convolutions_is_inlined_into_each():
+    """A ReLU (one stored input) read by two 1x1 convolutions as their packed operand: each
+    packs through its own copy and the ReLU runs no kernel.  Not when it reads two stored tensors (an add:
+    each consumer would read both), not when a consumer reads it once per tap, not when it is an output."""
+    b = GraphBuilder("shared_pro")
+    x, y = b.input("x", (1, 8, 10, 10)), b.input("y", (1, 8, 10, 10))
+
+    def w(name, shape):
+        return b.weight(name, torch.randn(*shape) * 0.2)
+
+    r = b.relu(b.smul(x, scalar=0.5))  # smul private to relu: inlined along with it
+    outs = [b.conv2d(r, w("a", (16, 8, 1, 1))), b.conv2d(r, w("b", (4, 8, 1, 1)))]
+    s = b.relu(b.add(x, y))  # two stored inputs: its own kernel
+    outs += [b.conv2d(s, w("c", (16, 8, 1, 1))), b.conv2d(s, w("d", (16, 8, 1, 1)))]
+    t = b.relu(y)  # a 3x3 consumer reads it once per tap: its own kernel
+    outs += [b.conv2d(t, w("e", (16, 8, 1, 1))), b.conv2d(t, w("f", (16, 8, 3, 3)), padding=(1, 1))]
+    u = b.sigmoid(x)  # a graph output: stored
+    outs += [u, b.conv2d(u, w("g", (16, 8, 1, 1))), b.conv2d(u, w("h", (16, 8, 1, 1)))]
+    g = b.build(outs)
+    ks = kernels_of(check_graph(g))
+    own = [k for k in ks if k.split()[-1].startswith(("relu", "sigmoid"))]
+    assert sorted(k.split()[-1].split("%")[0] for k in own) == ["relu", "relu", "sigmoid"]
+    assert sum("<smul%" in k and "<relu%" in k for k in ks) == 2, ks  # the two 1x1 convolutions
+    plan = plan_fusion(g, set())
+    shared = [n.id for n in g if n.op == "relu" and sum(n.id in grp.nodes for grp in plan.groups) > 1]
+    assert len(shared) == 1
+
+
 def test_transposes_fold_into_matmul_operands():
     b = GraphBuilder("tt")
     q = b.input("q", (2, 16, 24))
