@@ -240,16 +240,9 @@ class _Grouper:
             self.grouped[i] = grp
         return grp
 
-    def _inlinable(self, nid: int) -> bool:
-        """A producer that some consumer's group could inline: live, computed, injective, private, free."""
-        n = self.graph.nodes[nid]
-        return (
-            nid in self.live
-            and nid not in self.constants
-            and nid not in self.grouped
-            and self.private(nid)
-            and _injective(n.op)
-        )
+    def free(self, nid: int) -> bool:
+        """Live, computed at run time, in no group yet, and private: a producer a consumer's group may take."""
+        return nid in self.live and nid not in self.constants and nid not in self.grouped and self.private(nid)
 
     def find_shared(self) -> None:
         """The shared prologues (module docstring): ungrouped injective nodes whose every consumer is a
@@ -275,10 +268,11 @@ class _Grouper:
             chain, stack, ok = [n.id], [n.id], True
             while stack and ok:
                 for v in graph.nodes[stack.pop()].inputs:
-                    if not self._inlinable(v.node):
+                    op = graph.nodes[v.node].op
+                    if not self.free(v.node) or not (_injective(op) or _alias(op)):
                         continue  # stored by its own kernel (or a constant): read as it is
-                    if _alias(graph.nodes[v.node].op):
-                        ok = False  # a view fused through: not followed here
+                    if _alias(op):  # absorb fuses through a private view into the first consumer only
+                        ok = False
                         break
                     chain.append(v.node)
                     stack.append(v.node)
@@ -319,10 +313,7 @@ class _Grouper:
                     # a view between two fusible ops: fuse through it (index remap) instead of materialising
                     chain = [p, graph.nodes[p.inputs[0].node]]
                 q = chain[-1]
-                if any(
-                    x.id in self.grouped or x.id not in self.live or x.id in self.constants or not self.private(x.id)
-                    for x in chain
-                ) or not _injective(q.op):
+                if not all(self.free(x.id) for x in chain) or not _injective(q.op):
                     continue
                 if _contraction(c.op) and slot != OPS[c.op].packed_operand and not _layout_only(q.op):
                     continue  # the A operand is read in place by the micro-kernel: only index remaps

@@ -101,10 +101,12 @@ def test_a_cheap_producer_of_several_1x1_convolutions_is_inlined_into_each():
     outs += [b.conv2d(t, w("e", (16, 8, 1, 1))), b.conv2d(t, w("f", (16, 8, 3, 3)), padding=(1, 1))]
     u = b.sigmoid(x)  # a graph output: stored
     outs += [u, b.conv2d(u, w("g", (16, 8, 1, 1))), b.conv2d(u, w("h", (16, 8, 1, 1)))]
+    v = b.relu(b.reshape(b.smul(b.input("z", (1, 8, 100)), scalar=2.0), shape=(1, 8, 10, 10)))
+    outs += [b.conv2d(v, w("i", (16, 8, 1, 1))), b.conv2d(v, w("j", (16, 8, 1, 1)))]  # through a view: stored
     g = b.build(outs)
     ks = kernels_of(check_graph(g))
     own = [k for k in ks if k.split()[-1].startswith(("relu", "sigmoid"))]
-    assert sorted(k.split()[-1].split("%")[0] for k in own) == ["relu", "relu", "sigmoid"]
+    assert sorted(k.split()[-1].split("%")[0] for k in own) == ["relu", "relu", "relu", "sigmoid"]
     assert sum("<smul%" in k and "<relu%" in k for k in ks) == 2, ks  # the two 1x1 convolutions
     plan = plan_fusion(g, set())
     shared = [n.id for n in g if n.op == "relu" and sum(n.id in grp.nodes for grp in plan.groups) > 1]
