@@ -161,8 +161,11 @@ def bench_elementwise(n: int, threads: int, repeats: int) -> dict:
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        ours, eager = alternate(lambda: cg(inputs), lambda: torch.relu(a * bb + c), repeats)
-        ours2, npy = alternate(lambda: cg(inputs), lambda: np.maximum(na * nb + nc, 0.0), max(3, repeats // 2))
+        settle = SETTLE_S if threads > 1 else 0.0  # torch's OpenMP workers spin after its kernels
+        ours, eager = alternate(lambda: cg(inputs), lambda: torch.relu(a * bb + c), repeats, settle_s=settle)
+        ours2, npy = alternate(
+            lambda: cg(inputs), lambda: np.maximum(na * nb + nc, 0.0), max(3, repeats // 2), settle_s=settle
+        )
         t1, t2 = torch.empty(n), torch.empty(n)
 
         def eager_out() -> None:  # kernels only: no allocation, like ours when outputs are recycled
@@ -170,7 +173,7 @@ def bench_elementwise(n: int, threads: int, repeats: int) -> dict:
             torch.add(t1, c, out=t2)
             torch.relu_(t2)
 
-        ours3, eager_pre = alternate(lambda: cg(inputs), eager_out, max(3, repeats // 2))
+        ours3, eager_pre = alternate(lambda: cg(inputs), eager_out, max(3, repeats // 2), settle_s=settle)
     finally:
         torch.set_num_threads(prev)
     ours = statistics.median([ours, ours2, ours3])
@@ -208,7 +211,8 @@ def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dic
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        ours, theirs = alternate(lambda: cg(inputs), ref_fn, repeats)
+        settle = SETTLE_S if threads > 1 else 0.0  # torch's OpenMP workers spin after its kernels
+        ours, theirs = alternate(lambda: cg(inputs), ref_fn, repeats, settle_s=settle)
     finally:
         torch.set_num_threads(prev)
     return {"ours_ms": ours * 1e3, "torch_ms": theirs * 1e3, "ratio": theirs / ours, "rel_err": err}

@@ -25,6 +25,7 @@ import contextlib
 import gc
 import os
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -203,8 +204,9 @@ def interleaved(
     """Time each of ``fns`` ``repeats`` times in alternating rounds (forward, then reversed), after
     ``warmup`` untimed rounds, with garbage collection off and torch on ``threads`` threads.
 
-    ``settle_s``: an untimed busy wait after each call (see ``SETTLE_S``), so that thread pools still
-    spinning after one contender's run do not take cores from the next one."""
+    ``settle_s``: an untimed busy wait of at least that long after each call, until the process's other
+    threads are quiet (``settle``, ``SETTLE_S``), so that thread pools still spinning after one contender's
+    run do not take cores from the next one."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
     times: list[list[float]] = [[] for _ in fns]
@@ -223,7 +225,7 @@ def interleaved(
                     fns[i]()
                     times[i].append(time.perf_counter() - t)
                     if settle_s > 0:
-                        _busy(settle_s)
+                        settle(settle_s)
                 if on_round is not None:
                     on_round(r + 1, repeats)
         finally:
@@ -234,10 +236,53 @@ def interleaved(
     return Run(timings, used, others, tuple(_notes(timings, others, names)))
 
 
-# On several threads, an untimed busy wait after each timed call (``interleaved(settle_s=...)``): peers'
-# workers spin after a run (onnxruntime for tens of ms, OpenMP too) and whoever runs next loses a core to
-# them (resnet50, 2 threads: eqsat 1.25x slower right after onnxruntime; as fast as alone after 50 ms)
+# On several threads, an untimed wait after each timed call (``interleaved(settle_s=...)``): peers' workers
+# spin after a run and whoever runs next loses a core to them (resnet50, 2 threads: eqsat 1.25x slower right
+# after onnxruntime).  Measured here (per-thread CPU time, /proc/self/task/*/schedstat): onnxruntime's
+# worker spins 46-51 ms after a run, torch's OpenMP workers ~10 ms, the native pool's none.  A fixed 50 ms
+# was on that edge: a 2-thread 512->1000 1x1 conv timed 5 ms after onnxruntime ran as slow as on one thread
+# (780 vs 420 us).  So the wait lasts ``SETTLE_S`` and then until the process's other threads have used
+# under ``QUIET_CPU`` of a core for ``QUIET_S`` (at most ``SETTLE_MAX_S``).
 SETTLE_S = 0.05
+QUIET_S = 0.01  # over two scheduler ticks: a running thread's CPU time is brought up to date at a tick
+QUIET_CPU = 0.05
+SETTLE_MAX_S = 1.0
+
+
+def settle(min_seconds: float, max_seconds: float = SETTLE_MAX_S) -> float:
+    """Busy-wait ``min_seconds``, then until this process's other threads are quiet (see ``SETTLE_S``);
+    the seconds waited.  Where per-thread CPU time cannot be read, the fixed wait alone."""
+    t0 = time.perf_counter()
+    _busy(min_seconds)
+    me = threading.get_native_id()
+    last = _others_cpu(me)
+    if last is None:
+        return time.perf_counter() - t0
+    while time.perf_counter() - t0 < max_seconds:
+        _busy(QUIET_S)
+        now = _others_cpu(me)
+        if now is None or now - last < QUIET_CPU * QUIET_S:
+            break
+        last = now
+    return time.perf_counter() - t0
+
+
+def _others_cpu(me: int) -> float | None:
+    """CPU seconds used so far by this process's threads other than ``me`` (Linux), else None."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    total = 0
+    for tid in tids:
+        if tid == str(me):
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended, or a kernel without schedstat
+    return total / 1e9
 
 
 def _busy(seconds: float) -> None:
