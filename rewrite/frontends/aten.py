@@ -4,7 +4,7 @@
 :class:`AtenConverters` method that builds it from EXISTING registry ops (the right-hand
 comment says which).  An overload not in the table raises ``FrontendError`` naming it; so
 does a row whose arguments the registry cannot express (``gelu`` in its exact erf form,
-``mean`` over an axis other than H and W, a strided ``slice``).
+``mean`` over an axis other than H and W).
 
     aten.addmm(b, x, w)           → add(matmul(x, w), b)
     aten.convolution(x, w, b, …)  → add(conv2d(x, w), reshape(b, [1, C, 1, 1]))
@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import torch
 
-from rewrite.frontends.torch_modules import _ModuleConverters, _Unsupported
+from rewrite.frontends.torch_modules import _ModuleConverters, _pair, _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
 
@@ -151,6 +152,16 @@ ATEN.update(
         aten.upsample_bilinear2d.vec: ("a_upsample", "resize"),
         aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "adaptive_avgpool"),
         aten.native_group_norm.default: ("a_groupnorm", "groupnorm"),
+        aten.adaptive_avg_pool1d.default: ("a_adaptive_avgpool1d", "global_avgpool|avgpool2d|adaptive_avgpool"),
+        aten._log_softmax.default: ("a_log_softmax", "reduce_max, sub, exp, reduce_sum, log"),
+        aten.any.dim: ("a_any", "cast, reduce_max, gt"),
+        aten.any.dims: ("a_any", "cast, reduce_max, gt"),
+        aten.any.default: ("a_any", "cast, reduce_max, gt"),
+        aten.all.dim: ("a_any", "logical_not, cast, reduce_max, gt"),
+        aten.all.dims: ("a_any", "logical_not, cast, reduce_max, gt"),
+        aten.all.default: ("a_any", "logical_not, cast, reduce_max, gt"),
+        aten.full_like.default: ("a_full_like", "expand"),
+        aten.flip.default: ("a_flip", "index_select"),
     }
 )
 _UNARY.update(
@@ -169,7 +180,13 @@ _UNARY.update(
 )
 # ops torch.export's default decomposition table would split (hardswish into clamps, mish into
 # softplus and tanh) but that are registry ops here: the capture keeps them whole
-KEEP_WHOLE = (aten.hardswish.default, aten.hardsigmoid.default, aten.mish.default, aten.silu.default)
+KEEP_WHOLE = (
+    aten.hardswish.default,
+    aten.hardsigmoid.default,
+    aten.mish.default,
+    aten.silu.default,
+    aten.adaptive_avg_pool1d.default,  # decomposed, it is an as_strided view
+)
 _REDUCE = {aten.sum.dim_IntList: "reduce_sum", aten.amax.default: "reduce_max", aten.amin.default: "reduce_min"}
 
 
@@ -257,12 +274,13 @@ class AtenConverters(_ModuleConverters):
         s = self.shape(v)
         ax = self.axis(dim, len(s))
         lo, hi, st = slice(start, end, step).indices(s[ax])
-        if st != 1:
-            raise _Unsupported(f"slice with step {st}; the registry's slice is contiguous")
         if hi <= lo:
             raise _Unsupported(f"empty slice [{lo}:{hi}] of a dimension of size {s[ax]}")
-        if (lo, hi) == (0, s[ax]):
+        if (lo, hi, st) == (0, s[ax], 1):
             return v
+        if st != 1:  # every st-th position from lo: an index_select (the registry's slice is contiguous)
+            idx = self.const(("arange", lo, hi, st), f"const.{self.node_name()}", lambda: torch.arange(lo, hi, st))
+            return self.b.index_select(v, idx, axis=ax)
         return self.b.slice(v, axis=ax, start=lo, end=hi)
 
     def a_select(self, x: Any, dim: int, index: int) -> Value:
@@ -368,12 +386,65 @@ class AtenConverters(_ModuleConverters):
         groups: int,
     ) -> Value:
         if transposed:
-            raise _Unsupported("transposed convolution")
+            return self.conv_transpose2d(x, w, b, stride, padding, dilation, output_padding, groups)
         wv = self.tensor(w, "weight")
         if len(self.shape(wv)) != 4:
             raise _Unsupported(f"only 2-d convolution is expressible (weight shape {self.shape(wv)})")
         bv = None if b is None else self.tensor(b, "bias")
         return self.conv2d(self.tensor(x), wv, bv, stride, padding, dilation, groups)
+
+    def conv_transpose2d(
+        self, x: Any, w: Any, b: Any, stride: Any, padding: Any, dilation: Any, out_pad: Any, groups: int
+    ) -> Value:
+        """A transposed convolution as registry ops.  Kernel = stride without padding or dilation (U-Net's
+        2x2/2 up-convolution): a 1x1 convolution to C_out x s_h x s_w channels, then depth-to-space
+        (reshape, transpose).  Otherwise: zeros inserted between the input's pixels (reshape, pad),
+        padded by dilation x (kernel - 1) - padding a side (cropped where negative, plus output_padding at
+        the end), then a stride-1 convolution with the kernel flipped and its in/out channels swapped."""
+        if not isinstance(w, torch.Tensor):
+            raise _Unsupported("transposed convolution with a computed weight (only constant weights)")
+        if w.dim() != 4:
+            raise _Unsupported(f"only 2-d transposed convolution is expressible (weight shape {tuple(w.shape)})")
+        v = self.batched4(self.tensor(x), "transposed convolution")
+        n, c, h, wd = self.shape(v)
+        (sh, sw), (ph, pw), (dh, dw), (oh, ow) = (
+            _pair(a, k)
+            for a, k in ((stride, "stride"), (padding, "padding"), (dilation, "dilation"), (out_pad, "output_padding"))
+        )
+        g = int(groups)
+        cin, cog, kh, kw = w.shape
+        cout = cog * g
+        bias = None if b is None else self.tensor(b, "bias")
+        name = f"const.{self.node_name()}"
+        if (kh, kw) == (sh, sw) and (ph, pw, oh, ow) == (0, 0, 0, 0) and g == 1:
+            # out[n, o, i*s+a, j*s+e] = sum_c x[n, c, i, j] * w[c, o, a, e]
+            w1 = w.permute(1, 2, 3, 0).reshape(cout * sh * sw, cin, 1, 1).contiguous()
+            y = self.b.conv2d(v, self.weight(name, w1), stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)
+            y = self.reshape(y, (n, cout, sh, sw, h, wd))
+            y = self.b.transpose(y, perm=(0, 1, 4, 2, 5, 3))
+            y = self.reshape(y, (n, cout, h * sh, wd * sw))
+        else:
+            wt = w.reshape(g, cin // g, cog, kh, kw).transpose(1, 2).reshape(cout, cin // g, kh, kw)
+            wt = wt.flip(-2, -1).contiguous()
+            u = v
+            if (sh, sw) != (1, 1):  # zeros between pixels: s - 1 after each (the trailing ones cropped below)
+                u = self.reshape(u, (n, c, h, 1, wd, 1))
+                u = self.b.op("pad", u, pads=(0, 0, 0, 0, 0, 0, 0, sh - 1, 0, 0, 0, sw - 1), value=0.0)
+                u = self.reshape(u, (n, c, h * sh, wd * sw))
+            lo_h, lo_w = dh * (kh - 1) - ph, dw * (kw - 1) - pw
+            hi_h, hi_w = lo_h + oh - (sh - 1), lo_w + ow - (sw - 1)
+            crop = [(2, max(0, -lo_h), max(0, -hi_h)), (3, max(0, -lo_w), max(0, -hi_w))]
+            for ax, a, e in crop:
+                if a or e:
+                    size = self.shape(u)[ax]
+                    u = self.b.slice(u, axis=ax, start=a, end=size - e)
+            pads = (0, 0, 0, 0, max(0, lo_h), max(0, hi_h), max(0, lo_w), max(0, hi_w))
+            if any(pads):
+                u = self.b.op("pad", u, pads=pads, value=0.0)
+            y = self.b.conv2d(u, self.weight(name, wt), stride=(1, 1), padding=(0, 0), dilation=(dh, dw), groups=g)
+        if bias is not None:
+            y = self.b.add(y, self.reshape(bias, (1, cout, 1, 1)))
+        return self.to_meta_shape(y)
 
     # ------------------------------------------------------------ normalization and pooling
     def a_batchnorm(self, x: Any, w: Any, b: Any, mean: Any, var: Any, momentum: Any, eps: float) -> tuple[Any, ...]:
@@ -394,6 +465,17 @@ class AtenConverters(_ModuleConverters):
         if half_to_float:
             raise _Unsupported("softmax with half_to_float=True")
         return self.softmax(self.tensor(x), dim)
+
+    def a_log_softmax(self, x: Any, dim: int, half_to_float: bool = False) -> Value:
+        """x - max - log(sum(exp(x - max))) along ``dim``: finite wherever torch's is (log(softmax(x)) is
+        -inf once a probability underflows)."""
+        if half_to_float:
+            raise _Unsupported("log_softmax with half_to_float=True")
+        v = self.tensor(x)
+        axes = (self.axis(dim, len(self.shape(v))),)
+        y = self.binary("sub", v, self.b.op("reduce_max", v, axes=axes, keepdim=1))
+        total = self.b.op("reduce_sum", self.b.op("exp", y), axes=axes, keepdim=1)
+        return self.binary("sub", y, self.b.op("log", total))
 
     def a_maxpool(
         self, x: Any, kernel: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False
@@ -460,6 +542,16 @@ class AtenConverters(_ModuleConverters):
     def a_adaptive_avgpool(self, x: Any, output_size: Any) -> Value:
         return self.adaptive_avgpool(self.tensor(x), output_size)
 
+    def a_adaptive_avgpool1d(self, x: Any, output_size: Any) -> Value:
+        """(N, C, L) as (N, C, 1, L) through the 2-d pooling."""
+        v = self.tensor(x)
+        s = self.shape(v)
+        if len(s) != 3:
+            raise _Unsupported(f"adaptive_avg_pool1d of a rank-{len(s)} tensor (only (N, C, L))")
+        osz = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+        y = self.adaptive_avgpool(self.reshape(v, (s[0], s[1], 1, s[2])), (1, osz))
+        return self.reshape(y, self.out_shape())
+
     def a_groupnorm(self, x: Any, w: Any, b: Any, n: int, c: int, hw: int, groups: int, eps: float) -> tuple[Any, ...]:
         v = self.tensor(x)
         wv = self.tensor(w) if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
@@ -504,6 +596,46 @@ class AtenConverters(_ModuleConverters):
         r = len(self.out_shape())
         c, a, b = (self.reshape(v, (1,) * (r - len(self.shape(v))) + self.shape(v)) for v in (c, a, b))
         return self.b.where(c, a, b)
+
+    def a_any(self, x: Any, dims: Any = None, keepdim: bool = False) -> Value:
+        """any (all) of a bool tensor over ``dims``: the max of it cast to 0/1 floats, above one half (all:
+        not any of its negation)."""
+        v = self.tensor(x)
+        if self.b.graph.dtype_of(v) != "bool":
+            raise _Unsupported(f"any/all of a {self.b.graph.dtype_of(v)} tensor (only bool)")
+        every = self.current in (aten.all.dim, aten.all.dims, aten.all.default)
+        if every:
+            v = self.b.logical_not(v)
+        r = len(self.shape(v))
+        picked = [dims] if isinstance(dims, int) else list(dims or range(r))
+        axes = tuple(sorted({self.axis(d, r) for d in picked})) or tuple(range(r))
+        m = self.b.op("reduce_max", self.b.cast(v, dtype="float32"), axes=axes, keepdim=int(bool(keepdim)))
+        out = self.binary("gt", m, self.scalar_like(0.5, m))
+        out = self.reshape(out, self.out_shape())
+        return self.b.logical_not(out) if every else out
+
+    def a_full_like(self, x: Any, value: Any, **kw: Any) -> Value:
+        """A tensor of ``x``'s shape filled with ``value``: one element, expanded (a view)."""
+        like = self.tensor(x)
+        dtype = kw.get("dtype") or TORCH_DTYPE[self.b.graph.dtype_of(like)]
+        if dtype_name(dtype) is None:
+            raise _Unsupported(f"full_like of dtype {dtype}; eqsat computes float32, int64 and bool")
+        out = self.out_shape()
+        t = torch.full((1,) * len(out), value, dtype=dtype)
+        one = self.const(("full", dtype_name(dtype), float(value), len(out)), f"const.{self.node_name()}", lambda: t)
+        return one if tuple(out) == (1,) * len(out) else self.b.op("expand", one, shape=tuple(out))
+
+    def a_flip(self, x: Any, dims: Sequence[int]) -> Value:
+        """Reversed along each of ``dims``: an index_select with the reversed positions."""
+        v = self.tensor(x)
+        r = len(self.shape(v))
+        for d in sorted({self.axis(d, r) for d in dims}):
+            n = self.shape(v)[d]
+            if n == 1:
+                continue
+            idx = self.const(("flip", n), f"const.{self.node_name()}.{d}", partial(torch.arange, n - 1, -1, -1))
+            v = self.b.index_select(v, idx, axis=d)
+        return v
 
     def a_masked_fill(self, x: Any, mask: Any, value: Any) -> Value:
         v = self.scalar_of(value)

@@ -1,0 +1,122 @@
+"""ATen ops common in models outside the benchmark set, imported through torch.export as compositions of
+registry ops: log_softmax, any/all, full_like, flip, strided slices, adaptive_avg_pool1d and transposed
+convolutions.  Each is checked against torch, through the reference interpreter and the compiled kernels."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from rewrite.frontends import from_torch
+from rewrite.pipeline import compile
+
+
+def _check(m: nn.Module, *xs: torch.Tensor, compiled: bool = True) -> set[str]:
+    """Import ``m``, compare the interpreter's (and the compiled graph's) result with torch's; the ops."""
+    m = m.eval()
+    with torch.no_grad():
+        ref = m(*xs)
+    g = from_torch(m, xs)
+    outs = [g.run(list(xs))[0]] + ([compile(g)(list(xs))[0]] if compiled else [])
+    for out in outs:
+        assert out.shape == ref.shape and out.dtype == ref.dtype
+        assert torch.allclose(out, ref, rtol=1e-5, atol=1e-5), (out - ref).abs().max()
+    return set(g.summary())
+
+
+class _LogSoftmax(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.log_softmax(x, dim=1)
+
+
+def test_log_softmax_is_stable_where_log_of_softmax_is_not():
+    x = torch.tensor([[0.0, -200.0, 3.0], [1.0, 2.0, -150.0]])
+    assert torch.isinf(torch.log(torch.softmax(x, 1))).any()  # the naive form underflows
+    ops = _check(_LogSoftmax(), x)
+    assert {"reduce_max", "reduce_sum", "log", "exp"} <= ops
+    _check(_LogSoftmax(), torch.randn(3, 7, 5))
+
+
+class _AnyAll(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.any(x > 0.5, dim=-1, keepdim=True)
+        b = torch.all(x > -1.0, dim=1)
+        full = torch.full_like(x, 2.0)
+        return torch.where(a, x, full) + b[:, None, :].float() + torch.any(x > 3.0).float()
+
+
+def test_any_all_and_full_like():
+    _check(_AnyAll(), torch.randn(2, 3, 4))
+
+
+def test_multihead_attention_imports():
+    """torch's attention decomposition guards fully masked rows with any() and full_like()."""
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True)
+
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mha = mha
+
+        def forward(self, q: torch.Tensor) -> torch.Tensor:
+            return self.mha(q, q, q, need_weights=False)[0]
+
+    _check(M(), torch.randn(2, 5, 16))
+
+
+class _Flip(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.flip(x, dims=(0, -1)) + x.flip(1)
+
+
+def test_flip_and_a_bidirectional_gru():
+    ops = _check(_Flip(), torch.randn(2, 3, 4), compiled=False)
+    assert "index_select" in ops
+    torch.manual_seed(0)
+
+    class Bi(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gru = nn.GRU(4, 6, batch_first=True, bidirectional=True)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.gru(x)[0]
+
+    _check(Bi(), torch.randn(2, 3, 4))
+
+
+class _Strided(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, ::2, 1::3] * 2.0 + x[:, 1::2, :7:3]
+
+
+def test_strided_slices():
+    _check(_Strided(), torch.randn(2, 6, 8))
+
+
+def test_adaptive_avg_pool1d():
+    _check(nn.AdaptiveAvgPool1d(1), torch.randn(2, 3, 10))
+    _check(nn.AdaptiveAvgPool1d(5), torch.randn(2, 3, 10))
+
+
+@pytest.mark.parametrize(
+    "cin, cout, k, s, p, op, d, g",
+    [
+        (8, 4, 2, 2, 0, 0, 1, 1),  # U-Net's up-convolution: 1x1 conv + depth-to-space
+        (8, 4, 3, 2, 1, 1, 1, 1),
+        (6, 4, 4, 2, 1, 0, 1, 2),
+        (3, 5, 3, 1, 0, 0, 1, 1),
+        (4, 3, 3, 2, 0, 0, 2, 1),
+        (4, 4, (3, 2), (2, 1), (1, 0), (1, 0), 1, 4),
+        (4, 4, 3, 2, 3, 0, 1, 1),  # padding past dilation * (k - 1): the input is cropped
+    ],
+)
+def test_transposed_convolution(cin, cout, k, s, p, op, d, g):
+    torch.manual_seed(0)
+    m = nn.ConvTranspose2d(cin, cout, k, stride=s, padding=p, output_padding=op, dilation=d, groups=g)
+    ops = _check(m, torch.randn(2, cin, 5, 6))
+    if k == s == 2 and p == 0:
+        assert "pad" not in ops and "transpose" in ops
