@@ -120,3 +120,30 @@ def test_transposed_convolution(cin, cout, k, s, p, op, d, g):
     ops = _check(m, torch.randn(2, cin, 5, 6))
     if k == s == 2 and p == 0:
         assert "pad" not in ops and "transpose" in ops
+
+
+@pytest.mark.parametrize(
+    "m, shape",
+    [
+        (lambda: nn.Conv1d(4, 8, 5, stride=2, padding=2, groups=2), (2, 4, 13)),
+        (lambda: nn.Conv1d(3, 3, 3, padding=2, dilation=2, groups=3, bias=False), (1, 3, 9)),
+        (lambda: nn.Conv1d(4, 6, 3, padding=1), (4, 10)),  # unbatched
+        (lambda: nn.ConvTranspose1d(4, 2, 3, stride=3, padding=1, output_padding=2), (1, 4, 5)),
+        (lambda: nn.ConvTranspose1d(4, 6, 2, stride=2), (1, 4, 5)),
+        # a weight computed from parameters (wav2vec2's positional convolution): reshaped in the graph
+        (lambda: nn.utils.parametrizations.weight_norm(nn.Conv1d(4, 4, 5, padding=2, groups=2), dim=2), (1, 4, 12)),
+    ],
+)
+def test_one_dimensional_convolutions(m, shape):
+    torch.manual_seed(0)
+    assert "conv2d" in _check(m(), torch.randn(*shape))
+
+
+class _ScaledBySize(nn.Module):
+    def forward(self, q: torch.Tensor) -> torch.Tensor:
+        scale = torch.sqrt(torch.tensor(q.size(-1), dtype=torch.float) * 2)  # DeBERTa's scaled_size_sqrt
+        return q / scale
+
+
+def test_a_constant_scalar_tensor_times_a_number():
+    _check(_ScaledBySize(), torch.randn(2, 8), compiled=False)

@@ -29,6 +29,16 @@ from rewrite.ir.graph import Value
 
 aten = torch.ops.aten
 
+
+def _one(v: Any, what: str) -> int:
+    """A 1-d convolution's stride/padding/dilation: an int or a one-element sequence."""
+    if isinstance(v, (tuple, list)) and len(v) == 1:
+        v = v[0]
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    raise _Unsupported(f"{what} of a 1-d convolution must be an int, got {v!r}")
+
+
 # ATen overload → (converter method, registry ops it produces)
 ATEN: dict[Any, tuple[str, str]] = {
     aten.view.default: ("a_reshape", "reshape"),
@@ -346,7 +356,8 @@ class AtenConverters(_ModuleConverters):
                 b = self.b.smul(self.tensor(b), scalar=float(alpha))
         sa, sb = self.scalar_of(a), self.scalar_of(b)
         if op == "mul" and (sa is not None or sb is not None):
-            x, s = (b, sa) if sa is not None else (a, sb)
+            # the tensor times the number (both may read as scalars: a one-element constant times 2)
+            x, s = (a, sb) if sb is not None and not isinstance(a, (int, float)) else (b, sa)
             assert s is not None
             return self.reshape(self.b.smul(self.tensor(x), scalar=s), self.out_shape())
         r = len(self.out_shape())
@@ -385,13 +396,27 @@ class AtenConverters(_ModuleConverters):
         output_padding: Any,
         groups: int,
     ) -> Value:
+        rank = w.dim() if isinstance(w, torch.Tensor) else len(self.shape(self.tensor(w, "weight")))
+        if rank == 3:  # 1-d (audio, sequence models): the 2-d convolution over a height of one
+            v = self.tensor(x)
+            xs = self.shape(v)
+            x, w = self.reshape(v, (1,) * (3 - len(xs)) + xs[:-1] + (1, xs[-1])), self.unsqueeze_h(w)
+            stride, dilation = (1, _one(stride, "stride")), (1, _one(dilation, "dilation"))
+            padding, output_padding = (0, _one(padding, "padding")), (0, _one(output_padding, "output_padding"))
+        elif rank != 4:
+            raise _Unsupported(f"only 1-d and 2-d convolutions are expressible (weight of rank {rank})")
         if transposed:
             return self.conv_transpose2d(x, w, b, stride, padding, dilation, output_padding, groups)
-        wv = self.tensor(w, "weight")
-        if len(self.shape(wv)) != 4:
-            raise _Unsupported(f"only 2-d convolution is expressible (weight shape {self.shape(wv)})")
         bv = None if b is None else self.tensor(b, "bias")
-        return self.conv2d(self.tensor(x), wv, bv, stride, padding, dilation, groups)
+        return self.conv2d(self.tensor(x), self.tensor(w, "weight"), bv, stride, padding, dilation, groups)
+
+    def unsqueeze_h(self, w: Any) -> Any:
+        """A 1-d convolution's weight (O, C, K) as a 2-d one's (O, C, 1, K): a tensor stays a tensor."""
+        if isinstance(w, torch.Tensor):
+            return w.unsqueeze(2)
+        wv = self.tensor(w, "weight")
+        o, c, k = self.shape(wv)
+        return self.reshape(wv, (o, c, 1, k))
 
     def conv_transpose2d(
         self, x: Any, w: Any, b: Any, stride: Any, padding: Any, dilation: Any, out_pad: Any, groups: int
