@@ -147,3 +147,25 @@ class _ScaledBySize(nn.Module):
 
 def test_a_constant_scalar_tensor_times_a_number():
     _check(_ScaledBySize(), torch.randn(2, 8), compiled=False)
+
+
+class _OneBound(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.clamp(min=0.1) + x.clamp(max=-0.2)
+
+
+@pytest.mark.parametrize(
+    "m, shape",
+    [
+        (lambda: nn.LeakyReLU(0.2), (2, 3, 4)),
+        (lambda: nn.ELU(0.7), (2, 3, 4)),
+        (lambda: nn.SELU(), (2, 3, 4)),
+        (lambda: nn.InstanceNorm2d(3, affine=True), (2, 3, 4, 5)),
+        (lambda: nn.InstanceNorm1d(3), (2, 3, 7)),
+        (lambda: nn.LayerNorm([4, 5]), (2, 3, 4, 5)),  # over the last two dimensions
+        (_OneBound, (2, 3, 4)),
+    ],
+)
+def test_activations_and_normalizations_composed(m, shape):
+    torch.manual_seed(0)
+    _check(m(), torch.randn(*shape))

@@ -140,15 +140,17 @@ def test_batchnorm_in_training_mode_is_rejected_before_running():
     assert torch.equal(bn.running_mean, before)  # not updated by shape propagation
 
 
-def test_layernorm_last_dim_and_rejects_more_dims():
+def test_layernorm_over_the_last_dim_or_several():
     ln = nn.LayerNorm(8, eps=1e-6)
     with torch.no_grad():
         ln.weight.normal_()
         ln.bias.normal_()
     check(nn.Sequential(ln, nn.LayerNorm(8, elementwise_affine=False)), torch.randn(2, 3, 8), summary={"layernorm": 2})
     check(Fn(lambda s, x: F.layer_norm(x, (8,))), torch.randn(3, 8), summary={"layernorm": 1})
-    with pytest.raises(FrontendError, match=r"LayerNorm' at fx node 'ln'.*last dimension"):
-        from_torch(Fn(lambda s, x: s.ln(x), ln=nn.LayerNorm((3, 8))).eval(), (torch.randn(2, 3, 8),))
+    two = nn.LayerNorm((3, 8))  # over the last two dimensions: one layernorm over them flattened
+    with torch.no_grad():
+        two.weight.normal_()
+    check(Fn(lambda s, x: s.ln(x), ln=two), torch.randn(2, 3, 8), summary={"layernorm": 1, "reshape": 2})
 
 
 # ---------------------------------------------------------------- activations

@@ -16,6 +16,7 @@ with torch first (causal masks, ``arange`` position ids, transposed weights).
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from functools import partial
@@ -163,6 +164,9 @@ ATEN.update(
         aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "adaptive_avgpool"),
         aten.native_group_norm.default: ("a_groupnorm", "groupnorm"),
         aten.adaptive_avg_pool1d.default: ("a_adaptive_avgpool1d", "global_avgpool|avgpool2d|adaptive_avgpool"),
+        aten.leaky_relu.default: ("a_leaky_relu", "gt, smul, where"),
+        aten.elu.default: ("a_elu", "gt, smul, exp, sub, where"),
+        aten._native_batch_norm_legit.no_stats: ("a_instancenorm", "groupnorm"),
         aten._log_softmax.default: ("a_log_softmax", "reduce_max, sub, exp, reduce_sum, log"),
         aten.any.dim: ("a_any", "cast, reduce_max, gt"),
         aten.any.dims: ("a_any", "cast, reduce_max, gt"),
@@ -490,6 +494,33 @@ class AtenConverters(_ModuleConverters):
         if half_to_float:
             raise _Unsupported("softmax with half_to_float=True")
         return self.softmax(self.tensor(x), dim)
+
+    def a_leaky_relu(self, x: Any, slope: Any = 0.01) -> Value:
+        v = self.tensor(x)
+        return self.b.where(self.binary("gt", v, self.scalar_like(0.0, v)), v, self.b.smul(v, scalar=float(slope)))
+
+    def a_elu(self, x: Any, alpha: Any = 1.0, scale: Any = 1.0, input_scale: Any = 1.0) -> Value:
+        """elu, selu, celu: scale * x where x > 0, else scale * alpha * (exp(input_scale * x) - 1).  exp - 1
+        where torch takes expm1: they differ by at most ~6e-8 (one float32 rounding near 1)."""
+        v = self.tensor(x)
+        e = self.binary("sub", self.b.exp(self.b.smul(v, scalar=float(input_scale))), self.scalar_like(1.0, v))
+        pos = v if float(scale) == 1.0 else self.b.smul(v, scalar=float(scale))
+        neg = self.b.smul(e, scalar=float(scale) * float(alpha))
+        return self.b.where(self.binary("gt", v, self.scalar_like(0.0, v)), pos, neg)
+
+    def a_instancenorm(self, x: Any, w: Any, b: Any, training: bool, momentum: Any, eps: float) -> tuple[Any, ...]:
+        """Batch statistics per channel: torch's instance norm, which folds the batch into the channels
+        first (a batch of one), so a group norm with one channel a group."""
+        v = self.tensor(x)
+        s = self.shape(v)
+        if len(s) < 3 or s[0] != 1:
+            raise _Unsupported(f"batch normalization with batch statistics over shape {s} (training mode)")
+        c = s[1]
+        wv = self.tensor(w) if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
+        bv = self.tensor(b) if b is not None else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        x4 = self.reshape(v, (1, c, 1, math.prod(s[2:])))
+        y = self.reshape(self.b.op("groupnorm", x4, wv, bv, num_groups=c, eps=float(eps)), s)
+        return (y, NotComputed("batch-norm's saved mean"), NotComputed("batch-norm's saved rstd"))
 
     def a_log_softmax(self, x: Any, dim: int, half_to_float: bool = False) -> Value:
         """x - max - log(sum(exp(x - max))) along ``dim``: finite wherever torch's is (log(softmax(x)) is

@@ -11,6 +11,7 @@ set up by ``torch_fx._Importer``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -281,13 +282,15 @@ class _ModuleConverters:
     ) -> Value:
         ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         sx = self.shape(x)
-        if len(ns) != 1:
-            raise _Unsupported(
-                f"normalized_shape {list(ns)} covers {len(ns)} dimensions; only normalization "
-                "over the last dimension is supported"
-            )
-        if not sx or ns[0] != sx[-1]:
-            raise _Unsupported(f"normalized_shape {list(ns)} does not match the last dimension of {sx}")
+        k = len(ns)
+        if not ns or len(sx) < k or tuple(sx[len(sx) - k :]) != ns:
+            raise _Unsupported(f"normalized_shape {list(ns)} does not match the last dimensions of {sx}")
+        if k > 1:  # over several trailing dimensions: the same over them flattened into one
+            n = math.prod(ns)
+            flat = self.reshape(x, (*sx[: len(sx) - k], n))
+            wf = None if w is None else self.reshape(w, (n,))
+            bf = None if b is None else self.reshape(b, (n,))
+            return self.reshape(self.layernorm(flat, n, wf, bf, eps, prefix), sx)
         n = ns[0]
         if w is None:
             w = self.const((prefix, "ones", n), f"{prefix}.weight", lambda: torch.ones(n))
@@ -415,9 +418,9 @@ class _ModuleConverters:
             return x
         if lo is not None and hi is None and float(lo) == 0.0:
             return self.b.relu(x)
-        if lo is None or hi is None:
-            raise _Unsupported(f"clamp with one bound ({lo!r}, {hi!r}): only both bounds, or min=0 (relu)")
-        return self.b.op("clamp", x, min=float(lo), max=float(hi))
+        lo = -math.inf if lo is None else float(lo)  # one bound: the other infinite (clamp_min, clamp_max)
+        hi = math.inf if hi is None else float(hi)
+        return self.b.op("clamp", x, min=lo, max=hi)
 
     def m_pad(self, m: nn.ConstantPad2d, path: str, x: Value) -> Value:
         return self.pad(x, m.padding, m.value)
