@@ -169,3 +169,24 @@ class _OneBound(nn.Module):
 def test_activations_and_normalizations_composed(m, shape):
     torch.manual_seed(0)
     _check(m(), torch.randn(*shape))
+
+
+class _Indexed(nn.Module):
+    def forward(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        cols = x[:, :, torch.tensor([3, -1, 0])]  # negative positions count from the end
+        apart = x[torch.tensor([1, 0]), :, torch.tensor([[2], [4]])]  # not adjacent: broadcast dims first
+        return cols.sum() + apart.sum(-1).sum(-1) + x[ids].sum()
+
+
+@pytest.mark.parametrize(
+    "m, xs",
+    [
+        (lambda: nn.ReflectionPad2d((1, 2, 2, 1)), lambda: (torch.randn(1, 2, 4, 5),)),
+        (lambda: nn.ReplicationPad2d(1), lambda: (torch.randn(1, 2, 4, 5),)),
+        (lambda: nn.Unfold(2, stride=2), lambda: (torch.randn(1, 2, 4, 6),)),
+        (_Indexed, lambda: (torch.randn(2, 3, 5), torch.tensor([1, 1, 0]))),
+    ],
+)
+def test_indexing_by_integer_tensors(m, xs):
+    torch.manual_seed(0)
+    _check(m(), *xs())

@@ -164,6 +164,7 @@ ATEN.update(
         aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "adaptive_avgpool"),
         aten.native_group_norm.default: ("a_groupnorm", "groupnorm"),
         aten.adaptive_avg_pool1d.default: ("a_adaptive_avgpool1d", "global_avgpool|avgpool2d|adaptive_avgpool"),
+        aten.index.Tensor: ("a_index", "index_select, reshape, transpose"),
         aten.leaky_relu.default: ("a_leaky_relu", "gt, smul, where"),
         aten.elu.default: ("a_elu", "gt, smul, exp, sub, where"),
         aten._native_batch_norm_legit.no_stats: ("a_instancenorm", "groupnorm"),
@@ -628,6 +629,39 @@ class AtenConverters(_ModuleConverters):
     def a_index_select(self, x: Any, dim: int, index: Any) -> Value:
         v = self.tensor(x)
         return self.b.index_select(v, self.tensor(index), axis=self.axis(dim, len(self.shape(v))))
+
+    def a_index(self, x: Any, indices: Sequence[Any]) -> Value:
+        """Advanced indexing ``x[..., i, j, ...]`` by integer tensors, as one index_select over the indexed
+        dimensions merged into one (constant indices: reflection/replication padding, unfold, a gather of
+        columns), or by one run-time index tensor over one dimension."""
+        v = self.tensor(x)
+        s = self.shape(v)
+        at = [d for d, i in enumerate(indices) if i is not None]
+        if len(at) == 1 and not isinstance(indices[at[0]], torch.Tensor):  # a run-time index
+            idx = self.tensor(indices[at[0]])
+            if self.b.graph.dtype_of(idx) != "int64" or len(self.shape(idx)) != 1:
+                raise _Unsupported("indexing by a run-time tensor other than one 1-d int64 tensor")
+            return self.b.index_select(v, idx, axis=at[0])
+        if not all(isinstance(indices[d], torch.Tensor) for d in at):
+            raise _Unsupported("indexing by several run-time index tensors")
+        ts = [indices[d] for d in at]
+        if any(t.dtype not in (torch.int64, torch.int32) for t in ts):
+            raise _Unsupported("indexing by a boolean mask (only integer index tensors)")
+        ts = [t.long() % s[d] for t, d in zip(ts, at, strict=True)]  # negative positions count from the end
+        bshape = tuple(torch.broadcast_shapes(*(t.shape for t in ts)))
+        flat = torch.zeros(bshape, dtype=torch.int64)
+        for t, d in zip(ts, at, strict=True):
+            flat = flat * s[d] + t
+        adjacent = at == list(range(at[0], at[-1] + 1))
+        if not adjacent:  # torch puts the broadcast dimensions first: move the indexed ones to the front
+            rest = [d for d in range(len(s)) if d not in at]
+            v = self.b.transpose(v, perm=tuple(at + rest))
+            s, at = tuple(s[d] for d in at + rest), list(range(len(at)))
+        lo, hi = at[0], at[-1] + 1
+        merged = self.reshape(v, (*s[:lo], math.prod(s[lo:hi]), *s[hi:]))
+        idx = self.const(("index", self.node_name()), f"const.{self.node_name()}", flat.flatten().contiguous)
+        y = self.b.index_select(merged, idx, axis=lo)
+        return self.reshape(y, self.out_shape())
 
     def a_gather(self, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Value:
         v = self.tensor(x)
