@@ -105,8 +105,11 @@ def capture(
             graph = torch_fx.from_torch(module, args, gname)
         except FrontendError as fx_error:
             first = str(e).splitlines()[0] if str(e) else ""
+            hint = ""
+            if "Cache" in first and "in output" in first:  # a transformers decoder built with use_cache=True
+                hint = "the model returns its key/value cache: build it with use_cache=False; "
             raise FrontendError(
-                f"torch.export failed ({type(e).__name__}: {first}) and so did the fx fallback: {fx_error}"
+                f"torch.export failed ({hint}{type(e).__name__}: {first}) and so did the fx fallback: {fx_error}"
             ) from e
         return TorchCapture(
             graph, [n.attrs["name"] for n in graph.inputs], [f"[{i}]" for i in range(len(graph.outputs))], via="fx"
