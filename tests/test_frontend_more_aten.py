@@ -149,6 +149,12 @@ def test_a_constant_scalar_tensor_times_a_number():
     _check(_ScaledBySize(), torch.randn(2, 8), compiled=False)
 
 
+class _MinMax(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        lo, hi = x.mean(-1, keepdim=True), x.amax(0) * 0.5
+        return torch.maximum(x, x.flip(0)) - torch.minimum(x, 0.3 * x) + x.clamp(lo, hi)
+
+
 class _OneBound(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x.clamp(min=0.1) + x.clamp(max=-0.2)
@@ -164,6 +170,7 @@ class _OneBound(nn.Module):
         (lambda: nn.InstanceNorm1d(3), (2, 3, 7)),
         (lambda: nn.LayerNorm([4, 5]), (2, 3, 4, 5)),  # over the last two dimensions
         (_OneBound, (2, 3, 4)),
+        (_MinMax, (2, 3, 4)),
     ],
 )
 def test_activations_and_normalizations_composed(m, shape):

@@ -68,6 +68,13 @@ CASES = {
     "sqrt_abs": (oh.make_node("Sqrt", ["a"], ["y"]), X, [], "Abs"),  # Abs first: Sqrt of |x|
     "log": (oh.make_node("Log", ["a"], ["y"]), X, [], "Abs"),
     "neg": (oh.make_node("Neg", ["x"], ["y"]), X, [], None),
+    "max3": (
+        oh.make_node("Max", ["x", "m", "n"], ["y"]),
+        X,
+        [("m", np.float32([0.1, -0.2, 0.3, 0.0])), ("n", np.float32(0.05))],
+        None,
+    ),
+    "min": (oh.make_node("Min", ["x", "m"], ["y"]), X, [("m", np.full((1, 3, 1, 1), -0.1, np.float32))], None),
     "reciprocal": (oh.make_node("Reciprocal", ["x"], ["y"]), X, [], None),
     "sin": (oh.make_node("Sin", ["x"], ["y"]), X, [], None),
     "cos": (oh.make_node("Cos", ["x"], ["y"]), X, [], None),

@@ -53,6 +53,8 @@ BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
     "sub": lambda x, y: x - y,
     "mul": lambda x, y: x * y,
     "div": lambda x, y: x / y,
+    "maximum": emax,
+    "minimum": emin,
 }
 
 

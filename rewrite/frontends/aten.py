@@ -164,6 +164,9 @@ ATEN.update(
         aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "adaptive_avgpool"),
         aten.native_group_norm.default: ("a_groupnorm", "groupnorm"),
         aten.adaptive_avg_pool1d.default: ("a_adaptive_avgpool1d", "global_avgpool|avgpool2d|adaptive_avgpool"),
+        aten.maximum.default: ("a_minmax", "maximum"),
+        aten.minimum.default: ("a_minmax", "minimum"),
+        aten.clamp.Tensor: ("a_clamp_tensor", "maximum, minimum"),
         aten.index.Tensor: ("a_index", "index_select, reshape, transpose"),
         aten.leaky_relu.default: ("a_leaky_relu", "gt, smul, where"),
         aten.elu.default: ("a_elu", "gt, smul, exp, sub, where"),
@@ -495,6 +498,19 @@ class AtenConverters(_ModuleConverters):
         if half_to_float:
             raise _Unsupported("softmax with half_to_float=True")
         return self.softmax(self.tensor(x), dim)
+
+    def a_minmax(self, a: Any, b: Any) -> Value:
+        op = "maximum" if self.current is aten.maximum.default else "minimum"
+        return self.reshape(self.binary(op, self.tensor(a), self.tensor(b)), self.out_shape())
+
+    def a_clamp_tensor(self, x: Any, lo: Any = None, hi: Any = None) -> Value:
+        """clamp with tensor bounds: minimum(maximum(x, lo), hi)."""
+        v = self.tensor(x)
+        for op, bound in (("maximum", lo), ("minimum", hi)):
+            if bound is not None:
+                b = self.tensor(bound) if not isinstance(bound, (int, float)) else self.scalar_like(bound, v)
+                v = self.binary(op, v, b)
+        return self.reshape(v, self.out_shape())
 
     def a_leaky_relu(self, x: Any, slope: Any = 0.01) -> Value:
         v = self.tensor(x)

@@ -135,15 +135,19 @@ def _dropout(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.identity(x), np.ones(c.shape(x), np.bool_)]  # the mask keeps everything in inference
 
 
-@handles("Sum", "Mean")
+_VARIADIC = {"Sum": "add", "Mean": "add", "Max": "maximum", "Min": "minimum"}
+
+
+@handles(*_VARIADIC)
 def _sum(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
+    op = _VARIADIC[n.op_type]
     terms = [c.env[i] for i in n.input]
     if len(terms) == 1:
         return [c.identity(terms[0])]
-    acc = c.add("add", c.same_rank(terms[0], terms[1]))
+    acc = c.add(op, c.same_rank(terms[0], terms[1]))
     for t in terms[2:]:
-        acc = c.add("add", c.same_rank(acc, t))
+        acc = c.add(op, c.same_rank(acc, t))
     if n.op_type == "Mean":
         acc = c.add("smul", [acc], scalar=1.0 / len(terms))
     return [acc]

@@ -89,6 +89,8 @@ _SAME = {
     "sub": "Sub",
     "mul": "Mul",
     "div": "Div",
+    "maximum": "Max",
+    "minimum": "Min",
     "matmul": "MatMul",
     "hardswish": "HardSwish",
     "mish": "Mish",

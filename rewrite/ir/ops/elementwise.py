@@ -91,6 +91,8 @@ _BINARY: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], b
     "sub": (torch.sub, False),
     "mul": (torch.mul, True),
     "div": (torch.div, False),
+    "maximum": (torch.maximum, True),
+    "minimum": (torch.minimum, True),
 }
 for _name, (_bfn, _comm) in _BINARY.items():
     register_op(
