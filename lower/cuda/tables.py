@@ -30,6 +30,8 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "log": ("logf", ()),
     "sin": ("sinf", ()),
     "cos": ("cosf", ()),
+    "log1p": ("log1pf", ()),
+    "expm1": ("expm1f", ()),
     "sigmoid": ("eqsat_sigmoid", ("sigmoid",)),
     "gelu_tanh": ("eqsat_gelu_tanh", ("gelu_tanh",)),
 }

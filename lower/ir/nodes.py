@@ -185,7 +185,7 @@ class Select(Expr):
         return self.a.dtype
 
 
-MATH_FUNCS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "gelu_tanh", "log", "sin", "cos")
+MATH_FUNCS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "gelu_tanh", "log", "sin", "cos", "log1p", "expm1")
 
 
 @dataclass(frozen=True, eq=True)

@@ -42,6 +42,8 @@ DECLS = {
     "llvm.sqrt.f32": "declare float @llvm.sqrt.f32(float)",
     "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
     "llvm.log.f32": "declare float @llvm.log.f32(float)",
+    "log1pf": "declare float @log1pf(float)",
+    "expm1f": "declare float @expm1f(float)",
     "llvm.sin.f32": "declare float @llvm.sin.f32(float)",
     "llvm.cos.f32": "declare float @llvm.cos.f32(float)",
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
@@ -199,6 +201,8 @@ MATH = {
     "log": ("llvm.log.f32", [], ["llvm.log.f32"]),  # the JIT resolves it to libm's logf
     "sin": ("llvm.sin.f32", [], ["llvm.sin.f32"]),  # libm's sinf / cosf, like log
     "cos": ("llvm.cos.f32", [], ["llvm.cos.f32"]),
+    "log1p": ("log1pf", [], ["log1pf"]),  # libm's, resolved by the JIT: exact near 0 where log(1 + x) is not
+    "expm1": ("expm1f", [], ["expm1f"]),
 }
 HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body, "rsqrt": _rsqrt_body}
 

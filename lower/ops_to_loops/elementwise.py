@@ -154,6 +154,8 @@ _MORE_UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
     "mish": lambda x, a: x * call("tanh", _softplus(x)),
     "gelu_erf": lambda x, a: _gelu_erf(x),
     "log": lambda x, a: call("log", x),
+    "log1p": lambda x, a: call("log1p", x),
+    "expm1": lambda x, a: call("expm1", x),
     "sqrt": lambda x, a: call("sqrt", x),
     "neg": lambda x, a: x * const(-1.0),  # exact, and keeps the sign of zero
     "abs": lambda x, a: call("abs", x),

@@ -154,6 +154,8 @@ ATEN.update(
         aten.reciprocal.default: ("a_unary", "reciprocal"),
         aten.sin.default: ("a_unary", "sin"),
         aten.cos.default: ("a_unary", "cos"),
+        aten.log1p.default: ("a_unary", "log1p"),
+        aten.expm1.default: ("a_unary", "expm1"),
         aten.sum.dim_IntList: ("a_reduce", "reduce_sum"),
         aten.amax.default: ("a_reduce", "reduce_max"),
         aten.amin.default: ("a_reduce", "reduce_min"),
@@ -194,6 +196,8 @@ _UNARY.update(
         aten.reciprocal.default: "reciprocal",
         aten.sin.default: "sin",
         aten.cos.default: "cos",
+        aten.log1p.default: "log1p",
+        aten.expm1.default: "expm1",
     }
 )
 # ops torch.export's default decomposition table would split (hardswish into clamps, mish into

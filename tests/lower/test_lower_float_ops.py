@@ -8,9 +8,10 @@ import torch
 from lower_testutil import check_graph
 
 from rewrite.ir.builder import GraphBuilder
+from rewrite.pipeline import compile
 
-UNARY = ["hardswish", "hardsigmoid", "silu", "mish", "gelu_erf", "neg", "abs", "reciprocal", "sin", "cos"]
-POSITIVE = ["log", "sqrt"]  # defined on x > 0
+UNARY = ["hardswish", "hardsigmoid", "silu", "mish", "gelu_erf", "neg", "abs", "reciprocal", "sin", "cos", "expm1"]
+POSITIVE = ["log", "sqrt", "log1p"]  # defined on x > 0 (log1p on x > -1)
 REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var"]
 OTHERS = ["clamp", "pow", "expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm"]
 TESTED = set(UNARY + POSITIVE + REDUCTIONS + OTHERS)  # test_lower_ops checks the registry is covered
@@ -39,6 +40,14 @@ def test_unary_extremes():
     x = torch.tensor([-60.0, -20.0, -8.0, -3.0, -1e-3, 0.0, 1e-3, 0.5, 3.0, 8.0, 20.0, 60.0])
     for op in ("gelu_erf", "mish", "silu", "hardswish", "hardsigmoid"):
         check_graph(_one(op, [(12,)]), {"x0": x}, tol=1e-5)
+
+
+def test_log1p_and_expm1_keep_their_relative_accuracy_near_zero():
+    """Where log(1 + x) and exp(x) - 1 return 0 or one rounding of 1 (softplus's and ELU's tails)."""
+    x = torch.tensor([1e-8, -1e-7, 1e-30, 0.0, 3e-5, -0.5, 2.0, -0.99])
+    for op, ref in (("log1p", torch.log1p), ("expm1", torch.expm1)):
+        got = compile(_one(op, [(8,)]))([x])[0]
+        assert torch.allclose(got, ref(x), rtol=1e-6, atol=0), (op, got, ref(x))
 
 
 @pytest.mark.parametrize("lo,hi", [(0.0, 6.0), (-1.0, 1.0), (-0.5, -0.5)])

@@ -189,6 +189,18 @@ def _pow(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Pow", [ins[0], w.f32(n.attrs["exponent"], "exponent")], outs[0])
 
 
+# ONNX has no log1p / expm1: plain ONNX gets Log(x + 1) and Exp(x) - 1, which agree to ~6e-8 absolute (one
+# float32 rounding near 1) but lose the relative accuracy at tiny x; ``rewrite.save`` keeps the ops themselves
+@_emits("log1p")
+def _log1p(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Log", [w.emit("Add", [ins[0], w.f32(1.0, "one")])], outs[0])
+
+
+@_emits("expm1")
+def _expm1(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    w.emit("Sub", [w.emit("Exp", ins), w.f32(1.0, "one")], outs[0])
+
+
 @_emits("rsqrt")
 def _rsqrt(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     x = w.emit("Add", [ins[0], w.f32(n.attrs["eps"], "eps")]) if n.attrs["eps"] else ins[0]

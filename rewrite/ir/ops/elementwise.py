@@ -48,6 +48,8 @@ _UNARY: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int, tuple[Any, 
     "mish": (F.mish, 12, (F.mish,), ()),
     "gelu_erf": (lambda x: F.gelu(x), 16, (), ()),  # F.gelu (approximate="none") has its own converter
     "log": (torch.log, 4, (torch.log,), ("log",)),
+    "log1p": (torch.log1p, 4, (torch.log1p,), ("log1p",)),
+    "expm1": (torch.expm1, 4, (torch.expm1,), ("expm1",)),
     "sqrt": (torch.sqrt, 2, (torch.sqrt,), ("sqrt",)),
     "neg": (torch.neg, 1, (), ()),  # torch.neg imports as smul(-1) (rules/algebra: neg <=> smul -1)
     "abs": (torch.abs, 1, (torch.abs,), ("abs",)),
