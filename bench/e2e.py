@@ -6,7 +6,9 @@
 
 Each model is timed in a process of its own (``run_model_apart``; ``--in-process``: all in this one), where
 for each thread count every contender runs interleaved round by round (``costs.timing.interleaved``) on the
-same thread count:
+same thread count.  On several threads each timed call is followed by an untimed busy wait until the
+process's other threads are quiet (``costs.timing.settle``): onnxruntime's worker spins ~50 ms after a run and
+torch's OpenMP workers ~10 ms, and a contender timed while they spin runs on one core.  The contenders:
 
 * ``eager``: the PyTorch module under ``torch.no_grad``;
 * ``ort``: onnxruntime on the model's ONNX export, ``ORT_ENABLE_ALL``, ``intra_op_num_threads`` set;
