@@ -295,7 +295,20 @@ def test_an_op_with_no_onnx_spelling_is_refused_naming_the_node():
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
-    ["mobilenet_v2", "efficientnet_b0", "densenet121", "shufflenet_v2", "gpt2", "bert", "llama", "vit", "hf_resnet"],
+    [
+        "mobilenet_v2",
+        "efficientnet_b0",
+        "densenet121",
+        "shufflenet_v2",
+        "gpt2",
+        "bert",
+        "llama",
+        "vit",
+        "hf_resnet",
+        "swin",
+        "whisper_encoder",
+        "wav2vec2",
+    ],
 )
 def test_zoo_model_exports_to_onnxruntime(name):
     from bench.zoo import ZOO  # deferred: builds transformers models (seconds each)

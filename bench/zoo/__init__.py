@@ -1,7 +1,7 @@
 """The model zoo: real architectures through eqsat, one row per model.
 
 ``ZOO`` maps a name to a builder returning ``(module, example inputs)``: four CNNs written
-here from their papers (:mod:`bench.zoo.cnn`) and five ``transformers`` models built from
+here from their papers (:mod:`bench.zoo.cnn`) and eight ``transformers`` models built from
 tiny configs (:mod:`bench.zoo.hf`).  :mod:`bench.zoo.run` imports, optimizes, verifies,
 compiles and times each (``eqsat bench zoo``).
 """

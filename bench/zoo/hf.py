@@ -98,10 +98,67 @@ def resnet() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return _Out(ResNetForImageClassification(cfg).eval(), "logits"), (torch.randn(1, 3, 64, 64),)
 
 
+def swin() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Shifted-window attention: strided slices (patch merging), any/full_like (masked rows), a 1-d pool."""
+    from transformers import SwinConfig, SwinModel  # optional 'zoo' extra
+
+    cfg = SwinConfig(
+        image_size=32, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4, **_EAGER
+    )
+    return _Out(SwinModel(cfg).eval(), "last_hidden_state"), (torch.randn(1, 3, 32, 32),)
+
+
+def whisper_encoder() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Audio: 1-d convolutions over log-mel frames, then a transformer encoder."""
+    from transformers import WhisperConfig, WhisperModel  # optional 'zoo' extra
+
+    cfg = WhisperConfig(
+        vocab_size=VOCAB,
+        d_model=64,
+        encoder_layers=2,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
+        num_mel_bins=16,
+        max_source_positions=SEQ,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        decoder_start_token_id=1,
+        **_EAGER,
+    )
+    return _Out(WhisperModel(cfg).encoder.eval(), "last_hidden_state"), (torch.randn(1, 16, 2 * SEQ),)
+
+
+def wav2vec2() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Raw audio: strided 1-d convolutions, group norm, a weight-normed grouped positional convolution."""
+    from transformers import Wav2Vec2Config, Wav2Vec2Model  # optional 'zoo' extra
+
+    cfg = Wav2Vec2Config(
+        vocab_size=32,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        conv_dim=(32, 32),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+        **_EAGER,
+    )
+    return _Out(Wav2Vec2Model(cfg).eval(), "last_hidden_state"), (torch.randn(1, 800),)
+
+
 HF: dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]] = {
     "gpt2": gpt2,
     "bert": bert,
     "llama": llama,
     "vit": vit,
     "hf_resnet": resnet,
+    "swin": swin,
+    "whisper_encoder": whisper_encoder,
+    "wav2vec2": wav2vec2,
 }
