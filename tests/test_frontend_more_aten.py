@@ -155,6 +155,13 @@ class _MinMax(nn.Module):
         return torch.maximum(x, x.flip(0)) - torch.minimum(x, 0.3 * x) + x.clamp(lo, hi)
 
 
+class _Norms(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n1 = torch.linalg.vector_norm(x, ord=1, dim=(0, 2))
+        ninf = torch.linalg.vector_norm(x, ord=float("inf"), dim=-1, keepdim=True)
+        return F.normalize(x, dim=-1) * ninf + n1[None, :, None] + torch.linalg.vector_norm(x)
+
+
 class _OneBound(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x.clamp(min=0.1) + x.clamp(max=-0.2)
@@ -171,6 +178,7 @@ class _OneBound(nn.Module):
         (lambda: nn.LayerNorm([4, 5]), (2, 3, 4, 5)),  # over the last two dimensions
         (_OneBound, (2, 3, 4)),
         (_MinMax, (2, 3, 4)),
+        (_Norms, (2, 3, 4)),
     ],
 )
 def test_activations_and_normalizations_composed(m, shape):

@@ -170,6 +170,7 @@ ATEN.update(
         aten.minimum.default: ("a_minmax", "minimum"),
         aten.clamp.Tensor: ("a_clamp_tensor", "maximum, minimum"),
         aten.index.Tensor: ("a_index", "index_select, reshape, transpose"),
+        aten.linalg_vector_norm.default: ("a_vector_norm", "mul, reduce_sum, sqrt|abs, reduce_sum|abs, reduce_max"),
         aten.leaky_relu.default: ("a_leaky_relu", "gt, smul, where"),
         aten.elu.default: ("a_elu", "gt, smul, expm1, where"),
         aten._native_batch_norm_legit.no_stats: ("a_instancenorm", "groupnorm"),
@@ -515,6 +516,26 @@ class AtenConverters(_ModuleConverters):
                 b = self.tensor(bound) if not isinstance(bound, (int, float)) else self.scalar_like(bound, v)
                 v = self.binary(op, v, b)
         return self.reshape(v, self.out_shape())
+
+    def a_vector_norm(self, x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Value:
+        """The 2-norm sqrt(sum(x * x)), the 1-norm sum(|x|), the inf-norm max(|x|) over ``dim`` (weight norm,
+        F.normalize)."""
+        if dtype not in (None, torch.float32):
+            raise _Unsupported(f"vector norm with dtype={dtype}")
+        v = self.tensor(x)
+        r = len(self.shape(v))
+        picked = [dim] if isinstance(dim, int) else list(dim or range(r))
+        axes = tuple(sorted({self.axis(d, r) for d in picked})) or tuple(range(r))
+        kd = int(bool(keepdim))
+        if ord == 2:
+            y = self.b.op("sqrt", self.b.op("reduce_sum", self.b.mul(v, v), axes=axes, keepdim=kd))
+        elif ord == 1:
+            y = self.b.op("reduce_sum", self.b.op("abs", v), axes=axes, keepdim=kd)
+        elif ord == float("inf"):
+            y = self.b.op("reduce_max", self.b.op("abs", v), axes=axes, keepdim=kd)
+        else:
+            raise _Unsupported(f"vector norm of order {ord!r} (only 1, 2 and inf)")
+        return self.reshape(y, self.out_shape())
 
     def a_leaky_relu(self, x: Any, slope: Any = 0.01) -> Value:
         v = self.tensor(x)
