@@ -64,10 +64,12 @@ from rewrite.pipeline import compile
 
 
 def alternate(
-    a: Callable[[], object], b: Callable[[], object], repeats: int, warmup: int = 2, settle_s: float = 0.0
+    a: Callable[[], object], b: Callable[[], object], repeats: int, warmup: int = 2, threads: int = 1
 ) -> tuple[float, float]:
-    """Median times of ``a`` and ``b``, interleaved (``costs.timing``)."""
-    ta, tb = interleaved([a, b], repeats, warmup, settle_s=settle_s).timings
+    """Median times of ``a`` and ``b``, interleaved (``costs.timing``); on several threads each call is
+    followed by the settle (torch's OpenMP workers spin after its kernels)."""
+    settle = SETTLE_S if threads > 1 else 0.0
+    ta, tb = interleaved([a, b], repeats, warmup, settle_s=settle).timings
     return ta.median, tb.median
 
 
@@ -135,8 +137,7 @@ def bench_gemm(n: int, threads: int, repeats: int) -> dict:
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        settle = SETTLE_S if threads > 1 else 0.0  # torch's OpenMP workers spin after its matmul
-        ours, theirs = alternate(lambda: cg(inputs), lambda: torch.matmul(A, B), repeats, settle_s=settle)
+        ours, theirs = alternate(lambda: cg(inputs), lambda: torch.matmul(A, B), repeats, threads=threads)
     finally:
         torch.set_num_threads(prev)
     flops = 2.0 * n**3
@@ -161,10 +162,9 @@ def bench_elementwise(n: int, threads: int, repeats: int) -> dict:
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        settle = SETTLE_S if threads > 1 else 0.0  # torch's OpenMP workers spin after its kernels
-        ours, eager = alternate(lambda: cg(inputs), lambda: torch.relu(a * bb + c), repeats, settle_s=settle)
+        ours, eager = alternate(lambda: cg(inputs), lambda: torch.relu(a * bb + c), repeats, threads=threads)
         ours2, npy = alternate(
-            lambda: cg(inputs), lambda: np.maximum(na * nb + nc, 0.0), max(3, repeats // 2), settle_s=settle
+            lambda: cg(inputs), lambda: np.maximum(na * nb + nc, 0.0), max(3, repeats // 2), threads=threads
         )
         t1, t2 = torch.empty(n), torch.empty(n)
 
@@ -173,7 +173,7 @@ def bench_elementwise(n: int, threads: int, repeats: int) -> dict:
             torch.add(t1, c, out=t2)
             torch.relu_(t2)
 
-        ours3, eager_pre = alternate(lambda: cg(inputs), eager_out, max(3, repeats // 2), settle_s=settle)
+        ours3, eager_pre = alternate(lambda: cg(inputs), eager_out, max(3, repeats // 2), threads=threads)
     finally:
         torch.set_num_threads(prev)
     ours = statistics.median([ours, ours2, ours3])
@@ -211,8 +211,7 @@ def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dic
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        settle = SETTLE_S if threads > 1 else 0.0  # torch's OpenMP workers spin after its kernels
-        ours, theirs = alternate(lambda: cg(inputs), ref_fn, repeats, settle_s=settle)
+        ours, theirs = alternate(lambda: cg(inputs), ref_fn, repeats, threads=threads)
     finally:
         torch.set_num_threads(prev)
     return {"ours_ms": ours * 1e3, "torch_ms": theirs * 1e3, "ratio": theirs / ours, "rel_err": err}

@@ -485,11 +485,21 @@ class AtenConverters(_ModuleConverters):
         return self.to_meta_shape(y)
 
     # ------------------------------------------------------------ normalization and pooling
+    def affine(self, w: Any, b: Any, c: int) -> tuple[Value, Value]:
+        """A normalization's scale and shift, ones and zeros where the module has none."""
+        wv = self.tensor(w) if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
+        bv = self.tensor(b) if b is not None else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        return wv, bv
+
+    def reduce_axes(self, dims: Any, rank: int) -> tuple[int, ...]:
+        """A reduction's ``dim`` argument (an int, a list, or None / empty for every axis) as sorted axes."""
+        picked = [dims] if isinstance(dims, int) else list(dims or range(rank))
+        return tuple(sorted({self.axis(d, rank) for d in picked})) or tuple(range(rank))
+
     def a_batchnorm(self, x: Any, w: Any, b: Any, mean: Any, var: Any, momentum: Any, eps: float) -> tuple[Any, ...]:
         v = self.tensor(x)
         c = self.shape(v)[1]
-        wv = self.tensor(w) if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
-        bv = self.tensor(b) if b is not None else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        wv, bv = self.affine(w, b, c)
         y = self.b.batchnorm(v, wv, bv, self.tensor(mean), self.tensor(var), eps=float(eps))
         return (y, NotComputed("batch-norm's saved mean"), NotComputed("batch-norm's saved rstd"))
 
@@ -524,8 +534,7 @@ class AtenConverters(_ModuleConverters):
             raise _Unsupported(f"vector norm with dtype={dtype}")
         v = self.tensor(x)
         r = len(self.shape(v))
-        picked = [dim] if isinstance(dim, int) else list(dim or range(r))
-        axes = tuple(sorted({self.axis(d, r) for d in picked})) or tuple(range(r))
+        axes = self.reduce_axes(dim, r)
         kd = int(bool(keepdim))
         if ord == 2:
             y = self.b.op("sqrt", self.b.op("reduce_sum", self.b.mul(v, v), axes=axes, keepdim=kd))
@@ -557,8 +566,7 @@ class AtenConverters(_ModuleConverters):
         if len(s) < 3 or s[0] != 1:
             raise _Unsupported(f"batch normalization with batch statistics over shape {s} (training mode)")
         c = s[1]
-        wv = self.tensor(w) if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
-        bv = self.tensor(b) if b is not None else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        wv, bv = self.affine(w, b, c)
         x4 = self.reshape(v, (1, c, 1, math.prod(s[2:])))
         y = self.reshape(self.b.op("groupnorm", x4, wv, bv, num_groups=c, eps=float(eps)), s)
         return (y, NotComputed("batch-norm's saved mean"), NotComputed("batch-norm's saved rstd"))
@@ -615,17 +623,17 @@ class AtenConverters(_ModuleConverters):
         s = self.shape(v)
         if dtype not in (None, torch.float32):
             raise _Unsupported(f"reduction with dtype={dtype}")
-        axes = sorted({self.axis(d, len(s)) for d in (dims or range(len(s)))})
-        return self.b.op(_REDUCE[self.current], v, axes=tuple(axes), keepdim=int(bool(keepdim)))
+        axes = self.reduce_axes(dims, len(s))
+        return self.b.op(_REDUCE[self.current], v, axes=axes, keepdim=int(bool(keepdim)))
 
     def a_var(self, x: Any, dims: Any = None, *, correction: Any = None, keepdim: bool = False) -> Value:
         v = self.tensor(x)
         s = self.shape(v)
-        axes = sorted({self.axis(d, len(s)) for d in (dims or range(len(s)))})
+        axes = self.reduce_axes(dims, len(s))
         corr = 1 if correction is None else correction
         if corr != int(corr):
             raise _Unsupported(f"variance with correction {corr!r} (only integers)")
-        return self.b.op("reduce_var", v, axes=tuple(axes), keepdim=int(bool(keepdim)), correction=int(corr))
+        return self.b.op("reduce_var", v, axes=axes, keepdim=int(bool(keepdim)), correction=int(corr))
 
     def a_pad(self, x: Any, pads: Sequence[int], value: Any = 0.0) -> Value:
         return self.pad(self.tensor(x), pads, value)
@@ -651,8 +659,7 @@ class AtenConverters(_ModuleConverters):
 
     def a_groupnorm(self, x: Any, w: Any, b: Any, n: int, c: int, hw: int, groups: int, eps: float) -> tuple[Any, ...]:
         v = self.tensor(x)
-        wv = self.tensor(w) if w is not None else self.const(("ones", c), "const.ones", lambda: torch.ones(c))
-        bv = self.tensor(b) if b is not None else self.const(("zeros", c), "const.zeros", lambda: torch.zeros(c))
+        wv, bv = self.affine(w, b, c)
         y = self.b.op("groupnorm", v, wv, bv, num_groups=int(groups), eps=float(eps))
         return (y, NotComputed("group-norm's mean"), NotComputed("group-norm's rstd"))
 
@@ -737,8 +744,7 @@ class AtenConverters(_ModuleConverters):
         if every:
             v = self.b.logical_not(v)
         r = len(self.shape(v))
-        picked = [dims] if isinstance(dims, int) else list(dims or range(r))
-        axes = tuple(sorted({self.axis(d, r) for d in picked})) or tuple(range(r))
+        axes = self.reduce_axes(dims, r)
         m = self.b.op("reduce_max", self.b.cast(v, dtype="float32"), axes=axes, keepdim=int(bool(keepdim)))
         out = self.binary("gt", m, self.scalar_like(0.5, m))
         out = self.reshape(out, self.out_shape())

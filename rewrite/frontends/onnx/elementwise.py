@@ -139,7 +139,7 @@ _VARIADIC = {"Sum": "add", "Mean": "add", "Max": "maximum", "Min": "minimum"}
 
 
 @handles(*_VARIADIC)
-def _sum(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+def _variadic(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     op = _VARIADIC[n.op_type]
     terms = [c.env[i] for i in n.input]
