@@ -167,9 +167,18 @@ class _OneBound(nn.Module):
         return x.clamp(min=0.1) + x.clamp(max=-0.2)
 
 
+class _Steps(nn.Module):
+    """erf (the exact GELU spelled out, as exported models do), and the step functions."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gelu = 0.5 * x * (1.0 + torch.erf(x * 0.7071067811865476))
+        return gelu + torch.floor(x * 3) + torch.ceil(x) * torch.round(x * 2.5) + torch.sign(x)
+
+
 @pytest.mark.parametrize(
     "m, shape",
     [
+        (_Steps, (2, 3, 4)),
         (lambda: nn.LeakyReLU(0.2), (2, 3, 4)),
         (lambda: nn.ELU(0.7), (2, 3, 4)),
         (lambda: nn.SELU(), (2, 3, 4)),

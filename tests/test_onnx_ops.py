@@ -79,6 +79,13 @@ CASES = {
     "sin": (oh.make_node("Sin", ["x"], ["y"]), X, [], None),
     "cos": (oh.make_node("Cos", ["x"], ["y"]), X, [], None),
     "gelu_erf": (oh.make_node("Gelu", ["x"], ["y"]), X, [], None),
+    "erf": (oh.make_node("Erf", ["x"], ["y"]), X, [], None),
+    "floor": (oh.make_node("Floor", ["x"], ["y"]), X, [], None),
+    "ceil": (oh.make_node("Ceil", ["x"], ["y"]), X, [], None),
+    "round": (oh.make_node("Round", ["x"], ["y"]), X, [], None),
+    "sign": (oh.make_node("Sign", ["x"], ["y"]), X, [], None),
+    "isnan_of_log": (oh.make_node("IsNaN", ["a"], ["y"]), X, [], "Log"),  # log of negatives is NaN
+    "elu": (oh.make_node("Elu", ["x"], ["y"], alpha=0.7), X, [], None),
     "hardswish": (oh.make_node("HardSwish", ["x"], ["y"]), X, [], None),
     "hardsigmoid": (oh.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3), X, [], None),
     "mish": (oh.make_node("Mish", ["x"], ["y"]), X, [], None),
@@ -224,6 +231,39 @@ def test_shape_arithmetic_folds_at_import():
     graph = from_onnx(oh.make_model(g, opset_imports=[oh.make_opsetid("", 17)]))
     assert [n.op for n in graph.compute_nodes()] == ["reshape"]
     assert graph.shape_of(graph.outputs[0]) == (2, 12)
+
+
+@pytest.mark.parametrize("neg,pos", [(1, 1), (0, 1), (1, 0)])
+def test_isinf_of_reciprocals_of_signed_zeros(neg, pos):
+    # relu(x) is +0 for negative x and Neg(+0) is -0: 1/x gives +inf and -inf to detect
+    nodes = [
+        oh.make_node("Relu", ["x"], ["r"]),
+        oh.make_node("Neg", ["r"], ["nr"]),
+        oh.make_node("Concat", ["r", "nr"], ["both"], axis=0),
+        oh.make_node("Reciprocal", ["both"], ["inv"]),
+    ]
+    _check_node(oh.make_node("IsInf", ["inv"], ["y"], detect_negative=neg, detect_positive=pos), X, nodes=nodes)
+
+
+def test_constant_arithmetic_of_exports_folds_at_import():
+    """T5's relative position buckets, as torch's exporter writes them: Log of a constant that holds 0,
+    Cast to int64 (log(0) = -inf has no integer; the Where discards it), Min, Floor; all constant here."""
+    rel = np.array([[0, 1, 3], [2, 0, 9]], np.int64)
+    nodes = [
+        oh.make_node("Cast", ["rel"], ["relf"], to=F),
+        oh.make_node("Log", ["relf"], ["lg"]),
+        oh.make_node("Floor", ["lg"], ["fl"]),
+        oh.make_node("Cast", ["fl"], ["li"], to=INT),
+        oh.make_node("Min", ["li", "cap"], ["lim"]),
+        oh.make_node("Less", ["rel", "one"], ["small"]),
+        oh.make_node("Where", ["small", "rel", "lim"], ["bucket"]),
+        oh.make_node("Gather", ["table", "bucket"], ["bias"]),
+    ]
+    table = np.arange(10, dtype=np.float32) * 0.5
+    inits = [("rel", rel), ("cap", np.array(1, np.int64)), ("one", np.array(1, np.int64)), ("table", table)]
+    node = oh.make_node("Add", ["x", "bias"], ["y"])
+    graph = _check_node(node, [("x", F, [2, 3])], inits, nodes=nodes)
+    assert sorted(n.op for n in graph.compute_nodes()) == ["add"]
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,9 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "cos": ("cosf", ()),
     "log1p": ("log1pf", ()),
     "expm1": ("expm1f", ()),
+    "floor": ("floorf", ()),
+    "ceil": ("ceilf", ()),
+    "round": ("rintf", ()),  # half to even under the default rounding mode
     "sigmoid": ("eqsat_sigmoid", ("sigmoid",)),
     "gelu_tanh": ("eqsat_gelu_tanh", ("gelu_tanh",)),
 }

@@ -185,7 +185,23 @@ class Select(Expr):
         return self.a.dtype
 
 
-MATH_FUNCS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "abs", "gelu_tanh", "log", "sin", "cos", "log1p", "expm1")
+MATH_FUNCS = (
+    "exp",
+    "tanh",
+    "sigmoid",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "gelu_tanh",
+    "log",
+    "sin",
+    "cos",
+    "log1p",
+    "expm1",
+    "floor",
+    "ceil",
+    "round",
+)
 
 
 @dataclass(frozen=True, eq=True)

@@ -47,6 +47,9 @@ DECLS = {
     "llvm.sin.f32": "declare float @llvm.sin.f32(float)",
     "llvm.cos.f32": "declare float @llvm.cos.f32(float)",
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
+    "llvm.floor.f32": "declare float @llvm.floor.f32(float)",
+    "llvm.ceil.f32": "declare float @llvm.ceil.f32(float)",
+    "llvm.roundeven.f32": "declare float @llvm.roundeven.f32(float)",
     "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
     "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
     "llvm.prefetch.p0": "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)",
@@ -203,6 +206,9 @@ MATH = {
     "cos": ("llvm.cos.f32", [], ["llvm.cos.f32"]),
     "log1p": ("log1pf", [], ["log1pf"]),  # libm's, resolved by the JIT: exact near 0 where log(1 + x) is not
     "expm1": ("expm1f", [], ["expm1f"]),
+    "floor": ("llvm.floor.f32", [], ["llvm.floor.f32"]),  # one vroundps each with SSE4.1 / AVX
+    "ceil": ("llvm.ceil.f32", [], ["llvm.ceil.f32"]),
+    "round": ("llvm.roundeven.f32", [], ["llvm.roundeven.f32"]),
 }
 HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body, "rsqrt": _rsqrt_body}
 

@@ -126,6 +126,23 @@ def _gelu_erf(x: Expr) -> Expr:
     return Select(lt(x, const(0.0)), x * (half * c), x * (const(1.0) - half * c))
 
 
+# erf's Maclaurin series, 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)), to n = 6: below |x| = 0.5 the first
+# term left out is under 1e-9 of the sum, and the series keeps erf's relative accuracy at tiny x where
+# 1 - erfc(x) would round to 0
+_ERF_SERIES = tuple(2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(7))
+
+
+def _erf(x: Expr) -> Expr:
+    """erf(x): the series below |x| = 0.5, 1 - erfc(|x|) with x's sign above (relative error ~1.2e-7)."""
+    z = call("abs", x)
+    x2 = x * x
+    poly: Expr = const(_ERF_SERIES[-1])
+    for c in reversed(_ERF_SERIES[:-1]):
+        poly = const(c) + x2 * poly
+    far = const(1.0) - _erfc_pos(z)
+    return Select(lt(z, const(0.5)), x * poly, Select(lt(x, const(0.0)), -far, far))
+
+
 def _softplus(x: Expr) -> Expr:
     """log(1 + e^x), x itself above 20 (torch's threshold)."""
     return Select(gt(x, const(20.0)), x, call("log", const(1.0) + call("exp", x)))
@@ -153,6 +170,11 @@ _MORE_UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
     "silu": lambda x, a: x * call("sigmoid", x),
     "mish": lambda x, a: x * call("tanh", _softplus(x)),
     "gelu_erf": lambda x, a: _gelu_erf(x),
+    "erf": lambda x, a: _erf(x),
+    "floor": lambda x, a: call("floor", x),
+    "ceil": lambda x, a: call("ceil", x),
+    "round": lambda x, a: call("round", x),  # half to even, as torch.round and ONNX Round
+    "sign": lambda x, a: Select(gt(x, const(0.0)), const(1.0), Select(lt(x, const(0.0)), const(-1.0), const(0.0))),
     "log": lambda x, a: call("log", x),
     "log1p": lambda x, a: call("log1p", x),
     "expm1": lambda x, a: call("expm1", x),

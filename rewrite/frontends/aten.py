@@ -155,6 +155,11 @@ ATEN.update(
         aten.sin.default: ("a_unary", "sin"),
         aten.cos.default: ("a_unary", "cos"),
         aten.log1p.default: ("a_unary", "log1p"),
+        aten.erf.default: ("a_unary", "erf"),
+        aten.floor.default: ("a_unary", "floor"),
+        aten.ceil.default: ("a_unary", "ceil"),
+        aten.round.default: ("a_unary", "round"),
+        aten.sign.default: ("a_unary", "sign"),
         aten.expm1.default: ("a_unary", "expm1"),
         aten.sum.dim_IntList: ("a_reduce", "reduce_sum"),
         aten.amax.default: ("a_reduce", "reduce_max"),
@@ -198,6 +203,11 @@ _UNARY.update(
         aten.sin.default: "sin",
         aten.cos.default: "cos",
         aten.log1p.default: "log1p",
+        aten.erf.default: "erf",
+        aten.floor.default: "floor",
+        aten.ceil.default: "ceil",
+        aten.round.default: "round",
+        aten.sign.default: "sign",
         aten.expm1.default: "expm1",
     }
 )

@@ -10,7 +10,24 @@ from lower_testutil import check_graph
 from rewrite.ir.builder import GraphBuilder
 from rewrite.pipeline import compile
 
-UNARY = ["hardswish", "hardsigmoid", "silu", "mish", "gelu_erf", "neg", "abs", "reciprocal", "sin", "cos", "expm1"]
+UNARY = [
+    "hardswish",
+    "hardsigmoid",
+    "silu",
+    "mish",
+    "gelu_erf",
+    "neg",
+    "abs",
+    "reciprocal",
+    "sin",
+    "cos",
+    "expm1",
+    "erf",
+    "floor",
+    "ceil",
+    "round",
+    "sign",
+]
 POSITIVE = ["log", "sqrt", "log1p"]  # defined on x > 0 (log1p on x > -1)
 REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var"]
 OTHERS = ["clamp", "pow", "expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm"]
@@ -38,7 +55,7 @@ def test_unary(op, shape):
 def test_unary_extremes():
     """The erf GELU, mish and silu stay close at the ends of the range (the tails saturate)."""
     x = torch.tensor([-60.0, -20.0, -8.0, -3.0, -1e-3, 0.0, 1e-3, 0.5, 3.0, 8.0, 20.0, 60.0])
-    for op in ("gelu_erf", "mish", "silu", "hardswish", "hardsigmoid"):
+    for op in ("gelu_erf", "erf", "mish", "silu", "hardswish", "hardsigmoid"):
         check_graph(_one(op, [(12,)]), {"x0": x}, tol=1e-5)
 
 

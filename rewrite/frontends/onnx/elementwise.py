@@ -8,10 +8,13 @@ masks built from constants), computed exactly as ONNX defines them.
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import onnx
+import torch
 
 from rewrite.frontends.onnx.context import (
     NP_DTYPES,
@@ -25,7 +28,7 @@ from rewrite.frontends.onnx.context import (
     onnx_dtype_name,
     opt_input,
 )
-from rewrite.ir.dtypes import FLOAT32
+from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.graph import Value
 
 # ONNX op type -> the registry op it is, one for one (no attributes)
@@ -37,6 +40,11 @@ UNARY = {
     "Identity": "identity",
     "Sqrt": "sqrt",
     "Log": "log",
+    "Erf": "erf",
+    "Floor": "floor",
+    "Ceil": "ceil",
+    "Round": "round",
+    "Sign": "sign",
     "Abs": "abs",
     "Neg": "neg",
     "Reciprocal": "reciprocal",
@@ -60,8 +68,55 @@ def _unary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add(UNARY[n.op_type], [c.value(x)])]
 
 
-# constants fold where numpy computes exactly what ONNX defines (correctly rounded or exact)
-_FOLD_UNARY = {"Neg": np.negative, "Abs": np.abs, "Sqrt": np.sqrt, "Reciprocal": np.reciprocal}
+def _np_erf(x: np.ndarray) -> np.ndarray:
+    return torch.erf(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+
+
+def _np_sigmoid(x: np.ndarray) -> np.ndarray:
+    return torch.sigmoid(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+
+
+# Constants fold at import: Neg, Abs, Sqrt and Reciprocal exactly (correctly rounded); the transcendental
+# ones with numpy's / torch's float32 functions, within an ulp or two of any runtime's (ONNX does not pin
+# them), as exporters leave them on shape-derived constants (T5's relative position buckets: Log -> Cast)
+_FOLD_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "Neg": np.negative,
+    "Abs": np.abs,
+    "Sqrt": np.sqrt,
+    "Reciprocal": np.reciprocal,
+    "Exp": np.exp,
+    "Log": np.log,
+    "Sin": np.sin,
+    "Cos": np.cos,
+    "Tanh": np.tanh,
+    "Sigmoid": _np_sigmoid,
+    "Erf": _np_erf,
+    "Floor": np.floor,
+    "Ceil": np.ceil,
+    "Round": np.rint,  # half to even, as ONNX
+    "Sign": np.sign,
+}
+
+
+@handles("IsNaN", "IsInf")
+def _isnan(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """IsNaN(x) is x != x (unordered); IsInf compares |x| (or x) with inf. Attention exports guard softmax."""
+    only_attrs(a, {"detect_negative", "detect_positive"})
+    x = c.env[n.input[0]]
+    neg, pos = bool(a.get("detect_negative", 1)), bool(a.get("detect_positive", 1))
+    if isinstance(x, np.ndarray):
+        if n.op_type == "IsNaN":
+            return [np.isnan(x)]
+        return [(np.isposinf(x) & pos) | (np.isneginf(x) & neg)]
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; it takes float32")
+    if n.op_type == "IsNaN":
+        return [c.add("ne", [x, x])]
+    if not (neg or pos):
+        return [c.value(np.zeros(c.shape(x), np.bool_))]
+    if neg and pos:
+        return [c.add("eq", [c.add("abs", [x]), _full(c, x, math.inf)])]
+    return [c.add("eq", [x, _full(c, x, math.inf if pos else -math.inf)])]
 
 
 @handles("Gelu")
@@ -110,7 +165,7 @@ def _piecewise(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         if c.shape(low) != c.shape(x):
             raise Refuse(f"slope of shape {c.shape(slope)} broadcasts the input {c.shape(x)} to {c.shape(low)}")
         return [c.add("where", [neg, low, x])]
-    em1 = c.add("sub", [c.add("exp", [x]), _full(c, x, 1.0)])  # exp(x) - 1
+    em1 = c.add("expm1", [x])  # exp(x) - 1, exact near 0
     if op == "Elu":  # alpha * (exp(x) - 1) below 0
         return [c.add("where", [neg, c.add("smul", [em1], scalar=float(a.get("alpha", 1.0))), x])]
     # Selu: gamma * (alpha * (exp(x) - 1) if x <= 0 else x)
@@ -136,6 +191,12 @@ def _dropout(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 
 
 _VARIADIC = {"Sum": "add", "Mean": "add", "Max": "maximum", "Min": "minimum"}
+_FOLD_VARIADIC: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "Sum": np.add,
+    "Mean": np.add,
+    "Max": np.maximum,
+    "Min": np.minimum,
+}
 
 
 @handles(*_VARIADIC)
@@ -143,6 +204,14 @@ def _variadic(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     op = _VARIADIC[n.op_type]
     terms = [c.env[i] for i in n.input]
+    arrays = [t for t in terms if isinstance(t, np.ndarray)]
+    if len(arrays) == len(terms) > 1 and len({t.dtype for t in arrays}) == 1:  # shape arithmetic: folds
+        folded = arrays[0]
+        for arr in arrays[1:]:
+            folded = _FOLD_VARIADIC[n.op_type](folded, arr)
+        if n.op_type == "Mean":
+            folded = folded / len(arrays)
+        return [np.asarray(folded).astype(arrays[0].dtype)]
     if len(terms) == 1:
         return [c.identity(terms[0])]
     acc = c.add(op, c.same_rank(terms[0], terms[1]))
@@ -283,9 +352,15 @@ def _cast(c: Ctx, x: Tensor, to: str) -> Tensor:
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in "biuf":
             raise Refuse(f"cannot cast a constant of dtype {x.dtype}")
-        if to != "bool" and x.dtype.kind == "f" and not np.all(np.isfinite(x)):
-            raise Refuse("casting a non-finite float constant to an integer is undefined")
-        return x.astype(NP_DTYPES[to])  # float -> int truncates, nonzero -> true, as ONNX
+        # float -> int truncates, nonzero -> true, as ONNX.  NaN, inf and out-of-range floats have no defined
+        # integer (ONNX leaves it open); they get x86's "integer indefinite" INT64_MIN, as onnxruntime and
+        # torch give there: T5's bucket arithmetic casts log(0) and then discards it with a Where
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out = x.astype(NP_DTYPES[to])
+        if to == INT64 and x.dtype.kind == "f":
+            out[~(np.abs(x) < 2.0**63)] = np.iinfo(np.int64).min
+        return out
     return c.add("cast", [x], dtype=to)
 
 

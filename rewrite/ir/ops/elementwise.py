@@ -47,6 +47,12 @@ _UNARY: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int, tuple[Any, 
     "silu": (F.silu, 5, (), ()),  # F.silu / nn.SiLU have converters (inplace argument)
     "mish": (F.mish, 12, (F.mish,), ()),
     "gelu_erf": (lambda x: F.gelu(x), 16, (), ()),  # F.gelu (approximate="none") has its own converter
+    "erf": (torch.erf, 20, (torch.erf, torch.special.erf), ("erf",)),  # ONNX exports spell GELU with it
+    # steps: ONNX exports' shape arithmetic (folded when constant), quantization's rounding
+    "floor": (torch.floor, 1, (torch.floor,), ("floor",)),
+    "ceil": (torch.ceil, 1, (torch.ceil,), ("ceil",)),
+    "round": (torch.round, 1, (torch.round,), ("round",)),  # half to even
+    "sign": (torch.sign, 2, (torch.sign,), ("sign",)),  # 0 for NaN and -0, as torch
     "log": (torch.log, 4, (torch.log,), ("log",)),
     "log1p": (torch.log1p, 4, (torch.log1p,), ("log1p",)),
     "expm1": (torch.expm1, 4, (torch.expm1,), ("expm1",)),
