@@ -86,6 +86,26 @@ CASES = {
     "sign": (oh.make_node("Sign", ["x"], ["y"]), X, [], None),
     "isnan_of_log": (oh.make_node("IsNaN", ["a"], ["y"]), X, [], "Log"),  # log of negatives is NaN
     "elu": (oh.make_node("Elu", ["x"], ["y"], alpha=0.7), X, [], None),
+    "softplus": (oh.make_node("Softplus", ["x"], ["y"]), X, [], None),
+    "celu": (oh.make_node("Celu", ["x"], ["y"], alpha=0.6), X, [], None),
+    "shrink": (oh.make_node("Shrink", ["x"], ["y"], lambd=0.4, bias=0.1), X, [], None),
+    "instancenorm": (
+        oh.make_node("InstanceNormalization", ["x", "g", "b"], ["y"], epsilon=1e-3),
+        X,
+        [("g", np.linspace(0.5, 2, 3, dtype=np.float32)), ("b", np.arange(3, dtype=np.float32))],
+        None,
+    ),
+    "lp_normalization_l1": (oh.make_node("LpNormalization", ["x"], ["y"], axis=1, p=1), X, [], None),
+    "lp_normalization_l2": (oh.make_node("LpNormalization", ["x"], ["y"]), X, [], None),
+    "global_max_pool": (oh.make_node("GlobalMaxPool", ["x"], ["y"]), X, [], None),
+    "depth_to_space_dcr": (oh.make_node("DepthToSpace", ["x"], ["y"], blocksize=2), [("x", F, [2, 8, 3, 5])], [], None),
+    "depth_to_space_crd": (
+        oh.make_node("DepthToSpace", ["x"], ["y"], blocksize=2, mode="CRD"),
+        [("x", F, [2, 8, 3, 5])],
+        [],
+        None,
+    ),
+    "space_to_depth": (oh.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2), [("x", F, [2, 3, 4, 6])], [], None),
     "hardswish": (oh.make_node("HardSwish", ["x"], ["y"]), X, [], None),
     "hardsigmoid": (oh.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3), X, [], None),
     "mish": (oh.make_node("Mish", ["x"], ["y"]), X, [], None),
@@ -243,6 +263,30 @@ def test_isinf_of_reciprocals_of_signed_zeros(neg, pos):
         oh.make_node("Reciprocal", ["both"], ["inv"]),
     ]
     _check_node(oh.make_node("IsInf", ["inv"], ["y"], detect_negative=neg, detect_positive=pos), X, nodes=nodes)
+
+
+def test_lp_normalization_keeps_a_zero_vector_zero():
+    model = _model(oh.make_node("LpNormalization", ["x"], ["y"], axis=1), [("x", F, [3, 4])])
+    x = np.array([[0, 0, 0, 0], [1, -2, 2, 4], [0, 0, 3, 0]], np.float32)
+    got = compile(from_onnx(model))({"x": torch.from_numpy(x)})
+    cmp = compare_all(_ort(model, {"x": x}), got)
+    assert cmp.close, cmp.why
+    assert got[0][0].eq(0).all()
+
+
+def test_mean_variance_normalization():
+    # onnx's shape inference fails on this op's function body, so the output is typed by hand
+    g = oh.make_graph(
+        [oh.make_node("MeanVarianceNormalization", ["x"], ["y"], axes=[0, 2])],
+        "t",
+        [oh.make_tensor_value_info("x", F, [2, 3, 4, 4])],
+        [oh.make_tensor_value_info("y", F, [2, 3, 4, 4])],
+    )
+    model = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)])
+    feed = _feed(X)
+    got = compile(from_onnx(model))({"x": torch.from_numpy(feed["x"])})
+    cmp = compare_all(_ort(model, feed), got)
+    assert cmp.close, cmp.why
 
 
 def test_constant_arithmetic_of_exports_folds_at_import():

@@ -145,6 +145,34 @@ def _full(c: Ctx, x: Value, v: float) -> Value:
     return c.value(np.full((1,) * len(c.shape(x)), v, np.float32))
 
 
+@handles("Softplus", "Celu", "Shrink", "Swish")
+def _smooth(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Activations ONNX spells as ops, composed of registry ops."""
+    only_attrs(a, {"alpha", "bias", "lambd"})
+    x = c.value(c.env[n.input[0]])
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; it takes float32")
+    op = n.op_type
+    if op == "Softplus":  # log(1 + e^x): x itself above 20, where e^x would overflow first (as torch)
+        soft = c.add("log1p", [c.add("exp", [x])])
+        return [c.add("where", [c.add("gt", [x, _full(c, x, 20.0)]), x, soft])]
+    if op == "Celu":  # x above 0, alpha * (exp(x / alpha) - 1) below
+        alpha = float(a.get("alpha", 1.0))
+        low = c.add("smul", [c.add("expm1", [c.add("smul", [x], scalar=1.0 / alpha)])], scalar=alpha)
+        return [c.add("where", [c.add("gt", [x, _full(c, x, 0.0)]), x, low])]
+    if op == "Swish":  # x * sigmoid(alpha * x)
+        alpha = float(a.get("alpha", 1.0))
+        if alpha == 1.0:
+            return [c.add("silu", [x])]
+        return [c.add("mul", [x, c.add("sigmoid", [c.add("smul", [x], scalar=alpha)])])]
+    # Shrink: x + bias below -lambd, x - bias above lambd, 0 between
+    bias, lambd = float(a.get("bias", 0.0)), float(a.get("lambd", 0.5))
+    above = c.add(
+        "where", [c.add("gt", [x, _full(c, x, lambd)]), c.add("sub", [x, _full(c, x, bias)]), _full(c, x, 0.0)]
+    )
+    return [c.add("where", [c.add("lt", [x, _full(c, x, -lambd)]), c.add("add", [x, _full(c, x, bias)]), above])]
+
+
 @handles("LeakyRelu", "Elu", "Selu", "ThresholdedRelu", "PRelu", "Softsign")
 def _piecewise(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     """The ReLU family ONNX spells as ops, as selects between registry ops (no op of their own)."""

@@ -31,6 +31,39 @@ def _transpose(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("transpose", [x], perm=perm)]
 
 
+@handles("DepthToSpace", "SpaceToDepth")
+def _depth_space(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Channels to b x b pixel blocks and back: a reshape, a transpose and a reshape (DCR: depth, column,
+    row order of the split channels; CRD: column, row, depth, as pixel_shuffle)."""
+    only_attrs(a, {"blocksize", "mode"})
+    x = c.env[n.input[0]]
+    if len(c.shape(x)) != 4:
+        raise Refuse(f"input of shape {c.shape(x)}: {n.op_type} takes N, C, H, W")
+    nb, ch, h, w = c.shape(x)
+    b = int(a["blocksize"])
+    mode = a.get("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise Refuse(f"mode '{mode}' is not one of 'DCR', 'CRD'")
+    if n.op_type == "SpaceToDepth":
+        if h % b or w % b:
+            raise Refuse(f"height {h} and width {w} are not multiples of the block size {b}")
+        split: tuple[int, ...] = (nb, ch, h // b, b, w // b, b)
+        perm: tuple[int, ...] = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)
+        out: tuple[int, ...] = (nb, ch * b * b, h // b, w // b)
+    else:
+        if ch % (b * b):
+            raise Refuse(f"{ch} channels are not a multiple of the block size squared ({b * b})")
+        cb = ch // (b * b)
+        if mode == "DCR":
+            split, perm = (nb, b, b, cb, h, w), (0, 3, 4, 1, 5, 2)
+        else:
+            split, perm = (nb, cb, b, b, h, w), (0, 1, 4, 2, 5, 3)
+        out = (nb, cb, h * b, w * b)
+    if isinstance(x, np.ndarray):
+        return [np.ascontiguousarray(x.reshape(split).transpose(perm).reshape(out))]
+    return [c.reshape(c.add("transpose", [c.value(c.reshape(x, split))], perm=perm), out)]
+
+
 def _reshape_to(c: Ctx, x: Tensor, shape: Sequence[int]) -> list[Tensor]:
     if isinstance(x, np.ndarray):
         return [x.reshape(tuple(shape))]

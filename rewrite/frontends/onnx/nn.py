@@ -267,4 +267,14 @@ def _gap(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("global_avgpool", [c.value(x)])]
 
 
+@handles("GlobalMaxPool")
+def _gmp(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, set())
+    x = c.value(c.env[n.input[0]])
+    rank = len(c.shape(x))
+    if rank < 3:
+        raise Refuse(f"input of shape {c.shape(x)}: global pooling needs N, C and spatial dims")
+    return [c.add("reduce_max", [x], axes=tuple(range(2, rank)), keepdim=1)]
+
+
 __all__: list[str] = []

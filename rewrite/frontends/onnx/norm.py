@@ -129,6 +129,53 @@ def _groupnorm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("groupnorm", [x, *params], num_groups=groups, eps=float(a.get("epsilon", 1e-5)))]
 
 
+@handles("InstanceNormalization")
+def _instancenorm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Each channel of each sample normalized over its spatial dims: a group norm with one channel a group."""
+    only_attrs(a, {"epsilon"})
+    x = c.value(c.env[n.input[0]])
+    xs = c.shape(x)
+    if len(xs) < 3:
+        raise Refuse(f"input of shape {xs}: InstanceNormalization needs N, C and spatial dims")
+    params = []
+    for what, name in (("scale", n.input[1]), ("bias", n.input[2])):
+        if c.shape(c.env[name]) != (xs[1],):
+            raise Refuse(f"{what} of shape {c.shape(c.env[name])} must be [{xs[1]}]")
+        params.append(c.value(c.env[name]))
+    return [c.add("groupnorm", [x, *params], num_groups=xs[1], eps=float(a.get("epsilon", 1e-5)))]
+
+
+@handles("MeanVarianceNormalization")
+def _mvn(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """(x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9) over ``axes`` (ONNX's function adds that epsilon)."""
+    only_attrs(a, {"axes"})
+    x = c.value(c.env[n.input[0]])
+    axes = tuple(sorted(norm_axes([int(v) for v in a.get("axes", [0, 2, 3])], len(c.shape(x)))))
+    centred = c.add("sub", [x, c.add("reduce_mean", [x], axes=axes, keepdim=1)])
+    var = c.add("reduce_mean", [c.add("mul", [centred, centred])], axes=axes, keepdim=1)
+    one = (1,) * len(c.shape(x))
+    std = c.add("add", [c.add("sqrt", [var]), c.value(np.full(one, 1e-9, np.float32))])
+    return [c.add("div", [centred, std])]
+
+
+@handles("LpNormalization")
+def _lpnorm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """x divided by its L1 or L2 norm along ``axis``; a zero vector stays zero (the spec's reference and
+    onnxruntime), not 0/0."""
+    only_attrs(a, {"axis", "p"})
+    x = c.value(c.env[n.input[0]])
+    (axis,) = norm_axes([int(a.get("axis", -1))], len(c.shape(x)))
+    p = int(a.get("p", 2))
+    if p not in (1, 2):
+        raise Refuse(f"p={p}: LpNormalization takes p = 1 or 2")
+    term = c.add("abs", [x]) if p == 1 else c.add("mul", [x, x])
+    norm = c.add("reduce_sum", [term], axes=(axis,), keepdim=1)
+    if p == 2:
+        norm = c.add("sqrt", [norm])
+    zero = c.value(np.zeros((1,) * len(c.shape(x)), np.float32))
+    return [c.add("where", [c.add("eq", [norm, zero]), zero, c.add("div", [x, norm])])]
+
+
 @handles("RMSNormalization")
 def _rmsnorm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axis", "epsilon", "stash_type"})
