@@ -105,6 +105,17 @@ CASES = {
         [],
         None,
     ),
+    "slice_strided_and_reversed": (
+        oh.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"]),
+        X,
+        [
+            ("st", np.array([0, -1, 1], np.int64)),
+            ("en", np.array([9, -100, 4], np.int64)),
+            ("ax", np.array([2, 3, 1], np.int64)),
+            ("sp", np.array([2, -2, 1], np.int64)),
+        ],
+        None,
+    ),
     "space_to_depth": (oh.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2), [("x", F, [2, 3, 4, 6])], [], None),
     "hardswish": (oh.make_node("HardSwish", ["x"], ["y"]), X, [], None),
     "hardsigmoid": (oh.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3), X, [], None),
@@ -298,13 +309,14 @@ def test_constant_arithmetic_of_exports_folds_at_import():
         oh.make_node("Log", ["relf"], ["lg"]),
         oh.make_node("Floor", ["lg"], ["fl"]),
         oh.make_node("Cast", ["fl"], ["li"], to=INT),
-        oh.make_node("Min", ["li", "cap"], ["lim"]),
+        oh.make_node("Mod", ["li", "cap"], ["md"]),  # Python's %: the divisor's sign
+        oh.make_node("Min", ["md", "cap"], ["lim"]),
         oh.make_node("Less", ["rel", "one"], ["small"]),
         oh.make_node("Where", ["small", "rel", "lim"], ["bucket"]),
         oh.make_node("Gather", ["table", "bucket"], ["bias"]),
     ]
     table = np.arange(10, dtype=np.float32) * 0.5
-    inits = [("rel", rel), ("cap", np.array(1, np.int64)), ("one", np.array(1, np.int64)), ("table", table)]
+    inits = [("rel", rel), ("cap", np.array(5, np.int64)), ("one", np.array(1, np.int64)), ("table", table)]
     node = oh.make_node("Add", ["x", "bias"], ["y"])
     graph = _check_node(node, [("x", F, [2, 3])], inits, nodes=nodes)
     assert sorted(n.op for n in graph.compute_nodes()) == ["add"]
@@ -401,4 +413,26 @@ def test_zoo_model_exports_to_onnxruntime(name):
     graph = from_torch(*ZOO[name](), name=name)
     x = graph.random_inputs(0)
     cmp = compare_all(graph.run(x), _ort(to_onnx(graph), {k: v.numpy() for k, v in x.items()}))
+    assert cmp.close, cmp.why
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gpt2", "bert", "llama", "vit", "hf_resnet", "swin", "whisper_encoder", "wav2vec2"])
+def test_torch_onnx_export_of_zoo_model_imports_and_matches_onnxruntime(name):
+    """The other direction: what torch.onnx.export writes for these models (Erf GELUs, shape arithmetic
+    on Shape/Gather/Mod/Floor, strided slices) imports, compiles and matches onnxruntime."""
+    import io
+    import warnings
+
+    from bench.zoo import ZOO
+
+    model, args = ZOO[name]()
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, args, buf, opset_version=17, dynamo=False)
+    proto = onnx.load_from_string(buf.getvalue())
+    feed = {i.name: a.numpy() for i, a in zip(proto.graph.input, args)}
+    got = compile(from_onnx(proto))({k: torch.from_numpy(v) for k, v in feed.items()})
+    cmp = compare_all(_ort(proto, feed), got)
     assert cmp.close, cmp.why

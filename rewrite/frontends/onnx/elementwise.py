@@ -287,6 +287,25 @@ def _binary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add(BINARY[n.op_type], c.same_rank(x, y))]
 
 
+@handles("Mod")
+def _mod(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Constants only (shape arithmetic: Swin's window padding), as ONNX defines it: fmod=0 takes the
+    divisor's sign (Python's %), fmod=1 the dividend's (C's fmod, the only one for floats)."""
+    only_attrs(a, {"fmod"})
+    x, y = c.env[n.input[0]], c.env[n.input[1]]
+    if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)):
+        raise Refuse("Mod of a run-time tensor is not supported (only of constants, which fold)")
+    if x.dtype != y.dtype or x.dtype.kind not in "if":
+        raise Refuse(f"Mod of {x.dtype} and {y.dtype} constants")
+    fmod = int(a.get("fmod", 0))
+    if x.dtype.kind == "i" and np.any(y == 0):
+        raise Refuse("integer Mod by zero in a constant")
+    if x.dtype.kind == "f" and not fmod:
+        raise Refuse("Mod of floats needs fmod=1")
+    with np.errstate(all="ignore"):
+        return [np.asarray(np.fmod(x, y) if fmod else np.mod(x, y)).astype(x.dtype)]
+
+
 @handles("Clip")
 def _clip(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     x = c.value(c.env[n.input[0]])

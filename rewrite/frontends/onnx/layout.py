@@ -208,17 +208,18 @@ def _slice(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
                 raise Refuse("a step of 0")
             index[ax] = slice(st, en, sp)
         return [np.ascontiguousarray(x[tuple(index)])]
-    if any(s != 1 for s in steps):
-        raise Refuse(f"steps {steps}: eqsat's slice is contiguous (step 1) only")
     out: Tensor = x
-    for ax, st, en in zip(axes, starts, ends):
+    for ax, st, en, sp in zip(axes, starts, ends, steps):
+        if sp == 0:
+            raise Refuse("a step of 0")
         dim = xs[ax]
-        st = min(max(st + dim if st < 0 else st, 0), dim)
-        en = min(max(en + dim if en < 0 else en, 0), dim)
-        if st >= en:  # an empty tensor is known by its shape alone: a constant
+        picked = np.arange(dim)[slice(st, en, sp)]  # numpy's clamping is ONNX's, for any step
+        if picked.size == 0:  # an empty tensor is known by its shape alone: a constant
             return [np.zeros(xs[:ax] + (0,) + xs[ax + 1 :], NP_DTYPES[c.dtype(x)])]
-        if (st, en) != (0, dim):
-            out = c.add("slice", [c.value(out)], axis=ax, start=st, end=en)
+        if sp == 1 and picked.size != dim:
+            out = c.add("slice", [c.value(out)], axis=ax, start=int(picked[0]), end=int(picked[-1]) + 1)
+        elif sp != 1:  # strided or reversed (Swin's patch merging, x[::-1]): the positions, gathered
+            out = c.add("index_select", [c.value(out), c.value(picked.astype(np.int64))], axis=ax)
     return [out if out is not x else c.identity(x)]
 
 
