@@ -143,7 +143,10 @@ def run_case(case: Any, with_optimize: bool = False) -> CaseResult:
             for g in graphs:
                 outs = EqsatRep(g).run({k: v for k, v in feed.items() if k not in bound})
                 cmp = compare_all(
-                    [torch.from_numpy(np.asarray(e)) for e in expected], [torch.from_numpy(o) for o in outs], REL_TOL
+                    # the expected arrays may be views with negative strides (the reversed slices' data)
+                    [torch.from_numpy(np.array(e, copy=True, order="C")) for e in expected],
+                    [torch.from_numpy(o) for o in outs],
+                    REL_TOL,
                 )
                 if not cmp.close:
                     return CaseResult(case.name, "wrong", ops, cmp.why, cmp.rel_err, bound)

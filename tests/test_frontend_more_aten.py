@@ -214,3 +214,34 @@ class _Indexed(nn.Module):
 def test_indexing_by_integer_tensors(m, xs):
     torch.manual_seed(0)
     _check(m(), *xs())
+
+
+class _ArgExtremes(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        v, i = x.max(dim=1)
+        w, j = torch.min(x, -1, keepdim=True)
+        return x.argmax(-1), x.argmin(dim=0, keepdim=True), torch.argmax(x), v, i, w, j
+
+
+def test_argmax_argmin_and_max_min_over_a_dim_take_the_first_extreme():
+    """Ties give the first position and a NaN is the extreme, as torch; indices are int64."""
+    x = torch.randn(3, 5, 4)
+    x[0, 2, 1] = float("nan")
+    x[1, 1, :] = 0.5
+    x[2, :, 3] = 7.0
+    m = _ArgExtremes()
+    ref = m(x)
+    g = from_torch(m, (x,))
+    for outs in (g.run([x]), compile(g)([x])):
+        for got, want in zip(outs, ref):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert torch.allclose(got, want, equal_nan=True) if got.is_floating_point() else torch.equal(got, want)
+
+
+class _Cumsum(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.cumsum(1) + torch.cumsum(x.flip(-1), -1).flip(-1)
+
+
+def test_cumsum_forwards_and_reversed():
+    _check(_Cumsum(), torch.randn(2, 13, 7))

@@ -116,6 +116,20 @@ CASES = {
         ],
         None,
     ),
+    "argmax": (oh.make_node("ArgMax", ["x"], ["y"], axis=1), X, [], None),
+    "argmin_last_flat": (
+        oh.make_node("ArgMin", ["a"], ["y"], axis=-1, keepdims=0, select_last_index=1),
+        X,
+        [],
+        "Round",  # ties to pick the last of
+    ),
+    "cumsum": (oh.make_node("CumSum", ["x", "ax"], ["y"]), X, [("ax", np.array(1, np.int64))], None),
+    "cumsum_exclusive_reverse": (
+        oh.make_node("CumSum", ["x", "ax"], ["y"], exclusive=1, reverse=1),
+        [("x", F, [2, 13, 3])],
+        [("ax", np.array(-2, np.int64))],
+        None,
+    ),
     "space_to_depth": (oh.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2), [("x", F, [2, 3, 4, 6])], [], None),
     "hardswish": (oh.make_node("HardSwish", ["x"], ["y"]), X, [], None),
     "hardsigmoid": (oh.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3), X, [], None),

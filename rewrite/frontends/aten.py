@@ -188,6 +188,11 @@ ATEN.update(
         aten.all.default: ("a_any", "logical_not, cast, reduce_max, gt"),
         aten.full_like.default: ("a_full_like", "expand"),
         aten.flip.default: ("a_flip", "index_select"),
+        aten.cumsum.default: ("a_cumsum", "slice, pad, add"),
+        aten.argmax.default: ("a_argmax", "reduce_max, eq, ne, where, reduce_min, cast"),
+        aten.argmin.default: ("a_argmax", "reduce_min, eq, ne, where, reduce_min, cast"),
+        aten.max.dim: ("a_max_dim", "reduce_max, eq, ne, where, reduce_min, cast"),
+        aten.min.dim: ("a_max_dim", "reduce_min, eq, ne, where, reduce_min, cast"),
     }
 )
 _UNARY.update(
@@ -770,6 +775,54 @@ class AtenConverters(_ModuleConverters):
         t = torch.full((1,) * len(out), value, dtype=dtype)
         one = self.const(("full", dtype_name(dtype), float(value), len(out)), f"const.{self.node_name()}", lambda: t)
         return one if tuple(out) == (1,) * len(out) else self.b.op("expand", one, shape=tuple(out))
+
+    def a_cumsum(self, x: Any, dim: int, dtype: Any = None) -> Value:
+        """A running sum as ceil(log2 n) shifted adds (Hillis-Steele): step s adds the sum so far shifted
+        s places along ``dim`` (a slice, zero-padded in front).  Float32 only: eqsat's add is float."""
+        v = self.tensor(x)
+        if self.b.graph.dtype_of(v) != "float32" or dtype not in (None, torch.float32):
+            raise _Unsupported(f"cumsum of a {self.b.graph.dtype_of(v)} tensor (only float32; add is float32)")
+        s = self.shape(v)
+        axis = self.axis(dim, len(s))
+        n, step = s[axis], 1
+        while step < n:
+            head = self.b.slice(v, axis=axis, start=0, end=n - step)
+            pads = tuple(p for i in range(len(s)) for p in ((step, 0) if i == axis else (0, 0)))
+            v = self.b.add(v, self.b.op("pad", head, pads=pads, value=0.0))
+            step *= 2
+        return v
+
+    def first_extreme(self, v: Value, axis: int, keepdim: bool, lowest: bool) -> tuple[Value, Value]:
+        """The max (min) of ``v`` along ``axis`` and its first position, as torch.max(dim) returns them:
+        positions where ``v`` equals it, or is NaN (a NaN is the extreme, as torch's), take their index
+        (an exact float constant), the others the length; the smallest of those, cast to int64."""
+        s = self.shape(v)
+        if self.b.graph.dtype_of(v) != "float32":
+            raise _Unsupported(f"argmax/argmin of a {self.b.graph.dtype_of(v)} tensor (only float32)")
+        n, r = s[axis], len(s)
+        if n > 2**24:
+            raise _Unsupported(f"argmax/argmin over {n} elements (positions beyond 2^24 are not exact in float32)")
+        ext = self.b.op("reduce_min" if lowest else "reduce_max", v, axes=(axis,), keepdim=1)
+        hit = self.b.logical_or(self.b.op("eq", v, ext), self.b.op("ne", v, v))
+        at = tuple(n if i == axis else 1 for i in range(r))
+        iota = self.const(
+            ("iota", at), f"const.{self.node_name()}", lambda: torch.arange(n, dtype=torch.float32).reshape(at)
+        )
+        pos = self.b.where(hit, iota, self.scalar_like(float(n), v))
+        first = self.b.cast(self.b.op("reduce_min", pos, axes=(axis,), keepdim=int(bool(keepdim))), dtype="int64")
+        return (ext if keepdim else self.reshape(ext, self.shape(first))), first
+
+    def a_argmax(self, x: Any, dim: Any = None, keepdim: bool = False) -> Value:
+        v = self.tensor(x)
+        if dim is None:  # over every element: the flat position
+            v, dim = self.reshape(v, (math.prod(self.shape(v)),)), 0
+        lowest = self.current is aten.argmin.default
+        first = self.first_extreme(v, self.axis(dim, len(self.shape(v))), bool(keepdim), lowest)[1]
+        return self.reshape(first, self.out_shape())
+
+    def a_max_dim(self, x: Any, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+        v = self.tensor(x)
+        return self.first_extreme(v, self.axis(dim, len(self.shape(v))), bool(keepdim), self.current is aten.min.dim)
 
     def a_flip(self, x: Any, dims: Sequence[int]) -> Value:
         """Reversed along each of ``dims``: an index_select with the reversed positions."""

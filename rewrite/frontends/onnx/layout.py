@@ -219,7 +219,7 @@ def _slice(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         if sp == 1 and picked.size != dim:
             out = c.add("slice", [c.value(out)], axis=ax, start=int(picked[0]), end=int(picked[-1]) + 1)
         elif sp != 1:  # strided or reversed (Swin's patch merging, x[::-1]): the positions, gathered
-            out = c.add("index_select", [c.value(out), c.value(picked.astype(np.int64))], axis=ax)
+            out = c.add("index_select", [c.value(out), c.value(np.ascontiguousarray(picked, dtype=np.int64))], axis=ax)
     return [out if out is not x else c.identity(x)]
 
 

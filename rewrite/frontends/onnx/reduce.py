@@ -96,4 +96,72 @@ def _reduce(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [s]
 
 
+@handles("CumSum")
+def _cumsum(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """A running sum as ceil(log2 n) shifted adds (Hillis-Steele): step s adds the sum so far shifted s
+    places (a slice, zero-padded on the side the sum comes from); ``exclusive`` shifts the result by one."""
+    only_attrs(a, {"exclusive", "reverse"})
+    t = c.env[n.input[0]]
+    xs = c.shape(t)
+    (axis,) = norm_axes([int(c.scalar(n.input[1], "axis"))], max(len(xs), 1))
+    rev, excl = bool(a.get("reverse", 0)), bool(a.get("exclusive", 0))
+    if isinstance(t, np.ndarray) and t.dtype.kind in "if":  # shape arithmetic: folds
+        src = np.flip(t, axis) if rev else t
+        out = np.cumsum(src, axis=axis, dtype=t.dtype)
+        if excl:
+            out = np.concatenate(
+                [np.zeros_like(np.take(out, [0], axis)), np.take(out, range(xs[axis] - 1), axis)], axis
+            )
+        return [np.ascontiguousarray(np.flip(out, axis) if rev else out)]
+    x = c.value(t)
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's running sum is float32 only (its add is float32)")
+    size = xs[axis]
+
+    def shifted(v: Value, k: int) -> Value:
+        keep = c.add("slice", [v], axis=axis, start=k if rev else 0, end=size if rev else size - k)
+        pads = tuple(p for i in range(len(xs)) for p in (((0, k) if rev else (k, 0)) if i == axis else (0, 0)))
+        return c.add("pad", [keep], pads=pads, value=0.0)
+
+    step = 1
+    while step < size:
+        x = c.add("add", [x, shifted(x, step)])
+        step *= 2
+    if excl:
+        x = shifted(x, 1) if size > 1 else c.value(np.zeros(xs, np.float32))
+    return [x]
+
+
+@handles("ArgMax", "ArgMin")
+def _argmax(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """The first (select_last_index: last) position of the max (min) along ``axis``, int64: positions where
+    x equals the extreme or is NaN (NaN is the extreme, as onnxruntime's and torch's) keep their index
+    (an exact float constant), the others a sentinel; the min (max) of those, cast."""
+    only_attrs(a, {"axis", "keepdims", "select_last_index"})
+    t = c.env[n.input[0]]
+    if isinstance(t, np.ndarray) and t.dtype.kind in "if" and not np.isnan(t).any():
+        fold = np.argmax if n.op_type == "ArgMax" else np.argmin
+        axis = norm_axes([int(a.get("axis", 0))], t.ndim)[0]
+        src = np.flip(t, axis) if a.get("select_last_index", 0) else t
+        idx = fold(src, axis=axis)
+        idx = t.shape[axis] - 1 - idx if a.get("select_last_index", 0) else idx
+        return [np.asarray(np.expand_dims(idx, axis) if a.get("keepdims", 1) else idx, np.int64)]
+    x = c.value(t)
+    xs = c.shape(x)
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's ArgMax/ArgMin take float32")
+    (axis,) = norm_axes([int(a.get("axis", 0))], len(xs))
+    size = xs[axis]
+    if size > 2**24:
+        raise Refuse(f"{size} elements along the axis: positions beyond 2^24 are not exact in float32")
+    last = bool(a.get("select_last_index", 0))
+    ext = c.add("reduce_max" if n.op_type == "ArgMax" else "reduce_min", [x], axes=(axis,), keepdim=1)
+    hit = c.add("logical_or", [c.add("eq", [x, ext]), c.add("ne", [x, x])])
+    iota = np.arange(size, dtype=np.float32).reshape([size if i == axis else 1 for i in range(len(xs))])
+    sentinel = np.full((1,) * len(xs), -1.0 if last else float(size), np.float32)
+    pos = c.add("where", [hit, c.value(iota), c.value(sentinel)])
+    pick = c.add("reduce_max" if last else "reduce_min", [pos], axes=(axis,), keepdim=int(a.get("keepdims", 1)))
+    return [c.add("cast", [pick], dtype="int64")]
+
+
 __all__: list[str] = []
