@@ -245,3 +245,17 @@ class _Cumsum(nn.Module):
 
 def test_cumsum_forwards_and_reversed():
     _check(_Cumsum(), torch.randn(2, 13, 7))
+
+
+class _Scaled(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x / 8.0 + x / 3.0 + x / 2.0**-3
+
+
+def test_division_by_a_power_of_two_is_a_scale_and_by_others_a_division():
+    """x / 2^k == x * 2^-k for every float32 x, so it imports as smul (which the rules move into a
+    matmul's weight); x / 3 does not round as x * (1/3) and stays a division."""
+    ops = _check(_Scaled(), torch.randn(4, 5))
+    assert "smul" in ops and "div" in ops
+    g = from_torch(_Scaled(), (torch.randn(4, 5),))
+    assert sorted(n.attrs["scalar"] for n in g if n.op == "smul") == [0.125, 8.0]

@@ -314,6 +314,42 @@ def test_mean_variance_normalization():
     assert cmp.close, cmp.why
 
 
+def test_an_exported_model_reaches_the_fused_ops():
+    """torch.onnx.export writes Linear as MatMul + Add(bias, .), Gemm with a 1-d bias, Conv with a folded
+    batch norm's bias, attention's 1/sqrt(d) as a Div: imported, they reach the same fused ops."""
+    import io
+    import warnings
+
+    from torch import nn
+
+    from rewrite.frontends import from_torch
+    from rewrite.pipeline import optimize
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv, self.bn = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+            self.fc1, self.fc2 = nn.Linear(8, 16), nn.Linear(16, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h = torch.relu(self.bn(self.conv(x))).mean(dim=(2, 3))[:, None, :]  # 3-d: MatMul + Add, not Gemm
+            return self.fc2(torch.relu(self.fc1(h)) / 4.0)
+
+    torch.manual_seed(0)
+    net, x = Net().eval(), torch.randn(2, 3, 6, 6)
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (x,), buf, opset_version=17, dynamo=False)
+    graph = from_onnx(onnx.load_from_string(buf.getvalue()))
+    ours = optimize(graph).graph
+    fused = {"conv2d_bias_act", "matmul_bias_act"}
+    assert fused <= set(ours.summary()) and fused <= set(optimize(from_torch(net, (x,))).graph.summary())
+    assert not {"conv2d", "matmul", "batchnorm", "div"} & set(ours.summary()), ours.summary()
+    cmp = compare_all([net(x).detach()], compile(ours)([x]))
+    assert cmp.close, cmp.why
+
+
 def test_constant_arithmetic_of_exports_folds_at_import():
     """T5's relative position buckets, as torch's exporter writes them: Log of a constant that holds 0,
     Cast to int64 (log(0) = -inf has no integer; the Where discards it), Min, Floor; all constant here."""

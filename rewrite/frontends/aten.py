@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.torch_modules import _ModuleConverters, _pair, _Unsupported
-from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
+from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
 
 aten = torch.ops.aten
@@ -388,6 +388,10 @@ class AtenConverters(_ModuleConverters):
             x, s = (a, sb) if sb is not None and not isinstance(a, (int, float)) else (b, sa)
             assert s is not None
             return self.reshape(self.b.smul(self.tensor(x), scalar=s), self.out_shape())
+        inv = exact_reciprocal(sb) if op == "div" and sb is not None and sa is None else None
+        if inv is not None and self.b.graph.dtype_of(self.tensor(a)) == "float32":
+            # x / 2^k is exactly x * 2^-k: a scale (attention's 1/sqrt(d)), which the rules move and fold
+            return self.reshape(self.b.smul(self.tensor(a), scalar=inv), self.out_shape())
         r = len(self.out_shape())
 
         def operand(v: Any, s: float | None) -> Value:

@@ -19,6 +19,7 @@ be ``"attr"``: the node's ``dtype`` attribute (sources and ``cast``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,11 +44,22 @@ __all__ = [
     "DTypeError",
     "DTypeRule",
     "dtype_name",
+    "exact_reciprocal",
 ]
 
 
 class DTypeError(ValueError):
     """An op given inputs of dtypes it does not take (``Graph.add`` turns it into a ``GraphError``)."""
+
+
+def exact_reciprocal(v: float) -> float | None:
+    """1 / v when ``v`` is a power of two whose reciprocal is a normal float32, else None.  Then
+    x / v == x * (1 / v) for every float32 x (both are the correctly rounded same real), so a division
+    by it may import as a scale (``smul``), which the rules move and fuse."""
+    if v == 0 or v != v or v in (float("inf"), float("-inf")):
+        return None
+    m, e = math.frexp(abs(v))
+    return 1.0 / v if m == 0.5 and -125 <= e - 1 <= 126 else None
 
 
 def dtype_name(t: torch.dtype) -> str | None:

@@ -148,9 +148,19 @@ class Ctx:
         return self.reshape(t, (1,) * (rank - len(s)) + s) if len(s) < rank else t
 
     def same_rank(self, *ts: Tensor) -> list[Value]:
-        """The operands of a broadcasting op as graph values of one rank (the IR keeps ranks equal)."""
+        """The operands of a broadcasting op as graph values of one rank (the IR keeps ranks equal).
+
+        A 1-d constant (a bias) stays a 1-d weight under a reshape node, as the torch frontends give it:
+        the fusion rules find a bias that way (``add (matmul x w) (reshape b)``), and compile folds it.
+        """
         r = max(len(self.shape(t)) for t in ts)
-        return [self.value(self.rank_up(t, r)) for t in ts]
+        out = []
+        for t in ts:
+            if isinstance(t, np.ndarray) and t.ndim == 1 and t.size > 1 and r > 1:
+                out.append(self.add("reshape", [self.value(t)], shape=(1,) * (r - 1) + t.shape))
+            else:
+                out.append(self.value(self.rank_up(t, r)))
+        return out
 
     def identity(self, x: Tensor) -> Tensor:
         """A no-op result: a constant stays one; a graph value gets its own node (every ONNX output is one)."""

@@ -28,7 +28,7 @@ from rewrite.frontends.onnx.context import (
     onnx_dtype_name,
     opt_input,
 )
-from rewrite.ir.dtypes import FLOAT32, INT64
+from rewrite.ir.dtypes import FLOAT32, INT64, exact_reciprocal
 from rewrite.ir.graph import Value
 
 # ONNX op type -> the registry op it is, one for one (no attributes)
@@ -284,6 +284,17 @@ def _binary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         and c.dtype(x) == FLOAT32
     ):  # x * scalar constant: the registry's smul (float32 scalar, so the product is the same)
         return [c.add("smul", [x], scalar=float(y.reshape(-1)[0]))]
+    if (
+        n.op_type == "Div"
+        and isinstance(x, Value)
+        and isinstance(y, np.ndarray)
+        and y.size == 1
+        and y.ndim <= len(c.shape(x))
+        and y.dtype == np.float32
+        and c.dtype(x) == FLOAT32
+        and (inv := exact_reciprocal(float(y.reshape(-1)[0]))) is not None
+    ):  # x / 2^k is x * 2^-k exactly: attention's 1/sqrt(d) as a scale
+        return [c.add("smul", [x], scalar=inv)]
     return [c.add(BINARY[n.op_type], c.same_rank(x, y))]
 
 

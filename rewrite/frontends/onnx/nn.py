@@ -63,7 +63,7 @@ def _gemm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     if alpha != 1.0:
         out = c.add("smul", [out], scalar=alpha)
     if b is not None and beta != 0.0:
-        bv = c.value(c.rank_up(b, 2))
+        bv = c.same_rank(out, b)[1]  # a 1-d bias stays 1-d under a reshape, which the fusion rules match
         if beta != 1.0:
             bv = c.add("smul", [bv], scalar=beta)
         out = c.add("add", [out, bv])
@@ -142,7 +142,8 @@ def _conv2d(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], x: Tensor, w: Tensor) 
         bv = c.env[bias]
         if c.shape(bv) != (ws[0],):
             raise Refuse(f"bias must be [{ws[0]}], got {c.shape(bv)}")
-        out = c.add("add", [out, c.value(c.reshape(bv, (1, ws[0], 1, 1)))])
+        # the 1-d bias under a reshape node: the form fuse-conv-bias matches (compile folds the reshape)
+        out = c.add("add", [out, c.add("reshape", [c.value(bv)], shape=(1, ws[0], 1, 1))])
     return out
 
 
