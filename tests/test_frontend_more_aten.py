@@ -259,3 +259,14 @@ def test_division_by_a_power_of_two_is_a_scale_and_by_others_a_division():
     assert "smul" in ops and "div" in ops
     g = from_torch(_Scaled(), (torch.randn(4, 5),))
     assert sorted(n.attrs["scalar"] for n in g if n.op == "smul") == [0.125, 8.0]
+
+
+class _MaskAdded(nn.Module):
+    """BEiT adds its bool attention mask to a float bias: torch promotes the mask to 0/1 floats."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + (x > 0) + x * torch.arange(4).reshape(1, 4)
+
+
+def test_a_bool_or_int_operand_of_float_arithmetic_is_promoted_as_torch_does():
+    _check(_MaskAdded(), torch.randn(3, 4))

@@ -245,6 +245,9 @@ class AtenConverters(_ModuleConverters):
     def out_shape(self) -> tuple[int, ...]:
         return self.meta_shape()
 
+    def meta_dtype(self) -> str | None:  # the importer's: the dtype torch computed here
+        raise NotImplementedError
+
     # ------------------------------------------------------------ layout
     def a_reshape(self, x: Any, *rest: Any, **kw: Any) -> Value:
         return self.reshape(self.tensor(x), self.out_shape())
@@ -394,9 +397,15 @@ class AtenConverters(_ModuleConverters):
             return self.reshape(self.b.smul(self.tensor(a), scalar=inv), self.out_shape())
         r = len(self.out_shape())
 
+        want = self.meta_dtype()
+
         def operand(v: Any, s: float | None) -> Value:
             if s is None:
-                return self.tensor(v)
+                t = self.tensor(v)
+                # torch's type promotion: a bool or int64 operand of a float result is cast (float + mask)
+                if want == "float32" and self.b.graph.dtype_of(t) != want:
+                    t = self.b.cast(t, dtype=want)
+                return t
             # x + s, x - s, x / s, s / x: the scalar is a one-element constant (exact, unlike * 1/s)
             return self.const(("scalar", s, r), f"const.{self.node_name()}", lambda: torch.full((1,) * r, s))
 

@@ -41,7 +41,7 @@ from rewrite.frontends.aten import ATEN, KEEP_WHOLE, AtenConverters, NotComputed
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
-from rewrite.ir.errors import FrontendError
+from rewrite.ir.errors import FrontendError, GraphError
 from rewrite.ir.graph import Graph, Value
 from rewrite.progress import bar, stage
 
@@ -209,6 +209,14 @@ class _ExportImporter(AtenConverters):
             self.cache[key] = self.weight(name, t)
         return self.cache[key]
 
+    def meta_dtype(self) -> str | None:
+        """The eqsat dtype torch computed for the current node's (first) output, or None."""
+        assert self.node is not None
+        val = self.node.meta.get("val")
+        if isinstance(val, (tuple, list)) and val:
+            val = val[0]
+        return dtype_name(val.dtype) if isinstance(val, torch.Tensor) else None
+
     def meta_shape(self) -> tuple[int, ...]:
         assert self.node is not None
         val = self.node.meta.get("val")
@@ -281,7 +289,7 @@ class _ExportImporter(AtenConverters):
             raise self.fail(node, "no registry op computes it", unsupported=True)
         try:
             result = getattr(self, row[0])(*args, **kwargs)
-        except _Unsupported as e:
+        except (_Unsupported, GraphError) as e:  # GraphError: a dtype or shape the registry refuses
             raise self.fail(node, str(e)) from None
         self.check(node, result)
         return result
