@@ -130,6 +130,13 @@ CASES = {
         [("ax", np.array(-2, np.int64))],
         None,
     ),
+    "trilu_lower": (
+        oh.make_node("Trilu", ["x", "k"], ["y"], upper=0),
+        [("x", F, [2, 3, 4, 5])],
+        [("k", np.array(1, np.int64))],
+        None,
+    ),
+    "trilu_upper": (oh.make_node("Trilu", ["x"], ["y"]), [("x", F, [4, 3])], [], None),
     "space_to_depth": (oh.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2), [("x", F, [2, 3, 4, 6])], [], None),
     "hardswish": (oh.make_node("HardSwish", ["x"], ["y"]), X, [], None),
     "hardsigmoid": (oh.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3), X, [], None),
@@ -348,6 +355,31 @@ def test_an_exported_model_reaches_the_fused_ops():
     assert not {"conv2d", "matmul", "batchnorm", "div"} & set(ours.summary()), ours.summary()
     cmp = compare_all([net(x).detach()], compile(ours)([x]))
     assert cmp.close, cmp.why
+
+
+def test_ops_on_constants_fold_even_without_a_handler():
+    """Exporters leave Pow, ScatterND, Trilu, Einsum and a bicubic Resize on parameters and shapes; with
+    every input constant they fold (onnx's reference evaluator for the ops eqsat has no handler or kernel
+    for), so only the op on the run-time input stays."""
+    table = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+    nodes = [
+        oh.make_node("Pow", ["two", "three"], ["eight"]),  # 8.0
+        oh.make_node("Resize", ["table", "", "", "sz"], ["big"], mode="cubic"),  # [1, 1, 4, 5]
+        oh.make_node("Einsum", ["big", "big"], ["gram"], equation="abij,abkj->abik"),  # [1, 1, 4, 4]
+        oh.make_node("Trilu", ["gram"], ["causal"]),
+        oh.make_node("ScatterND", ["causal", "at", "val"], ["bias"]),
+        oh.make_node("Mul", ["bias", "eight"], ["scaled"]),
+    ]
+    inits = [
+        ("two", np.array(2.0, np.float32)),
+        ("three", np.array(3.0, np.float32)),
+        ("table", table),
+        ("sz", np.array([1, 1, 4, 5], np.int64)),
+        ("at", np.array([[0, 0, 3, 0]], np.int64)),
+        ("val", np.array([-1.5], np.float32)),
+    ]
+    graph = _check_node(oh.make_node("Add", ["x", "scaled"], ["y"]), [("x", F, [2, 3, 4, 4])], inits, nodes=nodes)
+    assert [n.op for n in graph.compute_nodes()] == ["add"]
 
 
 def test_constant_arithmetic_of_exports_folds_at_import():

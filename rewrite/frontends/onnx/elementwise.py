@@ -340,6 +340,9 @@ def _clip(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 def _pow(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     x, y = c.env[n.input[0]], c.env[n.input[1]]
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype.kind in "if" and y.dtype.kind in "if":
+        with np.errstate(all="ignore"):  # shape arithmetic (DINOv2's sqrt of the patch count): folds
+            return [np.asarray(np.power(x, y.astype(x.dtype))).astype(x.dtype)]
     if not isinstance(y, np.ndarray) or y.size != 1:
         raise Refuse("the exponent must be a constant scalar (eqsat's pow has a constant exponent)")
     if y.ndim > len(c.shape(x)):

@@ -7,7 +7,7 @@ registered for its op type (``HANDLERS``, filled by the modules imported below).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ import onnx
 from onnx import numpy_helper
 
 from rewrite.frontends.onnx import elementwise, indexing, layout, nn, norm, reduce  # noqa: F401 (register handlers)
-from rewrite.frontends.onnx.context import HANDLERS, ONNX_DTYPES, Ctx, Refuse, attrs_of, onnx_dtype_name
+from rewrite.frontends.onnx.context import HANDLERS, ONNX_DTYPES, Ctx, Refuse, Tensor, attrs_of, onnx_dtype_name
 from rewrite.ir.errors import EqsatError, FrontendError
 from rewrite.ir.graph import Graph, Value
 from rewrite.progress import bar
@@ -34,6 +34,41 @@ class ConstantNeeded(FrontendError):
 
 # the op types the importer understands: "in eqsat's op set" for the conformance bench
 ONNX_OPS: frozenset[str] = frozenset(HANDLERS)
+
+
+_RANDOM = ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial")
+
+
+def _fold_by_reference(node: onnx.NodeProto, c: Ctx) -> list[np.ndarray] | None:
+    """The outputs of a node whose inputs are all constants, computed by onnx's reference evaluator (the
+    spec's own definition), or None when it cannot be: a random op, a subgraph, an error.  Exporters leave
+    such nodes on shapes and parameters (a bicubic resize of DINOv2's position table, an Einsum of
+    constants); eqsat's handlers fold the common ones themselves and this covers the rest."""
+    if node.op_type in _RANDOM or any(
+        a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute
+    ):
+        return None
+    ins = [i for i in node.input if i]
+    arrays = [t for t in (c.env.get(i) for i in ins) if isinstance(t, np.ndarray)]
+    if len(arrays) != len(ins):
+        return None
+    from onnx.reference import ReferenceEvaluator  # deferred: only models that need it pay for the import
+
+    try:
+        g = onnx.helper.make_graph(
+            [node],
+            "fold",
+            [
+                onnx.helper.make_tensor_value_info(i, onnx.helper.np_dtype_to_tensor_dtype(t.dtype), t.shape)
+                for i, t in zip(ins, arrays)
+            ],
+            [onnx.helper.make_empty_tensor_value_info(o) for o in node.output if o],
+        )
+        model = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", c.opset)])
+        outs = ReferenceEvaluator(model).run(None, dict(zip(ins, arrays)))
+    except Exception:  # the reference refuses or lacks it: the handler's own refusal stands
+        return None
+    return [np.asarray(o) for o in outs]
 
 
 def _type_problem(t: onnx.TypeProto) -> str:
@@ -121,19 +156,28 @@ def from_onnx(
             if node.domain not in ("", "ai.onnx"):
                 raise FrontendError(f"{where}{label}: domain '{node.domain}' is not supported")
             handler = HANDLERS.get(node.op_type)
-            if handler is None:
-                raise FrontendError(f"{where}{label}: op type '{node.op_type}' is not in eqsat's op set")
             missing = [i for i in node.input if i and i not in c.env]
             if missing:
                 raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
-            try:
-                outs = handler(c, node, attrs_of(node))
-            except Refuse as e:
-                if e.needs in inputs and e.needs not in (constants or {}):
-                    raise ConstantNeeded(f"{where}{label}: {e}", e.needs) from None
-                raise FrontendError(f"{where}{label}: {e}") from None
-            except EqsatError as e:  # a shape or attribute the registry rejects
-                raise FrontendError(f"{where}{label}: {e}") from None
+            outs: Sequence[Tensor]
+            if handler is None:  # an op eqsat has no handler for: only on constants, which fold
+                folded = _fold_by_reference(node, c)
+                if folded is None:
+                    raise FrontendError(f"{where}{label}: op type '{node.op_type}' is not in eqsat's op set")
+                outs = folded
+            else:
+                try:
+                    outs = handler(c, node, attrs_of(node))
+                except Refuse as e:  # what the handler refuses may still fold when every input is constant
+                    folded = _fold_by_reference(node, c)
+                    if folded is not None:
+                        outs = folded
+                    elif e.needs in inputs and e.needs not in (constants or {}):
+                        raise ConstantNeeded(f"{where}{label}: {e}", e.needs) from None
+                    else:
+                        raise FrontendError(f"{where}{label}: {e}") from None
+                except EqsatError as e:  # a shape or attribute the registry rejects
+                    raise FrontendError(f"{where}{label}: {e}") from None
             for oname, t in zip(node.output, outs):
                 if oname:
                     c.env[oname] = np.asarray(t) if isinstance(t, np.generic) else t  # numpy scalars are 0-d arrays

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, norm_axes, only_attrs
+from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs
 from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.graph import Value
 
@@ -79,6 +79,50 @@ def _gather_elements(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tenso
     else:
         idx = _wrap_negative(c, idx, ds[axis])
     return [c.add("gather", [c.value(data), c.value(idx)], axis=axis)]
+
+
+@handles("ScatterND")
+def _scatter_nd(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Constants only (BEiT's relative position index is built so), as ONNX's reference computes it."""
+    only_attrs(a, {"reduction"})
+    data, idx, upd = (c.env[i] for i in n.input[:3])
+    if not all(isinstance(t, np.ndarray) for t in (data, idx, upd)):
+        raise Refuse("ScatterND into or from a run-time tensor is not supported (only of constants, which fold)")
+    assert isinstance(data, np.ndarray) and isinstance(idx, np.ndarray) and isinstance(upd, np.ndarray)
+    red = a.get("reduction", "none")
+    if red not in ("none", "add", "mul", "max", "min"):
+        raise Refuse(f"reduction '{red}'")
+    out = data.copy()
+    k = idx.shape[-1]
+    for pos, u in zip(idx.reshape(-1, k), upd.reshape((-1,) + data.shape[k:])):
+        at = tuple(int(v) for v in pos)
+        if not all(-d <= v < d for v, d in zip(at, data.shape)):
+            raise Refuse(f"index {list(at)} is out of range for data of shape {data.shape}")
+        if red == "none":
+            out[at] = u
+        else:
+            out[at] = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[red](out[at], u)
+    return [out]
+
+
+@handles("Trilu")
+def _trilu(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """The upper (lower) triangle of the last two dims from diagonal k: np.triu/np.tril of a constant
+    (a causal mask), else the input where a constant mask holds and 0 elsewhere."""
+    only_attrs(a, {"upper"})
+    x = c.env[n.input[0]]
+    k = int(c.scalar(n.input[1], "k")) if len(n.input) > 1 and n.input[1] else 0
+    upper = bool(a.get("upper", 1))
+    xs = c.shape(x)
+    if len(xs) < 2:
+        raise Refuse(f"input of shape {xs}: Trilu needs at least 2 dims")
+    if isinstance(x, np.ndarray):
+        return [np.triu(x, k) if upper else np.tril(x, k)]
+    rows, cols = xs[-2:]
+    keep = np.triu(np.ones((rows, cols), np.bool_), k) if upper else np.tril(np.ones((rows, cols), np.bool_), k)
+    mask = c.value(keep.reshape((1,) * (len(xs) - 2) + (rows, cols)))
+    zero = c.value(np.zeros((1,) * len(xs), NP_DTYPES[c.dtype(x)]))
+    return [c.add("where", [mask, x, zero])]
 
 
 __all__: list[str] = []
