@@ -13,7 +13,19 @@ KEYS |= {"cost_before", "cost_after", "ms_eager", "ms_eqsat"}
 def test_zoo_lists_the_required_models() -> None:
     for name in ("mobilenet_v2", "efficientnet_b0", "densenet121", "shufflenet_v2"):
         assert name in ZOO
-    for name in ("gpt2", "bert", "llama", "vit", "hf_resnet", "swin", "whisper_encoder", "wav2vec2"):
+    for name in (
+        "gpt2",
+        "bert",
+        "llama",
+        "vit",
+        "hf_resnet",
+        "swin",
+        "whisper_encoder",
+        "wav2vec2",
+        "opt",
+        "beit",
+        "dinov2",
+    ):
         assert name in ZOO
 
 

@@ -152,6 +152,51 @@ def wav2vec2() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return _Out(Wav2Vec2Model(cfg).eval(), "last_hidden_state"), (torch.randn(1, 800),)
 
 
+def opt() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """A decoder with learned positions: its causal mask is a Trilu in torch.onnx.export's graph."""
+    from transformers import OPTConfig, OPTModel  # optional 'zoo' extra
+
+    cfg = OPTConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        ffn_dim=128,
+        max_position_embeddings=SEQ,
+        word_embed_proj_dim=64,
+        use_cache=False,
+        **_EAGER,
+    )
+    return _Out(OPTModel(cfg).eval(), "last_hidden_state"), _ids()
+
+
+def beit() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Relative position bias from a scattered index table; a bool mask added to float scores."""
+    from transformers import BeitConfig, BeitModel  # optional 'zoo' extra
+
+    cfg = BeitConfig(
+        image_size=32,
+        patch_size=8,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        use_relative_position_bias=True,
+        **_EAGER,
+    )
+    return _Out(BeitModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), (torch.randn(1, 3, 32, 32),)
+
+
+def dinov2() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Position embeddings resized bicubically to the image (a constant subgraph), layer scale, SwiGLU-free MLP."""
+    from transformers import Dinov2Config, Dinov2Model  # optional 'zoo' extra
+
+    cfg = Dinov2Config(
+        image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2, **_EAGER
+    )
+    return _Out(Dinov2Model(cfg).eval(), "last_hidden_state"), (torch.randn(1, 3, 32, 32),)
+
+
 HF: dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]] = {
     "gpt2": gpt2,
     "bert": bert,
@@ -161,4 +206,7 @@ HF: dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]] = {
     "swin": swin,
     "whisper_encoder": whisper_encoder,
     "wav2vec2": wav2vec2,
+    "opt": opt,
+    "beit": beit,
+    "dinov2": dinov2,
 }
