@@ -357,6 +357,31 @@ def test_an_exported_model_reaches_the_fused_ops():
     assert cmp.close, cmp.why
 
 
+def _convt_weight(cin, cout_g, *k):
+    return np.random.default_rng(1).standard_normal((cin, cout_g, *k)).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    "attrs,xshape,wshape",
+    [
+        ({"strides": [2, 2]}, [1, 4, 3, 5], [4, 3, 2, 2]),  # kernel = stride: 1x1 conv + depth-to-space
+        ({"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]}, [2, 4, 3, 5], [4, 3, 3, 3]),
+        ({"strides": [1, 2], "pads": [0, 2, 1, 0], "dilations": [2, 1], "group": 2}, [1, 4, 5, 4], [4, 3, 3, 3]),
+        ({"strides": [2, 2], "auto_pad": "SAME_UPPER"}, [1, 2, 3, 4], [2, 3, 3, 3]),
+        ({"strides": [3, 2], "output_shape": [8, 9]}, [1, 2, 3, 4], [2, 3, 3, 3]),
+        ({"strides": [3, 2], "output_shape": [10, 8]}, [1, 2, 3, 3], [2, 3, 3, 3]),  # larger: zeros at the end
+        ({"strides": [2], "pads": [1, 0]}, [2, 3, 7], [3, 4, 4]),  # 1-d
+    ],
+)
+def test_conv_transpose_matches_onnxruntime(attrs, xshape, wshape):
+    node = oh.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
+    inits = [
+        ("w", _convt_weight(*wshape)),
+        ("b", np.linspace(-1, 1, wshape[1] * attrs.get("group", 1), dtype=np.float32)),
+    ]
+    _check_node(node, [("x", F, xshape)], inits)
+
+
 def test_ops_on_constants_fold_even_without_a_handler():
     """Exporters leave Pow, ScatterND, Trilu, Einsum and a bicubic Resize on parameters and shapes; with
     every input constant they fold (onnx's reference evaluator for the ops eqsat has no handler or kernel

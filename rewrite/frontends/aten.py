@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from rewrite.frontends.compose import Emit, conv_transpose2d
 from rewrite.frontends.torch_modules import _ModuleConverters, _pair, _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
@@ -462,54 +463,23 @@ class AtenConverters(_ModuleConverters):
     def conv_transpose2d(
         self, x: Any, w: Any, b: Any, stride: Any, padding: Any, dilation: Any, out_pad: Any, groups: int
     ) -> Value:
-        """A transposed convolution as registry ops.  Kernel = stride without padding or dilation (U-Net's
-        2x2/2 up-convolution): a 1x1 convolution to C_out x s_h x s_w channels, then depth-to-space
-        (reshape, transpose).  Otherwise: zeros inserted between the input's pixels (reshape, pad),
-        padded by dilation x (kernel - 1) - padding a side (cropped where negative, plus output_padding at
-        the end), then a stride-1 convolution with the kernel flipped and its in/out channels swapped."""
+        """A transposed convolution as registry ops (``frontends.compose.conv_transpose2d``)."""
         if not isinstance(w, torch.Tensor):
             raise _Unsupported("transposed convolution with a computed weight (only constant weights)")
         if w.dim() != 4:
             raise _Unsupported(f"only 2-d transposed convolution is expressible (weight shape {tuple(w.shape)})")
         v = self.batched4(self.tensor(x), "transposed convolution")
-        n, c, h, wd = self.shape(v)
         (sh, sw), (ph, pw), (dh, dw), (oh, ow) = (
             _pair(a, k)
             for a, k in ((stride, "stride"), (padding, "padding"), (dilation, "dilation"), (out_pad, "output_padding"))
         )
-        g = int(groups)
-        cin, cog, kh, kw = w.shape
-        cout = cog * g
         bias = None if b is None else self.tensor(b, "bias")
-        name = f"const.{self.node_name()}"
-        if (kh, kw) == (sh, sw) and (ph, pw, oh, ow) == (0, 0, 0, 0) and g == 1:
-            # out[n, o, i*s+a, j*s+e] = sum_c x[n, c, i, j] * w[c, o, a, e]
-            w1 = w.permute(1, 2, 3, 0).reshape(cout * sh * sw, cin, 1, 1).contiguous()
-            y = self.b.conv2d(v, self.weight(name, w1), stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)
-            y = self.reshape(y, (n, cout, sh, sw, h, wd))
-            y = self.b.transpose(y, perm=(0, 1, 4, 2, 5, 3))
-            y = self.reshape(y, (n, cout, h * sh, wd * sw))
-        else:
-            wt = w.reshape(g, cin // g, cog, kh, kw).transpose(1, 2).reshape(cout, cin // g, kh, kw)
-            wt = wt.flip(-2, -1).contiguous()
-            u = v
-            if (sh, sw) != (1, 1):  # zeros between pixels: s - 1 after each (the trailing ones cropped below)
-                u = self.reshape(u, (n, c, h, 1, wd, 1))
-                u = self.b.op("pad", u, pads=(0, 0, 0, 0, 0, 0, 0, sh - 1, 0, 0, 0, sw - 1), value=0.0)
-                u = self.reshape(u, (n, c, h * sh, wd * sw))
-            lo_h, lo_w = dh * (kh - 1) - ph, dw * (kw - 1) - pw
-            hi_h, hi_w = lo_h + oh - (sh - 1), lo_w + ow - (sw - 1)
-            crop = [(2, max(0, -lo_h), max(0, -hi_h)), (3, max(0, -lo_w), max(0, -hi_w))]
-            for ax, a, e in crop:
-                if a or e:
-                    size = self.shape(u)[ax]
-                    u = self.b.slice(u, axis=ax, start=a, end=size - e)
-            pads = (0, 0, 0, 0, max(0, lo_h), max(0, hi_h), max(0, lo_w), max(0, hi_w))
-            if any(pads):
-                u = self.b.op("pad", u, pads=pads, value=0.0)
-            y = self.b.conv2d(u, self.weight(name, wt), stride=(1, 1), padding=(0, 0), dilation=(dh, dw), groups=g)
-        if bias is not None:
-            y = self.b.add(y, self.reshape(bias, (1, cout, 1, 1)))
+        emit = Emit(
+            self.b.graph,
+            lambda op, ins, **attrs: self.b.op(op, *ins, **attrs),
+            lambda t: self.weight(f"const.{self.node_name()}", t),
+        )
+        y = conv_transpose2d(emit, v, w, bias, (sh, sw), (ph, pw, ph, pw), (dh, dw), (oh, ow), int(groups))
         return self.to_meta_shape(y)
 
     # ------------------------------------------------------------ normalization and pooling

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 import onnx
+import torch
 
+from rewrite.frontends.compose import Emit, conv_transpose2d
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, one_output, only_attrs, opt_input
 from rewrite.ir.graph import Value
 
@@ -118,6 +120,65 @@ def _conv(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         os_ = c.shape(out)
         return [c.reshape(out, (os_[0], os_[1], os_[3]))]
     return [_conv2d(c, n, a, x, w)]
+
+
+@handles("ConvTranspose")
+def _conv_transpose(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """A transposed convolution (1-d as 2-d over a height of 1) as registry ops
+    (``frontends.compose.conv_transpose2d``); the weight must be a constant."""
+    only_attrs(
+        a, {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}
+    )
+    x, w = c.env[n.input[0]], c.const(n.input[1], "weight")
+    if w.dtype != np.float32:
+        raise Refuse(f"weight of dtype {w.dtype}; it must be float32")
+    xs, ws = c.shape(x), w.shape
+    one_d = len(xs) == 3 and len(ws) == 3
+    if one_d:  # a height of 1: every per-axis attribute gets a leading 1 (0 for padding)
+        a = {**a, **{k: (1, *a[k]) for k in ("kernel_shape", "strides", "dilations") if k in a}}
+        a.update({k: (0, *a[k]) for k in ("output_padding",) if k in a})
+        if "output_shape" in a:
+            a["output_shape"] = (1, *a["output_shape"][-1:])
+        if "pads" in a:
+            a["pads"] = (0, a["pads"][0], 0, a["pads"][1])
+        x, w = c.reshape(x, (xs[0], xs[1], 1, xs[2])), w.reshape(ws[0], ws[1], 1, ws[2])
+    if len(c.shape(x)) != 4 or w.ndim != 4:
+        raise Refuse(f"only 1-d and 2-d transposed convolution, got input {xs} and weight {ws}")
+    hw, k = c.shape(x)[2:], w.shape[2:]
+    if "kernel_shape" in a and tuple(a["kernel_shape"]) != tuple(k):
+        raise Refuse(f"kernel_shape {list(a['kernel_shape'])} does not match the weight's {list(k)}")
+    strides = tuple(int(v) for v in a.get("strides", (1, 1)))
+    dil = tuple(int(v) for v in a.get("dilations", (1, 1)))
+    out_pad = tuple(int(v) for v in a.get("output_padding", (0, 0)))
+    auto = a.get("auto_pad", "NOTSET")
+    out_shape = a.get("output_shape")
+    if out_shape is None and auto in ("SAME_UPPER", "SAME_LOWER"):
+        out_shape = [hw[i] * strides[i] for i in range(2)]
+    if out_shape is not None:  # the spec's padding for a requested output size
+        out_shape = list(out_shape)[-2:]
+        total = [strides[i] * (hw[i] - 1) + out_pad[i] + (k[i] - 1) * dil[i] + 1 - out_shape[i] for i in range(2)]
+        # a negative total (a larger output than the kernel covers) pads with zeros, as the spec's reference
+        upper = auto == "SAME_UPPER"  # the spec: otherwise the odd pixel is cropped at the start
+        begin = [t // 2 if upper else t - t // 2 for t in total]
+        pads = (begin[0], begin[1], total[0] - begin[0], total[1] - begin[1])
+    elif auto in ("NOTSET", "VALID"):
+        p = [int(v) for v in a.get("pads", (0, 0, 0, 0))] if auto == "NOTSET" else [0, 0, 0, 0]
+        pads = (p[0], p[1], p[2], p[3])
+    else:
+        raise Refuse(f"auto_pad '{auto}' is not supported")
+    groups = int(a.get("group", 1))
+    if ws[0] != c.shape(x)[1] or ws[0] % groups:
+        raise Refuse(f"weight of shape {list(ws)} does not fit {c.shape(x)[1]} input channels in {groups} groups")
+    bias = c.value(c.env[n.input[2]]) if opt_input(n, 2) else None
+    emit = Emit(c.g, c.add, lambda t: c.value(np.ascontiguousarray(t.numpy())))
+    wt = torch.from_numpy(np.ascontiguousarray(w, np.float32))
+    y = conv_transpose2d(
+        emit, c.value(x), wt, bias, (strides[0], strides[1]), pads, (dil[0], dil[1]), (out_pad[0], out_pad[1]), groups
+    )
+    if one_d:
+        ys = c.shape(y)
+        return [c.reshape(y, (ys[0], ys[1], ys[3]))]
+    return [y]
 
 
 def _conv2d(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], x: Tensor, w: Tensor) -> Value:

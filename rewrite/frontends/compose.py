@@ -1,0 +1,86 @@
+"""Compositions of registry ops that more than one frontend imports the same way.
+
+Each takes an ``Emit``: the frontend's way to add a node (its origin, its errors) and a constant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from rewrite.ir.graph import Graph, Value
+
+
+@dataclass(frozen=True)
+class Emit:
+    """How a frontend adds to its graph: ``op(name, inputs, **attrs)`` and ``weight(tensor)``."""
+
+    graph: Graph
+    op: Callable[..., Value]
+    weight: Callable[[torch.Tensor], Value]
+
+    def shape(self, v: Value) -> tuple[int, ...]:
+        return self.graph.shape_of(v)
+
+    def reshape(self, v: Value, shape: Sequence[int]) -> Value:
+        return v if self.shape(v) == tuple(shape) else self.op("reshape", [v], shape=tuple(shape))
+
+
+def conv_transpose2d(
+    e: Emit,
+    x: Value,
+    w: torch.Tensor,
+    bias: Value | None,
+    stride: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    dilation: tuple[int, int],
+    out_pad: tuple[int, int],
+    groups: int,
+) -> Value:
+    """A 2-d transposed convolution (NCHW, weight [C_in, C_out / groups, kh, kw]) as registry ops.
+
+    ``pads`` = (top, left, bottom, right), cropped from the full output; ``out_pad`` is added at the end.
+    Kernel = stride with no padding (U-Net's 2x2/2 up-convolution): a 1x1 convolution to
+    C_out x s_h x s_w channels, then depth-to-space (reshape, transpose).  Otherwise: zeros inserted
+    between the input's pixels (reshape, pad), padded by dilation x (kernel - 1) - padding a side
+    (cropped where negative, output_padding added at the end), then a stride-1 convolution with the
+    kernel flipped and its in/out channels swapped.
+    """
+    n, c, h, wd = e.shape(x)
+    (sh, sw), (dh, dw), (oh, ow) = stride, dilation, out_pad
+    top, left, bottom, right = pads
+    cin, cog, kh, kw = w.shape
+    cout = cog * groups
+    if (kh, kw) == (sh, sw) and pads == (0, 0, 0, 0) and (oh, ow) == (0, 0) and groups == 1:
+        # out[n, o, i*s+a, j*s+b] = sum_c x[n, c, i, j] * w[c, o, a, b]
+        w1 = w.permute(1, 2, 3, 0).reshape(cout * sh * sw, cin, 1, 1).contiguous()
+        y = e.op("conv2d", [x, e.weight(w1)], stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)
+        y = e.reshape(y, (n, cout, sh, sw, h, wd))
+        y = e.op("transpose", [y], perm=(0, 1, 4, 2, 5, 3))
+        y = e.reshape(y, (n, cout, h * sh, wd * sw))
+    else:
+        wt = w.reshape(groups, cin // groups, cog, kh, kw).transpose(1, 2).reshape(cout, cin // groups, kh, kw)
+        wt = wt.flip(-2, -1).contiguous()
+        u = x
+        if (sh, sw) != (1, 1):  # zeros between pixels: s - 1 after each (the trailing ones cropped below)
+            u = e.reshape(u, (n, c, h, 1, wd, 1))
+            u = e.op("pad", [u], pads=(0, 0, 0, 0, 0, 0, 0, sh - 1, 0, 0, 0, sw - 1), value=0.0)
+            u = e.reshape(u, (n, c, h * sh, wd * sw))
+        lo_h, lo_w = dh * (kh - 1) - top, dw * (kw - 1) - left
+        hi_h, hi_w = dh * (kh - 1) - bottom + oh - (sh - 1), dw * (kw - 1) - right + ow - (sw - 1)
+        for ax, a, b in ((2, max(0, -lo_h), max(0, -hi_h)), (3, max(0, -lo_w), max(0, -hi_w))):
+            if a or b:
+                u = e.op("slice", [u], axis=ax, start=a, end=e.shape(u)[ax] - b)
+        grow = (0, 0, 0, 0, max(0, lo_h), max(0, hi_h), max(0, lo_w), max(0, hi_w))
+        if any(grow):
+            u = e.op("pad", [u], pads=grow, value=0.0)
+        y = e.op("conv2d", [u, e.weight(wt)], stride=(1, 1), padding=(0, 0), dilation=(dh, dw), groups=groups)
+    if bias is not None:
+        y = e.op("add", [y, e.reshape(bias, (1, cout, 1, 1))])
+    return y
+
+
+__all__: list[Any] = ["Emit", "conv_transpose2d"]
