@@ -382,6 +382,25 @@ def test_conv_transpose_matches_onnxruntime(attrs, xshape, wshape):
     _check_node(node, [("x", F, xshape)], inits)
 
 
+@pytest.mark.parametrize(
+    "eq,shapes",
+    [
+        ("bhid,bhjd->bhij", [[2, 3, 4, 5], [2, 3, 6, 5]]),  # attention scores
+        ("bhij,bhjd->bhid", [[2, 3, 4, 6], [2, 3, 6, 5]]),
+        ("ij,jk", [[3, 4], [4, 5]]),  # implicit output
+        ("bnd,dk->bkn", [[2, 3, 4], [4, 5]]),  # output transposed
+        ("...ij,...jk->...ik", [[2, 3, 4], [2, 4, 5]]),
+        ("abc,cd->ad", [[2, 3, 4], [4, 5]]),  # b summed before the product
+        ("i,j->ij", [[3], [4]]),  # outer product
+        ("bij->bji", [[2, 3, 4]]),
+        ("bij->b", [[2, 3, 4]]),
+    ],
+)
+def test_einsum_matches_onnxruntime(eq, shapes):
+    names = [f"x{i}" for i in range(len(shapes))]
+    _check_node(oh.make_node("Einsum", names, ["y"], equation=eq), [(k, F, s) for k, s in zip(names, shapes)])
+
+
 def test_ops_on_constants_fold_even_without_a_handler():
     """Exporters leave Pow, ScatterND, Trilu, Einsum and a bicubic Resize on parameters and shapes; with
     every input constant they fold (onnx's reference evaluator for the ops eqsat has no handler or kernel
