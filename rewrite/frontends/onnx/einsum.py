@@ -13,6 +13,7 @@ import math
 import re
 from typing import Any
 
+import numpy as np
 import onnx
 
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, only_attrs
@@ -62,7 +63,11 @@ def _permute(c: Ctx, v: Value, letters: str, order: str) -> Value:
 @handles("Einsum")
 def _einsum(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"equation"})
-    ts = [c.value(c.env[i]) for i in n.input]
+    given = [c.env[i] for i in n.input]
+    arrays = [t for t in given if isinstance(t, np.ndarray)]
+    if len(arrays) == len(given):  # parameters only (rotary tables): folds
+        return [np.asarray(np.einsum(str(a["equation"]), *arrays))]
+    ts = [c.value(t) for t in given]
     if not 1 <= len(ts) <= 2:
         raise Refuse(f"{len(ts)} operands: eqsat's Einsum takes one or two")
     if any(c.dtype(t) != FLOAT32 for t in ts):
