@@ -140,7 +140,10 @@ def test_adaptive_avgpool(out):
     check_graph(_one("adaptive_avgpool", [(2, 3, 7, 9)], output_size=out), tol=1e-5)
 
 
-@pytest.mark.parametrize("shape,groups", [((2, 6, 5, 3), 3), ((1, 4, 7), 1), ((2, 8, 3, 3), 8)])
+@pytest.mark.parametrize(
+    "shape,groups",
+    [((2, 6, 5, 3), 3), ((1, 4, 7), 1), ((2, 8, 3, 3), 8), ((1, 5, 1), 5)],  # last: one element a group
+)
 def test_groupnorm(shape, groups):
     c = shape[1]
     g = _one("groupnorm", [shape, (c,), (c,)], num_groups=groups, eps=1e-5)

@@ -152,6 +152,17 @@ register_op(
     )
 )
 
+
+def _group_norm(x: torch.Tensor, groups: int, w: torch.Tensor, b: torch.Tensor, eps: float) -> torch.Tensor:
+    """F.group_norm, which refuses a group of one element (an instance norm over one pixel); its value
+    there is defined all the same: the variance is 0, so the output is the bias."""
+    n, c = x.shape[0], x.shape[1]
+    if x.numel() // (n * groups) > 1:
+        return F.group_norm(x, groups, w, b, eps)
+    shape = (1, c) + (1,) * (x.dim() - 2)
+    return (x - x) * w.reshape(shape) + b.reshape(shape)  # x - x keeps NaN and inf as NaN, like the formula
+
+
 register_op(
     OpDef(
         "groupnorm",
@@ -159,7 +170,7 @@ register_op(
         3,
         (AttrSpec("num_groups", AttrKind.INT), AttrSpec("eps", AttrKind.FLOAT, 1e-5)),
         GroupedChannels(),
-        lambda xs, a: [F.group_norm(xs[0], a["num_groups"], xs[1], xs[2], a["eps"])],
+        lambda xs, a: [_group_norm(xs[0], a["num_groups"], xs[1], xs[2], a["eps"])],
         lambda i, o, a: 8 * numel(o[0]),
         doc="group norm of N C ...: inputs x, weight [C], bias [C]",
         fusion=FusionRole.ROW,
