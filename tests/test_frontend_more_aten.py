@@ -270,3 +270,34 @@ class _MaskAdded(nn.Module):
 
 def test_a_bool_or_int_operand_of_float_arithmetic_is_promoted_as_torch_does():
     _check(_MaskAdded(), torch.randn(3, 4))
+
+
+class _PositionIds(nn.Module):
+    """RoBERTa's position ids from input ids (int32 mask, int cumsum, int arithmetic), then embeddings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        mask = ids.ne(1).int()
+        pos = (torch.cumsum(mask, dim=1).type_as(mask) + 0) * mask
+        return self.emb(pos.long() + 1) * 2.0
+
+
+def test_integer_position_arithmetic_is_computed_in_int64():
+    import warnings
+
+    from rewrite.pipeline import optimize
+
+    ids = torch.tensor([[5, 7, 1, 1, 9, 3], [1, 2, 3, 4, 5, 6]])
+    m = _PositionIds().eval()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = from_torch(m, (ids,))
+    assert any("int32 values as int64" in str(w.message) for w in caught)
+    assert {"add", "mul"} <= set(g.summary()) and g.dtype_of(next(iter(g.outputs))) == "float32"
+    with torch.no_grad():
+        ref = m(ids)
+    for graph in (g, optimize(g, check=True).graph):  # the rules meet int64 adds and muls
+        assert torch.equal(compile(graph)([ids])[0], ref)

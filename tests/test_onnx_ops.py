@@ -231,6 +231,13 @@ CASES = {
         None,
     ),
     "less_where": (oh.make_node("Where", ["m", "x", "z"], ["y"]), [("m", B, [4, 4]), *X, ("z", F, [4])], [], None),
+    "add_mul_int": (oh.make_node("Mul", ["s", "i"], ["y"]), [("i", INT, [3, 4]), ("j", INT, [4])], [], None),
+    "cumsum_int": (
+        oh.make_node("CumSum", ["i", "ax"], ["y"]),
+        [("i", INT, [3, 9])],
+        [("ax", np.array(1, np.int64))],
+        None,
+    ),
     "equal_int": (oh.make_node("Equal", ["i", "j"], ["y"]), [("i", INT, [3, 4]), ("j", INT, [4])], [], None),
     "and": (oh.make_node("And", ["m", "n"], ["y"]), [("m", B, [3, 4]), ("n", B, [3, 4])], [], None),
     "not": (oh.make_node("Not", ["m"], ["y"]), [("m", B, [3, 4])], [], None),
@@ -257,7 +264,10 @@ def test_one_node_model_matches_onnxruntime(name):
     node, inputs, inits, pre = CASES[name]
     # a first node keeps the input in the op's domain (Sqrt, Log of |x|)
     opset = 17 if name.endswith("_attr") else 21  # axes as an attribute: before opset 18
-    _check_node(node, inputs, inits, opset, nodes=[oh.make_node(pre, ["x"], ["a"])] if pre else [])
+    first = [oh.make_node(pre, ["x"], ["a"])] if pre else []
+    if name == "add_mul_int":  # (i + j) * i: int64 arithmetic at run time (wrapping, as onnxruntime)
+        first = [oh.make_node("Add", ["i", "j"], ["s"])]
+    _check_node(node, inputs, inits, opset, nodes=first)
 
 
 def test_rms_normalization_opset23_over_two_axes():
@@ -426,6 +436,13 @@ def test_ops_on_constants_fold_even_without_a_handler():
     assert [n.op for n in graph.compute_nodes()] == ["add"]
 
 
+def test_a_run_time_cast_to_int32_is_computed_as_int64_and_says_so():
+    nodes = [oh.make_node("Cast", ["x"], ["i32"], to=TensorProto.INT32), oh.make_node("Add", ["i32", "one"], ["s"])]
+    node = oh.make_node("Cast", ["s"], ["y"], to=INT)
+    with pytest.warns(UserWarning, match="int32 values as int64"):
+        _check_node(node, X, [("one", np.array([1], np.int32))], nodes=nodes)
+
+
 def test_constant_arithmetic_of_exports_folds_at_import():
     """T5's relative position buckets, as torch's exporter writes them: Log of a constant that holds 0,
     Cast to int64 (log(0) = -inf has no integer; the Where discards it), Min, Floor; all constant here."""
@@ -455,7 +472,7 @@ def test_constant_arithmetic_of_exports_folds_at_import():
         (oh.make_node("Resize", ["x", "", "sc"], ["y"], mode="cubic"), X, [("sc", np.ones(4, np.float32))], "cubic"),
         (oh.make_node("Pow", ["x", "x"], ["y"]), X, [], "constant scalar"),
         (oh.make_node("Cast", ["x"], ["y"], to=TensorProto.DOUBLE), X, [], "cast to double"),
-        (oh.make_node("Add", ["i", "i"], ["y"]), [("i", INT, [3])], [], "int64"),
+        (oh.make_node("Div", ["i", "i"], ["y"]), [("i", INT, [3])], [], "int64"),
         (oh.make_node("Reshape", ["x", "s"], ["y"]), [*X, ("s", INT, [2])], [], "must be a constant"),
     ],
 )

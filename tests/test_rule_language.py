@@ -52,3 +52,14 @@ def test_malformed_rules_report_file_line_col(src, where, msg):
 def test_duplicate_rule_name_is_an_error():
     with pytest.raises(RuleError, match="defined twice"):
         parse_rules("a: (relu ?x) => ?x\na: (tanh ?x) => ?x", "d.rules")
+
+
+def test_a_rule_feeding_a_float_op_applies_only_to_float_values():
+    """add, sub and mul take int64 too; a right-hand side that gives a ?variable to a float-only op
+    (pow, a scale) gets a dtype guard, so an int64 value never meets one (the dtype analysis would stop)."""
+    rule = parse_rules("pow-two: (pow ?x :exponent 2.0) <=> (mul ?x ?x)")[0]
+    forward, reverse = (rule_to_egglog(d) for d in rule.directions())
+    assert "dtype" not in forward  # pow's input is float32 already
+    assert '(= (dtype v_x) "float32")' in reverse
+    idem = parse_rules("relu-idem: (relu (relu ?x)) => (relu ?x)")[0]
+    assert "dtype" not in rule_to_egglog(idem.directions()[0])  # read by relu on the left: float32 already

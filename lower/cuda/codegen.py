@@ -29,6 +29,7 @@ from lower.cuda.intrinsics import INTRINSICS
 from lower.cuda.rows import emit_block_rows
 from lower.cuda.wgmma_tile import emit_wgmma_tile
 from lower.ir import (
+    BOOL,
     F32,
     I64,
     Allocate,
@@ -132,8 +133,10 @@ class FunctionEmitter:
         if isinstance(e, Cast):
             if e.a.dtype == e.to:
                 return self.expr(e.a)
-            if (e.a.dtype, e.to) in ((I64, F32), (F32, I64)):
-                return f"(({T.TYPES[e.to]})({self.expr(e.a)}))"
+            if (e.a.dtype, e.to) in ((I64, F32), (F32, I64), (BOOL, I64), (BOOL, F32)):
+                return f"(({T.TYPES[e.to]})({self.expr(e.a)}))"  # C's conversions: truncation; true is 1
+            if e.to == BOOL:  # nonzero is true (NaN too), as torch's
+                return f"({self.expr(e.a)} != 0)"
             raise CodegenError(f"kernel {self.k.name}: cannot cast {e.a.dtype} to {e.to}")
         raise CodegenError(f"kernel {self.k.name}: cannot generate code for expression {e!r}")
 

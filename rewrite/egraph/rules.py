@@ -16,6 +16,7 @@ from __future__ import annotations
 from itertools import count
 
 from rewrite.egraph.prelude import egg_name, literal
+from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.errors import RuleError
 from rewrite.ir.ops import OPS, AttrKind
 from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var
@@ -105,12 +106,39 @@ class _Emitter:
         return f"({' '.join([egg_name(p.op), *args, *(self.rhs(q) for q in p.inputs)])})"
 
 
+def _float_only(op: str) -> bool:
+    """An op that takes no int64 input (its dtype rule asks for float32, or a T that cannot be int64)."""
+    rule = OPS[op].dtype_rule
+    return FLOAT32 in rule.ins or ("T" in rule.ins and INT64 not in rule.t_choices)
+
+
+def _float_fed(p: Pattern, out: set[str]) -> None:
+    """The ?variables the right-hand side feeds to float-only ops, into ``out``."""
+    if isinstance(p, Var):
+        return
+    for q in p.inputs:
+        if isinstance(q, Var) and _float_only(p.op):
+            out.add(q.name)
+        _float_fed(q, out)
+
+
 def rule_to_egglog(rule: Rule, ruleset: str = "rewrites") -> str:
-    """One egglog ``rule`` for one direction of a parsed rule."""
+    """One egglog ``rule`` for one direction of a parsed rule.
+
+    add, sub and mul also take int64, and the rules were written for float32: a right-hand side that
+    feeds a ?variable to a float-only op (``(mul ?x ?x) => (pow ?x)``, a scale) applies only where that
+    variable is float32, so an int64 value never meets a float op (the dtype analysis would stop)."""
     em = _Emitter()
     for i, p in enumerate(rule.lhs):
         em.lhs(p, f"r{i}")
     guards = [em.expr(g) for g in rule.guards]
+    fed: set[str] = set()
+    known: set[str] = set()  # already read by a float-only op on the left: float32 by construction
+    for p in rule.rhs:
+        _float_fed(p, fed)
+    for p in rule.lhs:
+        _float_fed(p, known)
+    guards += [f'(= (dtype v_{v}) "{FLOAT32}")' for v in sorted(fed - known)]
     actions = [f"(union r{i} {em.rhs(p)})" for i, p in enumerate(rule.rhs)]
     shapes = [f"(= s_{v} (shape v_{v}))" for v in sorted(em.shape_vars)]
     query = " ".join(em.query + shapes + guards)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -26,7 +27,7 @@ import torch
 
 from rewrite.frontends.compose import Emit, conv_transpose2d
 from rewrite.frontends.torch_modules import _ModuleConverters, _pair, _Unsupported
-from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name, exact_reciprocal
+from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
 
 aten = torch.ops.aten
@@ -283,6 +284,9 @@ class AtenConverters(_ModuleConverters):
         if dtype is None:
             return v
         name = dtype_name(dtype)
+        if dtype == torch.int32:  # RoBERTa's and CLIP's position arithmetic: computed as int64 (see INT32_NOTE)
+            warnings.warn(INT32_NOTE.format(where=self.node_name()), stacklevel=2)
+            name = "int64"
         if name is None:
             raise _Unsupported(f"conversion to {dtype}; eqsat takes float32, int64 and bool")
         return v if name == self.b.graph.dtype_of(v) else self.b.cast(v, dtype=name)
@@ -387,7 +391,8 @@ class AtenConverters(_ModuleConverters):
             else:
                 b = self.b.smul(self.tensor(b), scalar=float(alpha))
         sa, sb = self.scalar_of(a), self.scalar_of(b)
-        if op == "mul" and (sa is not None or sb is not None):
+        want = self.meta_dtype()
+        if op == "mul" and (sa is not None or sb is not None) and want == "float32":
             # the tensor times the number (both may read as scalars: a one-element constant times 2)
             x, s = (a, sb) if sb is not None and not isinstance(a, (int, float)) else (b, sa)
             assert s is not None
@@ -398,17 +403,22 @@ class AtenConverters(_ModuleConverters):
             return self.reshape(self.b.smul(self.tensor(a), scalar=inv), self.out_shape())
         r = len(self.out_shape())
 
-        want = self.meta_dtype()
+        if want not in ("float32", "int64"):
+            raise _Unsupported(f"arithmetic with a {want} result (float32 or int64)")
+        tdt = TORCH_DTYPE[want]
 
         def operand(v: Any, s: float | None) -> Value:
             if s is None:
                 t = self.tensor(v)
-                # torch's type promotion: a bool or int64 operand of a float result is cast (float + mask)
-                if want == "float32" and self.b.graph.dtype_of(t) != want:
+                # torch's type promotion: a bool (or int64) operand of an int64 (float) result is cast first
+                if self.b.graph.dtype_of(t) != want:
                     t = self.b.cast(t, dtype=want)
                 return t
+            if want == "int64" and s != int(s):
+                raise _Unsupported(f"scalar {s!r} in int64 arithmetic")
             # x + s, x - s, x / s, s / x: the scalar is a one-element constant (exact, unlike * 1/s)
-            return self.const(("scalar", s, r), f"const.{self.node_name()}", lambda: torch.full((1,) * r, s))
+            key = ("scalar", s, r, want)
+            return self.const(key, f"const.{self.node_name()}", lambda: torch.full((1,) * r, s, dtype=tdt))
 
         return self.reshape(self.binary(op, operand(a, sa), operand(b, sb)), self.out_shape())
 
@@ -761,17 +771,26 @@ class AtenConverters(_ModuleConverters):
 
     def a_cumsum(self, x: Any, dim: int, dtype: Any = None) -> Value:
         """A running sum as ceil(log2 n) shifted adds (Hillis-Steele): step s adds the sum so far shifted
-        s places along ``dim`` (a slice, zero-padded in front).  Float32 only: eqsat's add is float."""
+        s places along ``dim`` (a slice, zero-padded in front), in the float32 or int64 torch sums in."""
         v = self.tensor(x)
-        if self.b.graph.dtype_of(v) != "float32" or dtype not in (None, torch.float32):
-            raise _Unsupported(f"cumsum of a {self.b.graph.dtype_of(v)} tensor (only float32; add is float32)")
+        want = self.meta_dtype()
+        if want not in ("float32", "int64"):
+            raise _Unsupported(f"cumsum to {want} (float32 or int64)")
+        if self.b.graph.dtype_of(v) != want:  # torch sums bool and int32 as int64, or as the dtype asked for
+            v = self.b.cast(v, dtype=want)
         s = self.shape(v)
         axis = self.axis(dim, len(s))
         n, step = s[axis], 1
         while step < n:
             head = self.b.slice(v, axis=axis, start=0, end=n - step)
-            pads = tuple(p for i in range(len(s)) for p in ((step, 0) if i == axis else (0, 0)))
-            v = self.b.add(v, self.b.op("pad", head, pads=pads, value=0.0))
+            if want == "float32":
+                pads = tuple(p for i in range(len(s)) for p in ((step, 0) if i == axis else (0, 0)))
+                shifted = self.b.op("pad", head, pads=pads, value=0.0)
+            else:  # pad is float32 only: zeros in front by a concat
+                zs = tuple(step if i == axis else d for i, d in enumerate(s))
+                zeros = self.weight(f"const.{self.node_name()}", torch.zeros(zs, dtype=torch.int64))
+                shifted = self.b.op("concat", zeros, head, axis=axis)
+            v = self.b.add(v, shifted)
             step *= 2
         return v
 

@@ -144,6 +144,12 @@ _LAYOUT = {
 }
 
 
+def _computed_as(t: torch.dtype) -> str | None:
+    """The eqsat dtype a run-time tensor of torch dtype ``t`` is computed in: its own, or int64 for
+    int32 (``dtypes.INT32_NOTE``); None when eqsat has none."""
+    return "int64" if t == torch.int32 else dtype_name(t)
+
+
 class _IntInput:
     """A graph input eqsat cannot hold (not float32): any op that reads it is unsupported."""
 
@@ -215,7 +221,7 @@ class _ExportImporter(AtenConverters):
         val = self.node.meta.get("val")
         if isinstance(val, (tuple, list)) and val:
             val = val[0]
-        return dtype_name(val.dtype) if isinstance(val, torch.Tensor) else None
+        return _computed_as(val.dtype) if isinstance(val, torch.Tensor) else None
 
     def meta_shape(self) -> tuple[int, ...]:
         assert self.node is not None
@@ -344,7 +350,7 @@ class _ExportImporter(AtenConverters):
                 continue
             if not isinstance(v, torch.Tensor):
                 raise self.fail(node, "internal error: the importer made a tensor where torch did not")
-            if dtype_name(v.dtype) != self.b.graph.dtype_of(r):
+            if _computed_as(v.dtype) != self.b.graph.dtype_of(r):
                 raise self.fail(node, f"produces a {v.dtype} tensor; the importer made {self.b.graph.dtype_of(r)}")
             if tuple(v.shape) != self.shape(r):
                 raise self.fail(node, f"internal error: imported shape {self.shape(r)} != torch's {tuple(v.shape)}")

@@ -38,8 +38,10 @@ __all__ = [
     "DTYPES",
     "FLOAT",
     "FLOAT32",
+    "INT32_NOTE",
     "INT64",
     "ITEMSIZE",
+    "NUMERIC",
     "TORCH_DTYPE",
     "DTypeError",
     "DTypeRule",
@@ -100,3 +102,11 @@ class DTypeRule:
 FLOAT = DTypeRule(("float32",), FLOAT32)  # the default: float in, float out
 ANY_SAME = DTypeRule(("T",), "T")  # layout ops: any dtype, kept
 COMPARE = DTypeRule(("T", "T"), BOOL, (FLOAT32, INT64))
+# int32 has no dtype of its own: a run-time int32 value (RoBERTa's and CLIP's position arithmetic
+# casts to it) is computed as int64, and the importer says so once
+INT32_NOTE = (
+    "eqsat computes int32 values as int64 (at {where}): equal while they stay within int32's range; "
+    "an int32 overflow would not wrap"
+)
+# add, sub, mul: float32, or int64 (wrapping, as torch's): position ids computed from input ids
+NUMERIC = DTypeRule(("T", "T"), "T", (FLOAT32, INT64))

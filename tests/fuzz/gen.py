@@ -26,7 +26,7 @@ from collections.abc import Callable
 import torch
 
 from rewrite.ir.builder import GraphBuilder
-from rewrite.ir.dtypes import ANY_SAME, FLOAT
+from rewrite.ir.dtypes import ANY_SAME, FLOAT, NUMERIC
 from rewrite.ir.errors import GraphError, ShapeError
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS, Group
@@ -49,13 +49,15 @@ def _unary_elementwise() -> list[str]:
         and n not in STEPS
         and d.arity == 1
         and all(a.default is not None for a in d.attrs)
-        and d.dtype_rule in (FLOAT, ANY_SAME)
+        and d.dtype_rule in (FLOAT, ANY_SAME, NUMERIC)
     )
 
 
 def _binary_elementwise() -> list[str]:
     return sorted(
-        n for n, d in OPS.items() if d.group is Group.ELEMENTWISE and d.arity == 2 and d.dtype_rule in (FLOAT, ANY_SAME)
+        n
+        for n, d in OPS.items()
+        if d.group is Group.ELEMENTWISE and d.arity == 2 and d.dtype_rule in (FLOAT, ANY_SAME, NUMERIC)
     )
 
 

@@ -73,6 +73,11 @@ def _graphs() -> dict:
     wm = b.op("matmul", wino, b.op("winograd_weight", b.weight("k", torch.randn(5, 3, 3, 3, generator=g))))
     bias = b.weight("b", torch.randn(5, generator=g))
     out["winograd_conv"] = b.build([b.op("winograd_output_bias_act", wm, bias, out=(7, 9), act="relu")])
+    b = GraphBuilder("ints")  # bool -> int64, int64 add and mul (position ids), back to float; float -> bool
+    x = b.input("x", (50,))
+    m = b.cast(b.gt(x, b.weight("zero", torch.zeros(1))), dtype="int64")
+    ints = b.mul(b.add(m, b.weight("three", torch.full((1,), 3, dtype=torch.int64))), m)
+    out["int_arith"] = b.build([b.cast(ints, dtype="float32"), b.cast(b.cast(x, dtype="bool"), dtype="float32")])
     return out
 
 
@@ -242,6 +247,7 @@ PRELUDE = r"""
 #include <thread>
 #include <vector>
 struct eqsat_dim3 { unsigned x, y, z; };
+struct eqsat_any { void* p; template <class T> operator T*() const { return static_cast<T*>(p); } };
 static eqsat_dim3 blockIdx;
 static thread_local eqsat_dim3 threadIdx;
 static std::barrier<>* eqsat_block_bar;
@@ -313,7 +319,7 @@ def _emulated_backend(tmp_path: Path) -> Backend:
     def compile_(kernel, target, hint):
         mod = kernel_module(kernel, target)
         n = len(kernel.params)
-        casts = ", ".join(f"(float*)a[{i}]" for i in range(n))
+        casts = ", ".join(f"eqsat_any{{a[{i}]}}" for i in range(n))  # float*, long long*, bool*
         runs = "\n".join(
             f"  eqsat_launch({ln.grid}u, {ln.block}u, [&] {{ {ln.name}({casts}); }});" for ln in mod.launches
         )

@@ -67,6 +67,7 @@ class Ctx:
         self.names: dict[int, tuple[np.ndarray, str]] = {}  # id(initializer array) -> (array, its ONNX name)
         # id(array) -> (array, weight node): one constant is one weight; the array is kept so its id stays unique
         self._weights: dict[int, tuple[np.ndarray, Value]] = {}
+        self._int64: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(int32 constant) -> (it, as int64)
 
     # -------------------------------------------------------------- values
     def add(self, op: str, inputs: Sequence[Value], **attrs: Any) -> Value:
@@ -89,6 +90,8 @@ class Ctx:
         """``t`` as a graph value: a constant becomes a weight (float32, int64 or bool; others refused)."""
         if isinstance(t, Value):
             return t
+        if t.dtype == np.int32:  # an int32 constant (shape arithmetic cast for a run-time op): int64, exactly
+            t = self._int64.setdefault(id(t), (t, t.astype(np.int64)))[1]
         if np_dtype(t) is None:
             raise Refuse(f"constant{hint} has dtype {t.dtype}; eqsat has float32, int64 and bool (never cast)")
         hit = self._weights.get(id(t))

@@ -28,7 +28,7 @@ from rewrite.frontends.onnx.context import (
     onnx_dtype_name,
     opt_input,
 )
-from rewrite.ir.dtypes import FLOAT32, INT64, exact_reciprocal
+from rewrite.ir.dtypes import FLOAT32, INT32_NOTE, INT64, exact_reciprocal
 from rewrite.ir.graph import Value
 
 # ONNX op type -> the registry op it is, one for one (no attributes)
@@ -429,9 +429,17 @@ def _cast(c: Ctx, x: Tensor, to: str) -> Tensor:
 def _cast_handler(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"to", "saturate", "round_mode"})
     to = ONNX_DTYPES.get(int(a["to"]))
+    x = c.env[n.input[0]]
+    if int(a["to"]) == onnx.TensorProto.INT32:
+        if isinstance(x, np.ndarray):  # a constant stays int32, exactly (as a weight: int64, losslessly)
+            wide = _cast(c, x, INT64)
+            assert isinstance(wide, np.ndarray)
+            return [np.where(np.abs(wide) < 2**31, wide, np.iinfo(np.int32).min).astype(np.int32)]
+        warnings.warn(INT32_NOTE.format(where=c.origin), stacklevel=2)
+        to = INT64
     if to is None:
         raise Refuse(f"cast to {onnx_dtype_name(int(a['to']))}: eqsat has float32, int64 and bool")
-    return [_cast(c, c.env[n.input[0]], to)]
+    return [_cast(c, x, to)]
 
 
 @handles("CastLike")

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
-from rewrite.ir.dtypes import FLOAT32
+from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
+from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.graph import Value
 
 _DIRECT = {"ReduceSum": "reduce_sum", "ReduceMean": "reduce_mean", "ReduceMax": "reduce_max", "ReduceMin": "reduce_min"}
@@ -114,21 +114,24 @@ def _cumsum(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
             )
         return [np.ascontiguousarray(np.flip(out, axis) if rev else out)]
     x = c.value(t)
-    if c.dtype(x) != FLOAT32:
-        raise Refuse(f"input is {c.dtype(x)}; eqsat's running sum is float32 only (its add is float32)")
+    if c.dtype(x) not in (FLOAT32, INT64):
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's running sum is float32 or int64")
     size = xs[axis]
 
     def shifted(v: Value, k: int) -> Value:
         keep = c.add("slice", [v], axis=axis, start=k if rev else 0, end=size if rev else size - k)
-        pads = tuple(p for i in range(len(xs)) for p in (((0, k) if rev else (k, 0)) if i == axis else (0, 0)))
-        return c.add("pad", [keep], pads=pads, value=0.0)
+        if c.dtype(v) == FLOAT32:
+            pads = tuple(p for i in range(len(xs)) for p in (((0, k) if rev else (k, 0)) if i == axis else (0, 0)))
+            return c.add("pad", [keep], pads=pads, value=0.0)
+        zeros = c.value(np.zeros(tuple(k if i == axis else d for i, d in enumerate(xs)), np.int64))  # pad is float
+        return c.add("concat", [keep, zeros] if rev else [zeros, keep], axis=axis)
 
     step = 1
     while step < size:
         x = c.add("add", [x, shifted(x, step)])
         step *= 2
     if excl:
-        x = shifted(x, 1) if size > 1 else c.value(np.zeros(xs, np.float32))
+        x = shifted(x, 1) if size > 1 else c.value(np.zeros(xs, NP_DTYPES[c.dtype(x)]))
     return [x]
 
 

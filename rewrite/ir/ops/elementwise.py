@@ -10,7 +10,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.dtypes import ANY_SAME, FLOAT
+from rewrite.ir.dtypes import ANY_SAME, FLOAT, NUMERIC
 from rewrite.ir.ops.registry import (
     AttrKind,
     AttrSpec,
@@ -114,6 +114,7 @@ for _name, (_bfn, _comm) in _BINARY.items():
             _ew_flops(1),
             commutative=_comm,
             doc=f"elementwise {_name} with broadcasting (equal ranks)",
+            dtype_rule=NUMERIC if _name in ("add", "sub", "mul") else FLOAT,
         )
     )
 
