@@ -550,6 +550,7 @@ def test_an_op_with_no_onnx_spelling_is_refused_naming_the_node():
         "opt",
         "beit",
         "dinov2",
+        "roberta",
     ],
 )
 def test_zoo_model_exports_to_onnxruntime(name):
@@ -565,7 +566,20 @@ def test_zoo_model_exports_to_onnxruntime(name):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
-    ["gpt2", "bert", "llama", "vit", "hf_resnet", "swin", "whisper_encoder", "wav2vec2", "opt", "beit", "dinov2"],
+    [
+        "gpt2",
+        "bert",
+        "llama",
+        "vit",
+        "hf_resnet",
+        "swin",
+        "whisper_encoder",
+        "wav2vec2",
+        "opt",
+        "beit",
+        "dinov2",
+        "roberta",
+    ],
 )
 def test_torch_onnx_export_of_zoo_model_imports_and_matches_onnxruntime(name):
     """The other direction: what torch.onnx.export writes for these models (Erf GELUs, shape arithmetic

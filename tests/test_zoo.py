@@ -25,6 +25,7 @@ def test_zoo_lists_the_required_models() -> None:
         "opt",
         "beit",
         "dinov2",
+        "roberta",
     ):
         assert name in ZOO
 

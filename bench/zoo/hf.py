@@ -197,6 +197,24 @@ def dinov2() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return _Out(Dinov2Model(cfg).eval(), "last_hidden_state"), (torch.randn(1, 3, 32, 32),)
 
 
+def roberta() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Position ids from the input ids at run time: an int32 mask, its cumsum, integer arithmetic."""
+    from transformers import RobertaConfig, RobertaModel  # optional 'zoo' extra
+
+    cfg = RobertaConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=SEQ + 2,
+        **_EAGER,
+    )
+    ids = torch.randint(2, VOCAB, (1, SEQ))
+    ids[0, -3:] = cfg.pad_token_id  # padding: those positions keep the padding index
+    return _Out(RobertaModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), (ids,)
+
+
 HF: dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]] = {
     "gpt2": gpt2,
     "bert": bert,
@@ -209,4 +227,5 @@ HF: dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]] = {
     "opt": opt,
     "beit": beit,
     "dinov2": dinov2,
+    "roberta": roberta,
 }
