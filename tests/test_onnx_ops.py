@@ -12,6 +12,8 @@ from onnx import TensorProto, numpy_helper  # noqa: E402
 from onnx import helper as oh  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
+from bench.zoo import ZOO  # noqa: E402  (builders only: transformers loads when one runs)
+from bench.zoo.hf import HF  # noqa: E402
 from rewrite.frontends.onnx import from_onnx, to_onnx  # noqa: E402
 from rewrite.ir.builder import GraphBuilder  # noqa: E402
 from rewrite.ir.errors import FrontendError  # noqa: E402
@@ -532,29 +534,8 @@ def test_an_op_with_no_onnx_spelling_is_refused_naming_the_node():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        "mobilenet_v2",
-        "efficientnet_b0",
-        "densenet121",
-        "shufflenet_v2",
-        "gpt2",
-        "bert",
-        "llama",
-        "vit",
-        "hf_resnet",
-        "swin",
-        "whisper_encoder",
-        "wav2vec2",
-        "opt",
-        "beit",
-        "dinov2",
-        "roberta",
-    ],
-)
+@pytest.mark.parametrize("name", list(ZOO))  # the four CNNs and the transformers
 def test_zoo_model_exports_to_onnxruntime(name):
-    from bench.zoo import ZOO  # deferred: builds transformers models (seconds each)
     from rewrite.frontends import from_torch
 
     graph = from_torch(*ZOO[name](), name=name)
@@ -564,30 +545,12 @@ def test_zoo_model_exports_to_onnxruntime(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        "gpt2",
-        "bert",
-        "llama",
-        "vit",
-        "hf_resnet",
-        "swin",
-        "whisper_encoder",
-        "wav2vec2",
-        "opt",
-        "beit",
-        "dinov2",
-        "roberta",
-    ],
-)
+@pytest.mark.parametrize("name", list(HF))
 def test_torch_onnx_export_of_zoo_model_imports_and_matches_onnxruntime(name):
     """The other direction: what torch.onnx.export writes for these models (Erf GELUs, shape arithmetic
     on Shape/Gather/Mod/Floor, strided slices) imports, compiles and matches onnxruntime."""
     import io
     import warnings
-
-    from bench.zoo import ZOO
 
     model, args = ZOO[name]()
     buf = io.BytesIO()

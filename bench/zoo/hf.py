@@ -211,7 +211,7 @@ def roberta() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
         **_EAGER,
     )
     ids = torch.randint(2, VOCAB, (1, SEQ))
-    ids[0, -3:] = cfg.pad_token_id  # padding: those positions keep the padding index
+    ids[0, -3:] = int(cfg.pad_token_id or 1)  # padding: those positions keep the padding index
     return _Out(RobertaModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), (ids,)
 
 

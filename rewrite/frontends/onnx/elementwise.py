@@ -257,6 +257,13 @@ def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where((x < 0) != (y < 0), -q, q).astype(x.dtype)  # truncates toward zero, as C
 
 
+def _scalar_of(c: Ctx, x: Tensor, y: Tensor) -> float | None:
+    """The value of ``y`` when it is a one-element float32 constant scaling a float32 value ``x``."""
+    if not (isinstance(x, Value) and isinstance(y, np.ndarray) and y.size == 1 and y.dtype == np.float32):
+        return None
+    return float(y.reshape(-1)[0]) if y.ndim <= len(c.shape(x)) and c.dtype(x) == FLOAT32 else None
+
+
 _FOLD_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
 BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 
@@ -274,27 +281,11 @@ def _binary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
             return [np.asarray(_FOLD_BINARY[n.op_type](x, y)).astype(x.dtype)]
     if n.op_type == "Mul" and isinstance(x, np.ndarray) and isinstance(y, Value):
         x, y = y, x
-    if (
-        n.op_type == "Mul"
-        and isinstance(x, Value)
-        and isinstance(y, np.ndarray)
-        and y.size == 1
-        and y.ndim <= len(c.shape(x))
-        and y.dtype == np.float32
-        and c.dtype(x) == FLOAT32
-    ):  # x * scalar constant: the registry's smul (float32 scalar, so the product is the same)
-        return [c.add("smul", [x], scalar=float(y.reshape(-1)[0]))]
-    if (
-        n.op_type == "Div"
-        and isinstance(x, Value)
-        and isinstance(y, np.ndarray)
-        and y.size == 1
-        and y.ndim <= len(c.shape(x))
-        and y.dtype == np.float32
-        and c.dtype(x) == FLOAT32
-        and (inv := exact_reciprocal(float(y.reshape(-1)[0]))) is not None
-    ):  # x / 2^k is x * 2^-k exactly: attention's 1/sqrt(d) as a scale
-        return [c.add("smul", [x], scalar=inv)]
+    k = _scalar_of(c, x, y)
+    if n.op_type == "Mul" and k is not None:  # x * scalar constant: smul (a float32 scalar: the same product)
+        return [c.add("smul", [c.value(x)], scalar=k)]
+    if n.op_type == "Div" and k is not None and (inv := exact_reciprocal(k)) is not None:
+        return [c.add("smul", [c.value(x)], scalar=inv)]  # x / 2^k is x * 2^-k exactly: attention's 1/sqrt(d)
     return [c.add(BINARY[n.op_type], c.same_rank(x, y))]
 
 
