@@ -301,3 +301,14 @@ def test_integer_position_arithmetic_is_computed_in_int64():
         ref = m(ids)
     for graph in (g, optimize(g, check=True).graph):  # the rules meet int64 adds and muls
         assert torch.equal(compile(graph)([ids])[0], ref)
+
+
+class _IntTimesFloat(nn.Module):
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return ids * 0.5 + (ids + 2) * 3 - ids * 2
+
+
+def test_an_int_tensor_times_a_float_is_promoted_and_int_arithmetic_stays_int():
+    ids = torch.tensor([[3, -4, 7], [0, 1, 9]])
+    g = from_torch(_IntTimesFloat(), (ids,))
+    assert torch.equal(compile(g)([ids])[0], _IntTimesFloat()(ids))

@@ -396,7 +396,9 @@ class AtenConverters(_ModuleConverters):
             # the tensor times the number (both may read as scalars: a one-element constant times 2)
             x, s = (a, sb) if sb is not None and not isinstance(a, (int, float)) else (b, sa)
             assert s is not None
-            return self.reshape(self.b.smul(self.tensor(x), scalar=s), self.out_shape())
+            t = self.tensor(x)
+            if self.b.graph.dtype_of(t) == "float32":  # an int64 tensor times 0.5 is cast below instead
+                return self.reshape(self.b.smul(t, scalar=s), self.out_shape())
         inv = exact_reciprocal(sb) if op == "div" and sb is not None and sa is None else None
         if inv is not None and self.b.graph.dtype_of(self.tensor(a)) == "float32":
             # x / 2^k is exactly x * 2^-k: a scale (attention's 1/sqrt(d)), which the rules move and fold

@@ -36,7 +36,16 @@ class ConstantNeeded(FrontendError):
 ONNX_OPS: frozenset[str] = frozenset(HANDLERS)
 
 
-_RANDOM = ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial")
+# random in the reference (Dropout in training mode too): never folded
+_RANDOM = (
+    "RandomNormal",
+    "RandomNormalLike",
+    "RandomUniform",
+    "RandomUniformLike",
+    "Bernoulli",
+    "Multinomial",
+    "Dropout",
+)
 
 
 def _fold_by_reference(node: onnx.NodeProto, c: Ctx) -> list[np.ndarray] | None:
