@@ -401,6 +401,30 @@ class _Grower:
             x = self.pick_or_input(lambda s: len(s) >= 1, self.shape)
             self.emit(self.b.op("rmsnorm", x, self.weight(self.b.shape(x)[-1:]), eps=1e-6))
 
+    def int_arith(self) -> None:
+        """int64 arithmetic (position ids): a mask or truncated value cast to int64, adds, subs and muls
+        with int constants or itself, cast back to float32.  The rules must leave int values alone."""
+        x = self.pick_or_input(lambda s: True, self.shape)
+        sx = self.b.shape(x)
+        if self.rng.random() < 0.5:
+            v = self.b.cast(self.b.gt(x, self.weight((1,) * len(sx))), dtype="int64")
+        else:  # |x| * 3 truncated: small non-negative ints (NaN and inf have no int: kept out)
+            clean = self.b.where(self.b.op("ne", x, x), self.weight((1,) * len(sx)), x)
+            v = self.b.cast(
+                self.b.clamp(self.b.smul(self.b.op("abs", clean), scalar=3.0), min=0.0, max=50.0), dtype="int64"
+            )
+        for _ in range(self.rng.randint(1, 3)):
+            op = self.rng.choice(("add", "sub", "mul"))
+            if self.rng.random() < 0.4:
+                other = v
+            else:
+                k = tuple(1 if self.rng.random() < 0.5 else d for d in sx)
+                t = torch.randint(-3, 4, k, generator=self.gen)
+                other = self.b.weight(f"w{self.n_weights}", t)
+                self.n_weights += 1
+            v = self.b.op(op, v, other)
+        self.emit(self.b.cast(v, dtype="float32"))
+
     MOVES = (
         (unary, 4),
         (binary, 4),
@@ -418,6 +442,7 @@ class _Grower:
         (clamp_pow, 1),
         (reduce, 1),
         (layout_norm, 2),
+        (int_arith, 1),
     )
 
     def grow(self, moves: int) -> Graph:

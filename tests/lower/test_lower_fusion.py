@@ -50,6 +50,17 @@ def test_epilogue_chain_stops_at_shape_change_and_second_use():
     assert any(k.startswith("softmax") for k in kernels_of(cg))
 
 
+def test_epilogue_chain_stops_where_the_dtype_changes():
+    """The contraction accumulates in place in the last epilogue op's buffer, so a comparison or an int64
+    cast ends the chain (fuzz seeds 62021, 62225: the float accumulator met an int64 buffer)."""
+    b = GraphBuilder("epi_dtype")
+    mm = b.matmul(b.input("x", (6, 8)), b.weight("w", torch.randn(8, 5)))
+    ints = b.cast(b.gt(mm, b.weight("t", torch.zeros(1, 1))), dtype="int64")
+    out = b.cast(b.mul(b.add(ints, ints), ints), dtype="float32")
+    cg = check_graph(b.build([out]))
+    assert kernels_of(cg)[0].startswith("matmul") and ">gt" not in kernels_of(cg)[0]
+
+
 def test_prologues_into_reductions_pools_and_concat():
     b = GraphBuilder("pro")
     x = b.input("x", (2, 8, 9, 9))
