@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from rewrite.frontends.compose import Emit, conv_transpose2d
+from rewrite.frontends.compose import Emit, arg_extreme, conv_transpose2d, cumsum
 from rewrite.frontends.torch_modules import _ModuleConverters, _pair, _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
@@ -230,6 +230,12 @@ KEEP_WHOLE = (
 _REDUCE = {aten.sum.dim_IntList: "reduce_sum", aten.amax.default: "reduce_max", aten.amin.default: "reduce_min"}
 
 
+def computed_as(t: torch.dtype) -> str | None:
+    """The eqsat dtype a run-time tensor of torch dtype ``t`` is computed in: its own, or int64 for
+    int32 (``dtypes.INT32_NOTE``); None when eqsat has none."""
+    return "int64" if t == torch.int32 else dtype_name(t)
+
+
 class NotComputed:
     """An output of a multi-output ATen op that eqsat does not compute (batch-norm's saved mean,
     max-pool's indices): reading it raises, naming the op."""
@@ -247,8 +253,24 @@ class AtenConverters(_ModuleConverters):
     def out_shape(self) -> tuple[int, ...]:
         return self.meta_shape()
 
-    def meta_dtype(self) -> str | None:  # the importer's: the dtype torch computed here
-        raise NotImplementedError
+    def meta_val(self) -> Any:
+        """What torch computed for the current node (its first output when it has several)."""
+        assert self.node is not None
+        val = self.node.meta.get("val")
+        return val[0] if isinstance(val, (tuple, list)) and val else val
+
+    def meta_dtype(self) -> str | None:
+        """The eqsat dtype torch computed for the current node's (first) output, or None."""
+        val = self.meta_val()
+        return computed_as(val.dtype) if isinstance(val, torch.Tensor) else None
+
+    def emit(self) -> Emit:
+        """This import as ``frontends.compose`` builds into it: builder ops, constants as named weights."""
+        return Emit(
+            self.b.graph,
+            lambda op, ins, **attrs: self.b.op(op, *ins, **attrs),
+            lambda t: self.weight(f"const.{self.node_name()}", t),
+        )
 
     # ------------------------------------------------------------ layout
     def a_reshape(self, x: Any, *rest: Any, **kw: Any) -> Value:
@@ -486,12 +508,7 @@ class AtenConverters(_ModuleConverters):
             for a, k in ((stride, "stride"), (padding, "padding"), (dilation, "dilation"), (out_pad, "output_padding"))
         )
         bias = None if b is None else self.tensor(b, "bias")
-        emit = Emit(
-            self.b.graph,
-            lambda op, ins, **attrs: self.b.op(op, *ins, **attrs),
-            lambda t: self.weight(f"const.{self.node_name()}", t),
-        )
-        y = conv_transpose2d(emit, v, w, bias, (sh, sw), (ph, pw, ph, pw), (dh, dw), (oh, ow), int(groups))
+        y = conv_transpose2d(self.emit(), v, w, bias, (sh, sw), (ph, pw, ph, pw), (dh, dw), (oh, ow), int(groups))
         return self.to_meta_shape(y)
 
     # ------------------------------------------------------------ normalization and pooling
@@ -772,48 +789,24 @@ class AtenConverters(_ModuleConverters):
         return one if tuple(out) == (1,) * len(out) else self.b.op("expand", one, shape=tuple(out))
 
     def a_cumsum(self, x: Any, dim: int, dtype: Any = None) -> Value:
-        """A running sum as ceil(log2 n) shifted adds (Hillis-Steele): step s adds the sum so far shifted
-        s places along ``dim`` (a slice, zero-padded in front), in the float32 or int64 torch sums in."""
+        """A running sum (``compose.cumsum``), in the float32 or int64 torch sums in."""
         v = self.tensor(x)
         want = self.meta_dtype()
         if want not in ("float32", "int64"):
             raise _Unsupported(f"cumsum to {want} (float32 or int64)")
         if self.b.graph.dtype_of(v) != want:  # torch sums bool and int32 as int64, or as the dtype asked for
             v = self.b.cast(v, dtype=want)
-        s = self.shape(v)
-        axis = self.axis(dim, len(s))
-        n, step = s[axis], 1
-        while step < n:
-            head = self.b.slice(v, axis=axis, start=0, end=n - step)
-            if want == "float32":
-                pads = tuple(p for i in range(len(s)) for p in ((step, 0) if i == axis else (0, 0)))
-                shifted = self.b.op("pad", head, pads=pads, value=0.0)
-            else:  # pad is float32 only: zeros in front by a concat
-                zs = tuple(step if i == axis else d for i, d in enumerate(s))
-                zeros = self.weight(f"const.{self.node_name()}", torch.zeros(zs, dtype=torch.int64))
-                shifted = self.b.op("concat", zeros, head, axis=axis)
-            v = self.b.add(v, shifted)
-            step *= 2
-        return v
+        return cumsum(self.emit(), v, self.axis(dim, len(self.shape(v))))
 
     def first_extreme(self, v: Value, axis: int, keepdim: bool, lowest: bool) -> tuple[Value, Value]:
-        """The max (min) of ``v`` along ``axis`` and its first position, as torch.max(dim) returns them:
-        positions where ``v`` equals it, or is NaN (a NaN is the extreme, as torch's), take their index
-        (an exact float constant), the others the length; the smallest of those, cast to int64."""
-        s = self.shape(v)
+        """The max (min) of ``v`` along ``axis`` and its first position, as torch.max(dim) returns them
+        (``compose.arg_extreme``)."""
         if self.b.graph.dtype_of(v) != "float32":
             raise _Unsupported(f"argmax/argmin of a {self.b.graph.dtype_of(v)} tensor (only float32)")
-        n, r = s[axis], len(s)
+        n = self.shape(v)[axis]
         if n > 2**24:
             raise _Unsupported(f"argmax/argmin over {n} elements (positions beyond 2^24 are not exact in float32)")
-        ext = self.b.op("reduce_min" if lowest else "reduce_max", v, axes=(axis,), keepdim=1)
-        hit = self.b.logical_or(self.b.op("eq", v, ext), self.b.op("ne", v, v))
-        at = tuple(n if i == axis else 1 for i in range(r))
-        iota = self.const(
-            ("iota", at), f"const.{self.node_name()}", lambda: torch.arange(n, dtype=torch.float32).reshape(at)
-        )
-        pos = self.b.where(hit, iota, self.scalar_like(float(n), v))
-        first = self.b.cast(self.b.op("reduce_min", pos, axes=(axis,), keepdim=int(bool(keepdim))), dtype="int64")
+        ext, first = arg_extreme(self.emit(), v, axis, keepdim, lowest)
         return (ext if keepdim else self.reshape(ext, self.shape(first))), first
 
     def a_argmax(self, x: Any, dim: Any = None, keepdim: bool = False) -> Value:

@@ -83,4 +83,46 @@ def conv_transpose2d(
     return y
 
 
-__all__: list[Any] = ["Emit", "conv_transpose2d"]
+def cumsum(e: Emit, v: Value, axis: int, reverse: bool = False, exclusive: bool = False) -> Value:
+    """A running sum along ``axis`` (float32 or int64) as ceil(log2 n) shifted adds (Hillis-Steele): step s
+    adds the sum so far shifted s places (a slice, zero-filled on the side the sum comes from: a pad for
+    float32, a concat of zeros for int64, as pad is float32 only); ``exclusive`` shifts the result by one."""
+    s = e.shape(v)
+    n = s[axis]
+    int64 = e.graph.dtype_of(v) == "int64"
+
+    def shifted(x: Value, k: int) -> Value:
+        keep = e.op("slice", [x], axis=axis, start=k if reverse else 0, end=n if reverse else n - k)
+        if not int64:
+            pads = tuple(p for i in range(len(s)) for p in (((0, k) if reverse else (k, 0)) if i == axis else (0, 0)))
+            return e.op("pad", [keep], pads=pads, value=0.0)
+        zeros = e.weight(torch.zeros(tuple(k if i == axis else d for i, d in enumerate(s)), dtype=torch.int64))
+        return e.op("concat", [keep, zeros] if reverse else [zeros, keep], axis=axis)
+
+    step = 1
+    while step < n:
+        v = e.op("add", [v, shifted(v, step)])
+        step *= 2
+    if exclusive:
+        v = shifted(v, 1) if n > 1 else e.weight(torch.zeros(s, dtype=torch.int64 if int64 else torch.float32))
+    return v
+
+
+def arg_extreme(e: Emit, v: Value, axis: int, keepdim: bool, lowest: bool, last: bool = False) -> tuple[Value, Value]:
+    """The max (min) of float32 ``v`` along ``axis`` (kept as a size-1 dim) and the int64 position of its
+    first (``last``: last) occurrence, as torch.max(dim) and ONNX ArgMax compute them: positions where ``v``
+    equals it, or is NaN (a NaN is the extreme, as torch's and onnxruntime's), keep their index (an exact
+    float32 iota; the caller checks the length is at most 2^24), the others a sentinel past the end; the
+    min (max) of those, cast."""
+    s = e.shape(v)
+    n, r = s[axis], len(s)
+    ext = e.op("reduce_min" if lowest else "reduce_max", [v], axes=(axis,), keepdim=1)
+    hit = e.op("logical_or", [e.op("eq", [v, ext]), e.op("ne", [v, v])])
+    iota = e.weight(torch.arange(n, dtype=torch.float32).reshape(tuple(n if i == axis else 1 for i in range(r))))
+    sentinel = e.weight(torch.full((1,) * r, -1.0 if last else float(n)))
+    pos = e.op("where", [hit, iota, sentinel])
+    pick = e.op("reduce_max" if last else "reduce_min", [pos], axes=(axis,), keepdim=int(keepdim))
+    return ext, e.op("cast", [pick], dtype="int64")
+
+
+__all__: list[Any] = ["Emit", "arg_extreme", "conv_transpose2d", "cumsum"]

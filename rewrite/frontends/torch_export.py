@@ -37,7 +37,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from rewrite.frontends import torch_fx
-from rewrite.frontends.aten import ATEN, KEEP_WHOLE, AtenConverters, NotComputed
+from rewrite.frontends.aten import ATEN, KEEP_WHOLE, AtenConverters, NotComputed, computed_as
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
@@ -144,12 +144,6 @@ _LAYOUT = {
 }
 
 
-def _computed_as(t: torch.dtype) -> str | None:
-    """The eqsat dtype a run-time tensor of torch dtype ``t`` is computed in: its own, or int64 for
-    int32 (``dtypes.INT32_NOTE``); None when eqsat has none."""
-    return "int64" if t == torch.int32 else dtype_name(t)
-
-
 class _IntInput:
     """A graph input eqsat cannot hold (not float32): any op that reads it is unsupported."""
 
@@ -215,19 +209,8 @@ class _ExportImporter(AtenConverters):
             self.cache[key] = self.weight(name, t)
         return self.cache[key]
 
-    def meta_dtype(self) -> str | None:
-        """The eqsat dtype torch computed for the current node's (first) output, or None."""
-        assert self.node is not None
-        val = self.node.meta.get("val")
-        if isinstance(val, (tuple, list)) and val:
-            val = val[0]
-        return _computed_as(val.dtype) if isinstance(val, torch.Tensor) else None
-
     def meta_shape(self) -> tuple[int, ...]:
-        assert self.node is not None
-        val = self.node.meta.get("val")
-        if isinstance(val, (tuple, list)) and val:  # a multi-output op: its first (computed) output
-            val = val[0]
+        val = self.meta_val()
         if not isinstance(val, torch.Tensor):
             raise _Unsupported("torch did not produce a single tensor here")
         return tuple(int(d) for d in val.shape)
@@ -350,7 +333,7 @@ class _ExportImporter(AtenConverters):
                 continue
             if not isinstance(v, torch.Tensor):
                 raise self.fail(node, "internal error: the importer made a tensor where torch did not")
-            if _computed_as(v.dtype) != self.b.graph.dtype_of(r):
+            if computed_as(v.dtype) != self.b.graph.dtype_of(r):
                 raise self.fail(node, f"produces a {v.dtype} tensor; the importer made {self.b.graph.dtype_of(r)}")
             if tuple(v.shape) != self.shape(r):
                 raise self.fail(node, f"internal error: imported shape {self.shape(r)} != torch's {tuple(v.shape)}")

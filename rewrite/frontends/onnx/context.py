@@ -17,6 +17,7 @@ import numpy as np
 import onnx  # the optional 'onnx' extra; this package is only imported when ONNX is used
 import torch
 
+from rewrite.frontends.compose import Emit
 from rewrite.ir.dtypes import BOOL, FLOAT32, INT64
 from rewrite.ir.graph import Graph, Value
 
@@ -164,6 +165,10 @@ class Ctx:
             else:
                 out.append(self.value(self.rank_up(t, r)))
         return out
+
+    def emit(self) -> Emit:
+        """This import as ``frontends.compose`` builds into it: nodes with this origin, constants as weights."""
+        return Emit(self.g, self.add, lambda t: self.value(np.ascontiguousarray(t.numpy())))
 
     def identity(self, x: Tensor) -> Tensor:
         """A no-op result: a constant stays one; a graph value gets its own node (every ONNX output is one)."""

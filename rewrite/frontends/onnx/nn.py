@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import torch
 
-from rewrite.frontends.compose import Emit, conv_transpose2d
+from rewrite.frontends.compose import conv_transpose2d
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, one_output, only_attrs, opt_input
 from rewrite.ir.graph import Value
 
@@ -170,7 +170,7 @@ def _conv_transpose(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor
     if ws[0] != c.shape(x)[1] or ws[0] % groups:
         raise Refuse(f"weight of shape {list(ws)} does not fit {c.shape(x)[1]} input channels in {groups} groups")
     bias = c.value(c.env[n.input[2]]) if opt_input(n, 2) else None
-    emit = Emit(c.g, c.add, lambda t: c.value(np.ascontiguousarray(t.numpy())))
+    emit = c.emit()
     wt = torch.from_numpy(np.ascontiguousarray(w, np.float32))
     y = conv_transpose2d(
         emit, c.value(x), wt, bias, (strides[0], strides[1]), pads, (dil[0], dil[1]), (out_pad[0], out_pad[1]), groups

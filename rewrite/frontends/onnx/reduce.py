@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
+from rewrite.frontends.compose import arg_extreme, cumsum
+from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
 from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.graph import Value
 
@@ -116,23 +117,7 @@ def _cumsum(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     x = c.value(t)
     if c.dtype(x) not in (FLOAT32, INT64):
         raise Refuse(f"input is {c.dtype(x)}; eqsat's running sum is float32 or int64")
-    size = xs[axis]
-
-    def shifted(v: Value, k: int) -> Value:
-        keep = c.add("slice", [v], axis=axis, start=k if rev else 0, end=size if rev else size - k)
-        if c.dtype(v) == FLOAT32:
-            pads = tuple(p for i in range(len(xs)) for p in (((0, k) if rev else (k, 0)) if i == axis else (0, 0)))
-            return c.add("pad", [keep], pads=pads, value=0.0)
-        zeros = c.value(np.zeros(tuple(k if i == axis else d for i, d in enumerate(xs)), np.int64))  # pad is float
-        return c.add("concat", [keep, zeros] if rev else [zeros, keep], axis=axis)
-
-    step = 1
-    while step < size:
-        x = c.add("add", [x, shifted(x, step)])
-        step *= 2
-    if excl:
-        x = shifted(x, 1) if size > 1 else c.value(np.zeros(xs, NP_DTYPES[c.dtype(x)]))
-    return [x]
+    return [cumsum(c.emit(), x, axis, reverse=rev, exclusive=excl)]
 
 
 @handles("ArgMax", "ArgMin")
@@ -158,13 +143,8 @@ def _argmax(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     if size > 2**24:
         raise Refuse(f"{size} elements along the axis: positions beyond 2^24 are not exact in float32")
     last = bool(a.get("select_last_index", 0))
-    ext = c.add("reduce_max" if n.op_type == "ArgMax" else "reduce_min", [x], axes=(axis,), keepdim=1)
-    hit = c.add("logical_or", [c.add("eq", [x, ext]), c.add("ne", [x, x])])
-    iota = np.arange(size, dtype=np.float32).reshape([size if i == axis else 1 for i in range(len(xs))])
-    sentinel = np.full((1,) * len(xs), -1.0 if last else float(size), np.float32)
-    pos = c.add("where", [hit, c.value(iota), c.value(sentinel)])
-    pick = c.add("reduce_max" if last else "reduce_min", [pos], axes=(axis,), keepdim=int(a.get("keepdims", 1)))
-    return [c.add("cast", [pick], dtype="int64")]
+    keep = bool(a.get("keepdims", 1))
+    return [arg_extreme(c.emit(), x, axis, keep, lowest=n.op_type == "ArgMin", last=last)[1]]
 
 
 __all__: list[str] = []
