@@ -37,7 +37,8 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from rewrite.frontends import torch_fx
-from rewrite.frontends.aten import ATEN, KEEP_WHOLE, AtenConverters, NotComputed, computed_as
+from rewrite.frontends.aten import ATEN, KEEP_WHOLE, AtenConverters, NotComputed
+from rewrite.frontends.aten_base import computed_as
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name

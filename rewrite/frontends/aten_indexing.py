@@ -1,0 +1,212 @@
+"""ATen indexing, comparison and selection converters (embedding, index, gather, where, masked_fill,
+any/all, flip, argmax, cumsum, attention): the ``a_*`` methods of those ``ATEN`` rows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import torch
+
+from rewrite.frontends.aten_base import AtenBase
+from rewrite.frontends.compose import arg_extreme, cumsum
+from rewrite.frontends.torch_modules import _Unsupported
+from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
+from rewrite.ir.graph import Value
+
+aten = torch.ops.aten
+
+_COMPARE = {"eq": aten.eq, "ne": aten.ne, "lt": aten.lt, "le": aten.le, "gt": aten.gt, "ge": aten.ge}
+_CMP_OF = {getattr(p, o): n for n, p in _COMPARE.items() for o in ("Tensor", "Scalar")}
+_LOGIC_OF = {
+    aten.logical_and.default: "logical_and",
+    aten.bitwise_and.Tensor: "logical_and",
+    aten.logical_or.default: "logical_or",
+    aten.bitwise_or.Tensor: "logical_or",
+}
+
+
+class AtenIndexing(AtenBase):
+    def a_assert_metadata(self, *args: Any, **kw: Any) -> None:
+        return None
+
+    def a_embedding(self, weight: Any, indices: Any, *rest: Any) -> Value:
+        return self.b.embedding(self.tensor(weight), self.tensor(indices))
+
+    def a_index_select(self, x: Any, dim: int, index: Any) -> Value:
+        v = self.tensor(x)
+        return self.b.index_select(v, self.tensor(index), axis=self.axis(dim, len(self.shape(v))))
+
+    def a_index(self, x: Any, indices: Sequence[Any]) -> Value:
+        """Advanced indexing ``x[..., i, j, ...]`` by integer tensors, as one index_select over the indexed
+        dimensions merged into one (constant indices: reflection/replication padding, unfold, a gather of
+        columns), or by one run-time index tensor over one dimension."""
+        v = self.tensor(x)
+        s = self.shape(v)
+        at = [d for d, i in enumerate(indices) if i is not None]
+        if len(at) == 1 and not isinstance(indices[at[0]], torch.Tensor):  # a run-time index
+            idx = self.tensor(indices[at[0]])
+            if self.b.graph.dtype_of(idx) != "int64" or len(self.shape(idx)) != 1:
+                raise _Unsupported("indexing by a run-time tensor other than one 1-d int64 tensor")
+            return self.b.index_select(v, idx, axis=at[0])
+        if not all(isinstance(indices[d], torch.Tensor) for d in at):
+            raise _Unsupported("indexing by several run-time index tensors")
+        ts = [indices[d] for d in at]
+        if any(t.dtype not in (torch.int64, torch.int32) for t in ts):
+            raise _Unsupported("indexing by a boolean mask (only integer index tensors)")
+        ts = [t.long() % s[d] for t, d in zip(ts, at, strict=True)]  # negative positions count from the end
+        bshape = tuple(torch.broadcast_shapes(*(t.shape for t in ts)))
+        flat = torch.zeros(bshape, dtype=torch.int64)
+        for t, d in zip(ts, at, strict=True):
+            flat = flat * s[d] + t
+        adjacent = at == list(range(at[0], at[-1] + 1))
+        if not adjacent:  # torch puts the broadcast dimensions first: move the indexed ones to the front
+            rest = [d for d in range(len(s)) if d not in at]
+            v = self.b.transpose(v, perm=tuple(at + rest))
+            s, at = tuple(s[d] for d in at + rest), list(range(len(at)))
+        lo, hi = at[0], at[-1] + 1
+        merged = self.reshape(v, (*s[:lo], math.prod(s[lo:hi]), *s[hi:]))
+        idx = self.const(("index", self.node_name()), f"const.{self.node_name()}", flat.flatten().contiguous)
+        y = self.b.index_select(merged, idx, axis=lo)
+        return self.reshape(y, self.out_shape())
+
+    def a_gather(self, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Value:
+        v = self.tensor(x)
+        return self.b.gather(v, self.tensor(index), axis=self.axis(dim, len(self.shape(v))))
+
+    def a_compare(self, a: Any, b: Any) -> Value:
+        x = self.tensor(a)
+        y = self.tensor(b) if isinstance(b, (Value, torch.Tensor)) else self.scalar_like(b, x)
+        return self.reshape(self.binary(_CMP_OF[self.current], x, y), self.out_shape())
+
+    def a_where(self, cond: Any, x: Any, y: Any) -> Value:
+        c, a, b = self.tensor(cond), self.tensor(x), self.tensor(y)
+        r = len(self.out_shape())
+        c, a, b = (self.reshape(v, (1,) * (r - len(self.shape(v))) + self.shape(v)) for v in (c, a, b))
+        return self.b.where(c, a, b)
+
+    def a_any(self, x: Any, dims: Any = None, keepdim: bool = False) -> Value:
+        """any (all) of a bool tensor over ``dims``: the max of it cast to 0/1 floats, above one half (all:
+        not any of its negation)."""
+        v = self.tensor(x)
+        if self.b.graph.dtype_of(v) != "bool":
+            raise _Unsupported(f"any/all of a {self.b.graph.dtype_of(v)} tensor (only bool)")
+        every = self.current in (aten.all.dim, aten.all.dims, aten.all.default)
+        if every:
+            v = self.b.logical_not(v)
+        r = len(self.shape(v))
+        axes = self.reduce_axes(dims, r)
+        m = self.b.op("reduce_max", self.b.cast(v, dtype="float32"), axes=axes, keepdim=int(bool(keepdim)))
+        out = self.binary("gt", m, self.scalar_like(0.5, m))
+        out = self.reshape(out, self.out_shape())
+        return self.b.logical_not(out) if every else out
+
+    def a_full_like(self, x: Any, value: Any, **kw: Any) -> Value:
+        """A tensor of ``x``'s shape filled with ``value``: one element, expanded (a view)."""
+        like = self.tensor(x)
+        dtype = kw.get("dtype") or TORCH_DTYPE[self.b.graph.dtype_of(like)]
+        if dtype_name(dtype) is None:
+            raise _Unsupported(f"full_like of dtype {dtype}; eqsat computes float32, int64 and bool")
+        out = self.out_shape()
+        t = torch.full((1,) * len(out), value, dtype=dtype)
+        one = self.const(("full", dtype_name(dtype), float(value), len(out)), f"const.{self.node_name()}", lambda: t)
+        return one if tuple(out) == (1,) * len(out) else self.b.op("expand", one, shape=tuple(out))
+
+    def a_cumsum(self, x: Any, dim: int, dtype: Any = None) -> Value:
+        """A running sum (``compose.cumsum``), in the float32 or int64 torch sums in."""
+        v = self.tensor(x)
+        want = self.meta_dtype()
+        if want not in ("float32", "int64"):
+            raise _Unsupported(f"cumsum to {want} (float32 or int64)")
+        if self.b.graph.dtype_of(v) != want:  # torch sums bool and int32 as int64, or as the dtype asked for
+            v = self.b.cast(v, dtype=want)
+        return cumsum(self.emit(), v, self.axis(dim, len(self.shape(v))))
+
+    def first_extreme(self, v: Value, axis: int, keepdim: bool, lowest: bool) -> tuple[Value, Value]:
+        """The max (min) of ``v`` along ``axis`` and its first position, as torch.max(dim) returns them
+        (``compose.arg_extreme``)."""
+        if self.b.graph.dtype_of(v) != "float32":
+            raise _Unsupported(f"argmax/argmin of a {self.b.graph.dtype_of(v)} tensor (only float32)")
+        n = self.shape(v)[axis]
+        if n > 2**24:
+            raise _Unsupported(f"argmax/argmin over {n} elements (positions beyond 2^24 are not exact in float32)")
+        ext, first = arg_extreme(self.emit(), v, axis, keepdim, lowest)
+        return (ext if keepdim else self.reshape(ext, self.shape(first))), first
+
+    def a_argmax(self, x: Any, dim: Any = None, keepdim: bool = False) -> Value:
+        v = self.tensor(x)
+        if dim is None:  # over every element: the flat position
+            v, dim = self.reshape(v, (math.prod(self.shape(v)),)), 0
+        lowest = self.current is aten.argmin.default
+        first = self.first_extreme(v, self.axis(dim, len(self.shape(v))), bool(keepdim), lowest)[1]
+        return self.reshape(first, self.out_shape())
+
+    def a_max_dim(self, x: Any, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+        v = self.tensor(x)
+        return self.first_extreme(v, self.axis(dim, len(self.shape(v))), bool(keepdim), self.current is aten.min.dim)
+
+    def a_flip(self, x: Any, dims: Sequence[int]) -> Value:
+        """Reversed along each of ``dims``: an index_select with the reversed positions."""
+        v = self.tensor(x)
+        r = len(self.shape(v))
+        for d in sorted({self.axis(d, r) for d in dims}):
+            n = self.shape(v)[d]
+            if n == 1:
+                continue
+            idx = self.const(("flip", n), f"const.{self.node_name()}.{d}", partial(torch.arange, n - 1, -1, -1))
+            v = self.b.index_select(v, idx, axis=d)
+        return v
+
+    def a_masked_fill(self, x: Any, mask: Any, value: Any) -> Value:
+        v = self.scalar_of(value)
+        if v is None:
+            raise _Unsupported(f"masked_fill with a non-constant value {value!r}")
+        return self.reshape(self.b.masked_fill(self.tensor(x), self.tensor(mask), value=v), self.out_shape())
+
+    def a_logical_not(self, x: Any) -> Value:
+        v = self.tensor(x)
+        if self.b.graph.dtype_of(v) != "bool":
+            raise _Unsupported("bitwise/logical not of a non-bool tensor")
+        return self.b.logical_not(v)
+
+    def a_logical(self, a: Any, b: Any) -> Value:
+        return self.reshape(self.binary(_LOGIC_OF[self.current], self.tensor(a), self.tensor(b)), self.out_shape())
+
+    def a_sdpa(
+        self,
+        q: Any,
+        k: Any,
+        v: Any,
+        attn_mask: Any = None,
+        dropout_p: float = 0.0,
+        is_causal: bool = False,
+        scale: float | None = None,
+        enable_gqa: bool = False,
+    ) -> Value:
+        """softmax(q @ k^T * scale + mask) @ v, from registry ops (a bool mask fills -inf where false)."""
+        if dropout_p:
+            raise _Unsupported(f"attention with dropout_p={dropout_p}")
+        Q, K, V = self.tensor(q), self.tensor(k), self.tensor(v)
+        sq, sk = self.shape(Q), self.shape(K)
+        if enable_gqa or sq[:-2] != sk[:-2]:
+            raise _Unsupported("attention with grouped or broadcast key/value heads")
+        r = len(sq)
+        perm = tuple(range(r - 2)) + (r - 1, r - 2)
+        s = self.b.matmul(Q, self.b.transpose(K, perm=perm))
+        s = self.b.smul(s, scalar=float(scale if scale is not None else sq[-1] ** -0.5))
+        L, S = sq[-2], sk[-2]
+        if is_causal:
+            keep = self.const(("causal", L, S), "const.causal", lambda: torch.ones(L, S, dtype=torch.bool).tril())
+            s = self.b.masked_fill(s, self.b.logical_not(keep), value=float("-inf"))
+        if attn_mask is not None:
+            m = self.tensor(attn_mask, "attn_mask")
+            if self.b.graph.dtype_of(m) == "bool":
+                s = self.b.masked_fill(s, self.b.logical_not(m), value=float("-inf"))
+            else:
+                s = self.b.add(s, m)
+        return self.b.matmul(self.b.softmax(s, axis=r - 1), V)
+
+
+__all__ = ["AtenIndexing"]
