@@ -1,5 +1,8 @@
 """End to end: each benchmark model compiled by eqsat, against PyTorch eager and the peers.
 
+``--models`` also takes zoo models (``bench.zoo``) and ``FILE.py:FACTORY``: a model eqsat was not tuned for is
+timed against the same peers the same way.
+
     python -m bench.e2e [--models a,b] [--peers ort,inductor] [--threads 1,2] [--cost compiled|analytical] [--json OUT]
                         [--in-process]
     python -m bench.e2e --target cuda [--peers eager,inductor] [--cost compiled|analytical] [--imported]
@@ -52,7 +55,7 @@ from typing import Any
 import torch
 
 from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing, geomean, interleaved_ms, max_rel_err, torch_tf32
-from bench.models import MODELS, load
+from bench.models import MODELS, load_spec
 from costs.analytical import AnalyticalCost
 from costs.compiled import CompiledCost
 from costs.timing import SETTLE_S, Timing, interleaved
@@ -170,7 +173,7 @@ def run_model(
 ) -> list[dict[str, Any]]:
     """One row per thread count: every contender's median ms and spread, timed interleaved; eqsat's graph
     optimized for that thread count's target (``optimize_for``)."""
-    module, inputs = load(name)
+    module, inputs = load_model(name)
     graph = from_torch(module, inputs, name=name)
     with torch.no_grad():
         ref = module(*inputs)
@@ -200,7 +203,7 @@ def run_model(
                 settle_s=SETTLE_S if threads > 1 else 0.0,
             )
             by = dict(zip(keys, timed.timings, strict=True))
-            row: dict[str, Any] = {"model": name, "threads": threads, "cost": cost}
+            row: dict[str, Any] = {"model": short_name(name), "threads": threads, "cost": cost}
             for k in ("eager", "ort", "inductor", "eqsat"):
                 row[f"ms_{k}"] = _ms(by.get(k))
                 row[f"iqr_{k}"] = _iqr_ms(by.get(k))
@@ -303,9 +306,9 @@ def run_model_cuda(
 ) -> dict[str, Any]:
     """One row: ``name`` optimized for the GPU, compiled for ``cuda``, checked, and timed against the peers
     (and, with ``imported``, against its graph compiled as imported), interleaved."""
-    module, inputs = load(name)
+    module, inputs = load_model(name)
     graph = from_torch(module, inputs, name=name)
-    row: dict[str, Any] = {"model": name, "cost": cost, "error": None}
+    row: dict[str, Any] = {"model": short_name(name), "cost": cost, "error": None}
     for k in ("eager", "inductor", "imported", "eqsat"):
         row[f"ms_{k}"] = row[f"iqr_{k}"] = None
     row["verified"], row["max_rel_err"] = False, None
@@ -435,6 +438,42 @@ def run_cuda(
     }
 
 
+def load_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
+    """``(module, inputs)`` for a benchmark model, a zoo model (``bench.zoo``: models eqsat was not tuned
+    for) or ``FILE.py:FACTORY``."""
+    if spec not in MODELS:
+        from bench.zoo import ZOO  # deferred: the zoo imports transformers
+
+        if spec in ZOO:
+            module, inputs = ZOO[spec]()
+            return module, tuple(inputs)
+    _, module, inputs = load_spec(spec)
+    return module, inputs
+
+
+def model_args(text: str) -> list[str]:
+    """``--models``: benchmark or zoo names and ``FILE.py:FACTORY`` specs (files made absolute, since each
+    model is timed in a process started in the checkout); an unknown name is a ``ValueError`` listing both."""
+    from bench.zoo import ZOO
+
+    out = []
+    for x in (x for x in text.split(",") if x):
+        path, sep, factory = x.rpartition(":")
+        if sep and path.endswith(".py"):
+            out.append(f"{Path(path).resolve()}:{factory}")
+        elif x in MODELS or x in ZOO:
+            out.append(x)
+        else:
+            raise ValueError(f"unknown model {x!r}; known: {', '.join([*MODELS, *ZOO])}, or FILE.py:FACTORY")
+    return out
+
+
+def short_name(spec: str) -> str:
+    """A model's name in the table: ``FILE.py:FACTORY`` as ``FILE:FACTORY``, a built-in name as it is."""
+    path, sep, factory = spec.rpartition(":")
+    return f"{Path(path).stem}:{factory}" if sep and path.endswith(".py") else spec
+
+
 def list_arg(text: str, known: Sequence[str], what: str) -> list[str]:
     got = [x for x in text.split(",") if x]
     if unknown := [x for x in got if x not in known]:
@@ -445,7 +484,12 @@ def list_arg(text: str, known: Sequence[str], what: str) -> list[str]:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.e2e", description=__doc__.splitlines()[0])
     p.add_argument("--target", default="llvm", choices=("llvm", "cuda"), help="where eqsat's kernels run")
-    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument(
+        "--models",
+        default=",".join(MODELS),
+        help="comma-separated: benchmark models (the default: all eight), zoo models (bench.zoo: models eqsat was "
+        "not tuned for) or FILE.py:FACTORY",
+    )
     p.add_argument(
         "--peers",
         help=f"comma-separated: {','.join(PEERS)} on llvm (default both), {','.join(CUDA_PEERS)} on cuda "
@@ -476,7 +520,7 @@ def main(argv: Sequence[str] | None = None, timer: Timer = cuda_event_ms) -> int
     cuda = args.target == "cuda"
     known_peers = CUDA_PEERS if cuda else ("eager", *PEERS)
     try:
-        names = list_arg(args.models, list(MODELS), "model")
+        names = model_args(args.models)
         peers = list_arg(args.peers if args.peers is not None else ",".join(known_peers), known_peers, "peer")
     except ValueError as e:
         print(e, file=sys.stderr)

@@ -166,3 +166,17 @@ def test_search_bench_json(tmp_path, capsys):
     assert r["verified"] is True and r["cost_eqsat_ilp"] <= r["cost_eqsat_greedy"] <= r["cost_before"]
     assert r["cost_backtrack_10x"] <= r["cost_before"] and r["published_tensat"] == 0.245
     assert "| squeezenet |" in capsys.readouterr().out
+
+
+def test_e2e_takes_zoo_models_and_model_files(tmp_path):
+    """Models eqsat was not tuned for are timed against the same peers: zoo names and FILE.py:FACTORY."""
+    from bench import e2e
+
+    spec = tmp_path / "mine.py"
+    spec.write_text("def make():\n    raise AssertionError('not built while parsing')\n")
+    rel = spec.relative_to(spec.anchor)
+    got = e2e.model_args(f"nasrnn,mobilenet_v2,/{rel}:make")
+    assert got == ["nasrnn", "mobilenet_v2", f"{spec}:make"]
+    assert e2e.short_name(got[2]) == "mine:make"
+    with pytest.raises(ValueError, match="unknown model 'tvm'.*FILE.py:FACTORY"):
+        e2e.model_args("tvm")
