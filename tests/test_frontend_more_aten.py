@@ -312,3 +312,73 @@ def test_an_int_tensor_times_a_float_is_promoted_and_int_arithmetic_stays_int():
     ids = torch.tensor([[3, -4, 7], [0, 1, 9]])
     g = from_torch(_IntTimesFloat(), (ids,))
     assert torch.equal(compile(g)([ids])[0], _IntTimesFloat()(ids))
+
+
+class _Repeat(nn.Module):
+    def __init__(self, reps: tuple[int, ...]) -> None:
+        super().__init__()
+        self.reps = reps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.repeat(*self.reps) * 2.0
+
+
+@pytest.mark.parametrize(
+    "shape,reps",
+    [
+        ((2, 3), (1, 2)),
+        ((2, 3), (3, 1)),
+        ((2, 3), (2, 2)),
+        ((3,), (2, 1, 2)),  # a leading count adds an axis
+        ((1, 2, 3), (1, 4, 1)),
+        ((2, 1, 3), (2, 1, 1)),
+    ],
+)
+def test_repeat_tiles_copies_one_after_another(shape, reps):
+    """TimeSformer repeats its class token once per frame; a leading count adds an axis."""
+    ops = _check(_Repeat(reps), torch.randn(*shape))
+    assert "expand" in ops
+
+
+class _EmptyPieces(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rot, rest = x[..., :4], x[..., 4:]  # every channel rotated: ``rest`` is empty (Phi-3's rotary split)
+        a, b, _ = torch.split(x, [4, 0, 0], dim=-1)
+        return torch.cat([torch.sin(rot), rest], dim=-1) + torch.cat([a, b], dim=-1)
+
+
+def test_empty_slices_and_split_pieces_vanish_in_cat():
+    assert "concat" not in _check(_EmptyPieces(), torch.randn(2, 3, 4))
+
+
+class _EmptyFolds(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + x[:, 2:].sum(1, keepdim=True)  # a sum over nothing: zeros, computed at import
+
+
+class _ReturnsEmpty(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x * 2.0, x[:, 2:]
+
+
+def test_an_empty_result_folds_or_is_refused_by_name():
+    from rewrite.ir.errors import FrontendError
+
+    _check(_EmptyFolds(), torch.randn(3, 2))
+    with pytest.raises(FrontendError, match=r"empty tensor of shape \(3, 0\)"):
+        from_torch(_ReturnsEmpty(), (torch.randn(3, 2),))
+
+
+@pytest.mark.parametrize(
+    "conv,shape",
+    [
+        (nn.Conv3d(3, 8, (2, 4, 4), (2, 4, 4)), (1, 3, 5, 16, 16)),  # tubelets: one 2-d convolution
+        (nn.Conv3d(4, 6, 3, 1, 1), (2, 4, 5, 7, 6)),
+        (nn.Conv3d(4, 8, 3, 2, (1, 0, 2), groups=2), (1, 4, 7, 9, 8)),
+        (nn.Conv3d(4, 4, (3, 1, 1), 1, (1, 0, 0), (2, 1, 1), groups=4, bias=False), (1, 4, 8, 5, 5)),
+    ],
+)
+def test_three_dimensional_convolutions_are_two_dimensional_ones_over_frames(conv, shape):
+    torch.manual_seed(0)
+    ops = _check(conv, torch.randn(shape))
+    assert "conv2d" in ops

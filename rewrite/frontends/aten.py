@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_indexing import _CMP_OF, _LOGIC_OF, AtenIndexing
-from rewrite.frontends.compose import conv_transpose2d
+from rewrite.frontends.compose import conv3d, conv_transpose2d
 from rewrite.frontends.torch_modules import _pair, _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
@@ -56,6 +56,7 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten.t.default: ("a_permute", "transpose"),
     aten.transpose.int: ("a_permute", "transpose"),
     aten.expand.default: ("a_expand", "expand"),
+    aten.repeat.default: ("a_repeat", "reshape, expand"),
     aten.clone.default: ("a_copy", "-"),
     aten.alias.default: ("a_copy", "-"),
     aten.detach.default: ("a_copy", "-"),
@@ -262,6 +263,32 @@ class AtenConverters(AtenIndexing):
             return v
         return self.b.op("expand", v, shape=tuple(out))
 
+    def a_repeat(self, x: Any, repeats: Sequence[int]) -> Value:
+        """``x.repeat(r0, r1, …)``: each repeated axis gets a size-1 axis before it, expanded to its count,
+        and the two merged (``(s,) -> (1, s) -> (r, s) -> (r*s,)``): the copies follow one another."""
+        v = self.tensor(x)
+        reps = [int(r) for r in repeats]
+        if any(r < 1 for r in reps):
+            raise _Unsupported(f"repeat by {reps}: a zero count makes an empty tensor")
+        s = self.shape(v)
+        s = (1,) * (len(reps) - len(s)) + s
+        v = self.reshape(v, s)
+        if all(r == 1 for r in reps):
+            return v
+        split: list[int] = []
+        wide: list[int] = []
+        for n, r in zip(s, reps, strict=True):
+            split += [1, n] if r > 1 else [n]
+            wide += [r, n] if r > 1 else [n]
+        y = self.b.op("expand", self.reshape(v, split), shape=tuple(wide))
+        return self.reshape(y, tuple(n * r for n, r in zip(s, reps, strict=True)))
+
+    def empty(self, shape: Sequence[int]) -> torch.Tensor:
+        """An empty result (a slice ``[k:k]``, a split's size-0 piece) as an empty constant: ``cat`` drops
+        it (Phi-3's rotary ``q[..., rot:]`` with every channel rotated) and any op computing with it refuses."""
+        val = self.meta_val()
+        return torch.empty(tuple(shape), dtype=val.dtype if isinstance(val, torch.Tensor) else torch.float32)
+
     def a_copy(self, x: Any, *rest: Any, **kw: Any) -> Value:
         v = self.tensor(x)
         dtype = kw.get("dtype")
@@ -285,7 +312,7 @@ class AtenConverters(AtenIndexing):
             return xs[0]
         return self.b.concat(*xs, axis=self.axis(dim, len(self.shape(xs[0]))))
 
-    def a_split(self, x: Any, sizes: Any, dim: int = 0) -> tuple[Value, ...]:
+    def a_split(self, x: Any, sizes: Any, dim: int = 0) -> tuple[Any, ...]:
         v = self.tensor(x)
         s = self.shape(v)
         ax = self.axis(dim, len(s))
@@ -293,19 +320,25 @@ class AtenConverters(AtenIndexing):
             parts = [min(sizes, s[ax] - i) for i in range(0, s[ax], sizes)]
         else:
             parts = list(sizes)
-        if any(p <= 0 for p in parts):
-            raise _Unsupported(f"split into pieces of sizes {parts}: empty pieces are not supported")
-        if len(parts) == 1:
-            return (v,)
-        return tuple(self.b.split(v, ax, parts))
+        if any(p < 0 for p in parts):
+            raise _Unsupported(f"split into pieces of sizes {parts}")
+        kept = [p for p in parts if p > 0]
+        if len(kept) == 1:
+            pieces: list[Any] = [v]
+        else:
+            pieces = list(self.b.split(v, ax, kept))
+        out: list[Any] = []
+        for p in parts:
+            out.append(pieces.pop(0) if p > 0 else self.empty(s[:ax] + (0,) + s[ax + 1 :]))
+        return tuple(out)
 
-    def a_slice(self, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Value:
+    def a_slice(self, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Value | torch.Tensor:
         v = self.tensor(x)
         s = self.shape(v)
         ax = self.axis(dim, len(s))
         lo, hi, st = slice(start, end, step).indices(s[ax])
-        if hi <= lo:
-            raise _Unsupported(f"empty slice [{lo}:{hi}] of a dimension of size {s[ax]}")
+        if len(range(lo, hi, st)) == 0:
+            return self.empty(s[:ax] + (0,) + s[ax + 1 :])
         if (lo, hi, st) == (0, s[ax], 1):
             return v
         if st != 1:  # every st-th position from lo: an index_select (the registry's slice is contiguous)
@@ -431,12 +464,34 @@ class AtenConverters(AtenIndexing):
             x, w = self.reshape(v, (1,) * (3 - len(xs)) + xs[:-1] + (1, xs[-1])), self.unsqueeze_h(w)
             stride, dilation = (1, _one(stride, "stride")), (1, _one(dilation, "dilation"))
             padding, output_padding = (0, _one(padding, "padding")), (0, _one(output_padding, "output_padding"))
+        elif rank == 5 and not transposed:
+            return self.conv3d(x, w, b, stride, padding, dilation, groups)
         elif rank != 4:
-            raise _Unsupported(f"only 1-d and 2-d convolutions are expressible (weight of rank {rank})")
+            raise _Unsupported(f"only 1-d, 2-d and 3-d convolutions are expressible (weight of rank {rank})")
         if transposed:
             return self.conv_transpose2d(x, w, b, stride, padding, dilation, output_padding, groups)
         bv = None if b is None else self.tensor(b, "bias")
         return self.conv2d(self.tensor(x), self.tensor(w, "weight"), bv, stride, padding, dilation, groups)
+
+    def conv3d(self, x: Any, w: Any, b: Any, stride: Any, padding: Any, dilation: Any, groups: int) -> Value:
+        """A 3-d convolution as 2-d ones over frames (``frontends.compose.conv3d``); constant weights only."""
+        if not isinstance(w, torch.Tensor):
+            raise _Unsupported("3-d convolution with a computed weight (only constant weights)")
+        v = self.tensor(x)
+        if len(self.shape(v)) != 5:
+            raise _Unsupported(f"3-d convolution of an input of shape {self.shape(v)} (only batched NCDHW)")
+
+        def triple(a: Any, what: str) -> tuple[int, int, int]:
+            t = tuple(int(i) for i in a) if isinstance(a, (list, tuple)) else (int(a),) * 3
+            if len(t) == 1:
+                t = t * 3
+            if len(t) != 3:
+                raise _Unsupported(f"{what} {a!r} of a 3-d convolution")
+            return (t[0], t[1], t[2])
+
+        st, pd, dl = triple(stride, "stride"), triple(padding, "padding"), triple(dilation, "dilation")
+        bv = None if b is None else self.tensor(b, "bias")
+        return conv3d(self.emit(), v, w, bv, st, pd + pd, dl, groups)
 
     def unsqueeze_h(self, w: Any) -> Any:
         """A 1-d convolution's weight (O, C, K) as a 2-d one's (O, C, 1, K): a tensor stays a tensor."""

@@ -198,6 +198,8 @@ class _ExportImporter(AtenConverters):
     def constant(self, t: torch.Tensor) -> Value:
         """A constant tensor read by a run-time op: one weight per tensor."""
         key = ("param", id(t))
+        if t.numel() == 0:
+            raise _Unsupported(f"computes with an empty tensor of shape {tuple(t.shape)}; eqsat has no empty tensors")
         if key not in self.cache:
             name = self.param_names.get(id(t), f"const.{self.node_name()}")
             if t.dtype not in (torch.float32, torch.int64, torch.bool):  # promoted to float32: only if exact
