@@ -395,6 +395,23 @@ def test_conv_transpose_matches_onnxruntime(attrs, xshape, wshape):
 
 
 @pytest.mark.parametrize(
+    "attrs,xshape,wshape",
+    [
+        ({"strides": [2, 4, 4]}, [1, 3, 4, 8, 8], [6, 3, 2, 4, 4]),  # a video patch embedding (tubelets)
+        ({"pads": [1, 1, 1, 1, 1, 1]}, [2, 4, 5, 6, 5], [3, 4, 3, 3, 3]),
+        ({"strides": [2, 1, 2], "pads": [0, 1, 2, 1, 1, 0], "group": 2}, [1, 4, 7, 6, 7], [4, 2, 3, 3, 2]),
+        ({"dilations": [2, 1, 1]}, [1, 2, 7, 4, 4], [2, 2, 3, 1, 3]),
+        ({"strides": [1, 2, 2], "auto_pad": "SAME_LOWER"}, [1, 2, 5, 5, 6], [2, 2, 2, 3, 2]),
+    ],
+)
+def test_conv3d_matches_onnxruntime(attrs, xshape, wshape):
+    node = oh.make_node("Conv", ["x", "w", "b"], ["y"], **attrs)
+    inits = [("w", _convt_weight(*wshape)), ("b", np.linspace(-1, 1, wshape[0], dtype=np.float32))]
+    graph = _check_node(node, [("x", F, xshape)], inits)
+    assert "conv2d" in graph.summary()
+
+
+@pytest.mark.parametrize(
     "eq,shapes",
     [
         ("bhid,bhjd->bhij", [[2, 3, 4, 5], [2, 3, 6, 5]]),  # attention scores

@@ -83,6 +83,66 @@ def conv_transpose2d(
     return y
 
 
+def conv3d(
+    e: Emit,
+    x: Value,
+    w: torch.Tensor,
+    bias: Value | None,
+    stride: tuple[int, int, int],
+    pads: tuple[int, int, int, int, int, int],
+    dilation: tuple[int, int, int],
+    groups: int,
+) -> Value:
+    """A 3-d convolution (NCDHW, weight [O, C / groups, kd, kh, kw]) as 2-d ones over frames.
+
+    ``pads`` = (front, top, left, back, bottom, right): depth padding and uneven height/width padding are
+    zeros added first (a pad), even height/width padding the 2-d convolutions' own.  Output frame t sums,
+    over the kernel's depth taps i, the 2-d convolution of input frame t * sd + i * dd with weight slice
+    ``w[:, :, i]``: each tap's frames (a slice, or an index_select when strided) are folded into the batch
+    and convolved once.  A kernel as deep as its stride (a video patch embedding: VideoMAE's tubelets) is
+    instead one 2-d convolution over frames stacked as channels (reshape, transpose): no frame is read twice.
+    """
+    o, cg, kd, kh, kw = w.shape
+    (sd, sh, sw), (dd, dh, dw) = stride, dilation
+    front, top, left, back, bottom, right = pads
+    ph, pw = (top, left) if (top, left) == (bottom, right) else (0, 0)
+    grow = (0, 0, 0, 0, front, back, top - ph, bottom - ph, left - pw, right - pw)
+    if any(grow):
+        x = e.op("pad", [x], pads=grow, value=0.0)
+    n, c, d, h, wd = e.shape(x)
+    dout = (d - dd * (kd - 1) - 1) // sd + 1
+    attrs = {"stride": (sh, sw), "padding": (ph, pw), "dilation": (dh, dw), "groups": groups}
+    if kd == sd and dd == 1 and groups == 1:
+        if dout * kd != d:
+            x = e.op("slice", [x], axis=2, start=0, end=dout * kd)
+        u = e.reshape(x, (n, c, dout, kd, h, wd))
+        u = e.op("transpose", [u], perm=(0, 2, 1, 3, 4, 5))
+        u = e.reshape(u, (n * dout, c * kd, h, wd))
+        y = e.op("conv2d", [u, e.weight(w.reshape(o, cg * kd, kh, kw).contiguous())], **attrs)
+    else:
+        frames = e.op("transpose", [x], perm=(0, 2, 1, 3, 4))  # N, D, C, H, W
+        parts = []
+        for i in range(kd):
+            lo = i * dd
+            if (lo, sd, dout) == (0, 1, d):
+                taps = frames
+            elif sd == 1:
+                taps = e.op("slice", [frames], axis=1, start=lo, end=lo + dout)
+            else:
+                idx = e.weight(torch.arange(lo, lo + sd * (dout - 1) + 1, sd))
+                taps = e.op("index_select", [frames, idx], axis=1)
+            taps = e.reshape(taps, (n * dout, c, h, wd))
+            parts.append(e.op("conv2d", [taps, e.weight(w[:, :, i].contiguous())], **attrs))
+        y = parts[0]
+        for p in parts[1:]:
+            y = e.op("add", [y, p])
+    if bias is not None:
+        y = e.op("add", [y, e.reshape(bias, (1, o, 1, 1))])
+    _, _, ho, wo = e.shape(y)
+    y = e.reshape(y, (n, dout, o, ho, wo))
+    return e.op("transpose", [y], perm=(0, 2, 1, 3, 4))
+
+
 def cumsum(e: Emit, v: Value, axis: int, reverse: bool = False, exclusive: bool = False) -> Value:
     """A running sum along ``axis`` (float32 or int64) as ceil(log2 n) shifted adds (Hillis-Steele): step s
     adds the sum so far shifted s places (a slice, zero-filled on the side the sum comes from: a pad for
@@ -125,4 +185,4 @@ def arg_extreme(e: Emit, v: Value, axis: int, keepdim: bool, lowest: bool, last:
     return ext, e.op("cast", [pick], dtype="int64")
 
 
-__all__: list[Any] = ["Emit", "arg_extreme", "conv_transpose2d", "cumsum"]
+__all__: list[Any] = ["Emit", "arg_extreme", "conv3d", "conv_transpose2d", "cumsum"]

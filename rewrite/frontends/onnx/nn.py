@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import torch
 
-from rewrite.frontends.compose import conv_transpose2d
+from rewrite.frontends.compose import conv3d, conv_transpose2d
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, one_output, only_attrs, opt_input
 from rewrite.ir.graph import Value
 
@@ -74,27 +74,28 @@ def _gemm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 
 def _spatial_pads(
     c: Ctx, a: dict[str, Any], in_hw: Sequence[int], kernel: Sequence[int], strides: Sequence[int], dil: Sequence[int]
-) -> tuple[int, int, int, int]:
-    """(top, left, bottom, right) from ``pads`` or ``auto_pad``."""
+) -> tuple[int, ...]:
+    """The begins then the ends of ``pads`` or ``auto_pad``, one per spatial axis: (top, left, bottom, right) in 2-d."""
+    k = len(in_hw)
     auto = a.get("auto_pad", b"NOTSET")
     auto = auto.decode() if isinstance(auto, bytes) else auto
     if auto in ("NOTSET", ""):
-        pads = list(a.get("pads", [0, 0, 0, 0]))
-        if len(pads) != 4:
-            raise Refuse(f"pads {pads} must have 4 entries for 2-d")
-        return pads[0], pads[1], pads[2], pads[3]
+        pads = [int(p) for p in a.get("pads", [0] * (2 * k))]
+        if len(pads) != 2 * k:
+            raise Refuse(f"pads {pads} must have {2 * k} entries for {k}-d")
+        return tuple(pads)
     if auto == "VALID":
-        return 0, 0, 0, 0
+        return (0,) * (2 * k)
     if auto in ("SAME_UPPER", "SAME_LOWER"):
         begin, end = [], []
-        for i in range(2):
+        for i in range(k):
             total = max(
                 (math.ceil(in_hw[i] / strides[i]) - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in_hw[i], 0
             )
             small, big = total // 2, total - total // 2
             begin.append(small if auto == "SAME_UPPER" else big)
             end.append(big if auto == "SAME_UPPER" else small)
-        return begin[0], begin[1], end[0], end[1]
+        return (*begin, *end)
     raise Refuse(f"auto_pad '{auto}' is not supported")
 
 
@@ -119,7 +120,32 @@ def _conv(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         out = _conv2d(c, n, a, x, w)
         os_ = c.shape(out)
         return [c.reshape(out, (os_[0], os_[1], os_[3]))]
+    if len(xs) == 5 and len(ws) == 5:
+        return [_conv3d(c, n, a, x)]
     return [_conv2d(c, n, a, x, w)]
+
+
+def _conv3d(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], x: Tensor) -> Value:
+    """A 3-d convolution as 2-d ones over frames (``frontends.compose.conv3d``); the weight must be a constant."""
+    w = c.const(n.input[1], "weight")
+    if w.dtype != np.float32:
+        raise Refuse(f"weight of dtype {w.dtype}; it must be float32")
+    if "kernel_shape" in a and tuple(a["kernel_shape"]) != w.shape[2:]:
+        raise Refuse(f"kernel_shape {list(a['kernel_shape'])} does not match the weight {list(w.shape)}")
+    strides = tuple(int(v) for v in a.get("strides", (1, 1, 1)))
+    dil = tuple(int(v) for v in a.get("dilations", (1, 1, 1)))
+    pads = _spatial_pads(c, a, c.shape(x)[2:], w.shape[2:], strides, dil)
+    if min(pads) < 0:
+        raise Refuse(f"negative pads {list(pads)} are not supported")
+    bias = opt_input(n, 2)
+    bv = None
+    if bias:
+        bv = c.value(c.env[bias])
+        if c.shape(bv) != (w.shape[0],):
+            raise Refuse(f"bias must be [{w.shape[0]}], got {c.shape(bv)}")
+    st3, dl3 = (strides[0], strides[1], strides[2]), (dil[0], dil[1], dil[2])
+    p6 = (pads[0], pads[1], pads[2], pads[3], pads[4], pads[5])
+    return conv3d(c.emit(), c.value(x), torch.from_numpy(w.copy()), bv, st3, p6, dl3, int(a.get("group", 1)))
 
 
 @handles("ConvTranspose")
