@@ -56,6 +56,7 @@ from lower.ir import (
     walk_stmt,
 )
 from lower.ops_to_loops import GemmInfo
+from lower.ops_to_loops.contraction import DIRECT_CONV_MAX_UNROLL
 from lower.schedule.checks import need_loop
 from lower.schedule.gpu_recipes import gpu_recipe
 from lower.schedule.loop_steps import Fuse
@@ -70,7 +71,6 @@ from rewrite.ir.target import Target
 PAR_MIN_ELEMS = 1 << 15
 PAR_MIN_FLOPS = 1 << 21
 GEMM_MIN_FLOPS = 1 << 16
-DIRECT_CONV_MAX_UNROLL = 256  # taps (rows x window) unrolled in a direct convolution's vectorized row loop
 B_BLOCK_BYTES = 1 << 20  # packed B of one (KC, NC) block on one thread: half this CPU's 2 MiB L2
 # The output block (all rows x NC) on one thread when the reduction is one k block: its init, product and
 # epilogue each pass over it, so it stays in L2 beside B.  A 3-channel 3x3 stride-2 convolution (27-long
