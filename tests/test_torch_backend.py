@@ -126,3 +126,27 @@ def test_zoo_models_match_eager(name):
             assert g.dtype == r.dtype and g.shape == r.shape
             assert torch.allclose(g, r, rtol=1e-4, atol=1e-4 * max(1.0, r.abs().max().item())), name
     assert not fell_back, fell_back
+
+
+@pytest.mark.parametrize(
+    "m,shape",
+    [
+        (nn.ConvTranspose2d(4, 3, 2, 2), (1, 4, 5, 5)),  # kernel = stride: a 1x1 conv, then depth-to-space
+        (nn.ConvTranspose2d(4, 6, 3, 2, 1, output_padding=1, groups=2), (1, 4, 5, 5)),  # flipped, regrouped
+        (nn.ConvTranspose1d(4, 3, 4, 2, 1), (2, 4, 9)),
+        (nn.Conv3d(3, 4, 3, 1, 1), (1, 3, 4, 6, 6)),  # a sum of 2-d convolutions over frames
+        (nn.Conv3d(3, 4, 2, 2), (1, 3, 4, 6, 6)),  # tubelets: one 2-d convolution
+    ],
+)
+def test_parameters_as_inputs_reach_transposed_and_3d_convolutions(m, shape):
+    """Under torch.compile a weight arrives as an input, not a constant: the transposed and 3-d convolutions
+    rearrange it with ops (they ran eagerly before), and a changed parameter is seen on the next call."""
+    torch.manual_seed(0)
+    m = nn.Sequential(m, nn.ReLU()).eval()
+    x = torch.randn(shape)
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("error", EqsatFallbackWarning)
+        assert torch.allclose(fast(x), m(x), atol=1e-5)
+        m[0].weight.mul_(-0.5)
+        assert torch.allclose(fast(x), m(x), atol=1e-5)

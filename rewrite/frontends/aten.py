@@ -474,9 +474,7 @@ class AtenConverters(AtenIndexing):
         return self.conv2d(self.tensor(x), self.tensor(w, "weight"), bv, stride, padding, dilation, groups)
 
     def conv3d(self, x: Any, w: Any, b: Any, stride: Any, padding: Any, dilation: Any, groups: int) -> Value:
-        """A 3-d convolution as 2-d ones over frames (``frontends.compose.conv3d``); constant weights only."""
-        if not isinstance(w, torch.Tensor):
-            raise _Unsupported("3-d convolution with a computed weight (only constant weights)")
+        """A 3-d convolution as 2-d ones over frames (``frontends.compose.conv3d``)."""
         v = self.tensor(x)
         if len(self.shape(v)) != 5:
             raise _Unsupported(f"3-d convolution of an input of shape {self.shape(v)} (only batched NCDHW)")
@@ -491,7 +489,8 @@ class AtenConverters(AtenIndexing):
 
         st, pd, dl = triple(stride, "stride"), triple(padding, "padding"), triple(dilation, "dilation")
         bv = None if b is None else self.tensor(b, "bias")
-        return conv3d(self.emit(), v, w, bv, st, pd + pd, dl, groups)
+        wt = w if isinstance(w, torch.Tensor) else self.tensor(w, "weight")  # a parameter under torch.compile
+        return conv3d(self.emit(), v, wt, bv, st, pd + pd, dl, groups)
 
     def unsqueeze_h(self, w: Any) -> Any:
         """A 1-d convolution's weight (O, C, K) as a 2-d one's (O, C, 1, K): a tensor stays a tensor."""
@@ -504,11 +503,13 @@ class AtenConverters(AtenIndexing):
     def conv_transpose2d(
         self, x: Any, w: Any, b: Any, stride: Any, padding: Any, dilation: Any, out_pad: Any, groups: int
     ) -> Value:
-        """A transposed convolution as registry ops (``frontends.compose.conv_transpose2d``)."""
+        """A transposed convolution as registry ops (``frontends.compose.conv_transpose2d``); a computed weight
+        (a parameter under torch.compile) is rearranged by ops."""
         if not isinstance(w, torch.Tensor):
-            raise _Unsupported("transposed convolution with a computed weight (only constant weights)")
-        if w.dim() != 4:
-            raise _Unsupported(f"only 2-d transposed convolution is expressible (weight shape {tuple(w.shape)})")
+            w = self.tensor(w, "weight")
+        ws = tuple(w.shape) if isinstance(w, torch.Tensor) else self.shape(w)
+        if len(ws) != 4:
+            raise _Unsupported(f"only 2-d transposed convolution is expressible (weight shape {ws})")
         v = self.batched4(self.tensor(x), "transposed convolution")
         (sh, sw), (ph, pw), (dh, dw), (oh, ow) = (
             _pair(a, k)

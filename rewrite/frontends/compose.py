@@ -29,10 +29,47 @@ class Emit:
         return v if self.shape(v) == tuple(shape) else self.op("reshape", [v], shape=tuple(shape))
 
 
+Weight = Value | torch.Tensor  # a convolution's weight: a constant (rearranged now) or a run-time value (by ops)
+
+
+def _wshape(e: Emit, w: Weight) -> tuple[int, ...]:
+    return tuple(w.shape) if isinstance(w, torch.Tensor) else e.shape(w)
+
+
+def _wvalue(e: Emit, w: Weight) -> Value:
+    return e.weight(w.contiguous()) if isinstance(w, torch.Tensor) else w
+
+
+def _wreshape(e: Emit, w: Weight, shape: Sequence[int]) -> Weight:
+    return w.reshape(tuple(shape)) if isinstance(w, torch.Tensor) else e.reshape(w, shape)
+
+
+def _wtranspose(e: Emit, w: Weight, perm: Sequence[int]) -> Weight:
+    return w.permute(*perm) if isinstance(w, torch.Tensor) else e.op("transpose", [w], perm=tuple(perm))
+
+
+def _wflip(e: Emit, w: Weight, axes: Sequence[int]) -> Weight:
+    """``w`` reversed along ``axes`` (a run-time weight: an index_select by a reversed iota per axis)."""
+    if isinstance(w, torch.Tensor):
+        return w.flip(*axes)
+    for ax in axes:
+        if (n := e.shape(w)[ax]) > 1:
+            w = e.op("index_select", [w, e.weight(torch.arange(n - 1, -1, -1))], axis=ax)
+    return w
+
+
+def _wtap(e: Emit, w: Weight, axis: int, i: int) -> Weight:
+    """``w`` at position ``i`` of ``axis``, that axis dropped."""
+    if isinstance(w, torch.Tensor):
+        return w.select(axis, i)
+    s = e.shape(w)
+    return e.reshape(e.op("slice", [w], axis=axis, start=i, end=i + 1), s[:axis] + s[axis + 1 :])
+
+
 def conv_transpose2d(
     e: Emit,
     x: Value,
-    w: torch.Tensor,
+    w: Weight,
     bias: Value | None,
     stride: tuple[int, int],
     pads: tuple[int, int, int, int],
@@ -40,7 +77,8 @@ def conv_transpose2d(
     out_pad: tuple[int, int],
     groups: int,
 ) -> Value:
-    """A 2-d transposed convolution (NCHW, weight [C_in, C_out / groups, kh, kw]) as registry ops.
+    """A 2-d transposed convolution (NCHW, weight [C_in, C_out / groups, kh, kw]: a constant, or a run-time
+    value rearranged by ops) as registry ops.
 
     ``pads`` = (top, left, bottom, right), cropped from the full output; ``out_pad`` is added at the end.
     Kernel = stride with no padding (U-Net's 2x2/2 up-convolution): a 1x1 convolution to
@@ -52,18 +90,18 @@ def conv_transpose2d(
     n, c, h, wd = e.shape(x)
     (sh, sw), (dh, dw), (oh, ow) = stride, dilation, out_pad
     top, left, bottom, right = pads
-    cin, cog, kh, kw = w.shape
+    cin, cog, kh, kw = _wshape(e, w)
     cout = cog * groups
     if (kh, kw) == (sh, sw) and pads == (0, 0, 0, 0) and (oh, ow) == (0, 0) and groups == 1:
         # out[n, o, i*s+a, j*s+b] = sum_c x[n, c, i, j] * w[c, o, a, b]
-        w1 = w.permute(1, 2, 3, 0).reshape(cout * sh * sw, cin, 1, 1).contiguous()
-        y = e.op("conv2d", [x, e.weight(w1)], stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)
+        w1 = _wreshape(e, _wtranspose(e, w, (1, 2, 3, 0)), (cout * sh * sw, cin, 1, 1))
+        y = e.op("conv2d", [x, _wvalue(e, w1)], stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)
         y = e.reshape(y, (n, cout, sh, sw, h, wd))
         y = e.op("transpose", [y], perm=(0, 1, 4, 2, 5, 3))
         y = e.reshape(y, (n, cout, h * sh, wd * sw))
     else:
-        wt = w.reshape(groups, cin // groups, cog, kh, kw).transpose(1, 2).reshape(cout, cin // groups, kh, kw)
-        wt = wt.flip(-2, -1).contiguous()
+        wt = _wtranspose(e, _wreshape(e, w, (groups, cin // groups, cog, kh, kw)), (0, 2, 1, 3, 4))
+        wt = _wflip(e, _wreshape(e, wt, (cout, cin // groups, kh, kw)), (2, 3))
         u = x
         if (sh, sw) != (1, 1):  # zeros between pixels: s - 1 after each (the trailing ones cropped below)
             u = e.reshape(u, (n, c, h, 1, wd, 1))
@@ -77,7 +115,7 @@ def conv_transpose2d(
         grow = (0, 0, 0, 0, max(0, lo_h), max(0, hi_h), max(0, lo_w), max(0, hi_w))
         if any(grow):
             u = e.op("pad", [u], pads=grow, value=0.0)
-        y = e.op("conv2d", [u, e.weight(wt)], stride=(1, 1), padding=(0, 0), dilation=(dh, dw), groups=groups)
+        y = e.op("conv2d", [u, _wvalue(e, wt)], stride=(1, 1), padding=(0, 0), dilation=(dh, dw), groups=groups)
     if bias is not None:
         y = e.op("add", [y, e.reshape(bias, (1, cout, 1, 1))])
     return y
@@ -86,14 +124,15 @@ def conv_transpose2d(
 def conv3d(
     e: Emit,
     x: Value,
-    w: torch.Tensor,
+    w: Weight,
     bias: Value | None,
     stride: tuple[int, int, int],
     pads: tuple[int, int, int, int, int, int],
     dilation: tuple[int, int, int],
     groups: int,
 ) -> Value:
-    """A 3-d convolution (NCDHW, weight [O, C / groups, kd, kh, kw]) as 2-d ones over frames.
+    """A 3-d convolution (NCDHW, weight [O, C / groups, kd, kh, kw]: a constant, or a run-time value sliced by
+    ops) as 2-d ones over frames.
 
     ``pads`` = (front, top, left, back, bottom, right): depth padding and uneven height/width padding are
     zeros added first (a pad), even height/width padding the 2-d convolutions' own.  Output frame t sums,
@@ -102,7 +141,7 @@ def conv3d(
     and convolved once.  A kernel as deep as its stride (a video patch embedding: VideoMAE's tubelets) is
     instead one 2-d convolution over frames stacked as channels (reshape, transpose): no frame is read twice.
     """
-    o, cg, kd, kh, kw = w.shape
+    o, cg, kd, kh, kw = _wshape(e, w)
     (sd, sh, sw), (dd, dh, dw) = stride, dilation
     front, top, left, back, bottom, right = pads
     ph, pw = (top, left) if (top, left) == (bottom, right) else (0, 0)
@@ -118,7 +157,7 @@ def conv3d(
         u = e.reshape(x, (n, c, dout, kd, h, wd))
         u = e.op("transpose", [u], perm=(0, 2, 1, 3, 4, 5))
         u = e.reshape(u, (n * dout, c * kd, h, wd))
-        y = e.op("conv2d", [u, e.weight(w.reshape(o, cg * kd, kh, kw).contiguous())], **attrs)
+        y = e.op("conv2d", [u, _wvalue(e, _wreshape(e, w, (o, cg * kd, kh, kw)))], **attrs)
     else:
         frames = e.op("transpose", [x], perm=(0, 2, 1, 3, 4))  # N, D, C, H, W
         parts = []
@@ -132,7 +171,7 @@ def conv3d(
                 idx = e.weight(torch.arange(lo, lo + sd * (dout - 1) + 1, sd))
                 taps = e.op("index_select", [frames, idx], axis=1)
             taps = e.reshape(taps, (n * dout, c, h, wd))
-            parts.append(e.op("conv2d", [taps, e.weight(w[:, :, i].contiguous())], **attrs))
+            parts.append(e.op("conv2d", [taps, _wvalue(e, _wtap(e, w, 2, i))], **attrs))
         y = parts[0]
         for p in parts[1:]:
             y = e.op("add", [y, p])
@@ -185,4 +224,4 @@ def arg_extreme(e: Emit, v: Value, axis: int, keepdim: bool, lowest: bool, last:
     return ext, e.op("cast", [pick], dtype="int64")
 
 
-__all__: list[Any] = ["Emit", "arg_extreme", "conv3d", "conv_transpose2d", "cumsum"]
+__all__: list[Any] = ["Emit", "Weight", "arg_extreme", "conv3d", "conv_transpose2d", "cumsum"]
