@@ -107,7 +107,7 @@ def test_optimize_run_cuda_prices_with_compiled_costs_on_the_cuda_target(monkeyp
     [
         (e2e.main, ["--target", "cuda"], "bench e2e --target cuda needs"),
         (e2e.main, ["--target", "cuda", "--peers", "ort"], "unknown peer(s) ['ort']"),
-        (e2e.main, ["--target", "cuda", "--models", "nope"], "unknown model(s) ['nope']"),
+        (e2e.main, ["--target", "cuda", "--models", "nope"], "unknown model 'nope'"),
         (e2e.main, ["--target", "cuda", "--repeats", "0"], "--repeats wants a positive integer"),
         (kernels.main, ["--target", "cuda"], "bench kernels --target cuda needs"),
         (bench_cuda.main, [], "make gpu-check) needs"),
@@ -158,7 +158,7 @@ def on_cpu(monkeypatch):
         monkeypatch.setattr(mod, "parse_target", lambda t="llvm", threads=None: FAKE_GPU)
         monkeypatch.setattr(mod, "compile", lambda g, target="llvm", threads=None: compile_llvm(g, "llvm", threads=1))
     monkeypatch.setattr(bench_cuda, "parse_target", lambda t="llvm", threads=None: FAKE_GPU)
-    monkeypatch.setattr(e2e, "load", lambda name: _tiny())
+    monkeypatch.setattr(e2e, "load_model", lambda name: _tiny())
     monkeypatch.setattr(e2e, "MODELS", {"tiny": "tests"})
     monkeypatch.setattr(bench_cuda, "MODELS", {"tiny": "tests"})
     monkeypatch.setattr(bench_cuda, "cuda_missing", lambda what: None)
