@@ -382,3 +382,31 @@ def test_three_dimensional_convolutions_are_two_dimensional_ones_over_frames(con
     torch.manual_seed(0)
     ops = _check(conv, torch.randn(shape))
     assert "conv2d" in ops
+
+
+class _HashBuckets(nn.Module):
+    """CANINE's hash embedding: (ids + 1) * prime % buckets, and other integer division of run-time ids."""
+
+    def forward(self, ids: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        h = ((ids + 1) * 31337) % 16
+        q = torch.div(ids - 5, 3, rounding_mode="floor") + torch.div(ids - 5, 3, rounding_mode="trunc")
+        q = q + torch.fmod(ids - 4, -3) + torch.remainder(ids - 9, ids + 1)
+        return (h + q).float() + torch.remainder(x, 0.75) + torch.fmod(x, -0.5)
+
+
+def test_integer_division_and_remainders_of_run_time_values():
+    ids = torch.arange(0, 24).reshape(2, 12)
+    ops = _check(_HashBuckets(), ids, torch.randn(2, 12) * 4)
+    assert {"mod", "idiv"} <= ops
+
+
+class _FloatFloorDiv(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.div(x, 3.0, rounding_mode="floor")
+
+
+def test_floor_division_of_floats_is_refused_by_name():
+    from rewrite.ir.errors import FrontendError
+
+    with pytest.raises(FrontendError, match="floor division of float32 values"):
+        from_torch(_FloatFloorDiv(), (torch.randn(4),))

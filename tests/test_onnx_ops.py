@@ -234,6 +234,21 @@ CASES = {
     ),
     "less_where": (oh.make_node("Where", ["m", "x", "z"], ["y"]), [("m", B, [4, 4]), *X, ("z", F, [4])], [], None),
     "add_mul_int": (oh.make_node("Mul", ["s", "i"], ["y"]), [("i", INT, [3, 4]), ("j", INT, [4])], [], None),
+    # run-time integer division and remainders (CANINE's hash buckets), divisors of both signs, never zero
+    "mod_int_floor": (
+        oh.make_node("Mod", ["i", "d"], ["y"]),
+        [("i", INT, [3, 4])],
+        [("d", np.int64([3, -2, 5, -7]))],
+        None,
+    ),
+    "mod_int_trunc": (
+        oh.make_node("Mod", ["i", "d"], ["y"], fmod=1),
+        [("i", INT, [3, 4])],
+        [("d", np.int64([3, -2, 5, -7]))],
+        None,
+    ),
+    "div_int": (oh.make_node("Div", ["i", "d"], ["y"]), [("i", INT, [3, 4])], [("d", np.int64([3, -2, 5, -7]))], None),
+    "mod_float": (oh.make_node("Mod", ["x", "m"], ["y"], fmod=1), X, [("m", np.float32([0.5, -0.7, 1.5, 3.0]))], None),
     "cumsum_int": (
         oh.make_node("CumSum", ["i", "ax"], ["y"]),
         [("i", INT, [3, 9])],
@@ -491,7 +506,7 @@ def test_constant_arithmetic_of_exports_folds_at_import():
         (oh.make_node("Resize", ["x", "", "sc"], ["y"], mode="cubic"), X, [("sc", np.ones(4, np.float32))], "cubic"),
         (oh.make_node("Pow", ["x", "x"], ["y"]), X, [], "constant scalar"),
         (oh.make_node("Cast", ["x"], ["y"], to=TensorProto.DOUBLE), X, [], "cast to double"),
-        (oh.make_node("Div", ["i", "i"], ["y"]), [("i", INT, [3])], [], "int64"),
+        (oh.make_node("TopK", ["x", "k"], ["y", "ix"]), X, [("k", np.int64([2]))], "not in eqsat's op set"),
         (oh.make_node("Reshape", ["x", "s"], ["y"]), [*X, ("s", INT, [2])], [], "must be a constant"),
     ],
 )
@@ -541,6 +556,34 @@ def test_newer_ops_export_to_onnxruntime_and_import_back():
     assert cmp.close, cmp.why
     cmp = compare_all(ref, from_onnx(model).run(x))
     assert cmp.close, cmp.why
+
+
+@pytest.mark.parametrize(
+    "op,mode,dtype",
+    [
+        ("mod", "floor", "int64"),
+        ("mod", "trunc", "int64"),
+        ("idiv", "floor", "int64"),
+        ("idiv", "trunc", "int64"),
+        ("mod", "floor", "float32"),
+        ("mod", "trunc", "float32"),
+    ],
+)
+def test_integer_division_and_remainder_export_to_onnxruntime_and_back(op, mode, dtype):
+    """opset 20 has int64 Div (truncating) and Mod; floor division and a float floor remainder are spelled from
+    them, fixed where the truncated remainder's sign differs from the divisor's."""
+    if dtype == "int64":
+        x = torch.tensor([7, -7, 7, -7, 0, 9, -9, 2**62 + 1])
+        y = torch.tensor([2, 2, -2, -2, 3, 4, 7, 3])
+    else:
+        x = torch.tensor([5.5, -5.5, 5.5, -5.5, 0.0, 1e30, 7.25, -3.0])
+        y = torch.tensor([2.0, 2.0, -2.0, -2.0, 3.0, 7.0, 0.5, 1.5])
+    b = GraphBuilder("divmod")
+    g = b.build([b.op(op, b.input("x", (8,), dtype=dtype), b.input("y", (8,), dtype=dtype), mode=mode)])
+    ref = g.run([x, y])[0]
+    model = to_onnx(g)
+    assert torch.equal(_ort(model, {"x": x.numpy(), "y": y.numpy()})[0], ref)
+    assert torch.equal(from_onnx(model).run([x, y])[0], ref)
 
 
 def test_an_op_with_no_onnx_spelling_is_refused_naming_the_node():

@@ -37,6 +37,8 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "round": ("rintf", ()),  # half to even under the default rounding mode
     "sigmoid": ("eqsat_sigmoid", ("sigmoid",)),
     "gelu_tanh": ("eqsat_gelu_tanh", ("gelu_tanh",)),
+    "fmod": ("fmodf", ()),
+    **{fn: (f"eqsat_{fn}", ("intdiv",)) for fn in ("floordiv", "floormod", "truncdiv", "truncmod")},
 }
 
 HELPERS: dict[str, str] = {
@@ -49,6 +51,24 @@ HELPERS: dict[str, str] = {
         "  long long q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
         "__device__ __forceinline__ long long eqsat_floormod(long long a, long long b) {\n"
         "  long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}"
+    ),
+    # lower.ir.INT_FUNCS: no trap on a zero divisor (quotient 0, remainder a) or INT64_MIN / -1 (wraps)
+    "intdiv": "\n".join(
+        f"__device__ __forceinline__ long long eqsat_{fn}(long long a, long long b) {{\n"
+        "  if (b == 0) return " + ("a" if rem else "0") + ";\n"
+        "  if (b == -1) return " + ("0" if rem else "(long long)(0ull - (unsigned long long)a)") + ";\n"
+        f"  long long v = a {'%' if rem else '/'} b;\n"
+        + (
+            f"  return (a % b != 0 && ((a % b < 0) != (b < 0))) ? {'v + b' if rem else 'v - 1'} : v;\n}}"
+            if floor
+            else "  return v;\n}"
+        )
+        for fn, floor, rem in (
+            ("floordiv", True, False),
+            ("floormod", True, True),
+            ("truncdiv", False, False),
+            ("truncmod", False, True),
+        )
     ),
     "sigmoid": "__device__ __forceinline__ float eqsat_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }",
     "gelu_tanh": (

@@ -201,20 +201,32 @@ MATH_FUNCS = (
     "floor",
     "ceil",
     "round",
+    "fmod",
 )
+
+
+# integer division of values (not indices: any divisor, checked at run time), i64 in and out: floor (Python's
+# // and %, the remainder taking the divisor's sign) or trunc (C's, the dividend's).  A zero divisor gives
+# quotient 0 and remainder the dividend; INT64_MIN / -1 wraps.  Neither traps (x86's idiv would).
+INT_FUNCS = ("floordiv", "floormod", "truncdiv", "truncmod")
 
 
 @dataclass(frozen=True, eq=True)
 class Call(Expr):
-    """A pure f32 math function, one of ``MATH_FUNCS``."""
+    """A pure math function: an f32 one of ``MATH_FUNCS`` (``fmod``: C's fmodf, two arguments), or an i64
+    one of ``INT_FUNCS``."""
 
     fn: str
     args: tuple[Expr, ...]
     dtype: str = field(default=F32, repr=False)
 
     def __post_init__(self):
-        if self.fn not in MATH_FUNCS:
+        if self.fn in INT_FUNCS:
+            object.__setattr__(self, "dtype", I64)
+        elif self.fn not in MATH_FUNCS:
             raise LoweringError(f"unknown math function {self.fn!r}")
+        if any(a.dtype != self.dtype for a in self.args):
+            raise LoweringError(f"{self.fn} takes {self.dtype} arguments, got {[a.dtype for a in self.args]}")
 
 
 @dataclass(frozen=True, eq=True)

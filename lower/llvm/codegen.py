@@ -123,9 +123,10 @@ class FunctionEmitter:
         if isinstance(e, Call):
             fn, helpers, decls = T.MATH[e.fn]
             self.mod.need(helpers, decls)
-            args = ", ".join(f"float {self.expr(a)}" for a in e.args)
+            ty = T.TYPES[e.dtype]
+            args = ", ".join(f"{ty} {self.expr(a)}" for a in e.args)
             r = self.tmp("c")
-            self.emit(f"{r} = call {T.SAFE} float @{fn}({args})")
+            self.emit(f"{r} = call {T.SAFE if e.dtype == F32 else ''} {ty} @{fn}({args})")
             return r
         if isinstance(e, Cast):
             a = self.expr(e.a)

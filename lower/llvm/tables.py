@@ -210,7 +210,73 @@ MATH = {
     "ceil": ("llvm.ceil.f32", [], ["llvm.ceil.f32"]),
     "round": ("llvm.roundeven.f32", [], ["llvm.roundeven.f32"]),
 }
-HELPERS = {"exp": _exp_body, "tanh": _tanh_body, "sigmoid": _sigmoid_body, "gelu": _gelu_body, "rsqrt": _rsqrt_body}
+
+
+def _fmod_body() -> str:
+    # frem is C's fmodf (exact); LLVM lowers it to a libm call the JIT resolves, or inline code
+    return """define internal float @eqsat_fmod(float %a, float %b) alwaysinline nounwind {
+  %r = frem float %a, %b
+  ret float %r
+}"""
+
+
+def _intdiv_body() -> str:
+    """floordiv / floormod / truncdiv / truncmod of i64 values (``lower.ir.INT_FUNCS``): a zero divisor (or -1,
+    where INT64_MIN / -1 would trap) is replaced by 1 before sdiv/srem, and the results fixed after."""
+    out = []
+    for fn, floor, rem in (
+        ("floordiv", True, False),
+        ("floormod", True, True),
+        ("truncdiv", False, False),
+        ("truncmod", False, True),
+    ):
+        lines = [
+            f"define internal i64 @eqsat_{fn}(i64 %a, i64 %b) alwaysinline nounwind {{",
+            "  %z = icmp eq i64 %b, 0",
+            "  %m1 = icmp eq i64 %b, -1",
+            "  %bad = or i1 %z, %m1",
+            "  %d = select i1 %bad, i64 1, i64 %b",
+            f"  %v0 = {'srem' if rem else 'sdiv'} i64 %a, %d",
+        ]
+        if floor:  # a nonzero remainder of the other sign than the divisor: one step down
+            lines += [
+                "  %r = srem i64 %a, %d",
+                "  %rn = icmp ne i64 %r, 0",
+                "  %sx = xor i64 %r, %d",
+                "  %sn = icmp slt i64 %sx, 0",
+                "  %fix = and i1 %rn, %sn",
+                "  %vf = " + ("add i64 %v0, %d" if rem else "sub i64 %v0, 1"),
+                "  %v1 = select i1 %fix, i64 %vf, i64 %v0",
+            ]
+        else:
+            lines.append("  %v1 = add i64 %v0, 0")
+        # b == -1: quotient -a (wrapping), remainder 0; b == 0: quotient 0, remainder a
+        lines += [
+            "  %neg = sub i64 0, %a",
+            f"  %v2 = select i1 %m1, i64 {'0' if rem else '%neg'}, i64 %v1",
+            f"  %v3 = select i1 %z, i64 {'%a' if rem else '0'}, i64 %v2",
+            "  ret i64 %v3",
+            "}",
+        ]
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+MATH.update(
+    {
+        "fmod": ("eqsat_fmod", ["fmod"], []),
+        **{fn: (f"eqsat_{fn}", ["intdiv"], []) for fn in ("floordiv", "floormod", "truncdiv", "truncmod")},
+    }
+)
+HELPERS = {
+    "exp": _exp_body,
+    "tanh": _tanh_body,
+    "sigmoid": _sigmoid_body,
+    "gelu": _gelu_body,
+    "rsqrt": _rsqrt_body,
+    "fmod": _fmod_body,
+    "intdiv": _intdiv_body,
+}
 
 # loop kind -> loop metadata entries (see ``loop_metadata``)
 LOOP_METADATA: dict[str, list[str]] = {

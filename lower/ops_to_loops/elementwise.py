@@ -18,8 +18,10 @@ from lower.ir import (
     emax,
     emin,
     gt,
+    land,
     loops,
     lt,
+    ne,
 )
 from lower.ops_to_loops.core import LOWERINGS, LowerCtx, bcast_index, loop_vars, lowering
 from rewrite.ir.errors import LoweringError
@@ -58,15 +60,37 @@ BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
 }
 
 
+def _mod(x: Expr, y: Expr, a: dict) -> Expr:
+    """x mod y: ``floor`` (torch.remainder, Python's %: the divisor's sign) or ``trunc`` (torch.fmod, C's: the
+    dividend's).  float32 from C's exact fmodf, the floor form one divisor added where the signs differ, as
+    torch computes it; int64 by ``lower.ir.INT_FUNCS``."""
+    if x.dtype == "i64":
+        return call("floormod" if a["mode"] == "floor" else "truncmod", x, y)
+    r = call("fmod", x, y)
+    if a["mode"] == "trunc":
+        return r
+    zero = const(0.0)
+    return Select(land(ne(r, zero), ne(lt(r, zero), lt(y, zero))), r + y, r)
+
+
+# binary ops with attributes: (x, y, attrs) -> value
+BINARY_ATTRS: dict[str, Callable[[Expr, Expr, dict], Expr]] = {
+    "mod": _mod,
+    "idiv": lambda x, y, a: call("floordiv" if a["mode"] == "floor" else "truncdiv", x, y),
+}
+
+
 def elementwise_expr(op: str, args: Sequence[Expr], attrs: dict) -> Expr:
     if op in UNARY:
         return UNARY[op](args[0], attrs)
     if op in BINARY:
         return BINARY[op](args[0], args[1])
+    if op in BINARY_ATTRS:
+        return BINARY_ATTRS[op](args[0], args[1], attrs)
     raise LoweringError(f"'{op}' is not an elementwise op")
 
 
-@lowering(*UNARY, *BINARY)
+@lowering(*UNARY, *BINARY, *BINARY_ATTRS)
 def lower_elementwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     out = outs[0]
     vs = loop_vars(ctx, out.shape)

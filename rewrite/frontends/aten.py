@@ -71,6 +71,13 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten.mul.Scalar: ("a_arith", "mul|smul"),
     aten.div.Tensor: ("a_arith", "div"),
     aten.div.Scalar: ("a_arith", "div"),
+    aten.remainder.Scalar: ("a_arith", "mod"),
+    aten.remainder.Tensor: ("a_arith", "mod"),
+    aten.fmod.Scalar: ("a_arith", "mod"),
+    aten.fmod.Tensor: ("a_arith", "mod"),
+    aten.floor_divide.default: ("a_arith", "idiv"),
+    aten.div.Tensor_mode: ("a_arith", "idiv"),
+    aten.div.Scalar_mode: ("a_arith", "idiv"),
     aten.neg.default: ("a_neg", "smul"),
     aten.relu.default: ("a_unary", "relu"),
     aten.sigmoid.default: ("a_unary", "sigmoid"),
@@ -121,6 +128,16 @@ _UNARY = {
     aten.tanh.default: "tanh",
     aten.exp.default: "exp",
     aten.rsqrt.default: "rsqrt",
+}
+# integer division and remainders: (registry op, rounding; None: the call's rounding_mode)
+_DIVMOD = {
+    aten.remainder.Scalar: ("mod", "floor"),
+    aten.remainder.Tensor: ("mod", "floor"),
+    aten.fmod.Scalar: ("mod", "trunc"),
+    aten.fmod.Tensor: ("mod", "trunc"),
+    aten.floor_divide.default: ("idiv", "floor"),
+    aten.div.Tensor_mode: ("idiv", None),
+    aten.div.Scalar_mode: ("idiv", None),
 }
 _ARITH = {
     aten.add.Tensor: "add",
@@ -385,7 +402,17 @@ class AtenConverters(AtenIndexing):
         return self.b.op("pow", v, exponent=float(exponent))
 
     def a_arith(self, a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Value:
-        op = _ARITH[self.current]
+        attrs: dict[str, str] = {}
+        if self.current in _DIVMOD:  # remainder, fmod, floor_divide, div(rounding_mode=...)
+            op, mode = _DIVMOD[self.current]
+            mode = mode or rounding_mode
+            if mode not in ("floor", "trunc"):
+                raise _Unsupported(f"division with rounding_mode={rounding_mode!r}")
+            if op == "idiv" and self.meta_dtype() != "int64":
+                raise _Unsupported(f"{mode} division of {self.meta_dtype()} values (only of int64 ones)")
+            attrs, rounding_mode = {"mode": mode}, None
+        else:
+            op = _ARITH[self.current]
         if rounding_mode is not None:
             raise _Unsupported(f"division with rounding_mode={rounding_mode!r}")
         if self.current is aten.rsub.Scalar:  # rsub(x, s, alpha) = s - alpha * x
@@ -429,7 +456,7 @@ class AtenConverters(AtenIndexing):
             key = ("scalar", s, r, want)
             return self.const(key, f"const.{self.node_name()}", lambda: torch.full((1,) * r, s, dtype=tdt))
 
-        return self.reshape(self.binary(op, operand(a, sa), operand(b, sb)), self.out_shape())
+        return self.reshape(self.binary(op, operand(a, sa), operand(b, sb), **attrs), self.out_shape())
 
     # ------------------------------------------------------------ contraction
     def a_matmul(self, a: Any, b: Any) -> Value:

@@ -142,8 +142,8 @@ class _ModuleConverters:
             b = self.reshape(b, (1,) * (len(sa) - len(sb)) + sb)
         return a, b
 
-    def binary(self, op: str, a: Value, b: Value) -> Value:
-        return self.b.op(op, *self.align(a, b))
+    def binary(self, op: str, a: Value, b: Value, **attrs: Any) -> Value:
+        return self.b.op(op, *self.align(a, b), **attrs)
 
     def weight(self, name: str, tensor: torch.Tensor) -> Value:
         base, k = name, 1

@@ -110,3 +110,4 @@ INT32_NOTE = (
 )
 # add, sub, mul: float32, or int64 (wrapping, as torch's): position ids computed from input ids
 NUMERIC = DTypeRule(("T", "T"), "T", (FLOAT32, INT64))
+INTEGER = DTypeRule(("int64", "int64"), INT64)  # integer division

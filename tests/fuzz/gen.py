@@ -34,10 +34,10 @@ from rewrite.ir.ops import OPS, Group
 Shape = tuple[int, ...]
 
 
-# Step functions are not drawn: a rewrite may change its input by an ulp (a scale moved through an add), which
-# moves a step by a whole unit, and the oracle could not tell that from a wrong rewrite.  tests/lower checks
-# their kernels exactly.
-STEPS = frozenset({"floor", "ceil", "round", "sign"})
+# Step functions are not drawn on floats: a rewrite may change its input by an ulp (a scale moved through an
+# add), which moves a step by a whole unit (float mod: by the divisor), and the oracle could not tell that from
+# a wrong rewrite.  tests/lower checks their kernels exactly; int_arith draws mod and idiv on int64 values.
+STEPS = frozenset({"floor", "ceil", "round", "sign", "mod"})
 
 
 def _unary_elementwise() -> list[str]:
@@ -57,7 +57,10 @@ def _binary_elementwise() -> list[str]:
     return sorted(
         n
         for n, d in OPS.items()
-        if d.group is Group.ELEMENTWISE and d.arity == 2 and d.dtype_rule in (FLOAT, ANY_SAME, NUMERIC)
+        if d.group is Group.ELEMENTWISE
+        and n not in STEPS
+        and d.arity == 2
+        and d.dtype_rule in (FLOAT, ANY_SAME, NUMERIC)
     )
 
 
@@ -402,8 +405,9 @@ class _Grower:
             self.emit(self.b.op("rmsnorm", x, self.weight(self.b.shape(x)[-1:]), eps=1e-6))
 
     def int_arith(self) -> None:
-        """int64 arithmetic (position ids): a mask or truncated value cast to int64, adds, subs and muls
-        with int constants or itself, cast back to float32.  The rules must leave int values alone."""
+        """int64 arithmetic (position ids, hash buckets): a mask or truncated value cast to int64, adds, subs,
+        muls, floor/trunc divisions and remainders with int constants (zero among them) or itself, cast back
+        to float32.  The rules must leave int values alone."""
         x = self.pick_or_input(lambda s: True, self.shape)
         sx = self.b.shape(x)
         if self.rng.random() < 0.5:
@@ -414,7 +418,7 @@ class _Grower:
                 self.b.clamp(self.b.smul(self.b.op("abs", clean), scalar=3.0), min=0.0, max=50.0), dtype="int64"
             )
         for _ in range(self.rng.randint(1, 3)):
-            op = self.rng.choice(("add", "sub", "mul"))
+            op = self.rng.choice(("add", "sub", "mul", "idiv", "mod"))
             if self.rng.random() < 0.4:
                 other = v
             else:
@@ -422,7 +426,8 @@ class _Grower:
                 t = torch.randint(-3, 4, k, generator=self.gen)
                 other = self.b.weight(f"w{self.n_weights}", t)
                 self.n_weights += 1
-            v = self.b.op(op, v, other)
+            attrs = {"mode": self.rng.choice(("floor", "trunc"))} if op in ("idiv", "mod") else {}
+            v = self.b.op(op, v, other, **attrs)
         self.emit(self.b.cast(v, dtype="float32"))
 
     MOVES = (

@@ -30,7 +30,7 @@ UNARY = [
 ]
 POSITIVE = ["log", "sqrt", "log1p"]  # defined on x > 0 (log1p on x > -1)
 REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var"]
-OTHERS = ["clamp", "pow", "expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm"]
+OTHERS = ["clamp", "pow", "expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm", "mod", "idiv"]
 TESTED = set(UNARY + POSITIVE + REDUCTIONS + OTHERS)  # test_lower_ops checks the registry is covered
 
 
@@ -153,3 +153,41 @@ def test_groupnorm(shape, groups):
 @pytest.mark.parametrize("shape", [(5, 16), (2, 3, 7)])
 def test_rmsnorm(shape):
     check_graph(_one("rmsnorm", [shape, shape[-1:]], eps=1e-6), tol=1e-5)
+
+
+I64_MIN = -(2**63)
+INT_A = [7, -7, 7, -7, 0, 5, -5, I64_MIN, I64_MIN, 3, -3, 2**62 + 1, 9, -9]
+INT_B = [2, 2, -2, -2, 3, 0, 0, -1, 2, 1, 7, 3, -1, 4]
+
+
+@pytest.mark.parametrize("op", ["mod", "idiv"])
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_integer_division_and_remainder_are_exact_and_never_trap(op, mode):
+    """int64 floor (Python's) and trunc (C's) division and remainder against torch: signs mixed, a zero divisor
+    (quotient 0, remainder the dividend: torch raises) and INT64_MIN / -1 (wraps: x86's idiv would trap)."""
+    a, b = torch.tensor(INT_A), torch.tensor(INT_B)
+    gb = GraphBuilder(op)
+    g = gb.build([gb.op(op, gb.input("x0", (14,), dtype="int64"), gb.input("x1", (14,), dtype="int64"), mode=mode)])
+    got = compile(g)({"x0": a, "x1": b})[0]
+    ok = (b != 0) & ~((a == I64_MIN) & (b == -1))
+    if op == "mod":
+        want = torch.remainder(a[ok], b[ok]) if mode == "floor" else torch.fmod(a[ok], b[ok])
+    else:
+        want = torch.div(a[ok], b[ok], rounding_mode=mode)
+    assert torch.equal(got[ok], want)
+    assert torch.equal(got[b == 0], a[b == 0] if op == "mod" else torch.zeros(2, dtype=torch.int64))
+    assert int(got[7]) == (0 if op == "mod" else I64_MIN)  # INT64_MIN / -1
+    check_graph(g, {"x0": a, "x1": b}, tol=0)
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_float_remainder_follows_torch(mode):
+    """float32 mod: C's exact fmod (trunc), and torch.remainder's sign fix (floor); inf and 0 give NaN."""
+    a = torch.tensor([5.5, -5.5, 5.5, -5.5, 0.0, 1.0, float("inf"), 3.0, -3.0, 1e30, 7.25])
+    b = torch.tensor([2.0, 2.0, -2.0, -2.0, 3.0, 0.0, 2.0, float("inf"), 1.5, 7.0, 0.5])
+    gb = GraphBuilder("fmod")
+    g = gb.build([gb.op("mod", gb.input("x0", (11,)), gb.input("x1", (11,)), mode=mode)])
+    got = compile(g)({"x0": a, "x1": b})[0]
+    want = torch.remainder(a, b) if mode == "floor" else torch.fmod(a, b)
+    assert torch.equal(got.isnan(), want.isnan())
+    assert torch.equal(got[~want.isnan()], want[~want.isnan()])

@@ -286,24 +286,27 @@ def _binary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         return [c.add("smul", [c.value(x)], scalar=k)]
     if n.op_type == "Div" and k is not None and (inv := exact_reciprocal(k)) is not None:
         return [c.add("smul", [c.value(x)], scalar=inv)]  # x / 2^k is x * 2^-k exactly: attention's 1/sqrt(d)
+    if n.op_type == "Div" and c.dtype(x) == "int64":  # integer Div truncates (C's /, onnxruntime's)
+        return [c.add("idiv", c.same_rank(x, y), mode="trunc")]
     return [c.add(BINARY[n.op_type], c.same_rank(x, y))]
 
 
 @handles("Mod")
 def _mod(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
-    """Constants only (shape arithmetic: Swin's window padding), as ONNX defines it: fmod=0 takes the
-    divisor's sign (Python's %), fmod=1 the dividend's (C's fmod, the only one for floats)."""
+    """x mod y as ONNX defines it: fmod=0 takes the divisor's sign (Python's %), fmod=1 the dividend's (C's
+    fmod).  Constants fold (shape arithmetic: Swin's window padding); run-time values are the registry's
+    ``mod`` (float32 or int64: CANINE's hash buckets)."""
     only_attrs(a, {"fmod"})
     x, y = c.env[n.input[0]], c.env[n.input[1]]
+    fmod = int(a.get("fmod", 0))
     if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)):
-        raise Refuse("Mod of a run-time tensor is not supported (only of constants, which fold)")
+        if c.dtype(x) != c.dtype(y):
+            raise Refuse(f"Mod of {c.dtype(x)} and {c.dtype(y)}")
+        return [c.add("mod", c.same_rank(x, y), mode="trunc" if fmod else "floor")]
     if x.dtype != y.dtype or x.dtype.kind not in "if":
         raise Refuse(f"Mod of {x.dtype} and {y.dtype} constants")
-    fmod = int(a.get("fmod", 0))
     if x.dtype.kind == "i" and np.any(y == 0):
         raise Refuse("integer Mod by zero in a constant")
-    if x.dtype.kind == "f" and not fmod:
-        raise Refuse("Mod of floats needs fmod=1")
     with np.errstate(all="ignore"):
         return [np.asarray(np.fmod(x, y) if fmod else np.mod(x, y)).astype(x.dtype)]
 

@@ -212,6 +212,39 @@ def _rsqrt(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Reciprocal", [w.emit("Sqrt", [x])], outs[0])
 
 
+def _sign_fix(w: Writer, r: str, y: str, zero: str) -> str:
+    """Where a truncated remainder ``r`` of a division by ``y`` is nonzero with the other sign than ``y``: where
+    floor division is one less and the floor remainder ``r + y``."""
+    nonzero = w.emit("Not", [w.emit("Equal", [r, zero])])
+    rn, yn = w.emit("Less", [r, zero]), w.emit("Less", [y, zero])
+    differ = w.emit("Or", [w.emit("And", [rn, w.emit("Not", [yn])]), w.emit("And", [w.emit("Not", [rn]), yn])])
+    return w.emit("And", [nonzero, differ])
+
+
+@_emits("mod")
+def _mod(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    """trunc: Mod fmod=1; floor: Mod fmod=0 for int64 (opset 20 takes it for integers only), for float32 the
+    truncated remainder plus the divisor where their signs differ (torch.remainder's own way)."""
+    floor, f32 = n.attrs["mode"] == "floor", w.g.dtype_of(n.inputs[0]) == "float32"
+    if not (floor and f32):
+        w.emit("Mod", ins, outs[0], fmod=0 if floor else 1)
+        return
+    r = w.emit("Mod", ins, fmod=1)
+    w.emit("Where", [_sign_fix(w, r, ins[1], w.f32(0.0, "zero")), w.emit("Add", [r, ins[1]]), r], outs[0])
+
+
+@_emits("idiv")
+def _idiv(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    """int64 Div truncates; floor division is one less where the remainder's sign differs from the divisor's."""
+    if n.attrs["mode"] == "trunc":
+        w.emit("Div", ins, outs[0])
+        return
+    q, r = w.emit("Div", ins), w.emit("Mod", ins, fmod=1)
+    one = w.const(np.ones((), np.int64), "one")
+    fix = _sign_fix(w, r, ins[1], w.const(np.zeros((), np.int64), "zero"))
+    w.emit("Where", [fix, w.emit("Sub", [q, one]), q], outs[0])
+
+
 @_emits("cast")
 def _cast(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Cast", ins, outs[0], to=ONNX_OF[n.attrs["dtype"]])

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.dtypes import ANY_SAME, FLOAT, NUMERIC
+from rewrite.ir.dtypes import ANY_SAME, FLOAT, INTEGER, NUMERIC
 from rewrite.ir.ops.registry import (
     AttrKind,
     AttrSpec,
@@ -117,6 +117,65 @@ for _name, (_bfn, _comm) in _BINARY.items():
             dtype_rule=NUMERIC if _name in ("add", "sub", "mul") else FLOAT,
         )
     )
+
+
+# integer division and remainder: a zero divisor gives quotient 0 and remainder the dividend (torch raises,
+# onnxruntime's result is undefined), INT64_MIN / -1 wraps; the kernels never trap (lower.ir.INT_FUNCS)
+ROUNDINGS = ("floor", "trunc")
+
+
+def _int_safe(b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The divisor with 0 and -1 replaced by 1, and the masks of where they were."""
+    zero, minus1 = b == 0, b == -1
+    return torch.where(zero | minus1, torch.ones_like(b), b), zero, minus1
+
+
+def _mod_ref(xs: list[torch.Tensor], a: Any) -> list[torch.Tensor]:
+    x, y = xs
+    floor = a["mode"] == "floor"
+    if not x.dtype.is_floating_point:
+        d, zero, minus1 = _int_safe(y)
+        r = torch.remainder(x, d) if floor else torch.fmod(x, d)
+        r = torch.where(minus1, torch.zeros_like(r), r)
+        return [torch.where(zero, x, r)]
+    return [torch.remainder(x, y) if floor else torch.fmod(x, y)]
+
+
+def _idiv_ref(xs: list[torch.Tensor], a: Any) -> list[torch.Tensor]:
+    x, y = xs
+    d, zero, minus1 = _int_safe(y)
+    q = torch.div(x, d, rounding_mode=a["mode"])
+    q = torch.where(minus1, -x, q)  # int64 negation wraps, as the kernels'
+    return [torch.where(zero, torch.zeros_like(q), q)]
+
+
+register_op(
+    OpDef(
+        "mod",
+        Group.ELEMENTWISE,
+        2,
+        (AttrSpec("mode", AttrKind.STR, "floor", choices=ROUNDINGS),),
+        Broadcast(),
+        _mod_ref,
+        _ew_flops(4),
+        doc="x mod y with broadcasting: floor (torch.remainder, Python's %) or trunc (torch.fmod, C's fmod); "
+        "float32 or int64",
+        dtype_rule=NUMERIC,
+    )
+)
+register_op(
+    OpDef(
+        "idiv",
+        Group.ELEMENTWISE,
+        2,
+        (AttrSpec("mode", AttrKind.STR, "floor", choices=ROUNDINGS),),
+        Broadcast(),
+        _idiv_ref,
+        _ew_flops(4),
+        doc="int64 x / y rounded down (floor: torch.floor_divide, Python's //) or toward zero (trunc: ONNX Div)",
+        dtype_rule=INTEGER,
+    )
+)
 
 
 register_op(
