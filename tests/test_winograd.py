@@ -80,6 +80,22 @@ def test_reference_and_compiled_match_conv2d(case, act, tiles_inner):
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("tiles_inner", [False, True])
+def test_reference_and_kernels_spread_a_nan_or_inf_alike(tiles_inner):
+    """Fuzz seed 64081: the references multiplied whole matrices, so a zero coefficient times a NaN spread it
+    over a 6x6 tile where the kernels, skipping zeros, do not; the references now skip zeros too."""
+    g = torch.Generator().manual_seed(3)
+    x, wt = torch.randn(1, 2, 10, 11, generator=g), torch.randn(3, 2, 3, 3, generator=g)
+    x[0, 0, 2, 3], x[0, 1, 7, 9], x[0, 1, 0, 0] = float("nan"), float("inf"), float("-inf")
+    graph = _winograd_graph(1, 2, 3, 10, 11, 1, None, wt, None, tiles_inner)
+    ref = graph.run({"x": x})[0]
+    got = compile_graph(graph, "llvm")({"x": x})[0]
+    assert torch.equal(ref.isnan(), got.isnan()) and torch.equal(ref.isinf(), got.isinf())
+    assert 0 < int(ref.isfinite().logical_not().sum()) < ref.numel() // 2
+    fin = ref.isfinite()
+    torch.testing.assert_close(got[fin], ref[fin], rtol=1e-4, atol=1e-4)
+
+
 def test_shapes_follow_the_layout():
     assert OPS["winograd_weight"].infer([(5, 3, 3, 3)], {}) == [(36, 3, 5)]
     assert OPS["winograd_input"].infer([(2, 3, 7, 9)], {"padding": (1, 1)}) == [(36, 2 * 2 * 3, 3)]

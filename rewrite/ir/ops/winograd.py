@@ -70,6 +70,26 @@ def _t(m: Matrix) -> torch.Tensor:
     return torch.tensor(m, dtype=torch.float64)
 
 
+def _sandwich(left: Matrix, d: torch.Tensor, right: Matrix) -> torch.Tensor:
+    """``left @ d @ right^T`` over d's last two axes as the kernels compute it: ``t[i, b] = sum_j right[b, j]
+    d[i, j]``, then ``sum_i left[a, i] t[i, b]``, zero coefficients skipped.  A skipped zero times an
+    infinite or NaN input adds nothing, where a matrix product would make it NaN: so a NaN or inf spreads to
+    the outputs whose nonzero coefficients reach it, as in the kernels, not over the whole tile."""
+
+    def apply(m: Matrix, x: torch.Tensor) -> torch.Tensor:  # contracts x's last axis with m's rows
+        cols = []
+        for row in m:
+            acc = torch.zeros_like(x[..., 0])
+            for j, c in enumerate(row):
+                if c != 0.0:
+                    acc = acc + c * x[..., j]
+            cols.append(acc)
+        return torch.stack(cols, dim=-1)
+
+    t = apply(right, d)  # [..., i, b]
+    return apply(left, t.transpose(-1, -2)).transpose(-1, -2)  # [..., a, b]
+
+
 def out_size(h: int, w: int, padding: tuple[int, int]) -> tuple[int, int]:
     """Output size of a 3x3 stride-1 convolution."""
     return h + 2 * padding[0] - 2, w + 2 * padding[1] - 2
@@ -91,8 +111,7 @@ def _input_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     # zero padding: ph / pw before, up to the last tile's 6x6 window after
     xp = F.pad(x.double(), (pw, TILE * tw + 2 - w - pw, ph, TILE * th + 2 - h - ph))
     d = xp.unfold(2, ALPHA, TILE).unfold(3, ALPHA, TILE)  # [N, C, TH, TW, 6, 6]
-    bt = _t(BT)
-    v = torch.einsum("ai,nctuij,bj->abntuc", bt, d, bt)
+    v = _sandwich(BT, d, BT).permute(4, 5, 0, 2, 3, 1)  # [6, 6, N, TH, TW, C]
     return [v.reshape(POSITIONS, n * th * tw, c).to(x.dtype)]
 
 
@@ -105,9 +124,8 @@ def _output_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     oh, ow = a["out"]
     th, tw = -(-oh // TILE), -(-ow // TILE)
     p, k = m.shape[1], m.shape[2]
-    at_ = _t(AT)
-    mm = m.double().reshape(ALPHA, ALPHA, p // (th * tw), th, tw, k)
-    y = torch.einsum("ra,abntuk,sb->nktrus", at_, mm, at_).reshape(p // (th * tw), k, th * TILE, tw * TILE)
+    mm = m.double().reshape(ALPHA, ALPHA, p // (th * tw), th, tw, k).permute(2, 5, 3, 4, 0, 1)  # [N, K, TH, TW, 6, 6]
+    y = _sandwich(AT, mm, AT).permute(0, 1, 2, 4, 3, 5).reshape(p // (th * tw), k, th * TILE, tw * TILE)
     y = y[:, :, :oh, :ow]
     if len(xs) > 1:
         y = y + xs[1].double().reshape(1, k, 1, 1)
