@@ -410,3 +410,47 @@ def test_floor_division_of_floats_is_refused_by_name():
 
     with pytest.raises(FrontendError, match="floor division of float32 values"):
         from_torch(_FloatFloorDiv(), (torch.randn(4),))
+
+
+class _Fold(nn.Module):
+    """F.fold (col2im): overlapping patches summed back into an image (index_put with accumulate)."""
+
+    def __init__(self, k: int, s: int) -> None:
+        super().__init__()
+        self.k, self.s = k, s
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        cols = F.unfold(torch.sigmoid(x), self.k, stride=self.s)
+        return F.fold(cols * 2.0, x.shape[-2:], self.k, stride=self.s)
+
+
+class _Scatter(nn.Module):
+    """Static updates: y[:, idx] = v (each position once), y[:, idx2] += v (positions repeated)."""
+
+    def forward(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        y = x * 1.0
+        y[:, torch.tensor([4, 0, -1])] = v
+        z = torch.zeros_like(x)
+        z.index_put_((torch.tensor([0, 1, 1]), torch.tensor([2, 2, 3])), v[0], accumulate=True)
+        return y + z.index_put((torch.tensor([1, 1]),), x[:1] * 3.0, accumulate=True)
+
+
+@pytest.mark.parametrize("k,s", [(2, 2), (3, 1), (3, 2)])
+def test_fold_sums_overlapping_patches(k, s):
+    assert "index_select" in _check(_Fold(k, s), torch.randn(1, 3, 7, 7))
+
+
+def test_index_put_of_constant_positions():
+    _check(_Scatter(), torch.randn(2, 6), torch.randn(2, 3))
+
+
+class _ScatterTwice(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.index_put((torch.tensor([1, 1]),), torch.ones(2, 4) * 2.0)
+
+
+def test_index_put_writing_a_position_twice_is_refused():
+    from rewrite.ir.errors import FrontendError
+
+    with pytest.raises(FrontendError, match="writing one position twice"):
+        from_torch(_ScatterTwice(), (torch.randn(3, 4),))

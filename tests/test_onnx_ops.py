@@ -622,3 +622,18 @@ def test_torch_onnx_export_of_zoo_model_imports_and_matches_onnxruntime(name):
     got = compile(from_onnx(proto))({k: torch.from_numpy(v) for k, v in feed.items()})
     cmp = compare_all(_ort(proto, feed), got)
     assert cmp.close, cmp.why
+
+
+@pytest.mark.parametrize(
+    "idx,reduction",
+    [
+        (np.int64([[1], [3], [0]]), "none"),  # whole rows
+        (np.int64([[0, 2], [2, 1], [-1, 0]]), "none"),  # single elements, one negative
+        (np.int64([[1], [1], [3]]), "add"),  # a row twice: summed
+    ],
+)
+def test_scatter_nd_of_run_time_values_at_constant_indices(idx, reduction):
+    """A static cache update: run-time data and updates, constant indices, as gathers into place."""
+    k = idx.shape[-1]
+    node = oh.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=reduction)
+    _check_node(node, [("x", F, [4, 3]), ("u", F, [3, *([3] if k == 1 else [])])], [("i", idx)])

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_base import AtenBase
-from rewrite.frontends.compose import arg_extreme, cumsum
+from rewrite.frontends.compose import arg_extreme, cumsum, scatter
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
@@ -71,6 +71,43 @@ class AtenIndexing(AtenBase):
         idx = self.const(("index", self.node_name()), f"const.{self.node_name()}", flat.flatten().contiguous)
         y = self.b.index_select(merged, idx, axis=lo)
         return self.reshape(y, self.out_shape())
+
+    def a_index_put(self, x: Any, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Value:
+        """``x[..., i, j, ...] = values`` (``+=`` with ``accumulate``: F.fold's col2im, a static cache update) by
+        constant index tensors on adjacent dimensions, as gathers (``frontends.compose.scatter``)."""
+        at = [d for d, i in enumerate(indices) if i is not None]
+        if not at or not all(isinstance(indices[d], torch.Tensor) for d in at):
+            raise _Unsupported("index_put by run-time indices (only constant index tensors)")
+        if at != list(range(at[0], at[-1] + 1)):
+            raise _Unsupported("index_put at non-adjacent indexed dimensions")
+        ts = [indices[d] for d in at]
+        if any(t.dtype not in (torch.int64, torch.int32) for t in ts):
+            raise _Unsupported("index_put by a boolean mask (only integer index tensors)")
+        s = self.out_shape()
+        lo, hi = at[0], at[-1] + 1
+        pre, post, n_t = math.prod(s[:lo]), math.prod(s[hi:]), math.prod(s[lo:hi])
+        ts = [t.long() % s[d] for t, d in zip(ts, at, strict=True)]  # negative positions count from the end
+        bshape = tuple(torch.broadcast_shapes(*(t.shape for t in ts)))
+        flat = torch.zeros(bshape, dtype=torch.int64)
+        for t, d in zip(ts, at, strict=True):
+            flat = flat * s[d] + t
+        v = self.tensor(values)
+        if self.b.graph.dtype_of(v) != (want := self.meta_dtype()):
+            raise _Unsupported(f"index_put of {self.b.graph.dtype_of(v)} values into a {want} tensor")
+        full = s[:lo] + bshape + s[hi:]  # the values broadcast to the indexed block's shape
+        v = self.reshape(v, (1,) * (len(full) - len(self.shape(v))) + self.shape(v))
+        if self.shape(v) != full:
+            v = self.b.op("expand", v, shape=full)
+        zeros = isinstance(x, torch.Tensor) and not bool(x.any())  # F.fold scatters into new zeros
+        base = None if zeros else self.reshape(self.tensor(x), (pre, n_t, post))
+        src = self.reshape(v, (pre, math.prod(bshape), post))
+        if base is None and zeros and not accumulate:
+            base = self.reshape(self.tensor(x), (pre, n_t, post))  # positions written none stay zero
+        try:
+            y = scatter(self.emit(), base, src, flat.flatten(), n_t, accumulate)
+        except ValueError as e:
+            raise _Unsupported(f"index_put {e}") from None
+        return self.reshape(y, s)
 
     def a_gather(self, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Value:
         v = self.tensor(x)

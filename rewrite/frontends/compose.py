@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from rewrite.ir.dtypes import TORCH_DTYPE
 from rewrite.ir.graph import Graph, Value
 
 
@@ -182,6 +183,41 @@ def conv3d(
     return e.op("transpose", [y], perm=(0, 2, 1, 3, 4))
 
 
+def scatter(e: Emit, base: Value | None, src: Value, flat: torch.Tensor, n_t: int, accumulate: bool) -> Value:
+    """``base`` (pre, T = ``n_t``, post) with source row i of ``src`` (pre, S, post) written (``accumulate``: added) at
+    target ``flat[i]`` of the middle axis, the targets constants: gathers, as registry ops have no scatter.
+    Each target reads its j-th source for j < m (m: the most sources any target has; a zero row appended
+    after the sources where it has fewer), and the m gathers are summed.  ``base`` None is zeros.  Without
+    ``accumulate`` a target written twice is a ``ValueError`` (which write wins would be unspecified); the
+    targets written none keep ``base``'s values (a where)."""
+    pre, n_s, post = e.shape(src)
+    counts = torch.bincount(flat, minlength=n_t)
+    m = int(counts.max()) if n_s else 0
+    if m > 1 and not accumulate:
+        raise ValueError("writing one position twice (which write wins is unspecified)")
+    zero = torch.zeros((pre, 1, post), dtype=TORCH_DTYPE[e.graph.dtype_of(src)])
+    ext = e.op("concat", [src, e.weight(zero)], axis=1)  # source n_s: a zero row
+    order = torch.argsort(flat, stable=True)
+    first = torch.cumsum(counts, 0) - counts
+    rank = torch.empty(n_s, dtype=torch.int64)
+    rank[order] = torch.arange(n_s) - first[flat[order]]  # which source of its target each one is
+    out: Value | None = None
+    for j in range(m):
+        idx = torch.full((n_t,), n_s, dtype=torch.int64)
+        pick = rank == j
+        idx[flat[pick]] = torch.arange(n_s)[pick]
+        g = e.op("index_select", [ext, e.weight(idx)], axis=1)
+        out = g if out is None else e.op("add", [out, g])
+    if out is None:  # nothing written
+        return base if base is not None else e.weight(torch.zeros((pre, n_t, post), dtype=zero.dtype))
+    if base is None or (not accumulate and bool((counts > 0).all())):
+        return out
+    if accumulate:
+        return e.op("add", [base, out])
+    covered = e.weight((counts > 0).reshape(1, n_t, 1))
+    return e.op("where", [covered, out, base])
+
+
 def cumsum(e: Emit, v: Value, axis: int, reverse: bool = False, exclusive: bool = False) -> Value:
     """A running sum along ``axis`` (float32 or int64) as ceil(log2 n) shifted adds (Hillis-Steele): step s
     adds the sum so far shifted s places (a slice, zero-filled on the side the sum comes from: a pad for
@@ -224,4 +260,4 @@ def arg_extreme(e: Emit, v: Value, axis: int, keepdim: bool, lowest: bool, last:
     return ext, e.op("cast", [pick], dtype="int64")
 
 
-__all__: list[Any] = ["Emit", "Weight", "arg_extreme", "conv3d", "conv_transpose2d", "cumsum"]
+__all__: list[Any] = ["Emit", "Weight", "arg_extreme", "conv3d", "conv_transpose2d", "cumsum", "scatter"]

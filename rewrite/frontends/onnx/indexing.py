@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 import onnx
+import torch
 
+from rewrite.frontends.compose import scatter
 from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs
 from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.graph import Value
@@ -86,12 +88,15 @@ def _scatter_nd(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     """Constants only (BEiT's relative position index is built so), as ONNX's reference computes it."""
     only_attrs(a, {"reduction"})
     data, idx, upd = (c.env[i] for i in n.input[:3])
-    if not all(isinstance(t, np.ndarray) for t in (data, idx, upd)):
-        raise Refuse("ScatterND into or from a run-time tensor is not supported (only of constants, which fold)")
-    assert isinstance(data, np.ndarray) and isinstance(idx, np.ndarray) and isinstance(upd, np.ndarray)
     red = a.get("reduction", "none")
+    red = red.decode() if isinstance(red, bytes) else red
     if red not in ("none", "add", "mul", "max", "min"):
         raise Refuse(f"reduction '{red}'")
+    if not isinstance(idx, np.ndarray):
+        raise Refuse("ScatterND at run-time indices is not supported (only constant indices)")
+    if not (isinstance(data, np.ndarray) and isinstance(upd, np.ndarray)):
+        return [_scatter_nd_run_time(c, data, idx, upd, red)]
+    assert isinstance(data, np.ndarray) and isinstance(upd, np.ndarray)
     out = data.copy()
     k = idx.shape[-1]
     for pos, u in zip(idx.reshape(-1, k), upd.reshape((-1,) + data.shape[k:])):
@@ -103,6 +108,30 @@ def _scatter_nd(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         else:
             out[at] = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[red](out[at], u)
     return [out]
+
+
+def _scatter_nd_run_time(c: Ctx, data: Tensor, idx: np.ndarray, upd: Tensor, red: str) -> Value:
+    """ScatterND of run-time data or updates at constant indices (a static cache update), reduction none or
+    add: the updates gathered into place (``frontends.compose.scatter``)."""
+    if red not in ("none", "add"):
+        raise Refuse(f"ScatterND with reduction '{red}' of run-time tensors (only none and add)")
+    ds = c.shape(data)
+    k = idx.shape[-1]
+    rows = idx.reshape(-1, k).astype(np.int64)
+    if k > len(ds) or not all(((-d <= rows[:, i]) & (rows[:, i] < d)).all() for i, d in enumerate(ds[:k])):
+        raise Refuse(f"indices out of range for data of shape {ds}")
+    flat = np.zeros(len(rows), np.int64)
+    for i, d in enumerate(ds[:k]):
+        flat = flat * d + rows[:, i] % d
+    n_t, post = math.prod(ds[:k]), math.prod(ds[k:])
+    e = c.emit()
+    src = e.reshape(c.value(upd), (1, len(rows), post))
+    base = e.reshape(c.value(data), (1, n_t, post))
+    try:
+        y = scatter(e, base, src, torch.from_numpy(flat), n_t, red == "add")
+    except ValueError as err:
+        raise Refuse(f"ScatterND {err}") from None
+    return e.reshape(y, ds)
 
 
 @handles("Trilu")
