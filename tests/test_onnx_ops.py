@@ -637,3 +637,34 @@ def test_scatter_nd_of_run_time_values_at_constant_indices(idx, reduction):
     k = idx.shape[-1]
     node = oh.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=reduction)
     _check_node(node, [("x", F, [4, 3]), ("u", F, [3, *([3] if k == 1 else [])])], [("i", idx)])
+
+
+@pytest.mark.parametrize("k,s,p", [(2, 2, 0), (3, 1, 1), (3, 2, 0)])
+def test_col2im_of_an_exported_fold_matches_torch(k, s, p):
+    """torch.onnx.export (opset 18) writes F.fold as Col2Im: overlapping blocks summed back by gathers."""
+    import io
+
+    class Fold(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            cols = torch.nn.functional.unfold(torch.sigmoid(x), k, padding=p, stride=s)
+            return torch.nn.functional.fold(cols * 2.0, (7, 7), k, padding=p, stride=s)
+
+    x = torch.randn(2, 3, 7, 7)
+    buf = io.BytesIO()
+    torch.onnx.export(Fold(), (x,), buf, opset_version=18, dynamo=False)
+    model = onnx.load_from_string(buf.getvalue())
+    assert any(nd.op_type == "Col2Im" for nd in model.graph.node)
+    g = from_onnx(model)
+    got = compile(g)({g.inputs[0].attrs["name"]: x})[0]
+    torch.testing.assert_close(got, Fold()(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("axis,reduction", [(0, "none"), (1, "none"), (1, "add"), (-1, "add")])
+def test_scatter_elements_of_run_time_values_at_constant_indices(axis, reduction):
+    """torch's scatter / scatter_add exported: each update at its position, the axis coordinate from the index
+    (negative counted from the end); without a reduction no position twice, with add one twice."""
+    idx = {0: np.int64([[1, 0, 2], [2, 1, 0]]), 1: np.int64([[0, 2, 1], [2, 0, -2]])}[axis % 2]
+    if reduction == "add":
+        idx = np.int64([[1, 1, 2], [1, 2, 0]])
+    node = oh.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=axis, reduction=reduction)
+    _check_node(node, [("x", F, [3, 3]), ("u", F, [2, 3])], [("i", idx)])

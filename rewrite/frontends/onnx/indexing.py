@@ -155,3 +155,72 @@ def _trilu(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 
 
 __all__: list[str] = []
+
+
+@handles("Col2Im")
+def _col2im(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Blocks summed back into an image (torch's F.fold), any number of spatial dims: each (block position,
+    location) column entry added at its pixel of the padded image, as gathers (``frontends.compose.scatter``),
+    the padding cropped."""
+    only_attrs(a, {"dilations", "pads", "strides"})
+    x = c.env[n.input[0]]
+    img = [int(v) for v in c.const(n.input[1], "image_shape").reshape(-1)]
+    kk = [int(v) for v in c.const(n.input[2], "block_shape").reshape(-1)]
+    k = len(img)
+    if len(kk) != k:
+        raise Refuse(f"image_shape {img} and block_shape {kk} differ in rank")
+    dil = [int(v) for v in a.get("dilations", [1] * k)]
+    st = [int(v) for v in a.get("strides", [1] * k)]
+    pads = [int(v) for v in a.get("pads", [0] * (2 * k))]
+    nb, ck, length = c.shape(x)
+    blocks = math.prod(kk)
+    if ck % blocks:
+        raise Refuse(f"{ck} input rows are not a multiple of the block's {blocks} positions")
+    padded = [img[d] + pads[d] + pads[k + d] for d in range(k)]
+    locs = [(padded[d] - dil[d] * (kk[d] - 1) - 1) // st[d] + 1 for d in range(k)]
+    if math.prod(locs) != length:
+        raise Refuse(f"{length} blocks, but the image and block shapes give {' x '.join(map(str, locs))}")
+    grid = np.meshgrid(*[np.arange(v) for v in kk + locs], indexing="ij")  # (block position, location)
+    flat = np.zeros(grid[0].shape, np.int64)
+    for d in range(k):
+        flat = flat * padded[d] + grid[k + d] * st[d] + grid[d] * dil[d]
+    e = c.emit()
+    cc = ck // blocks
+    src = e.reshape(c.value(x), (nb * cc, blocks * length, 1))
+    y = scatter(e, None, src, torch.from_numpy(flat.reshape(-1)), math.prod(padded), True)
+    y = e.reshape(y, (nb, cc, *padded))
+    for d in range(k):
+        if pads[d] or pads[k + d]:
+            y = e.op("slice", [y], axis=2 + d, start=pads[d], end=pads[d] + img[d])
+    return [y]
+
+
+@handles("ScatterElements")
+def _scatter_elements(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """torch's scatter / scatter_add at constant indices, reduction none or add: each update written (added)
+    at its own position with the axis coordinate taken from the index, as gathers."""
+    only_attrs(a, {"axis", "reduction"})
+    data, idx, upd = (c.env[i] for i in n.input[:3])
+    red = a.get("reduction", "none")
+    red = red.decode() if isinstance(red, bytes) else red
+    if red not in ("none", "add"):
+        raise Refuse(f"reduction '{red}' (only none and add)")
+    if not isinstance(idx, np.ndarray):
+        raise Refuse("ScatterElements at run-time indices is not supported (only constant indices)")
+    ds = c.shape(data)
+    ax = int(a.get("axis", 0)) % len(ds)
+    if idx.shape != c.shape(upd) or len(idx.shape) != len(ds):
+        raise Refuse(f"indices {idx.shape} and updates {c.shape(upd)} must have one shape, of data's rank")
+    if not ((-ds[ax] <= idx) & (idx < ds[ax])).all():
+        raise Refuse(f"indices out of range for axis {ax} of size {ds[ax]}")
+    pos = list(np.meshgrid(*[np.arange(v) for v in idx.shape], indexing="ij"))
+    pos[ax] = idx.astype(np.int64) % ds[ax]
+    flat = np.ravel_multi_index(tuple(pos), ds).reshape(-1).astype(np.int64)
+    e = c.emit()
+    src = e.reshape(c.value(upd), (1, idx.size, 1))
+    base = e.reshape(c.value(data), (1, math.prod(ds), 1))
+    try:
+        y = scatter(e, base, src, torch.from_numpy(flat), math.prod(ds), red == "add")
+    except ValueError as err:
+        raise Refuse(f"ScatterElements {err}") from None
+    return [e.reshape(y, ds)]
