@@ -454,3 +454,31 @@ def test_index_put_writing_a_position_twice_is_refused():
 
     with pytest.raises(FrontendError, match="writing one position twice"):
         from_torch(_ScatterTwice(), (torch.randn(3, 4),))
+
+
+class _TopK(nn.Module):
+    def __init__(self, k: int, dim: int, largest: bool) -> None:
+        super().__init__()
+        self.k, self.dim, self.largest = k, dim, largest
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        v, i = torch.topk(torch.softmax(x, dim=-1) if self.k == 2 else x, self.k, dim=self.dim, largest=self.largest)
+        return v * 2.0, i
+
+
+@pytest.mark.parametrize("k,dim,largest", [(3, -1, True), (6, 1, True), (4, 1, False), (6, 1, False), (2, 0, True)])
+def test_topk_ranks_nan_highest_and_ties_by_position(k, dim, largest):
+    """A mixture-of-experts router's top-2, and rows with NaN, inf and ties: the values as torch's; each index
+    points at its value, none twice (torch leaves the order of equal values unspecified; eqsat's is by
+    position)."""
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([[3.0, nan, 1.0, 3.0, -inf, 2.0], [inf, -1.0, nan, nan, inf, 0.5], [1.0] * 6])
+    m = _TopK(k, dim, largest)
+    rv, _ = m(x)
+    g = from_torch(m, (x,))
+    for v, i in (g.run([x]), compile(g)([x])):
+        assert torch.equal(v.isnan(), rv.isnan()) and torch.equal(v.nan_to_num(7.0), rv.nan_to_num(7.0))
+        src = torch.softmax(x, dim=-1) if k == 2 else x
+        picked = src.gather(dim, i) * 2.0
+        assert torch.equal(picked.nan_to_num(7.0), v.nan_to_num(7.0))
+        assert all(len(set(row.tolist())) == k for row in i.movedim(dim, -1).reshape(-1, k))

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_base import AtenBase
-from rewrite.frontends.compose import arg_extreme, cumsum, scatter
+from rewrite.frontends.compose import TOPK_MAX_K, arg_extreme, cumsum, scatter, topk
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
@@ -183,6 +183,19 @@ class AtenIndexing(AtenBase):
     def a_max_dim(self, x: Any, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
         v = self.tensor(x)
         return self.first_extreme(v, self.axis(dim, len(self.shape(v))), bool(keepdim), self.current is aten.min.dim)
+
+    def a_topk(self, x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Value, Value]:
+        """torch.topk as k selection passes (``compose.topk``); the order is always sorted."""
+        v = self.tensor(x)
+        if self.b.graph.dtype_of(v) != "float32":
+            raise _Unsupported(f"topk of a {self.b.graph.dtype_of(v)} tensor (only float32)")
+        ax = self.axis(dim, len(self.shape(v)))
+        n = self.shape(v)[ax]
+        if not 1 <= int(k) <= min(n, TOPK_MAX_K):
+            raise _Unsupported(f"topk with k={k} of {n} (1 to {TOPK_MAX_K}: each is a pass over the row)")
+        if n > 2**24:
+            raise _Unsupported(f"topk over {n} elements (positions beyond 2^24 are not exact in float32)")
+        return topk(self.emit(), v, int(k), ax, bool(largest))
 
     def a_flip(self, x: Any, dims: Sequence[int]) -> Value:
         """Reversed along each of ``dims``: an index_select with the reversed positions."""

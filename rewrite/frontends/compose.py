@@ -183,6 +183,54 @@ def conv3d(
     return e.op("transpose", [y], perm=(0, 2, 1, 3, 4))
 
 
+TOPK_MAX_K = 32  # top-k is k selection passes over the row: beyond this many, refused
+
+
+def topk(e: Emit, v: Value, k: int, axis: int, largest: bool) -> tuple[Value, Value]:
+    """The k largest (smallest) float32 values along ``axis`` in order and their int64 positions, as
+    torch.topk and ONNX TopK give them: NaN ranks above every number (first when largest, last when
+    smallest), equal values by position.  k passes, each picking among the positions not yet taken: the
+    preferred class (NaNs when largest, numbers when smallest) at its extreme, its first position, else the
+    other class's first; the picked position is then taken.  Positions are an exact float32 iota (the caller
+    checks the length is at most 2^24)."""
+    s = e.shape(v)
+    n, r = s[axis], len(s)
+
+    def const(t: torch.Tensor) -> Value:
+        return e.weight(t.reshape(tuple(n if i == axis and t.numel() > 1 else 1 for i in range(r))))
+
+    iota = const(torch.arange(n, dtype=torch.float32))
+    past = const(torch.tensor([float(n)]))
+    fill = const(torch.tensor([float("-inf") if largest else float("inf")]))
+    nan_v = const(torch.tensor([float("nan")]))
+    isnan = e.op("ne", [v, v])
+    ax = (axis,)
+
+    def first(hit: Value) -> Value:  # the first position where ``hit``, or n
+        return e.op("reduce_min", [e.op("where", [hit, iota, past])], axes=ax, keepdim=1)
+
+    taken: Value | None = None
+    vals, poss = [], []
+    for _ in range(k):
+        free_nan = isnan if taken is None else e.op("logical_and", [isnan, e.op("logical_not", [taken])])
+        out = isnan if taken is None else e.op("logical_or", [taken, isnan])  # numbers not yet taken: the rest
+        num = e.op("where", [out, fill, v])
+        ext = e.op("reduce_max" if largest else "reduce_min", [num], axes=ax, keepdim=1)
+        hit_num = e.op("logical_and", [e.op("eq", [num, ext]), e.op("logical_not", [out])])
+        p_num, p_nan = first(hit_num), first(free_nan)
+        pref, other = (p_nan, p_num) if largest else (p_num, p_nan)
+        use_pref = e.op("lt", [pref, past])
+        pos = e.op("where", [use_pref, pref, other])
+        is_nan = use_pref if largest else e.op("logical_not", [use_pref])
+        vals.append(e.op("where", [is_nan, nan_v, ext]))
+        poss.append(pos)
+        chosen = e.op("eq", [iota, pos])
+        taken = chosen if taken is None else e.op("logical_or", [taken, chosen])
+    values = vals[0] if k == 1 else e.op("concat", vals, axis=axis)
+    pos_all = poss[0] if k == 1 else e.op("concat", poss, axis=axis)
+    return values, e.op("cast", [pos_all], dtype="int64")
+
+
 def scatter(e: Emit, base: Value | None, src: Value, flat: torch.Tensor, n_t: int, accumulate: bool) -> Value:
     """``base`` (pre, T = ``n_t``, post) with source row i of ``src`` (pre, S, post) written (``accumulate``: added) at
     target ``flat[i]`` of the middle axis, the targets constants: gathers, as registry ops have no scatter.
@@ -260,4 +308,4 @@ def arg_extreme(e: Emit, v: Value, axis: int, keepdim: bool, lowest: bool, last:
     return ext, e.op("cast", [pick], dtype="int64")
 
 
-__all__: list[Any] = ["Emit", "Weight", "arg_extreme", "conv3d", "conv_transpose2d", "cumsum", "scatter"]
+__all__: list[Any] = ["Emit", "Weight", "arg_extreme", "conv3d", "conv_transpose2d", "cumsum", "scatter", "topk"]

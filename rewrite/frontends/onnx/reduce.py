@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from rewrite.frontends.compose import arg_extreme, cumsum
+from rewrite.frontends.compose import TOPK_MAX_K, arg_extreme, cumsum, topk
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
 from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.graph import Value
@@ -145,6 +145,26 @@ def _argmax(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     last = bool(a.get("select_last_index", 0))
     keep = bool(a.get("keepdims", 1))
     return [arg_extreme(c.emit(), x, axis, keep, lowest=n.op_type == "ArgMin", last=last)[1]]
+
+
+@handles("TopK")
+def _topk(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """The k largest (smallest) values along ``axis`` in order, and their int64 positions: k selection passes
+    (``frontends.compose.topk``; NaN ranks above every number, equal values by position).  K must be a
+    constant of at most ``TOPK_MAX_K``."""
+    only_attrs(a, {"axis", "largest", "sorted"})
+    x = c.value(c.env[n.input[0]])
+    xs = c.shape(x)
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's TopK takes float32")
+    k = int(c.const(n.input[1], "K").reshape(-1)[0])
+    (axis,) = norm_axes([int(a.get("axis", -1))], len(xs))
+    if not 1 <= k <= min(xs[axis], TOPK_MAX_K):
+        raise Refuse(f"K={k} of {xs[axis]} (1 to {TOPK_MAX_K}: each is a pass over the axis)")
+    if xs[axis] > 2**24:
+        raise Refuse(f"{xs[axis]} elements along the axis: positions beyond 2^24 are not exact in float32")
+    values, indices = topk(c.emit(), x, k, axis, bool(a.get("largest", 1)))
+    return [values, indices]
 
 
 __all__: list[str] = []
