@@ -206,7 +206,10 @@ ATEN.update(
         aten.argmin.default: ("a_argmax", "reduce_min, eq, ne, where, reduce_min, cast"),
         aten.max.dim: ("a_max_dim", "reduce_max, eq, ne, where, reduce_min, cast"),
         aten.min.dim: ("a_max_dim", "reduce_min, eq, ne, where, reduce_min, cast"),
-        aten.topk.default: ("a_topk", "reduce_max|reduce_min, eq, ne, where, logical_*, concat, cast"),
+        aten.topk.default: (
+            "a_topk",
+            "reduce_max|reduce_min, reduce_min, eq, ne, lt, where, logical_and, logical_or, logical_not, concat, cast",
+        ),
     }
 )
 _UNARY.update(
