@@ -482,3 +482,30 @@ def test_topk_ranks_nan_highest_and_ties_by_position(k, dim, largest):
         picked = src.gather(dim, i) * 2.0
         assert torch.equal(picked.nan_to_num(7.0), v.nan_to_num(7.0))
         assert all(len(set(row.tolist())) == k for row in i.movedim(dim, -1).reshape(-1, k))
+
+
+class _LastTokenHead(nn.Module):
+    """transformers' *ForSequenceClassification on a decoder: the last non-pad token, found by an int64
+    argmax, picked per row by indexing with a constant arange and that run-time position."""
+
+    def forward(self, ids: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        non_pad = (ids != 0).long()
+        token = torch.arange(ids.shape[-1]) * non_pad
+        last = token.argmax(-1)
+        counts = non_pad.sum(-1) + non_pad.amax(-1) - non_pad.amin(-1) + logits[:, -1].argmin(-1)
+        return logits[torch.arange(ids.shape[0]), last] * 2.0 + counts[:, None]
+
+
+def test_int64_reductions_argmax_and_run_time_row_indexing():
+    ids = torch.tensor([[5, 3, 9, 0, 0], [1, 0, 7, 8, 2], [0, 0, 0, 0, 0]])
+    ops = _check(_LastTokenHead(), ids, torch.randn(3, 5, 4))
+    assert {"reduce_sum", "reduce_max", "index_select"} <= ops
+
+
+class _NegativeRunTimeIndex(nn.Module):
+    def forward(self, x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+        return x[torch.tensor([[0], [1]]), :, i] + x[:, 1, i][:, :, None]  # non-adjacent: broadcast dims first
+
+
+def test_run_time_indices_count_negative_positions_from_the_end():
+    _check(_NegativeRunTimeIndex(), torch.randn(2, 3, 5), torch.tensor([-1, 0, 3, -5]))

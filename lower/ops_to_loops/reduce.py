@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from lower.ir import (
+    I64,
     Allocate,
     Buffer,
     Expr,
@@ -21,6 +22,8 @@ from lower.ir import (
 )
 from lower.ops_to_loops.core import NEG_INF, LowerCtx, local_scalar, lowering
 from rewrite.ir.graph import Node
+
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 
 def _out_index(axes: Sequence[int], keep: bool, in_rank: int, vs: Sequence[Expr]) -> tuple[Expr, ...]:
@@ -65,11 +68,15 @@ def lower_reduce(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
             ),
         )
     else:
-        init = {"reduce_max": NEG_INF, "reduce_min": float("inf")}.get(op, 0.0)
+        start: Expr
+        if x.dtype == I64:  # int64 sum, max, min (the registry has no int64 mean or var): exact, sums wrap
+            start = IntImm({"reduce_max": I64_MIN, "reduce_min": I64_MAX}.get(op, 0))
+        else:
+            start = const({"reduce_max": NEG_INF, "reduce_min": float("inf")}.get(op, 0.0))
         upd: Callable[[Expr, Expr], Expr] = {
             "reduce_max": lambda a, v: emax(a, v),
             "reduce_min": lambda a, v: emin(a, v),
         }.get(op, lambda a, v: a + v)
         fin = Store(out, oidx, o * const(1.0 / count)) if op == "reduce_mean" else None
-        body = seq(Store(out, oidx, const(init)), sweep(upd, out, oidx), fin)
+        body = seq(Store(out, oidx, start), sweep(upd, out, oidx), fin)
     return Stage(ctx.tag, loops([(ov[d], x.shape[d]) for d in kept], body))

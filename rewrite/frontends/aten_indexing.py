@@ -41,36 +41,68 @@ class AtenIndexing(AtenBase):
 
     def a_index(self, x: Any, indices: Sequence[Any]) -> Value:
         """Advanced indexing ``x[..., i, j, ...]`` by integer tensors, as one index_select over the indexed
-        dimensions merged into one (constant indices: reflection/replication padding, unfold, a gather of
-        columns), or by one run-time index tensor over one dimension."""
+        dimensions merged into one: the flat position ``(i * s_j + j) * ...`` is a constant when every index
+        is (reflection/replication padding, unfold, a gather of columns), else int64 arithmetic at run time
+        (a classifier head's ``logits[arange(B), last_token]``), negative run-time indices wrapped."""
         v = self.tensor(x)
         s = self.shape(v)
         at = [d for d, i in enumerate(indices) if i is not None]
         if len(at) == 1 and not isinstance(indices[at[0]], torch.Tensor):  # a run-time index
             idx = self.tensor(indices[at[0]])
-            if self.b.graph.dtype_of(idx) != "int64" or len(self.shape(idx)) != 1:
-                raise _Unsupported("indexing by a run-time tensor other than one 1-d int64 tensor")
-            return self.b.index_select(v, idx, axis=at[0])
-        if not all(isinstance(indices[d], torch.Tensor) for d in at):
-            raise _Unsupported("indexing by several run-time index tensors")
-        ts = [indices[d] for d in at]
-        if any(t.dtype not in (torch.int64, torch.int32) for t in ts):
-            raise _Unsupported("indexing by a boolean mask (only integer index tensors)")
-        ts = [t.long() % s[d] for t, d in zip(ts, at, strict=True)]  # negative positions count from the end
-        bshape = tuple(torch.broadcast_shapes(*(t.shape for t in ts)))
-        flat = torch.zeros(bshape, dtype=torch.int64)
-        for t, d in zip(ts, at, strict=True):
-            flat = flat * s[d] + t
+            if self.b.graph.dtype_of(idx) == "int64" and len(self.shape(idx)) == 1:
+                return self.b.index_select(v, self.wrapped(idx, s[at[0]]), axis=at[0])
+        for d in at:
+            t = indices[d]
+            dt = t.dtype if isinstance(t, torch.Tensor) else TORCH_DTYPE[self.b.graph.dtype_of(self.tensor(t))]
+            if dt not in (torch.int64, torch.int32):
+                raise _Unsupported("indexing by a boolean mask (only integer index tensors)")
+        shapes = [
+            tuple(indices[d].shape) if isinstance(indices[d], torch.Tensor) else self.shape(self.tensor(indices[d]))
+            for d in at
+        ]
+        bshape = tuple(torch.broadcast_shapes(*shapes))
         adjacent = at == list(range(at[0], at[-1] + 1))
         if not adjacent:  # torch puts the broadcast dimensions first: move the indexed ones to the front
             rest = [d for d in range(len(s)) if d not in at]
             v = self.b.transpose(v, perm=tuple(at + rest))
-            s, at = tuple(s[d] for d in at + rest), list(range(len(at)))
-        lo, hi = at[0], at[-1] + 1
+            sizes = [s[d] for d in at]
+            s, new_at = tuple(s[d] for d in at + rest), list(range(len(at)))
+        else:
+            sizes, new_at = [s[d] for d in at], at
+        lo, hi = new_at[0], new_at[-1] + 1
         merged = self.reshape(v, (*s[:lo], math.prod(s[lo:hi]), *s[hi:]))
-        idx = self.const(("index", self.node_name()), f"const.{self.node_name()}", flat.flatten().contiguous)
+        if all(isinstance(indices[d], torch.Tensor) for d in at):
+            flat = torch.zeros(bshape, dtype=torch.int64)
+            for d, n in zip(at, sizes, strict=True):
+                flat = flat * n + indices[d].long() % n  # negative positions count from the end
+            idx = self.const(("index", self.node_name()), f"const.{self.node_name()}", flat.flatten().contiguous)
+        else:
+            idx = self.run_time_flat([indices[d] for d in at], sizes, bshape)
         y = self.b.index_select(merged, idx, axis=lo)
         return self.reshape(y, self.out_shape())
+
+    def wrapped(self, idx: Value, n: int) -> Value:
+        """Run-time int64 positions with the negative ones counted from the end of a dimension of ``n``."""
+        zero = self.scalar_like(0, idx)
+        return self.b.where(self.b.lt(idx, zero), self.b.op("add", idx, self.scalar_like(n, idx)), idx)
+
+    def run_time_flat(self, ts: Sequence[Any], sizes: Sequence[int], bshape: tuple[int, ...]) -> Value:
+        """The flat positions ``(i * s1 + j) * s2 + ...`` of broadcast index tensors, some computed at run
+        time, as a 1-d int64 value."""
+        flat: Value | None = None
+        for t, n in zip(ts, sizes, strict=True):
+            if isinstance(t, torch.Tensor):
+                iv = self.weight(f"const.{self.node_name()}", (t.long() % n).contiguous())
+            else:
+                iv = self.wrapped(self.tensor(t), n)
+                if self.b.graph.dtype_of(iv) != "int64":
+                    iv = self.b.cast(iv, dtype="int64")
+            iv = self.reshape(iv, (1,) * (len(bshape) - len(self.shape(iv))) + self.shape(iv))
+            if self.shape(iv) != bshape:
+                iv = self.b.op("expand", iv, shape=bshape)
+            flat = iv if flat is None else self.b.op("add", self.b.op("mul", flat, self.scalar_like(n, flat)), iv)
+        assert flat is not None
+        return self.reshape(flat, (math.prod(bshape),))
 
     def a_index_put(self, x: Any, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Value:
         """``x[..., i, j, ...] = values`` (``+=`` with ``accumulate``: F.fold's col2im, a static cache update) by
@@ -164,8 +196,8 @@ class AtenIndexing(AtenBase):
     def first_extreme(self, v: Value, axis: int, keepdim: bool, lowest: bool) -> tuple[Value, Value]:
         """The max (min) of ``v`` along ``axis`` and its first position, as torch.max(dim) returns them
         (``compose.arg_extreme``)."""
-        if self.b.graph.dtype_of(v) != "float32":
-            raise _Unsupported(f"argmax/argmin of a {self.b.graph.dtype_of(v)} tensor (only float32)")
+        if self.b.graph.dtype_of(v) not in ("float32", "int64"):
+            raise _Unsupported(f"argmax/argmin of a {self.b.graph.dtype_of(v)} tensor (only float32 and int64)")
         n = self.shape(v)[axis]
         if n > 2**24:
             raise _Unsupported(f"argmax/argmin over {n} elements (positions beyond 2^24 are not exact in float32)")

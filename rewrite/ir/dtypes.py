@@ -111,3 +111,4 @@ INT32_NOTE = (
 # add, sub, mul: float32, or int64 (wrapping, as torch's): position ids computed from input ids
 NUMERIC = DTypeRule(("T", "T"), "T", (FLOAT32, INT64))
 INTEGER = DTypeRule(("int64", "int64"), INT64)  # integer division
+SAME_NUMERIC = DTypeRule(("T",), "T", (FLOAT32, INT64))  # reductions that stay exact on int64: sum, max, min

@@ -428,6 +428,9 @@ class _Grower:
                 self.n_weights += 1
             attrs = {"mode": self.rng.choice(("floor", "trunc"))} if op in ("idiv", "mod") else {}
             v = self.b.op(op, v, other, **attrs)
+        if self.rng.random() < 0.3:  # an int64 reduction (a mask's count), kept as a size-1 dim
+            op = self.rng.choice(("reduce_sum", "reduce_max", "reduce_min"))
+            v = self.b.op(op, v, axes=(len(sx) - 1,), keepdim=1)
         self.emit(self.b.cast(v, dtype="float32"))
 
     MOVES = (

@@ -191,3 +191,20 @@ def test_float_remainder_follows_torch(mode):
     want = torch.remainder(a, b) if mode == "floor" else torch.fmod(a, b)
     assert torch.equal(got.isnan(), want.isnan())
     assert torch.equal(got[~want.isnan()], want[~want.isnan()])
+
+
+@pytest.mark.parametrize("op", ["reduce_sum", "reduce_max", "reduce_min"])
+@pytest.mark.parametrize("axes,keep", [((1,), 0), ((0, 2), 1)])
+def test_int64_reductions_are_exact(op, axes, keep):
+    """int64 sum (wrapping, as torch's), max and min, the extremes of int64 among the values."""
+    x = torch.randint(-50, 50, (3, 7, 5))
+    x[0, 0, 0], x[1, 1, 1] = -(2**63), 2**63 - 1
+    gb = GraphBuilder(op)
+    g = gb.build([gb.op(op, gb.input("x0", (3, 7, 5), dtype="int64"), axes=axes, keepdim=keep)])
+    assert torch.equal(compile(g)({"x0": x})[0], g.run({"x0": x})[0])
+    assert torch.equal(
+        g.run({"x0": x})[0],
+        {"reduce_sum": torch.sum, "reduce_max": torch.amax, "reduce_min": torch.amin}[op](
+            x, list(axes), keepdim=bool(keep)
+        ),
+    )

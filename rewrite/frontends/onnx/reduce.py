@@ -66,8 +66,9 @@ def _reduce(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     if isinstance(t, np.ndarray) and t.size == 0 and t.dtype == np.float32:
         return [_empty_reduction(c, n, a, t)]
     x = c.value(t)
-    if c.dtype(x) != FLOAT32:
-        raise Refuse(f"input is {c.dtype(x)}; eqsat's reductions are float32 only")
+    exact_int = n.op_type in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare")  # int64: exact (wraps)
+    if c.dtype(x) != FLOAT32 and not (c.dtype(x) == INT64 and exact_int):
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's {n.op_type} takes float32 (Sum, Max, Min also int64)")
     if not xs:
         raise Refuse("reducing a 0-d tensor")
     axes = _axes(c, n, a, len(xs))
@@ -136,8 +137,8 @@ def _argmax(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         return [np.asarray(np.expand_dims(idx, axis) if a.get("keepdims", 1) else idx, np.int64)]
     x = c.value(t)
     xs = c.shape(x)
-    if c.dtype(x) != FLOAT32:
-        raise Refuse(f"input is {c.dtype(x)}; eqsat's ArgMax/ArgMin take float32")
+    if c.dtype(x) not in (FLOAT32, INT64):
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's ArgMax/ArgMin take float32 and int64")
     (axis,) = norm_axes([int(a.get("axis", 0))], len(xs))
     size = xs[axis]
     if size > 2**24:

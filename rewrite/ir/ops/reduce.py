@@ -7,6 +7,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
+from rewrite.ir.dtypes import ANY_SAME, FLOAT, SAME_NUMERIC
 from rewrite.ir.ops.registry import (
     AttrKind,
     AttrSpec,
@@ -54,8 +55,10 @@ for _name, (_rfn, _rfl) in _REDUCTIONS.items():
             Reduce(),
             _reduce_ref(_rfn),
             (lambda k: lambda i, o, a: k * numel(i[0]))(_rfl),
-            doc=f"{_name[7:]} over axes (sorted, non-negative), keepdim as in torch",
+            doc=f"{_name[7:]} over axes (sorted, non-negative), keepdim as in torch"
+            + ("" if _name == "reduce_mean" else "; float32 or int64 (a mask's count, the last non-pad token)"),
             fusion=FusionRole.POOL,
+            dtype_rule=FLOAT if _name == "reduce_mean" else SAME_NUMERIC,
         )
     )
 register_op(
@@ -82,6 +85,7 @@ register_op(
         lambda xs, a: [xs[0].expand(*a["shape"])],
         doc="broadcast size-1 dims to shape (equal rank), materialised",
         fusion=FusionRole.REMAP,
+        dtype_rule=ANY_SAME,
     )
 )
 
