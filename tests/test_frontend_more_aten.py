@@ -509,3 +509,15 @@ class _NegativeRunTimeIndex(nn.Module):
 
 def test_run_time_indices_count_negative_positions_from_the_end():
     _check(_NegativeRunTimeIndex(), torch.randn(2, 3, 5), torch.tensor([-1, 0, 3, -5]))
+
+
+class _SliceScatter(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.slice_scatter(x, torch.sigmoid(x[:, :1]), dim=1, start=0, end=1)  # Funnel's first token
+        b = torch.slice_scatter(x, x[:, 1:5] * 2.0, dim=1, start=2, end=6)
+        c = torch.slice_scatter(x, -x[..., ::2], dim=-1, start=0, step=2)
+        return a + b + c
+
+
+def test_slice_scatter_writes_a_slice_back():
+    _check(_SliceScatter(), torch.randn(2, 7, 6))

@@ -188,6 +188,7 @@ ATEN.update(
         aten.clamp.Tensor: ("a_clamp_tensor", "maximum, minimum"),
         aten.index.Tensor: ("a_index", "index_select, reshape, transpose"),
         aten.index_put.default: ("a_index_put", "concat, index_select, add|where"),
+        aten.slice_scatter.default: ("a_slice_scatter", "slice, concat|index_select, where"),
         aten.linalg_vector_norm.default: ("a_vector_norm", "mul, reduce_sum, sqrt|abs, reduce_sum|abs, reduce_max"),
         aten.leaky_relu.default: ("a_leaky_relu", "gt, smul, where"),
         aten.elu.default: ("a_elu", "gt, smul, expm1, where"),

@@ -104,6 +104,32 @@ class AtenIndexing(AtenBase):
         assert flat is not None
         return self.reshape(flat, (math.prod(bshape),))
 
+    def a_slice_scatter(
+        self, x: Any, src: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+    ) -> Value:
+        """``x`` with ``x[..., start:end:step, ...] = src`` (Funnel's pooled attention writes its first row
+        back): a concat of the untouched pieces and ``src`` when the slice is contiguous, else gathers."""
+        v = self.tensor(x)
+        s = self.shape(v)
+        ax = self.axis(dim, len(s))
+        lo, hi, st = slice(start, end, step).indices(s[ax])
+        pos = torch.arange(lo, hi, st)
+        if pos.numel() == 0:
+            return v
+        u = self.tensor(src)
+        if self.b.graph.dtype_of(u) != self.b.graph.dtype_of(v):
+            raise _Unsupported(f"slice_scatter of {self.b.graph.dtype_of(u)} into {self.b.graph.dtype_of(v)}")
+        if st == 1:
+            parts = [self.b.slice(v, axis=ax, start=0, end=lo)] if lo > 0 else []
+            parts.append(u)
+            if hi < s[ax]:
+                parts.append(self.b.slice(v, axis=ax, start=hi, end=s[ax]))
+            return parts[0] if len(parts) == 1 else self.b.concat(*parts, axis=ax)
+        pre, post = math.prod(s[:ax]), math.prod(s[ax + 1 :])
+        base = self.reshape(v, (pre, s[ax], post))
+        y = scatter(self.emit(), base, self.reshape(u, (pre, pos.numel(), post)), pos, s[ax], False)
+        return self.reshape(y, s)
+
     def a_index_put(self, x: Any, indices: Sequence[Any], values: Any, accumulate: bool = False) -> Value:
         """``x[..., i, j, ...] = values`` (``+=`` with ``accumulate``: F.fold's col2im, a static cache update) by
         constant index tensors on adjacent dimensions, as gathers (``frontends.compose.scatter``)."""
