@@ -1,7 +1,8 @@
 """End to end: each benchmark model compiled by eqsat, against PyTorch eager and the peers.
 
-``--models`` also takes zoo models (``bench.zoo``) and ``FILE.py:FACTORY``: a model eqsat was not tuned for is
-timed against the same peers the same way.
+``--models`` also takes zoo models (``bench.zoo``), the zoo at deployment sizes (``full:NAME``,
+``bench.zoo.full``) and ``FILE.py:FACTORY``: a model eqsat was not tuned for is timed against the same peers
+the same way.
 
     python -m bench.e2e [--models a,b] [--peers ort,inductor] [--threads 1,2] [--cost compiled|analytical] [--json OUT]
                         [--in-process]
@@ -443,9 +444,10 @@ def load_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
     for) or ``FILE.py:FACTORY``."""
     if spec not in MODELS:
         from bench.zoo import ZOO  # deferred: the zoo imports transformers
+        from bench.zoo.full import FULL
 
-        if spec in ZOO:
-            module, inputs = ZOO[spec]()
+        if spec in ZOO or (spec.startswith("full:") and spec[5:] in FULL):
+            module, inputs = ZOO[spec]() if spec in ZOO else FULL[spec[5:]]()
             return module, tuple(inputs)
     _, module, inputs = load_spec(spec)
     return module, inputs
@@ -455,16 +457,18 @@ def model_args(text: str) -> list[str]:
     """``--models``: benchmark or zoo names and ``FILE.py:FACTORY`` specs (files made absolute, since each
     model is timed in a process started in the checkout); an unknown name is a ``ValueError`` listing both."""
     from bench.zoo import ZOO
+    from bench.zoo.full import FULL
 
     out = []
     for x in (x for x in text.split(",") if x):
         path, sep, factory = x.rpartition(":")
         if sep and path.endswith(".py"):
             out.append(f"{Path(path).resolve()}:{factory}")
-        elif x in MODELS or x in ZOO:
+        elif x in MODELS or x in ZOO or (x.startswith("full:") and x[5:] in FULL):
             out.append(x)
         else:
-            raise ValueError(f"unknown model {x!r}; known: {', '.join([*MODELS, *ZOO])}, or FILE.py:FACTORY")
+            known = ", ".join([*MODELS, *ZOO, *(f"full:{k}" for k in FULL)])
+            raise ValueError(f"unknown model {x!r}; known: {known}, or FILE.py:FACTORY")
     return out
 
 
@@ -488,7 +492,7 @@ def parser() -> argparse.ArgumentParser:
         "--models",
         default=",".join(MODELS),
         help="comma-separated: benchmark models (the default: all eight), zoo models (bench.zoo: models eqsat was "
-        "not tuned for) or FILE.py:FACTORY",
+        "not tuned for), full:NAME (the zoo at deployment sizes) or FILE.py:FACTORY",
     )
     p.add_argument(
         "--peers",

@@ -175,8 +175,17 @@ def test_e2e_takes_zoo_models_and_model_files(tmp_path):
     spec = tmp_path / "mine.py"
     spec.write_text("def make():\n    raise AssertionError('not built while parsing')\n")
     rel = spec.relative_to(spec.anchor)
-    got = e2e.model_args(f"nasrnn,mobilenet_v2,/{rel}:make")
-    assert got == ["nasrnn", "mobilenet_v2", f"{spec}:make"]
-    assert e2e.short_name(got[2]) == "mine:make"
+    got = e2e.model_args(f"nasrnn,mobilenet_v2,full:bert,/{rel}:make")
+    assert got == ["nasrnn", "mobilenet_v2", "full:bert", f"{spec}:make"]
+    assert e2e.short_name(got[2]) == "full:bert"
+    assert e2e.short_name(got[3]) == "mine:make"
     with pytest.raises(ValueError, match="unknown model 'tvm'.*FILE.py:FACTORY"):
         e2e.model_args("tvm")
+
+
+def test_full_size_zoo_builds_the_cnns_at_224():
+    from bench.zoo.full import FULL
+
+    assert {"mobilenet_v2", "efficientnet_b0", "bert", "gpt2", "llama", "vit", "convnext"} <= set(FULL)
+    _, (x,) = FULL["shufflenet_v2"]()
+    assert tuple(x.shape) == (1, 3, 224, 224)

@@ -229,8 +229,8 @@ class ShuffleNetV2(nn.Module):
         return self.classifier(self.features(x).mean((2, 3)))
 
 
-def build(name: str) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
-    """The model (eval mode, seeded random weights) and its example input."""
+def build(name: str, size: int = INPUT[-1]) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """The model (eval mode, seeded random weights) and its example input, ``size`` x ``size`` pixels."""
     torch.manual_seed(0)
     model = {"mobilenet_v2": MobileNetV2, "efficientnet_b0": EfficientNetB0}.get(name)
     model = model or {"densenet121": DenseNet121, "shufflenet_v2": ShuffleNetV2}[name]
@@ -241,7 +241,7 @@ def build(name: str) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
                 assert mod.running_mean is not None and mod.running_var is not None
                 mod.running_mean.uniform_(-0.1, 0.1)
                 mod.running_var.uniform_(0.5, 1.5)
-    return m, (torch.randn(INPUT),)
+    return m, (torch.randn(INPUT[:2] + (size, size)),)
 
 
 CNNS = ("mobilenet_v2", "efficientnet_b0", "densenet121", "shufflenet_v2")
