@@ -32,61 +32,72 @@ class _Out(nn.Module):
         return getattr(self.model(x, return_dict=True), self.field)
 
 
-def _ids() -> tuple[torch.Tensor, ...]:
-    return (torch.randint(0, VOCAB, (1, SEQ)),)
+def _ids(seq: int = SEQ, vocab: int = VOCAB) -> tuple[torch.Tensor, ...]:
+    return (torch.randint(0, vocab, (1, seq)),)
 
 
-def gpt2() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+# the builders below take their sizes as keywords: the defaults are the zoo's (tiny, for the tests);
+# bench.zoo.full passes deployment sizes
+
+
+def gpt2(width: int = 64, heads: int = 4, seq: int = SEQ, vocab: int = VOCAB) -> tuple[nn.Module, tuple[Any, ...]]:
     from transformers import GPT2Config, GPT2LMHeadModel  # optional 'zoo' extra
 
-    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=64, n_layer=2, n_head=4, **_EAGER)
-    return _Out(GPT2LMHeadModel(cfg).eval(), "logits"), _ids()
+    cfg = GPT2Config(vocab_size=vocab, n_positions=seq, n_embd=width, n_layer=2, n_head=heads, **_EAGER)
+    return _Out(GPT2LMHeadModel(cfg).eval(), "logits"), _ids(seq, vocab)
 
 
-def bert() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def bert(
+    width: int = 64, heads: int = 4, inner: int = 128, seq: int = SEQ, vocab: int = VOCAB
+) -> tuple[nn.Module, tuple[Any, ...]]:
     from transformers import BertConfig, BertModel  # optional 'zoo' extra
 
     cfg = BertConfig(
-        vocab_size=VOCAB,
-        hidden_size=64,
+        vocab_size=vocab,
+        hidden_size=width,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=128,
-        max_position_embeddings=SEQ,
+        num_attention_heads=heads,
+        intermediate_size=inner,
+        max_position_embeddings=seq,
         **_EAGER,
     )
-    return _Out(BertModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), _ids()
+    return _Out(BertModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), _ids(seq, vocab)
 
 
-def llama() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def llama(
+    width: int = 64, heads: int = 4, kv_heads: int = 2, inner: int = 128, seq: int = SEQ, vocab: int = VOCAB
+) -> tuple[nn.Module, tuple[Any, ...]]:
     from transformers import LlamaConfig, LlamaForCausalLM  # optional 'zoo' extra
 
     cfg = LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=64,
-        intermediate_size=128,
+        vocab_size=vocab,
+        hidden_size=width,
+        intermediate_size=inner,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=SEQ,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        max_position_embeddings=seq,
         **_EAGER,
     )
-    return _Out(LlamaForCausalLM(cfg).eval(), "logits"), _ids()
+    return _Out(LlamaForCausalLM(cfg).eval(), "logits"), _ids(seq, vocab)
 
 
-def vit() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+def vit(
+    width: int = 64, heads: int = 4, inner: int = 128, image: int = 32, patch: int = 8
+) -> tuple[nn.Module, tuple[Any, ...]]:
     from transformers import ViTConfig, ViTModel  # optional 'zoo' extra
 
     cfg = ViTConfig(
-        image_size=32,
-        patch_size=8,
-        hidden_size=64,
+        image_size=image,
+        patch_size=patch,
+        hidden_size=width,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=128,
+        num_attention_heads=heads,
+        intermediate_size=inner,
         **_EAGER,
     )
-    return _Out(ViTModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), (torch.randn(1, 3, 32, 32),)
+    x = torch.randn(1, 3, image, image)
+    return _Out(ViTModel(cfg, add_pooling_layer=False).eval(), "last_hidden_state"), (x,)
 
 
 def resnet() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
