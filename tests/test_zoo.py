@@ -58,3 +58,21 @@ def test_every_zoo_model_imports_verifies_and_compiles(name: str) -> None:
     assert KEYS <= set(row)
     assert row["error"] is None, row["error"]
     assert row["imported"] and row["verified"] and row["compiled"] and row["max_rel_err"] <= 1e-4
+
+
+def test_bench_zoo_takes_full_size_names(monkeypatch, capsys):
+    """``bench zoo --models full:NAME`` runs the architecture at its deployment size; unknown names are refused."""
+    from bench.zoo import run as zoo_run
+
+    seen = []
+
+    def fake(name, repeats=5, ilp_seconds=5.0, time_it=True):
+        seen.append(name)
+        row = dict.fromkeys(KEYS | {"speedup", "seconds", "error"})
+        return {**row, "model": name, "imported": False, "verified": False, "compiled": False, "stage": "build"}
+
+    monkeypatch.setattr(zoo_run, "run_model", fake)
+    assert zoo_run.main(["--models", "full:bert,vit", "--no-timing"]) == 0
+    assert seen == ["full:bert", "vit"]
+    assert zoo_run.main(["--models", "full:nope"]) == 2
+    assert "full:mobilenet_v2" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from bench.zoo import ZOO
+from bench.zoo.full import FULL
 from costs.timing import format_ratio, speedup
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
@@ -61,7 +62,7 @@ def run_model(name: str, repeats: int = 5, ilp_seconds: float = 5.0, time_it: bo
     }
     t0 = time.perf_counter()
     try:
-        module, inputs = ZOO[name]()
+        module, inputs = ZOO[name]() if name in ZOO else FULL[name.removeprefix("full:")]()
         row["stage"] = "import"
         graph = from_torch(module, inputs, name=name)
         row["imported"] = True
@@ -124,16 +125,17 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="eqsat bench zoo", description=__doc__.splitlines()[0])
-    p.add_argument("--models", default=",".join(ZOO), help=f"comma-separated, from: {', '.join(ZOO)}")
+    known = [*ZOO, *(f"full:{k}" for k in FULL)]  # full:NAME: the architecture at deployment size
+    p.add_argument("--models", default=",".join(ZOO), help=f"comma-separated, from: {', '.join(known)}")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--no-timing", action="store_true", help="skip the eager-vs-compiled timing")
     p.add_argument("--json", help="write the rows as a JSON list to this file")
     args = p.parse_args(argv)
     names = [m for m in args.models.split(",") if m]
-    bad = [m for m in names if m not in ZOO]
+    bad = [m for m in names if m not in known]
     if bad:
-        print(f"unknown model(s) {bad}; known: {', '.join(ZOO)}", file=sys.stderr)
+        print(f"unknown model(s) {bad}; known: {', '.join(known)}", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
     rows = []
