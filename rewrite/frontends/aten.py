@@ -26,7 +26,7 @@ import torch
 
 from rewrite.frontends.aten_indexing import _CMP_OF, _LOGIC_OF, AtenIndexing
 from rewrite.frontends.compose import conv3d, conv_transpose2d
-from rewrite.frontends.torch_modules import _pair, _Unsupported
+from rewrite.frontends.torch_modules import _pair, _triple, _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
 
@@ -511,16 +511,7 @@ class AtenConverters(AtenIndexing):
         v = self.tensor(x)
         if len(self.shape(v)) != 5:
             raise _Unsupported(f"3-d convolution of an input of shape {self.shape(v)} (only batched NCDHW)")
-
-        def triple(a: Any, what: str) -> tuple[int, int, int]:
-            t = tuple(int(i) for i in a) if isinstance(a, (list, tuple)) else (int(a),) * 3
-            if len(t) == 1:
-                t = t * 3
-            if len(t) != 3:
-                raise _Unsupported(f"{what} {a!r} of a 3-d convolution")
-            return (t[0], t[1], t[2])
-
-        st, pd, dl = triple(stride, "stride"), triple(padding, "padding"), triple(dilation, "dilation")
+        st, pd, dl = _triple(stride, "stride"), _triple(padding, "padding"), _triple(dilation, "dilation")
         bv = None if b is None else self.tensor(b, "bias")
         wt = w if isinstance(w, torch.Tensor) else self.tensor(w, "weight")  # a parameter under torch.compile
         return conv3d(self.emit(), v, wt, bv, st, pd + pd, dl, groups)

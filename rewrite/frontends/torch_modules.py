@@ -72,15 +72,24 @@ _UNARY_MODULES = {
 _DROPOUT_MODULES = {t for t, h in _MODULES.items() if h == "m_dropout"}
 
 
-def _pair(v: Any, what: str) -> tuple[int, int]:
+def _ints(v: Any, n: int, what: str, name: str) -> tuple[int, ...]:
+    """A convolution's per-axis argument: one int for all ``n`` axes (alone or in a one-element list), or
+    ``n`` ints."""
     if isinstance(v, int) and not isinstance(v, bool):
-        return (v, v)
-    if isinstance(v, (tuple, list)) and all(isinstance(i, int) for i in v):
-        if len(v) == 1:
-            return (v[0], v[0])
-        if len(v) == 2:
-            return (v[0], v[1])
-    raise _Unsupported(f"{what} must be an int or a pair of ints, got {v!r}")
+        return (v,) * n
+    if isinstance(v, (tuple, list)) and all(isinstance(i, int) for i in v) and len(v) in (1, n):
+        return tuple(v) * (n // len(v))
+    raise _Unsupported(f"{what} must be an int or {name} ints, got {v!r}")
+
+
+def _pair(v: Any, what: str) -> tuple[int, int]:
+    a, b = _ints(v, 2, what, "a pair of")
+    return (a, b)
+
+
+def _triple(v: Any, what: str) -> tuple[int, int, int]:
+    a, b, c = _ints(v, 3, what, "three")
+    return (a, b, c)
 
 
 class _Unsupported(Exception):
