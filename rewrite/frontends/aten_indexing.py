@@ -28,6 +28,15 @@ _LOGIC_OF = {
 }
 
 
+def flat_positions(ts: Sequence[torch.Tensor], sizes: Sequence[int]) -> torch.Tensor:
+    """Constant integer index tensors into dimensions of ``sizes``, broadcast together, as flat positions
+    ``(i * s1 + j) * s2 + ...`` into those dimensions merged (negative positions count from the end)."""
+    flat = torch.zeros(torch.broadcast_shapes(*(t.shape for t in ts)), dtype=torch.int64)
+    for t, n in zip(ts, sizes, strict=True):
+        flat = flat * n + t.long() % n
+    return flat
+
+
 class AtenIndexing(AtenBase):
     def a_assert_metadata(self, *args: Any, **kw: Any) -> None:
         return None
@@ -72,10 +81,8 @@ class AtenIndexing(AtenBase):
         lo, hi = new_at[0], new_at[-1] + 1
         merged = self.reshape(v, (*s[:lo], math.prod(s[lo:hi]), *s[hi:]))
         if all(isinstance(indices[d], torch.Tensor) for d in at):
-            flat = torch.zeros(bshape, dtype=torch.int64)
-            for d, n in zip(at, sizes, strict=True):
-                flat = flat * n + indices[d].long() % n  # negative positions count from the end
-            idx = self.const(("index", self.node_name()), f"const.{self.node_name()}", flat.flatten().contiguous)
+            flat = flat_positions([indices[d] for d in at], sizes).flatten()
+            idx = self.const(("index", self.node_name()), f"const.{self.node_name()}", flat.contiguous)
         else:
             idx = self.run_time_flat([indices[d] for d in at], sizes, bshape)
         y = self.b.index_select(merged, idx, axis=lo)
@@ -144,11 +151,8 @@ class AtenIndexing(AtenBase):
         s = self.out_shape()
         lo, hi = at[0], at[-1] + 1
         pre, post, n_t = math.prod(s[:lo]), math.prod(s[hi:]), math.prod(s[lo:hi])
-        ts = [t.long() % s[d] for t, d in zip(ts, at, strict=True)]  # negative positions count from the end
-        bshape = tuple(torch.broadcast_shapes(*(t.shape for t in ts)))
-        flat = torch.zeros(bshape, dtype=torch.int64)
-        for t, d in zip(ts, at, strict=True):
-            flat = flat * s[d] + t
+        flat = flat_positions(ts, [s[d] for d in at])
+        bshape = tuple(flat.shape)
         v = self.tensor(values)
         if self.b.graph.dtype_of(v) != (want := self.meta_dtype()):
             raise _Unsupported(f"index_put of {self.b.graph.dtype_of(v)} values into a {want} tensor")
@@ -157,10 +161,8 @@ class AtenIndexing(AtenBase):
         if self.shape(v) != full:
             v = self.b.op("expand", v, shape=full)
         zeros = isinstance(x, torch.Tensor) and not bool(x.any())  # F.fold scatters into new zeros
-        base = None if zeros else self.reshape(self.tensor(x), (pre, n_t, post))
+        base = None if zeros else self.reshape(self.tensor(x), (pre, n_t, post))  # None: scatter's zeros
         src = self.reshape(v, (pre, math.prod(bshape), post))
-        if base is None and zeros and not accumulate:
-            base = self.reshape(self.tensor(x), (pre, n_t, post))  # positions written none stay zero
         try:
             y = scatter(self.emit(), base, src, flat.flatten(), n_t, accumulate)
         except ValueError as e:
