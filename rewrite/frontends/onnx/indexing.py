@@ -88,8 +88,7 @@ def _scatter_nd(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     """Constants only (BEiT's relative position index is built so), as ONNX's reference computes it."""
     only_attrs(a, {"reduction"})
     data, idx, upd = (c.env[i] for i in n.input[:3])
-    red = a.get("reduction", "none")
-    red = red.decode() if isinstance(red, bytes) else red
+    red = _reduction(a)
     if red not in ("none", "add", "mul", "max", "min"):
         raise Refuse(f"reduction '{red}'")
     if not isinstance(idx, np.ndarray):
@@ -123,15 +122,28 @@ def _scatter_nd_run_time(c: Ctx, data: Tensor, idx: np.ndarray, upd: Tensor, red
     flat = np.zeros(len(rows), np.int64)
     for i, d in enumerate(ds[:k]):
         flat = flat * d + rows[:, i] % d
-    n_t, post = math.prod(ds[:k]), math.prod(ds[k:])
+    return _scatter_into(c, data, upd, flat, math.prod(ds[k:]), red == "add", "ScatterND")
+
+
+def _scatter_into(c: Ctx, data: Tensor, upd: Tensor, flat: np.ndarray, post: int, add: bool, what: str) -> Value:
+    """``data`` with the rows of ``upd`` (``post`` elements each, in order) written (``add``: added) at the
+    constant row positions ``flat`` (``frontends.compose.scatter``); a row written twice without ``add`` is
+    refused."""
+    ds = c.shape(data)
+    n_t = math.prod(ds) // post
     e = c.emit()
-    src = e.reshape(c.value(upd), (1, len(rows), post))
+    src = e.reshape(c.value(upd), (1, flat.size, post))
     base = e.reshape(c.value(data), (1, n_t, post))
     try:
-        y = scatter(e, base, src, torch.from_numpy(flat), n_t, red == "add")
+        y = scatter(e, base, src, torch.from_numpy(flat.astype(np.int64)), n_t, add)
     except ValueError as err:
-        raise Refuse(f"ScatterND {err}") from None
+        raise Refuse(f"{what} {err}") from None
     return e.reshape(y, ds)
+
+
+def _reduction(a: dict[str, Any]) -> str:
+    red = a.get("reduction", "none")
+    return red.decode() if isinstance(red, bytes) else str(red)
 
 
 @handles("Trilu")
@@ -152,9 +164,6 @@ def _trilu(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     mask = c.value(keep.reshape((1,) * (len(xs) - 2) + (rows, cols)))
     zero = c.value(np.zeros((1,) * len(xs), NP_DTYPES[c.dtype(x)]))
     return [c.add("where", [mask, x, zero])]
-
-
-__all__: list[str] = []
 
 
 @handles("Col2Im")
@@ -201,8 +210,7 @@ def _scatter_elements(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tens
     at its own position with the axis coordinate taken from the index, as gathers."""
     only_attrs(a, {"axis", "reduction"})
     data, idx, upd = (c.env[i] for i in n.input[:3])
-    red = a.get("reduction", "none")
-    red = red.decode() if isinstance(red, bytes) else red
+    red = _reduction(a)
     if red not in ("none", "add"):
         raise Refuse(f"reduction '{red}' (only none and add)")
     if not isinstance(idx, np.ndarray):
@@ -215,12 +223,8 @@ def _scatter_elements(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tens
         raise Refuse(f"indices out of range for axis {ax} of size {ds[ax]}")
     pos = list(np.meshgrid(*[np.arange(v) for v in idx.shape], indexing="ij"))
     pos[ax] = idx.astype(np.int64) % ds[ax]
-    flat = np.ravel_multi_index(tuple(pos), ds).reshape(-1).astype(np.int64)
-    e = c.emit()
-    src = e.reshape(c.value(upd), (1, idx.size, 1))
-    base = e.reshape(c.value(data), (1, math.prod(ds), 1))
-    try:
-        y = scatter(e, base, src, torch.from_numpy(flat), math.prod(ds), red == "add")
-    except ValueError as err:
-        raise Refuse(f"ScatterElements {err}") from None
-    return [e.reshape(y, ds)]
+    flat = np.ravel_multi_index(tuple(pos), ds).reshape(-1)
+    return [_scatter_into(c, data, upd, flat, 1, red == "add", "ScatterElements")]
+
+
+__all__: list[str] = []
