@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from lower.ir import INT_FUNCS
+
 TYPES = {"f32": "float", "i64": "long long", "bool": "bool"}
 
 F32_BINOPS = {"+": "+", "-": "-", "*": "*", "/": "/"}
@@ -38,7 +40,7 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "sigmoid": ("eqsat_sigmoid", ("sigmoid",)),
     "gelu_tanh": ("eqsat_gelu_tanh", ("gelu_tanh",)),
     "fmod": ("fmodf", ()),
-    **{fn: (f"eqsat_{fn}", ("intdiv",)) for fn in ("floordiv", "floormod", "truncdiv", "truncmod")},
+    **{fn: (f"eqsat_{fn}", ("intdiv",)) for fn in INT_FUNCS},
 }
 
 HELPERS: dict[str, str] = {
@@ -63,12 +65,7 @@ HELPERS: dict[str, str] = {
             if floor
             else "  return v;\n}"
         )
-        for fn, floor, rem in (
-            ("floordiv", True, False),
-            ("floormod", True, True),
-            ("truncdiv", False, False),
-            ("truncmod", False, True),
-        )
+        for fn, (floor, rem) in INT_FUNCS.items()
     ),
     "sigmoid": "__device__ __forceinline__ float eqsat_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }",
     "gelu_tanh": (

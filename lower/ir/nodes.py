@@ -208,7 +208,14 @@ MATH_FUNCS = (
 # integer division of values (not indices: any divisor, checked at run time), i64 in and out: floor (Python's
 # // and %, the remainder taking the divisor's sign) or trunc (C's, the dividend's).  A zero divisor gives
 # quotient 0 and remainder the dividend; INT64_MIN / -1 wraps.  Neither traps (x86's idiv would).
-INT_FUNCS = ("floordiv", "floormod", "truncdiv", "truncmod")
+# name -> (floor: rounds down, not toward zero; remainder: the remainder, not the quotient); the backends'
+# tables spell each from these two facts
+INT_FUNCS: dict[str, tuple[bool, bool]] = {
+    "floordiv": (True, False),
+    "floormod": (True, True),
+    "truncdiv": (False, False),
+    "truncmod": (False, True),
+}
 
 
 @dataclass(frozen=True, eq=True)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import struct
 
+from lower.ir import INT_FUNCS
+
 FAST = "reassoc nsz contract arcp afn"  # no nnan/ninf: -inf and NaN must survive
 # Elementwise float math has no ``reassoc``: with it (and nsz) LLVM's Reassociate pass cancels
 # ``x - x`` or ``(x+x+x) - (x+x)`` inside a fused expression, turning NaN/inf into 0 or x.
@@ -224,36 +226,33 @@ def _intdiv_body() -> str:
     """floordiv / floormod / truncdiv / truncmod of i64 values (``lower.ir.INT_FUNCS``): a zero divisor (or -1,
     where INT64_MIN / -1 would trap) is replaced by 1 before sdiv/srem, and the results fixed after."""
     out = []
-    for fn, floor, rem in (
-        ("floordiv", True, False),
-        ("floormod", True, True),
-        ("truncdiv", False, False),
-        ("truncmod", False, True),
-    ):
+    for fn, (floor, rem) in INT_FUNCS.items():
         lines = [
             f"define internal i64 @eqsat_{fn}(i64 %a, i64 %b) alwaysinline nounwind {{",
             "  %z = icmp eq i64 %b, 0",
             "  %m1 = icmp eq i64 %b, -1",
             "  %bad = or i1 %z, %m1",
             "  %d = select i1 %bad, i64 1, i64 %b",
-            f"  %v0 = {'srem' if rem else 'sdiv'} i64 %a, %d",
         ]
+        if rem or floor:
+            lines.append("  %r = srem i64 %a, %d")
+        if not rem:
+            lines.append("  %q = sdiv i64 %a, %d")
+        v = "%r" if rem else "%q"
         if floor:  # a nonzero remainder of the other sign than the divisor: one step down
             lines += [
-                "  %r = srem i64 %a, %d",
                 "  %rn = icmp ne i64 %r, 0",
                 "  %sx = xor i64 %r, %d",
                 "  %sn = icmp slt i64 %sx, 0",
                 "  %fix = and i1 %rn, %sn",
-                "  %vf = " + ("add i64 %v0, %d" if rem else "sub i64 %v0, 1"),
-                "  %v1 = select i1 %fix, i64 %vf, i64 %v0",
+                "  %vf = " + ("add i64 %r, %d" if rem else "sub i64 %q, 1"),
+                f"  %v1 = select i1 %fix, i64 %vf, i64 {v}",
             ]
-        else:
-            lines.append("  %v1 = add i64 %v0, 0")
+            v = "%v1"
         # b == -1: quotient -a (wrapping), remainder 0; b == 0: quotient 0, remainder a
         lines += [
             "  %neg = sub i64 0, %a",
-            f"  %v2 = select i1 %m1, i64 {'0' if rem else '%neg'}, i64 %v1",
+            f"  %v2 = select i1 %m1, i64 {'0' if rem else '%neg'}, i64 {v}",
             f"  %v3 = select i1 %z, i64 {'%a' if rem else '0'}, i64 %v2",
             "  ret i64 %v3",
             "}",
@@ -265,7 +264,7 @@ def _intdiv_body() -> str:
 MATH.update(
     {
         "fmod": ("eqsat_fmod", ["fmod"], []),
-        **{fn: (f"eqsat_{fn}", ["intdiv"], []) for fn in ("floordiv", "floormod", "truncdiv", "truncmod")},
+        **{fn: (f"eqsat_{fn}", ["intdiv"], []) for fn in INT_FUNCS},
     }
 )
 HELPERS = {
