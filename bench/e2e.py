@@ -443,11 +443,10 @@ def load_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
     """``(module, inputs)`` for a benchmark model, a zoo model (``bench.zoo``: models eqsat was not tuned
     for) or ``FILE.py:FACTORY``."""
     if spec not in MODELS:
-        from bench.zoo import ZOO  # deferred: the zoo imports transformers
-        from bench.zoo.full import FULL
+        from bench.zoo import zoo_builder  # deferred: the zoo's builders import transformers
 
-        if spec in ZOO or (spec.startswith("full:") and spec[5:] in FULL):
-            module, inputs = ZOO[spec]() if spec in ZOO else FULL[spec[5:]]()
+        if (build := zoo_builder(spec)) is not None:
+            module, inputs = build()
             return module, tuple(inputs)
     _, module, inputs = load_spec(spec)
     return module, inputs
@@ -456,18 +455,17 @@ def load_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
 def model_args(text: str) -> list[str]:
     """``--models``: benchmark or zoo names and ``FILE.py:FACTORY`` specs (files made absolute, since each
     model is timed in a process started in the checkout); an unknown name is a ``ValueError`` listing both."""
-    from bench.zoo import ZOO
-    from bench.zoo.full import FULL
+    from bench.zoo import zoo_builder, zoo_names
 
     out = []
     for x in (x for x in text.split(",") if x):
         path, sep, factory = x.rpartition(":")
         if sep and path.endswith(".py"):
             out.append(f"{Path(path).resolve()}:{factory}")
-        elif x in MODELS or x in ZOO or (x.startswith("full:") and x[5:] in FULL):
+        elif x in MODELS or zoo_builder(x) is not None:
             out.append(x)
         else:
-            known = ", ".join([*MODELS, *ZOO, *(f"full:{k}" for k in FULL)])
+            known = ", ".join([*MODELS, *zoo_names()])
             raise ValueError(f"unknown model {x!r}; known: {known}, or FILE.py:FACTORY")
     return out
 

@@ -21,4 +21,22 @@ ZOO: dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]] = {
     **hf.HF,
 }
 
-__all__ = ["ZOO"]
+
+def zoo_builder(name: str) -> Callable[[], tuple[nn.Module, tuple[Any, ...]]] | None:
+    """The builder of a zoo model: a ``ZOO`` name, or ``full:NAME`` for the architecture at deployment size
+    (``bench.zoo.full``); None for any other name."""
+    from bench.zoo.full import FULL  # deferred: full builds on this package's cnn and hf
+
+    if name in ZOO:
+        return ZOO[name]
+    return FULL.get(name.removeprefix("full:")) if name.startswith("full:") else None
+
+
+def zoo_names() -> list[str]:
+    """Every name ``zoo_builder`` takes, for a usage error."""
+    from bench.zoo.full import FULL
+
+    return [*ZOO, *(f"full:{k}" for k in FULL)]
+
+
+__all__ = ["ZOO", "zoo_builder", "zoo_names"]

@@ -19,8 +19,7 @@ from typing import Any
 
 import torch
 
-from bench.zoo import ZOO
-from bench.zoo.full import FULL
+from bench.zoo import ZOO, zoo_builder, zoo_names
 from costs.timing import format_ratio, speedup
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
@@ -62,7 +61,10 @@ def run_model(name: str, repeats: int = 5, ilp_seconds: float = 5.0, time_it: bo
     }
     t0 = time.perf_counter()
     try:
-        module, inputs = ZOO[name]() if name in ZOO else FULL[name.removeprefix("full:")]()
+        build = zoo_builder(name)
+        if build is None:
+            raise ValueError(f"unknown zoo model {name!r}")
+        module, inputs = build()
         row["stage"] = "import"
         graph = from_torch(module, inputs, name=name)
         row["imported"] = True
@@ -125,7 +127,7 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="eqsat bench zoo", description=__doc__.splitlines()[0])
-    known = [*ZOO, *(f"full:{k}" for k in FULL)]  # full:NAME: the architecture at deployment size
+    known = zoo_names()  # and full:NAME, the architecture at deployment size
     p.add_argument("--models", default=",".join(ZOO), help=f"comma-separated, from: {', '.join(known)}")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
