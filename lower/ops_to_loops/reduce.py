@@ -33,7 +33,7 @@ def _out_index(axes: Sequence[int], keep: bool, in_rank: int, vs: Sequence[Expr]
     return tuple(v for d, v in enumerate(vs) if d not in axes)
 
 
-@lowering("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var")
+@lowering("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_var")
 def lower_reduce(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     """Per output element: accumulate in the output over the reduced axes (two passes for var)."""
     x, out = ins[0], outs[0]
@@ -69,13 +69,14 @@ def lower_reduce(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         )
     else:
         start: Expr
-        if x.dtype == I64:  # int64 sum, max, min (the registry has no int64 mean or var): exact, sums wrap
-            start = IntImm({"reduce_max": I64_MIN, "reduce_min": I64_MAX}.get(op, 0))
+        if x.dtype == I64:  # int64 sum, prod, max, min (no int64 mean or var): exact, sums and products wrap
+            start = IntImm({"reduce_max": I64_MIN, "reduce_min": I64_MAX, "reduce_prod": 1}.get(op, 0))
         else:
-            start = const({"reduce_max": NEG_INF, "reduce_min": float("inf")}.get(op, 0.0))
+            start = const({"reduce_max": NEG_INF, "reduce_min": float("inf"), "reduce_prod": 1.0}.get(op, 0.0))
         upd: Callable[[Expr, Expr], Expr] = {
             "reduce_max": lambda a, v: emax(a, v),
             "reduce_min": lambda a, v: emin(a, v),
+            "reduce_prod": lambda a, v: a * v,
         }.get(op, lambda a, v: a + v)
         fin = Store(out, oidx, o * const(1.0 / count)) if op == "reduce_mean" else None
         body = seq(Store(out, oidx, start), sweep(upd, out, oidx), fin)

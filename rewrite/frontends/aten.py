@@ -176,6 +176,8 @@ ATEN.update(
         aten.sum.dim_IntList: ("a_reduce", "reduce_sum"),
         aten.amax.default: ("a_reduce", "reduce_max"),
         aten.amin.default: ("a_reduce", "reduce_min"),
+        aten.prod.dim_int: ("a_prod", "reduce_prod"),
+        aten.prod.default: ("a_prod", "reduce_prod"),
         aten.var.correction: ("a_var", "reduce_var"),
         aten.constant_pad_nd.default: ("a_pad", "pad"),
         aten.upsample_nearest2d.vec: ("a_upsample", "resize"),
@@ -203,6 +205,7 @@ ATEN.update(
         aten.full_like.default: ("a_full_like", "expand"),
         aten.flip.default: ("a_flip", "index_select"),
         aten.cumsum.default: ("a_cumsum", "slice, pad, add"),
+        aten.cumprod.default: ("a_cumsum", "slice, pad, mul"),
         aten.argmax.default: ("a_argmax", "reduce_max, eq, ne, where, reduce_min, cast"),
         aten.argmin.default: ("a_argmax", "reduce_min, eq, ne, where, reduce_min, cast"),
         aten.max.dim: ("a_max_dim", "reduce_max, eq, ne, where, reduce_min, cast"),
@@ -679,6 +682,16 @@ class AtenConverters(AtenIndexing):
             raise _Unsupported(f"reduction with dtype={dtype}")
         axes = self.reduce_axes(dims, len(s))
         return self.b.op(_REDUCE[self.current], v, axes=axes, keepdim=int(bool(keepdim)))
+
+    def a_prod(self, x: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Value:
+        """torch.prod over one dim, or all of them (``prod.default``, whose second argument is the dtype)."""
+        if self.current is aten.prod.default:
+            dim, keepdim, dtype = None, False, dim if dtype is None else dtype
+        v = self.tensor(x)
+        have = TORCH_DTYPE[self.b.graph.dtype_of(v)]
+        if have not in (torch.float32, torch.int64) or dtype not in (None, have):
+            raise _Unsupported(f"prod of {have} with dtype={dtype} (float32 or int64, unchanged)")
+        return self.b.op("reduce_prod", v, axes=self.reduce_axes(dim, len(self.shape(v))), keepdim=int(bool(keepdim)))
 
     def a_var(self, x: Any, dims: Any = None, *, correction: Any = None, keepdim: bool = False) -> Value:
         v = self.tensor(x)

@@ -162,6 +162,7 @@ _fn(
 _fn([torch.sum], "f_reduce", _spec("input", dim=None, keepdim=False, dtype=None), "reduce_sum")
 _fn([torch.amax], "f_reduce", _spec("input", dim=(), keepdim=False), "reduce_max")
 _fn([torch.amin], "f_reduce", _spec("input", dim=(), keepdim=False), "reduce_min")
+_fn([torch.prod], "f_reduce", _spec("input", dim=None, keepdim=False, dtype=None), "reduce_prod")
 _fn([torch.var], "f_var", _spec("input", dim=None, unbiased=None, keepdim=False, correction=None))
 _fn([torch.pow, operator.pow], "f_pow", _spec("input", "exponent"))
 _fn([torch.rsqrt], "f_unary", _UNARY_SPEC, "rsqrt")
@@ -172,6 +173,7 @@ _METHODS.update(
         "sum": ("f_reduce", _spec("input", dim=None, keepdim=False, dtype=None), "reduce_sum"),
         "amax": ("f_reduce", _spec("input", dim=(), keepdim=False), "reduce_max"),
         "amin": ("f_reduce", _spec("input", dim=(), keepdim=False), "reduce_min"),
+        "prod": ("f_reduce", _spec("input", dim=None, keepdim=False, dtype=None), "reduce_prod"),
         "var": ("f_var", _spec("input", dim=None, unbiased=None, keepdim=False, correction=None), None),
         "pow": ("f_pow", _spec("input", "exponent"), None),
         "expand": ("f_expand", None, None),

@@ -366,7 +366,7 @@ class _Grower:
     def reduce(self) -> None:
         x = self.pick_or_input(lambda s: True, self.shape)
         r = len(self.b.shape(x))
-        op = self.rng.choice(("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var"))
+        op = self.rng.choice(("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_var"))
         axes = tuple(sorted(self.rng.sample(range(r), self.rng.randint(1, r))))
         keep = 1 if len(axes) == r else self.rng.randint(0, 1)  # no rank-0 results: other moves index dims
         attrs: dict[str, object] = {"axes": axes, "keepdim": keep}
@@ -429,7 +429,7 @@ class _Grower:
             attrs = {"mode": self.rng.choice(("floor", "trunc"))} if op in ("idiv", "mod") else {}
             v = self.b.op(op, v, other, **attrs)
         if self.rng.random() < 0.3:  # an int64 reduction (a mask's count), kept as a size-1 dim
-            op = self.rng.choice(("reduce_sum", "reduce_max", "reduce_min"))
+            op = self.rng.choice(("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"))
             v = self.b.op(op, v, axes=(len(sx) - 1,), keepdim=1)
         self.emit(self.b.cast(v, dtype="float32"))
 

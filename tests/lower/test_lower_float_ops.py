@@ -29,7 +29,7 @@ UNARY = [
     "sign",
 ]
 POSITIVE = ["log", "sqrt", "log1p"]  # defined on x > 0 (log1p on x > -1)
-REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_var"]
+REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_var"]
 OTHERS = ["clamp", "pow", "expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm", "mod", "idiv"]
 TESTED = set(UNARY + POSITIVE + REDUCTIONS + OTHERS)  # test_lower_ops checks the registry is covered
 
@@ -193,10 +193,16 @@ def test_float_remainder_follows_torch(mode):
     assert torch.equal(got[~want.isnan()], want[~want.isnan()])
 
 
-@pytest.mark.parametrize("op", ["reduce_sum", "reduce_max", "reduce_min"])
+def _prod(x, axes, keepdim):
+    for ax in sorted(axes, reverse=True):
+        x = torch.prod(x, ax, keepdim=keepdim)
+    return x
+
+
+@pytest.mark.parametrize("op", ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod"])
 @pytest.mark.parametrize("axes,keep", [((1,), 0), ((0, 2), 1)])
 def test_int64_reductions_are_exact(op, axes, keep):
-    """int64 sum (wrapping, as torch's), max and min, the extremes of int64 among the values."""
+    """int64 sum and product (wrapping, as torch's), max and min, the extremes of int64 among the values."""
     x = torch.randint(-50, 50, (3, 7, 5))
     x[0, 0, 0], x[1, 1, 1] = -(2**63), 2**63 - 1
     gb = GraphBuilder(op)
@@ -204,7 +210,7 @@ def test_int64_reductions_are_exact(op, axes, keep):
     assert torch.equal(compile(g)({"x0": x})[0], g.run({"x0": x})[0])
     assert torch.equal(
         g.run({"x0": x})[0],
-        {"reduce_sum": torch.sum, "reduce_max": torch.amax, "reduce_min": torch.amin}[op](
+        {"reduce_sum": torch.sum, "reduce_max": torch.amax, "reduce_min": torch.amin, "reduce_prod": _prod}[op](
             x, list(axes), keepdim=bool(keep)
         ),
     )

@@ -118,7 +118,13 @@ _SAME = {
     "logical_or": "Or",
 }
 _ACT = {"none": "Identity", "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
-_REDUCE = {"reduce_sum": "ReduceSum", "reduce_mean": "ReduceMean", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}
+_REDUCE = {
+    "reduce_sum": "ReduceSum",
+    "reduce_mean": "ReduceMean",
+    "reduce_max": "ReduceMax",
+    "reduce_min": "ReduceMin",
+    "reduce_prod": "ReduceProd",
+}
 
 Emitter = Callable[[Writer, Node, list[str], list[str]], None]
 _EMIT: dict[str, Emitter] = {}

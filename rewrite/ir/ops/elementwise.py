@@ -114,7 +114,7 @@ for _name, (_bfn, _comm) in _BINARY.items():
             _ew_flops(1),
             commutative=_comm,
             doc=f"elementwise {_name} with broadcasting (equal ranks)",
-            dtype_rule=NUMERIC if _name in ("add", "sub", "mul") else FLOAT,
+            dtype_rule=NUMERIC if _name in ("add", "sub", "mul", "maximum", "minimum") else FLOAT,
         )
     )
 

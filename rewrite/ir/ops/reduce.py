@@ -38,12 +38,20 @@ def _reduce_ref(fn: Callable[..., torch.Tensor]) -> Callable[[list[torch.Tensor]
     return lambda xs, a: [fn(xs[0], list(a["axes"]), keepdim=bool(a["keepdim"]))]
 
 
+def _prod(x: torch.Tensor, axes: list[int], keepdim: bool) -> torch.Tensor:
+    """torch.prod over several axes (torch takes one): the last axis first, so the indices stay valid."""
+    for ax in sorted(axes, reverse=True):
+        x = torch.prod(x, ax, keepdim=keepdim)
+    return x
+
+
 _REDUCE_ATTRS = (AttrSpec("axes", AttrKind.INTS), AttrSpec("keepdim", AttrKind.INT, 0))
 _REDUCTIONS: dict[str, tuple[Callable[..., torch.Tensor], int]] = {
     "reduce_sum": (torch.sum, 1),
     "reduce_mean": (torch.mean, 1),
     "reduce_max": (torch.amax, 1),
     "reduce_min": (torch.amin, 1),
+    "reduce_prod": (_prod, 1),  # ONNX ReduceProd, torch.prod
 }
 for _name, (_rfn, _rfl) in _REDUCTIONS.items():
     register_op(
