@@ -247,6 +247,24 @@ def test_cumsum_forwards_and_reversed():
     _check(_Cumsum(), torch.randn(2, 13, 7))
 
 
+class _Products(nn.Module):
+    """torch.prod over a dim and over everything, cumprod, and int64 maximum / prod / cumprod."""
+
+    def forward(self, x: torch.Tensor, i: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        ints = torch.maximum(i, i.flip(0)).prod(0) + torch.cumprod(i, 0).sum(0)
+        return x.prod(1, keepdim=True) * torch.prod(x[:, :3]), torch.cumprod(x, -1), ints
+
+
+def test_products_and_integer_maximum_match_torch():
+    x, i = torch.rand(3, 6) + 0.5, torch.randint(-3, 4, (5, 4))
+    m = _Products()
+    g = from_torch(m, (x, i))
+    assert {"reduce_prod", "maximum"} <= {n.op for n in g}
+    for got, want in zip(compile(g)([x, i]), m(x, i)):
+        assert got.dtype == want.dtype
+        assert torch.allclose(got, want, rtol=1e-5) if got.is_floating_point() else torch.equal(got, want)
+
+
 class _Scaled(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x / 8.0 + x / 3.0 + x / 2.0**-3

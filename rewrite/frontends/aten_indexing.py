@@ -212,14 +212,15 @@ class AtenIndexing(AtenBase):
         return one if tuple(out) == (1,) * len(out) else self.b.op("expand", one, shape=tuple(out))
 
     def a_cumsum(self, x: Any, dim: int, dtype: Any = None) -> Value:
-        """A running sum (``compose.cumsum``), in the float32 or int64 torch sums in."""
+        """A running sum or product (``compose.cumsum``), in the float32 or int64 torch computes it in."""
         v = self.tensor(x)
         want = self.meta_dtype()
+        prod = self.current is aten.cumprod.default
         if want not in ("float32", "int64"):
-            raise _Unsupported(f"cumsum to {want} (float32 or int64)")
+            raise _Unsupported(f"{'cumprod' if prod else 'cumsum'} to {want} (float32 or int64)")
         if self.b.graph.dtype_of(v) != want:  # torch sums bool and int32 as int64, or as the dtype asked for
             v = self.b.cast(v, dtype=want)
-        return cumsum(self.emit(), v, self.axis(dim, len(self.shape(v))))
+        return cumsum(self.emit(), v, self.axis(dim, len(self.shape(v))), combine="mul" if prod else "add")
 
     def first_extreme(self, v: Value, axis: int, keepdim: bool, lowest: bool) -> tuple[Value, Value]:
         """The max (min) of ``v`` along ``axis`` and its first position, as torch.max(dim) returns them

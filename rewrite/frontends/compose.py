@@ -266,28 +266,30 @@ def scatter(e: Emit, base: Value | None, src: Value, flat: torch.Tensor, n_t: in
     return e.op("where", [covered, out, base])
 
 
-def cumsum(e: Emit, v: Value, axis: int, reverse: bool = False, exclusive: bool = False) -> Value:
-    """A running sum along ``axis`` (float32 or int64) as ceil(log2 n) shifted adds (Hillis-Steele): step s
-    adds the sum so far shifted s places (a slice, zero-filled on the side the sum comes from: a pad for
-    float32, a concat of zeros for int64, as pad is float32 only); ``exclusive`` shifts the result by one."""
+def cumsum(e: Emit, v: Value, axis: int, reverse: bool = False, exclusive: bool = False, combine: str = "add") -> Value:
+    """A running sum (``combine="mul"``: product) along ``axis`` (float32 or int64) as ceil(log2 n) shifted
+    steps (Hillis-Steele): step s combines the result so far with itself shifted s places (a slice, filled
+    with the identity, 0 or 1, on the side the result comes from: a pad for float32, a concat for int64, as
+    pad is float32 only); ``exclusive`` shifts the result by one."""
     s = e.shape(v)
     n = s[axis]
-    int64 = e.graph.dtype_of(v) == "int64"
+    dtype = torch.int64 if e.graph.dtype_of(v) == "int64" else torch.float32
+    unit = 1.0 if combine == "mul" else 0.0
 
     def shifted(x: Value, k: int) -> Value:
         keep = e.op("slice", [x], axis=axis, start=k if reverse else 0, end=n if reverse else n - k)
-        if not int64:
+        if dtype == torch.float32:
             pads = tuple(p for i in range(len(s)) for p in (((0, k) if reverse else (k, 0)) if i == axis else (0, 0)))
-            return e.op("pad", [keep], pads=pads, value=0.0)
-        zeros = e.weight(torch.zeros(tuple(k if i == axis else d for i, d in enumerate(s)), dtype=torch.int64))
-        return e.op("concat", [keep, zeros] if reverse else [zeros, keep], axis=axis)
+            return e.op("pad", [keep], pads=pads, value=unit)
+        fill = e.weight(torch.full(tuple(k if i == axis else d for i, d in enumerate(s)), int(unit), dtype=dtype))
+        return e.op("concat", [keep, fill] if reverse else [fill, keep], axis=axis)
 
     step = 1
     while step < n:
-        v = e.op("add", [v, shifted(v, step)])
+        v = e.op(combine, [v, shifted(v, step)])
         step *= 2
     if exclusive:
-        v = shifted(v, 1) if n > 1 else e.weight(torch.zeros(s, dtype=torch.int64 if int64 else torch.float32))
+        v = shifted(v, 1) if n > 1 else e.weight(torch.full(s, unit, dtype=dtype))
     return v
 
 

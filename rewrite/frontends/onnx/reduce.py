@@ -1,4 +1,4 @@
-"""Reductions: ``ReduceSum``/``Mean``/``Max``/``Min`` onto the registry's ``reduce_*``, and the
+"""Reductions: ``ReduceSum``/``Mean``/``Max``/``Min``/``Prod`` onto the registry's ``reduce_*``, and the
 ones built from them: ``ReduceSumSquare``, ``ReduceL1``, ``ReduceL2``, ``ReduceLogSum``,
 ``ReduceLogSumExp`` (max-shifted, as stable as ONNX's definition needs).
 
@@ -18,7 +18,13 @@ from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, norm_ax
 from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.graph import Value
 
-_DIRECT = {"ReduceSum": "reduce_sum", "ReduceMean": "reduce_mean", "ReduceMax": "reduce_max", "ReduceMin": "reduce_min"}
+_DIRECT = {
+    "ReduceSum": "reduce_sum",
+    "ReduceMean": "reduce_mean",
+    "ReduceMax": "reduce_max",
+    "ReduceMin": "reduce_min",
+    "ReduceProd": "reduce_prod",
+}
 _BUILT = ("ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp")
 
 
@@ -38,6 +44,7 @@ def _axes(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], rank: int) -> list[int] 
 # ONNX's value of a reduction over no elements
 _EMPTY = {
     "ReduceSum": 0.0,
+    "ReduceProd": 1.0,
     "ReduceSumSquare": 0.0,
     "ReduceL1": 0.0,
     "ReduceL2": 0.0,
@@ -66,9 +73,9 @@ def _reduce(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     if isinstance(t, np.ndarray) and t.size == 0 and t.dtype == np.float32:
         return [_empty_reduction(c, n, a, t)]
     x = c.value(t)
-    exact_int = n.op_type in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceSumSquare")  # int64: exact (wraps)
+    exact_int = n.op_type in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare")  # int64 wraps
     if c.dtype(x) != FLOAT32 and not (c.dtype(x) == INT64 and exact_int):
-        raise Refuse(f"input is {c.dtype(x)}; eqsat's {n.op_type} takes float32 (Sum, Max, Min also int64)")
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's {n.op_type} takes float32 (Sum, Max, Min, Prod also int64)")
     if not xs:
         raise Refuse("reducing a 0-d tensor")
     axes = _axes(c, n, a, len(xs))
@@ -98,27 +105,26 @@ def _reduce(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [s]
 
 
-@handles("CumSum")
+@handles("CumSum", "CumProd")
 def _cumsum(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
-    """A running sum as ceil(log2 n) shifted adds (Hillis-Steele): step s adds the sum so far shifted s
-    places (a slice, zero-padded on the side the sum comes from); ``exclusive`` shifts the result by one."""
+    """A running sum (product) as ceil(log2 n) shifted adds (multiplies) (``compose.cumsum``)."""
     only_attrs(a, {"exclusive", "reverse"})
     t = c.env[n.input[0]]
     xs = c.shape(t)
     (axis,) = norm_axes([int(c.scalar(n.input[1], "axis"))], max(len(xs), 1))
     rev, excl = bool(a.get("reverse", 0)), bool(a.get("exclusive", 0))
+    prod = n.op_type == "CumProd"
     if isinstance(t, np.ndarray) and t.dtype.kind in "if":  # shape arithmetic: folds
         src = np.flip(t, axis) if rev else t
-        out = np.cumsum(src, axis=axis, dtype=t.dtype)
+        out = (np.cumprod if prod else np.cumsum)(src, axis=axis, dtype=t.dtype)
         if excl:
-            out = np.concatenate(
-                [np.zeros_like(np.take(out, [0], axis)), np.take(out, range(xs[axis] - 1), axis)], axis
-            )
+            first = (np.ones_like if prod else np.zeros_like)(np.take(out, [0], axis))
+            out = np.concatenate([first, np.take(out, range(xs[axis] - 1), axis)], axis)
         return [np.ascontiguousarray(np.flip(out, axis) if rev else out)]
     x = c.value(t)
     if c.dtype(x) not in (FLOAT32, INT64):
-        raise Refuse(f"input is {c.dtype(x)}; eqsat's running sum is float32 or int64")
-    return [cumsum(c.emit(), x, axis, reverse=rev, exclusive=excl)]
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's running sum and product are float32 or int64")
+    return [cumsum(c.emit(), x, axis, reverse=rev, exclusive=excl, combine="mul" if prod else "add")]
 
 
 @handles("ArgMax", "ArgMin")
