@@ -1,4 +1,5 @@
-"""Indexing: ``Gather`` (onto ``embedding`` or ``index_select``) and ``GatherElements`` (onto ``gather``).
+"""Indexing: ``Gather`` (onto ``embedding`` or ``index_select``), ``GatherElements`` (onto ``gather``),
+``GatherND``, ``OneHot``, ``EyeLike``, ``Trilu``, the scatters at constant indices and ``Col2Im``.
 
 ONNX allows negative indices (counted from the end); torch's index ops, and so eqsat's, do
 not.  Constant indices are normalised and range-checked at import; indices computed at run
@@ -18,7 +19,16 @@ import onnx
 import torch
 
 from rewrite.frontends.compose import scatter
-from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs
+from rewrite.frontends.onnx.context import (
+    NP_DTYPES,
+    ONNX_DTYPES,
+    Ctx,
+    Refuse,
+    Tensor,
+    handles,
+    norm_axes,
+    only_attrs,
+)
 from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.graph import Value
 
@@ -66,6 +76,92 @@ def _gather(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         flat = _wrap_negative(c, flat, ds[axis])
     picked = c.add("index_select", [c.value(data), flat], axis=axis)
     return [c.reshape(picked, out_shape)]
+
+
+@handles("GatherND")
+def _gather_nd(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Slices of ``data`` addressed by the last axis of ``indices`` (k coordinates each), after
+    ``batch_dims`` leading dims the two share: data seen as rows of the trailing dims, each index tuple
+    made one row number (int64 multiply-adds at run time, negative coordinates wrapped), ``index_select``."""
+    only_attrs(a, {"batch_dims"})
+    data, idx = c.env[n.input[0]], c.env[n.input[1]]
+    ds, is_ = c.shape(data), c.shape(idx)
+    b = int(a.get("batch_dims", 0))
+    k = is_[-1] if is_ else 0
+    if not is_ or not 1 <= k <= len(ds) - b or ds[:b] != is_[:b]:
+        raise Refuse(f"indices of shape {is_} do not address data of shape {ds} with batch_dims={b}")
+    batch, inner, rest = math.prod(ds[:b]), ds[b : b + k], ds[b + k :]
+    picks = math.prod(is_[b:-1])
+    out_shape = ds[:b] + is_[b:-1] + rest
+    if math.prod(out_shape) == 0:
+        raise Refuse(f"the result is empty (shape {out_shape})")
+    offsets = (np.arange(batch, dtype=np.int64) * math.prod(inner)).reshape(batch, 1)
+    if isinstance(idx, np.ndarray):
+        rows = idx.reshape(batch, picks, k)
+        if idx.dtype.kind not in "iu" or any(
+            ((rows[..., i] < -d) | (rows[..., i] >= d)).any() for i, d in enumerate(inner)
+        ):
+            raise Refuse(f"an index is out of range for data of shape {ds}")
+        flat = np.zeros((batch, picks), np.int64)
+        for i, d in enumerate(inner):
+            flat = flat * d + rows[..., i] % d
+        at = (flat + offsets).reshape(-1)
+        if isinstance(data, np.ndarray):
+            return [data.reshape((-1, *rest))[at].reshape(out_shape)]
+        rowv = c.value(at)
+    else:
+        if c.dtype(idx) != INT64:
+            raise Refuse(f"indices are {c.dtype(idx)}; eqsat's GatherND takes int64")
+        iv = c.value(c.reshape(idx, (batch, picks, k)))
+        rowv = c.value(np.zeros((1, 1), np.int64))
+        for i, d in enumerate(inner):
+            coord = c.reshape(c.add("slice", [iv], axis=2, start=i, end=i + 1), (batch, picks))
+            coord = _wrap_negative(c, c.value(coord), d)
+            rowv = c.add("add", [c.add("mul", [rowv, c.value(np.full((1, 1), d, np.int64))]), coord])
+        rowv = c.value(c.reshape(c.add("add", [rowv, c.value(offsets)]), (batch * picks,)))
+    table = c.value(c.reshape(data, (batch * math.prod(inner), *rest) if rest else (batch * math.prod(inner),)))
+    return [c.reshape(c.add("index_select", [table, rowv], axis=0), out_shape)]
+
+
+@handles("OneHot")
+def _one_hot(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """``values[1]`` where an index equals its position along the new ``axis`` (negative indices counted
+    from ``depth``), ``values[0]`` elsewhere (an index out of range matches nothing): an equality with an
+    iota of the indices' dtype, then a select."""
+    only_attrs(a, {"axis"})
+    idx = c.env[n.input[0]]
+    depth = int(c.scalar(n.input[1], "depth"))
+    values = c.env[n.input[2]]
+    if depth < 1 or c.shape(values) != (2,):
+        raise Refuse(f"depth {depth} and values of shape {c.shape(values)} (depth >= 1, two values)")
+    is_ = c.shape(idx)
+    (axis,) = norm_axes([int(a.get("axis", -1))], len(is_) + 1)
+    dt = c.dtype(idx)
+    if dt not in (FLOAT32, INT64):
+        raise Refuse(f"indices are {dt}; eqsat's OneHot takes float32 or int64 indices")
+    npdt = NP_DTYPES[dt]
+    ones = (1,) * (len(is_) + 1)
+    iv = c.value(c.reshape(idx, is_[:axis] + (1,) + is_[axis:]))
+    neg = c.add("lt", [iv, c.value(np.zeros(ones, npdt))])
+    iv = c.add("where", [neg, c.add("add", [iv, c.value(np.full(ones, depth, npdt))]), iv])
+    iota = np.arange(depth, dtype=npdt).reshape([depth if i == axis else 1 for i in range(len(ones))])
+    hit = c.add("eq", [iv, c.value(iota)])
+    ve = c.value(values)
+    off, on = (c.reshape(c.add("slice", [ve], axis=0, start=j, end=j + 1), ones) for j in (0, 1))
+    return [c.add("where", [hit, c.value(on), c.value(off)])]
+
+
+@handles("EyeLike")
+def _eye_like(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Ones on diagonal ``k`` of a 2-d tensor shaped like the input: a constant."""
+    only_attrs(a, {"dtype", "k"})
+    s = c.shape(c.env[n.input[0]])
+    if len(s) != 2:
+        raise Refuse(f"input of shape {s}: EyeLike takes a 2-d tensor")
+    dt = c.dtype(c.env[n.input[0]]) if "dtype" not in a else ONNX_DTYPES.get(int(a["dtype"]), "")
+    if dt not in NP_DTYPES:
+        raise Refuse(f"dtype {a.get('dtype', dt)}: eqsat has float32, int64 and bool")
+    return [np.eye(s[0], s[1], int(a.get("k", 0)), dtype=NP_DTYPES[dt])]
 
 
 @handles("GatherElements")

@@ -234,9 +234,10 @@ def _conv2d(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], x: Tensor, w: Tensor) 
     return out
 
 
-def _pool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str) -> list[Tensor]:
+def _pool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str, x: Tensor | None = None) -> list[Tensor]:
+    """Pool ``x`` (by default the node's input) with ``op`` as the node's attributes say."""
     one_output(n)
-    x = c.env[n.input[0]]
+    x = c.env[n.input[0]] if x is None else x
     xs = c.shape(x)
     kernel = tuple(a["kernel_shape"])
     one_d = len(xs) == 3 and len(kernel) == 1
@@ -345,6 +346,46 @@ def _maxpool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 def _avgpool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"})
     return _pool(c, n, a, "avgpool2d")
+
+
+def _lp_terms(c: Ctx, x: Value, p: int) -> Value:
+    if p < 1:
+        raise Refuse(f"p={p}: LpPool takes p >= 1")
+    return (
+        c.add("abs", [x])
+        if p == 1
+        else c.add("mul", [x, x])
+        if p == 2
+        else c.add("pow", [c.add("abs", [x])], exponent=float(p))
+    )
+
+
+def _lp_root(c: Ctx, s: Value, p: int) -> Value:
+    return s if p == 1 else c.add("sqrt", [s]) if p == 2 else c.add("pow", [s], exponent=1.0 / p)
+
+
+@handles("LpPool")
+def _lppool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """(sum of |x|^p over each window, zero padding included)^(1/p): an average pool of |x|^p counting the
+    padding, times the window size."""
+    only_attrs(a, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"})
+    p = int(a.get("p", 2))
+    x = c.value(c.env[n.input[0]])
+    (pooled,) = _pool(c, n, {**a, "count_include_pad": 1}, "avgpool2d", _lp_terms(c, x, p))
+    size = float(math.prod(a["kernel_shape"]))
+    return [_lp_root(c, c.add("smul", [c.value(pooled)], scalar=size), p)]
+
+
+@handles("GlobalLpPool")
+def _global_lppool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"p"})
+    p = int(a.get("p", 2))
+    x = c.value(c.env[n.input[0]])
+    rank = len(c.shape(x))
+    if rank < 3:
+        raise Refuse(f"input of shape {c.shape(x)}: global pooling needs N, C and spatial dims")
+    s = c.add("reduce_sum", [_lp_terms(c, x, p)], axes=tuple(range(2, rank)), keepdim=1)
+    return [_lp_root(c, s, p)]
 
 
 @handles("GlobalAveragePool")

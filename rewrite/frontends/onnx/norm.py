@@ -1,5 +1,5 @@
 """Normalizations and softmax: ``BatchNormalization``, ``LayerNormalization``, ``GroupNormalization``,
-``RMSNormalization``, ``Softmax``, ``LogSoftmax``.
+``RMSNormalization``, ``Softmax``, ``LogSoftmax``, ``Hardmax``.
 
 eqsat's layernorm and rmsnorm normalize the last axis: ONNX's ``axis`` (normalize every
 dim from ``axis`` on) becomes a reshape to ``[rows, d]`` and back.
@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from rewrite.frontends.compose import arg_extreme
 from rewrite.frontends.onnx.context import (
     Ctx,
     Refuse,
@@ -23,6 +24,7 @@ from rewrite.frontends.onnx.context import (
     only_attrs,
     opt_input,
 )
+from rewrite.ir.dtypes import FLOAT32
 from rewrite.ir.graph import Value
 
 
@@ -101,6 +103,24 @@ def _log_softmax(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     z = c.add("sub", [y, c.add("reduce_max", [y], axes=(axis,), keepdim=1)])
     lse = c.add("log", [c.add("reduce_sum", [c.add("exp", [z])], axes=(axis,), keepdim=1)])
     return [c.reshape(c.add("sub", [z, lse]), c.shape(x))]
+
+
+@handles("Hardmax")
+def _hardmax(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """1.0 at the first maximum along ``axis`` (a NaN is the maximum, as the reference's argmax), 0.0
+    elsewhere: the position (``compose.arg_extreme``) compared with an int64 iota."""
+    only_attrs(a, {"axis"})
+    x = c.value(c.env[n.input[0]])
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's Hardmax takes float32")
+    y, axis = _softmax_axis(c, x, a)
+    ys = c.shape(y)
+    if ys[axis] > 2**24:
+        raise Refuse(f"{ys[axis]} elements along the axis: positions beyond 2^24 are not exact in float32")
+    pos = arg_extreme(c.emit(), y, axis, keepdim=True, lowest=False)[1]
+    iota = np.arange(ys[axis], dtype=np.int64).reshape([d if i == axis else 1 for i, d in enumerate(ys)])
+    hot = c.add("cast", [c.add("eq", [pos, c.value(iota)])], dtype=FLOAT32)
+    return [c.reshape(hot, c.shape(x))]
 
 
 @handles("GroupNormalization")
