@@ -265,6 +265,42 @@ def test_products_and_integer_maximum_match_torch():
         assert torch.allclose(got, want, rtol=1e-5) if got.is_floating_point() else torch.equal(got, want)
 
 
+class _StaticCache(nn.Module):
+    """A static KV cache written at run-time positions (transformers' StaticCache: index_copy_ along the
+    sequence), and the same by index assignment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("k", torch.zeros(1, 2, 8, 4))
+
+    def forward(self, new: torch.Tensor, pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        by_copy = self.k.index_copy(2, pos, new)
+        by_put = self.k.clone()
+        by_put[:, :, pos] = new
+        return by_copy * 2, by_put + 1
+
+
+class _Scatters(nn.Module):
+    def forward(self, x: torch.Tensor, idx: torch.Tensor, src: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            x.scatter(1, idx, src),  # duplicate positions: the last write wins, as torch's loop
+            x.scatter_add(1, idx, src),
+            x.scatter(0, idx[:2] % 3, 2.5),  # an index shorter than x in dim 1
+            x.scatter_reduce(1, idx, src, "amax"),
+            x.scatter_reduce(1, idx, src, "prod"),
+        )
+
+
+def test_scatters_at_run_time_positions_match_torch():
+    for m, args in (
+        (_StaticCache(), (torch.randn(1, 2, 3, 4), torch.tensor([5, 1, 2]))),
+        (_Scatters(), (torch.randn(3, 5), torch.randint(0, 5, (3, 4)), torch.randn(3, 6))),
+    ):
+        g = from_torch(m, args)
+        for got, want in zip(compile(g)(list(args)), m(*args)):
+            assert torch.allclose(got, want, rtol=1e-6, atol=0)
+
+
 class _Scaled(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x / 8.0 + x / 3.0 + x / 2.0**-3

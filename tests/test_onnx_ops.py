@@ -313,6 +313,36 @@ CASES = {
         [("d", np.array(5, np.int64)), ("v", np.int64([0, 7]))],
         None,
     ),
+    "scatter_elements_runtime_ids_last_write_wins": (
+        oh.make_node("ScatterElements", ["x", "ids", "u"], ["y"], axis=1),
+        [("x", F, [2, 4, 3]), ("ids", INT, [2, 6, 3]), ("u", F, [2, 6, 3])],
+        [],
+        None,
+    ),
+    "scatter_elements_runtime_ids_mul": (
+        oh.make_node("ScatterElements", ["x", "ids", "u"], ["y"], axis=-1, reduction="mul"),
+        [("x", F, [3, 5]), ("ids", INT, [3, 4]), ("u", F, [3, 4])],
+        [],
+        None,
+    ),
+    "scatter_elements_constant_ids_max": (
+        oh.make_node("ScatterElements", ["x", "ids", "u"], ["y"], axis=0, reduction="max"),
+        [("x", F, [3, 4]), ("u", F, [2, 4])],
+        [("ids", np.int64([[0, 2, 2, -1], [0, 0, 1, 2]]))],
+        None,
+    ),
+    "scatter_nd_runtime_rows_add": (
+        oh.make_node("ScatterND", ["x", "ids", "u"], ["y"], reduction="add"),
+        [("x", F, [4, 3, 2]), ("ids", INT, [5, 1]), ("u", F, [5, 3, 2])],
+        [],
+        None,
+    ),
+    "scatter_nd_runtime_elements_min": (
+        oh.make_node("ScatterND", ["x", "ids", "u"], ["y"], reduction="min"),
+        [("x", F, [3, 4]), ("ids", INT, [2, 3, 2]), ("u", F, [2, 3])],
+        [],
+        None,
+    ),
     "eyelike_offset": (oh.make_node("EyeLike", ["x"], ["y"], k=1, dtype=INT), [("x", F, [3, 5])], [], None),
     "nll_loss_weighted_ignore_mean": (
         oh.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["y"], ignore_index=1),

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_base import AtenBase
-from rewrite.frontends.compose import TOPK_MAX_K, arg_extreme, cumsum, scatter, topk
+from rewrite.frontends.compose import TOPK_MAX_K, arg_extreme, cumsum, scatter, scatter_runtime, topk
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
@@ -141,18 +141,23 @@ class AtenIndexing(AtenBase):
         """``x[..., i, j, ...] = values`` (``+=`` with ``accumulate``: F.fold's col2im, a static cache update) by
         constant index tensors on adjacent dimensions, as gathers (``frontends.compose.scatter``)."""
         at = [d for d, i in enumerate(indices) if i is not None]
-        if not at or not all(isinstance(indices[d], torch.Tensor) for d in at):
-            raise _Unsupported("index_put by run-time indices (only constant index tensors)")
+        if not at:
+            raise _Unsupported("index_put without an index tensor")
         if at != list(range(at[0], at[-1] + 1)):
             raise _Unsupported("index_put at non-adjacent indexed dimensions")
         ts = [indices[d] for d in at]
-        if any(t.dtype not in (torch.int64, torch.int32) for t in ts):
+        dts = [
+            t.dtype if isinstance(t, torch.Tensor) else TORCH_DTYPE[self.b.graph.dtype_of(self.tensor(t))] for t in ts
+        ]
+        if any(dt not in (torch.int64, torch.int32) for dt in dts):
             raise _Unsupported("index_put by a boolean mask (only integer index tensors)")
         s = self.out_shape()
         lo, hi = at[0], at[-1] + 1
         pre, post, n_t = math.prod(s[:lo]), math.prod(s[hi:]), math.prod(s[lo:hi])
-        flat = flat_positions(ts, [s[d] for d in at])
-        bshape = tuple(flat.shape)
+        constant = all(isinstance(t, torch.Tensor) for t in ts)
+        shapes = [tuple(t.shape) if isinstance(t, torch.Tensor) else self.shape(self.tensor(t)) for t in ts]
+        bshape = tuple(torch.broadcast_shapes(*shapes))
+        flat = flat_positions(ts, [s[d] for d in at]) if constant else None
         v = self.tensor(values)
         if self.b.graph.dtype_of(v) != (want := self.meta_dtype()):
             raise _Unsupported(f"index_put of {self.b.graph.dtype_of(v)} values into a {want} tensor")
@@ -160,14 +165,73 @@ class AtenIndexing(AtenBase):
         v = self.reshape(v, (1,) * (len(full) - len(self.shape(v))) + self.shape(v))
         if self.shape(v) != full:
             v = self.b.op("expand", v, shape=full)
+        src = self.reshape(v, (pre, math.prod(bshape), post))
+        if flat is None:  # run-time positions (a cache written at the step's position): compared
+            rows = self.reshape(self.run_time_flat(ts, [s[d] for d in at], bshape), (1, math.prod(bshape), 1))
+            base_v = self.reshape(self.tensor(x), (pre, n_t, post))
+            return self.reshape(self.scatter_compared(base_v, src, rows, "add" if accumulate else "none"), s)
         zeros = isinstance(x, torch.Tensor) and not bool(x.any())  # F.fold scatters into new zeros
         base = None if zeros else self.reshape(self.tensor(x), (pre, n_t, post))  # None: scatter's zeros
-        src = self.reshape(v, (pre, math.prod(bshape), post))
         try:
             y = scatter(self.emit(), base, src, flat.flatten(), n_t, accumulate)
         except ValueError as e:
             raise _Unsupported(f"index_put {e}") from None
         return self.reshape(y, s)
+
+    def scatter_compared(self, base: Value, src: Value, idx: Value, reduction: str) -> Value:
+        """``compose.scatter_runtime``: (A, D, B) ``base``, (A, K, B) ``src``, positions ``idx``."""
+        try:
+            return scatter_runtime(self.emit(), base, src, idx, reduction)
+        except ValueError as e:
+            raise _Unsupported(f"scatter {e}") from None
+
+    def a_index_copy(self, x: Any, dim: int, index: Any, source: Any) -> Value:
+        """``x.index_copy(dim, index, source)`` (a static KV cache written at ``cache_position``): index_put
+        along one dim."""
+        s = self.shape(self.tensor(x))
+        ax = self.axis(dim, len(s))
+        return self.a_index_put(x, [None] * ax + [index], source)
+
+    def a_scatter(
+        self, x: Any, dim: int, index: Any, src: Any, reduce: Any = None, *, include_self: bool = True
+    ) -> Value:
+        """torch.scatter / scatter_add / scatter_reduce (sum, prod, amax, amin; include_self) along ``dim``, at
+        constant or run-time positions, by comparison (``compose.scatter_runtime``); a scalar ``src`` is filled
+        in.  An index shorter than x in another dim is extended there by -1s, which match no position."""
+        v = self.tensor(x)
+        s = self.shape(v)
+        ax = self.axis(dim, len(s))
+        if isinstance(index, torch.Tensor):
+            idx = self.weight(f"const.{self.node_name()}", index.long().contiguous())
+        else:
+            idx = self.tensor(index)
+        ishape = self.shape(idx)
+        if len(ishape) != len(s) or any(i > d for j, (i, d) in enumerate(zip(ishape, s)) if j != ax):
+            raise _Unsupported(f"scatter with index {ishape} larger than the input {s} but along dim {ax}")
+        if isinstance(src, (Value, torch.Tensor)):
+            sv = self.tensor(src)
+            for d, n in enumerate(ishape):  # torch reads only the index's extent of src
+                if self.shape(sv)[d] != n:
+                    sv = self.b.op("slice", sv, axis=d, start=0, end=n)
+        else:
+            sv = self.b.op("expand", self.scalar_like(src, v), shape=ishape)
+        if self.b.graph.dtype_of(sv) != self.b.graph.dtype_of(v):
+            raise _Unsupported(f"scatter of {self.b.graph.dtype_of(sv)} into {self.b.graph.dtype_of(v)}")
+        if self.current is aten.scatter_add.default:
+            reduce = "sum"
+        red = {None: "none", "sum": "add", "add": "add", "prod": "mul", "multiply": "mul", "amax": "max", "amin": "min"}
+        if reduce not in red or not include_self:
+            raise _Unsupported(f"scatter with reduce={reduce!r}, include_self={include_self} (sum, prod, amax, amin)")
+        iv = self.wrapped(idx, s[ax])
+        for d, n in enumerate(ishape):
+            if d != ax and n < s[d]:
+                pad = tuple(s[d] - n if j == d else m for j, m in enumerate(self.shape(iv)))
+                iv = self.b.op("concat", iv, self.weight(f"const.{self.node_name()}", torch.full(pad, -1)), axis=d)
+                sv = self.b.op("concat", sv, self.b.op("expand", self.scalar_like(0, sv), shape=pad), axis=d)
+        pre, post = math.prod(s[:ax]), math.prod(s[ax + 1 :])
+        base = self.reshape(v, (pre, s[ax], post))
+        src3, iv3 = (self.reshape(t, (pre, ishape[ax], post)) for t in (sv, iv))
+        return self.reshape(self.scatter_compared(base, src3, iv3, red[reduce]), s)
 
     def a_gather(self, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Value:
         v = self.tensor(x)

@@ -266,6 +266,46 @@ def scatter(e: Emit, base: Value | None, src: Value, flat: torch.Tensor, n_t: in
     return e.op("where", [covered, out, base])
 
 
+RUNTIME_SCATTER_MAX = 1 << 26  # elements of the (source x target) comparison a run-time scatter builds
+
+
+def scatter_runtime(e: Emit, base: Value, src: Value, idx: Value, reduction: str = "none") -> Value:
+    """``base`` (A, D, B) with ``src`` (A, K, B) written along the middle axis at run-time int64 positions
+    ``idx`` (A or 1, K, B or 1; in range): ``out[a, idx[a, k, b], b] = src[a, k, b]``, or combined with what
+    is there by ``reduction`` (add, mul, max, min).  Every (source, target) pair is compared (``hit``, K x D
+    per line, refused past ``RUNTIME_SCATTER_MAX`` elements).  Without a reduction a target keeps the last
+    source that hits it (the order torch's and onnxruntime's CPU loops write in) through a gather; with one,
+    the sources that hit it are reduced (a where filling the others with the identity, then a reduction:
+    no 0 * inf) and combined with ``base``, which a target no source hits keeps."""
+    a_, d_, b_ = e.shape(base)
+    _, k_, _ = e.shape(src)
+    ia, _, ib = e.shape(idx)
+    if a_ * k_ * d_ * (ib if reduction == "none" else b_) > RUNTIME_SCATTER_MAX:
+        raise ValueError(f"at run-time indices compares {k_} sources with {d_} targets per line: too large")
+    i64 = torch.int64
+    hit = e.op("eq", [e.reshape(idx, (ia, k_, 1, ib)), e.weight(torch.arange(d_, dtype=i64).reshape(1, 1, d_, 1))])
+    if reduction != "none":
+        dt = TORCH_DTYPE[e.graph.dtype_of(src)]
+        big = torch.iinfo(dt).max if dt == i64 else float("inf")
+        unit, red, comb = {
+            "add": (0, "reduce_sum", "add"),
+            "mul": (1, "reduce_prod", "mul"),
+            "max": (-big - (dt == i64), "reduce_max", "maximum"),
+            "min": (big, "reduce_min", "minimum"),
+        }[reduction]
+        fill = e.weight(torch.full((1, 1, 1, 1), unit, dtype=dt))
+        picked = e.op("where", [hit, e.reshape(src, (a_, k_, 1, b_)), fill])
+        return e.op(comb, [base, e.op(red, [picked], axes=(1,), keepdim=0)])
+    order = e.weight(torch.arange(k_, dtype=i64).reshape(1, k_, 1, 1))
+    last = e.op("where", [hit, order, e.weight(torch.full((1, 1, 1, 1), -1, dtype=i64))])
+    pick = e.op("reduce_max", [last], axes=(1,), keepdim=0)  # (ia, D, ib): the last source, or -1
+    at = e.op("maximum", [pick, e.weight(torch.zeros((1, 1, 1), dtype=i64))])
+    if (ia, ib) != (a_, b_):
+        at = e.op("expand", [at], shape=(a_, d_, b_))
+    written = e.op("ge", [pick, e.weight(torch.zeros((1, 1, 1), dtype=i64))])
+    return e.op("where", [written, e.op("gather", [src, at], axis=1), base])
+
+
 def cumsum(e: Emit, v: Value, axis: int, reverse: bool = False, exclusive: bool = False, combine: str = "add") -> Value:
     """A running sum (``combine="mul"``: product) along ``axis`` (float32 or int64) as ceil(log2 n) shifted
     steps (Hillis-Steele): step s combines the result so far with itself shifted s places (a slice, filled
@@ -310,4 +350,15 @@ def arg_extreme(e: Emit, v: Value, axis: int, keepdim: bool, lowest: bool, last:
     return ext, e.op("cast", [pick], dtype="int64")
 
 
-__all__: list[Any] = ["Emit", "Weight", "arg_extreme", "conv3d", "conv_transpose2d", "cumsum", "scatter", "topk"]
+__all__: list[Any] = [
+    "RUNTIME_SCATTER_MAX",
+    "Emit",
+    "Weight",
+    "arg_extreme",
+    "conv3d",
+    "conv_transpose2d",
+    "cumsum",
+    "scatter",
+    "scatter_runtime",
+    "topk",
+]

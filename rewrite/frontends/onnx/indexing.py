@@ -18,13 +18,14 @@ import numpy as np
 import onnx
 import torch
 
-from rewrite.frontends.compose import scatter
+from rewrite.frontends.compose import scatter, scatter_runtime
 from rewrite.frontends.onnx.context import (
     NP_DTYPES,
     ONNX_DTYPES,
     Ctx,
     Refuse,
     Tensor,
+    all_const,
     handles,
     norm_axes,
     only_attrs,
@@ -181,14 +182,15 @@ def _gather_elements(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tenso
 
 @handles("ScatterND")
 def _scatter_nd(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
-    """Constants only (BEiT's relative position index is built so), as ONNX's reference computes it."""
+    """Constants fold as ONNX's reference computes them (BEiT's relative position index); run-time tensors at
+    constant indices are gathered (``_scatter_nd_run_time``), anything else compared (``scatter_runtime``)."""
     only_attrs(a, {"reduction"})
     data, idx, upd = (c.env[i] for i in n.input[:3])
     red = _reduction(a)
     if red not in ("none", "add", "mul", "max", "min"):
         raise Refuse(f"reduction '{red}'")
-    if not isinstance(idx, np.ndarray):
-        raise Refuse("ScatterND at run-time indices is not supported (only constant indices)")
+    if not isinstance(idx, np.ndarray) or (red not in ("none", "add") and not all_const(data, upd)):
+        return [_scatter_nd_at_run_time_indices(c, data, c.value(idx), upd, red)]
     if not (isinstance(data, np.ndarray) and isinstance(upd, np.ndarray)):
         return [_scatter_nd_run_time(c, data, idx, upd, red)]
     assert isinstance(data, np.ndarray) and isinstance(upd, np.ndarray)
@@ -203,6 +205,45 @@ def _scatter_nd(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         else:
             out[at] = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[red](out[at], u)
     return [out]
+
+
+def _row_numbers(c: Ctx, idx: Value, dims: tuple[int, ...]) -> Value:
+    """Run-time int64 index tuples (last axis, one coordinate per dim of ``dims``) as row numbers of those
+    dims merged, negative coordinates wrapped: [..., k] -> [...]."""
+    is_ = c.shape(idx)
+    if c.dtype(idx) != INT64:
+        raise Refuse(f"indices are {c.dtype(idx)}; eqsat takes int64 run-time indices")
+    rows: Value | None = None
+    for i, d in enumerate(dims):
+        coord = _wrap_negative(
+            c, c.value(c.reshape(c.add("slice", [idx], axis=len(is_) - 1, start=i, end=i + 1), is_[:-1])), d
+        )
+        rows = (
+            coord
+            if rows is None
+            else c.add("add", [c.add("mul", [rows, c.value(np.full((1,) * len(is_[:-1]), d, np.int64))]), coord])
+        )
+    assert rows is not None
+    return rows
+
+
+def _scatter_nd_at_run_time_indices(c: Ctx, data: Tensor, idx: Value, upd: Tensor, red: str) -> Value:
+    """ScatterND at run-time indices (a cache written at a run-time position), or of run-time tensors with
+    the mul, max or min reduction: ``frontends.compose.scatter_runtime`` over the rows the index tuples name."""
+    ds, is_ = c.shape(data), c.shape(idx)
+    k = is_[-1] if is_ else 0
+    if not 1 <= k <= len(ds) or c.shape(upd) != is_[:-1] + ds[k:]:
+        raise Refuse(f"indices {is_} and updates {c.shape(upd)} do not fit data of shape {ds}")
+    rows, post, m = math.prod(ds[:k]), math.prod(ds[k:]), math.prod(is_[:-1])
+    e = c.emit()
+    at = e.reshape(_row_numbers(c, idx, ds[:k]), (1, m, 1))
+    try:
+        y = scatter_runtime(
+            e, e.reshape(c.value(data), (1, rows, post)), e.reshape(c.value(upd), (1, m, post)), at, red
+        )
+    except ValueError as err:
+        raise Refuse(f"ScatterND {err}") from None
+    return e.reshape(y, ds)
 
 
 def _scatter_nd_run_time(c: Ctx, data: Tensor, idx: np.ndarray, upd: Tensor, red: str) -> Value:
@@ -300,19 +341,39 @@ def _col2im(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [y]
 
 
+def _scatter_elements_compared(c: Ctx, data: Tensor, idx: Value, upd: Tensor, ax: int, red: str) -> Value:
+    """torch's scatter / scatter_reduce along ``ax`` at run-time indices, or with a reduction other than add
+    (``compose.scatter_runtime``); the indices must span data's other dims whole."""
+    ds, is_ = c.shape(data), c.shape(idx)
+    if is_ != c.shape(upd) or len(is_) != len(ds) or any(i != d for j, (i, d) in enumerate(zip(is_, ds)) if j != ax):
+        raise Refuse(f"run-time indices {is_} and updates {c.shape(upd)} must match data {ds} but along axis {ax}")
+    if c.dtype(idx) != INT64:
+        raise Refuse(f"indices are {c.dtype(idx)}; eqsat takes int64 run-time indices")
+    pre, post = math.prod(ds[:ax]), math.prod(ds[ax + 1 :])
+    e = c.emit()
+    at = e.reshape(_wrap_negative(c, idx, ds[ax]), (pre, is_[ax], post))
+    base, src = e.reshape(c.value(data), (pre, ds[ax], post)), e.reshape(c.value(upd), (pre, is_[ax], post))
+    try:
+        y = scatter_runtime(e, base, src, at, red)
+    except ValueError as err:
+        raise Refuse(f"ScatterElements {err}") from None
+    return e.reshape(y, ds)
+
+
 @handles("ScatterElements")
 def _scatter_elements(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
-    """torch's scatter / scatter_add at constant indices, reduction none or add: each update written (added)
-    at its own position with the axis coordinate taken from the index, as gathers."""
+    """torch's scatter / scatter_add at constant indices: each update written (added) at its own position with
+    the axis coordinate taken from the index, as gathers; at run-time indices or with the mul, max and min
+    reductions, by comparing every index with every position (``_scatter_elements_compared``)."""
     only_attrs(a, {"axis", "reduction"})
     data, idx, upd = (c.env[i] for i in n.input[:3])
     red = _reduction(a)
-    if red not in ("none", "add"):
-        raise Refuse(f"reduction '{red}' (only none and add)")
-    if not isinstance(idx, np.ndarray):
-        raise Refuse("ScatterElements at run-time indices is not supported (only constant indices)")
+    if red not in ("none", "add", "mul", "max", "min"):
+        raise Refuse(f"reduction '{red}'")
     ds = c.shape(data)
     ax = int(a.get("axis", 0)) % len(ds)
+    if not isinstance(idx, np.ndarray) or red not in ("none", "add"):
+        return [_scatter_elements_compared(c, data, c.value(idx), upd, ax, red)]
     if idx.shape != c.shape(upd) or len(idx.shape) != len(ds):
         raise Refuse(f"indices {idx.shape} and updates {c.shape(upd)} must have one shape, of data's rank")
     if not ((-ds[ax] <= idx) & (idx < ds[ax])).all():
