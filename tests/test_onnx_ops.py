@@ -726,6 +726,24 @@ def test_torch_onnx_export_of_zoo_model_imports_and_matches_onnxruntime(name):
     assert cmp.close, cmp.why
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(HF))
+def test_opset23_dynamo_export_of_zoo_model_imports_and_matches_torch(name):
+    """torch.onnx.export(dynamo=True, opset_version=23) writes each scaled_dot_product_attention as one
+    Attention node (and Swin's relative positions as GatherND): imported, compiled, against torch."""
+    import warnings
+
+    model, args = ZOO[name]()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        proto = torch.onnx.export(model, args, dynamo=True, opset_version=23, verbose=False).model_proto
+        want = model(*args)
+    graph = from_onnx(proto)
+    got = compile(graph)({n.attrs["name"]: a for n, a in zip(graph.inputs, args)})
+    cmp = compare_all([want] if isinstance(want, torch.Tensor) else list(want), got)
+    assert cmp.close, cmp.why
+
+
 @pytest.mark.parametrize(
     "idx,reduction",
     [
