@@ -301,6 +301,32 @@ def test_scatters_at_run_time_positions_match_torch():
             assert torch.allclose(got, want, rtol=1e-6, atol=0)
 
 
+class _FloatDivisions(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.div(a, b, rounding_mode="floor"),
+            torch.div(a, b, rounding_mode="trunc"),
+            a // b,
+            torch.floor_divide(a, 2.5),
+            torch.div(a, -0.75, rounding_mode="floor"),
+        )
+
+
+def test_float_floor_and_trunc_division_match_torch_bit_for_bit():
+    """torch's div_floor_floating, signed zeros, zero divisors, infinities and NaN included."""
+    a, b = torch.randn(6, 50) * 5, torch.randn(6, 50) * 2
+    b[0, :5] = 0
+    a[1, :5], a[1, 5:10] = 0.0, -0.0
+    b[2, :10], b[3, :10] = a[2, :10], -a[3, :10] / 3  # whole quotients, exact and inexact
+    a[4, :3], a[4, 3], b[5, :3] = float("inf"), float("nan"), float("inf")
+    m = _FloatDivisions()
+    g = from_torch(m, (a, b))
+    for got, want in zip(compile(g)([a, b]), m(a, b)):
+        assert torch.equal(got.isnan(), want.isnan())
+        ok = ~want.isnan()
+        assert torch.equal(got[ok], want[ok]) and torch.equal(torch.signbit(got[ok]), torch.signbit(want[ok]))
+
+
 class _Scaled(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x / 8.0 + x / 3.0 + x / 2.0**-3

@@ -423,8 +423,8 @@ class AtenConverters(AtenIndexing):
             mode = mode or rounding_mode
             if mode not in ("floor", "trunc"):
                 raise _Unsupported(f"division with rounding_mode={rounding_mode!r}")
-            if op == "idiv" and self.meta_dtype() != "int64":
-                raise _Unsupported(f"{mode} division of {self.meta_dtype()} values (only of int64 ones)")
+            if op == "idiv" and self.meta_dtype() not in ("int64", "float32"):
+                raise _Unsupported(f"{mode} division of {self.meta_dtype()} values (int64 or float32)")
             attrs, rounding_mode = {"mode": mode}, None
         else:
             op = _ARITH[self.current]
@@ -471,7 +471,36 @@ class AtenConverters(AtenIndexing):
             key = ("scalar", s, r, want)
             return self.const(key, f"const.{self.node_name()}", lambda: torch.full((1,) * r, s, dtype=tdt))
 
+        if op == "idiv" and want == "float32":
+            return self.reshape(self.float_division(operand(a, sa), operand(b, sb), attrs["mode"]), self.out_shape())
         return self.reshape(self.binary(op, operand(a, sa), operand(b, sb), **attrs), self.out_shape())
+
+    def float_division(self, a: Value, b: Value, mode: str) -> Value:
+        """float32 ``a / b`` rounded as torch rounds it. trunc: the quotient truncated. floor: torch's
+        ``div_floor_floating``: (a - fmod(a, b)) / b, one less where the remainder's sign differs from b's,
+        rounded to the nearest integer (floor, plus one past a half); a zero keeps the quotient's sign (q * 0,
+        q finite there); b == 0 gives a / b."""
+        q = self.binary("div", a, b)
+        r = len(self.shape(q))
+
+        def c(v: float) -> Value:
+            return self.const(("scalar", v, r, "float32"), f"const.{self.node_name()}", lambda: torch.full((1,) * r, v))
+
+        if mode == "trunc":
+            return self.b.where(self.b.lt(q, c(0.0)), self.b.op("ceil", q), self.b.op("floor", q))
+        mod = self.binary("mod", a, b, mode="trunc")
+        div = self.binary("div", self.binary("sub", a, mod), b)
+        neg_b, neg_mod = self.b.lt(b, c(0.0)), self.b.lt(mod, c(0.0))
+        either = self.b.op("logical_or", neg_b, neg_mod)
+        signs_differ = self.b.op(
+            "logical_and", either, self.b.op("logical_not", self.b.op("logical_and", neg_b, neg_mod))
+        )
+        flip = self.b.op("logical_and", self.b.ne(mod, c(0.0)), signs_differ)
+        div = self.b.where(flip, self.binary("sub", div, c(1.0)), div)
+        fl = self.b.op("floor", div)
+        fl = self.b.where(self.b.gt(self.binary("sub", div, fl), c(0.5)), self.binary("add", fl, c(1.0)), fl)
+        fl = self.b.where(self.b.eq(div, c(0.0)), self.binary("mul", q, c(0.0)), fl)
+        return self.b.where(self.b.eq(b, c(0.0)), q, fl)
 
     # ------------------------------------------------------------ contraction
     def a_matmul(self, a: Any, b: Any) -> Value:
