@@ -84,6 +84,17 @@ CASES = {
     "reciprocal": (oh.make_node("Reciprocal", ["x"], ["y"]), X, [], None),
     "sin": (oh.make_node("Sin", ["x"], ["y"]), X, [], None),
     "cos": (oh.make_node("Cos", ["x"], ["y"]), X, [], None),
+    "tan": (oh.make_node("Tan", ["x"], ["y"]), X, [], None),
+    "asin": (oh.make_node("Asin", ["a"], ["y"]), X, [], "Softsign"),  # Softsign first: |a| < 1, not near 1
+    "acos": (oh.make_node("Acos", ["a"], ["y"]), X, [], "Softsign"),
+    "atan": (oh.make_node("Atan", ["x"], ["y"]), X, [], None),
+    "sinh": (oh.make_node("Sinh", ["x"], ["y"]), X, [], None),
+    "cosh": (oh.make_node("Cosh", ["x"], ["y"]), X, [], None),
+    "asinh": (oh.make_node("Asinh", ["x"], ["y"]), X, [], None),
+    "acosh": (oh.make_node("Acosh", ["a"], ["y"]), X, [], "Cosh"),  # Cosh first: a >= 1
+    "atanh": (oh.make_node("Atanh", ["a"], ["y"]), X, [], "Softsign"),
+    "asin_nan_outside_the_domain": (oh.make_node("Asin", ["x"], ["y"]), X, [], None),  # |x| > 1: NaN
+    "acosh_nan_outside_the_domain": (oh.make_node("Acosh", ["x"], ["y"]), X, [], None),
     "gelu_erf": (oh.make_node("Gelu", ["x"], ["y"]), X, [], None),
     "erf": (oh.make_node("Erf", ["x"], ["y"]), X, [], None),
     "floor": (oh.make_node("Floor", ["x"], ["y"]), X, [], None),
@@ -686,6 +697,32 @@ def test_integer_division_and_remainder_export_to_onnxruntime_and_back(op, mode,
     model = to_onnx(g)
     assert torch.equal(_ort(model, {"x": x.numpy(), "y": y.numpy()})[0], ref)
     assert torch.equal(from_onnx(model).run([x, y])[0], ref)
+
+
+def test_trig_and_hyperbolic_ops_and_atan2_export_to_onnxruntime_and_import_back():
+    """Each is its ONNX op (Tan, Asin, ..., Atanh; NaN outside the domain); atan2, which ONNX lacks, is Atan(y / x)
+    turned by pi into x's half plane, the quotient's limit where both are zero or infinite."""
+    b = GraphBuilder("trig")
+    x, u, w = b.input("x", (3, 7)), b.input("u", (3, 7)), b.input("w", (1, 7))
+    c = b.smul(b.cosh(x), scalar=1.5)  # >= 1.5: acosh is ill-conditioned near 1
+    outs = [b.tan(x), b.asin(u), b.acos(u), b.atan(x), b.sinh(x), b.cosh(x), b.asinh(x), b.acosh(c)]
+    outs += [b.atanh(u), b.asin(x), b.acosh(x), b.atan2(x, w)]
+    inf, nan = float("inf"), float("nan")
+    ys = [1.0, 1.0, -1.0, -1.0, 0.0, 0.0, -0.0, 1.0, -1.0, inf, inf, -inf, 3.0, nan, 2.0, -2.5]
+    xs = [1.0, -1.0, 1.0, -1.0, 0.0, -0.0, -0.0, 0.0, -0.0, inf, -inf, -inf, -inf, 1.0, nan, 1e-3]
+    yy, xx = b.input("yy", (len(ys),)), b.input("xx", (len(xs),))
+    g = b.build([*outs, b.atan2(yy, xx)])
+    gen = torch.Generator().manual_seed(0)
+    x0, w0 = torch.randn(3, 7, generator=gen) * 2, torch.randn(1, 7, generator=gen)
+    u0 = torch.rand(3, 7, generator=gen) * 1.8 - 0.9  # in the domain of asin, acos and atanh
+    feed = {"x": x0, "u": u0, "w": w0, "yy": torch.tensor(ys), "xx": torch.tensor(xs)}
+    ref = g.run(feed)
+    assert torch.isnan(ref[9]).any() and torch.isnan(ref[10]).any()  # asin and acosh of x outside [-1, 1], [1, inf)
+    model = to_onnx(g)
+    assert "Atan" in {n.op_type for n in model.graph.node}
+    for got in (_ort(model, {k: v.numpy() for k, v in feed.items()}), from_onnx(model).run(feed)):
+        for a, r in zip(got, ref, strict=True):
+            torch.testing.assert_close(a, r, rtol=2e-6, atol=1e-6, equal_nan=True)
 
 
 def test_an_op_with_no_onnx_spelling_is_refused_naming_the_node():

@@ -40,6 +40,8 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "sigmoid": ("eqsat_sigmoid", ("sigmoid",)),
     "gelu_tanh": ("eqsat_gelu_tanh", ("gelu_tanh",)),
     "fmod": ("fmodf", ()),
+    **{f: (f"{f}f", ()) for f in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")},
+    "atan2": ("atan2f", ()),  # (y, x)
     **{fn: (f"eqsat_{fn}", ("intdiv",)) for fn in INT_FUNCS},
 }
 

@@ -202,6 +202,16 @@ MATH_FUNCS = (
     "ceil",
     "round",
     "fmod",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "atan2",
 )
 
 
@@ -220,8 +230,8 @@ INT_FUNCS: dict[str, tuple[bool, bool]] = {
 
 @dataclass(frozen=True, eq=True)
 class Call(Expr):
-    """A pure math function: an f32 one of ``MATH_FUNCS`` (``fmod``: C's fmodf, two arguments), or an i64
-    one of ``INT_FUNCS``."""
+    """A pure math function: an f32 one of ``MATH_FUNCS`` (``fmod``: C's fmodf, and ``atan2``: C's atan2f(y, x),
+    take two arguments), or an i64 one of ``INT_FUNCS``."""
 
     fn: str
     args: tuple[Expr, ...]

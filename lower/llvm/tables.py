@@ -48,6 +48,9 @@ DECLS = {
     "expm1f": "declare float @expm1f(float)",
     "llvm.sin.f32": "declare float @llvm.sin.f32(float)",
     "llvm.cos.f32": "declare float @llvm.cos.f32(float)",
+    **{f"llvm.{f}.f32": f"declare float @llvm.{f}.f32(float)" for f in ("tan", "asin", "acos", "atan", "sinh", "cosh")},
+    "llvm.atan2.f32": "declare float @llvm.atan2.f32(float, float)",
+    **{f"{f}f": f"declare float @{f}f(float)" for f in ("asinh", "acosh", "atanh")},
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
     "llvm.floor.f32": "declare float @llvm.floor.f32(float)",
     "llvm.ceil.f32": "declare float @llvm.ceil.f32(float)",
@@ -211,6 +214,10 @@ MATH = {
     "floor": ("llvm.floor.f32", [], ["llvm.floor.f32"]),  # one vroundps each with SSE4.1 / AVX
     "ceil": ("llvm.ceil.f32", [], ["llvm.ceil.f32"]),
     "round": ("llvm.roundeven.f32", [], ["llvm.roundeven.f32"]),
+    # LLVM's intrinsics (libm's tanf, asinf, ..., atan2f on x86, resolved by the JIT, as sin); the inverse
+    # hyperbolic functions have none: libm's asinhf / acoshf / atanhf, declared like log1pf
+    **{f: (f"llvm.{f}.f32", [], [f"llvm.{f}.f32"]) for f in ("tan", "asin", "acos", "atan", "sinh", "cosh", "atan2")},
+    **{f: (f"{f}f", [], [f"{f}f"]) for f in ("asinh", "acosh", "atanh")},
 }
 
 

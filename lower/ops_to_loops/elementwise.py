@@ -57,6 +57,7 @@ BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
     "div": lambda x, y: x / y,
     "maximum": emax,
     "minimum": emin,
+    "atan2": lambda y, x: call("atan2", y, x),
 }
 
 
@@ -208,6 +209,10 @@ _MORE_UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
     "reciprocal": lambda x, a: const(1.0) / x,
     "sin": lambda x, a: call("sin", x),
     "cos": lambda x, a: call("cos", x),
+    **{
+        f: (lambda fn: lambda x, a: call(fn, x))(f)
+        for f in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
+    },
     "clamp": lambda x, a: emin(emax(x, const(a["min"])), const(a["max"])),
     "pow": lambda x, a: _pow(x, a["exponent"]),
 }

@@ -151,6 +151,9 @@ _ARITH = {
     aten.div.Scalar: "div",
 }
 
+# the trigonometric and hyperbolic functions beyond sin / cos: aten.<name>.default is the registry op <name>
+_TRIG = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
+
 # activations, reductions, norms, resize
 ATEN.update(
     {
@@ -173,6 +176,7 @@ ATEN.update(
         aten.round.default: ("a_unary", "round"),
         aten.sign.default: ("a_unary", "sign"),
         aten.expm1.default: ("a_unary", "expm1"),
+        **{getattr(aten, f).default: ("a_unary", f) for f in _TRIG},
         aten.sum.dim_IntList: ("a_reduce", "reduce_sum"),
         aten.amax.default: ("a_reduce", "reduce_max"),
         aten.amin.default: ("a_reduce", "reduce_min"),
@@ -187,6 +191,7 @@ ATEN.update(
         aten.adaptive_avg_pool1d.default: ("a_adaptive_avgpool1d", "global_avgpool|avgpool2d|adaptive_avgpool"),
         aten.maximum.default: ("a_minmax", "maximum"),
         aten.minimum.default: ("a_minmax", "minimum"),
+        aten.atan2.default: ("a_atan2", "atan2, cast"),
         aten.clamp.Tensor: ("a_clamp_tensor", "maximum, minimum"),
         aten.index.Tensor: ("a_index", "index_select, reshape, transpose"),
         aten.index_put.default: ("a_index_put", "concat, index_select, add|where, eq, reduce_max, gather"),
@@ -241,6 +246,7 @@ _UNARY.update(
         aten.round.default: "round",
         aten.sign.default: "sign",
         aten.expm1.default: "expm1",
+        **{getattr(aten, f).default: f for f in _TRIG},
     }
 )
 # ops torch.export's default decomposition table would split (hardswish into clamps, mish into
@@ -609,6 +615,14 @@ class AtenConverters(AtenIndexing):
     def a_minmax(self, a: Any, b: Any) -> Value:
         op = "maximum" if self.current is aten.maximum.default else "minimum"
         return self.reshape(self.binary(op, self.tensor(a), self.tensor(b)), self.out_shape())
+
+    def a_atan2(self, y: Any, x: Any) -> Value:
+        """atan2(y, x); an int64 or bool operand is cast to float32 first, as torch promotes it."""
+        if self.meta_dtype() not in (None, "float32"):
+            raise _Unsupported(f"atan2 with a {self.meta_dtype()} result (float32 only)")
+        ys, xs = (self.tensor(v) for v in (y, x))
+        ys, xs = (v if self.b.graph.dtype_of(v) == "float32" else self.b.cast(v, dtype="float32") for v in (ys, xs))
+        return self.reshape(self.binary("atan2", ys, xs), self.out_shape())
 
     def a_clamp_tensor(self, x: Any, lo: Any = None, hi: Any = None) -> Value:
         """clamp with tensor bounds: minimum(maximum(x, lo), hi)."""

@@ -80,6 +80,7 @@ _fn([torch.sub, torch.subtract], "f_arith", _spec("input", "other", alpha=1), "s
 _fn([torch.mul, torch.multiply], "f_arith", _spec("input", "other"), "mul")
 _fn([torch.div, torch.divide], "f_arith", _spec("input", "other", rounding_mode=None), "div")
 _fn([torch.true_divide], "f_arith", _spec("input", "other"), "div")
+_fn([torch.atan2, torch.arctan2], "f_arith", _spec("input", "other"), "atan2")
 _fn([operator.neg, torch.neg, torch.negative], "f_neg", _spec("input"))
 _fn([operator.pos], "f_passthrough", _spec("input"))
 _fn([torch.cat, torch.concat], "f_cat", _spec("tensors", dim=0))

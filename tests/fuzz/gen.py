@@ -38,6 +38,10 @@ Shape = tuple[int, ...]
 # add), which moves a step by a whole unit (float mod: by the divisor), and the oracle could not tell that from
 # a wrong rewrite.  tests/lower checks their kernels exactly; int_arith draws mod and idiv on int64 values.
 STEPS = frozenset({"floor", "ceil", "round", "sign", "mod"})
+# The trigonometric and hyperbolic functions are a move of their own (nine more unary ops would crowd out the
+# rest); those defined on part of the line get, half the time, a value clamped into their domain (else NaN outside)
+TRIG = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
+TRIG_DOMAIN = {"asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 1e30)}
 
 
 def _unary_elementwise() -> list[str]:
@@ -47,6 +51,7 @@ def _unary_elementwise() -> list[str]:
         for n, d in OPS.items()
         if d.group is Group.ELEMENTWISE
         and n not in STEPS
+        and n not in TRIG
         and d.arity == 1
         and all(a.default is not None for a in d.attrs)
         and d.dtype_rule in (FLOAT, ANY_SAME, NUMERIC)
@@ -126,6 +131,14 @@ class _Grower:
             self.emit(c)
         else:
             self.emit(self.b.op(op, x))
+
+    def trig(self) -> None:
+        x = self.pick_or_input(lambda s: True, self.shape)
+        op = self.rng.choice(TRIG)
+        if op in TRIG_DOMAIN and self.rng.random() < 0.5:
+            lo, hi = TRIG_DOMAIN[op]
+            x = self.b.clamp(x, min=lo, max=hi)
+        self.emit(self.b.op(op, x))
 
     def binary(self) -> None:
         x = self.pick_or_input(lambda s: True, self.shape)
@@ -435,6 +448,7 @@ class _Grower:
 
     MOVES = (
         (unary, 4),
+        (trig, 1),
         (binary, 4),
         (matmul, 3),
         (matmul_fused, 1),

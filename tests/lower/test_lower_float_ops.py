@@ -21,6 +21,11 @@ UNARY = [
     "reciprocal",
     "sin",
     "cos",
+    "tan",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
     "expm1",
     "erf",
     "floor",
@@ -29,9 +34,16 @@ UNARY = [
     "sign",
 ]
 POSITIVE = ["log", "sqrt", "log1p"]  # defined on x > 0 (log1p on x > -1)
+# defined on part of the line (NaN elsewhere): op -> a unit normal sample moved into the domain
+DOMAIN = {
+    "asin": lambda x: torch.tanh(x),  # |x| <= 1
+    "acos": lambda x: torch.tanh(x),
+    "atanh": lambda x: torch.tanh(x) * 0.999,  # |x| < 1 (+-inf at +-1)
+    "acosh": lambda x: x.abs() * 4 + 1,  # x >= 1
+}
 REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_var"]
 OTHERS = ["clamp", "pow", "expand", "pad", "resize", "adaptive_avgpool", "groupnorm", "rmsnorm", "mod", "idiv"]
-TESTED = set(UNARY + POSITIVE + REDUCTIONS + OTHERS)  # test_lower_ops checks the registry is covered
+TESTED = set(UNARY + POSITIVE + [*DOMAIN] + REDUCTIONS + OTHERS)  # test_lower_ops checks the registry is covered
 
 
 def _one(op: str, shapes: list[tuple[int, ...]], **attrs):
@@ -40,16 +52,63 @@ def _one(op: str, shapes: list[tuple[int, ...]], **attrs):
     return b.build([b.op(op, *xs, **attrs)])
 
 
-@pytest.mark.parametrize("op", UNARY + POSITIVE)
+@pytest.mark.parametrize("op", UNARY + POSITIVE + [*DOMAIN])
 @pytest.mark.parametrize("shape", [(7,), (3, 13)])
 def test_unary(op, shape):
     g = _one(op, [shape])
     x = torch.randn(shape) * 4
     if op in POSITIVE:
         x = x.abs() + 0.05
+    if op in DOMAIN:
+        x = DOMAIN[op](x / 4)
     if op == "reciprocal":
         x = x.sign() * (x.abs() + 0.1)
     check_graph(g, {"x0": x}, tol=1e-5)
+
+
+INF, NAN = float("inf"), float("nan")
+EDGES = [-INF, -100.0, -3.0, -1.5707964, -1.0001, -1.0, -0.999, -0.5, -1e-6, -0.0, 0.0, 1e-6, 0.3, 0.999, 1.0]
+EDGES += [1.0001, 1.5, 1.5707964, 2.0, 10.0, 80.0, 100.0, 1e4, INF, NAN]
+
+
+@pytest.mark.parametrize("op", ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"])
+def test_trig_and_hyperbolic_match_torch_at_the_edges_and_are_nan_outside_the_domain(op):
+    """libm's float functions (LLVM's intrinsics or the C names) against torch's, each value to a few ulp:
+    the domain's ends (asin(+-1), atanh(+-1) = +-inf, acosh(1) = 0), overflow (cosh(100) = inf), tiny x (asinh's
+    relative accuracy), and NaN outside the domain (asin(1.0001), acosh(0.3)) as torch."""
+    x = torch.tensor(EDGES)
+    got = compile(_one(op, [(len(EDGES),)]))([x])[0]
+    want = getattr(torch, op)(x)
+    assert torch.equal(got.isnan(), want.isnan()), (op, x[got.isnan() != want.isnan()])
+    torch.testing.assert_close(got, want, rtol=2e-6, atol=0, equal_nan=True)  # libm's and torch's: a few ulp
+
+
+def test_atan2_follows_the_signs_of_zero_and_infinity_as_torch():
+    """atan2(y, x) is C's atan2f: the quadrant from both signs (-0 included), +-pi/4 and +-3pi/4 for two
+    infinities, NaN for a NaN operand; broadcast over a size-1 dimension."""
+    ys = [1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 0.0, -0.0, 1.0, -1.0, INF, INF, -INF, 3.0, NAN, 2.0, 1e-30, -5.0]
+    xs = [1.0, -1.0, 1.0, -1.0, 0.0, 0.0, -0.0, -0.0, 0.0, -0.0, INF, -INF, -INF, -INF, 1.0, NAN, -1e30, 1e-3]
+    y, x = torch.tensor(ys).reshape(1, -1), torch.tensor(xs).reshape(1, -1)
+    g = _one("atan2", [(1, len(ys)), (1, len(xs))])
+    got = compile(g)([y, x])[0]
+    want = torch.atan2(y, x)
+    torch.testing.assert_close(got, want, rtol=2e-6, atol=0, equal_nan=True)
+    assert torch.equal(got.signbit()[~want.isnan()], want.signbit()[~want.isnan()])
+    y2, x2 = torch.randn(3, 1), torch.randn(3, 5)
+    check_graph(_one("atan2", [(3, 1), (3, 5)]), {"x0": y2, "x1": x2}, tol=1e-6)
+
+
+def test_trig_and_hyperbolic_compile_to_ptx():
+    """The CUDA target spells each with CUDA's math functions (tanf, asinhf, atan2f, ...): NVRTC compiles them."""
+    nvrtc = pytest.importorskip("lower.cuda.nvrtc")
+    if not nvrtc.available():
+        pytest.skip("needs NVRTC (the 'cuda' extra)")
+    from rewrite import compile_ptx
+
+    for op in ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2"]:
+        g = _one(op, [(4, 33), (1, 33)] if op == "atan2" else [(4, 33)])
+        ptx = compile_ptx(g, arch="sm_90")
+        assert ptx and all(".target sm_90" in p for p in ptx), op
 
 
 def test_unary_extremes():

@@ -13,7 +13,7 @@ from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.ops import OPS, Group
 
 UNARY = ["relu", "sigmoid", "tanh", "gelu", "exp", "identity"]
-BINARY = ["add", "sub", "mul", "div", "maximum", "minimum"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "atan2"]
 
 
 def test_every_op_has_a_lowering():

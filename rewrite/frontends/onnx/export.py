@@ -106,6 +106,15 @@ _SAME = {
     "reciprocal": "Reciprocal",
     "sin": "Sin",
     "cos": "Cos",
+    "tan": "Tan",
+    "asin": "Asin",
+    "acos": "Acos",
+    "atan": "Atan",
+    "sinh": "Sinh",
+    "cosh": "Cosh",
+    "asinh": "Asinh",
+    "acosh": "Acosh",
+    "atanh": "Atanh",
     "global_avgpool": "GlobalAveragePool",
     "eq": "Equal",
     "lt": "Less",
@@ -210,6 +219,25 @@ def _log1p(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
 @_emits("expm1")
 def _expm1(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Sub", [w.emit("Exp", ins), w.f32(1.0, "one")], outs[0])
+
+
+@_emits("atan2")
+def _atan2(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    """ONNX has no Atan2: Atan(y / x), plus pi with y's sign where x is negative (-0 too: 1/x < 0).  Where y / x
+    is NaN for non-NaN operands it is made the quotient's limit: both infinite, sign(y) * sign(x) (+-pi/4, +-3pi/4);
+    both zero, y itself (+-0, +-pi past x's sign), as C's atan2."""
+    y, x = ins
+    zero = w.f32(0.0, "zero")
+
+    def negative(v: str) -> str:  # v < 0 or v is -0
+        return w.emit("Or", [w.emit("Less", [v, zero]), w.emit("Less", [w.emit("Reciprocal", [v]), zero])])
+
+    both_inf = w.emit("And", [w.emit("IsInf", [y]), w.emit("IsInf", [x])])
+    ratio = w.emit("Where", [both_inf, w.emit("Mul", [w.emit("Sign", [y]), w.emit("Sign", [x])]), w.emit("Div", ins)])
+    both_zero = w.emit("And", [w.emit("Equal", [y, zero]), w.emit("Equal", [x, zero])])
+    q = w.emit("Where", [both_zero, y, w.emit("Atan", [ratio])])
+    turn = w.emit("Where", [negative(y), w.f32(-math.pi, "minus_pi"), w.f32(math.pi, "pi")])
+    w.emit("Where", [negative(x), w.emit("Add", [q, turn]), q], outs[0])
 
 
 @_emits("rsqrt")

@@ -62,6 +62,16 @@ _UNARY: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int, tuple[Any, 
     "reciprocal": (torch.reciprocal, 1, (torch.reciprocal,), ("reciprocal",)),
     "sin": (torch.sin, 8, (torch.sin,), ("sin",)),  # rotary position embeddings (LLaMA) when not folded
     "cos": (torch.cos, 8, (torch.cos,), ("cos",)),
+    # the rest of C's float math (libm's / CUDA's, a few ulp): NaN outside the domain, as torch's
+    "tan": (torch.tan, 10, (torch.tan,), ("tan",)),
+    "asin": (torch.asin, 10, (torch.asin, torch.arcsin), ("asin", "arcsin")),  # |x| <= 1
+    "acos": (torch.acos, 10, (torch.acos, torch.arccos), ("acos", "arccos")),  # |x| <= 1
+    "atan": (torch.atan, 10, (torch.atan, torch.arctan), ("atan", "arctan")),
+    "sinh": (torch.sinh, 8, (torch.sinh,), ("sinh",)),
+    "cosh": (torch.cosh, 8, (torch.cosh,), ("cosh",)),
+    "asinh": (torch.asinh, 12, (torch.asinh, torch.arcsinh), ("asinh", "arcsinh")),
+    "acosh": (torch.acosh, 12, (torch.acosh, torch.arccosh), ("acosh", "arccosh")),  # x >= 1
+    "atanh": (torch.atanh, 12, (torch.atanh, torch.arctanh), ("atanh", "arctanh")),  # |x| <= 1
 }
 for _name, (_fn, _fl, _fns, _methods) in _UNARY.items():
     register_op(
@@ -117,6 +127,20 @@ for _name, (_bfn, _comm) in _BINARY.items():
             dtype_rule=NUMERIC if _name in ("add", "sub", "mul", "maximum", "minimum") else FLOAT,
         )
     )
+
+register_op(
+    OpDef(
+        "atan2",
+        Group.ELEMENTWISE,
+        2,
+        (),
+        Broadcast(),
+        lambda xs, a: [torch.atan2(xs[0], xs[1])],
+        _ew_flops(12),
+        doc="elementwise atan2(y, x) with broadcasting (equal ranks): the angle of (x, y), in [-pi, pi]",
+        dtype_rule=FLOAT,
+    )
+)
 
 
 # integer division and remainder: a zero divisor gives quotient 0 and remainder the dividend (torch raises,
