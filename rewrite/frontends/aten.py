@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_indexing import _CMP_OF, _LOGIC_OF, AtenIndexing
-from rewrite.frontends.compose import conv3d, conv_transpose2d
+from rewrite.frontends.compose import conv3d, conv_transpose2d, conv_transpose3d, pool3d
 from rewrite.frontends.torch_modules import _pair, _triple, _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
@@ -96,6 +96,10 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten._softmax.default: ("a_softmax", "softmax"),
     aten.max_pool2d_with_indices.default: ("a_maxpool", "maxpool2d"),
     aten.avg_pool2d.default: ("a_avgpool", "avgpool2d"),
+    # 3-d pooling (video, volumetric models): 2-d poolings over frames and over depth (compose.pool3d)
+    aten.max_pool3d_with_indices.default: ("a_maxpool3d", "reshape, maxpool2d|pad, slice, index_select, maximum"),
+    aten.avg_pool3d.default: ("a_avgpool3d", "reshape, avgpool2d|pad, slice, index_select, add, smul, mul"),
+    aten._adaptive_avg_pool3d.default: ("a_adaptive_avgpool3d", "reshape, avgpool2d"),
     aten.mean.dim: ("a_mean", "global_avgpool|reduce_mean"),
     aten.cat.default: ("a_cat", "concat"),
     aten.split_with_sizes.default: ("a_split", "split"),
@@ -541,7 +545,9 @@ class AtenConverters(AtenIndexing):
             x, w = self.reshape(v, (1,) * (3 - len(xs)) + xs[:-1] + (1, xs[-1])), self.unsqueeze_h(w)
             stride, dilation = (1, _one(stride, "stride")), (1, _one(dilation, "dilation"))
             padding, output_padding = (0, _one(padding, "padding")), (0, _one(output_padding, "output_padding"))
-        elif rank == 5 and not transposed:
+        elif rank == 5 and transposed:
+            return self.conv_transpose3d(x, w, b, stride, padding, dilation, output_padding, groups)
+        elif rank == 5:
             return self.conv3d(x, w, b, stride, padding, dilation, groups)
         elif rank != 4:
             raise _Unsupported(f"only 1-d, 2-d and 3-d convolutions are expressible (weight of rank {rank})")
@@ -559,6 +565,22 @@ class AtenConverters(AtenIndexing):
         bv = None if b is None else self.tensor(b, "bias")
         wt = w if isinstance(w, torch.Tensor) else self.tensor(w, "weight")  # a parameter under torch.compile
         return conv3d(self.emit(), v, wt, bv, st, pd + pd, dl, groups)
+
+    def conv_transpose3d(
+        self, x: Any, w: Any, b: Any, stride: Any, padding: Any, dilation: Any, out_pad: Any, groups: int
+    ) -> Value:
+        """A 3-d transposed convolution as 2-d ones per depth tap (``frontends.compose.conv_transpose3d``)."""
+        v = self.tensor(x)
+        if len(self.shape(v)) != 5:
+            raise _Unsupported(f"3-d transposed convolution of an input of shape {self.shape(v)} (only batched NCDHW)")
+        st, pd, dl = _triple(stride, "stride"), _triple(padding, "padding"), _triple(dilation, "dilation")
+        op = _triple(out_pad, "output_padding")
+        bv = None if b is None else self.tensor(b, "bias")
+        wt = w if isinstance(w, torch.Tensor) else self.tensor(w, "weight")  # a parameter under torch.compile
+        try:
+            return conv_transpose3d(self.emit(), v, wt, bv, st, pd + pd, dl, op, int(groups))
+        except ValueError as e:
+            raise _Unsupported(str(e)) from e
 
     def unsqueeze_h(self, w: Any) -> Any:
         """A 1-d convolution's weight (O, C, K) as a 2-d one's (O, C, 1, K): a tensor stays a tensor."""
@@ -705,6 +727,69 @@ class AtenConverters(AtenIndexing):
         divisor_override: Any = None,
     ) -> Value:
         return self.avgpool(self.tensor(x), kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+    def a_maxpool3d(
+        self, x: Any, kernel: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False
+    ) -> tuple[Any, ...]:
+        y = self.pool3d(x, "max", kernel, stride, padding, dilation, ceil_mode, False, None)
+        return (y, NotComputed("max-pool's indices"))
+
+    def a_avgpool3d(
+        self,
+        x: Any,
+        kernel: Any,
+        stride: Any = (),
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: Any = None,
+    ) -> Value:
+        return self.pool3d(x, "avg", kernel, stride, padding, 1, ceil_mode, count_include_pad, divisor_override)
+
+    def a_adaptive_avgpool3d(self, x: Any, output_size: Any) -> Value:
+        """An output size dividing the input evenly: average pooling with kernel = stride = input / output."""
+        size, out = self.shape(self.tensor(x))[-3:], _triple(output_size, "output_size")
+        if any(o < 1 or n % o for n, o in zip(size, out)):
+            raise _Unsupported(f"adaptive_avg_pool3d from {list(size)} to {list(out)} (only sizes dividing evenly)")
+        k = tuple(n // o for n, o in zip(size, out))
+        return self.pool3d(x, "avg", k, k, 0, 1, False, True, None)
+
+    def pool3d(
+        self,
+        x: Any,
+        op: str,
+        kernel: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        ceil_mode: Any,
+        count_include_pad: Any,
+        divisor: Any,
+    ) -> Value:
+        """3-d max or average pooling of (N, C, D, H, W) or (C, D, H, W) as 2-d ones (``compose.pool3d``)."""
+        v = self.tensor(x)
+        s = self.shape(v)
+        if len(s) not in (4, 5):
+            raise _Unsupported(f"3-d pooling of an input of shape {s} (only (N, C, D, H, W) or (C, D, H, W))")
+        k = _triple(kernel, "kernel_size")
+        st = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) else _triple(stride, "stride")
+        pd = _triple(padding, "padding")
+        try:
+            y = pool3d(
+                self.emit(),
+                self.reshape(v, (1,) * (5 - len(s)) + s),
+                op,
+                k,
+                st,
+                pd + pd,
+                bool(ceil_mode),
+                bool(count_include_pad),
+                _triple(dilation, "dilation"),
+                None if divisor is None else int(divisor),
+            )
+        except ValueError as e:
+            raise _Unsupported(str(e)) from e
+        return self.reshape(y, self.out_shape())
 
     def a_mean(self, x: Any, dims: Any, keepdim: bool = False, dtype: Any = None) -> Value:
         v = self.tensor(x)

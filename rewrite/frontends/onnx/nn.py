@@ -2,7 +2,9 @@
 
 eqsat's convolution and pooling are 2-d (NCHW); 1-d pooling is 2-d pooling over a height
 of 1, padding eqsat's pooling cannot express becomes an explicit ``pad2d`` (or, for average
-pooling, a depthwise convolution), and anything else (3-d, dilated max pooling) is refused.
+pooling, a depthwise convolution), and 3-d pooling (and 2-d pooling none of those express:
+dilated max, ceil_mode with uneven padding) is 2-d poolings over frames and depth
+(``frontends.compose.pool3d``).  3-d convolution and transposed convolution are 2-d ones too.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 import onnx
 import torch
 
-from rewrite.frontends.compose import conv3d, conv_transpose2d
+from rewrite.frontends.compose import conv3d, conv_transpose2d, conv_transpose3d, pool3d
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, one_output, only_attrs, opt_input
 from rewrite.ir.graph import Value
 
@@ -168,38 +170,52 @@ def _conv_transpose(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor
         if "pads" in a:
             a["pads"] = (0, a["pads"][0], 0, a["pads"][1])
         x, w = c.reshape(x, (xs[0], xs[1], 1, xs[2])), w.reshape(ws[0], ws[1], 1, ws[2])
-    if len(c.shape(x)) != 4 or w.ndim != 4:
-        raise Refuse(f"only 1-d and 2-d transposed convolution, got input {xs} and weight {ws}")
+    nd = w.ndim - 2
+    if (len(c.shape(x)), w.ndim) not in ((4, 4), (5, 5)):
+        raise Refuse(f"only 1-d, 2-d and 3-d transposed convolution, got input {xs} and weight {ws}")
     hw, k = c.shape(x)[2:], w.shape[2:]
     if "kernel_shape" in a and tuple(a["kernel_shape"]) != tuple(k):
         raise Refuse(f"kernel_shape {list(a['kernel_shape'])} does not match the weight's {list(k)}")
-    strides = tuple(int(v) for v in a.get("strides", (1, 1)))
-    dil = tuple(int(v) for v in a.get("dilations", (1, 1)))
-    out_pad = tuple(int(v) for v in a.get("output_padding", (0, 0)))
+    strides = tuple(int(v) for v in a.get("strides", (1,) * nd))
+    dil = tuple(int(v) for v in a.get("dilations", (1,) * nd))
+    out_pad = tuple(int(v) for v in a.get("output_padding", (0,) * nd))
     auto = a.get("auto_pad", "NOTSET")
     out_shape = a.get("output_shape")
     if out_shape is None and auto in ("SAME_UPPER", "SAME_LOWER"):
-        out_shape = [hw[i] * strides[i] for i in range(2)]
+        out_shape = [hw[i] * strides[i] for i in range(nd)]
     if out_shape is not None:  # the spec's padding for a requested output size
-        out_shape = list(out_shape)[-2:]
-        total = [strides[i] * (hw[i] - 1) + out_pad[i] + (k[i] - 1) * dil[i] + 1 - out_shape[i] for i in range(2)]
+        out_shape = list(out_shape)[-nd:]
+        total = [strides[i] * (hw[i] - 1) + out_pad[i] + (k[i] - 1) * dil[i] + 1 - out_shape[i] for i in range(nd)]
         # a negative total (a larger output than the kernel covers) pads with zeros, as the spec's reference
         upper = auto == "SAME_UPPER"  # the spec: otherwise the odd pixel is cropped at the start
         begin = [t // 2 if upper else t - t // 2 for t in total]
-        pads = (begin[0], begin[1], total[0] - begin[0], total[1] - begin[1])
+        pads = (*begin, *(t - b for t, b in zip(total, begin)))
     elif auto in ("NOTSET", "VALID"):
-        p = [int(v) for v in a.get("pads", (0, 0, 0, 0))] if auto == "NOTSET" else [0, 0, 0, 0]
-        pads = (p[0], p[1], p[2], p[3])
+        pads = tuple(int(v) for v in a.get("pads", (0,) * 2 * nd)) if auto == "NOTSET" else (0,) * 2 * nd
     else:
         raise Refuse(f"auto_pad '{auto}' is not supported")
+    if not len(strides) == len(dil) == len(out_pad) == nd or len(pads) != 2 * nd:
+        raise Refuse(f"strides, dilations, output_padding and pads must have {nd}, {nd}, {nd} and {2 * nd} entries")
     groups = int(a.get("group", 1))
     if ws[0] != c.shape(x)[1] or ws[0] % groups:
         raise Refuse(f"weight of shape {list(ws)} does not fit {c.shape(x)[1]} input channels in {groups} groups")
     bias = c.value(c.env[n.input[2]]) if opt_input(n, 2) else None
     emit = c.emit()
     wt = torch.from_numpy(np.ascontiguousarray(w, np.float32))
+    if nd == 3:
+        s3, d3, o3 = (
+            (strides[0], strides[1], strides[2]),
+            (dil[0], dil[1], dil[2]),
+            (out_pad[0], out_pad[1], out_pad[2]),
+        )
+        p6 = (pads[0], pads[1], pads[2], pads[3], pads[4], pads[5])
+        try:
+            return [conv_transpose3d(emit, c.value(x), wt, bias, s3, p6, d3, o3, groups)]
+        except ValueError as e:
+            raise Refuse(f"3-d transposed convolution: {e}") from e
+    p4 = (pads[0], pads[1], pads[2], pads[3])
     y = conv_transpose2d(
-        emit, c.value(x), wt, bias, (strides[0], strides[1]), pads, (dil[0], dil[1]), (out_pad[0], out_pad[1]), groups
+        emit, c.value(x), wt, bias, (strides[0], strides[1]), p4, (dil[0], dil[1]), (out_pad[0], out_pad[1]), groups
     )
     if one_d:
         ys = c.shape(y)
@@ -252,6 +268,8 @@ def _pool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str, x: Tensor | Non
             a["pads"] = (0, a["pads"][0], 0, a["pads"][1])
         x = c.reshape(c.value(x), (xs[0], xs[1], 1, xs[2]))
         kernel = tuple(a["kernel_shape"])
+    if len(xs) == 5 and len(kernel) == 3:
+        return [_pool3d(c, a, op, c.value(x))]
     hw = _check_2d(c, x, "pooling")[2:]
     if len(kernel) != 2:
         raise Refuse(f"kernel_shape {kernel} must have 2 entries")
@@ -264,7 +282,9 @@ def _pool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str, x: Tensor | Non
         ceil = 0  # the windows tile exactly: rounding up adds none
     if dil != (1, 1):
         if op != "avgpool2d" or ceil:
-            raise Refuse(f"dilations {dil} are not supported (eqsat pooling has none)")
+            y = _pool2d_as_3d(c, a, op, c.value(x), kernel, strides, dil, (t, l_, b, r))
+            ys = c.shape(y)
+            return [c.reshape(y, (ys[0], ys[1], ys[3])) if one_d else y]
         include = int(a.get("count_include_pad", 0))
         dilated = _avgpool_as_conv(c, c.value(x), kernel, strides, dil, (t, b, l_, r), include)
         ds = c.shape(dilated)
@@ -296,12 +316,50 @@ def _pool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], op: str, x: Tensor | Non
         # holds a real element, so it never wins), then pool unpadded
         low = float(np.finfo(np.float32).min)
         out = c.add(op, [c.add("pad", [xv], pads=(0, 0, 0, 0, t, b, l_, r), value=low)], padding=(0, 0), **attrs)
-    else:
-        raise Refuse(f"pads {[t, l_, b, r]} with kernel {kernel} (ceil_mode={ceil}) are not supported for pooling")
+    else:  # e.g. ceil_mode with uneven padding
+        out = _pool2d_as_3d(c, a, op, xv, kernel, strides, dil, (t, l_, b, r))
     if one_d:
         s = c.shape(out)
         return [c.reshape(out, (s[0], s[1], s[3]))]
     return [out]
+
+
+def _pool3d(c: Ctx, a: dict[str, Any], op: str, x: Value) -> Value:
+    """3-d pooling of NCDHW ``x`` as 2-d poolings (``frontends.compose.pool3d``), exact for every padding,
+    ceil_mode, count_include_pad and dilation."""
+    kernel = tuple(int(k) for k in a["kernel_shape"])
+    strides = tuple(int(v) for v in a.get("strides", (1, 1, 1)))
+    dil = tuple(int(v) for v in a.get("dilations", (1, 1, 1)))
+    if not len(kernel) == len(strides) == len(dil) == 3:
+        raise Refuse(f"kernel_shape {list(kernel)}, strides {list(strides)}, dilations {list(dil)}: 3 entries each")
+    pads = _spatial_pads(c, a, c.shape(x)[2:], kernel, strides, dil)
+    k3, s3, d3 = (kernel[0], kernel[1], kernel[2]), (strides[0], strides[1], strides[2]), (dil[0], dil[1], dil[2])
+    p6 = (pads[0], pads[1], pads[2], pads[3], pads[4], pads[5])
+    kind, ceil, include = op.removesuffix("pool2d"), bool(a.get("ceil_mode", 0)), bool(a.get("count_include_pad", 0))
+    try:
+        return pool3d(c.emit(), x, kind, k3, s3, p6, ceil, include, d3)
+    except ValueError as e:
+        raise Refuse(f"3-d pooling: {e}") from e
+
+
+def _pool2d_as_3d(
+    c: Ctx,
+    a: dict[str, Any],
+    op: str,
+    x: Value,
+    kernel: tuple[int, ...],
+    strides: tuple[int, ...],
+    dil: tuple[int, ...],
+    pads: tuple[int, int, int, int],
+) -> Value:
+    """2-d pooling eqsat's pooling cannot express (dilated max, ceil_mode with uneven padding): 3-d pooling
+    over a depth of 1."""
+    t, l_, b, r = pads
+    a3 = {k: v for k, v in a.items() if k != "auto_pad"}
+    a3.update(kernel_shape=(1, *kernel), strides=(1, *strides), dilations=(1, *dil), pads=(0, t, l_, 0, b, r))
+    n, ch, h, w = c.shape(x)
+    y = _pool3d(c, a3, op, c.value(c.reshape(x, (n, ch, 1, h, w))))
+    return c.value(c.reshape(y, (n, ch, *c.shape(y)[3:])))
 
 
 def _avgpool_as_conv(

@@ -1,0 +1,63 @@
+"""``Emit``, the small interface a frontend builds through, and the helpers for a weight that is a
+constant (rearranged at import) or a run-time value (rearranged by ops)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from rewrite.ir.graph import Graph, Value
+
+
+@dataclass(frozen=True)
+class Emit:
+    """How a frontend adds to its graph: ``op(name, inputs, **attrs)`` and ``weight(tensor)``."""
+
+    graph: Graph
+    op: Callable[..., Value]
+    weight: Callable[[torch.Tensor], Value]
+
+    def shape(self, v: Value) -> tuple[int, ...]:
+        return self.graph.shape_of(v)
+
+    def reshape(self, v: Value, shape: Sequence[int]) -> Value:
+        return v if self.shape(v) == tuple(shape) else self.op("reshape", [v], shape=tuple(shape))
+
+
+Weight = Value | torch.Tensor  # a convolution's weight: a constant (rearranged now) or a run-time value (by ops)
+
+
+def _wshape(e: Emit, w: Weight) -> tuple[int, ...]:
+    return tuple(w.shape) if isinstance(w, torch.Tensor) else e.shape(w)
+
+
+def _wvalue(e: Emit, w: Weight) -> Value:
+    return e.weight(w.contiguous()) if isinstance(w, torch.Tensor) else w
+
+
+def _wreshape(e: Emit, w: Weight, shape: Sequence[int]) -> Weight:
+    return w.reshape(tuple(shape)) if isinstance(w, torch.Tensor) else e.reshape(w, shape)
+
+
+def _wtranspose(e: Emit, w: Weight, perm: Sequence[int]) -> Weight:
+    return w.permute(*perm) if isinstance(w, torch.Tensor) else e.op("transpose", [w], perm=tuple(perm))
+
+
+def _wflip(e: Emit, w: Weight, axes: Sequence[int]) -> Weight:
+    """``w`` reversed along ``axes`` (a run-time weight: an index_select by a reversed iota per axis)."""
+    if isinstance(w, torch.Tensor):
+        return w.flip(*axes)
+    for ax in axes:
+        if (n := e.shape(w)[ax]) > 1:
+            w = e.op("index_select", [w, e.weight(torch.arange(n - 1, -1, -1))], axis=ax)
+    return w
+
+
+def _wtap(e: Emit, w: Weight, axis: int, i: int) -> Weight:
+    """``w`` at position ``i`` of ``axis``, that axis dropped."""
+    if isinstance(w, torch.Tensor):
+        return w.select(axis, i)
+    s = e.shape(w)
+    return e.reshape(e.op("slice", [w], axis=axis, start=i, end=i + 1), s[:axis] + s[axis + 1 :])
