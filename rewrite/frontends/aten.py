@@ -25,7 +25,14 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_indexing import _CMP_OF, _LOGIC_OF, AtenIndexing
-from rewrite.frontends.compose import conv3d, conv_transpose2d, conv_transpose3d, pool3d
+from rewrite.frontends.compose import (
+    conv3d,
+    conv_transpose2d,
+    conv_transpose3d,
+    grid_sample,
+    grid_sample_refusal,
+    pool3d,
+)
 from rewrite.frontends.torch_modules import _pair, _triple, _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
@@ -229,6 +236,14 @@ ATEN.update(
             "a_topk",
             "reduce_max|reduce_min, reduce_min, eq, ne, lt, where, logical_and, logical_or, logical_not, concat, cast",
         ),
+        **{
+            op: (
+                "a_grid_sample",
+                "slice, smul, add, sub, floor|round, abs, mod, div, eq, clamp, ge, le, logical_and, where, "
+                "concat, cast, pad, expand, gather, mul, reduce_sum",
+            )
+            for op in (aten.grid_sampler.default, aten.grid_sampler_2d.default, aten.grid_sampler_3d.default)
+        },
     }
 )
 _UNARY.update(
@@ -857,6 +872,19 @@ class AtenConverters(AtenIndexing):
         osz = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
         y = self.adaptive_avgpool(self.reshape(v, (s[0], s[1], 1, s[2])), (1, osz))
         return self.reshape(y, self.out_shape())
+
+    def a_grid_sample(self, x: Any, grid: Any, mode: int, padding: int, align_corners: bool) -> Value:
+        """F.grid_sample at run-time points (``compose.grid_sample``); modes and paddings are torch's codes."""
+        v, g = self.tensor(x), self.tensor(grid)
+        for t, what in ((v, "input"), (g, "grid")):
+            if self.b.graph.dtype_of(t) != "float32":
+                raise _Unsupported(f"grid_sample of a {self.b.graph.dtype_of(t)} {what} (only float32)")
+        m = {0: "linear", 1: "nearest", 2: "cubic"}.get(int(mode), str(mode))
+        pad = {0: "zeros", 1: "border", 2: "reflection"}.get(int(padding), str(padding))
+        why = grid_sample_refusal(self.shape(v), self.shape(g), m, pad)
+        if why:
+            raise _Unsupported(why)
+        return grid_sample(self.emit(), v, g, m, pad, bool(align_corners))
 
     def a_groupnorm(self, x: Any, w: Any, b: Any, n: int, c: int, hw: int, groups: int, eps: float) -> tuple[Any, ...]:
         v = self.tensor(x)

@@ -14,7 +14,19 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from rewrite.frontends.onnx import attention, einsum, elementwise, indexing, layout, loss, nn, norm, reduce, rnn  # noqa: F401 (handlers)
+from rewrite.frontends.onnx import (  # noqa: F401 (handlers)
+    attention,
+    einsum,
+    elementwise,
+    indexing,
+    layout,
+    loss,
+    nn,
+    norm,
+    reduce,
+    rnn,
+    sample,
+)
 from rewrite.frontends.onnx.context import HANDLERS, ONNX_DTYPES, Ctx, Refuse, Tensor, attrs_of, onnx_dtype_name
 from rewrite.ir.errors import EqsatError, FrontendError
 from rewrite.ir.graph import Graph, Value
