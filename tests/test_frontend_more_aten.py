@@ -327,6 +327,23 @@ def test_float_floor_and_trunc_division_match_torch_bit_for_bit():
         assert torch.equal(got[ok], want[ok]) and torch.equal(torch.signbit(got[ok]), torch.signbit(want[ok]))
 
 
+class _Resizes(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            F.interpolate(x, size=(4, 5), mode="bilinear", antialias=True),
+            F.interpolate(x, size=(3, 13), mode="bicubic", antialias=True, align_corners=True),
+            F.interpolate(x, scale_factor=1.7, mode="bicubic"),
+        )
+
+
+def test_antialiased_and_bicubic_resizes_match_torch():
+    x = torch.randn(1, 2, 9, 11)
+    m = _Resizes()
+    g = from_torch(m, (x,))
+    for got, want in zip(compile(g)([x]), m(x)):
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 class _Scaled(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x / 8.0 + x / 3.0 + x / 2.0**-3

@@ -32,6 +32,7 @@ from rewrite.frontends.compose import (
     grid_sample,
     grid_sample_refusal,
     pool3d,
+    resample,
 )
 from rewrite.frontends.torch_modules import _pair, _triple, _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
@@ -197,6 +198,8 @@ ATEN.update(
         aten.constant_pad_nd.default: ("a_pad", "pad"),
         aten.upsample_nearest2d.vec: ("a_upsample", "resize"),
         aten.upsample_bilinear2d.vec: ("a_upsample", "resize"),
+        aten._upsample_bilinear2d_aa.default: ("a_upsample_aa", "index_select, mul, add"),
+        aten._upsample_bicubic2d_aa.default: ("a_upsample_aa", "index_select, mul, add"),
         aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "adaptive_avgpool"),
         aten.native_group_norm.default: ("a_groupnorm", "groupnorm"),
         aten.adaptive_avg_pool1d.default: ("a_adaptive_avgpool1d", "global_avgpool|avgpool2d|adaptive_avgpool"),
@@ -859,6 +862,30 @@ class AtenConverters(AtenIndexing):
         align = rest[0] if bilinear and rest else False
         scales = rest[-1] if rest else None
         return self.resize(self.tensor(x), "bilinear" if bilinear else "nearest", align, scales)
+
+    def a_upsample_aa(
+        self, x: Any, output_size: Any, align_corners: bool, scales_h: Any = None, scales_w: Any = None
+    ) -> Value:
+        """Antialiased bilinear / bicubic resize (F.interpolate(antialias=True)): separable, so one constant
+        map per axis, which torch's own kernel gives on unit vectors (float64), applied as gathers
+        (``frontends.taps.resample``)."""
+        v = self.tensor(x)
+        s = self.shape(v)
+        if len(s) != 4 or self.b.graph.dtype_of(v) != "float32":
+            raise _Unsupported(f"antialiased resize of a {self.b.graph.dtype_of(v)} tensor of shape {s}")
+        for ax, n_out, scale in ((2, int(output_size[0]), scales_h), (3, int(output_size[1]), scales_w)):
+            n_in = s[ax]
+            eye = torch.eye(n_in, dtype=torch.float64)
+            # the other axis 2 wide, unchanged (torch's kernels mishandle a width of 1): channel j is e_j
+            if ax == 2:
+                basis, size, scales = eye.reshape(1, n_in, n_in, 1).expand(1, n_in, n_in, 2), [n_out, 2], (scale, None)
+            else:
+                basis, size, scales = eye.reshape(1, n_in, 1, n_in).expand(1, n_in, 2, n_in), [2, n_out], (None, scale)
+            out = self.current(basis.contiguous(), size, bool(align_corners), *scales)
+            matrix = (out[..., 0] if ax == 2 else out[:, :, 0, :]).reshape(n_in, n_out).T
+            if not (n_in == n_out and torch.equal(matrix, eye)):
+                v = resample(self.emit(), v, ax, matrix.numpy())
+        return v if v is not self.tensor(x) else self.b.op("identity", v)
 
     def a_adaptive_avgpool(self, x: Any, output_size: Any) -> Value:
         return self.adaptive_avgpool(self.tensor(x), output_size)

@@ -16,6 +16,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from rewrite.frontends.compose import resample
 from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
 from rewrite.ir.graph import Value
 from rewrite.ir.ops.resize import COORDS, TORCH
@@ -317,20 +318,23 @@ def _resize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     )
     if c.opset < 11:
         raise Refuse("Resize before opset 11 (no coordinate_transformation_mode) is not supported")
+    if all(isinstance(c.env[i], np.ndarray) for i in n.input if i):  # a table of parameters: folded
+        raise Refuse("every input is a constant: the reference evaluator folds it")
     x = c.value(c.env[n.input[0]])
     xs = c.shape(x)
-    if len(xs) != 4:
-        raise Refuse(f"only 2-d resize (NCHW input) is supported, got input shape {xs}")
     mode = a.get("mode", "nearest")
     coord = a.get("coordinate_transformation_mode", "half_pixel")
-    axes = norm_axes([int(v) for v in a.get("axes", range(4))], 4)
-    if mode not in ("nearest", "linear"):
-        raise Refuse(f"mode '{mode}' is not supported (nearest and linear are)")
-    if a.get("antialias", 0) or a.get("exclude_outside", 0):
-        raise Refuse("antialias / exclude_outside are not supported")
-    if coord not in COORDS or coord == TORCH:
-        raise Refuse(f"coordinate_transformation_mode '{coord}' is not supported")
+    if mode not in ("nearest", "linear", "cubic"):
+        raise Refuse(f"mode '{mode}' is not one of nearest, linear, cubic")
     policy = a.get("keep_aspect_ratio_policy", "stretch")
+    special = mode == "cubic" or a.get("antialias", 0) or a.get("exclude_outside", 0) or coord not in COORDS
+    if (special or len(xs) != 4 or coord == TORCH) and policy == "stretch":
+        return [_resize_by_taps(c, n, a, x)]
+    if len(xs) != 4:
+        raise Refuse(f"keep_aspect_ratio_policy '{policy}' with input shape {xs} (only NCHW)")
+    axes = norm_axes([int(v) for v in a.get("axes", range(4))], 4)
+    if special or coord == TORCH:
+        raise Refuse(f"keep_aspect_ratio_policy '{policy}' with mode '{mode}', '{coord}', antialias, exclude_outside")
     out, scale = list(xs), [0.0] * 4  # scale 0: the op maps coordinates by out / in
     if opt_input(n, 3) and c.shape(c.const(n.input[3], "sizes")) != (0,):
         sizes = c.ints(n.input[3], "sizes")
@@ -367,6 +371,80 @@ def _resize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
             scale_w=scale[3],
         )
     ]
+
+
+def _axis_map(
+    c: Ctx, n: onnx.NodeProto, a: dict[str, Any], n_in: int, given: tuple[str, float], roi: tuple[float, float] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """One axis of the resize as ``(matrix, offset)``: onnx's reference resizes unit vectors (and zeros)
+    along that axis alone, in float64, with the node's attributes and that axis's scale or size."""
+    from onnx import TensorProto
+    from onnx import helper as oh
+    from onnx.reference import ReferenceEvaluator
+
+    kind, value = given
+    attrs = {k: v for k, v in a.items() if k not in ("axes", "keep_aspect_ratio_policy")}
+    ins = [
+        "x",
+        "roi" if roi is not None else "",
+        "scales" if kind == "scales" else "",
+        "sizes" if kind == "sizes" else "",
+    ]
+    while not ins[-1]:
+        ins.pop()
+    inits = []
+    if roi is not None:
+        inits.append(oh.make_tensor("roi", TensorProto.FLOAT, [2], list(roi)))
+    if kind == "scales":
+        inits.append(oh.make_tensor("scales", TensorProto.FLOAT, [1], [value]))
+    else:
+        inits.append(oh.make_tensor("sizes", TensorProto.INT64, [1], [int(value)]))
+    node = oh.make_node("Resize", ins, ["y"], axes=[0], **attrs)
+    graph = oh.make_graph(
+        [node],
+        "axis",
+        [oh.make_tensor_value_info("x", TensorProto.DOUBLE, [n_in, n_in + 1])],
+        [oh.make_tensor_value_info("y", TensorProto.DOUBLE, None)],
+        inits,
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", max(c.opset, 19))])
+    basis = np.concatenate([np.eye(n_in), np.zeros((n_in, 1))], axis=1)
+    (y,) = (np.asarray(t, np.float64) for t in ReferenceEvaluator(model).run(None, {"x": basis}))
+    offset = y[:, n_in]
+    return y[:, :n_in] - offset[:, None], offset
+
+
+def _resize_by_taps(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], x: Value) -> Value:
+    """A resize eqsat's ``resize`` op does not cover (cubic, antialias, exclude_outside, tf_crop_and_resize,
+    pytorch_half_pixel, ranks other than 4): separable, so one constant linear map per resized axis, found
+    by the reference (``_axis_map``) and applied as gathers (``frontends.taps.resample``)."""
+    xs = c.shape(x)
+    rank = len(xs)
+    axes = norm_axes([int(v) for v in a.get("axes", range(rank))], rank)
+    if opt_input(n, 3) and c.shape(c.const(n.input[3], "sizes")) != (0,):
+        given = [("sizes", float(v)) for v in c.ints(n.input[3], "sizes")]
+    elif opt_input(n, 2):
+        given = [("scales", float(v)) for v in c.const(n.input[2], "scales").reshape(-1)]
+    else:
+        raise Refuse("neither scales nor sizes are given")
+    if len(given) != len(axes):
+        raise Refuse(f"{len(given)} scales or sizes for {len(axes)} axes")
+    rois: list[tuple[float, float] | None] = [None] * len(axes)
+    if a.get("coordinate_transformation_mode") == "tf_crop_and_resize":
+        roi = [float(v) for v in c.const(n.input[1], "roi").reshape(-1)] if opt_input(n, 1) else []
+        if len(roi) != 2 * len(axes):
+            raise Refuse(f"roi {roi} must hold a start and an end for each of {len(axes)} axes")
+        rois = [(roi[i], roi[len(axes) + i]) for i in range(len(axes))]
+    e = c.emit()
+    y = x
+    for ax, g, roi_ax in zip(axes, given, rois):
+        matrix, offset = _axis_map(c, n, a, xs[ax], g, roi_ax)
+        if matrix.shape[0] == 0:
+            raise Refuse(f"resizing axis {ax} of {xs[ax]} to nothing")
+        if matrix.shape == (xs[ax], xs[ax]) and np.array_equal(matrix, np.eye(xs[ax])) and not offset.any():
+            continue
+        y = resample(e, y, ax, matrix, offset)
+    return y if y is not x else c.identity(x)  # type: ignore[return-value]
 
 
 @handles("Constant")
