@@ -126,3 +126,18 @@ def test_bounded_families_run_in_the_first_iteration_only():
     given = saturate(chain(2), grow + shrink, limits)
     assert given.iterations[0].matches == {"shrink": 1, "grow": 1}
     assert all("shrink" not in s.matches for s in given.iterations[1:])
+
+
+def test_time_limit_stops_before_an_iteration_predicted_to_run_past_it():
+    """egglog cannot be interrupted inside an iteration: the next one is estimated from the last one's
+    time, scaled by how much it grew the e-graph, and not started when it would end past the limit."""
+    from rewrite.egraph.saturate import IterationStat, _next_iteration_estimate, _Progress
+
+    state = _Progress(enodes=100, eclasses=50, budget=10, cap=100)
+    assert _next_iteration_estimate(state, 0) == 0.0  # nothing run yet: always start
+    state.record(IterationStat(1, 200, 90, 1.0, {}))
+    assert _next_iteration_estimate(state, 0) == pytest.approx(1.0)  # the first: its own time
+    state.record(IterationStat(2, 600, 200, 2.0, {}))
+    assert _next_iteration_estimate(state, 0) == pytest.approx(6.0)  # tripled the e-graph: 3 x 2 s
+    state.record(IterationStat(3, 300, 150, 1.5, {}))
+    assert _next_iteration_estimate(state, 0) == pytest.approx(1.5)  # a shrinking e-graph: no discount
