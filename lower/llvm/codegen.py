@@ -184,7 +184,9 @@ class FunctionEmitter:
         return r
 
     def flags(self, e: Bin) -> str:
-        """Fast-math flags of a float op: reassociation only for a reduction's accumulate."""
+        """Fast-math flags of a float op: reassociation only for a reduction's accumulate; a division exact."""
+        if e.op == "/":
+            return T.DIV
         return T.FAST if id(e) in self.accumulates else T.SAFE
 
     def binop(self, e: Bin) -> str:

@@ -23,6 +23,10 @@ FAST = "reassoc nsz contract arcp afn"  # no nnan/ninf: -inf and NaN must surviv
 # ``x - x`` or ``(x+x+x) - (x+x)`` inside a fused expression, turning NaN/inf into 0 or x.
 # Only a reduction's accumulate (``acc = acc + v``: the vectorizer needs reassoc) gets FAST.
 SAFE = "nsz contract arcp afn"
+# A division keeps IEEE's correctly rounded quotient (no arcp, which turns x / c into x * (1/c), nor afn): a
+# quotient feeding round, floor or a comparison (QuantizeLinear's round(x / scale), floor division) must
+# round as torch's and the spec's do, ties included.
+DIV = "nsz"
 
 F32_BINOPS = {"+": "fadd", "-": "fsub", "*": "fmul", "/": "fdiv"}
 F32_MINMAX = {"min": "llvm.minimum.f32", "max": "llvm.maximum.f32"}  # NaN-propagating, like torch

@@ -120,7 +120,7 @@ j_1.latch32:
   br label %j_1.head30, !llvm.loop !3
 j_1.exit33:
   %v59 = load float, ptr %l.sumv, align 4
-  %t60 = fdiv nsz contract arcp afn float 0x3FF0000000000000, %v59
+  %t60 = fdiv nsz float 0x3FF0000000000000, %v59
   store float %t60, ptr %l.sumv, align 4
   br label %j_2.head61
 j_2.head61:
