@@ -33,6 +33,16 @@ ONNX_OF: dict[str, int] = {v: k for k, v in ONNX_DTYPES.items()}
 Tensor = Value | np.ndarray  # a value in the graph, or a constant known at import time
 
 
+class Quantized:
+    """The integer output of a run-time ``QuantizeLinear`` (a QDQ model's activation): ``value`` holds the
+    integers as float32 (exactly: int8/uint8/int16/uint16 fit), ``dtype`` names the ONNX type.  Only
+    ``DequantizeLinear`` reads it (the importer refuses any other reader and a graph output of it), so
+    the graph never holds an integer tensor typed float32 beyond that pair."""
+
+    def __init__(self, value: Value, dtype: str, producer: str) -> None:
+        self.value, self.dtype, self.producer = value, dtype, producer
+
+
 class Refuse(Exception):
     """Raised inside a handler; turned into a FrontendError naming the node.
 
@@ -237,6 +247,7 @@ __all__ = [
     "ONNX_OF",
     "Ctx",
     "Handler",
+    "Quantized",
     "Refuse",
     "Tensor",
     "all_const",

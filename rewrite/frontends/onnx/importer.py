@@ -23,11 +23,21 @@ from rewrite.frontends.onnx import (  # noqa: F401 (handlers)
     loss,
     nn,
     norm,
+    quantize,
     reduce,
     rnn,
     sample,
 )
-from rewrite.frontends.onnx.context import HANDLERS, ONNX_DTYPES, Ctx, Refuse, Tensor, attrs_of, onnx_dtype_name
+from rewrite.frontends.onnx.context import (
+    HANDLERS,
+    ONNX_DTYPES,
+    Ctx,
+    Quantized,
+    Refuse,
+    Tensor,
+    attrs_of,
+    onnx_dtype_name,
+)
 from rewrite.ir.errors import EqsatError, FrontendError
 from rewrite.ir.graph import Graph, Value
 from rewrite.progress import bar
@@ -181,6 +191,13 @@ def from_onnx(
             if missing:
                 raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
             outs: Sequence[Tensor]
+            for i in node.input:
+                q = c.env.get(i) if i else None
+                if isinstance(q, Quantized) and node.op_type != "DequantizeLinear":
+                    raise FrontendError(
+                        f"{where}{label}: reads '{i}', the {q.dtype} output of {q.producer}; eqsat has no {q.dtype} "
+                        "tensors and reads a quantized one only by DequantizeLinear (QDQ)"
+                    )
             if handler is None:  # an op eqsat has no handler for: only on constants, which fold
                 folded = _fold_by_reference(node, c)
                 if folded is None:
@@ -207,6 +224,8 @@ def from_onnx(
         if vi.name not in c.env:
             raise FrontendError(f"{where}ONNX graph output '{vi.name}' is not computed by any node")
         t = c.env[vi.name]
+        if isinstance(t, Quantized):
+            raise FrontendError(f"{where}ONNX graph output '{vi.name}' is the {t.dtype} output of {t.producer}")
         why = _type_problem(vi.type) if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type else ""
         if why:
             raise FrontendError(f"{where}ONNX graph output '{vi.name}' {why}")

@@ -1,0 +1,106 @@
+"""QDQ quantization: ``QuantizeLinear`` of a run-time float32 tensor and the ``DequantizeLinear`` that reads it.
+
+A model quantized in the QDQ format (onnxruntime's ``quantize_static``, the usual export) holds its weights as
+int8 constants behind ``DequantizeLinear`` (which folds at import, like every op of constants) and puts a
+``QuantizeLinear`` -> ``DequantizeLinear`` pair on each activation.  eqsat has no 8- or 16-bit integers, so the
+pair is computed as the spec defines it in float32, where those integers are exact: ``q = clip(round(x /
+scale) + zero_point)`` (round half to even, clipped to the integer type's range), then ``(q - zero_point) *
+scale``.  The integer tensor between the two is a ``Quantized`` marker that only ``DequantizeLinear`` reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+import onnx
+
+from rewrite.frontends.onnx.context import Ctx, Quantized, Refuse, Tensor, handles, only_attrs, opt_input
+from rewrite.ir.dtypes import FLOAT32
+from rewrite.ir.graph import Value
+
+# the integer types a quantized activation may have, and their ranges
+RANGES: dict[int, tuple[int, int]] = {
+    onnx.TensorProto.INT8: (-128, 127),
+    onnx.TensorProto.UINT8: (0, 255),
+    onnx.TensorProto.INT16: (-32768, 32767),
+    onnx.TensorProto.UINT16: (0, 65535),
+}
+_NP: dict[int, type[np.integer[Any]]] = {
+    onnx.TensorProto.INT8: np.int8,
+    onnx.TensorProto.UINT8: np.uint8,
+    onnx.TensorProto.INT16: np.int16,
+    onnx.TensorProto.UINT16: np.uint16,
+}
+
+
+def _per_axis(c: Ctx, t: np.ndarray, what: str, rank: int, axis: int) -> np.ndarray:
+    """A scalar or per-axis (1-d along ``axis``) constant, shaped to broadcast against a rank-``rank`` tensor."""
+    if t.ndim == 0 or t.size == 1:
+        return t.reshape((1,) * rank)
+    if t.ndim != 1:
+        raise Refuse(f"{what} of shape {t.shape}: blocked quantization is not supported (scalar or per-axis)")
+    return t.reshape(tuple(t.size if d == axis else 1 for d in range(rank)))
+
+
+def _params(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], rank: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(scale, zero point as float32, ONNX integer type), broadcastable against the data."""
+    if int(a.get("block_size", 0)):
+        raise Refuse("blocked quantization (block_size) is not supported")
+    axis = int(a.get("axis", 1)) % max(rank, 1)
+    scale = c.const(n.input[1], "scale")
+    if scale.dtype != np.float32:
+        raise Refuse(f"scale is {scale.dtype}; eqsat takes a float32 scale")
+    if opt_input(n, 2):
+        zp = c.const(n.input[2], "zero point")
+        kind = int(onnx.helper.np_dtype_to_tensor_dtype(zp.dtype))
+    else:
+        kind = int(a.get("output_dtype", 0)) or int(onnx.TensorProto.UINT8)
+        zp = np.zeros((), _NP.get(kind, np.uint8))
+    if kind not in RANGES:
+        raise Refuse(f"quantized type {onnx.TensorProto.DataType.Name(kind).lower()} (int8, uint8, int16, uint16)")
+    return (
+        _per_axis(c, scale, "scale", rank, axis),
+        _per_axis(c, zp.astype(np.float32), "zero point", rank, axis),
+        kind,
+    )
+
+
+@handles("QuantizeLinear")
+def _quantize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"axis", "saturate", "block_size", "output_dtype", "precision"})
+    x = c.env[n.input[0]]
+    if isinstance(x, np.ndarray):
+        raise Refuse("a constant input: the reference evaluator folds it")
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"input is {c.dtype(x)}; eqsat quantizes float32")
+    if int(a.get("precision", 0)) not in (0, onnx.TensorProto.FLOAT):
+        raise Refuse("precision other than float32")
+    rank = len(c.shape(x))
+    scale, zp, kind = _params(c, n, a, rank)
+    lo, hi = RANGES[kind]
+    q = c.add("round", [c.add("div", [x, c.value(scale)])])
+    q = c.add("clamp", [c.add("add", [q, c.value(zp)])], min=float(lo), max=float(hi))
+    name = onnx.TensorProto.DataType.Name(kind).lower()
+    return [cast(Tensor, Quantized(q, name, c.origin))]  # only DequantizeLinear reads it (the importer checks)
+
+
+@handles("DequantizeLinear")
+def _dequantize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    only_attrs(a, {"axis", "block_size", "output_dtype"})
+    x = cast(Any, c.env[n.input[0]])
+    if isinstance(x, np.ndarray):
+        raise Refuse("a constant input: the reference evaluator folds it")
+    if not isinstance(x, Quantized):
+        raise Refuse(f"input is a run-time {c.dtype(x)} tensor; eqsat dequantizes only QuantizeLinear's output")
+    if int(a.get("output_dtype", 0)) not in (0, onnx.TensorProto.FLOAT):
+        raise Refuse("output_dtype other than float32")
+    q: Value = x.value
+    scale, zp, kind = _params(c, n, a, len(c.shape(q)))
+    if onnx.TensorProto.DataType.Name(kind).lower() != x.dtype:
+        raise Refuse(f"zero point of type {onnx.TensorProto.DataType.Name(kind).lower()} for a {x.dtype} input")
+    centred = q if not zp.any() else c.add("sub", [q, c.value(zp)])
+    return [c.add("mul", [centred, c.value(scale)])]
+
+
+__all__: list[str] = []

@@ -1,0 +1,107 @@
+"""QDQ models: QuantizeLinear -> DequantizeLinear pairs on activations computed in float32 as the spec
+defines them (exact for int8/uint8/int16), int8 weights behind DequantizeLinear folded at import; compared
+with onnx's reference evaluator and onnxruntime; a quantized tensor read by anything else is refused."""
+
+import numpy as np
+import pytest
+import torch
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, numpy_helper  # noqa: E402
+from onnx import helper as oh  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+from rewrite.frontends.onnx import from_onnx  # noqa: E402
+from rewrite.ir.errors import FrontendError  # noqa: E402
+from rewrite.pipeline import compile  # noqa: E402
+
+F = TensorProto.FLOAT
+
+
+def _qdq_conv_model(act_type: int, per_channel: bool) -> onnx.ModelProto:
+    """x -> Q/DQ -> Conv (int8 weights, per-channel or per-tensor, DQ) -> Relu -> Q/DQ (act_type) -> y."""
+    rng = np.random.default_rng(0)
+    w = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)
+    w_scale = (rng.random(4) * 0.02 + 0.005).astype(np.float32) if per_channel else np.float32(0.01)
+    w_zp = np.zeros(4 if per_channel else (), np.int8)
+    act_np = {TensorProto.INT8: np.int8, TensorProto.UINT8: np.uint8, TensorProto.INT16: np.int16}[act_type]
+    inits = [
+        numpy_helper.from_array(w, "w_q"),
+        numpy_helper.from_array(np.asarray(w_scale), "w_s"),
+        numpy_helper.from_array(w_zp, "w_zp"),
+        numpy_helper.from_array(np.float32(0.03), "x_s"),
+        numpy_helper.from_array(np.asarray(3 if act_np is not np.uint8 else 128, act_np), "x_zp"),
+        numpy_helper.from_array(np.float32(0.05), "y_s"),
+        numpy_helper.from_array(np.asarray(-5 if act_np is not np.uint8 else 10, act_np), "y_zp"),
+        numpy_helper.from_array(np.linspace(-0.5, 0.5, 4).astype(np.float32), "b"),
+    ]
+    nodes = [
+        oh.make_node("QuantizeLinear", ["x", "x_s", "x_zp"], ["xq"]),
+        oh.make_node("DequantizeLinear", ["xq", "x_s", "x_zp"], ["xd"]),
+        oh.make_node("DequantizeLinear", ["w_q", "w_s", "w_zp"], ["wd"], axis=0),
+        oh.make_node("Conv", ["xd", "wd", "b"], ["c"], pads=[1, 1, 1, 1]),
+        oh.make_node("Relu", ["c"], ["r"]),
+        oh.make_node("QuantizeLinear", ["r", "y_s", "y_zp"], ["rq"]),
+        oh.make_node("DequantizeLinear", ["rq", "y_s", "y_zp"], ["y"]),
+    ]
+    g = oh.make_graph(
+        nodes,
+        "qdq",
+        [oh.make_tensor_value_info("x", F, [1, 3, 8, 8])],
+        [oh.make_tensor_value_info("y", F, None)],
+        inits,
+    )
+    return oh.make_model(g, opset_imports=[oh.make_opsetid("", 21)])
+
+
+def _within_one_step(got: np.ndarray, want: np.ndarray, step: float) -> None:
+    """Equal but where the convolution's float sum, rounded in another order, lands a hair across a rounding
+    tie: one quantization step there, and rarely."""
+    diff = np.abs(got - want)
+    assert diff.max() <= step + 1e-6
+    assert (diff > 1e-6).mean() <= 0.01
+
+
+@pytest.mark.parametrize("act_type", [TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qdq_model_matches_the_reference(act_type, per_channel):
+    model = _qdq_conv_model(act_type, per_channel)
+    x = (np.random.default_rng(1).standard_normal((1, 3, 8, 8)) * 2).astype(np.float32)  # some saturate
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    graph = from_onnx(model)
+    assert {"round", "clamp"} <= {n.op for n in graph}  # the activation pairs are computed, the weights folded
+    got = compile(graph)({"x": torch.from_numpy(x)})[0].numpy()
+    _within_one_step(got, want, 0.05)
+    if act_type != TensorProto.INT16:  # onnxruntime runs int8/uint8 QDQ
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        _within_one_step(got, sess.run(None, {"x": x})[0], 0.05)
+
+
+def test_quantize_dequantize_of_an_input_is_exact():
+    """Without a sum in between, the pair is exactly the spec's: round half to even, saturated."""
+    model = _qdq_conv_model(TensorProto.INT8, False)
+    del model.graph.node[2:]
+    model.graph.output[0].name = "xd"
+    x = np.concatenate([np.arange(-300, 300) * 0.015, [0.045, -0.045, 0.075]]).astype(np.float32).reshape(1, 1, 1, -1)
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 1
+    model.graph.input[0].type.tensor_type.shape.dim[2].dim_value = 1
+    model.graph.input[0].type.tensor_type.shape.dim[3].dim_value = x.shape[-1]
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    got = compile(from_onnx(model))({"x": torch.from_numpy(x)})[0].numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_quantized_tensor_read_by_another_op_is_refused_naming_both():
+    model = _qdq_conv_model(TensorProto.INT8, False)
+    model.graph.node.insert(1, oh.make_node("Relu", ["xq"], ["oops"]))
+    with pytest.raises(FrontendError, match=r"\(Relu\): reads 'xq', the int8 output of ONNX node .*QuantizeLinear"):
+        from_onnx(model)
+
+
+def test_a_quantized_graph_output_is_refused():
+    model = _qdq_conv_model(TensorProto.UINT8, False)
+    model.graph.output.append(oh.make_tensor_value_info("rq", TensorProto.UINT8, None))
+    with pytest.raises(FrontendError, match="rq"):
+        from_onnx(model)
