@@ -201,3 +201,28 @@ def test_onnx_grid_sample_refusals(shapes: tuple[tuple[int, ...], ...], attrs: d
     with pytest.raises(FrontendError, match=why) as err:
         from_onnx(_onnx(*shapes, 20, attrs))
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("align", [0, 1])
+def test_onnx_affine_grid_then_grid_sample_matches_torch(align: int) -> None:
+    """A spatial transformer's two ONNX ops: AffineGrid of a run-time theta (one matmul per sample against the
+    output points' coordinates), then GridSample; against torch's affine_grid and grid_sample."""
+    from onnx import numpy_helper
+
+    f = TensorProto.FLOAT
+    nodes = [
+        oh.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=align),
+        oh.make_node("GridSample", ["x", "grid"], ["y"], align_corners=align),
+    ]
+    graph = oh.make_graph(
+        nodes,
+        "stn",
+        [oh.make_tensor_value_info("x", f, [2, 3, 7, 9]), oh.make_tensor_value_info("theta", f, [2, 2, 3])],
+        [oh.make_tensor_value_info("y", f, None)],
+        [numpy_helper.from_array(np.array([2, 3, 5, 6], np.int64), "size")],
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 20)])
+    x, theta = torch.randn(2, 3, 7, 9), torch.randn(2, 2, 3) * 0.6
+    want = F.grid_sample(x, F.affine_grid(theta, [2, 3, 5, 6], align_corners=bool(align)), align_corners=bool(align))
+    got = compile(from_onnx(model))({"x": x, "theta": theta})[0]
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5)
