@@ -129,7 +129,11 @@ def test_import_broadcasts_ranks_and_spells_gemm_as_matmul_add():
         (oh.make_node("Relu", ["x"], ["y"]), [vi("x", [2, 3], TensorProto.DOUBLE)], "float32, int64 and bool"),
         (oh.make_node("Relu", ["x"], ["y"]), [vi("x", ["n", 3])], "dynamic"),
         (oh.make_node("Det", ["x"], ["y"]), [vi("x", [2, 3])], "not in eqsat's op set"),
-        (oh.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], storage_order=1), [vi("x", [1, 1, 6, 6])], "storage"),
+        (
+            oh.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], storage_order=1),
+            [vi("x", [1, 1, 6, 6])],
+            "storage",
+        ),
     ],
 )
 def test_import_refuses_cleanly_naming_the_node(node, inputs, why):

@@ -406,6 +406,18 @@ CASES = {
         [],
         None,
     ),
+    "topk_int64_ties": (
+        oh.make_node("TopK", ["i", "k"], ["y", "ix"], axis=1),
+        [("i", INT, [3, 7])],
+        [("k", np.array([3], np.int64))],
+        None,
+    ),
+    "topk_int64_smallest": (
+        oh.make_node("TopK", ["i", "k"], ["y", "ix"], axis=0, largest=0),
+        [("i", INT, [5, 4])],
+        [("k", np.array([2], np.int64))],
+        None,
+    ),
     "eyelike_offset": (oh.make_node("EyeLike", ["x"], ["y"], k=1, dtype=INT), [("x", F, [3, 5])], [], None),
     "nll_loss_weighted_ignore_mean": (
         oh.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["y"], ignore_index=1),

@@ -312,8 +312,8 @@ class AtenIndexing(AtenBase):
     def a_topk(self, x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Value, Value]:
         """torch.topk as k selection passes (``compose.topk``); the order is always sorted."""
         v = self.tensor(x)
-        if self.b.graph.dtype_of(v) != "float32":
-            raise _Unsupported(f"topk of a {self.b.graph.dtype_of(v)} tensor (only float32)")
+        if self.b.graph.dtype_of(v) not in ("float32", "int64"):
+            raise _Unsupported(f"topk of a {self.b.graph.dtype_of(v)} tensor (float32 or int64)")
         ax = self.axis(dim, len(self.shape(v)))
         n = self.shape(v)[ax]
         if not 1 <= int(k) <= min(n, TOPK_MAX_K):

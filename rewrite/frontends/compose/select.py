@@ -11,7 +11,7 @@ TOPK_MAX_K = 32  # top-k is k selection passes over the row: beyond this many, r
 
 
 def topk(e: Emit, v: Value, k: int, axis: int, largest: bool) -> tuple[Value, Value]:
-    """The k largest (smallest) float32 values along ``axis`` in order and their int64 positions, as
+    """The k largest (smallest) float32 or int64 values along ``axis`` in order and their int64 positions, as
     torch.topk and ONNX TopK give them: NaN ranks above every number (first when largest, last when
     smallest), equal values by position.  k passes, each picking among the positions not yet taken: the
     preferred class (NaNs when largest, numbers when smallest) at its extreme, its first position, else the
@@ -25,8 +25,12 @@ def topk(e: Emit, v: Value, k: int, axis: int, largest: bool) -> tuple[Value, Va
 
     iota = const(torch.arange(n, dtype=torch.float32))
     past = const(torch.tensor([float(n)]))
-    fill = const(torch.tensor([float("-inf") if largest else float("inf")]))
-    nan_v = const(torch.tensor([float("nan")]))
+    if e.graph.dtype_of(v) == "int64":  # no NaN; taken positions hold the type's far end
+        far = torch.iinfo(torch.int64).min if largest else torch.iinfo(torch.int64).max
+        fill, nan_v = const(torch.tensor([far])), const(torch.tensor([0]))
+    else:
+        fill = const(torch.tensor([float("-inf") if largest else float("inf")]))
+        nan_v = const(torch.tensor([float("nan")]))
     isnan = e.op("ne", [v, v])
     ax = (axis,)
 

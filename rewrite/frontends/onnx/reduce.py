@@ -162,8 +162,8 @@ def _topk(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axis", "largest", "sorted"})
     x = c.value(c.env[n.input[0]])
     xs = c.shape(x)
-    if c.dtype(x) != FLOAT32:
-        raise Refuse(f"input is {c.dtype(x)}; eqsat's TopK takes float32")
+    if c.dtype(x) not in (FLOAT32, INT64):
+        raise Refuse(f"input is {c.dtype(x)}; eqsat's TopK takes float32 and int64")
     k = int(c.const(n.input[1], "K").reshape(-1)[0])
     (axis,) = norm_axes([int(a.get("axis", -1))], len(xs))
     if not 1 <= k <= min(xs[axis], TOPK_MAX_K):
