@@ -344,6 +344,20 @@ def test_antialiased_and_bicubic_resizes_match_torch():
         assert torch.allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+class _Powers(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.pow(x.abs(), y), 2.0**y, x**k, x**y  # k int64: promoted; x < 0, y fractional: NaN
+
+
+def test_tensor_exponents_are_the_power_op_as_torch_computes_them():
+    x, y, k = torch.randn(3, 5), torch.randn(3, 5), torch.randint(-3, 4, (5,))
+    m = _Powers()
+    g = from_torch(m, (x, y, k))
+    assert "power" in {n.op for n in g}
+    for got, want in zip(compile(g)([x, y, k]), m(x, y, k)):
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
 class _Scaled(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x / 8.0 + x / 3.0 + x / 2.0**-3

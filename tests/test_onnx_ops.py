@@ -406,6 +406,18 @@ CASES = {
         [],
         None,
     ),
+    "pow_tensor_exponent_broadcast": (
+        oh.make_node("Pow", ["a", "e"], ["y"]),
+        [*X, ("e", F, [4])],
+        [],
+        "Abs",  # a positive base: a float exponent's power is defined
+    ),
+    "pow_int_exponent_negative_base": (
+        oh.make_node("Pow", ["x", "k"], ["y"]),
+        [*X, ("k", INT, [4, 4])],
+        [],
+        None,
+    ),
     "topk_int64_ties": (
         oh.make_node("TopK", ["i", "k"], ["y", "ix"], axis=1),
         [("i", INT, [3, 7])],
@@ -686,7 +698,7 @@ def test_constant_arithmetic_of_exports_folds_at_import():
             [("sz", np.array([2, 3, 5, 6]))],
             "keep_aspect_ratio_policy 'not_larger' with mode 'cubic'",
         ),
-        (oh.make_node("Pow", ["x", "x"], ["y"]), X, [], "constant scalar"),
+        (oh.make_node("Pow", ["i", "x"], ["y"]), [("i", INT, [2, 3, 4, 4]), *X], [], "base is int64"),
         (oh.make_node("Cast", ["x"], ["y"], to=TensorProto.DOUBLE), X, [], "cast to double"),
         (oh.make_node("NonZero", ["x"], ["y"]), X, [], "not in eqsat's op set"),
         (oh.make_node("Reshape", ["x", "s"], ["y"]), [*X, ("s", INT, [2])], [], "must be a constant"),

@@ -42,6 +42,7 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "fmod": ("fmodf", ()),
     **{f: (f"{f}f", ()) for f in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")},
     "atan2": ("atan2f", ()),  # (y, x)
+    "power": ("powf", ()),
     **{fn: (f"eqsat_{fn}", ("intdiv",)) for fn in INT_FUNCS},
 }
 

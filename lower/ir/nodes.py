@@ -212,6 +212,7 @@ MATH_FUNCS = (
     "acosh",
     "atanh",
     "atan2",
+    "power",
 )
 
 
@@ -230,8 +231,8 @@ INT_FUNCS: dict[str, tuple[bool, bool]] = {
 
 @dataclass(frozen=True, eq=True)
 class Call(Expr):
-    """A pure math function: an f32 one of ``MATH_FUNCS`` (``fmod``: C's fmodf, and ``atan2``: C's atan2f(y, x),
-    take two arguments), or an i64 one of ``INT_FUNCS``."""
+    """A pure math function: an f32 one of ``MATH_FUNCS`` (``fmod``: C's fmodf, ``atan2``: C's atan2f(y, x)
+    and ``power``: powf(x, y) take two arguments), or an i64 one of ``INT_FUNCS``."""
 
     fn: str
     args: tuple[Expr, ...]

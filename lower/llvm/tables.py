@@ -54,6 +54,7 @@ DECLS = {
     "llvm.cos.f32": "declare float @llvm.cos.f32(float)",
     **{f"llvm.{f}.f32": f"declare float @llvm.{f}.f32(float)" for f in ("tan", "asin", "acos", "atan", "sinh", "cosh")},
     "llvm.atan2.f32": "declare float @llvm.atan2.f32(float, float)",
+    "llvm.pow.f32": "declare float @llvm.pow.f32(float, float)",
     **{f"{f}f": f"declare float @{f}f(float)" for f in ("asinh", "acosh", "atanh")},
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
     "llvm.floor.f32": "declare float @llvm.floor.f32(float)",
@@ -222,6 +223,7 @@ MATH = {
     # hyperbolic functions have none: libm's asinhf / acoshf / atanhf, declared like log1pf
     **{f: (f"llvm.{f}.f32", [], [f"llvm.{f}.f32"]) for f in ("tan", "asin", "acos", "atan", "sinh", "cosh", "atan2")},
     **{f: (f"{f}f", [], [f"{f}f"]) for f in ("asinh", "acosh", "atanh")},
+    "power": ("llvm.pow.f32", [], ["llvm.pow.f32"]),  # libm's powf, resolved by the JIT
 }
 
 

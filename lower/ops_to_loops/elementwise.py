@@ -58,6 +58,7 @@ BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
     "maximum": emax,
     "minimum": emin,
     "atan2": lambda y, x: call("atan2", y, x),
+    "power": lambda x, y: call("power", x, y),
 }
 
 

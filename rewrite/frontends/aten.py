@@ -94,6 +94,8 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten.rsqrt.default: ("a_unary", "rsqrt"),
     aten.gelu.default: ("a_gelu", "gelu|gelu_erf"),
     aten.pow.Tensor_Scalar: ("a_pow", "mul|rsqrt|pow"),
+    aten.pow.Tensor_Tensor: ("a_power", "power, cast"),
+    aten.pow.Scalar: ("a_power", "power, cast"),
     aten.mm.default: ("a_matmul", "matmul"),
     aten.bmm.default: ("a_matmul", "matmul"),
     aten.matmul.default: ("a_matmul", "matmul"),
@@ -655,6 +657,18 @@ class AtenConverters(AtenIndexing):
     def a_minmax(self, a: Any, b: Any) -> Value:
         op = "maximum" if self.current is aten.maximum.default else "minimum"
         return self.reshape(self.binary(op, self.tensor(a), self.tensor(b)), self.out_shape())
+
+    def a_power(self, x: Any, y: Any) -> Value:
+        """x ** y with a tensor exponent (or a number raised to a tensor), float32 as torch computes it: an
+        int64 or bool operand is cast first, as torch promotes it; an int64 result is refused."""
+        if self.meta_dtype() not in (None, "float32"):
+            raise _Unsupported(f"power with a {self.meta_dtype()} result (float32 only)")
+        like = self.tensor(y if isinstance(x, (int, float)) else x)
+        xs, ys = (
+            self.tensor(v) if not isinstance(v, (int, float)) else self.scalar_like(float(v), like) for v in (x, y)
+        )
+        xs, ys = (v if self.b.graph.dtype_of(v) == "float32" else self.b.cast(v, dtype="float32") for v in (xs, ys))
+        return self.reshape(self.binary("power", xs, ys), self.out_shape())
 
     def a_atan2(self, y: Any, x: Any) -> Value:
         """atan2(y, x); an int64 or bool operand is cast to float32 first, as torch promotes it."""

@@ -674,8 +674,10 @@ class _FunctionConverters(_ModuleConverters):
         return self.b.op("reduce_var", x, axes=tuple(axes), keepdim=int(bool(keepdim)), correction=int(corr))
 
     def f_pow(self, input: Any, exponent: Any, extra: Any) -> Value:
+        if isinstance(exponent, Value) or isinstance(input, (int, float)):  # a tensor exponent: binary power
+            return self.f_arith(input, exponent, "power")
         if isinstance(exponent, bool) or not isinstance(exponent, (int, float)):
-            raise _Unsupported(f"power with exponent {exponent!r} (only a constant number)")
+            raise _Unsupported(f"power with exponent {exponent!r} (only a constant number or a tensor)")
         x = self.tensor(input)
         if exponent == 1:
             return x

@@ -83,6 +83,18 @@ def test_trig_and_hyperbolic_match_torch_at_the_edges_and_are_nan_outside_the_do
     torch.testing.assert_close(got, want, rtol=2e-6, atol=0, equal_nan=True)  # libm's and torch's: a few ulp
 
 
+def test_power_follows_torch_at_its_special_values():
+    """x ** y of two tensors is C's powf, as torch.pow: 0 ** negative is inf, a negative base to a fractional
+    power NaN, to an integer power signed, anything ** 0 one (NaN included), 1 ** anything one."""
+    xs = torch.tensor([0.0, -0.0, -2.0, -2.0, -2.0, float("nan"), 1.0, float("inf"), 0.5, 3.0])
+    ys = torch.tensor([-1.0, -3.0, 0.5, 3.0, 2.0, 0.0, float("nan"), -1.0, float("inf"), -2.5])
+    got = compile(_one("power", [(1, 10), (1, 10)]))({"x0": xs[None], "x1": ys[None]})[0][0]
+    want = torch.pow(xs, ys)
+    assert torch.equal(got.isnan(), want.isnan())
+    ok = ~want.isnan()
+    assert torch.allclose(got[ok], want[ok], rtol=1e-6) and torch.equal(got[ok].signbit(), want[ok].signbit())
+
+
 def test_atan2_follows_the_signs_of_zero_and_infinity_as_torch():
     """atan2(y, x) is C's atan2f: the quadrant from both signs (-0 included), +-pi/4 and +-3pi/4 for two
     infinities, NaN for a NaN operand; broadcast over a size-1 dimension."""
@@ -105,8 +117,8 @@ def test_trig_and_hyperbolic_compile_to_ptx():
         pytest.skip("needs NVRTC (the 'cuda' extra)")
     from rewrite import compile_ptx
 
-    for op in ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2"]:
-        g = _one(op, [(4, 33), (1, 33)] if op == "atan2" else [(4, 33)])
+    for op in ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "power"]:
+        g = _one(op, [(4, 33), (1, 33)] if op in ("atan2", "power") else [(4, 33)])
         ptx = compile_ptx(g, arch="sm_90")
         assert ptx and all(".target sm_90" in p for p in ptx), op
 

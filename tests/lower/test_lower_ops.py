@@ -13,7 +13,7 @@ from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.ops import OPS, Group
 
 UNARY = ["relu", "sigmoid", "tanh", "gelu", "exp", "identity"]
-BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "atan2"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "atan2", "power"]
 
 
 def test_every_op_has_a_lowering():
@@ -79,6 +79,8 @@ def test_binary_broadcast(op, shapes):
     inputs = g.random_inputs(1)
     if op == "div":
         inputs["y"] = inputs["y"].abs() + 0.5
+    if op == "power":  # a positive base: every power is defined
+        inputs["x"] = inputs["x"].abs() + 0.1
     check_graph(g, inputs, tol=1e-6)
 
 

@@ -355,8 +355,8 @@ def _pow(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype.kind in "if" and y.dtype.kind in "if":
         with np.errstate(all="ignore"):  # shape arithmetic (DINOv2's sqrt of the patch count): folds
             return [np.asarray(np.power(x, y.astype(x.dtype))).astype(x.dtype)]
-    if not isinstance(y, np.ndarray) or y.size != 1:
-        raise Refuse("the exponent must be a constant scalar (eqsat's pow has a constant exponent)")
+    if not isinstance(y, np.ndarray) or y.size != 1:  # a tensor exponent: the binary power op (powf)
+        return [_power(c, x, y)]
     if y.ndim > len(c.shape(x)):
         raise Refuse(f"exponent of rank {y.ndim} broadcasts the base of shape {c.shape(x)}")
     if y.dtype.kind not in "if":
@@ -366,6 +366,23 @@ def _pow(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         raise Refuse(f"integer exponent {int(y.reshape(-1)[0])} is not exact in float")
     xv = c.value(x)
     return [c.add("pow", [xv], exponent=e) if e != 1.0 else c.add("identity", [xv])]
+
+
+def _power(c: Ctx, x: Tensor, y: Tensor) -> Value:
+    """x ** y elementwise for a float32 base; an int64 exponent is taken as float32, exact for every exponent
+    below 2^24 in magnitude (a larger one's power is 0, 1 or inf for any base but -1 and 1, refused)."""
+    if c.dtype(x) != FLOAT32:
+        raise Refuse(f"base is {c.dtype(x)}; eqsat raises float32 to a tensor power")
+    if c.dtype(y) not in (FLOAT32, INT64):
+        raise Refuse(f"exponent has dtype {c.dtype(y)}")
+    if c.dtype(y) == INT64:
+        if isinstance(y, np.ndarray):
+            if np.abs(y).max(initial=0) >= 2**24:
+                raise Refuse("an integer exponent of 2^24 or more is not exact in float32")
+            y = y.astype(np.float32)
+        else:
+            y = c.add("cast", [y], dtype=FLOAT32)
+    return c.add("power", c.same_rank(x, y))
 
 
 _COMPARE = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt", "GreaterOrEqual": "ge"}

@@ -125,6 +125,7 @@ _SAME = {
     "logical_not": "Not",
     "logical_and": "And",
     "logical_or": "Or",
+    "power": "Pow",
 }
 _ACT = {"none": "Identity", "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
 _REDUCE = {

@@ -141,6 +141,19 @@ register_op(
         dtype_rule=FLOAT,
     )
 )
+register_op(
+    OpDef(
+        "power",
+        Group.ELEMENTWISE,
+        2,
+        (),
+        Broadcast(),
+        lambda xs, a: [torch.pow(xs[0], xs[1])],
+        _ew_flops(12),
+        doc="elementwise x ** y of two tensors with broadcasting (equal ranks): C's powf (pow is x ** a constant)",
+        dtype_rule=FLOAT,
+    )
+)
 
 
 # integer division and remainder: a zero divisor gives quotient 0 and remainder the dividend (torch raises,
