@@ -128,32 +128,25 @@ for _name, (_bfn, _comm) in _BINARY.items():
         )
     )
 
-register_op(
-    OpDef(
-        "atan2",
-        Group.ELEMENTWISE,
-        2,
-        (),
-        Broadcast(),
-        lambda xs, a: [torch.atan2(xs[0], xs[1])],
-        _ew_flops(12),
-        doc="elementwise atan2(y, x) with broadcasting (equal ranks): the angle of (x, y), in [-pi, pi]",
-        dtype_rule=FLOAT,
+# float math of two tensors, with broadcasting: libm's atan2f and powf (``pow`` is x ** a constant)
+_MATH2: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], str]] = {
+    "atan2": (torch.atan2, "atan2(y, x): the angle of (x, y), in [-pi, pi]"),
+    "power": (torch.pow, "x ** y of two tensors: C's powf"),
+}
+for _name, (_mfn, _what) in _MATH2.items():
+    register_op(
+        OpDef(
+            _name,
+            Group.ELEMENTWISE,
+            2,
+            (),
+            Broadcast(),
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_mfn),
+            _ew_flops(12),
+            doc=f"elementwise {_what}, with broadcasting (equal ranks)",
+            dtype_rule=FLOAT,
+        )
     )
-)
-register_op(
-    OpDef(
-        "power",
-        Group.ELEMENTWISE,
-        2,
-        (),
-        Broadcast(),
-        lambda xs, a: [torch.pow(xs[0], xs[1])],
-        _ew_flops(12),
-        doc="elementwise x ** y of two tensors with broadcasting (equal ranks): C's powf (pow is x ** a constant)",
-        dtype_rule=FLOAT,
-    )
-)
 
 
 # integer division and remainder: a zero divisor gives quotient 0 and remainder the dividend (torch raises,
