@@ -71,6 +71,7 @@ def _close(ref: torch.Tensor, *outs: torch.Tensor) -> None:
         assert torch.allclose(out, ref, rtol=1e-5, atol=1e-5), (out - ref).abs().max()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("mode", MODES)

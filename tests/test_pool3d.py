@@ -142,6 +142,7 @@ def _w(*shape: int) -> np.ndarray:
     return np.random.default_rng(1).standard_normal(shape).astype(np.float32)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "attrs,xshape,wshape,bias",
     [
@@ -208,6 +209,7 @@ def _torch_check(m: nn.Module, *xs: torch.Tensor, compiled: bool = False) -> set
     return set(g.summary())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "module,shape",
     [

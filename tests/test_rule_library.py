@@ -112,6 +112,7 @@ def test_line_counts_match_the_reference_files_when_present():
     assert len((ref / "converted_multi.txt").read_text().splitlines()) == 2 * N_MULTI_PAIRS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", range(1, 6))
 def test_opt_in_distribution_orders_are_derived_by_the_shipped_rules(k):
     """rules/optional/taso-mul-distrib-orders.rules is out of the default set because the default set derives
