@@ -929,3 +929,29 @@ def test_topk_matches_onnxruntime(k, axis, largest):
     g = from_onnx(model)
     got = compile(g)({"x": torch.from_numpy(feed["x"])})
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])  # random values: no ties
+
+
+def test_ops_a_handler_builds_from_constants_fold_and_leave_nothing_behind():
+    """OneHot and ReduceProd have handlers that build graph ops; on constants (an exporter's shape
+    arithmetic: a numel for a Reshape, CANINE's one-hot of hashed ids feeding a Tile's repeats) the
+    reference folds them, so what reads them sees a constant, and the ops they built are pruned."""
+    nodes = [
+        oh.make_node("OneHot", ["idx", "d", "v"], ["hot"]),
+        oh.make_node("ReduceSum", ["hot", "ax0"], ["reps"], keepdims=0),  # [3, 2, 3]: a Tile's repeats
+        oh.make_node("ReduceProd", ["s"], ["numel"], keepdims=1),  # [6]: a Reshape's shape
+        oh.make_node("Reshape", ["x", "numel"], ["flat"]),
+        oh.make_node("Reshape", ["flat", "col"], ["col6"]),
+    ]
+    inits = [
+        ("idx", np.array([0, 2], np.int64)),
+        ("d", np.array(3, np.int64)),
+        ("v", np.array([1, 2], np.int64)),
+        ("ax0", np.array([0], np.int64)),
+        ("s", np.array([2, 3], np.int64)),
+        ("col", np.array([6, 1], np.int64)),
+    ]
+    tile = oh.make_node("Tile", ["col6", "two_reps"], ["y"])
+    nodes.append(oh.make_node("Slice", ["reps", "st", "en"], ["two_reps"]))  # [3, 2]: 2-d repeats
+    inits += [("st", np.array([0], np.int64)), ("en", np.array([2], np.int64))]
+    graph = _check_node(tile, [("x", F, [2, 3])], inits, nodes=nodes)
+    assert {n.op for n in graph.compute_nodes()} <= {"reshape", "concat", "identity"}

@@ -251,13 +251,13 @@ def _variadic(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     op = _VARIADIC[n.op_type]
     terms = [c.env[i] for i in n.input]
     arrays = [t for t in terms if isinstance(t, np.ndarray)]
-    if len(arrays) == len(terms) > 1 and len({t.dtype for t in arrays}) == 1:  # shape arithmetic: folds
+    if len(arrays) == len(terms) > 1:  # shape arithmetic: folds (an int32 and an int64 term as numpy promotes)
         folded = arrays[0]
         for arr in arrays[1:]:
             folded = _FOLD_VARIADIC[n.op_type](folded, arr)
         if n.op_type == "Mean":
             folded = folded / len(arrays)
-        return [np.asarray(folded).astype(arrays[0].dtype)]
+        return [np.asarray(folded).astype(np.result_type(*arrays))]
     if len(terms) == 1:
         return [c.identity(terms[0])]
     acc = c.add(op, c.same_rank(terms[0], terms[1]))

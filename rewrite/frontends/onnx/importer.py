@@ -102,6 +102,11 @@ def _fold_by_reference(node: onnx.NodeProto, c: Ctx) -> list[np.ndarray] | None:
     return [np.asarray(o) for o in outs]
 
 
+def _all_constant(node: onnx.NodeProto, c: Ctx) -> bool:
+    ins = [i for i in node.input if i]
+    return bool(ins) and all(isinstance(c.env.get(i), np.ndarray) for i in ins)
+
+
 def _type_problem(t: onnx.TypeProto) -> str:
     """Why a graph input/output type cannot be used, or '' when it is a tensor of an eqsat dtype."""
     if not t.HasField("tensor_type"):
@@ -206,6 +211,10 @@ def from_onnx(
             else:
                 try:
                     outs = handler(c, node, attrs_of(node))
+                    if any(isinstance(t, Value) for t in outs) and _all_constant(node, c):
+                        # a handler that builds graph ops even from constants (OneHot, ReduceProd of a shape):
+                        # the reference folds it, so what follows (a Reshape, a Tile) still sees a constant
+                        outs = _fold_by_reference(node, c) or outs
                 except Refuse as e:  # what the handler refuses may still fold when every input is constant
                     folded = _fold_by_reference(node, c)
                     if folded is not None:
@@ -245,6 +254,8 @@ def from_onnx(
                 f"{where}ONNX graph output '{vi.name}' is declared {declared} but eqsat computes {graph.shape_of(v)}"
             )
         graph.outputs.append(v)
+    if len(graph.live() | {n.id for n in graph.inputs}) < len(graph.nodes):  # a node folded after all left ops
+        graph = graph.pruned()
     graph.validate()
     return graph
 
