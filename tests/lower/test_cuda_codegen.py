@@ -571,3 +571,17 @@ def test_wgmma_tile_matches_torch(misaligned, monkeypatch):
     ref = torch.relu(x.double() @ y.double() + c.double())
     (got,) = cg({"x": x, "y": y, "c": c})
     assert ((got.double() - ref).abs().max() / ref.abs().max()).item() < 5e-3
+
+
+@needs_ptx
+@pytest.mark.parametrize(
+    "op", ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "power"]
+)
+def test_math_functions_compile_to_ptx(op):
+    """The CUDA target spells each with CUDA's math functions (tanf, asinhf, atan2f, powf, ...): NVRTC compiles them."""
+    from rewrite import compile_ptx
+
+    b = GraphBuilder(op)
+    ins = [b.input("x0", (4, 33))] + ([b.input("x1", (1, 33))] if op in ("atan2", "power") else [])
+    ptx = compile_ptx(b.build([b.op(op, *ins)]), arch="sm_90")
+    assert ptx and all(".target sm_90" in p for p in ptx)
