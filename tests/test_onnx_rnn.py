@@ -233,3 +233,15 @@ def test_all_constant_refusal_is_not_folded():
     del model.graph.input[:]
     with pytest.raises(FrontendError, match="'enc_lstm' \\(LSTM\\): activation 'Gelu' is not supported"):
         from_onnx(model)
+
+
+def test_an_lstm_of_constants_is_unrolled_not_folded_by_the_reference():
+    """Every input a constant: the importer would fold such a node with onnx's reference, whose LSTM ignores
+    activations and clip; recurrent layers are never folded so, and the unrolled cell matches onnxruntime."""
+    attrs = {"direction": "forward", "hidden_size": 4, "activations": ["HardSigmoid", "Relu", "Tanh"], "clip": 0.8}
+    arrays = _arrays("LSTM", 1, 0, 3, 2, 3, 4, ("B",))
+    expected = _ort_expected("LSTM", arrays, ["Y"], [], 0, attrs)
+    graph = from_onnx(_node_model("LSTM", arrays, ["Y"], [], 0, **attrs))
+    assert "matmul" in {n.op for n in graph}  # computed by the unrolled cell, not a folded constant
+    cmp = compare_all(expected, compile(graph)({}), RTOL)
+    assert cmp.close, cmp.why

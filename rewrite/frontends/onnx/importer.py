@@ -68,15 +68,21 @@ _RANDOM = (
     "Multinomial",
     "Dropout",
 )
+# the reference's recurrent layers ignore activations, clip, input_forget and sequence_lens: folding one by
+# it could compute another function, so a node of constants only is unrolled (or refused) by its handler
+_UNFAITHFUL = ("RNN", "GRU", "LSTM")
 
 
 def _fold_by_reference(node: onnx.NodeProto, c: Ctx) -> list[np.ndarray] | None:
     """The outputs of a node whose inputs are all constants, computed by onnx's reference evaluator (the
-    spec's own definition), or None when it cannot be: a random op, a subgraph, an error.  Exporters leave
+    spec's own definition), or None when it cannot be: a random op, a recurrent layer (``_UNFAITHFUL``), a
+    subgraph, an error.  Exporters leave
     such nodes on shapes and parameters (a bicubic resize of DINOv2's position table, an Einsum of
     constants); eqsat's handlers fold the common ones themselves and this covers the rest."""
-    if node.op_type in _RANDOM or any(
-        a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute
+    if (
+        node.op_type in _RANDOM
+        or node.op_type in _UNFAITHFUL
+        or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
     ):
         return None
     ins = [i for i in node.input if i]
@@ -100,11 +106,6 @@ def _fold_by_reference(node: onnx.NodeProto, c: Ctx) -> list[np.ndarray] | None:
     except Exception:  # the reference refuses or lacks it: the handler's own refusal stands
         return None
     return [np.asarray(o) for o in outs]
-
-
-def _all_constant(node: onnx.NodeProto, c: Ctx) -> bool:
-    ins = [i for i in node.input if i]
-    return bool(ins) and all(isinstance(c.env.get(i), np.ndarray) for i in ins)
 
 
 def _type_problem(t: onnx.TypeProto) -> str:
@@ -211,7 +212,7 @@ def from_onnx(
             else:
                 try:
                     outs = handler(c, node, attrs_of(node))
-                    if any(isinstance(t, Value) for t in outs) and _all_constant(node, c):
+                    if any(isinstance(t, Value) for t in outs):
                         # a handler that builds graph ops even from constants (OneHot, ReduceProd of a shape):
                         # the reference folds it, so what follows (a Reshape, a Tile) still sees a constant
                         outs = _fold_by_reference(node, c) or outs

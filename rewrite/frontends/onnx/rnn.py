@@ -29,7 +29,6 @@ import onnx
 
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, only_attrs, opt_input
 from rewrite.ir.dtypes import FLOAT32
-from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Value
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
@@ -398,18 +397,6 @@ def _stack(c: Ctx, L: Layer, pieces: list[Value], lead: tuple[int, ...]) -> Valu
 
 @handles("RNN", "GRU", "LSTM")
 def _recurrent(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
-    """The node unrolled; a refusal stays one even when every input is a constant."""
-    try:
-        return _unrolled(c, n, a)
-    except Refuse as e:
-        # the importer folds a refused all-constant node with onnx's reference evaluator, which ignores
-        # activations, clip, input_forget and sequence_lens: that fold could be wrong exactly where we refuse
-        if all(isinstance(c.env[i], np.ndarray) for i in n.input if i):
-            raise FrontendError(str(e)) from None
-        raise
-
-
-def _unrolled(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     """One ``Tensor`` per ONNX output: Y, Y_h (and Y_c); an output not asked for gets a placeholder."""
     L = parse_layer(c, n, a)
     D, N, H, gh = L.dirs, L.batch, L.hidden, L.gates * L.hidden
