@@ -882,7 +882,7 @@ class AtenConverters(AtenIndexing):
     ) -> Value:
         """Antialiased bilinear / bicubic resize (F.interpolate(antialias=True)): separable, so one constant
         map per axis, which torch's own kernel gives on unit vectors (float64), applied as gathers
-        (``frontends.taps.resample``)."""
+        (``frontends.compose.resample``)."""
         v = self.tensor(x)
         s = self.shape(v)
         if len(s) != 4 or self.b.graph.dtype_of(v) != "float32":

@@ -26,6 +26,7 @@ def resample(e: Emit, x: Value, axis: int, matrix: np.ndarray, offset: np.ndarra
     n_out, n_in = matrix.shape
     assert n_in == xs[axis], (matrix.shape, xs, axis)
     rank = len(xs)
+    out_shape = tuple(n_out if d == axis else s for d, s in enumerate(xs))
     nz = [np.flatnonzero(row) for row in matrix]
     k = max((len(r) for r in nz), default=0)
     bshape = tuple(n_out if d == axis else 1 for d in range(rank))
@@ -42,11 +43,8 @@ def resample(e: Emit, x: Value, axis: int, matrix: np.ndarray, offset: np.ndarra
         b = e.weight(torch.from_numpy(offset.astype(np.float32).reshape(bshape)))
         out = b if out is None else e.op("add", [out, b])
     if out is None:  # every output outside the input and no offset: zeros
-        shape = tuple(n_out if d == axis else s for d, s in enumerate(xs))
-        return e.weight(torch.zeros(shape))
-    if e.shape(out) != tuple(n_out if d == axis else s for d, s in enumerate(xs)):
-        out = e.op("expand", [out], shape=tuple(n_out if d == axis else s for d, s in enumerate(xs)))
-    return out
+        return e.weight(torch.zeros(out_shape))
+    return out if e.shape(out) == out_shape else e.op("expand", [out], shape=out_shape)
 
 
 __all__ = ["resample"]

@@ -417,7 +417,7 @@ def _axis_map(
 def _resize_by_taps(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], x: Value) -> Value:
     """A resize eqsat's ``resize`` op does not cover (cubic, antialias, exclude_outside, tf_crop_and_resize,
     pytorch_half_pixel, ranks other than 4): separable, so one constant linear map per resized axis, found
-    by the reference (``_axis_map``) and applied as gathers (``frontends.taps.resample``)."""
+    by the reference (``_axis_map``) and applied as gathers (``frontends.compose.resample``)."""
     xs = c.shape(x)
     rank = len(xs)
     axes = norm_axes([int(v) for v in a.get("axes", range(rank))], rank)
