@@ -102,6 +102,7 @@ def _wgmma_helpers(nacc: int = 128) -> str:
     return "\n".join(
         [
             "#define EQSAT_WGMMA 1",
+            "template <bool B> struct eqsat_bool { static constexpr bool value = B; };  // a variant chosen per block",
             "__device__ __forceinline__ void eqsat_cp16(float* dst, const float* src, bool ok) {",
             "  unsigned d = (unsigned)__cvta_generic_to_shared(dst);",
             '  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(ok ? 16 : 0));',

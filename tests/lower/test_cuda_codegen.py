@@ -573,6 +573,23 @@ def test_wgmma_tile_matches_torch(misaligned, monkeypatch):
     assert ((got.double() - ref).abs().max() / ref.abs().max()).item() < 5e-3
 
 
+@gpu
+@needs_gpu
+def test_wgmma_tile_matches_torch_on_a_batch_of_whole_tiles(monkeypatch):
+    """3 x (1024 x 512 @ 512 x 1408): every block's tile inside C, so every block takes the unchecked copies
+    from one address per operand and step, the batch index in both operands' offsets."""
+    monkeypatch.setenv("EQSAT_CUDA_EXACT_FP32", "0")
+    b = GraphBuilder("wgmma_batch")
+    graph = b.build([b.matmul(b.input("x", (3, 1024, 512)), b.input("y", (3, 512, 1408)))])
+    cg = compile_graph(graph, "cuda")
+    assert "256, 128, 32" in str(cg.built[0].schedule)
+    g = torch.Generator(device="cuda").manual_seed(6)
+    x, y = torch.randn(3, 1024, 512, device="cuda", generator=g), torch.randn(3, 512, 1408, device="cuda", generator=g)
+    ref = x.double() @ y.double()
+    (got,) = cg({"x": x, "y": y})
+    assert ((got.double() - ref).abs().max() / ref.abs().max()).item() < 5e-3
+
+
 @needs_ptx
 @pytest.mark.parametrize(
     "op", ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "power"]
