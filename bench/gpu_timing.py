@@ -58,6 +58,20 @@ def interleaved_ms(
     return [GpuTiming(tuple(s)) for s in samples]
 
 
+def back_to_back_ms(
+    fns: Sequence[Callable[[], object]], rounds: int, calls: int = 30, timer: Timer = cuda_event_ms
+) -> list[GpuTiming]:
+    """Each of ``fns`` run ``calls`` times back to back per timed block, blocks interleaved as in
+    ``interleaved_ms``; a sample is the block's time per call.  Launches queue behind each other, so no
+    host gap between calls counts, and the GPU stays busy for the whole block (its sustained clock)."""
+
+    def block(f: Callable[[], object]) -> Callable[[], object]:
+        return lambda: [f() for _ in range(calls)]
+
+    timings = interleaved_ms([block(f) for f in fns], rounds, warmup=1, timer=timer)
+    return [GpuTiming(tuple(s / calls for s in t.samples)) for t in timings]
+
+
 def cuda_missing(what: str) -> str | None:
     """None where torch can run on a CUDA device; else one line saying what ``what`` is missing."""
     if not torch.backends.cuda.is_built():
@@ -100,6 +114,7 @@ def geomean(xs: Sequence[float]) -> float | None:
 __all__ = [
     "GpuTiming",
     "Timer",
+    "back_to_back_ms",
     "cuda_event_ms",
     "cuda_missing",
     "geomean",

@@ -12,7 +12,7 @@ import torch
 
 import bench.cuda as bench_cuda
 from bench import e2e, kernels
-from bench.gpu_timing import interleaved_ms, max_rel_err
+from bench.gpu_timing import back_to_back_ms, interleaved_ms, max_rel_err
 from costs.compiled import CompiledCost
 from costs.measured import RUNNERS, Measurement
 from lower.cuda import cuda_target
@@ -136,6 +136,21 @@ def test_interleaved_timing_alternates_the_order_and_takes_medians():
     assert (a.median, b.median) == (2.5, 5.0) and a.quartiles == (2.0, 3.0)
 
 
+def test_back_to_back_timing_runs_each_block_of_calls_under_one_timer_and_reports_per_call():
+    calls: list[str] = []
+    block_ms = {"a": iter([30.0, 60.0, 90.0]), "b": iter([3.0, 3.0, 3.0])}
+
+    def timer(fn):
+        before = len(calls)
+        fn()
+        names = set(calls[before:])
+        assert len(calls) - before == 3 and len(names) == 1  # one contender's whole block per timed run
+        return next(block_ms[names.pop()])
+
+    a, b = back_to_back_ms([lambda: calls.append("a"), lambda: calls.append("b")], rounds=2, calls=3, timer=timer)
+    assert a.samples == (10.0, 20.0) and b.samples == (1.0, 1.0)  # per call; the warm-up block is untimed
+
+
 def test_max_rel_err_keeps_a_nan_and_a_shape_mismatch():
     r = torch.tensor([1.0, -2.0])
     assert max_rel_err([r + 0.01], [r]) == pytest.approx(0.005)
@@ -193,9 +208,15 @@ def test_gpu_check_writes_one_json_with_e2e_and_kernels(on_cpu, tmp_path, capsys
     assert record["e2e"]["rows"][0]["verified"]
     k = record["kernels"]
     assert set(k["gemm"]) == {"tf32_64", "fp32_64"} and k["gemm"]["tf32_64"]["ratio_vs_cublas"] == 1.0
+    assert k["gemm"]["tf32_64"]["ratio_vs_cublas_loop"] == 1.0 and k["gemm"]["tf32_64"]["ours_loop_ms"] == 1.0 / 30
     assert k["gemm"]["fp32_64"]["max_rel_err"] < 1e-5
     chain = k["elementwise_chain"]
     assert chain["ops"] == 8 and chain["kernels"] == 1 and chain["pct_of_copy"] == 100.0  # one fused kernel
     assert chain["max_rel_err"] < 1e-5 and chain["copy_gbps"] == pytest.approx(2 * 4 * chain["n"] / 1e6)
-    assert set(k["summary"]) == {"gemm64_tf32_ratio_vs_cublas", "gemm64_fp32_ratio_vs_cublas", "chain_pct_of_copy"}
+    assert set(k["summary"]) == {
+        "gemm64_tf32_ratio_vs_cublas",
+        "gemm64_tf32_ratio_vs_cublas_loop",
+        "gemm64_fp32_ratio_vs_cublas",
+        "chain_pct_of_copy",
+    }
     assert f"wrote {out}" in capsys.readouterr().out
