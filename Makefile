@@ -27,15 +27,18 @@ test-slow: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -q
 
-# on a machine with a CUDA GPU (and a CUDA build of torch): the gpu-marked tests, then bench e2e --target cuda
+# on a machine with a CUDA GPU (and a CUDA build of torch): the gpu-marked tests, every op's lowering tests run on
+# the GPU (exact FP32; tests of CPU kernel forms skip themselves), then bench e2e --target cuda
 # (eager and inductor peers) and bench kernels --target cuda, written to one bench/results/cuda-<gpu>.json.
 # Where torch+CUDA is installed without this venv (a lent GPU box): make gpu-check PY=python3 (no setup step).
 # GPU_MODELS: the smallest e-graphs to measure by default (see bench/cuda.py); all: every built-in model.
 # GPU_BENCH adds flags (--cost analytical, --imported, --repeats N, --out FILE).
 GPU_MODELS ?= bert,nasrnn,vgg19
+GPU_OP_TESTS ?= tests/lower/test_lower_ops.py tests/lower/test_lower_float_ops.py tests/lower/test_lower_fusion.py
 GPU_BENCH ?=
 gpu-check: $(if $(filter $(VENV)/bin/python,$(PY)),$(STAMP))
 	$(PY) -m pytest -q -m gpu -p no:cacheprovider
+	EQSAT_TEST_TARGET=cuda EQSAT_CUDA_EXACT_FP32=1 $(PY) -m pytest -q -p no:cacheprovider -n 4 $(GPU_OP_TESTS)
 	$(PY) -m bench.cuda --models $(GPU_MODELS) --peers eager,inductor $(GPU_BENCH)
 
 # the differential fuzzer: N random graphs in parallel workers; failures are shrunk into tests/fuzz/regressions/

@@ -28,7 +28,7 @@ _FALSE = {"", "0", "false", "no", "off"}
 
 @dataclass(frozen=True)
 class Setting:
-    """One environment variable: ``kind`` is ``bool``, ``int`` or ``path``; ``default`` is its text."""
+    """One environment variable: ``kind`` is ``bool``, ``int``, ``path`` or ``text``; ``default`` is its text."""
 
     name: str
     kind: str
@@ -70,6 +70,11 @@ class Setting:
         assert self.kind == "path", self.name
         return Path(os.path.expanduser(self._text()))
 
+    def text(self) -> str:
+        """The value as stripped text (the default where unset)."""
+        assert self.kind == "text", self.name
+        return self._text()
+
     def describe(self) -> str:
         """The current value as text, for ``eqsat config``."""
         if self.kind == "bool":
@@ -77,6 +82,8 @@ class Setting:
         if self.kind == "int":
             v = self.integer()
             return "(auto)" if v is None else str(v)
+        if self.kind == "text":
+            return self.text() or "(unset)"
         return str(self.path())
 
 
@@ -116,6 +123,12 @@ PACK_A = _declare(
 TRACE = _declare("EQSAT_TRACE", "bool", "0", "print each saturation iteration's rule matches (like optimize -v)")
 UPDATE_SNAPSHOTS = _declare(
     "EQSAT_UPDATE_SNAPSHOTS", "bool", "0", "tests: rewrite the code-generation snapshots instead of comparing"
+)
+TEST_TARGET = _declare(
+    "EQSAT_TEST_TARGET",
+    "text",
+    "",
+    "tests: the target the lowering tests' per-op graphs compile for (default llvm; make gpu-check sets cuda)",
 )
 
 

@@ -10,6 +10,7 @@ from lower import compile_graph
 from lower.ir import IntImm, LoopKind, root_loop
 from lower.llvm import compile_kernel
 from lower.target import parse_target
+from rewrite.config import TEST_TARGET
 
 
 def rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
@@ -20,10 +21,15 @@ def rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 def check_graph(graph, inputs=None, tol: float = 1e-4, **kw):
-    """Compile ``graph``, run it on ``inputs`` (random by default) and compare with ``graph.run``."""
+    """Compile ``graph``, run it on ``inputs`` (random by default) and compare with ``graph.run``.
+
+    The target is ``kw``'s, else ``EQSAT_TEST_TARGET``'s (``make gpu-check`` runs the per-op tests with
+    ``cuda``), else the host CPU; a device's outputs are brought back to the host to compare."""
     inputs = inputs if inputs is not None else graph.random_inputs(0)
+    if "target" not in kw and TEST_TARGET.text():
+        kw["target"] = TEST_TARGET.text()
     cg = compile_graph(graph, **kw)
-    got = cg(inputs)
+    got = [t.cpu() for t in cg(inputs)]
     ref = graph.run(inputs)
     assert len(got) == len(ref)
     for k, (a, b) in enumerate(zip(got, ref, strict=False)):

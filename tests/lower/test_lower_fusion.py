@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from lower_testutil import check_graph
 
@@ -175,6 +176,7 @@ def test_fusion_through_a_reshape_view():
     assert "views:" not in cg.plan
 
 
+@pytest.mark.cpu_form
 def test_leading_add_is_folded_into_the_accumulator_init():
     b = GraphBuilder("bias")
     x = b.input("x", (40, 64))

@@ -110,6 +110,7 @@ def test_matmul_at(sa, sb):
     check_graph(g)
 
 
+@pytest.mark.cpu_form
 def test_matmul_weight_operand_is_prepacked():
     b = GraphBuilder("mmw")
     g = b.build([b.matmul(b.input("a", (70, 90)), b.weight("w", torch.randn(90, 100)))])
@@ -188,6 +189,7 @@ def test_pool_rows_form_only_where_it_pays_and_fits_the_stack():
     assert not pool_rows((40000, 8), (3, 3), (1, 1))  # a 2.7 MiB slice: over the stack budget
 
 
+@pytest.mark.cpu_form
 @pytest.mark.parametrize("threads", [1, 2])
 def test_pool_rows_form_is_taken_for_short_rows_and_matches(threads):
     # a 3x3/2 max pool with 13 outputs a row (SqueezeNet's last pool, smaller): per plane a padded,
@@ -201,6 +203,7 @@ def test_pool_rows_form_is_taken_for_short_rows_and_matches(threads):
         assert "parallel for" in src
 
 
+@pytest.mark.cpu_form
 @pytest.mark.parametrize("op,cip,hw", [("maxpool2d", 0, 56), ("avgpool2d", 0, 56), ("avgpool2d", 1, 27)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_pool_strided_form_reduces_window_rows_into_a_local_row_and_matches(op, cip, hw, threads):
@@ -225,6 +228,7 @@ def test_pool_separable_form_only_for_stride_1_pools_keeping_the_size():
     assert not pool_separable((4000, 40), (4000, 40), (3, 3), (1, 1))  # 625 KiB of rows: over the stack budget
 
 
+@pytest.mark.cpu_form
 @pytest.mark.parametrize("op,cip", [("maxpool2d", 0), ("avgpool2d", 0), ("avgpool2d", 1)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_pool_separable_form_runs_two_flat_passes_and_matches(op, cip, threads):
@@ -454,6 +458,7 @@ def test_matmul_bias_act(act, sa, sw):
         ((1, 16, 9, 9), (16, 1, 7, 7), (1, 1), (3, 3), (1, 1), 16),
     ],
 )
+@pytest.mark.cpu_form
 def test_grouped_conv_uses_the_direct_path(xs, ws, stride, pad, dil, groups):
     b = GraphBuilder("dw")
     g = b.build(
