@@ -280,7 +280,7 @@ def bench_gemm_cuda(n: int, exact: bool, repeats: int, timer: Timer = cuda_event
     with torch_tf32(False):
         ref = torch.matmul(x, y)
     err = max_rel_err(cg([x, y]), [ref])
-    contenders = [functools.partial(cg, [x, y]), functools.partial(torch.matmul, x, y)]
+    contenders: list[Callable[[], object]] = [functools.partial(cg, [x, y]), functools.partial(torch.matmul, x, y)]
     with torch_tf32(not exact):
         ours, cublas = interleaved_ms(contenders, repeats, timer=timer)
         ours_loop, cublas_loop = back_to_back_ms(contenders, LOOP_ROUNDS, timer=timer)
