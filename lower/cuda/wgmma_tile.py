@@ -124,6 +124,21 @@ def emit_wgmma_tile(fe: Any, nest_top: For) -> tuple[int, int, int]:
         e(f"const {ix} boff = {cb} * (tid >> 5) + n0 + (tid & 31) * 4 + ({fe.expr(rb)});")
         e("float* const qa = smem + (tid >> 3) * 32 + (((tid & 7) ^ ((tid >> 3) & 7)) << 2);")
         e(f"float* const qb = smem + {BM * BK} + (tid >> 5) * {BN} + (((tid & 31) ^ (((tid >> 5) & 3) << 1)) << 2);")
+
+    def unchecked_rows(dst: str, src_: str, base: str, n: int, strides: tuple[int, int], k: tuple[str, int]) -> None:
+        """``n`` 16-byte chunks, chunk ``r`` at ``r * strides`` (shared, global) floats from ``dst`` / ``src_``;
+        checked only against the reduction's end, where K is ragged: chunk ``r`` starts at reduction index
+        ``k0 + k[0] + r * k[1]``."""
+        e("#pragma unroll")
+        e(f"for (int r = 0; r < {n}; ++r) {{")
+        d, g = f"{dst} + r * {strides[0]}", f"{src_} + r * {strides[1]}"
+        if k_ragged:
+            e(f"  const bool ok = k0 + {k[0]}{f' + r * {k[1]}' if k[1] else ''} < {K};")
+            e(f"  eqsat_cp16({d}, ok ? {g} : {base}, ok);")
+        else:
+            e(f"  eqsat_cp16({d}, {g}, true);")
+        e("}")
+
     # the copy of step kt into buffer s: A's rows (m, 8 chunks of 4 k), B's rows (k, 32 chunks of 4 j)
     e("auto load = [&](int s, int kt, auto fast) {")
     fe.depth += 1
@@ -135,22 +150,10 @@ def emit_wgmma_tile(fe: Any, nest_top: For) -> tuple[int, int, int]:
         e(f"const float* ga = {pa} + (aoff + k0);")
         e(f"const float* gb = {pb} + (boff + k0 * {cb});")
         e(f"float* da = qa + s * {STAGE_FLOATS}; float* db = qb + s * {STAGE_FLOATS};")
-        e("#pragma unroll")
-        e(f"for (int r = 0; r < {BM * BK // 4 // THREADS}; ++r) {{")
-        if k_ragged:
-            e(f"  const bool ok = k0 + (tid & 7) * 4 < {K};")
-            e(f"  eqsat_cp16(da + r * {THREADS // 8 * BK}, ok ? ga + r * {THREADS // 8 * ca} : {pa}, ok);")
-        else:
-            e(f"  eqsat_cp16(da + r * {THREADS // 8 * BK}, ga + r * {THREADS // 8 * ca}, true);")
-        e("}")
-        e("#pragma unroll")
-        e(f"for (int r = 0; r < {BK * BN // 4 // THREADS}; ++r) {{")
-        if k_ragged:
-            e(f"  const bool ok = k0 + (tid >> 5) + r * {THREADS // 32} < {K};")
-            e(f"  eqsat_cp16(db + r * {THREADS // 32 * BN}, ok ? gb + r * {THREADS // 32 * cb} : {pb}, ok);")
-        else:
-            e(f"  eqsat_cp16(db + r * {THREADS // 32 * BN}, gb + r * {THREADS // 32 * cb}, true);")
-        e("}")
+        # A: chunk r is 32 rows further, at the thread's k; B: chunk r is 8 reduction rows further
+        a_rows, b_rows = THREADS // 8, THREADS // 32
+        unchecked_rows("da", "ga", pa, BM * BK // 4 // THREADS, (a_rows * BK, a_rows * ca), ("(tid & 7) * 4", 0))
+        unchecked_rows("db", "gb", pb, BK * BN // 4 // THREADS, (b_rows * BN, b_rows * cb), ("(tid >> 5)", b_rows))
         fe.depth -= 1
         e("} else {")
         fe.depth += 1
