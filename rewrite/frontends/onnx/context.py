@@ -67,6 +67,10 @@ def np_dtype(arr: np.ndarray) -> str | None:
     return None
 
 
+def _no_subgraphs(body: onnx.GraphProto, args: Sequence[Tensor], scope: str) -> list[Tensor]:
+    raise Refuse("a node with a subgraph outside an import")
+
+
 class Ctx:
     """The graph being built, the ONNX names bound so far and the model's opset."""
 
@@ -79,6 +83,9 @@ class Ctx:
         # id(array) -> (array, weight node): one constant is one weight; the array is kept so its id stays unique
         self._weights: dict[int, tuple[np.ndarray, Value]] = {}
         self._int64: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(int32 constant) -> (it, as int64)
+        # subgraph(body, arguments, scope): a body (If's branches, Loop's and Scan's bodies) imported into this
+        # graph with its inputs bound to ``arguments``, its outputs returned; set by the importer
+        self.subgraph: Callable[[onnx.GraphProto, Sequence[Tensor], str], list[Tensor]] = _no_subgraphs
 
     # -------------------------------------------------------------- values
     def add(self, op: str, inputs: Sequence[Value], **attrs: Any) -> Value:

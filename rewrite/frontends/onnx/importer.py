@@ -16,6 +16,7 @@ from onnx import numpy_helper
 
 from rewrite.frontends.onnx import (  # noqa: F401 (handlers)
     attention,
+    control,
     einsum,
     elementwise,
     indexing,
@@ -137,6 +138,57 @@ def _opset(model: onnx.ModelProto) -> int:
     return 1
 
 
+def _import_node(c: Ctx, node: onnx.NodeProto, where: str, idx: int, inputs: set[str], bound: set[str]) -> None:
+    """Bind ``node``'s outputs in ``c.env`` through its handler (or onnx's reference, on constants only).
+
+    ``where``: the prefix of an error (the file, and for a node in a body the enclosing node and branch or
+    iteration); ``inputs``: the graph's input names and ``bound`` those given as constants, so a refusal
+    that needs an input as a constant raises ``ConstantNeeded`` naming it."""
+    label = f"ONNX node '{node.name or f'#{idx}'}' ({node.op_type})"
+    c.origin = label
+    if node.domain not in ("", "ai.onnx"):
+        raise FrontendError(f"{where}{label}: domain '{node.domain}' is not supported")
+    handler = HANDLERS.get(node.op_type)
+    missing = [i for i in node.input if i and i not in c.env]
+    if missing:
+        raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
+    outs: Sequence[Tensor]
+    for i in node.input:
+        q = c.env.get(i) if i else None
+        if isinstance(q, Quantized) and node.op_type != "DequantizeLinear":
+            raise FrontendError(
+                f"{where}{label}: reads '{i}', the {q.dtype} output of {q.producer}; eqsat has no {q.dtype} "
+                "tensors and reads a quantized one only by DequantizeLinear (QDQ)"
+            )
+    if handler is None:  # an op eqsat has no handler for: only on constants, which fold
+        folded = _fold_by_reference(node, c)
+        if folded is None:
+            raise FrontendError(f"{where}{label}: op type '{node.op_type}' is not in eqsat's op set")
+        outs = folded
+    else:
+        try:
+            outs = handler(c, node, attrs_of(node))
+            if any(isinstance(t, Value) for t in outs):
+                # a handler that builds graph ops even from constants (OneHot, ReduceProd of a shape):
+                # the reference folds it, so what follows (a Reshape, a Tile) still sees a constant
+                outs = _fold_by_reference(node, c) or outs
+        except Refuse as e:  # what the handler refuses may still fold when every input is constant
+            folded = _fold_by_reference(node, c)
+            if folded is not None:
+                outs = folded
+            elif e.needs in inputs and e.needs not in bound:
+                raise ConstantNeeded(f"{where}{label}: {e}", e.needs) from None
+            else:
+                raise FrontendError(f"{where}{label}: {e}") from None
+        except FrontendError:  # from a node inside this one's body: it names that node already
+            raise
+        except EqsatError as e:  # a shape or attribute the registry rejects
+            raise FrontendError(f"{where}{label}: {e}") from None
+    for oname, t in zip(node.output, outs):
+        if oname:
+            c.env[oname] = np.asarray(t) if isinstance(t, np.generic) else t  # numpy scalars are 0-d arrays
+
+
 def from_onnx(
     model: str | Path | onnx.ModelProto, name: str | None = None, constants: Mapping[str, np.ndarray] | None = None
 ) -> Graph:
@@ -185,50 +237,37 @@ def from_onnx(
         dtype = ONNX_DTYPES[vi.type.tensor_type.elem_type]
         graph.add("input", [], {"name": vi.name, "shape": shape, "dtype": dtype}, origin=f"ONNX input '{vi.name}'")
         c.env[vi.name] = Value(max(graph.nodes), 0)
+    graph_inputs, bound = inputs, set(constants or {})
+
+    def subgraph(body: onnx.GraphProto, args: Sequence[Tensor], scope: str) -> list[Tensor]:
+        """``body``'s nodes imported with its inputs bound to ``args``; the enclosing names stay readable,
+        the body's own do not leak out."""
+        saved, origin = c.env, c.origin
+        part = scope.removeprefix(f"{origin}, ")  # "iteration 3: " (the enclosing node's refusal names it)
+        if len(args) != len(body.input):
+            raise Refuse(f"{part}the body takes {len(body.input)} inputs, given {len(args)}")
+        c.env = dict(saved)
+        try:
+            for init in body.initializer:
+                arr = numpy_helper.to_array(init)
+                c.env[init.name] = arr
+                c.names[id(arr)] = (arr, init.name)
+            for vi, t in zip(body.input, args):
+                c.env[vi.name] = t
+            for idx, node in enumerate(body.node):
+                _import_node(c, node, f"{where}{scope}", idx, graph_inputs, bound)
+            missing = [o.name for o in body.output if o.name not in c.env]
+            if missing:
+                raise Refuse(f"{part}the body's output(s) {missing} are computed by no node")
+            return [c.env[o.name] for o in body.output]
+        finally:
+            c.env, c.origin = saved, origin
+
+    c.subgraph = subgraph
     with bar(f"import {graph.name}", total=len(og.node), unit="node") as progress:
         for idx, node in enumerate(og.node):
             progress.update(1)
-            label = f"ONNX node '{node.name or f'#{idx}'}' ({node.op_type})"
-            c.origin = label
-            if node.domain not in ("", "ai.onnx"):
-                raise FrontendError(f"{where}{label}: domain '{node.domain}' is not supported")
-            handler = HANDLERS.get(node.op_type)
-            missing = [i for i in node.input if i and i not in c.env]
-            if missing:
-                raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")
-            outs: Sequence[Tensor]
-            for i in node.input:
-                q = c.env.get(i) if i else None
-                if isinstance(q, Quantized) and node.op_type != "DequantizeLinear":
-                    raise FrontendError(
-                        f"{where}{label}: reads '{i}', the {q.dtype} output of {q.producer}; eqsat has no {q.dtype} "
-                        "tensors and reads a quantized one only by DequantizeLinear (QDQ)"
-                    )
-            if handler is None:  # an op eqsat has no handler for: only on constants, which fold
-                folded = _fold_by_reference(node, c)
-                if folded is None:
-                    raise FrontendError(f"{where}{label}: op type '{node.op_type}' is not in eqsat's op set")
-                outs = folded
-            else:
-                try:
-                    outs = handler(c, node, attrs_of(node))
-                    if any(isinstance(t, Value) for t in outs):
-                        # a handler that builds graph ops even from constants (OneHot, ReduceProd of a shape):
-                        # the reference folds it, so what follows (a Reshape, a Tile) still sees a constant
-                        outs = _fold_by_reference(node, c) or outs
-                except Refuse as e:  # what the handler refuses may still fold when every input is constant
-                    folded = _fold_by_reference(node, c)
-                    if folded is not None:
-                        outs = folded
-                    elif e.needs in inputs and e.needs not in (constants or {}):
-                        raise ConstantNeeded(f"{where}{label}: {e}", e.needs) from None
-                    else:
-                        raise FrontendError(f"{where}{label}: {e}") from None
-                except EqsatError as e:  # a shape or attribute the registry rejects
-                    raise FrontendError(f"{where}{label}: {e}") from None
-            for oname, t in zip(node.output, outs):
-                if oname:
-                    c.env[oname] = np.asarray(t) if isinstance(t, np.generic) else t  # numpy scalars are 0-d arrays
+            _import_node(c, node, where, idx, graph_inputs, bound)
     c.origin = "ONNX graph output"
     for vi in og.output:
         if vi.name not in c.env:
