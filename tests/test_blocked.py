@@ -113,6 +113,7 @@ def test_rules_check_numerically():
         assert result.ok, (rule.name, result)
 
 
+@pytest.mark.slow  # ~14 s on 2 busy cores: a whole optimize; the layout rules are proven and run fast above
 def test_round_trips_cancel_between_blocked_convs():
     """relu(conv) -> depthwise -> 1x1: with the blocked rules the e-graph holds the chain blocked end to end
     (one conversion in, one out), and the extracted graph is verified whichever layout the costs pick."""

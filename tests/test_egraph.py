@@ -108,6 +108,7 @@ def test_iteration_figures_come_from_egglogs_reports():
     assert (len(nodes), len({n["eclass"] for n in nodes})) == (sat.enodes, sat.eclasses)
 
 
+@pytest.mark.slow  # ~7 s; bounded steps and the node limit are checked fast above
 def test_bounded_families_run_in_the_first_iteration_only():
     """A rule of a bounded family (``split``) sees the input graph, not what other rules build later."""
 

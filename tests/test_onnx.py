@@ -151,6 +151,7 @@ def test_missing_file_is_a_frontend_error(tmp_path):
         load_graph(tmp_path / "nope.eqsat")
 
 
+@pytest.mark.slow  # ~7 s: the bench over a few hundred node tests (the importer is tested fast above)
 def test_conformance_bench_on_a_few_node_tests():
     from bench.onnx_conformance import collect, run_case, summarize
 

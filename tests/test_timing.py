@@ -90,6 +90,7 @@ def test_strict_measured_costs_refuse_an_unmeasured_op_in_one_line(tmp_path):
     assert "\n" not in str(e.value) and "eqsat costs profile" in e.value.hint
 
 
+@pytest.mark.slow  # ~10 s: profiles every op of an e-graph (test_optimize profiles a few in the fast tier)
 def test_profiling_the_egraph_covers_every_op_extraction_prices(tmp_path, monkeypatch):
     monkeypatch.setitem(
         measured.RUNNERS,

@@ -206,6 +206,7 @@ def test_cache_key_depends_on_cpu_and_text():
     assert jit.cache_key("define void @f() {\n  ret void\n}\n", other) != k1
 
 
+@pytest.mark.slow  # ~6 s of subprocesses; test_cache.py shares one cache across processes fast
 def test_disk_cache_is_reused_across_processes(tmp_path):
     """A second process compiling the same graph loads every kernel from the cache instead of LLVM."""
     script = (
