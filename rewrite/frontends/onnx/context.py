@@ -187,6 +187,16 @@ class Ctx:
         """This import as ``frontends.compose`` builds into it: nodes with this origin, constants as weights."""
         return Emit(self.g, self.add, lambda t: self.value(np.ascontiguousarray(t.numpy())))
 
+    def concat(self, ts: Sequence[Tensor], axis: int) -> Tensor:
+        """``ts`` joined along ``axis``: numpy's concatenate when all are constants of one dtype (never cast),
+        else a ``concat`` node; a single piece is itself."""
+        if len(ts) == 1:
+            return ts[0]
+        arrays = [t for t in ts if isinstance(t, np.ndarray)]
+        if len(arrays) == len(ts) and len({t.dtype for t in arrays}) == 1:
+            return np.concatenate(arrays, axis=axis)
+        return self.add("concat", [self.value(t) for t in ts], axis=axis)
+
     def identity(self, x: Tensor) -> Tensor:
         """A no-op result: a constant stays one; a graph value gets its own node (every ONNX output is one)."""
         return x if isinstance(x, np.ndarray) else self.add("identity", [x])

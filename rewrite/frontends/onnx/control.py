@@ -70,16 +70,12 @@ def _if(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 
 
 def _stack(c: Ctx, parts: list[Tensor], axis: int) -> Tensor:
-    """``parts`` (one shape) stacked along a new ``axis``: numpy's stack for constants, else each part with a
-    size-1 axis there, concatenated."""
+    """``parts`` (one shape) stacked along a new ``axis``: each with a size-1 axis there, concatenated."""
     shape = c.shape(parts[0])
     if any(c.shape(p) != shape for p in parts):
         raise Refuse(f"the iterations' scan outputs differ in shape: {sorted({c.shape(p) for p in parts})}")
-    if all(isinstance(p, np.ndarray) for p in parts) and len({c.dtype(p) for p in parts}) == 1:
-        return np.stack([np.asarray(p) for p in parts], axis=axis)
     one = shape[:axis] + (1,) + shape[axis:]
-    pieces = [c.value(c.reshape(p, one)) for p in parts]
-    return pieces[0] if len(pieces) == 1 else c.add("concat", pieces, axis=axis)
+    return c.concat([c.reshape(p, one) for p in parts], axis)
 
 
 def _take(c: Ctx, x: Tensor, axis: int, i: int) -> Tensor:

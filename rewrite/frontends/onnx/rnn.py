@@ -216,14 +216,6 @@ def _plus(c: Ctx, x: Tensor, y: Tensor) -> Tensor:
     return c.add("add", c.same_rank(x, y))
 
 
-def _cat(c: Ctx, ts: Sequence[Tensor], axis: int) -> Tensor:
-    if len(ts) == 1:
-        return ts[0]
-    if all(isinstance(t, np.ndarray) for t in ts):
-        return np.concatenate(ts, axis=axis)  # type: ignore[arg-type]
-    return c.add("concat", [c.value(t) for t in ts], axis=axis)
-
-
 def _transposed(c: Ctx, t: Tensor) -> Tensor:
     """A 2-d ``t`` transposed: matmul takes ``W^T`` and ``R^T``."""
     if isinstance(t, np.ndarray):
@@ -356,7 +348,7 @@ def _input_bias(c: Ctx, L: Layer, b: Tensor | None) -> Tensor | None:
     if not (L.op == "GRU" and L.linear_before_reset):
         return _plus(c, wb, rb)
     zr = _plus(c, _part(c, wb, 1, 0, 2 * H), _part(c, rb, 1, 0, 2 * H))
-    return _cat(c, [zr, _part(c, wb, 1, 2 * H, gh)], 1)
+    return c.concat([zr, _part(c, wb, 1, 2 * H, gh)], 1)
 
 
 def _recurrent_weights(c: Ctx, L: Layer, r: Tensor, b: Tensor | None, peep: Tensor | None, d: int) -> Recurrent:
@@ -391,7 +383,7 @@ def _stack(c: Ctx, L: Layer, pieces: list[Value], lead: tuple[int, ...]) -> Valu
     N, H = L.batch, L.hidden
     axis = 1 if L.layout else 0
     one = (N, 1, H) if L.layout else (1, N, H)
-    joined = _cat(c, [c.reshape(p, one) for p in pieces], axis)
+    joined = c.concat([c.reshape(p, one) for p in pieces], axis)
     return c.value(c.reshape(joined, (N, *lead, H) if L.layout else (*lead, N, H)))
 
 
