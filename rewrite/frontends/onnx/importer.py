@@ -237,7 +237,7 @@ def from_onnx(
         dtype = ONNX_DTYPES[vi.type.tensor_type.elem_type]
         graph.add("input", [], {"name": vi.name, "shape": shape, "dtype": dtype}, origin=f"ONNX input '{vi.name}'")
         c.env[vi.name] = Value(max(graph.nodes), 0)
-    graph_inputs, bound = inputs, set(constants or {})
+    bound = set(constants or {})
 
     def subgraph(body: onnx.GraphProto, args: Sequence[Tensor], scope: str) -> list[Tensor]:
         """``body``'s nodes imported with its inputs bound to ``args``; the enclosing names stay readable,
@@ -255,7 +255,7 @@ def from_onnx(
             for vi, t in zip(body.input, args):
                 c.env[vi.name] = t
             for idx, node in enumerate(body.node):
-                _import_node(c, node, f"{where}{scope}", idx, graph_inputs, bound)
+                _import_node(c, node, f"{where}{scope}", idx, inputs, bound)
             missing = [o.name for o in body.output if o.name not in c.env]
             if missing:
                 raise Refuse(f"{part}the body's output(s) {missing} are computed by no node")
@@ -267,7 +267,7 @@ def from_onnx(
     with bar(f"import {graph.name}", total=len(og.node), unit="node") as progress:
         for idx, node in enumerate(og.node):
             progress.update(1)
-            _import_node(c, node, where, idx, graph_inputs, bound)
+            _import_node(c, node, where, idx, inputs, bound)
     c.origin = "ONNX graph output"
     for vi in og.output:
         if vi.name not in c.env:
