@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from egglog.bindings import EggSmolError, EGraph, IterationReport, PrintAllFunctionsSize, RunReport
-
+from rewrite.egraph.bindings import EggSmolError, EGraph, IterationReport, PrintAllFunctionsSize, RunReport
 from rewrite.egraph.prelude import EGG_TO_OP
 from rewrite.ir.errors import SaturationError
 
@@ -35,11 +34,69 @@ def _rejected(message: str, what: str) -> SaturationError:
     return SaturationError(f"egglog rejected the {what}: {message}")
 
 
+# egglog's parser gives every term a span holding its source text, and egglog-python 13.2 copies that text
+# into every span it hands to Python, then into a fresh Rust string per span when the commands run: the
+# prelude's 128 KB parsed as one text took a process from 300 MB to 2.5 GB to parse and 4.7 GB to run (8 s).
+# Parsed a few commands at a time, each span holds a chunk of at most this many characters: 50 MB, 0.3 s.
+CHUNK_CHARS = 1024
+
+
+def forms(text: str) -> list[str]:
+    r"""The top-level forms of egglog ``text``, in order (strings and ``;`` comments respected).
+
+    >>> forms('(let $a (Relu x)) ; note (\n(set (f "a)") 1)')
+    ['(let $a (Relu x))', '(set (f "a)") 1)']
+    """
+    out: list[str] = []
+    depth, start, i, n = 0, 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif ch == ";":
+            while i < n and text[i] != "\n":
+                i += 1
+        elif ch == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                out.append(text[start : i + 1])
+        i += 1
+    if depth != 0:
+        raise SaturationError(f"unbalanced parentheses in egglog text starting {text[start : start + 80]!r}")
+    return out
+
+
+def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """``text``'s forms joined into pieces of about ``size`` characters (a longer form stands alone)."""
+    out: list[str] = []
+    cur: list[str] = []
+    length = 0
+    for f in forms(text):
+        if cur and length + len(f) > size:
+            out.append("\n".join(cur))
+            cur, length = [], 0
+        cur.append(f)
+        length += len(f) + 1
+    if cur:
+        out.append("\n".join(cur))
+    return out
+
+
+def parse(eg: EGraph, text: str) -> list[Any]:
+    """egglog's commands for ``text``, parsed a chunk at a time (see ``CHUNK_CHARS``)."""
+    return [c for piece in chunks(text) for c in eg.parse_program(piece)]
+
+
 def run(eg: EGraph, text: str, what: str, *, static: bool = False) -> list[Any]:
     """Parse and run egglog ``text``; egglog's errors become ``SaturationError`` naming ``what``.
 
-    ``static``: a text many e-graphs load unchanged (the prelude, a rule set), parsed once per process
-    (parsing is syntax only; the prelude's ~400 commands took 0.5 s to parse for every saturation).
+    ``static``: a text many e-graphs load unchanged (the prelude, a rule set), parsed once per process.
 
     egglog 13.2 reports every failure of a program, its own "panics" included (a conflicting
     ``:no-merge`` value, a failing primitive on a right-hand side), as ``EggSmolError``; only that is
@@ -47,7 +104,7 @@ def run(eg: EGraph, text: str, what: str, *, static: bool = False) -> list[Any]:
     bindings, which is a bug in egglog) passes through with its traceback.
     """
     try:
-        return eg.run_program(*(_parsed(text) if static else eg.parse_program(text)))
+        return eg.run_program(*(_parsed(text) if static else parse(eg, text)))
     except EggSmolError as e:
         raise _rejected(str(e), what) from None
 
@@ -55,7 +112,7 @@ def run(eg: EGraph, text: str, what: str, *, static: bool = False) -> list[Any]:
 @functools.lru_cache(maxsize=16)
 def _parsed(text: str) -> tuple[Any, ...]:
     """egglog's commands for ``text``, parsed once: they serve every e-graph."""
-    return tuple(EGraph().parse_program(text))
+    return tuple(parse(EGraph(), text))
 
 
 def tensor_sizes(eg: EGraph) -> tuple[int, int]:

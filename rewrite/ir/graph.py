@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import torch
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 from rewrite.ir.dtypes import BOOL, FLOAT32, INT64, TORCH_DTYPE, DTypeError
 from rewrite.ir.errors import GraphError
@@ -281,6 +283,8 @@ class Graph:
     # ------------------------------------------------------------ transforms
     def to_networkx(self) -> nx.MultiDiGraph:
         """Nodes carry op/attrs/shapes; edges carry the output and input slots."""
+        import networkx as nx  # deferred: 0.15 s to import, and only this export uses it
+
         g = nx.MultiDiGraph(name=self.name)
         for n in self:
             g.add_node(n.id, op=n.op, attrs=dict(n.attrs), shapes=n.shapes, origin=n.origin)

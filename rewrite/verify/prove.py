@@ -21,8 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from egglog.bindings import EggSmolError, EGraph
-
+from rewrite.egraph.bindings import EggSmolError, EGraph
 from rewrite.egraph.saturate import Limits, StopReason, saturate
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import ProveError
