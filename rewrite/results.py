@@ -31,11 +31,24 @@ class SaturationStats:
     eclasses: int
     rules_fired: dict[str, int]  # per rule, matches applied over all iterations, by rule name
     match_limit: int  # the per-rule match budget in force at the end
+    rules_loaded: int = 0  # rules that could match the graph (the others were not loaded: rewrite.egraph.reach)
+    rules_given: int = 0
+    ops_declared: int = 0  # constructors in the e-graph's prelude: the ops the graph can reach
 
     @classmethod
     def of(cls, sat: SaturationResult) -> SaturationStats:
         fired = dict(sorted(sat.rules_fired.items()))
-        return cls(sat.stop_reason, list(sat.iterations), sat.enodes, sat.eclasses, fired, sat.match_limit)
+        return cls(
+            sat.stop_reason,
+            list(sat.iterations),
+            sat.enodes,
+            sat.eclasses,
+            fired,
+            sat.match_limit,
+            sat.rules_loaded,
+            sat.rules_given,
+            sat.ops_declared,
+        )
 
     def to_json(self) -> dict[str, Any]:
         per_iteration = [
@@ -52,6 +65,9 @@ class SaturationStats:
             "iterations": len(self.iterations),
             "enodes": self.enodes,
             "eclasses": self.eclasses,
+            "rules_loaded": self.rules_loaded,
+            "rules_given": self.rules_given,
+            "ops_declared": self.ops_declared,
             "per_iteration": per_iteration,
         }
 

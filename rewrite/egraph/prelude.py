@@ -18,7 +18,8 @@ shape rule says ``encoded = False``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -108,12 +109,21 @@ def _dtype_rule(op: OpDef) -> str:
     return f'(rule ({constructor_pattern(op)}{cond}) ((set (dtype e) {val})) :ruleset analysis :name "dtype-{op.name}")'
 
 
-def prelude() -> str:
-    """Sorts, constructors, analysis functions and their rules, as egglog text."""
+def prelude(ops: Iterable[str] | None = None) -> str:
+    """Sorts, constructors, analysis functions and their rules, as egglog text.
+
+    ``ops``: the ops to declare (those a graph can reach, ``rewrite.egraph.reach``); None: every registered op.
+    """
+    declared = [op for op in OPS.values() if op.shape_rule.encoded and (ops is None or op.name in ops)]
+    return _prelude(tuple((op.name, id(op)) for op in declared))  # an op registered anew is a new key
+
+
+@functools.lru_cache(maxsize=64)
+def _prelude(key: tuple[tuple[str, int], ...]) -> str:
+    names = {name for name, _ in key}
+    declared = [OPS[name] for name, _ in key]
     lines = ["(sort IVec (Vec i64))", "(datatype T"]
-    for op in OPS.values():
-        if not op.shape_rule.encoded:
-            continue
+    for op in declared:
         sig = [SORT[a.kind] for a in op.attrs] + ["T"] * egg_arity(op)
         lines.append(f"  ({egg_name(op.name)} {' '.join(sig)})")
     lines.append(")")
@@ -128,16 +138,20 @@ def prelude() -> str:
         "(function wlast (T) i64 :merge (max old new))",
         "(ruleset analysis)",
         "(ruleset rewrites)",
-        "(rule ((= e (Concat ax a b)) (= f (wfirst a)) (= l (wlast b))) ((set (wfirst e) f) (set (wlast e) l))"
-        ' :ruleset analysis :name "weight-order-concat")',
+    ]
+    if "concat" in names:
+        lines.append(
+            "(rule ((= e (Concat ax a b)) (= f (wfirst a)) (= l (wlast b))) ((set (wfirst e) f) (set (wlast e) l))"
+            ' :ruleset analysis :name "weight-order-concat")'
+        )
+    if "pad2d" in names:
         # a zero-padded weight (an enlarged conv kernel) keeps its weight's order, so merges
         # of enlarged kernels stay canonical
-        "(rule ((= e (Pad2d p a)) (= f (wfirst a)) (= l (wlast a))) ((set (wfirst e) f) (set (wlast e) l))"
-        ' :ruleset analysis :name "weight-order-pad2d")',
-    ]
-    for op in OPS.values():
-        if not op.shape_rule.encoded:
-            continue
+        lines.append(
+            "(rule ((= e (Pad2d p a)) (= f (wfirst a)) (= l (wlast a))) ((set (wfirst e) f) (set (wlast e) l))"
+            ' :ruleset analysis :name "weight-order-pad2d")'
+        )
+    for op in declared:
         n = egg_arity(op)
         head = constructor_pattern(op) + "".join(f" (= s{i} (shape x{i}))" for i in range(n))
         for k, (cond, result) in enumerate(shape_cases(op.name)):

@@ -30,13 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from egglog import bindings
-from egglog.bindings import EGraph
-
+from rewrite.egraph import bindings
+from rewrite.egraph.bindings import EGraph
 from rewrite.egraph.encode import Encoding, encode
 from rewrite.egraph.engine import StepReport, read_step, report_seconds, run, tensor_sizes
 from rewrite.egraph.limits import Limits, StopReason
 from rewrite.egraph.prelude import prelude
+from rewrite.egraph.reach import graph_ops, reachable
 from rewrite.egraph.rules import rules_to_egglog
 from rewrite.ir.errors import SaturationError
 from rewrite.ir.graph import Graph
@@ -91,6 +91,9 @@ class SaturationResult:
     enodes: int = 0
     eclasses: int = 0
     match_limit: int = 0  # the per-rule match budget in force at the end (it grows when rules are held back)
+    rules_loaded: int = 0  # the rules that can match the graph, loaded (``reach``)
+    rules_given: int = 0
+    ops_declared: int = 0  # the ops the graph can reach, declared in the prelude
 
     def serialized(self) -> dict[str, Any]:
         """The e-graph as JSON: ``nodes``, ``class_data`` and ``root_eclasses``, one per graph output, in order.
@@ -110,18 +113,23 @@ class SaturationResult:
         return data
 
 
-def _load(graph: Graph, rules: list[Rule]) -> tuple[EGraph, Encoding]:
-    """A fresh e-graph holding the prelude, the rules and ``graph``, with its shape facts derived."""
+def _load(graph: Graph, rules: list[Rule]) -> tuple[EGraph, Encoding, list[Rule], int]:
+    """A fresh e-graph holding the prelude, the rules and ``graph``, with its shape facts derived; the
+    rules loaded and the number of ops declared.
+
+    Only the ops the graph can reach and the rules that can match it are loaded (``reach``): the others could
+    never fire, and each declaration and rule costs load time and a share of every iteration's matching."""
     eg = EGraph()
     enc = encode(graph)
-    run(eg, prelude(), "prelude", static=True)
+    ops, rules = reachable(graph_ops(graph), rules)
+    run(eg, prelude(ops), "prelude", static=True)
     run(eg, rules_to_egglog([r for r in rules if r.family not in _STAGED]), "rules", static=True)
     for family in sorted({r.family for r in rules if r.family in _STAGED}):
         run(eg, f"(ruleset {_ruleset(family)})\n", "rules")
         run(eg, rules_to_egglog([r for r in rules if r.family == family], _ruleset(family)), "rules", static=True)
     run(eg, enc.program, "graph encoding")
     run(eg, "(run-schedule (saturate (run analysis)))", "shape analysis")
-    return eg, enc
+    return eg, enc, rules, len(ops)
 
 
 def _ruleset(family: str) -> str:
@@ -269,7 +277,8 @@ def saturate(
     """
     limits.check()
     t0 = time.perf_counter()
-    eg, enc = _load(graph, rules)
+    given = len(rules)
+    eg, enc, rules, declared = _load(graph, rules)
     enodes, eclasses = tensor_sizes(eg)
     t_load = time.perf_counter() - t0
     budget = limits.match_limit or max(1000, 2 * enodes)
@@ -279,7 +288,9 @@ def saturate(
     names = {d.name for r in rules for d in r.directions()}
     t1 = time.perf_counter()
     if until is not None and until(eg, enc):
-        return SaturationResult(eg, enc, StopReason.GOAL, [], Counter(), t_load, 0.0, enodes, eclasses, budget)
+        return SaturationResult(
+            eg, enc, StopReason.GOAL, [], Counter(), t_load, 0.0, enodes, eclasses, budget, len(rules), given, declared
+        )
     reason = _iterate(eg, enc, state, names, limits, on_iteration, until)
     return SaturationResult(
         eg,
@@ -292,4 +303,7 @@ def saturate(
         state.enodes,
         state.eclasses,
         state.budget,
+        len(rules),
+        given,
+        declared,
     )
