@@ -9,7 +9,12 @@ same ``solve_part`` in a process of its own, for parts big enough that HiGHS may
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
+import os
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +48,43 @@ class Program:
     rv: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
+
+
+_IMPORT_LOCK = threading.Lock()
+
+
+@functools.cache
+def _libc() -> Any:
+    return ctypes.CDLL(None)
+
+
+def load_highspy() -> Any:
+    """``highspy``, imported on first use (HiGHS loads only when an ILP is solved), its banner swallowed.
+
+    HiGHS prints a banner ("Running HiGHS ... Copyright ...") on the C++ stdout when a process's first solver
+    is built, before any option can turn output off; a library call must not print.  So the first solver is
+    built with file descriptor 1 pointed at /dev/null (C's stdio flushed on both sides of the swap); HiGHS
+    prints it once per process, so later solvers are quiet by ``output_flag`` alone."""
+    with _IMPORT_LOCK:
+        return _quiet_highspy()
+
+
+@functools.cache
+def _quiet_highspy() -> Any:
+    import highspy
+
+    sys.stdout.flush()
+    _libc().fflush(None)
+    saved, sink = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(sink, 1)
+        highspy.Highs()
+        _libc().fflush(None)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(sink)
+    return highspy
 
 
 def _highs_model(highspy: Any, p: Program) -> Any:
@@ -104,8 +146,7 @@ def solve_part(
 ) -> Answer:
     """Solve one part here, within HiGHS's own time limit (which its root work can overrun: see ``child``);
     ``on_bound(scaled bound)`` whenever HiGHS checks in with a better proved bound."""
-    import highspy  # deferred: HiGHS loads only when an ILP is solved
-
+    highspy = load_highspy()
     try:
         h = solver(highspy, p, time_left, start, rel_gap, verbose)
         if on_incumbent is not None:  # subscribed only when asked: a callback is work inside the solve
