@@ -134,26 +134,44 @@ def optimize(ir_text: str, target: Target) -> llvm.ModuleRef:
 
 
 class _quiet_stderr:
-    """Silence LLVM's diagnostics printed straight to fd 2 (unless EQSAT_DEBUG is set)."""
+    """Silence LLVM's diagnostics printed straight to fd 2 (unless EQSAT_DEBUG is set).
+
+    fd 2 belongs to the process, and kernels compile on several threads at once: the first thread in points
+    it at /dev/null and the last one out restores it (one thread's exit restoring another's /dev/null would
+    leave stderr silenced for good)."""
+
+    _lock = threading.Lock()
+    _depth = 0
+    _saved: int | None = None
 
     def __enter__(self):
-        self.fd = None
         if config.DEBUG.flag():
             return self
-        try:
-            sys.stderr.flush()
-            self.fd = os.dup(2)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 2)
-            os.close(devnull)
-        except OSError:
-            self.fd = None
+        cls = type(self)
+        with cls._lock:
+            if cls._depth == 0:
+                try:
+                    sys.stderr.flush()
+                    saved = os.dup(2)
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, 2)
+                    os.close(devnull)
+                    cls._saved = saved
+                except OSError:
+                    cls._saved = None
+            cls._depth += 1
         return self
 
     def __exit__(self, *exc):
-        if self.fd is not None:
-            os.dup2(self.fd, 2)
-            os.close(self.fd)
+        if config.DEBUG.flag():
+            return False
+        cls = type(self)
+        with cls._lock:
+            cls._depth -= 1
+            if cls._depth == 0 and cls._saved is not None:
+                os.dup2(cls._saved, 2)
+                os.close(cls._saved)
+                cls._saved = None
         return False
 
 
@@ -168,12 +186,14 @@ def assembly(ir_text: str, target: Target) -> str:
 def _object_for(ir_text: str, key: str, target: Target) -> bytes:
     cached = None if config.NO_CACHE.flag() else objcache.read(key)
     if cached is not None:
-        STATS.cache_hits += 1
+        with _lock:
+            STATS.cache_hits += 1
         return cached
     t0 = time.perf_counter()
     obj = _jit(target).tm.emit_object(optimize(ir_text, target))
-    STATS.seconds += time.perf_counter() - t0
-    STATS.compiled += 1
+    with _lock:
+        STATS.seconds += time.perf_counter() - t0
+        STATS.compiled += 1
     if not config.NO_CACHE.flag():
         objcache.write(key, obj)
     return obj
@@ -196,7 +216,9 @@ def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str,
     """Compile (or fetch) a module whose single exported function is named ``PLACEHOLDER`` in ``text``.
 
     The function's real name is derived from the text and the target, so identical kernels share
-    code.  Returns ``(function name, address)``.
+    code.  Returns ``(function name, address)``.  Safe to call from several threads: the compile runs
+    outside this module's lock (llvmlite serializes LLVM's own calls, so one thread's LLVM work overlaps
+    another's Python lowering), and a kernel two threads compiled at once is loaded once.
     """
     key = cache_key(text, target)
     name = f"{name_hint}_{key[:20]}"
@@ -206,7 +228,11 @@ def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str,
         if addr:
             STATS.memory_hits += 1
             return name, addr
-        obj = _object_for(text.replace(f"@{PLACEHOLDER}", f"@{name}"), key, target)
+    obj = _object_for(text.replace(f"@{PLACEHOLDER}", f"@{name}"), key, target)
+    with _lock:
+        addr = j.loaded.get(name)
+        if addr:
+            return name, addr
         j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         j.engine.finalize_object()
         addr = j.engine.get_function_address(name)
