@@ -164,17 +164,23 @@ class CompiledCost:
         return out
 
     def profile(self, configs: Iterable[Config], on_progress: Callable[[int, int, str], None] | None = None) -> int:
-        """Measure every configuration not cached yet (an unmeasurable one is noted); returns how many."""
+        """Measure every configuration not cached yet (an unmeasurable one is noted); returns how many.
+
+        Anchors and fused increments are measured in one batch each (the runner compiles a batch's kernels
+        together, then times them one by one); ``on_progress(done, total, op)`` after each configuration."""
         todo = self.missing(configs)
-        for i, (op, attrs, shapes, dtype) in enumerate(todo):
-            table = self.table(op)
-            assert table is not None
-            try:
-                table.measure(op, attrs, shapes, dtype)
-            except EqsatError as e:
-                self.unmeasurable[table.key(op, attrs, shapes, dtype)] = str(e).splitlines()[0]
+        done = [0]
+
+        def tick(c: Config) -> None:
+            done[0] += 1
             if on_progress is not None:
-                on_progress(i + 1, len(todo), op)
+                on_progress(done[0], len(todo), c[0])
+
+        for table in (self.kernels, self.fused):
+            batch = [c for c in todo if self.table(c[0]) is table]
+            if batch:
+                for key, e in table.measure_many(batch, tick).items():
+                    self.unmeasurable[key] = str(e).splitlines()[0]
         return len(todo)
 
     def __repr__(self) -> str:

@@ -37,7 +37,7 @@ import torch
 from costs.analytical import AnalyticalCost
 from costs.cache import CostCache, op_key
 from costs.timing import Timing, interleaved
-from rewrite.ir.errors import UsageError
+from rewrite.ir.errors import EqsatError, UsageError
 from rewrite.ir.ops import OPS, Group, Shape
 from rewrite.ir.target import Target
 
@@ -105,11 +105,20 @@ def _torch_target(threads: int, version: str) -> Target:
 
 Runner = Callable[..., Measurement]  # run(target, op, attrs, in_shapes, dtype, warmup, repeats)
 RUNNERS: dict[str, Runner] = {"torch": run_torch_op}
+# run_many(target, configs, warmup, repeats, on_done) -> one Measurement, or the EqsatError that kept it from
+# being measured, per configuration, in order; on_done(config) as each one is measured
+BatchRunner = Callable[..., list[Measurement | EqsatError]]
+BATCH_RUNNERS: dict[str, BatchRunner] = {}
 
 
-def register_runner(kind: str, run: Runner) -> None:
-    """Measure targets of ``kind`` with ``run(target, op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``."""
+def register_runner(kind: str, run: Runner, many: BatchRunner | None = None) -> None:
+    """Measure targets of ``kind`` with ``run(target, op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``;
+    ``many``, where given, measures a batch at once (compiled kernels: compiled together, timed one by one)."""
     RUNNERS[kind] = run
+    if many is not None:
+        BATCH_RUNNERS[kind] = many
+    else:
+        BATCH_RUNNERS.pop(kind, None)
 
 
 # ------------------------------------------------------------------ the cost model
@@ -200,6 +209,36 @@ class MeasuredCost:
         self.missing.discard(key)
         self.stats["measured"] += 1
         return m.seconds
+
+    def measure_many(
+        self, configs: Sequence[Config], on_done: Callable[[Config], None] | None = None
+    ) -> dict[str, EqsatError]:
+        """Measure ``configs`` now (even if cached) and store them, through the target kind's batch runner where
+        it has one; returns, by key, the error of each configuration that could not be measured."""
+        target = self.target
+        many = BATCH_RUNNERS.get(target.kind)
+        errors: dict[str, EqsatError] = {}
+        if many is None:
+            for c in configs:
+                try:
+                    self.measure(*c)
+                except EqsatError as e:
+                    errors[self.key(*c)] = e
+                if on_done is not None:
+                    on_done(c)
+            return errors
+        fp, table = self._table(target)
+        results = many(target, list(configs), self.warmup, self.repeats, on_done)
+        for c, m in zip(configs, results, strict=True):
+            key = self.key(*c)
+            if isinstance(m, EqsatError):
+                errors[key] = m
+                continue
+            self.cache.put(fp, key, c[0], m.seconds, m.reps, m.iqr)
+            table[key] = m.seconds
+            self.missing.discard(key)
+            self.stats["measured"] += 1
+        return errors
 
     def __call__(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
         if OPS[op].group is Group.SOURCE:

@@ -138,6 +138,13 @@ def anchor_cost(
     return measurement(timer(target, one_op(op, attrs, in_shapes, dtype, False), warmup, repeats)[0])
 
 
+def fused_increment(both: Sequence[float], alone: Sequence[float]) -> Measurement:
+    """The increment of ``relu(op(x))`` (``both``) over ``relu`` alone (``alone``), timed interleaved round by
+    round: the fastest round of each, never below 5% of the consumer's own time (measurement noise)."""
+    m = measurement([max(f - a, 0.0) for f, a in zip(both, alone, strict=True)])
+    return replace(m, seconds=max(min(both) - min(alone), 0.05 * min(alone)))
+
+
 def fused_cost(
     timer: KernelSeconds,
     target: Target,
@@ -148,11 +155,19 @@ def fused_cost(
     warmup: int,
     repeats: int,
 ) -> Measurement:
-    """What an injective ``op`` adds fused into a neighbour's kernel: ``relu(op(x))`` minus ``relu`` alone
-    (interleaved, the fastest round of each), never below 5% of the consumer's own time (measurement noise)."""
+    """What an injective ``op`` adds fused into a neighbour's kernel (``fused_increment``)."""
     both, alone = timer(target, one_op(op, attrs, in_shapes, dtype, True), warmup, repeats)
-    m = measurement([max(f - a, 0.0) for f, a in zip(both, alone, strict=True)])
-    return replace(m, seconds=max(min(both) - min(alone), 0.05 * min(alone)))
+    return fused_increment(both, alone)
+
+
+def graph_key(g: Graph) -> tuple[Any, ...]:
+    """The structure of a measurement graph (ops, attributes, wiring, shapes, dtypes, weight names and shapes):
+    ``one_op`` seeds its weights, so two measurement graphs of one structure are the same graph (the consumer
+    alone on one shape serves every fused increment priced on that shape)."""
+    nodes = tuple(
+        (n.op, tuple(sorted((k, repr(v)) for k, v in n.attrs.items())), n.inputs, n.shapes, n.dtypes) for n in g
+    )
+    return nodes, tuple(g.outputs), tuple((k, tuple(w.shape)) for k, w in sorted(g.weights.items()))
 
 
 __all__ = [
@@ -161,6 +176,8 @@ __all__ = [
     "alternating_rounds",
     "anchor_cost",
     "fused_cost",
+    "fused_increment",
+    "graph_key",
     "lower_digest",
     "measurement",
     "one_op",

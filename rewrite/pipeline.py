@@ -30,7 +30,7 @@ from costs.timing import BUSY_CORES, free_threads, speedup
 from lower import CompiledGraph, compile_graph, parse_target
 from lower.cuda import TF32_REL_TOL, graph_ptx
 from lower.cuda.measure import cuda_cost_target, run_cuda_anchor, run_cuda_fused
-from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_op
+from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_many, run_llvm_op
 from lower.target import KINDS
 from rewrite import config
 from rewrite.egraph.limits import Limits
@@ -87,6 +87,8 @@ class _Candidates:
     dropped: int
     greedy_seconds: float
     ilp_seconds: float  # 0 without the ILP
+    measured: int = 0  # kernel configurations measured before extraction
+    measure_seconds: float = 0.0
 
 
 def _rule_list(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
@@ -131,7 +133,7 @@ def _decoded(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
 def _extract(graph: Graph, sat: SaturationResult, model: CostModel, extractor: str, ilp_seconds: float) -> _Candidates:
     """Greedy DAG-aware extraction, then (for ``"ilp"``) the exact ILP warm-started from it."""
     data = read_serialized(sat.serialized())
-    _measure_candidates(data, model)
+    measured, measure_seconds = _measure_candidates(data, model)
     t0 = time.perf_counter()
     ncost = node_costs(data, model)
     sel = select(data, greedy_choice(data, ncost), ncost)
@@ -162,17 +164,21 @@ def _extract(graph: Graph, sat: SaturationResult, model: CostModel, extractor: s
         len(data.dropped),
         greedy_seconds,
         ilp_stats.seconds if ilp_stats is not None else 0.0,
+        measured,
+        measure_seconds,
     )
 
 
-def _measure_candidates(data: EGraphData, model: CostModel) -> None:
+def _measure_candidates(data: EGraphData, model: CostModel) -> tuple[int, float]:
     """A compiled cost model that measures what is missing measures every e-node extraction may pick first,
-    under a progress bar (once per configuration and target: the rows are cached)."""
+    under a progress bar (once per configuration and target: the rows are cached); how many, in what seconds."""
     if not isinstance(model, CompiledCost) or not model.measure_missing:
-        return
+        return 0, 0.0
+    t0 = time.perf_counter()
     configs = model.missing(egraph_configs(data))
     if configs:
         model.profile(configs, counter(f"measure {len(configs)} kernels ({model.target.name})"))
+    return len(configs), time.perf_counter() - t0
 
 
 def _trace(found: _Candidates, t_extract: float, best_cost: float) -> tuple[tuple[float, float], ...]:
@@ -289,7 +295,15 @@ def optimize(
         extracted_dag_cost=found.greedy_dag_cost,
         extractor=extractor,
         saturation=SaturationStats.of(sat),
-        seconds=Timings(sat.seconds_load, sat.seconds_saturate, t2 - t1, found.greedy_seconds, t3 - t2, t3 - t0),
+        seconds=Timings(
+            sat.seconds_load,
+            sat.seconds_saturate,
+            t2 - t1,
+            found.greedy_seconds,
+            t3 - t2,
+            t3 - t0,
+            measure=found.measure_seconds,
+        ),
         verified=bool(checked.ok) if checked else None,
         max_abs_err=checked.max_abs_err if checked else None,
         dropped_enodes=found.dropped,
@@ -297,6 +311,7 @@ def optimize(
         ilp=found.ilp_stats,
         search="eqsat",
         trace=_trace(found, t1 - t0, cost_after),
+        measured_kernels=found.measured,
     )
     return OptimizeResult(best, graph, stats)
 
@@ -380,8 +395,8 @@ def compile(graph: Graph, target: str | Target = "llvm", threads: int | None = N
 
 # MeasuredCost / CompiledCost on an llvm target time ops with compiled kernels (lower.llvm.measure); on a
 # cuda target with the CUDA backend's kernels and CUDA events (lower.cuda.measure), keyed by the GPU
-register_runner("llvm", run_llvm_op)
-register_runner("llvm" + FUSED, run_llvm_fused)
+register_runner("llvm", run_llvm_op, run_llvm_many)
+register_runner("llvm" + FUSED, run_llvm_fused, run_llvm_many)
 register_runner("cuda", run_cuda_anchor)
 register_runner("cuda" + FUSED, run_cuda_fused)
 

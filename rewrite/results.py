@@ -109,6 +109,7 @@ class Timings:
     verify: float
     total: float
     search: float = 0.0  # the backtracking search (``search="backtrack"``; saturation and extraction are 0 then)
+    measure: float = 0.0  # measuring the kernel costs extraction needed and the cost cache lacked (within extract)
 
     def to_json(self) -> dict[str, float]:
         return asdict(self)
@@ -167,6 +168,7 @@ class OptimizeStats:
     # (seconds since optimize began, modelled cost of the best graph so far), each time the best improved
     trace: tuple[tuple[float, float], ...] = ()
     backtrack: SearchStats | None = None  # only for search="backtrack"
+    measured_kernels: int = 0  # kernel configurations measured for this call (a compiled cost model's misses)
 
     @property
     def stop_reason(self) -> str:
@@ -214,6 +216,9 @@ class OptimizeStats:
             "enodes": sat["enodes"],
             "eclasses": sat["eclasses"],
             "per_iteration": sat["per_iteration"],
+            "rules_loaded": self.saturation.rules_loaded if self.saturation is not None else None,
+            "rules_given": self.saturation.rules_given if self.saturation is not None else None,
+            "measured_kernels": self.measured_kernels,
             "seconds": self.seconds.to_json(),
             "verified": self.verified,
             "max_abs_err": self.max_abs_err,

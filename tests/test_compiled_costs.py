@@ -10,7 +10,7 @@ from costs.compiled import CompiledCost, base_target, fused_target
 from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_op
 from rewrite import GraphBuilder
 from rewrite.egraph.limits import Limits
-from rewrite.ir.errors import LoweringError
+from rewrite.ir.errors import EqsatError, LoweringError
 from rewrite.ir.target import Target
 from rewrite.pipeline import compiled_cost, default_cost_model, optimize
 
@@ -115,5 +115,59 @@ def test_optimize_for_llvm_measures_the_egraph_and_verifies(tmp_path):
     res = optimize(b.build([out]), limits=Limits(iterations=3), extractor="greedy", cost_model=model, target="llvm")
     assert res.stats.verified is True
     assert model.stats["measured"] > 0 and model.stats["fallbacks"] == 0
+    assert res.stats.measured_kernels == model.stats["measured"] and res.stats.seconds.measure > 0
     assert model.missing([("matmul", {}, ((4, 16), (16, 16)), "float32")]) == []
     assert isinstance(compiled_cost("llvm", threads=1, measure_missing=False), CompiledCost)
+
+
+def test_a_batch_runner_measures_the_batch_and_notes_what_it_could_not(fake, monkeypatch):
+    model, alone, _ = fake
+    batches = []
+
+    def many(target, configs, warmup, repeats, on_done):
+        batches.append([c[0] for c in configs])
+        out = []
+        for c in configs:
+            out.append(LoweringError("no lowering") if c[0] == "softmax" else measured.Measurement(2e-3, repeats, 0.0))
+            on_done(c)
+        return out
+
+    monkeypatch.setitem(measured.BATCH_RUNNERS, "fake", many)
+    configs = [
+        ("matmul", {}, ((4, 8), (8, 8)), "float32"),
+        ("softmax", {"axis": -1}, ((4, 8),), "float32"),
+        ("conv2d", {}, ((1, 3, 8, 8), (4, 3, 3, 3)), "float32"),
+    ]
+    seen = []
+    assert model.profile(configs, lambda done, total, op: seen.append((done, total, op))) == 3
+    assert batches == [["matmul", "softmax", "conv2d"]] and alone.asked == []  # one batch, no single runs
+    assert seen == [(1, 3, "matmul"), (2, 3, "softmax"), (3, 3, "conv2d")]
+    assert model("matmul", {}, [(4, 8), (8, 8)]) == 2e-3
+    assert model("softmax", {"axis": -1}, [(4, 8)]) == 7.0 and model.stats["unmeasurable"] == 1
+    assert model.missing(configs) == []  # measured or known unmeasurable: nothing is measured twice
+
+
+def test_llvm_batch_compiles_each_distinct_graph_once(monkeypatch):
+    import lower.llvm.measure as llvm_measure
+
+    compiled = []
+    real = llvm_measure.compile_graph
+
+    def counting(g, target):
+        compiled.append(g.name)
+        return real(g, target)
+
+    monkeypatch.setattr(llvm_measure, "compile_graph", counting)
+    t = fused_target(cost_target("llvm", threads=1))
+    configs = [
+        ("add", {}, ((4, 16), (4, 16)), "float32"),
+        ("mul", {}, ((4, 16), (4, 16)), "float32"),
+        ("add", {}, ((4, 16), (4, 15)), "float32"),  # no broadcast of 16 and 15: cannot be built
+    ]
+    done = []
+    out = llvm_measure.run_llvm_many(t, configs, warmup=1, repeats=3, on_done=done.append)
+    assert done == configs
+    assert [type(m).__name__ for m in out[:2]] == ["Measurement", "Measurement"] and all(m.seconds > 0 for m in out[:2])
+    assert isinstance(out[2], EqsatError)
+    # relu(add), relu(mul) and one relu alone on (4, 16) for both increments
+    assert sorted(compiled) == ["cost_add_consumer", "cost_add_fused", "cost_mul_fused"]

@@ -11,18 +11,29 @@ time are built by ``lower.measure_graphs``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
 import torch
 
-from costs.compiled import base_target
-from costs.measured import Measurement
-from lower.measure_graphs import LOWER_VERSION, alternating_rounds, anchor_cost, fused_cost, lower_digest
-from lower.runtime import compile_graph
+from costs.compiled import FUSED, base_target
+from costs.measured import Config, Measurement
+from lower.measure_graphs import (
+    LOWER_VERSION,
+    alternating_rounds,
+    anchor_cost,
+    fused_cost,
+    fused_increment,
+    graph_key,
+    lower_digest,
+    measurement,
+    one_op,
+)
+from lower.runtime import CompiledGraph, compile_graph
 from lower.target import parse_target
-from rewrite.ir.errors import UsageError
+from rewrite.ir.errors import EqsatError, UsageError
 from rewrite.ir.graph import Graph
 from rewrite.ir.ops import Shape
 from rewrite.ir.target import Target
@@ -41,13 +52,22 @@ def _flush_buffer() -> torch.Tensor:
     return torch.zeros(FLUSH_BYTES // 4)
 
 
+def _host(target: Target) -> Target:
+    """The target measurement graphs compile for: the cost target without its cost-key-only versions."""
+    host = base_target(target)
+    return replace(host, versions=tuple(v for v in host.versions if v[0] not in (LOWER_VERSION, RUNNER_VERSION[0])))
+
+
 def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeats: int) -> list[list[float]]:
+    """Each graph compiled and timed (``_time``)."""
+    host = _host(target)
+    return _time([compile_graph(g, host) for g in graphs], warmup, repeats)
+
+
+def _time(cgs: Sequence[CompiledGraph], warmup: int, repeats: int) -> list[list[float]]:
     """Each compiled graph's summed kernel time per round, the graphs alternating round by round; before each
     timed run the caches are flushed and the activation inputs read back in (a producer just wrote them)."""
-    host = base_target(target)
-    host = replace(host, versions=tuple(v for v in host.versions if v[0] not in (LOWER_VERSION, RUNNER_VERSION[0])))
-    cgs = [compile_graph(g, host) for g in graphs]
-    feeds = [g.random_inputs(0) for g in graphs]
+    feeds = [cg.graph.random_inputs(0) for cg in cgs]
     flush = _flush_buffer()
 
     def timed(i: int) -> float:
@@ -84,6 +104,61 @@ def run_llvm_fused(
 ) -> Measurement:
     """What an injective ``op`` adds fused into a neighbour's kernel (``measure_graphs.fused_cost``)."""
     return fused_cost(_kernel_seconds, target, op, attrs, in_shapes, dtype, warmup, repeats)
+
+
+# Configurations compiled together before they are timed: compiling runs on COMPILE_THREADS threads (llvmlite
+# serializes LLVM's calls, so one thread's LLVM work overlaps another's Python lowering), timing on none but the
+# caller, with nothing compiling beside it.  A chunk bounds what is held compiled at once (weights, code).
+MEASURE_CHUNK = 24
+COMPILE_THREADS = 2
+
+
+def run_llvm_many(
+    target: Target,
+    configs: Sequence[Config],
+    warmup: int = 3,
+    repeats: int = 15,
+    on_done: Callable[[Config], None] | None = None,
+) -> list[Measurement | EqsatError]:
+    """``run_llvm_op`` (or, for a ``-fused`` target, ``run_llvm_fused``) of every configuration, as a batch: a
+    chunk's graphs built, deduplicated (one consumer graph per shape serves every fused increment on it) and
+    compiled together, then each configuration timed as its runner would.  A configuration that cannot be
+    built or compiled answers its ``EqsatError``."""
+    fused = target.kind.endswith(FUSED)
+    host = _host(target)
+    out: list[Measurement | EqsatError] = []
+    with ThreadPoolExecutor(COMPILE_THREADS, thread_name_prefix="eqsat-measure") as pool:
+        for start in range(0, len(configs), MEASURE_CHUNK):
+            chunk = configs[start : start + MEASURE_CHUNK]
+            built: list[list[Graph] | EqsatError] = []
+            for op, attrs, shapes, dtype in chunk:
+                try:
+                    built.append(one_op(op, attrs, shapes, dtype, fused))
+                except EqsatError as e:
+                    built.append(e)
+            unique: dict[tuple[Any, ...], Graph] = {}
+            for gs in built:
+                for g in [] if isinstance(gs, EqsatError) else gs:
+                    unique.setdefault(graph_key(g), g)
+            compiled = dict(zip(unique, pool.map(lambda g: _compiled_or_error(g, host), unique.values()), strict=True))
+            for c, gs in zip(chunk, built, strict=True):
+                cgs = gs if isinstance(gs, EqsatError) else [compiled[graph_key(g)] for g in gs]
+                bad = cgs if isinstance(cgs, EqsatError) else next((x for x in cgs if isinstance(x, EqsatError)), None)
+                if bad is not None:
+                    out.append(bad)
+                else:
+                    rounds = _time(cgs, warmup, repeats)  # type: ignore[arg-type]
+                    out.append(fused_increment(*rounds) if fused else measurement(rounds[0]))
+                if on_done is not None:
+                    on_done(c)
+    return out
+
+
+def _compiled_or_error(g: Graph, host: Target) -> CompiledGraph | EqsatError:
+    try:
+        return compile_graph(g, host)
+    except EqsatError as e:
+        return e
 
 
 RUNNER_VERSION = ("runner", "3")  # bump when the llvm runners measure differently (2: cold caches, 3: fastest round)

@@ -36,8 +36,9 @@ def _search_lines(stats: OptimizeStats) -> list[str]:
         return [
             f"e-graph: {sat.enodes} e-nodes, {sat.eclasses} e-classes after {len(sat.iterations)} "
             f"iteration(s); stopped: {sat.stop_reason.value}",
-            f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s, "
-            f"verify {s.verify:.2f}s, total {s.total:.2f}s",
+            f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s"
+            + (f" (measuring {stats.measured_kernels} kernels {s.measure:.2f}s)" if stats.measured_kernels else "")
+            + f", verify {s.verify:.2f}s, total {s.total:.2f}s",
             _extraction(stats),
         ]
     lines = []
