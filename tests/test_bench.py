@@ -189,3 +189,59 @@ def test_full_size_zoo_builds_the_cnns_at_224():
     assert {"mobilenet_v2", "efficientnet_b0", "bert", "gpt2", "llama", "vit", "convnext"} <= set(FULL)
     _, (x,) = FULL["shufflenet_v2"]()
     assert tuple(x.shape) == (1, 3, 224, 224)
+
+
+def _tiny_mlp_file(tmp_path):
+    spec = tmp_path / "tiny.py"
+    spec.write_text(
+        "import torch\n"
+        "def make():\n"
+        "    torch.manual_seed(0)\n"
+        "    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8)).eval()\n"
+        "    return m, (torch.randn(4, 16),)\n"
+    )
+    return f"{spec}:make"
+
+
+def test_overhead_phase_splits_eqsat_stages_and_measures_only_when_cold(tmp_path, monkeypatch):
+    """A cold cache measures the kernels extraction needs (and says how many, in what time); the same model on
+    the filled cache measures none.  Every stage is there, and the peak memory of the process."""
+    from bench import overhead
+
+    monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path / "cache"))
+    spec = _tiny_mlp_file(tmp_path)
+    cold = overhead.run_phase(spec, "cold", 1, [])
+    warm = overhead.run_phase(spec, "warm", 1, [])
+    for row in (cold, warm):
+        assert all(row[k] >= 0 for k in overhead.STAGES) and row["peak_mb"] > 100
+        assert row["total"] >= row["import"] + row["compile"] and row["kernels"] >= 1
+    assert cold["measured_kernels"] > 0 and cold["measure"] > 0 and cold["peers"] == {}
+    assert warm["measured_kernels"] == 0 and "peers" not in warm
+
+
+def test_overhead_table_and_arguments(capsys):
+    from bench import overhead
+
+    stages = dict.fromkeys(overhead.STAGES, 1.0)
+    cold = {"model": "m", "phase": "cold", **stages, "total": 7.0, "measured_kernels": 3, "peak_mb": 500.0}
+    cold["peers"] = {"ort": {"build": 0.5}, "openvino": None, "inductor": {"build": 14.0}}
+    warm = {**cold, "phase": "warm", "total": 4.0, "measured_kernels": 0}
+    del warm["peers"]
+    overhead.print_table([cold, warm], overhead.PEERS)
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[-4:] == ["0.50", "-", "14.00", "0.50"]  # ort, openvino (failed), inductor; 7 / 14
+    assert out[2].split()[-1] == "0.29"  # warm: 4 / 14
+    assert main(["bench", "overhead", "--peers", "tvm"]) == 2
+    assert main(["bench", "overhead", "--threads", "0"]) == 2
+    assert main(["bench", "overhead", "--models", "nope"]) == 2
+
+
+@pytest.mark.slow
+def test_overhead_runs_each_phase_in_a_process_of_its_own(tmp_path):
+    out = tmp_path / "overhead.json"
+    spec = _tiny_mlp_file(tmp_path)
+    assert main(["bench", "overhead", "--models", spec, "--threads", "1", "--peers", "ort", "--json", str(out)]) == 0
+    cold, warm = json.loads(out.read_text())
+    assert (cold["phase"], warm["phase"]) == ("cold", "warm")
+    assert cold["measured_kernels"] > 0 and warm["measured_kernels"] == 0
+    assert cold["peers"]["ort"]["build"] > 0

@@ -7,6 +7,8 @@
     eqsat bench search [--json OUT]      # saturation + greedy / ILP against backtracking, per model
     eqsat bench onnx-conformance [--json OUT]   # the onnx package's node tests through eqsat
     eqsat bench zoo [--models a,b] [--json OUT]  # CNNs from their papers and transformers models, end to end
+    eqsat bench overhead [--models a,b] [--json OUT]  # eqsat's import, optimize and compile seconds and memory,
+                                        # cold and warm, beside onnxruntime, OpenVINO and torch.compile builds
 
 Each suite parses the rest of the line itself (``eqsat bench e2e --help``).
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bench import e2e, fidelity, kernels, search, tensat_table
+from bench import e2e, fidelity, kernels, overhead, search, tensat_table
 from bench.zoo import run as zoo_run
 
 
@@ -33,6 +35,7 @@ SUITES: dict[str, Callable[[list[str]], int]] = {
     "search": search.main,
     "onnx-conformance": _onnx_conformance,
     "zoo": zoo_run.main,
+    "overhead": overhead.main,
 }
 DEFAULT = "tensat"
 
