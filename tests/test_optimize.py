@@ -187,6 +187,9 @@ JSON_TAIL = [
     "enodes",
     "eclasses",
     "per_iteration",
+    "rules_loaded",
+    "rules_given",
+    "measured_kernels",
     "seconds",
     "verified",
     "max_abs_err",
@@ -197,7 +200,7 @@ JSON_TAIL = [
 ]
 JSON_BACKTRACK = ["expansions", "graphs_seen", "alpha"]  # only for --search backtrack, before the trace
 JSON_END = ["trace"]
-JSON_SECONDS = ["load", "saturate", "extract", "extract_greedy", "verify", "total", "search"]
+JSON_SECONDS = ["load", "saturate", "extract", "extract_greedy", "verify", "total", "search", "measure"]
 JSON_LIMITS = ["iterations", "nodes", "seconds", "match_limit"]
 JSON_ITERATION = ["iteration", "enodes", "eclasses", "seconds"]
 
@@ -223,6 +226,7 @@ def _assert_record_shape(record: dict, extractor: str) -> None:
     assert all(type(k) is str and type(v) is int for k, v in record["rules_fired"].items())
     assert list(record["rules_fired"]) == sorted(record["rules_fired"])
     assert type(record["verified"]) is bool and type(record["max_abs_err"]) is float
+    assert 0 < record["rules_loaded"] <= record["rules_given"] and record["measured_kernels"] == 0  # analytical
     if extractor == "ilp":
         assert type(record["ilp_status"]) is str and record["ilp_status"] in STATUSES
         assert type(record["ilp_source"]) is str and record["ilp_source"] in ("ilp", "greedy")
