@@ -25,11 +25,16 @@ from typing import Any
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
 
 
+# A worker checks at most this many seeds, then exits and a fresh process takes its place: the LLVM JIT keeps
+# every kernel it ever loaded (about 0.4 MB a graph), so one process through a long run would only grow.
+SEEDS_PER_WORKER = 200
+
+
 def _worker(tasks: Any, results: Any) -> None:
     from tests.fuzz.gen import random_graph  # in the spawned worker: torch loads there
     from tests.fuzz.oracle import check
 
-    while True:
+    for _ in range(SEEDS_PER_WORKER):
         seed = tasks.get()
         if seed is None:
             return
@@ -80,6 +85,8 @@ def fuzz(seeds: list[int], workers: int, timeout: float) -> dict[int, tuple[str,
         except queue.Empty:
             pass
         dead = {p.pid: p.exitcode for p in pool.procs if not p.is_alive()}
+        if dead and not any(pid in dead for _, pid in running.values()):
+            pool.replace_dead()  # a worker retired after its SEEDS_PER_WORKER seeds
         for seed, (start, pid) in list(running.items()):
             if pid in dead:  # a segfault or abort: the process is gone without a result
                 running.pop(seed)
