@@ -10,6 +10,7 @@ eqsat optimize nasrnn --search backtrack --alpha 1.05 --json out.json
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Callable
@@ -133,7 +134,12 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
         )
     say(f"loading {args.model} ...")
     src = read_source(args.model)
-    graph, module, inputs = src.graph, src.module, src.inputs
+    graph, inputs = src.graph, src.inputs
+    # the module is needed again only to check the compiled graph against (--run); without it, its parameters
+    # (a second copy of the weights the import folded: VGG-19's 575 MB) are let go before saturation
+    module = src.module if args.run else None
+    del src
+    gc.collect()  # torch.export's program holds the module in reference cycles
     say(f"{'saturating' if args.search == 'eqsat' else 'searching'} {graph.op_count()} operators ...")
     result = optimize(
         graph,
