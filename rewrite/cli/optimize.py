@@ -164,6 +164,7 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
         print(result.graph.pretty())
     if args.run:
         say(f"compiling for {args.run} ...")
+        assert module is not None  # kept for --run
         run = compile_and_compare(result.graph, module, inputs, target=args.run, repeats=args.repeats)
         record.update(run.to_json())
         if args.verbose:
