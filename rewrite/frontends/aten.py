@@ -265,7 +265,12 @@ KEEP_WHOLE = (
     aten.silu.default,
     aten.adaptive_avg_pool1d.default,  # decomposed, it is an as_strided view
 )
-_REDUCE = {aten.sum.dim_IntList: "reduce_sum", aten.amax.default: "reduce_max", aten.amin.default: "reduce_min"}
+_REDUCE = {
+    aten.sum.dim_IntList: "reduce_sum",
+    aten.sum.default: "reduce_sum",  # over every axis: a training-IR row (aten_training.a_reduce_all)
+    aten.amax.default: "reduce_max",
+    aten.amin.default: "reduce_min",
+}
 
 
 class AtenConverters(AtenSpatial):
@@ -329,8 +334,10 @@ class AtenConverters(AtenSpatial):
     def a_copy(self, x: Any, *rest: Any, **kw: Any) -> Value:
         v = self.tensor(x)
         dtype = kw.get("dtype")
-        if dtype is None:
-            return v
+        return v if dtype is None else self.cast_to(v, dtype)
+
+    def cast_to(self, v: Value, dtype: torch.dtype) -> Value:
+        """``v`` converted to torch dtype ``dtype`` (itself when it already is one)."""
         name = dtype_name(dtype)
         if dtype == torch.int32:  # RoBERTa's and CLIP's position arithmetic: computed as int64 (see INT32_NOTE)
             warnings.warn(INT32_NOTE.format(where=self.node_name()), stacklevel=2)
@@ -509,10 +516,19 @@ class AtenConverters(AtenSpatial):
 
     # ------------------------------------------------------------ contraction
     def a_matmul(self, a: Any, b: Any) -> Value:
+        """``torch.matmul``'s rules (``mm`` and ``bmm`` are its 2-d and 3-d cases): a 1-d left operand is a row
+        [1, K], a 1-d right one a column [K, 1], and the result drops that axis; a left operand of rank >= 3
+        times a matrix is one GEMM over its rows merged, as torch folds it; other batch axes broadcast."""
         x, y = self.tensor(a), self.tensor(b)
         sx, sy = self.shape(x), self.shape(y)
-        if len(sx) < 2 or len(sy) < 2:
-            raise _Unsupported(f"matmul of shapes {sx} and {sy}: both operands need rank >= 2")
+        if not sx or not sy:
+            raise _Unsupported(f"matmul of shapes {sx} and {sy}: both operands need rank >= 1")
+        if len(sx) == 1:
+            x = self.reshape(x, (1, sx[0]))
+        elif len(sx) >= 3 and len(sy) <= 2:
+            x = self.reshape(x, (math.prod(sx[:-1]), sx[-1]))
+        if len(sy) == 1:
+            y = self.reshape(y, (sy[0], 1))
         return self.reshape(self.b.matmul(*self.align(x, y)), self.out_shape())
 
     def a_addmm(self, bias: Any, a: Any, b: Any, beta: Any = 1, alpha: Any = 1) -> Value:

@@ -4,9 +4,12 @@
     g = from_torch(model, (ids,), {"mask": m})         # keyword inputs become graph inputs too
     cap = capture(model, (x,))                         # also: input/output names, output structure
 
-Capture is ``torch.export.export(...).run_decompositions()``: shapes are static, so shape reads
-(``B, T = x.shape``) and Python control flow on them are resolved by tracing.  Each ATen node
-is then either
+Capture is ``torch.export.export(...)``: shapes are static, so shape reads (``B, T = x.shape``) and
+Python control flow on them are resolved by tracing.  Its graph (torch's training IR: ``linear``,
+``conv2d``, ``batch_norm``...) is converted as it is when :func:`direct_refusal` finds nothing
+against it; otherwise ``run_decompositions`` first rewrites it into core ATen and makes it
+functional (in-place ops, higher-order ops), which re-traces the program and costs seconds on a
+large model.  Each ATen node is then either
 
 * **folded**: every input is a constant (a literal or a folded node), so torch evaluates
   it at import: ``arange`` position ids, ``full``/``triu`` causal masks.  On parameters and
@@ -14,7 +17,9 @@ is then either
   weight-only node for the optimizer to see.  A folded tensor that a run-time op reads becomes a weight,
   named after the parameter it came from (``fc.weight``, ``fc.weight_t`` for a transpose)
   or ``const.<node>``; or
-* **converted** by the row of :data:`rewrite.frontends.aten.ATEN` for its overload.
+* **converted** by the row of :data:`rewrite.frontends.aten_training.CONVERTERS` for its overload
+  (core ATen's rows in :mod:`~rewrite.frontends.aten`, the training IR's in
+  :mod:`~rewrite.frontends.aten_training`).
 
 An overload with no row, or whose arguments the registry cannot express, raises
 ``FrontendError`` naming the overload, the node, the module path and the user's source line.
@@ -37,8 +42,9 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from rewrite.frontends import torch_fx
-from rewrite.frontends.aten import ATEN, KEEP_WHOLE, AtenConverters, NotComputed
+from rewrite.frontends.aten import KEEP_WHOLE, NotComputed
 from rewrite.frontends.aten_base import computed_as
+from rewrite.frontends.aten_training import CONVERTERS, AtenTrainingIR
 from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
@@ -46,7 +52,7 @@ from rewrite.ir.errors import FrontendError, GraphError
 from rewrite.ir.graph import Graph, Value
 from rewrite.progress import bar, stage
 
-__all__ = ["TorchCapture", "capture", "from_torch"]
+__all__ = ["TorchCapture", "capture", "direct_refusal", "from_torch"]
 
 
 @dataclass
@@ -58,6 +64,8 @@ class TorchCapture:
     output_names: list[str]  # pytree paths of the outputs: "", "[0]", "['logits']", ".logits"
     out_spec: Any = field(default=None, repr=False)  # pytree TreeSpec to rebuild the structure
     via: str = "export"  # or "fx" when torch.export failed
+    direct: bool = False  # the graph torch.export returned was converted as it is, without run_decompositions
+    decomposed_because: str = ""  # via export, not direct: why run_decompositions ran first
 
     def unflatten(self, outputs: Sequence[torch.Tensor]) -> Any:
         """The outputs in the structure ``forward`` returns (a tensor, tuple, dict, ModelOutput)."""
@@ -71,14 +79,17 @@ def from_torch(
     example_inputs: Sequence[Any] | torch.Tensor,
     kwargs: Mapping[str, Any] | None = None,
     name: str | None = None,
+    *,
+    decompose: bool = False,
 ) -> Graph:
     """Capture ``module`` with torch.export (torch.fx if export fails) as an eqsat graph.
 
     ``example_inputs`` (positional) and ``kwargs`` fix every input's shape; the graph's inputs
     are named after ``forward``'s arguments, its outputs are the tensors ``forward`` returns,
-    flattened (see :func:`capture` for their names).
+    flattened (see :func:`capture` for their names).  ``decompose=True`` converts core ATen
+    even where the exported graph would convert directly.
     """
-    return capture(module, example_inputs, kwargs, name).graph
+    return capture(module, example_inputs, kwargs, name, decompose=decompose).graph
 
 
 def capture(
@@ -86,7 +97,12 @@ def capture(
     example_inputs: Sequence[Any] | torch.Tensor,
     kwargs: Mapping[str, Any] | None = None,
     name: str | None = None,
+    *,
+    decompose: bool = False,
 ) -> TorchCapture:
+    """``module`` captured by torch.export and converted: directly when :func:`direct_refusal` allows and
+    the conversion succeeds, else after ``run_decompositions`` (always with ``decompose=True``); by
+    torch.fx when export fails.  ``TorchCapture.direct`` and ``decomposed_because`` say which."""
     if not isinstance(module, nn.Module):
         raise FrontendError(f"from_torch expects an nn.Module, got {type(module).__name__}")
     args = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
@@ -115,6 +131,16 @@ def capture(
         return TorchCapture(
             graph, [n.attrs["name"] for n in graph.inputs], [f"[{i}]" for i in range(len(graph.outputs))], via="fx"
         )
+    why = "decompose=True" if decompose else direct_refusal(ep)
+    if why is None:
+        try:
+            cap = _ExportImporter(ep, gname).convert()
+            cap.direct = True
+            return cap
+        except Exception as e:  # any refusal or fault here: the decomposed path decides
+            # a row that refuses its arguments (batch norm in training mode, reflection padding), or a
+            # fault in a training-IR row, must not fail an import the core-ATen path may complete
+            why = f"the direct conversion stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     try:
         table = torch.export.default_decompositions()
         for op in KEEP_WHOLE:
@@ -124,7 +150,88 @@ def capture(
             ep = ep.run_decompositions(table)
     except Exception as e:
         raise FrontendError(f"decomposing {type(module).__name__} to core ATen failed: {type(e).__name__}: {e}") from e
-    return _ExportImporter(ep, gname).convert()
+    cap = _ExportImporter(ep, gname).convert()
+    cap.decomposed_because = why
+    return cap
+
+
+# in-place overloads that change only autograd's record of a tensor, never its values
+_VALUE_PRESERVING_INPLACE = frozenset({torch.ops.aten.detach_.default})
+# higher-order ops that compute what their subgraph computes (grad mode changes what autograd records):
+# on constants only (LLaMA's rotary cos/sin tables under no_grad), the importer evaluates one with torch
+_FOLDABLE_HOPS = frozenset({torch.ops.higher_order.wrap_with_set_grad_enabled})
+_STATE = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+
+
+def direct_refusal(ep: ExportedProgram) -> str | None:
+    """Why ``ep``'s graph, torch.export's training IR, must be decomposed to core ATen before it is
+    converted; None when it converts as it is.
+
+    The importer reads each node as the pure function its row in ``CONVERTERS`` builds, so the graph
+    must not depend on what ``run_decompositions`` adds beyond splitting ops: functionalization.
+    Refused, with the first reason found:
+
+    * a signature that mutates a buffer or an input, or an input that is not a tensor or state;
+    * an in-place op (``relu_``, ``add_``: the training IR is not functional; ``detach_`` only
+      changes autograd's bookkeeping and is read as its input), or a node of another fx kind;
+    * a higher-order op, except one of ``_FOLDABLE_HOPS`` that reads no run-time input and whose
+      subgraph passes these checks (its get_attr node is checked with it);
+    * a node that reads a run-time input (transitively) with no row in ``CONVERTERS``.  A node
+      that reads only parameters, buffers and literals needs no row: the importer evaluates it
+      with torch (``arange``, ``zeros``, causal masks), unless it is random.
+
+    A row may still refuse a call's arguments (``batch_norm`` in training mode); ``capture`` then
+    decomposes after all.
+    """
+    sig = ep.graph_signature
+    for out in sig.output_specs:
+        if out.kind is not OutputKind.USER_OUTPUT:
+            return f"it mutates '{out.target}' ({out.kind.name})"
+    kinds = {s.arg.name: s.kind for s in sig.input_specs if hasattr(s.arg, "name")}
+    run_time: set[torch.fx.Node] = set()
+    for node in ep.graph.nodes:
+        if node.op == "placeholder":
+            kind = kinds.get(node.name)
+            if kind is InputKind.USER_INPUT:
+                run_time.add(node)
+            elif kind not in _STATE:
+                return f"input '{node.name}' of kind {getattr(kind, 'name', kind)}"
+            continue
+        if node.op == "output" or (node.op == "get_attr" and all(u.target in _FOLDABLE_HOPS for u in node.users)):
+            continue
+        reads_run_time = any(a in run_time for a in node.all_input_nodes)
+        if reads_run_time:
+            run_time.add(node)
+        why = _node_refusal(node, ep.graph_module, reads_run_time)
+        if why:
+            return why
+    return None
+
+
+def _node_refusal(node: torch.fx.Node, owner: torch.nn.Module, reads_run_time: bool) -> str | None:
+    """Why ``direct_refusal`` refuses ``node`` of a graph of ``owner``, or None."""
+    target, at = node.target, f"at node '{node.name}'"
+    if node.op != "call_function":
+        return f"fx node '{node.name}' of kind '{node.op}'"
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        if target not in _FOLDABLE_HOPS or reads_run_time:
+            return f"higher-order op '{target.name()}' {at}"
+        for sub in (getattr(owner, str(a.target)) for a in node.all_input_nodes if a.op == "get_attr"):
+            for inner in sub.graph.nodes:
+                why = None if inner.op in ("placeholder", "output") else _node_refusal(inner, sub, False)
+                if why:
+                    return f"{why}, in the subgraph of '{target.name()}' {at}"
+        return None
+    if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable:
+        if target not in _VALUE_PRESERVING_INPLACE:
+            return f"in-place op '{_describe(target)}' {at}"
+    if target in CONVERTERS:
+        return None
+    if reads_run_time:
+        return f"no direct converter for '{_describe(target)}' {at}"
+    if not isinstance(target, torch._ops.OpOverload) or torch.Tag.nondeterministic_seeded in target.tags:
+        return f"'{_describe(target)}' {at} cannot be evaluated at import"
+    return None
 
 
 # Ops on parameters and buffers that are folded at import (a transposed weight is stored
@@ -142,6 +249,7 @@ _LAYOUT = {
     torch.ops.aten.clone.default,
     torch.ops.aten.alias.default,
     torch.ops.aten.detach.default,
+    torch.ops.aten.lift_fresh_copy.default,  # a lifted constant's copy; decomposed, it is a clone
 }
 
 
@@ -152,7 +260,7 @@ class _IntInput:
         self.name, self.dtype = name, dtype
 
 
-class _ExportImporter(AtenConverters):
+class _ExportImporter(AtenTrainingIR):
     def __init__(self, ep: ExportedProgram, name: str) -> None:
         self.ep = ep
         self.b = GraphBuilder(name)
@@ -242,6 +350,8 @@ class _ExportImporter(AtenConverters):
             self.env[node] = self.placeholder(node, specs.get(node.name), state, input_names)
         elif node.op == "call_function":
             self.env[node] = self.call(node)
+        elif node.op == "get_attr":  # a higher-order op's subgraph: the op's node decides what to do with it
+            self.env[node] = getattr(self.ep.graph_module, str(node.target))
         else:
             raise self.fail(node, f"fx node kind '{node.op}'", unsupported=True)
 
@@ -269,7 +379,7 @@ class _ExportImporter(AtenConverters):
             node.target in _LAYOUT or not any(isinstance(a, torch.Tensor) and id(a) in self.derived for a in leaves)
         ):
             return self.fold(node, args, kwargs)
-        row = ATEN.get(node.target)
+        row = CONVERTERS.get(node.target)
         if row is None and not any(isinstance(a, (_IntInput, NotComputed)) for a in leaves):
             # an op eqsat has no entry for, on parameters and buffers only (LLaMA's rotary cos/sin
             # tables): nothing a run could change, so torch evaluates it at import
@@ -303,6 +413,8 @@ class _ExportImporter(AtenConverters):
         tags = getattr(node.target, "tags", ())
         if torch.Tag.nondeterministic_seeded in tags:
             raise self.fail(node, "random op: its value would be fixed at import", unsupported=True)
+        if isinstance(node.target, torch._ops.HigherOrderOperator) and node.target not in _FOLDABLE_HOPS:
+            raise self.fail(node, "a higher-order op other than wrap_with_set_grad_enabled", unsupported=True)
         try:
             with torch.no_grad():
                 out = node.target(*args, **kwargs)  # type: ignore[operator]
