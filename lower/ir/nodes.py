@@ -30,6 +30,7 @@ ones before it, never the other way round.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,9 +41,52 @@ from rewrite.ir.errors import LoweringError
 I64, F32, BOOL = "i64", "f32", "bool"
 
 
+# ============================================================== memoization
+class _Node:
+    """Base of the immutable IR records.  Analyses memoize per node in its ``__dict__`` under names starting
+    with ``_`` (its hash, the loads of a subtree: see ``lower.ir.traverse``, ``lower.ir.simplify``); those
+    entries are no part of equality and are dropped when a node is pickled or copied."""
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+def _node(cls):
+    """Finish an IR record class (applied over ``@dataclass(frozen=True)``), keeping its behaviour:
+
+    * ``__init__`` fills ``__dict__`` directly: the frozen dataclass's own calls ``object.__setattr__`` once
+      per field, and building nodes was a tenth of scheduling time;
+    * ``__hash__`` is the dataclass's structural hash (the same value, so sets order as before), computed
+      once per node: the simplifier's memo tables hash deep index expressions many times over."""
+    fields = dataclasses.fields(cls)
+    assert all(f.default_factory is dataclasses.MISSING and f.init for f in fields), cls
+    params = ", ".join(f.name if f.default is dataclasses.MISSING else f"{f.name}=_default_{f.name}" for f in fields)
+    lines = [f"def __init__(self, {params}):", "    d = self.__dict__"]
+    lines += [f"    d[{f.name!r}] = {f.name}" for f in fields]
+    if hasattr(cls, "__post_init__"):
+        lines.append("    self.__post_init__()")
+    scope = {f"_default_{f.name}": f.default for f in fields if f.default is not dataclasses.MISSING}
+    exec("\n".join(lines), scope)  # as dataclasses itself writes __init__: the fields are known only here
+    cls.__init__ = scope["__init__"]
+    cls.__init__.__qualname__ = f"{cls.__qualname__}.__init__"
+
+    structural = cls.__hash__
+
+    def __hash__(self) -> int:
+        d = self.__dict__
+        h = d.get("_hash")
+        if h is None:
+            h = d["_hash"] = structural(self)
+        return h
+
+    cls.__hash__ = __hash__
+    return cls
+
+
 # ============================================================== buffers
+@_node
 @dataclass(frozen=True)
-class Buffer:
+class Buffer(_Node):
     """A named n-d array. ``scope`` is "global" (a kernel parameter) or "local"
     (scratch allocated inside the kernel by an ``Allocate``)."""
 
@@ -83,11 +127,13 @@ class Buffer:
 
 
 # ============================================================== expressions
-class Expr:
-    @property
-    def dtype(self) -> str:
-        """The value's type; each kind of expression says (a field or derived from its operands)."""
-        raise NotImplementedError(type(self).__name__)
+class Expr(_Node):
+    """An expression node.  ``dtype`` is the value's type: a field (``Var``, immediates, ``Call``) or, for nodes
+    that derive it from their operands, computed once in ``__post_init__`` and kept as a plain attribute."""
+
+    # not a property: it is read tens of millions of times lowering one model (every Bin's check, every
+    # simplifier step), and a property over a deep tree re-derives it recursively each time
+    dtype: str
 
     # arithmetic sugar -------------------------------------------------
     def _bin(self, op: str, other, rev: bool = False) -> Expr:
@@ -128,6 +174,7 @@ class Expr:
         return Bin("-", as_expr(0, self.dtype), self)
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Var(Expr):
     """A loop variable (always i64)."""
@@ -136,12 +183,14 @@ class Var(Expr):
     dtype: str = field(default=I64, repr=False)
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class IntImm(Expr):
     value: int
     dtype: str = field(default=I64, repr=False)
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class FloatImm(Expr):
     value: float
@@ -151,8 +200,11 @@ class FloatImm(Expr):
 BIN_OPS = ("+", "-", "*", "/", "//", "%", "min", "max")
 CMP_OPS = ("<", "<=", "==", "!=", ">", ">=")
 BOOL_OPS = ("and", "or")
+_ALL_BIN_OPS = frozenset(BIN_OPS + CMP_OPS + BOOL_OPS)
+_BOOL_RESULT = frozenset(CMP_OPS + BOOL_OPS)
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Bin(Expr):
     op: str
@@ -160,29 +212,27 @@ class Bin(Expr):
     b: Expr
 
     def __post_init__(self):
-        if self.op not in BIN_OPS + CMP_OPS + BOOL_OPS:
-            raise LoweringError(f"unknown binary operator {self.op!r}")
-        if self.a.dtype != self.b.dtype:
-            raise LoweringError(f"operand types differ in {self.op}: {self.a.dtype} vs {self.b.dtype}")
-        if self.op in ("//", "%") and self.a.dtype != I64:
-            raise LoweringError(f"{self.op} is only defined on indices")
-        if self.op == "/" and self.a.dtype == I64:
+        op, ta = self.op, self.a.dtype
+        if op not in _ALL_BIN_OPS:
+            raise LoweringError(f"unknown binary operator {op!r}")
+        if ta != self.b.dtype:
+            raise LoweringError(f"operand types differ in {op}: {ta} vs {self.b.dtype}")
+        if op in ("//", "%") and ta != I64:
+            raise LoweringError(f"{op} is only defined on indices")
+        if op == "/" and ta == I64:
             raise LoweringError("use // for index division")
-
-    @property
-    def dtype(self) -> str:
-        return BOOL if self.op in CMP_OPS + BOOL_OPS else self.a.dtype
+        self.__dict__["dtype"] = BOOL if op in _BOOL_RESULT else ta
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Select(Expr):
     cond: Expr
     a: Expr
     b: Expr
 
-    @property
-    def dtype(self) -> str:
-        return self.a.dtype
+    def __post_init__(self):
+        self.__dict__["dtype"] = self.a.dtype
 
 
 MATH_FUNCS = (
@@ -229,6 +279,7 @@ INT_FUNCS: dict[str, tuple[bool, bool]] = {
 }
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Call(Expr):
     """A pure math function: an f32 one of ``MATH_FUNCS`` (``fmod``: C's fmodf, ``atan2``: C's atan2f(y, x)
@@ -247,24 +298,24 @@ class Call(Expr):
             raise LoweringError(f"{self.fn} takes {self.dtype} arguments, got {[a.dtype for a in self.args]}")
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Cast(Expr):
     to: str
     a: Expr
 
-    @property
-    def dtype(self) -> str:
-        return self.to
+    def __post_init__(self):
+        self.__dict__["dtype"] = self.to
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Load(Expr):
     buf: Buffer
     idx: tuple[Expr, ...]
 
-    @property
-    def dtype(self) -> str:
-        return self.buf.dtype
+    def __post_init__(self):
+        self.__dict__["dtype"] = self.buf.dtype
 
 
 ExprLike = Expr | int | float
@@ -326,10 +377,11 @@ class LoopKind(StrEnum):
     THREADS = "threads"  # GPU: one iteration per thread of the block, only directly inside a ``blocks`` loop
 
 
-class Stmt:
+class Stmt(_Node):
     pass
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class For(Stmt):
     """``for var in 0..extent``; ``extent`` may depend on enclosing loop variables."""
@@ -344,6 +396,7 @@ class For(Stmt):
         return self.var.name
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Store(Stmt):
     buf: Buffer
@@ -351,11 +404,13 @@ class Store(Stmt):
     value: Expr
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Seq(Stmt):
     stmts: tuple[Stmt, ...]
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class If(Stmt):
     cond: Expr
@@ -363,6 +418,7 @@ class If(Stmt):
     orelse: Stmt | None = None
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Allocate(Stmt):
     """Scratch buffer ``buf`` (scope "local") live within ``body``."""
@@ -371,6 +427,7 @@ class Allocate(Stmt):
     body: Stmt
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Stage(Stmt):
     """A named region: what one graph node (or one step of it) computes.
@@ -380,6 +437,7 @@ class Stage(Stmt):
     body: Stmt
 
 
+@_node
 @dataclass(frozen=True, eq=True)
 class Intrinsic(Stmt):
     """A call to a backend-provided routine (made by ``tensorize``).

@@ -24,12 +24,15 @@ from lower.ir.nodes import (
     Allocate,
     Bin,
     Buffer,
+    Call,
+    Cast,
     Expr,
     FloatImm,
     For,
     If,
     IntImm,
     Intrinsic,
+    Load,
     Select,
     Seq,
     Stage,
@@ -37,18 +40,76 @@ from lower.ir.nodes import (
     Store,
     Var,
 )
-from lower.ir.traverse import enclosing, free_vars, map_expr
+from lower.ir.traverse import enclosing, free_vars
+
+# ============================================================== memo tables
+# Lowering one model simplifies the same index expressions again and again: every schedule step
+# re-simplifies the kernel, and code generation derives each access's flat offset several times (its
+# address, its bounds, the loop-metadata checks).  Results for pure index expressions (``Var``, ``IntImm``
+# and ``Bin`` nodes only: no loads, no floats, so structural equality is exact) are kept in tables keyed by
+# the expression and the ranges of its variables.  Nothing depends on the identity of such nodes (code
+# generation marks float nodes by identity, never index ones), so a result may be shared.
+_MEMO_MAX = 1 << 15  # entries per table before it is emptied: what the tables keep alive stays in tens of MB
+_UNCHANGED = IntImm(0)  # marker in the simplify table: the input itself was the result
+_MISSING: Any = object()  # a memo's "not there yet" (None is a value there)
+
+
+def _index_vars(e: Expr) -> tuple[str, ...] | None:
+    """The sorted variable names of a pure index expression (see above), or None when ``e`` is not one;
+    memoized on the node."""
+    t = type(e)
+    if t is IntImm:
+        return ()
+    if t is Var:
+        return (e.name,) if e.dtype == I64 else None  # type: ignore[attr-defined]
+    if t is not Bin:
+        return None
+    d = e.__dict__
+    r = d.get("_ivars", _MISSING)  # (not try/except: a miss, every new node's first visit, would raise)
+    if r is _MISSING:
+        assert isinstance(e, Bin)
+        a, b = _index_vars(e.a), _index_vars(e.b)
+        r = None if a is None or b is None else (a if a == b or not b else b if not a else tuple(sorted({*a, *b})))
+        d["_ivars"] = r
+    return r
+
+
+def _remember(table: dict, key: object, value: object) -> None:
+    if len(table) >= _MEMO_MAX:
+        table.clear()
+    table[key] = value
 
 
 # ============================================================== affine analysis
 def linear_form(e: Expr) -> tuple[dict[str, int], int] | None:
     """``e`` as ``sum(coeff * var) + const`` over loop variables, or None if not affine."""
-    if isinstance(e, IntImm):
-        return {}, e.value
-    if isinstance(e, Var):
-        return {e.name: 1}, 0
-    if isinstance(e, Bin) and e.op in ("+", "-"):
-        la, lb = linear_form(e.a), linear_form(e.b)
+    lf = _linear(e)
+    return None if lf is None else (dict(lf[0]), lf[1])
+
+
+_NOT_LINEAR = ({"": 0}, 0)  # marker memoized for a node that is not affine
+
+
+def _linear(e: Expr) -> tuple[dict[str, int], int] | None:
+    """``linear_form`` memoized on the node (the simplifier asks for each sum's form, and its operands' forms
+    again inside it, once per enclosing sum); the dict is shared: read it, never change it."""
+    t = type(e)
+    if t is IntImm:
+        return {}, e.value  # type: ignore[attr-defined]
+    if t is Var:
+        return {e.name: 1}, 0  # type: ignore[attr-defined]
+    if t is not Bin:
+        return None
+    d = e.__dict__
+    lf = d.get("_lf")
+    if lf is None:
+        lf = d["_lf"] = _linear_bin(e) or _NOT_LINEAR  # type: ignore[arg-type]
+    return None if lf is _NOT_LINEAR else lf
+
+
+def _linear_bin(e: Bin) -> tuple[dict[str, int], int] | None:
+    if e.op in ("+", "-"):
+        la, lb = _linear(e.a), _linear(e.b)
         if la is None or lb is None:
             return None
         s = -1 if e.op == "-" else 1
@@ -56,8 +117,8 @@ def linear_form(e: Expr) -> tuple[dict[str, int], int] | None:
         for k, v in lb[0].items():
             d[k] = d.get(k, 0) + s * v
         return {k: v for k, v in d.items() if v}, la[1] + s * lb[1]
-    if isinstance(e, Bin) and e.op == "*":
-        la, lb = linear_form(e.a), linear_form(e.b)
+    if e.op == "*":
+        la, lb = _linear(e.a), _linear(e.b)
         if la is None or lb is None:
             return None
         if not la[0]:
@@ -71,7 +132,20 @@ def linear_form(e: Expr) -> tuple[dict[str, int], int] | None:
 
 def from_linear(coeffs: dict[str, int], c: int) -> Expr:
     """Canonical form: positive terms (by name), then the constant, then subtracted terms."""
+    # memoized (a pure index expression, see "memo tables"): the simplifier rebuilds every affine index it
+    # visits this way, most of them already canonical
+    key = (tuple(sorted([(k, v) for k, v in coeffs.items() if v])), c)
+    out = _CANONICAL.get(key)
+    if out is None:
+        out = _build_linear(coeffs, c)
+        _remember(_CANONICAL, key, out)
+    return out
 
+
+_CANONICAL: dict[tuple[tuple[tuple[str, int], ...], int], Expr] = {}
+
+
+def _build_linear(coeffs: dict[str, int], c: int) -> Expr:
     def term(k: str, v: int) -> Expr:
         return Var(k) if v == 1 else Bin("*", Var(k), IntImm(v))
 
@@ -96,32 +170,51 @@ Range = tuple[int, int]  # inclusive [lo, hi]
 
 def bounds(e: Expr, ranges: dict[str, Range]) -> Range | None:
     """Interval of an i64 expression given variable ranges; None if unknown."""
-    if isinstance(e, IntImm):
-        return e.value, e.value
-    if isinstance(e, Var):
-        return ranges.get(e.name)
-    if isinstance(e, Select):
+    t = type(e)  # dispatch on the exact type: the legality checks ask this for every access, many times
+    if t is IntImm:
+        return e.value, e.value  # type: ignore[attr-defined]
+    if t is Var:
+        return ranges.get(e.name)  # type: ignore[attr-defined]
+    if t is Select:
+        assert isinstance(e, Select)
         a, b = bounds(e.a, ranges), bounds(e.b, ranges)
         return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
-    if not isinstance(e, Bin) or e.dtype != I64:
+    if t is not Bin or e.dtype != I64:
         return None
+    assert isinstance(e, Bin)
+    names = _index_vars(e)
+    if names is None:
+        return _bin_bounds(e, ranges)
+    key = (e, tuple(map(ranges.get, names)))
+    r = _BOUNDS.get(key, _MISSING)
+    if r is _MISSING:
+        r = _bin_bounds(e, ranges)
+        _remember(_BOUNDS, key, r)
+    return r
+
+
+_BOUNDS: dict[tuple[Expr, tuple[Range | None, ...]], Range | None] = {}  # see "memo tables"
+
+
+def _bin_bounds(e: Bin, ranges: dict[str, Range]) -> Range | None:
     a, b = bounds(e.a, ranges), bounds(e.b, ranges)
     if a is None or b is None:
         return None
-    if e.op == "+":
+    op = e.op
+    if op == "+":
         return a[0] + b[0], a[1] + b[1]
-    if e.op == "-":
+    if op == "-":
         return a[0] - b[1], a[1] - b[0]
-    if e.op == "*":
+    if op == "*":
         ps = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
         return min(ps), max(ps)
-    if e.op == "min":
+    if op == "min":
         return min(a[0], b[0]), min(a[1], b[1])
-    if e.op == "max":
+    if op == "max":
         return max(a[0], b[0]), max(a[1], b[1])
-    if e.op == "//" and b[0] == b[1] and b[0] > 0:
+    if op == "//" and b[0] == b[1] and b[0] > 0:
         return a[0] // b[0], a[1] // b[0]
-    if e.op == "%" and b[0] == b[1] and b[0] > 0:
+    if op == "%" and b[0] == b[1] and b[0] > 0:
         d = b[0]
         if a[1] - a[0] < d and a[0] % d <= a[1] % d:
             return a[0] % d, a[1] % d
@@ -206,18 +299,71 @@ _FOLD: dict[str, Callable[[Any, Any], Any]] = {
 def simplify(e: Expr, ranges: dict[str, Range] | None = None) -> Expr:
     """Constant folding, identities, affine normalisation of index expressions,
     and ``//``/``%``/``min`` elimination using variable ranges."""
-    rs = ranges or {}
+    return _simplify(e, ranges or {})
 
-    def f(x: Expr) -> Expr | None:
-        if isinstance(x, Bin):
-            return _simplify_bin(x, rs)
-        if isinstance(x, Select) and isinstance(x.cond, Bin) and x.cond.dtype == BOOL:
-            known = _bool_value(x.cond, rs)
+
+_SIMPLIFIED: dict[tuple[Expr, tuple[Range | None, ...]], Expr] = {}
+
+
+def _simplify(e: Expr, rs: dict[str, Range]) -> Expr:
+    """``map_expr(e, one rewrite per node)`` spelled out, with pure index subtrees looked up in (and added to)
+    ``_SIMPLIFIED``.  As ``map_expr``, it returns ``e`` itself when nothing changed (callers rebuild a parent
+    only when a child is a new object).  Value nodes are not memoized: a changed result is rebuilt each time,
+    as fresh objects, so no value node ends up shared where it was not (code generation marks value nodes
+    by identity)."""
+    t = type(e)
+    if t is Var or t is IntImm or t is FloatImm:
+        return e
+    if t is Bin:
+        names = _index_vars(e)
+        if names is not None:
+            key = (e, tuple(map(rs.get, names)))
+            hit = _SIMPLIFIED.get(key)
+            if hit is not None:
+                if hit is _UNCHANGED:
+                    return e
+                # a rewrite, which always gave a new node: even when ``e`` is the very node it gave before
+                return hit if hit is not e else Bin(e.op, e.a, e.b)  # type: ignore[attr-defined]
+            out = _simplify_node(e, rs)
+            _remember(_SIMPLIFIED, key, _UNCHANGED if out is e else out)
+            return out
+        return _simplify_node(e, rs)
+    if t in _COMPOUND:
+        return _simplify_node(e, rs)
+    return e  # not an expression (a bare number): as map_expr, kept
+
+
+_COMPOUND = (Load, Select, Call, Cast)
+
+
+def _simplify_node(e: Expr, rs: dict[str, Range]) -> Expr:
+    """One step of ``_simplify``: the node's operands simplified, then its own rewrite."""
+    if isinstance(e, Bin):
+        a, b = _simplify(e.a, rs), _simplify(e.b, rs)
+        x = e if (a is e.a and b is e.b) else Bin(e.op, a, b)
+        r = _simplify_bin(x, rs)
+        if r is None:
+            return x
+        if r is x or r is e:  # ``from_linear`` handed back a canonical node: a rewrite gives a new one, as it did
+            r = Bin(r.op, r.a, r.b)
+        return r
+    if isinstance(e, Load):
+        idx = tuple([_simplify(i, rs) for i in e.idx])
+        return e if all(x is y for x, y in zip(idx, e.idx, strict=False)) else Load(e.buf, idx)
+    if isinstance(e, Select):
+        c, a, b = _simplify(e.cond, rs), _simplify(e.a, rs), _simplify(e.b, rs)
+        sel = e if (c is e.cond and a is e.a and b is e.b) else Select(c, a, b)
+        if isinstance(sel.cond, Bin) and sel.cond.dtype == BOOL:
+            known = _bool_value(sel.cond, rs)
             if known is not None:
-                return x.a if known else x.b
-        return None
-
-    return map_expr(e, f)
+                return sel.a if known else sel.b
+        return sel
+    if isinstance(e, Call):
+        args = tuple([_simplify(x, rs) for x in e.args])
+        return e if all(x is y for x, y in zip(args, e.args, strict=False)) else Call(e.fn, args)
+    assert isinstance(e, Cast)
+    a = _simplify(e.a, rs)
+    return e if a is e.a else Cast(e.to, a)
 
 
 def _imm(e: Expr) -> int | float | None:
@@ -248,7 +394,7 @@ def _simplify_bin(x: Bin, ranges: dict[str, Range]) -> Expr | None:
             return b if va is not None else a
         return None
     if x.op in ("+", "-", "*"):
-        lf = linear_form(x)
+        lf = _linear(x)
         if lf is not None:
             return from_linear(*lf)
         if x.op == "*" and (va == 0 or vb == 0):
@@ -272,7 +418,7 @@ def _simplify_divmod(op: str, a: Expr, d: int, ranges: dict[str, Range]) -> Expr
     provably stays in ``[0, d)``."""
     if d == 1:
         return a if op == "//" else IntImm(0)
-    lf = linear_form(a)
+    lf = _linear(a)
     if lf is not None:
         coeffs, c = lf
         q = {k: v // d for k, v in coeffs.items() if v % d == 0}
@@ -391,6 +537,22 @@ def flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
     division and modulo: true for every integer ``x``), also where the two sit in different indices among
     other terms (a convolution tap ``x[c, j // W + kh - 1, j % W + kw - 1]`` is ``j + (kh - 1) * W + kw - 1``
     past the channel's start: affine in ``j``)."""
+    idx = tuple(idx)
+    if not all(_index_vars(i) is not None for i in idx):
+        return _flat_offset(buf, idx)
+    # memoized: code generation asks for each access's offset several times (address, bounds, loop metadata)
+    key = (buf, idx)
+    off = _OFFSETS.get(key)
+    if off is None:
+        off = _flat_offset(buf, idx)
+        _remember(_OFFSETS, key, off)
+    return off
+
+
+_OFFSETS: dict[tuple[Buffer, tuple[Expr, ...]], Expr] = {}
+
+
+def _flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
     terms: list[tuple[Expr, int]] = [(IntImm(1), buf.offset)]
     for i, st in zip(idx, buf.elem_strides, strict=False):
         terms += _scaled_terms(simplify(i), st)
@@ -406,6 +568,17 @@ def flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
                         break
             if changed:
                 break
+    if all(type(e) is Var or type(e) is IntImm for e, _ in terms):
+        # every term affine: simplifying the sum below gives its canonical linear form, built here directly
+        coeffs: dict[str, int] = {}
+        const = 0
+        for e, s in terms:
+            if isinstance(e, Var):
+                coeffs[e.name] = coeffs.get(e.name, 0) + s
+            else:
+                assert isinstance(e, IntImm)
+                const += e.value * s
+        return from_linear(coeffs, const)
     out: Expr = IntImm(0)
     for e, s in terms:
         out = Bin("+", out, e if s == 1 else Bin("*", e, IntImm(s)))

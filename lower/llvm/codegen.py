@@ -91,15 +91,19 @@ class FunctionEmitter:
 
     # ------------------------------------------------------------ expressions
     def expr(self, e: Expr) -> str:
-        if isinstance(e, IntImm):
-            return str(e.value)
+        t = type(e)  # the node kinds are a closed set: test the most frequent (address arithmetic) first
+        if t is Bin:
+            return self.binop(e)  # type: ignore[arg-type]
+        if t is Var:
+            name: str = e.name  # type: ignore[attr-defined]
+            try:
+                return self.env[name]
+            except KeyError:
+                raise CodegenError(f"kernel {self.k.name}: variable {name} used outside its loop") from None
+        if t is IntImm:
+            return str(e.value)  # type: ignore[attr-defined]
         if isinstance(e, FloatImm):
             return T.f32_literal(e.value)
-        if isinstance(e, Var):
-            try:
-                return self.env[e.name]
-            except KeyError:
-                raise CodegenError(f"kernel {self.k.name}: variable {e.name} used outside its loop") from None
         if isinstance(e, Load):
             p = self.address(e.buf, e.idx)
             r = self.tmp("v")
@@ -110,8 +114,6 @@ class FunctionEmitter:
                 return r
             self.emit(f"{r} = load {T.TYPES[e.buf.dtype]}, ptr {p}, align 4")
             return r
-        if isinstance(e, Bin):
-            return self.binop(e)
         if isinstance(e, Select):
             ga, gb = (any(isinstance(x, Load) and not self.in_bounds(x) for x in walk_expr(br)) for br in (e.a, e.b))
             if ga or gb:

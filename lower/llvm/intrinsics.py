@@ -34,6 +34,7 @@ into C without reading it (the first k block of a product whose zero init was fo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -363,6 +364,7 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
     return "\n\n".join([*parts, "\n".join(L)])
 
 
+@functools.cache  # every kernel calling a micro-kernel carries its library's text (the JIT loads it once)
 def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "") -> str:
     """The micro-kernel for ``width``-lane vectors as a stand-alone module exporting ``routine_name(..)``
     (compiled once per target, cached)."""

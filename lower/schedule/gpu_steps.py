@@ -51,7 +51,7 @@ from lower.ir import (
     unwrap_locals,
     walk_stmt,
 )
-from lower.schedule.checks import accesses, conflict, need_loop, sample_points
+from lower.schedule.checks import accesses, conflict, conflict_free, need_loop, sample_points
 from lower.schedule.loop_steps import Step
 from rewrite.ir.errors import ScheduleError
 
@@ -73,7 +73,7 @@ def _check_independent(nest: list[For], var: str, same: tuple[str, ...], step: s
         raise ScheduleError(f"{step}: cannot analyse the writes of an intrinsic; bind before tensorize")
     pts = sample_points(nest, {})
     acc = [accesses(nest[-1].body, p) for p in pts]
-    for a, b in itertools.combinations(range(len(pts)), 2):
+    for a, b in () if conflict_free(acc) else itertools.combinations(range(len(pts)), 2):
         pa, pb = pts[a], pts[b]
         if pa[var] == pb[var] or any(pa[n] != pb[n] for n in same):
             continue

@@ -43,6 +43,7 @@ from lower.schedule.checks import (
     check_reorderable,
     check_vectorizable,
     conflict,
+    conflict_free,
     fresh_name,
     need_loop,
     sample_points,
@@ -306,7 +307,7 @@ class Parallel(Step):
             )
         pts = sample_points([lp], {})
         acc = [accesses(lp.body, p) for p in pts]
-        for a, b in itertools.combinations(range(len(pts)), 2):
+        for a, b in () if conflict_free(acc) else itertools.combinations(range(len(pts)), 2):
             c = conflict(acc[a][0], acc[a][1], acc[b][0], acc[b][1])
             if c:
                 va, vb = pts[a][self.loop][0], pts[b][self.loop][0]

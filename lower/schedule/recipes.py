@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 
 from lower.ir import (
@@ -193,7 +194,14 @@ def gemm_blocking(
 def _blocking(
     m: int, n: int, kdim: int, batch: int, target: Target, mr: int | None, a_const: bool, b_const: bool
 ) -> dict[str, int]:
-    """``gemm_blocking`` with k in blocks of at most 256."""
+    """``gemm_blocking`` with k in blocks of at most 256 (a fresh dict: the caller may change it)."""
+    return dict(_blocking_memo(m, n, kdim, batch, target, mr, a_const, b_const))
+
+
+@functools.cache  # a model repeats its layers' shapes, and each search over splits simulates hundreds of them
+def _blocking_memo(
+    m: int, n: int, kdim: int, batch: int, target: Target, mr: int | None, a_const: bool, b_const: bool
+) -> dict[str, int]:
     MR, NR, threads = mr or target.mr, target.nr, target.threads
     nk = max(1, math.ceil(kdim / 256))
     kc = math.ceil(kdim / nk)
@@ -540,14 +548,15 @@ def _clean(k: Kernel, var: str) -> bool:
 
 def _try_fuse(s: Schedule, outer: str, inner: str) -> str | None:
     """Fuse ``outer`` and ``inner`` unless that fails or leaves a // or % in an access; the fused name."""
+    step = Fuse(outer, inner)
     try:
-        k2 = Fuse(outer, inner).apply(s.kernel)
+        k2 = step.apply(s.kernel)
     except ScheduleError:
         return None
     name = f"{outer}.{inner}"
     if not _clean(k2, name):
         return None
-    s.apply(Fuse(outer, inner))
+    s.applied(step, k2)
     return name
 
 

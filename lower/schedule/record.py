@@ -38,6 +38,13 @@ class Schedule:
         self.steps.append(step)
         return self
 
+    def applied(self, step: Step, kernel: Kernel) -> Schedule:
+        """Record ``step`` whose result ``kernel`` (``step.apply(self.kernel)``) the caller already has: a
+        recipe that tries a step and inspects the result before keeping it need not apply it twice."""
+        self.kernel = kernel
+        self.steps.append(step)
+        return self
+
     def split(self, loop: str, factor: int) -> Schedule:
         return self.apply(Split(loop, factor))
 
