@@ -5,6 +5,8 @@ the ONNX export."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from lower import compile_graph, parse_target
+from lower.target import GEMM_TILE
 from rewrite.frontends.onnx.export import to_onnx
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import Graph
@@ -105,6 +108,20 @@ def test_segmented_gemm_for_a_blocked_1x1_conv():
     xb = x.reshape(1, 4, 16, 8, 8).permute(0, 1, 3, 4, 2).contiguous()
     want = _expected(case, x, wt, bias, "relu").reshape(1, 2, 16, 8, 8).permute(0, 1, 3, 4, 2)
     torch.testing.assert_close(cg({"xb": xb})[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_dense_blocked_conv_on_8_lane_vectors():
+    """On 8-lane (AVX2) vectors a 16-channel block is two vectors of a micro-tile's columns: the second is 8
+    floats into the block, the third ``ldq`` on (it was stored ``ldq`` on from the first: wrong results on
+    an AVX2 host).  An 8-lane target runs on any x86 host with AVX2, so this holds everywhere."""
+    host = parse_target("llvm", threads=1)
+    mr, nr = GEMM_TILE[8]
+    t8 = dataclasses.replace(host, vector_width=8, mr=mr, nr=nr)
+    for case in [(1, 20, 7, 9, 24, 3, 1, 1, 1), (1, 64, 14, 14, 32, 3, 2, 1, 1)]:
+        x, wt, bias = _data(case)
+        cg = compile_graph(_graph(case, "relu", wt, bias), target=t8)
+        assert re.search(r"gemm\w*q_6x16_r16", "\n".join(cg.kernel_source(k) for k in range(cg.kernels)))
+        torch.testing.assert_close(cg({"x": x})[0], _expected(case, x, wt, bias, "relu"), rtol=1e-4, atol=1e-4)
 
 
 def test_rules_check_numerically():

@@ -92,13 +92,14 @@ def _k_step(
             L.append(f"  %nacc{r}_{q} = call {VF} @llvm.fma.v{W}f32({VF} %as{r}, {VF} %b{q}, {VF} %acc{r}_{q})")
 
 
-def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: str) -> str:
+def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: str, runs: int = 0) -> str:
     """The body for exactly ``rows`` rows and the first ``h`` of the NR/W vectors of columns (a tail panel
     of at most ``h * W`` columns skips the FMAs of the rest): accumulate from zero in registers over the k
     loop, then add the tile into C (whose lines were prefetched at entry, so the loop never waits on a C
-    miss)."""
+    miss).  ``runs``: a ``q`` kind's run length, C's columns ``(j // runs) * ldq + j % runs`` (0: ``W``)."""
     VF = f"<{W} x float>"
-    name = f"{routine_name(kind, mr, nr, stream)}_m{rows}_q{h}"
+    name = f"{routine_name(kind, mr, nr, stream, runs)}_m{rows}_q{h}"
+    R = runs or W
     L = [
         f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, {_ldb(kind)}ptr noalias %C, "
         f"i64 %ldc, i64 %kc, i64 %n{_extra(kind)}) nounwind {{",
@@ -116,9 +117,13 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
             L.append(f"  %ar{r} = getelementptr float, ptr %A, i64 %ro{r}")
         L.append(f"  %co{r} = mul i64 %ldc, {r}")
         for q in range(h):
-            if _c_runs(kind):  # the column vectors ldq floats apart (a blocked output's channel blocks)
-                L.append(f"  %cq{r}_{q} = mul i64 %ldq, {q}")
-                L.append(f"  %cx{r}_{q} = add i64 %co{r}, %cq{r}_{q}")
+            if _c_runs(kind):  # runs of R columns ldq floats apart (a blocked output's channel blocks)
+                L.append(f"  %cq{r}_{q} = mul i64 %ldq, {q * W // R}")
+                if q * W % R:  # a run longer than a vector (16-channel blocks in 8-lane AVX2 vectors)
+                    L.append(f"  %cr{r}_{q} = add i64 %cq{r}_{q}, {q * W % R}")
+                    L.append(f"  %cx{r}_{q} = add i64 %co{r}, %cr{r}_{q}")
+                else:
+                    L.append(f"  %cx{r}_{q} = add i64 %co{r}, %cq{r}_{q}")
             else:
                 L.append(f"  %cx{r}_{q} = add i64 %co{r}, {q * W}")
             L.append(f"  %cp{r}_{q} = getelementptr float, ptr %C, i64 %cx{r}_{q}")
@@ -288,26 +293,31 @@ def _cols_body(name: str, mr: int, nr: int, cols: int, W: int, kind: str) -> str
     return "\n".join(L)
 
 
-def routine_name(kind: str, mr: int, nr: int, stream: str = "") -> str:
+def routine_name(kind: str, mr: int, nr: int, stream: str = "", runs: int = 0) -> str:
     """The micro-kernel's symbol: ``eqsat_`` and the name the tensorized nest calls (``micro_kernel_name``)."""
-    return "eqsat_" + micro_kernel_name(kind, mr, nr, stream)
+    return "eqsat_" + micro_kernel_name(kind, mr, nr, stream, runs)
 
 
-def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "") -> str:
+def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "", runs: int = 0) -> str:
     """``eqsat_KIND_MRxNR(A, lda, B, C, ldc, kc, m, n)``: a switch over (m, vectors of n) to one body per
     row count and column-vector count (a 14x14 image's 196 pixels end in a panel of 4 columns: one
     vector of FMAs, not NR/W).  ``stream``: the operands it prefetches ahead ("a", "b", "ab"; A only
-    when packed, ``gemmt``)."""
+    when packed, ``gemmt``).  ``runs``: a ``q`` kind's C columns come in runs of that many (0: one vector)."""
     if width < 1 or nr % width:
         raise CodegenError(f"NR={nr} must be a multiple of the vector width {width}")
+    if runs and (not _c_runs(kind) or runs % width or nr % runs):
+        raise CodegenError(
+            f"{kind}: C's columns in runs of {runs} need a q kind, whole {width}-lane vectors per run and "
+            f"whole runs in NR={nr}"
+        )
     if kind not in KINDS:
         raise CodegenError(f"no GEMM micro-kernel of kind {kind!r} (known: {', '.join(KINDS)})")
     if stream not in STREAMS:
         raise CodegenError(f"GEMM micro-kernel stream {stream!r} is not one of {STREAMS}")
-    name = routine_name(kind, mr, nr, stream)
+    name = routine_name(kind, mr, nr, stream, runs)
     hs = range(1, nr // width + 1)
     bits = hs[-1].bit_length()  # the switch key is (m << bits) | vectors: room for every vector count
-    parts = [_rows_body(mr, nr, r, width, kind, h, stream) for r in range(1, mr + 1) for h in hs]
+    parts = [_rows_body(mr, nr, r, width, kind, h, stream, runs) for r in range(1, mr + 1) for h in hs]
     cases = " ".join(f"i64 {(r << bits) | h}, label %m{r}_q{h}" for r in range(1, mr + 1) for h in hs)
     L = [
         f"define internal void @{name}(ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, i64 %kc, "
@@ -365,12 +375,13 @@ def gemm_routine(mr: int, nr: int, width: int, kind: str = "gemm", stream: str =
 
 
 @functools.cache  # every kernel calling a micro-kernel carries its library's text (the JIT loads it once)
-def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "") -> str:
+def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "", runs: int = 0) -> str:
     """The micro-kernel for ``width``-lane vectors as a stand-alone module exporting ``routine_name(..)``
     (compiled once per target, cached)."""
     decls = [*vector_decls(width).values(), DECLS["llvm.prefetch.p0"]]
-    name = routine_name(kind, mr, nr, stream)
-    body = gemm_routine(mr, nr, width, kind, stream).replace(f"define internal void @{name}(", f"define void @{name}(")
+    name = routine_name(kind, mr, nr, stream, runs)
+    body = gemm_routine(mr, nr, width, kind, stream, runs)
+    body = body.replace(f"define internal void @{name}(", f"define void @{name}(")
     return "\n\n".join([*decls, body]) + "\n"
 
 
@@ -422,9 +433,9 @@ def _ldb(kind: str) -> str:
 def emit_gemm(fe: Any, s: Intrinsic) -> None:
     """Call the micro-kernel (``fe`` is the codegen's ``FunctionEmitter``; its module knows the target)."""
     A, a_off, lda, B, b_off, ldb, C, c_off, ldc, kc, m, n, *segs = s.args
-    kind, mr, nr, stream = micro_kernel_parts(s.name)
-    sym = routine_name(kind, mr, nr, stream)
-    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream)
+    kind, mr, nr, stream, runs = micro_kernel_parts(s.name)
+    sym = routine_name(kind, mr, nr, stream, runs)
+    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream, runs)
     ldb_t = "i64, " if _b_in_place(kind) else ""
     extra_t = ", i64" * len(segs)
     want = 3 * _segmented(kind) + _c_runs(kind) + _overwrites(kind)
@@ -448,9 +459,11 @@ _KINDS = ("gemm", "gemmt", "gemmr", "gemmtr", "gemms", "gemmq", "gemmtq", "gemms
 KINDS = _KINDS + tuple(k + "z" for k in _KINDS if "s" not in k[4:])  # and each but ``s`` with beta
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
-    micro_kernel_name(kind, mr, nr, st): emit_gemm
+    micro_kernel_name(kind, mr, nr, st, runs): emit_gemm
     for kind in KINDS
     for mr in range(1, 17)
     for nr in (16, 32, 48, 64)
     for st in STREAMS
+    # a q kind names its C's run length: a whole number of them per NR columns
+    for runs in ([r for r in (4, 8, 16, 32, 48, 64) if nr % r == 0] if _c_runs(kind) else [0])
 }

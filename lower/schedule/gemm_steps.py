@@ -186,17 +186,20 @@ def _one_element_each(coef: dict[str, int], extents: dict[str, int]) -> bool:
 STREAMS = ("", "a", "b", "ab")  # Tensorize.stream: which operands the micro-kernel prefetches ahead
 
 
-def micro_kernel_name(kind: str, mr: int, nr: int, stream: str = "") -> str:
-    """The name a tensorized nest calls (the backends define it): ``gemmt_12x32``, or ``gemmt_12x32_pa``
-    prefetching A."""
-    return f"{kind}_{mr}x{nr}" + (f"_p{stream}" if stream else "")
+def micro_kernel_name(kind: str, mr: int, nr: int, stream: str = "", runs: int = 0) -> str:
+    """The name a tensorized nest calls (the backends define it): ``gemmt_12x32``, ``gemmt_12x32_pa``
+    prefetching A, ``gemmq_12x32_r16`` storing C's columns in runs of 16 (a ``q`` kind: the backend needs the
+    run length, which need not be its vector width)."""
+    return f"{kind}_{mr}x{nr}" + (f"_r{runs}" if runs else "") + (f"_p{stream}" if stream else "")
 
 
-def micro_kernel_parts(name: str) -> tuple[str, int, int, str]:
-    """``micro_kernel_name``'s arguments back from its result: ``"gemmt_12x32_pa"`` -> ``("gemmt", 12, 32, "a")``."""
-    kind, shape, *pf = name.split("_")
+def micro_kernel_parts(name: str) -> tuple[str, int, int, str, int]:
+    """``micro_kernel_name``'s arguments back from its result: ``"gemmt_12x32_pa"`` ->
+    ``("gemmt", 12, 32, "a", 0)``."""
+    kind, shape, *rest = name.split("_")
     mr, nr = (int(x) for x in shape.split("x"))
-    return kind, mr, nr, pf[0].removeprefix("p") if pf else ""
+    runs = int(rest.pop(0)[1:]) if rest and rest[0].startswith("r") else 0
+    return kind, mr, nr, rest[0].removeprefix("p") if rest else "", runs
 
 
 @dataclass(frozen=True)
@@ -369,7 +372,7 @@ class Tensorize(Step):
             segs = (*segs, self._beta(first, kv, names, ranges, step))
             kind += "z"
         intr = Intrinsic(
-            micro_kernel_name(kind, self.mr, self.nr, self.stream),
+            micro_kernel_name(kind, self.mr, self.nr, self.stream, self.runs),
             (
                 A.buf,
                 af[1],

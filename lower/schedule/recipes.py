@@ -308,8 +308,11 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     ``GemmInfo.nr`` the output's columns are contiguous in runs of that many (a blocked output: the
     micro-kernel's column vectors are one channel block each)."""
     NR, threads = target.nr, target.threads
-    if g.nr is not None and NR % g.nr:
-        raise ScheduleError(f"NR={NR} is not a whole number of the output's runs of {g.nr} columns")
+    if g.nr is not None and (NR % g.nr or g.nr % target.vector_width):
+        raise ScheduleError(
+            f"NR={NR} is not a whole number of the output's runs of {g.nr} columns, or a run is not whole "
+            f"{target.vector_width}-lane vectors"
+        )
     if target.mr < 1 or NR < 1:
         raise ScheduleError(f"target {target.name} has no GEMM micro-kernel")
     every = math.prod(e for e in g.init_extents[:-2]) if g.init_extents[:-2] else 1  # products, all batch loops

@@ -549,7 +549,8 @@ def test_fold_init_moves_a_bias_into_the_epilogue():
 def test_micro_kernel_name_parts_back():
     """The backends read a tensorized call's kind, tile and streamed operands back from its one spelling."""
     for stream in STREAMS:
-        assert micro_kernel_parts(micro_kernel_name("gemmt", 12, 32, stream)) == ("gemmt", 12, 32, stream)
+        assert micro_kernel_parts(micro_kernel_name("gemmt", 12, 32, stream)) == ("gemmt", 12, 32, stream, 0)
+        assert micro_kernel_parts(micro_kernel_name("gemmq", 6, 16, stream, 16)) == ("gemmq", 6, 16, stream, 16)
     assert micro_kernel_name("gemm", 6, 16, "ab") == "gemm_6x16_pab"
 
 
