@@ -1,9 +1,14 @@
 """LLVM code generation: snapshots of generated IR, vector code, the on-disk kernel cache.
 
 Snapshots live in tests/lower/snapshots/*.ll (LLVM IR from the walker) and
-*.loops (the scheduled loop IR).  Regenerate them after an intended change with
+*.loops (the scheduled loop IR), one set per vector width: NAME.ll for 16 lanes (AVX-512), NAME.w8.ll for 8
+(AVX2); schedules and the micro-tile follow the width.  Both are checked on any host (a 16-lane vector is
+legal LLVM IR on an AVX2 host too: it compiles to pairs of 8-lane instructions).  Regenerate them after an
+intended change with
 
     EQSAT_UPDATE_SNAPSHOTS=1 python -m pytest tests/lower/test_lower_codegen.py
+
+The other tests read the host's width ``W`` and check the same properties on either.
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from lower.ir import Buffer, For, IntImm, Kernel, Load, LoopKind, Select, Stage,
 from lower.llvm import jit
 from lower.llvm.codegen import kernel_to_llvm
 from lower.llvm.intrinsics import PREFETCH_B_STEPS, library_module
-from lower.target import parse_target
+from lower.target import GEMM_TILE, parse_target
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.target import Target
 
 SNAP = Path(__file__).parent / "snapshots"
+W = parse_target("llvm").vector_width  # this host's f32 lanes: 16 with AVX-512, else 8
 UPDATE = os.environ.get("EQSAT_UPDATE_SNAPSHOTS") == "1"
 
 
@@ -67,14 +74,21 @@ def _graphs():
 CASES = dict(_graphs())
 
 
+def lanes(width: int) -> Target:
+    """This host's target with ``width``-lane vectors and that width's micro-tile."""
+    mr, nr = GEMM_TILE[width]
+    return dataclasses.replace(parse_target("llvm", threads=2), vector_width=width, mr=mr, nr=nr)
+
+
+@pytest.mark.parametrize("width", [16, 8])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_snapshot(name):
-    cg = compile_graph(CASES[name], threads=2)
+def test_snapshot(name, width):
+    cg = compile_graph(CASES[name], target=lanes(width))
     kernel = cg.built[-1].kernel
     texts = {".ll": kernel_to_llvm(kernel, cg.target, name), ".loops": str(kernel) + "\n"}
     wrote = []
     for ext, got in texts.items():
-        path = SNAP / f"{name}{ext}"
+        path = SNAP / f"{name}{'' if width == 16 else f'.w{width}'}{ext}"
         if UPDATE or not path.exists():
             SNAP.mkdir(exist_ok=True)
             path.write_text(got)
@@ -91,15 +105,15 @@ def test_elementwise_and_exp_are_vectorized():
     g = b.build([b.gelu(b.sigmoid(x))])
     cg = compile_graph(g, threads=1)
     opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "v"), cg.target)
-    assert "<16 x float>" in opt
+    assert f"<{W} x float>" in opt
     assert "@expf" not in opt and "@llvm.exp." not in opt  # the polynomial exp, vectorized, not libm
 
 
 def test_softmax_reductions_are_vectorized():
     cg = compile_graph(CASES["softmax"])
     opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "s"), cg.target)
-    assert "llvm.vector.reduce.fmaximum.v16f32" in opt or "reduce.fmax" in opt
-    assert "llvm.vector.reduce.fadd.v16f32" in opt
+    assert f"llvm.vector.reduce.fmaximum.v{W}f32" in opt or "reduce.fmax" in opt
+    assert f"llvm.vector.reduce.fadd.v{W}f32" in opt
 
 
 def test_padded_stride1_conv_reads_its_taps_with_masked_vector_loads():
@@ -112,7 +126,7 @@ def test_padded_stride1_conv_reads_its_taps_with_masked_vector_loads():
     g = b.build([b.op("conv2d", x, w, stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1)])
     cg = compile_graph(g, threads=1)
     opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "c"), cg.target)
-    assert "@llvm.masked.load.v16f32" in opt
+    assert f"@llvm.masked.load.v{W}f32" in opt
     assert "gather" not in opt
     xin = torch.randn(1, 16, 20, 20)
     ref = torch.nn.functional.conv2d(xin, wt, padding=1)
@@ -166,10 +180,10 @@ def test_select_reads_each_side_only_where_it_is_taken():
 
 
 def test_gemm_micro_kernel_is_explicit_vector_fma():
-    text = library_module(8, 32, 16)
-    assert text.count("@llvm.fma.v16f32(") >= 16
+    text = library_module(8, 32, W)
+    assert text.count(f"@llvm.fma.v{W}f32(") >= 8 * 32 // W
     asm = jit.assembly(text, parse_target("llvm"))
-    assert "vfmadd" in asm and "zmm" in asm
+    assert "vfmadd" in asm and ("zmm" if W == 16 else "ymm") in asm
 
 
 def test_gemm_micro_kernel_tail_panels_skip_the_empty_column_vectors():

@@ -1,0 +1,195 @@
+declare float @llvm.maximum.f32(float, float)
+
+declare float @llvm.rint.f32(float)
+
+declare float @llvm.fma.f32(float, float, float)
+
+define internal float @eqsat_exp(float %x) alwaysinline nounwind {
+  %clo = fcmp olt float %x, 0xC05A000000000000
+  %lo = select i1 %clo, float 0xC05A000000000000, float %x
+  %chi = fcmp ogt float %lo, 0x4056300000000000
+  %xc = select i1 %chi, float 0x4056300000000000, float %lo
+  %t = fmul reassoc nsz contract arcp afn float %xc, 0x3FF7154760000000
+  %n = call reassoc nsz contract arcp afn float @llvm.rint.f32(float %t)
+  %r2 = call float @llvm.fma.f32(float %n, float 0xBFE6300000000000, float %xc)
+  %r = call float @llvm.fma.f32(float %n, float 0x3F2BD01060000000, float %r2)
+  %p0 = fmul reassoc nsz contract arcp afn float %r, 0x3F2A0D2CE0000000
+  %p1 = fadd reassoc nsz contract arcp afn float %p0, 0x3F56E879C0000000
+  %p2 = fmul reassoc nsz contract arcp afn float %p1, %r
+  %p3 = fadd reassoc nsz contract arcp afn float %p2, 0x3F81112100000000
+  %p4 = fmul reassoc nsz contract arcp afn float %p3, %r
+  %p5 = fadd reassoc nsz contract arcp afn float %p4, 0x3FA5553820000000
+  %p6 = fmul reassoc nsz contract arcp afn float %p5, %r
+  %p7 = fadd reassoc nsz contract arcp afn float %p6, 0x3FC5555540000000
+  %p8 = fmul reassoc nsz contract arcp afn float %p7, %r
+  %p9 = fadd reassoc nsz contract arcp afn float %p8, 0x3FE0000000000000
+  %rr = fmul reassoc nsz contract arcp afn float %r, %r
+  %q0 = fmul reassoc nsz contract arcp afn float %p9, %rr
+  %q1 = fadd reassoc nsz contract arcp afn float %q0, %r
+  %q2 = fadd reassoc nsz contract arcp afn float %q1, 0x3FF0000000000000
+  %ni = fptosi float %n to i32
+  %n1 = ashr i32 %ni, 1
+  %n2 = sub i32 %ni, %n1
+  %eb1 = add i32 %n1, 127
+  %sh1 = shl i32 %eb1, 23
+  %sc1 = bitcast i32 %sh1 to float
+  %eb2 = add i32 %n2, 127
+  %sh2 = shl i32 %eb2, 23
+  %sc2 = bitcast i32 %sh2 to float
+  %y0 = fmul float %q2, %sc1
+  %y = fmul float %y0, %sc2
+  %big = fcmp ogt float %x, 0x40562E42E0000000
+  %y1 = select i1 %big, float 0x7FF0000000000000, float %y
+  %small = fcmp olt float %x, 0xC059FE3540000000
+  %y2 = select i1 %small, float 0.0, float %y1
+  ret float %y2
+}
+
+define internal void @softmax.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, i64 %lo, i64 %hi) nounwind {
+entry:
+  %l.maxv = alloca [1 x float], align 64
+  %l.sumv = alloca [1 x float], align 64
+  ; stage softmax1
+  br label %i0_o.head1
+i0_o.head1:
+  %i0_o.5 = phi i64 [ %lo, %entry ], [ %n6, %i0_o.latch3 ]
+  %t7 = icmp slt i64 %i0_o.5, %hi
+  br i1 %t7, label %i0_o.body2, label %i0_o.exit4
+i0_o.body2:
+  br label %i0_i.head8
+i0_i.head8:
+  %i0_i.12 = phi i64 [ 0, %i0_o.body2 ], [ %n13, %i0_i.latch10 ]
+  %t14 = icmp slt i64 %i0_i.12, 4
+  br i1 %t14, label %i0_i.body9, label %i0_i.exit11
+i0_i.body9:
+  store float 0xFFF0000000000000, ptr %l.maxv, align 4
+  br label %j.head15
+j.head15:
+  %j.19 = phi i64 [ 0, %i0_i.body9 ], [ %n20, %j.latch17 ]
+  %t21 = icmp slt i64 %j.19, 1000
+  br i1 %t21, label %j.body16, label %j.exit18
+j.body16:
+  %v22 = load float, ptr %l.maxv, align 4
+  %t23 = mul i64 %i0_i.12, 1000
+  %t24 = mul i64 %i0_o.5, 4000
+  %t25 = add i64 %t23, %t24
+  %t26 = add i64 %t25, %j.19
+  %p27 = getelementptr inbounds float, ptr %param.1, i64 %t26
+  %v28 = load float, ptr %p27, align 4
+  %t29 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v22, float %v28)
+  store float %t29, ptr %l.maxv, align 4
+  br label %j.latch17
+j.latch17:
+  %n20 = add nuw nsw i64 %j.19, 1
+  br label %j.head15, !llvm.loop !0
+j.exit18:
+  store float 0x0000000000000000, ptr %l.sumv, align 4
+  br label %j_1.head30
+j_1.head30:
+  %j_1.34 = phi i64 [ 0, %j.exit18 ], [ %n35, %j_1.latch32 ]
+  %t36 = icmp slt i64 %j_1.34, 1000
+  br i1 %t36, label %j_1.body31, label %j_1.exit33
+j_1.body31:
+  %t37 = mul i64 %i0_i.12, 1000
+  %t38 = mul i64 %i0_o.5, 4000
+  %t39 = add i64 %t37, %t38
+  %t40 = add i64 %t39, %j_1.34
+  %p41 = getelementptr inbounds float, ptr %param.1, i64 %t40
+  %v42 = load float, ptr %p41, align 4
+  %v43 = load float, ptr %l.maxv, align 4
+  %t44 = fsub nsz contract arcp afn float %v42, %v43
+  %c45 = call nsz contract arcp afn float @eqsat_exp(float %t44)
+  %t46 = mul i64 %i0_i.12, 1000
+  %t47 = mul i64 %i0_o.5, 4000
+  %t48 = add i64 %t46, %t47
+  %t49 = add i64 %t48, %j_1.34
+  %p50 = getelementptr inbounds float, ptr %param.0, i64 %t49
+  store float %c45, ptr %p50, align 4
+  %v51 = load float, ptr %l.sumv, align 4
+  %t52 = mul i64 %i0_i.12, 1000
+  %t53 = mul i64 %i0_o.5, 4000
+  %t54 = add i64 %t52, %t53
+  %t55 = add i64 %t54, %j_1.34
+  %p56 = getelementptr inbounds float, ptr %param.0, i64 %t55
+  %v57 = load float, ptr %p56, align 4
+  %t58 = fadd reassoc nsz contract arcp afn float %v51, %v57
+  store float %t58, ptr %l.sumv, align 4
+  br label %j_1.latch32
+j_1.latch32:
+  %n35 = add nuw nsw i64 %j_1.34, 1
+  br label %j_1.head30, !llvm.loop !3
+j_1.exit33:
+  %v59 = load float, ptr %l.sumv, align 4
+  %t60 = fdiv nsz float 0x3FF0000000000000, %v59
+  store float %t60, ptr %l.sumv, align 4
+  br label %j_2.head61
+j_2.head61:
+  %j_2.65 = phi i64 [ 0, %j_1.exit33 ], [ %n66, %j_2.latch63 ]
+  %t67 = icmp slt i64 %j_2.65, 1000
+  br i1 %t67, label %j_2.body62, label %j_2.exit64
+j_2.body62:
+  %t68 = mul i64 %i0_i.12, 1000
+  %t69 = mul i64 %i0_o.5, 4000
+  %t70 = add i64 %t68, %t69
+  %t71 = add i64 %t70, %j_2.65
+  %p72 = getelementptr inbounds float, ptr %param.0, i64 %t71
+  %v73 = load float, ptr %p72, align 4
+  %v74 = load float, ptr %l.sumv, align 4
+  %t75 = fmul reassoc nsz contract arcp afn float %v73, %v74
+  %t76 = mul i64 %i0_i.12, 1000
+  %t77 = mul i64 %i0_o.5, 4000
+  %t78 = add i64 %t76, %t77
+  %t79 = add i64 %t78, %j_2.65
+  %p80 = getelementptr inbounds float, ptr %param.0, i64 %t79
+  store float %t75, ptr %p80, align 4
+  br label %j_2.latch63
+j_2.latch63:
+  %n66 = add nuw nsw i64 %j_2.65, 1
+  br label %j_2.head61, !llvm.loop !6
+j_2.exit64:
+  br label %i0_i.latch10
+i0_i.latch10:
+  %n13 = add nuw nsw i64 %i0_i.12, 1
+  br label %i0_i.head8, !llvm.loop !9
+i0_i.exit11:
+  br label %i0_o.latch3
+i0_o.latch3:
+  %n6 = add nuw nsw i64 %i0_o.5, 1
+  br label %i0_o.head1
+i0_o.exit4:
+  ret void
+}
+
+define void @softmax(ptr %args, i64 %lo, i64 %hi) nounwind {
+entry:
+  %g0 = getelementptr ptr, ptr %args, i64 0
+  %a0 = load ptr, ptr %g0, align 8
+  %g1 = getelementptr ptr, ptr %args, i64 1
+  %a1 = load ptr, ptr %g1, align 8
+  call void @softmax.body(ptr %a0, ptr %a1, i64 %lo, i64 %hi)
+  ret void
+}
+
+!0 = distinct !{!0, !1, !2}
+
+!1 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!2 = !{!"llvm.loop.vectorize.width", i32 8}
+
+!3 = distinct !{!3, !4, !5}
+
+!4 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!5 = !{!"llvm.loop.vectorize.width", i32 8}
+
+!6 = distinct !{!6, !7, !8}
+
+!7 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!8 = !{!"llvm.loop.vectorize.width", i32 8}
+
+!9 = distinct !{!9, !10, !11}
+
+!10 = !{!"llvm.loop.unroll.disable"}
+
+!11 = !{!"llvm.loop.vectorize.enable", i1 false}
