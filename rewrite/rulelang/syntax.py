@@ -23,6 +23,7 @@ Errors are ``RuleError`` with ``file:line:col: message``.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass, field
@@ -141,6 +142,7 @@ def _loc(s: SExpr) -> Loc:
 def tokenize(text: str, path: str, line0: int, offsets: list[tuple[int, int]]) -> list[Tok]:
     """Tokens of a logical rule; ``offsets`` maps character ranges back to source lines."""
     toks, pos = [], 0
+    bases = [base for _, base in offsets]  # ascending: a token is on the last line starting at or before it
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
@@ -148,9 +150,10 @@ def tokenize(text: str, path: str, line0: int, offsets: list[tuple[int, int]]) -
         kind = m.lastgroup or "atom"
         start = m.start(kind)
         line, col = line0, start + 1
-        for ln, base in offsets:
-            if start >= base:
-                line, col = ln, start - base + 1
+        i = bisect.bisect_right(bases, start)
+        if i:
+            ln, base = offsets[i - 1]
+            line, col = ln, start - base + 1
         toks.append(Tok(m.group(kind), Loc(path, line, col), kind))
         pos = m.end()
     return toks
