@@ -65,3 +65,4 @@ class Backend:
     grid: bool = False  # kernels run as grids of many threads (see above)
     skip_families: frozenset[str] = frozenset()  # rule families left out of the default set for this backend
     prepare: Callable[[list[Kernel], Target], None] | None = None  # before compiling: e.g. all of them, in parallel
+    compile_jobs: Callable[[], int] | None = None  # how many kernels ``compile`` may take at once (None: one)

@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
@@ -134,7 +135,7 @@ class CompiledGraph:
         self._plan_storage()
         if self.backend.prepare is not None:
             self.backend.prepare([bk.kernel for bk in self.built], self.target)
-        self._launches = [self._compile(k, bk) for k, bk in enumerate(self.built)]
+        self._launches = self._compile_all()
         seq_ = self.backend.sequence
         launches = [Launch(ln.fn, ln.argp, ln.par_extent, ln.threads) for ln in self._launches]
         self._replay = seq_(launches) if seq_ is not None else None
@@ -261,6 +262,15 @@ class CompiledGraph:
         if kind == "output":
             return None, ("output", r, at)
         return self._arena_ptr[r] + at, None
+
+    def _compile_all(self) -> list[_Launch]:
+        """Every kernel compiled, on as many threads as the backend compiles at once (LLVM: this process and its
+        compile workers), in order."""
+        jobs = min(len(self.built), self.backend.compile_jobs() if self.backend.compile_jobs else 1)
+        if jobs < 2:
+            return [self._compile(k, bk) for k, bk in enumerate(self.built)]
+        with ThreadPoolExecutor(jobs, thread_name_prefix="eqsat-compile") as pool:
+            return list(pool.map(self._compile, range(len(self.built)), self.built))
 
     def _compile(self, k: int, bk: BuiltKernel) -> _Launch:
         for name, t in bk.new_consts.items():

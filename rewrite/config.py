@@ -106,6 +106,13 @@ NO_CACHE = _declare("EQSAT_NO_CACHE", "bool", "0", "compile every kernel; read a
 THREADS = _declare(
     "EQSAT_THREADS", "int", "", "threads the compiled kernels use (default: the cores this process may run on)"
 )
+COMPILE_JOBS = _declare(
+    "EQSAT_COMPILE_JOBS",
+    "int",
+    "",
+    "LLVM modules compiled at once: this process and JOBS-1 worker processes (default: the cores this process "
+    "may run on; 1: all in this process)",
+)
 DEBUG = _declare("EQSAT_DEBUG", "bool", "0", "show LLVM's diagnostics and why a schedule recipe was refused")
 NO_SCHEDULE = _declare("EQSAT_NO_SCHEDULE", "bool", "0", "lower kernels without schedules (plain loop nests)")
 CUDA_EXACT_FP32 = _declare(

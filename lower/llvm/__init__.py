@@ -18,7 +18,7 @@ from typing import Any
 
 from lower.backend import Backend, KernelFn, Launch
 from lower.ir import Kernel
-from lower.llvm import driver, jit
+from lower.llvm import driver, jit, objpool
 from lower.llvm.codegen import kernel_module, kernel_to_llvm
 from lower.parallel import parallel_for
 from rewrite.ir.target import Target
@@ -57,6 +57,14 @@ def sequence(items: list[Launch]) -> Callable[[tuple[int, ...]], None] | None:
     return driver.LaunchTable([(it.fn, it.args, it.extent) for it in items], threads)
 
 
-BACKEND = Backend("llvm", compile_kernel, launcher, kernel_to_llvm, device="cpu", sequence=sequence)
+BACKEND = Backend(
+    "llvm",
+    compile_kernel,
+    launcher,
+    kernel_to_llvm,
+    device="cpu",
+    sequence=sequence,
+    compile_jobs=objpool.jobs,  # thread-safe; LLVM runs in this process and the compile workers at once
+)
 
 __all__ = ["BACKEND", "compile_kernel", "launcher", "sequence"]

@@ -35,7 +35,7 @@ os.environ.setdefault("LLVMLITE_ENABLE_IR_LAYER_TYPED_POINTERS", "0")
 import llvmlite
 import llvmlite.binding as llvm
 
-from lower.llvm import objcache
+from lower.llvm import objcache, objcompile, objpool
 from rewrite import config
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
@@ -62,22 +62,16 @@ class _Jit:
     engine: llvm.ExecutionEngine
     loaded: dict[str, int] = field(default_factory=dict)  # function name -> address
     libs: set[str] = field(default_factory=set)
+    compiling: dict[str, threading.Event] = field(default_factory=dict)  # kernels and libraries being compiled
 
 
 STATS = JitStats()
 _lock = threading.RLock()
 _jits: dict[str, _Jit] = {}  # target.code_key -> its JIT
-_initialized = False
 
 
 def _init_llvm() -> None:
-    global _initialized
-    with _lock:
-        if not _initialized:  # llvm.initialize() raises in llvmlite 0.50: only the native parts
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            llvm.initialize_native_asmparser()
-            _initialized = True
+    objcompile.init()
 
 
 def host_machine() -> tuple[str, str, tuple[str, ...]]:
@@ -91,11 +85,8 @@ def _jit(target: Target) -> _Jit:
     with _lock:
         j = _jits.get(target.code_key)
         if j is None:
-            _init_llvm()
             try:
-                tm = llvm.Target.from_triple(target.triple).create_target_machine(
-                    cpu=target.cpu, features=",".join(target.features), opt=3, jit=True
-                )
+                tm = objcompile.new_target_machine(target.triple, target.cpu, ",".join(target.features))
             except RuntimeError as e:
                 raise CodegenError(
                     f"target {target.name}: LLVM cannot generate code for {target.triple}: {e}"
@@ -114,23 +105,10 @@ def cache_key(ir_text: str, target: Target) -> str:
 
 
 def optimize(ir_text: str, target: Target) -> llvm.ModuleRef:
-    """Parse, verify and optimize (O3) ``ir_text`` for ``target``."""
+    """Parse, verify and optimize (O3) ``ir_text`` for ``target`` (``objcompile.optimize``)."""
     tm = _jit(target).tm
-    mod = llvm.parse_assembly(ir_text)
-    mod.verify()
-    mod.triple = target.triple
-    mod.data_layout = str(tm.target_data)
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    # llvmlite leaves the SLP vectorizer off at O3.  Short vectorized loops that LLVM unrolls fully before
-    # the loop vectorizer sees them (a 32-column panel copy through a ReLU or an add) were left one float at
-    # a time; SLP packs them back into vectors.  1 thread, interleaved: 1x1 convolutions packing relu(x) or
-    # relu(x + y) 1.03-1.14x faster, plain and 3x3 ones the same; NASNet-A and SqueezeNet 1.01-1.02x at 1 and
-    # 2 threads, ResNet-50, ResNeXt-50, Inception-v3, BERT and NasRNN 1.00x.
-    pto.slp_vectorization = True
-    pb = llvm.create_pass_builder(tm, pto)
     with _quiet_stderr():  # "loop not vectorized" remarks for hinted loops LLVM declined: not errors
-        pb.getModulePassManager().run(mod, pb)
-    return mod
+        return objcompile.optimize(ir_text, tm, target.triple)
 
 
 class _quiet_stderr:
@@ -190,7 +168,10 @@ def _object_for(ir_text: str, key: str, target: Target) -> bytes:
             STATS.cache_hits += 1
         return cached
     t0 = time.perf_counter()
-    obj = _jit(target).tm.emit_object(optimize(ir_text, target))
+    _jit(target)  # the target machine exists (or its CodegenError is raised) before a worker sees the target
+    obj = objpool.compile_object(ir_text, target)  # an idle worker process, else here
+    if obj is None:
+        obj = _jit(target).tm.emit_object(optimize(ir_text, target))
     with _lock:
         STATS.seconds += time.perf_counter() - t0
         STATS.compiled += 1
@@ -199,17 +180,43 @@ def _object_for(ir_text: str, key: str, target: Target) -> bytes:
     return obj
 
 
+def _claim(j: _Jit, name: str, done: Callable[[], bool]) -> threading.Event | None:
+    """Under ``_lock``: an event this thread sets once it has compiled and loaded ``name``, or None after another
+    thread compiling it finished (``done()`` then says whether it succeeded) or when ``done()`` already holds."""
+    while True:
+        with _lock:
+            if done():
+                return None
+            pending = j.compiling.get(name)
+            if pending is None:
+                pending = j.compiling[name] = threading.Event()
+                return pending
+        pending.wait()  # another thread compiles it: its result, or on its failure this thread's own try
+
+
+def _release(j: _Jit, name: str, pending: threading.Event) -> None:
+    with _lock:
+        del j.compiling[name]
+    pending.set()
+
+
 def load_library(name: str, ir_text: str, target: Target) -> None:
     """Load a module of shared routines (e.g. GEMM micro-kernels) once per process and target; kernels
-    call them as external functions, resolved by the JIT linker across the target's loaded objects."""
-    with _lock:
-        j = _jit(target)
-        if name in j.libs:
-            return
+    call them as external functions, resolved by the JIT linker across the target's loaded objects.
+    Compiled outside the lock, as kernels are (a micro-kernel library is 0.3-0.5 s of LLVM); a thread wanting
+    a library another thread is compiling waits for it."""
+    j = _jit(target)
+    pending = _claim(j, name, lambda: name in j.libs)
+    if pending is None:
+        return
+    try:
         obj = _object_for(ir_text, cache_key(ir_text, target), target)
-        j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        j.engine.finalize_object()
-        j.libs.add(name)
+        with _lock:
+            j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            j.engine.finalize_object()
+            j.libs.add(name)
+    finally:
+        _release(j, name, pending)
 
 
 def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str, int]:
@@ -218,28 +225,34 @@ def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str,
     The function's real name is derived from the text and the target, so identical kernels share
     code.  Returns ``(function name, address)``.  Safe to call from several threads: the compile runs
     outside this module's lock (llvmlite serializes LLVM's own calls, so one thread's LLVM work overlaps
-    another's Python lowering), and a kernel two threads compiled at once is loaded once.
+    another's Python lowering, and compile workers run beside it: ``objpool``), and a kernel another thread
+    is compiling is waited for, not compiled twice.
     """
     key = cache_key(text, target)
     name = f"{name_hint}_{key[:20]}"
+    j = _jit(target)
     with _lock:
-        j = _jit(target)
         addr = j.loaded.get(name)
         if addr:
             STATS.memory_hits += 1
             return name, addr
-    obj = _object_for(text.replace(f"@{PLACEHOLDER}", f"@{name}"), key, target)
-    with _lock:
-        addr = j.loaded.get(name)
-        if addr:
+    pending = _claim(j, name, lambda: name in j.loaded)
+    if pending is None:
+        with _lock:
+            STATS.memory_hits += 1
+            return name, j.loaded[name]
+    try:
+        obj = _object_for(text.replace(f"@{PLACEHOLDER}", f"@{name}"), key, target)
+        with _lock:
+            j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            j.engine.finalize_object()
+            addr = j.engine.get_function_address(name)
+            if not addr:
+                raise RuntimeError(f"kernel {name} not found after loading its object code")  # a bug, not input
+            j.loaded[name] = addr
             return name, addr
-        j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        j.engine.finalize_object()
-        addr = j.engine.get_function_address(name)
-        if not addr:
-            raise RuntimeError(f"kernel {name} not found after loading its object code")  # a bug, not user input
-        j.loaded[name] = addr
-        return name, addr
+    finally:
+        _release(j, name, pending)
 
 
 def function_address(target: Target, name: str) -> int:
