@@ -33,6 +33,8 @@ from typing import Any
 
 import torch
 
+from rewrite import config
+
 NOISY = 0.20  # relative spread (IQR / median) above which a timing is flagged
 BUSY_CORES = 0.5  # other processes' average CPU use, in cores, above which a timing is flagged
 
@@ -188,8 +190,7 @@ def free_threads(wanted: int, probe_seconds: float = 0.3) -> tuple[int, float | 
     others = watch.others()
     if others is None or others < BUSY_CORES:
         return wanted, others
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(wanted, int(cores - others + 0.5))), others
+    return max(1, min(wanted, int(config.cores() - others + 0.5))), others
 
 
 def interleaved(

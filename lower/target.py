@@ -18,7 +18,6 @@ nothing in the runtime's driver code or in extraction changes.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,12 +46,7 @@ class TargetKind:
 def default_threads() -> int:
     """``EQSAT_THREADS``, else the cores this process may run on."""
     n = config.THREADS.integer()
-    if n is not None:
-        return n
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - no affinity on this OS
-        return max(1, os.cpu_count() or 1)
+    return config.cores() if n is None else n
 
 
 @functools.cache

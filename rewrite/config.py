@@ -139,6 +139,14 @@ TEST_TARGET = _declare(
 )
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - no affinity on this OS
+        return max(1, os.cpu_count() or 1)
+
+
 def cache_dir(sub: str = "") -> Path:
     """The cache directory (or one folder in it), created on first use.
 

@@ -52,12 +52,7 @@ _broken = False
 def jobs() -> int:
     """LLVM compiles at once: ``EQSAT_COMPILE_JOBS``, else the cores this process may run on."""
     n = config.COMPILE_JOBS.integer()
-    if n is not None:
-        return n
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - no affinity on this OS
-        return max(1, os.cpu_count() or 1)
+    return config.cores() if n is None else n
 
 
 def _start() -> None:
