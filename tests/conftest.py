@@ -16,8 +16,11 @@ if "EQSAT_CACHE_DIR" not in os.environ:
     os.environ["EQSAT_CACHE_DIR"] = tempfile.mkdtemp(prefix="eqsat-test-cache-")
 # make test runs two workers on two cores: egglog's own worker threads (rayon) would only contend with the other
 # worker (a blocked-layout optimize: 4.6 s with one thread against 6.7 s with its default, even alone)
+# and for the same reason no LLVM compile workers beside each test worker (the fast tier 155 s with
+# EQSAT_COMPILE_JOBS=1 against 173 s with the default, A/B on a fresh clone)
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
+    os.environ.setdefault("EQSAT_COMPILE_JOBS", "1")
 
 
 @pytest.fixture
