@@ -70,13 +70,9 @@ _lock = threading.RLock()
 _jits: dict[str, _Jit] = {}  # target.code_key -> its JIT
 
 
-def _init_llvm() -> None:
-    objcompile.init()
-
-
 def host_machine() -> tuple[str, str, tuple[str, ...]]:
     """This process's LLVM triple, host CPU name and CPU features (``+avx2``, ``-avx512f``, ...)."""
-    _init_llvm()
+    objcompile.init()
     flat = llvm.get_host_cpu_features().flatten()
     return llvm.get_process_triple(), llvm.get_host_cpu_name(), tuple(f for f in flat.split(",") if f)
 
