@@ -243,6 +243,7 @@ def check_instance(
 
 CONV = {"s": (2, 1), "p": (1, 0), "d": (1, 2), "g": 1}
 BN = {"gam": (4,), "bet": (4,), "mu": (4,), "var": (4,)}
+SIB = {"s2": (1, 1), "p2": (0, 0), "d2": (1, 1), "g2": 1}  # the sibling conv of the enlarge rules
 UNARY_CAT = ({"a": (2, 3, 4), "b": (2, 5, 4)}, {"k": 1, "c": -1.5})
 SLICE = ({"x": (3, 9, 2)}, {"k": 1, "i": 2, "j": 7})
 
@@ -283,36 +284,61 @@ CASES: dict[str, list[tuple[dict, dict, tuple[str, ...]]]] = {
         ({"x": (1, 4, 6, 6)}, {"k": (2, 2), "s": (2, 2), "p": (0, 1)}, ()),
     ],
     "avgpool-as-conv-unpadded": [({"x": (2, 3, 7, 8)}, {"k": (3, 2), "s": (2, 2)}, ())],
+    # the enlarge rules' second root is the sibling conv (?v, its attributes s2 p2 d2 g2) they are guarded by
     "enlarge-conv-1x1": [
-        ({"x": (1, 3, 7, 8), "w": (5, 3, 1, 1)}, {"s": (2, 2), "p": (1, 0), "d": (2, 1), "g": 1}, ()),
-        ({"x": (2, 4, 6, 5), "w": (6, 2, 1, 1)}, {"s": (1, 2), "p": (0, 0), "d": (1, 1), "g": 2}, ()),
+        (
+            {"x": (1, 3, 7, 8), "w": (5, 3, 1, 1), "v": (2, 3, 3, 3)},
+            {"s": (2, 2), "p": (1, 0), "d": (2, 1), "g": 1, **SIB},
+            (),
+        ),
+        (
+            {"x": (2, 4, 6, 5), "w": (6, 2, 1, 1), "v": (3, 4, 1, 3)},
+            {"s": (1, 2), "p": (0, 0), "d": (1, 1), "g": 2, **SIB},
+            (),
+        ),
     ],
     "enlarge-conv-bias-act-1x1": [
         (
-            {"x": (1, 3, 7, 8), "w": (5, 3, 1, 1), "b": (5,)},
-            {"s": (2, 1), "p": (0, 1), "d": (1, 3), "g": 1, "a": "relu"},
+            {"x": (1, 3, 7, 8), "w": (5, 3, 1, 1), "b": (5,), "v": (2, 3, 3, 3), "c": (2,)},
+            {"s": (2, 1), "p": (0, 1), "d": (1, 3), "g": 1, "a": "relu", **SIB, "a2": "tanh"},
             (),
         )
     ],
     "enlarge-conv-1x3": [
-        ({"x": (1, 3, 7, 8), "w": (5, 3, 1, 3)}, {"s": (2, 2), "p": (1, 1), "d": (2, 1), "g": 1}, ()),
-        ({"x": (2, 4, 6, 5), "w": (6, 2, 1, 3)}, {"s": (1, 2), "p": (0, 0), "d": (1, 1), "g": 2}, ()),
+        (
+            {"x": (1, 3, 7, 8), "w": (5, 3, 1, 3), "v": (2, 3, 3, 3)},
+            {"s": (2, 2), "p": (1, 1), "d": (2, 1), "g": 1, **SIB},
+            (),
+        ),
+        (
+            {"x": (2, 4, 6, 5), "w": (6, 2, 1, 3), "v": (3, 4, 3, 1)},
+            {"s": (1, 2), "p": (0, 0), "d": (1, 1), "g": 2, **SIB},
+            (),
+        ),
     ],
     "enlarge-conv-3x1": [
-        ({"x": (1, 3, 7, 8), "w": (5, 3, 3, 1)}, {"s": (2, 2), "p": (1, 0), "d": (1, 2), "g": 1}, ()),
-        ({"x": (2, 4, 6, 5), "w": (6, 2, 3, 1)}, {"s": (2, 1), "p": (0, 0), "d": (1, 1), "g": 2}, ()),
+        (
+            {"x": (1, 3, 7, 8), "w": (5, 3, 3, 1), "v": (2, 3, 3, 3)},
+            {"s": (2, 2), "p": (1, 0), "d": (1, 2), "g": 1, **SIB},
+            (),
+        ),
+        (
+            {"x": (2, 4, 6, 5), "w": (6, 2, 3, 1), "v": (3, 4, 1, 3)},
+            {"s": (2, 1), "p": (0, 0), "d": (1, 1), "g": 2, **SIB},
+            (),
+        ),
     ],
     "enlarge-conv-bias-act-1x3": [
         (
-            {"x": (1, 3, 7, 8), "w": (5, 3, 1, 3), "b": (5,)},
-            {"s": (2, 1), "p": (0, 1), "d": (3, 1), "g": 1, "a": "relu"},
+            {"x": (1, 3, 7, 8), "w": (5, 3, 1, 3), "b": (5,), "v": (2, 3, 3, 1), "c": (2,)},
+            {"s": (2, 1), "p": (0, 1), "d": (3, 1), "g": 1, "a": "relu", **SIB, "a2": "none"},
             (),
         )
     ],
     "enlarge-conv-bias-act-3x1": [
         (
-            {"x": (1, 3, 7, 8), "w": (5, 3, 3, 1), "b": (5,)},
-            {"s": (1, 2), "p": (1, 0), "d": (1, 3), "g": 1, "a": "relu"},
+            {"x": (1, 3, 7, 8), "w": (5, 3, 3, 1), "b": (5,), "v": (2, 3, 1, 3), "c": (2,)},
+            {"s": (1, 2), "p": (1, 0), "d": (1, 3), "g": 1, "a": "relu", **SIB, "a2": "sigmoid"},
             (),
         )
     ],
@@ -468,3 +494,21 @@ def test_relaxed_enlarge_then_merge_pays_off_on_a_small_fire_module():
     x = torch.randn(1, 8, 4, 4)
     with torch.no_grad():
         assert torch.allclose(r.graph.run([x])[0], m(x), atol=1e-5)
+
+
+def test_a_1x1_conv_is_enlarged_only_beside_a_sibling_it_can_merge_with():
+    """A lone 1x1 conv (a MobileNet's pointwise conv, a ResNet bottleneck's) gains no 3x3 twin, nor the
+    Winograd form and kernel measurements a twin would bring; beside a 3x3 conv of the same input it does."""
+    rules = load_rules(["relaxed"])
+    b = GraphBuilder()
+    x = b.input("x", (1, 8, 6, 6))
+    lone = b.build([b.relu(b.conv2d(x, b.weight("w", torch.randn(4, 8, 1, 1))))])
+    b = GraphBuilder()
+    x = b.input("x", (1, 8, 6, 6))
+    one = b.conv2d(x, b.weight("w", torch.randn(4, 8, 1, 1)))
+    three = b.conv2d(x, b.weight("v", torch.randn(4, 8, 3, 3)), padding=(1, 1))
+    pair = b.build([b.relu(one), b.relu(three)])
+    limits = Limits(iterations=6, nodes=20_000, seconds=20)
+    assert "enlarge-conv-1x1" not in saturate(lone, rules, limits).rules_fired
+    fired = saturate(pair, rules, limits).rules_fired
+    assert fired.get("enlarge-conv-1x1", 0) >= 1 and fired.get("merge-conv-shared-input", 0) >= 1
