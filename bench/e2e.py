@@ -1,11 +1,11 @@
 """End to end: each benchmark model compiled by eqsat, against PyTorch eager and the peers.
 
 ``--models`` also takes zoo models (``bench.zoo``), the zoo at deployment sizes (``full:NAME``,
-``bench.zoo.full``) and ``FILE.py:FACTORY``: a model eqsat was not tuned for is timed against the same peers
-the same way.
+``bench.zoo.full``; ``full`` alone: all of them) and ``FILE.py:FACTORY``: a model eqsat was not tuned for is
+timed against the same peers the same way.
 
-    python -m bench.e2e [--models a,b] [--peers ort,inductor] [--threads 1,2] [--cost compiled|analytical] [--json OUT]
-                        [--in-process]
+    python -m bench.e2e [--models a,b|full] [--peers ort,openvino,inductor] [--threads 1,2]
+                        [--cost compiled|analytical] [--json OUT] [--in-process]
     python -m bench.e2e --target cuda [--peers eager,inductor] [--cost compiled|analytical] [--imported]
 
 Each model is timed in a process of its own (``run_model_apart``; ``--in-process``: all in this one), where
@@ -16,7 +16,12 @@ torch's OpenMP workers ~10 ms, and a contender timed while they spin runs on one
 
 * ``eager``: the PyTorch module under ``torch.no_grad``;
 * ``ort``: onnxruntime on the model's ONNX export, ``ORT_ENABLE_ALL``, ``intra_op_num_threads`` set;
+* ``openvino``: OpenVINO's CPU plugin on ``openvino.convert_model`` of the module, compiled with
+  ``INFERENCE_PRECISION_HINT=f32`` (no bf16/fp16 where the CPU has them), ``INFERENCE_NUM_THREADS`` set,
+  one stream, the latency hint (``openvino_config``, the one definition ``bench.overhead`` builds with too);
 * ``inductor``: ``torch.compile`` (Inductor, ``freezing=True`` so weights are constants it can fold);
+* ``noopt``: the graph as imported (``from_torch``, no saturation) compiled for the same target and threads
+  the same way as eqsat's: what the compiler alone gives, so that ``noopt / eqsat`` is the e-graph's own share;
 * ``eqsat``: the graph ``optimize`` chose for the LLVM target on that many threads, compiled for it.
 
 ``--cost compiled`` (the default) extracts with the costs of the target the graph runs on: every e-node
@@ -26,8 +31,12 @@ optimizes for eager PyTorch instead (the roofline, torch's rules) and compiles t
 for the wrong machine costs (VGG-19, 1 thread: 411 ms priced for torch vs 202 ms priced for llvm).
 
 Each column is a median with its interquartile range; ratios are ``peer / eqsat`` (above 1: eqsat
-is faster), and the geometric means of those ratios close the table.  eqsat's outputs are checked
-against eager first (``verified``); a peer that cannot run a model gets ``None``.
+is faster), ``best`` is the fastest peer's (eager and noopt are not peers) and ``noopt/eq`` the compiled
+imported graph's; the geometric means of those ratios close the table, with the models where the best peer
+beat eqsat counted.  eqsat's outputs are checked against eager first (``verified``); every other contender's
+too, once before timing: a peer whose outputs differ from eager's by more than ``PEER_REL_TOL`` (noopt: by
+more than eqsat's tolerance) is not timed, with a warning on stderr, and a peer that cannot run a model gets
+``None`` (no column).
 
 ``--target cuda`` (a CUDA device and torch built with CUDA): each model optimized for the GPU
 (``--cost compiled``, the default: e-nodes priced by kernels compiled and timed on it, cached per GPU;
@@ -53,6 +62,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing, geomean, interleaved_ms, max_rel_err, torch_tf32
@@ -70,7 +80,9 @@ from rewrite.pipeline import COSTS, compile, compiled_cost, optimize, priced_for
 from rewrite.progress import each
 from rewrite.verify.numeric import REL_TOL, compare_all
 
-PEERS = ("ort", "inductor")
+PEERS = ("ort", "openvino", "inductor")
+COLS = ("eager", *PEERS, "noopt", "eqsat")  # the llvm table's columns: each row has ms_<col> and iqr_<col>
+PEER_REL_TOL = 1e-3  # a peer is timed only when max|peer - eager| <= this * max(1, max|eager|) (compare_all)
 CUDA_PEERS = ("eager", "inductor")  # on the GPU: eager CUDA and torch.compile (onnxruntime is CPU-only here)
 DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")
 TF32_TOLERANCE = TF32_REL_TOL  # max|ours - ref| <= this * max|ref|: TF32 (10-bit mantissa) products, FP32 sums
@@ -97,6 +109,60 @@ def ort_runner(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], thread
     sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
     feed = {i.name: t.numpy() for i, t in zip(sess.get_inputs(), inputs, strict=False)}
     return lambda: sess.run(None, feed)
+
+
+def openvino_config(threads: int) -> dict[str, Any]:
+    """``compile_model``'s properties for OpenVINO's CPU plugin as every bench builds it: FP32 arithmetic
+    (no bf16/fp16 where the CPU has them, like eqsat and the other peers), ``threads`` threads in one stream,
+    the latency hint."""
+    import openvino as ov  # optional (bench extra): imported here so e2e runs without it
+    import openvino.properties as props
+    import openvino.properties.hint as hints
+
+    return {
+        hints.inference_precision(): ov.Type.f32,
+        props.inference_num_threads(): threads,
+        props.num_streams(): 1,
+        hints.performance_mode(): hints.PerformanceMode.LATENCY,
+    }
+
+
+def openvino_convert(module: torch.nn.Module, inputs: tuple[Any, ...]) -> Any:
+    """The module as an OpenVINO model (``convert_model`` traces it on ``inputs``)."""
+    import openvino as ov
+
+    return ov.convert_model(module, example_input=inputs)
+
+
+def openvino_compile(model: Any, threads: int) -> Any:
+    """A converted model compiled for the CPU with ``openvino_config(threads)``."""
+    import openvino as ov
+
+    return ov.Core().compile_model(model, "CPU", openvino_config(threads))
+
+
+def openvino_call(compiled: Any, inputs: tuple[Any, ...]) -> Runner:
+    """One inference of a compiled model on ``inputs`` per call (the inputs shared, not copied, as onnxruntime
+    reads them); it returns the outputs as numpy arrays."""
+    request = compiled.create_infer_request()
+    feed = [t.numpy() for t in inputs]
+    return lambda: request.infer(feed, share_inputs=True).to_tuple()
+
+
+def openvino_runner(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], threads: int) -> Runner | None:
+    """OpenVINO on the CPU (``openvino_convert``, ``openvino_compile``, ``openvino_call``), or None when it is
+    not installed or cannot convert or compile the model."""
+    try:
+        import openvino  # noqa: F401  (optional: no column without it)
+    except ImportError:
+        return None
+    try:
+        with torch.no_grad():
+            compiled = openvino_compile(openvino_convert(module, inputs), threads)
+    except Exception as e:  # any converter or plugin failure only means "no openvino column" for this model
+        print(f"  openvino: failed: {_error_line(e)}", file=sys.stderr)
+        return None
+    return openvino_call(compiled, inputs)
 
 
 @contextlib.contextmanager
@@ -153,6 +219,29 @@ def _bound(run: Callable[[dict[str, torch.Tensor]], object], feed: dict[str, tor
     return lambda: run(feed)
 
 
+def _tensors(out: object) -> list[torch.Tensor]:
+    """A contender's outputs as a flat list of CPU tensors: a tensor, numpy arrays, or tuples and lists of them."""
+    if isinstance(out, torch.Tensor):
+        return [out.detach().cpu()]
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _tensors(o)]
+    return [torch.as_tensor(np.asarray(out))]
+
+
+def _checked(label: str, run: Runner, refs: list[torch.Tensor], tol: float = PEER_REL_TOL) -> Runner | None:
+    """``run`` when one call of it gives eager's outputs within ``tol`` (``compare_all``); otherwise None, with
+    one line on stderr: a contender computing something else is not timed."""
+    try:
+        cmp = compare_all(refs, _tensors(run()), tol)
+    except Exception as e:  # a runner that builds but cannot run is no column either
+        print(f"  {label}: failed: {_error_line(e)}", file=sys.stderr)
+        return None
+    if not cmp.close:
+        print(f"  {label}: differs from eager over rel {tol:g} ({cmp.why}); not timed", file=sys.stderr)
+        return None
+    return run
+
+
 def _ms(t: Timing | None) -> float | None:
     return None if t is None else t.median * 1e3
 
@@ -169,6 +258,18 @@ def optimize_for(graph: Graph, threads: int, cost: str = "compiled") -> tuple[Gr
     return res.graph, time.perf_counter() - t0
 
 
+def _noopt(graph: Graph, threads: int, feed: dict[str, torch.Tensor]) -> tuple[Runner | None, float | None, Any]:
+    """The imported graph compiled as eqsat's is (no saturation), bound to its inputs, with its compile seconds
+    and kernel count; (None, None, None), with a line on stderr, when it does not compile."""
+    t0 = time.perf_counter()
+    try:
+        run = compile(graph, threads=threads)
+    except EqsatError as e:  # an op the llvm target lowers only after rewriting: no noopt column
+        print(f"  noopt: compile failed: {_error_line(e)}", file=sys.stderr)
+        return None, None, None
+    return _bound(run, feed), time.perf_counter() - t0, run.kernels
+
+
 def run_model(
     name: str, threads_list: Sequence[int], peers: Sequence[str], repeats: int, cost: str = "compiled"
 ) -> list[dict[str, Any]]:
@@ -178,7 +279,9 @@ def run_model(
     graph = from_torch(module, inputs, name=name)
     with torch.no_grad():
         ref = module(*inputs)
+    refs = _tensors(ref)
     inductor = inductor_runner(module, inputs) if "inductor" in peers else None
+    imported = [n.attrs["name"] for n in graph.inputs]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for threads in threads_list:
@@ -190,11 +293,18 @@ def run_model(
             run = compile(best, threads=threads)
             compile_s = time.perf_counter() - t0
             ok, rel_err = _verified(best, run, feed, ref)
+            others: dict[str, Runner | None] = {
+                "ort": ort_runner(module, inputs, threads, tmp) if "ort" in peers else None,
+                "openvino": openvino_runner(module, inputs, threads) if "openvino" in peers else None,
+                "inductor": inductor,
+            }
+            noopt, noopt_s, noopt_kernels = _noopt(graph, threads, dict(zip(imported, inputs, strict=False)))
             contenders: dict[str, Runner] = {"eager": _eager(module, inputs), "eqsat": _bound(run, feed)}
-            if "ort" in peers and (ort := ort_runner(module, inputs, threads, tmp)) is not None:
-                contenders["ort"] = ort
-            if inductor is not None:
-                contenders["inductor"] = inductor
+            for k, r in others.items():
+                if r is not None and (r := _checked(k, r, refs)) is not None:
+                    contenders[k] = r
+            if noopt is not None and (noopt := _checked("noopt", noopt, refs, REL_TOL)) is not None:
+                contenders["noopt"] = noopt
             keys = list(contenders)
             timed = interleaved(
                 [contenders[k] for k in keys],
@@ -205,7 +315,7 @@ def run_model(
             )
             by = dict(zip(keys, timed.timings, strict=True))
             row: dict[str, Any] = {"model": short_name(name), "threads": threads, "cost": cost}
-            for k in ("eager", "ort", "inductor", "eqsat"):
+            for k in COLS:
                 row[f"ms_{k}"] = _ms(by.get(k))
                 row[f"iqr_{k}"] = _iqr_ms(by.get(k))
             row.update(
@@ -214,6 +324,8 @@ def run_model(
                 optimize_seconds=optimize_s,
                 compile_seconds=compile_s,
                 kernels=run.kernels,
+                compile_seconds_noopt=noopt_s,
+                kernels_noopt=noopt_kernels,
                 notes=list(timed.notes),
             )
             rows.append(row)
@@ -244,46 +356,75 @@ def run_model_apart(
 
 
 def _ratio(r: dict[str, Any], peer: str) -> float | None:
-    return r[f"ms_{peer}"] / r["ms_eqsat"] if r[f"ms_{peer}"] is not None and r["ms_eqsat"] > 0 else None
+    """``peer``'s ms over eqsat's (``best``: the fastest peer's), None where either is missing."""
+    ms = _best_ms(r) if peer == "best" else r.get(f"ms_{peer}")
+    return ms / r["ms_eqsat"] if ms is not None and r.get("ms_eqsat") else None
+
+
+def _best_ms(r: dict[str, Any]) -> float | None:
+    """The fastest peer's median on this row (eager and noopt are not peers), None where no peer ran."""
+    return min((ms for p in PEERS if (ms := r.get(f"ms_{p}")) is not None), default=None)
 
 
 def _cell(r: dict[str, Any], k: str) -> str:
-    if r[f"ms_{k}"] is None:
+    if r.get(f"ms_{k}") is None:
         return "-"
     lo, hi = r[f"iqr_{k}"]
     return f"{r[f'ms_{k}']:.2f} ({lo:.2f}–{hi:.2f})"
 
 
+RATIO_LABELS = {"ort": "ort/eq", "openvino": "ov/eq", "inductor": "ind/eq", "best": "best/eq", "noopt": "noopt/eq"}
+
+
+def _geomean(xs: Sequence[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
 def print_table(rows: Sequence[dict[str, Any]]) -> None:
-    cols = ("eager", "ort", "inductor", "eqsat")
-    print(f"{'model':<12} {'thr':>3} " + " ".join(f"{c + ' ms (IQR)':>24}" for c in cols) + "   ort/eq  ind/eq  ok")
+    """Per model and thread count each contender's median ms (IQR), the ratios ``peer / eqsat``, ``best/eq``
+    (the fastest peer's) and ``noopt/eq`` (the e-graph's own share); per thread count their geometric means,
+    the models where eqsat beat each and where the best peer beat eqsat.  Columns no row has are left out."""
+    cols = [c for c in COLS if c in ("eager", "eqsat") or any(r.get(f"ms_{c}") is not None for r in rows)]
+    peers = [p for p in PEERS if p in cols]
+    ratios = [*peers, *(["best"] if peers else []), *(["noopt"] if "noopt" in cols else [])]
+    w = max([12, *(len(str(r["model"])) for r in rows)])
+    print(
+        f"{'model':<{w}} {'thr':>3} "
+        + " ".join(f"{c + ' ms (IQR)':>24}" for c in cols)
+        + " "
+        + " ".join(f"{RATIO_LABELS[p]:>8}" for p in ratios)
+        + "  ok"
+    )
     for r in rows:
-        ratios = " ".join(f"{x:7.2f}" if (x := _ratio(r, p)) is not None else f"{'-':>7}" for p in PEERS)
+        cells = " ".join(f"{x:8.2f}" if (x := _ratio(r, p)) is not None else f"{'-':>8}" for p in ratios)
         print(
-            f"{r['model']:<12} {r['threads']:>3} "
+            f"{r['model']:<{w}} {r['threads']:>3} "
             + " ".join(f"{_cell(r, c):>24}" for c in cols)
-            + f" {ratios}  {'yes' if r['verified'] else 'NO'}"
+            + f" {cells}  {'yes' if r['verified'] else 'NO'}"
         )
     for threads in sorted({r["threads"] for r in rows}):
         sub = [r for r in rows if r["threads"] == threads]
         parts = []
-        for p in ("eager", *PEERS):
+        for p in ("eager", *peers, *(["best"] if peers else [])):
             rs = [x for r in sub if (x := _ratio(r, p)) is not None]
             if rs:
-                geo = math.exp(sum(math.log(x) for x in rs) / len(rs))
                 wins = sum(x > 1 for x in rs)
-                parts.append(f"vs {p} {geo:.2f}× (faster on {wins}/{len(rs)})")
-        worst = [
-            (r["model"], r["ms_eqsat"] / best)
-            for r in sub
-            if (best := min((r[f"ms_{p}"] for p in PEERS if r[f"ms_{p}"] is not None), default=None)) is not None
-        ]
+                losses = f"; best peer faster on {sum(x < 1 for x in rs)}/{len(rs)}" if p == "best" else ""
+                parts.append(
+                    f"vs {'best peer' if p == 'best' else p} {_geomean(rs):.2f}× (faster on {wins}/{len(rs)}{losses})"
+                )
+        worst = [(r["model"], 1 / x) for r in sub if (x := _ratio(r, "best")) is not None]
         over = [f"{m} {x:.2f}×" for m, x in worst if x > 1.2]
         print(
             f"{threads} thread(s): geomean eqsat speedup "
             + "; ".join(parts)
             + (f"; over 1.2× the best peer: {', '.join(over)}" if over else "")
         )
+        if rs := [x for r in sub if (x := _ratio(r, "noopt")) is not None]:
+            print(
+                f"{threads} thread(s): geomean noopt/eqsat {_geomean(rs):.2f}× (the e-graph's own share: the imported "
+                f"graph compiled the same way; rewriting faster on {sum(x > 1 for x in rs)}/{len(rs)})"
+            )
 
 
 # ------------------------------------------------------------------ the cuda target
@@ -452,21 +593,28 @@ def load_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
     return module, inputs
 
 
-def model_args(text: str) -> list[str]:
-    """``--models``: benchmark or zoo names and ``FILE.py:FACTORY`` specs (files made absolute, since each
-    model is timed in a process started in the checkout); an unknown name is a ``ValueError`` listing both."""
-    from bench.zoo import zoo_builder, zoo_names
+FULL_GROUP = "full"  # in --models: every zoo model at deployment size, full:NAME each
 
-    out = []
+
+def model_args(text: str) -> list[str]:
+    """``--models``: benchmark or zoo names, ``full`` (every ``full:NAME``, the zoo at deployment sizes) and
+    ``FILE.py:FACTORY`` specs (files made absolute, since each model is timed in a process started in the
+    checkout); an unknown name is a ``ValueError`` listing them."""
+    from bench.zoo import zoo_builder, zoo_names
+    from bench.zoo.full import FULL
+
+    out: list[str] = []
     for x in (x for x in text.split(",") if x):
         path, sep, factory = x.rpartition(":")
-        if sep and path.endswith(".py"):
+        if x == FULL_GROUP:
+            out.extend(f"full:{k}" for k in FULL)
+        elif sep and path.endswith(".py"):
             out.append(f"{Path(path).resolve()}:{factory}")
         elif x in MODELS or zoo_builder(x) is not None:
             out.append(x)
         else:
             known = ", ".join([*MODELS, *zoo_names()])
-            raise ValueError(f"unknown model {x!r}; known: {known}, or FILE.py:FACTORY")
+            raise ValueError(f"unknown model {x!r}; known: {known}, {FULL_GROUP} (all full:NAME), or FILE.py:FACTORY")
     return out
 
 
@@ -490,12 +638,13 @@ def parser() -> argparse.ArgumentParser:
         "--models",
         default=",".join(MODELS),
         help="comma-separated: benchmark models (the default: all eight), zoo models (bench.zoo: models eqsat was "
-        "not tuned for), full:NAME (the zoo at deployment sizes) or FILE.py:FACTORY",
+        "not tuned for), full:NAME (the zoo at deployment sizes; 'full': all of them) or FILE.py:FACTORY",
     )
     p.add_argument(
         "--peers",
-        help=f"comma-separated: {','.join(PEERS)} on llvm (default both), {','.join(CUDA_PEERS)} on cuda "
-        "(default both); eager is always timed; '' for none",
+        help=f"comma-separated: {','.join(PEERS)} on llvm (default all), {','.join(CUDA_PEERS)} on cuda "
+        "(default both); eager, and on llvm the imported graph compiled without rewriting (noopt), are always "
+        "timed; '' for none",
     )
     p.add_argument("--threads", default="1,2", help="llvm: comma-separated thread counts, each timed separately")
     p.add_argument("--repeats", type=int, default=10)

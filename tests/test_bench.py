@@ -2,7 +2,9 @@
 
 import json
 
+import numpy as np
 import pytest
+import torch
 
 from bench.e2e import print_table
 from bench.tensat_table import COLUMNS
@@ -59,15 +61,13 @@ def test_fidelity_script_compiled(tmp_path):
     assert len(res["predicted"]) == len(res["measured"]) == res["candidates"] and min(res["measured"]) > 0
 
 
-def _row(model, threads, eqsat, ort, inductor):
+def _row(model, threads, eqsat, ort, inductor, openvino=None, noopt=None):
+    ms = {"eager": 10.0, "ort": ort, "openvino": openvino, "inductor": inductor, "noopt": noopt, "eqsat": eqsat}
     return {
         "model": model,
         "threads": threads,
-        **{f"ms_{k}": v for k, v in (("eager", 10.0), ("ort", ort), ("inductor", inductor), ("eqsat", eqsat))},
-        **{
-            f"iqr_{k}": None if v is None else [v, v]
-            for k, v in (("eager", 10.0), ("ort", ort), ("inductor", inductor), ("eqsat", eqsat))
-        },
+        **{f"ms_{k}": v for k, v in ms.items()},
+        **{f"iqr_{k}": None if v is None else [v, v] for k, v in ms.items()},
         "verified": True,
     }
 
@@ -78,6 +78,90 @@ def test_e2e_table_geomeans_and_worst_peer(capsys):
     assert "vs ort 1.00× (faster on 1/2)" in out  # geomean of 2 and 0.5
     assert "vs inductor 0.75× (faster on 0/1)" in out  # a peer missing on a model is left out, not zero
     assert "over 1.2× the best peer: b 2.00×" in out
+
+
+def test_e2e_table_has_openvino_noopt_and_the_best_peer(capsys):
+    """Every contender's column, each peer's ratio, best/eq (the fastest peer; eager and noopt are not peers),
+    noopt/eq, and per thread count their geomeans and the models where the best peer beat eqsat."""
+    rows = [
+        _row("a", 1, 2.0, 4.0, 8.0, openvino=1.0, noopt=8.0),  # openvino is the best peer: best/eq 0.5
+        _row("b", 1, 4.0, 16.0, 8.0, openvino=None, noopt=4.0),  # inductor is: 2.0
+        _row("full:efficientnet_b0", 2, 1.0, 3.0, None, openvino=3.0, noopt=1.5),
+    ]
+    print_table(rows)
+    lines = capsys.readouterr().out.splitlines()
+    head = lines[0].split()
+    for col in ("eager", "ort", "openvino", "inductor", "noopt", "eqsat"):
+        assert col in head
+    assert head[-6:] == ["ort/eq", "ov/eq", "ind/eq", "best/eq", "noopt/eq", "ok"]
+    assert lines[1].split()[-6:] == ["2.00", "0.50", "4.00", "0.50", "4.00", "yes"]
+    assert lines[2].split()[-6:] == ["4.00", "-", "2.00", "2.00", "1.00", "yes"]
+    assert lines[3].startswith("full:efficientnet_b0   2 ")  # the model column as wide as the longest name
+    one, one_noopt, two, two_noopt = lines[4:]
+    assert "vs ort 2.83× (faster on 2/2)" in one and "vs openvino 0.50× (faster on 0/1)" in one
+    assert "vs best peer 1.00× (faster on 1/2; best peer faster on 1/2)" in one
+    assert "over 1.2× the best peer: a 2.00×" in one
+    assert one_noopt.startswith("1 thread(s): geomean noopt/eqsat 2.00×") and "faster on 1/2" in one_noopt
+    assert "vs best peer 3.00× (faster on 1/1; best peer faster on 0/1)" in two and "over 1.2×" not in two
+    assert two_noopt.startswith("2 thread(s): geomean noopt/eqsat 1.50×")
+
+
+def test_e2e_table_leaves_out_columns_no_row_has(capsys):
+    print_table([_row("a", 1, 2.0, 4.0, None)])
+    out = capsys.readouterr().out
+    head = out.splitlines()[0].split()
+    assert "openvino" not in head and "noopt" not in head and head[-3:] == ["ort/eq", "best/eq", "ok"]
+    assert "noopt/eqsat" not in out
+
+
+def test_e2e_peers_and_the_full_zoo_group(monkeypatch, capsys):
+    """``--peers openvino`` is a peer on llvm (tvm is not); the default times all three; ``--models full`` is
+    every zoo model at deployment size."""
+    from bench import e2e
+    from bench.zoo.full import FULL
+
+    seen: list[tuple[str, list[str]]] = []
+
+    def fake(name, threads, peers, repeats, cost):
+        seen.append((name, list(peers)))
+        return [dict(_row(name, threads[0], 1.0, 2.0, 2.0), notes=[])]
+
+    monkeypatch.setattr(e2e, "run_model", fake)
+    assert main(["bench", "e2e", "--models", "nasrnn", "--threads", "1", "--peers", "openvino"]) == 0
+    assert main(["bench", "e2e", "--models", "nasrnn", "--threads", "1"]) == 0
+    assert seen == [("nasrnn", ["openvino"]), ("nasrnn", ["eager", "ort", "openvino", "inductor"])]
+    assert main(["bench", "e2e", "--peers", "openvino,tvm"]) == 2
+    full = [f"full:{k}" for k in FULL]
+    assert e2e.model_args("full") == full and len(full) >= 9
+    assert e2e.model_args("nasrnn,full") == ["nasrnn", *full]
+
+
+def test_e2e_peer_outputs_are_checked_before_timing(capsys):
+    """A peer whose outputs differ from eager's is not timed: one warning line, no column."""
+    from bench import e2e
+
+    ref = [torch.ones(3)]
+    good = e2e._checked("ort", lambda: [np.ones(3, dtype=np.float32) * (1 + 1e-5)], ref)
+    assert good is not None and e2e._checked("openvino", lambda: (np.full(3, 1.1, dtype=np.float32),), ref) is None
+    assert e2e._checked("inductor", lambda: torch.ones(4), ref) is None
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0].startswith("  openvino: differs from eager") and "not timed" in err[0]
+
+
+def test_e2e_openvino_runner_matches_eager():
+    """OpenVINO converted and compiled as the bench does (f32, one thread) computes what eager does."""
+    pytest.importorskip("openvino")
+    from bench import e2e
+
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8)).eval()
+    x = torch.randn(4, 16)
+    run = e2e.openvino_runner(m, (x,), 1)
+    assert run is not None
+    (out,) = e2e._tensors(run())
+    with torch.no_grad():
+        torch.testing.assert_close(out, m(x), rtol=1e-5, atol=1e-5)
+    assert e2e.openvino_config(3)["INFERENCE_NUM_THREADS"] == 3
 
 
 def test_e2e_rejects_bad_arguments(capsys):
