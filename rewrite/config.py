@@ -113,6 +113,13 @@ COMPILE_JOBS = _declare(
     "LLVM modules compiled at once: this process and JOBS-1 worker processes (default: the cores this process "
     "may run on; 1: all in this process)",
 )
+RUN_CHECK = _declare(
+    "EQSAT_RUN_CHECK",
+    "bool",
+    "1",
+    "optimize for a compiled target times its chosen graph against the imported one and returns the faster "
+    "(0: trust the cost model)",
+)
 DEBUG = _declare("EQSAT_DEBUG", "bool", "0", "show LLVM's diagnostics and why a schedule recipe was refused")
 NO_SCHEDULE = _declare("EQSAT_NO_SCHEDULE", "bool", "0", "lower kernels without schedules (plain loop nests)")
 CUDA_EXACT_FP32 = _declare(

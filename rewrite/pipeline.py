@@ -16,6 +16,8 @@ more than the input; the result computes what the input computes (``verify``).
 
 from __future__ import annotations
 
+import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from costs.analytical import AnalyticalCost
 from costs.compiled import FUSED, CompiledCost
 from costs.measured import egraph_configs, register_runner
 from costs.model import CostModel, graph_cost
-from costs.timing import BUSY_CORES, free_threads, speedup
+from costs.timing import BUSY_CORES, free_threads, interleaved, speedup
 from lower import CompiledGraph, compile_graph, parse_target
 from lower.cuda import TF32_REL_TOL, graph_ptx
 from lower.cuda.measure import cuda_cost_target, run_cuda_anchor, run_cuda_fused
@@ -39,12 +41,21 @@ from rewrite.extract.decode import to_graph
 from rewrite.extract.egraph_data import EGraphData, ENode, read_serialized
 from rewrite.extract.greedy import dag_cost, greedy_choice, node_costs, select
 from rewrite.extract.ilp import ilp_extract
-from rewrite.ir.errors import ExtractionError, UsageError, VerificationError
+from rewrite.ir.errors import EqsatError, ExtractionError, UsageError, VerificationError
 from rewrite.ir.graph import Graph
 from rewrite.ir.ops import Shape
 from rewrite.ir.target import Target
 from rewrite.progress import close, counter, iterations, stage
-from rewrite.results import IlpStats, LimitStats, OptimizeStats, RunStats, SaturationStats, SearchStats, Timings
+from rewrite.results import (
+    IlpStats,
+    LimitStats,
+    OptimizeStats,
+    RunCheck,
+    RunStats,
+    SaturationStats,
+    SearchStats,
+    Timings,
+)
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule
 from rewrite.search import SearchResult, backtrack
@@ -72,6 +83,8 @@ class OptimizeResult:
     graph: Graph
     original: Graph
     stats: OptimizeStats
+    # ``graph`` compiled for the target, when the run check compiled it (``compile`` would do the same work again)
+    compiled: CompiledGraph | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +223,125 @@ def _choose(graph: Graph, found: _Candidates, model: CostModel) -> tuple[Graph, 
     return best, cost
 
 
+# The run check: a compiled target's chosen graph timed against the imported one.  Another candidate replaces the
+# chosen graph only when the median of the per-round time ratios says it is faster by more than twice that
+# median's standard error, and at least this much.
+RUN_CHECK_MARGIN = 0.02
+RUN_CHECK_SECONDS = 1.0  # timed rounds fill about this long (between RUN_CHECK_ROUNDS)
+RUN_CHECK_ROUNDS = (5, 40)
+
+
+def _run_check_target(target: str | Target, run_check: bool | None) -> Target | str | None:
+    """The compiled target the chosen graph is timed on; None (eager PyTorch, or the check is off), or why it
+    cannot run here (no device for the target)."""
+    kind = target.kind if isinstance(target, Target) else target
+    if kind not in COMPILED_KINDS:
+        return None
+    if not (config.RUN_CHECK.flag() if run_check is None else run_check):
+        return None
+    try:
+        return parse_target(target)
+    except EqsatError as e:
+        return str(e).splitlines()[0]
+
+
+def _compiled_or_why(g: Graph, host: Target) -> CompiledGraph | str:
+    try:
+        return compile_graph(g, target=host)
+    except EqsatError as e:
+        return str(e).splitlines()[0]
+
+
+def _time_graphs(cgs: Sequence[CompiledGraph], feed: dict[str, torch.Tensor], host: Target) -> list[list[float]]:
+    """Each compiled graph's seconds per round, interleaved, after a warm-up call; rounds sized to fill
+    ``RUN_CHECK_SECONDS``.  On a GPU each call waits for its kernels."""
+    gpu = host.kind == "cuda"
+
+    def call(cg: CompiledGraph) -> Callable[[], object]:
+        def run() -> object:
+            out = cg(feed)
+            if gpu:
+                torch.cuda.synchronize()
+            return out
+
+        return run
+
+    fns = [call(cg) for cg in cgs]
+    with torch.no_grad():
+        for f in fns:
+            f()  # first calls: caches, a CUDA graph's capture
+        t0 = time.perf_counter()
+        for f in fns:
+            f()
+        one_round = time.perf_counter() - t0
+        lo, hi = RUN_CHECK_ROUNDS
+        rounds = max(lo, min(hi, int(RUN_CHECK_SECONDS / max(one_round, 1e-6))))
+        run = interleaved(fns, repeats=rounds, warmup=0, threads=None if gpu else host.threads)
+    return [list(t.samples) for t in run.timings]
+
+
+def _noise(iqr: float, n: int) -> float:
+    """Twice the standard error of a median of ``n`` samples whose interquartile range is ``iqr`` (a normal
+    spread: sigma = IQR / 1.349; the median's standard error 1.253 sigma / sqrt(n))."""
+    return 2 * 1.253 * (iqr / 1.349) / math.sqrt(max(n, 1))
+
+
+def _run_check(
+    graph: Graph, chosen: Graph, found: _Candidates, host: Target
+) -> tuple[str, Graph, CompiledGraph | None, RunCheck | None]:
+    """Compile the chosen graph, the imported one and the other extractor's graph (those that differ) for
+    ``host`` and time them interleaved; return the one to keep (its name, graph and compiled form) and the record.
+
+    The chosen graph stays unless another candidate ran faster by more than the noise of the per-round ratios
+    (at least ``RUN_CHECK_MARGIN``): extraction trusts a cost model, and the model can be wrong about a whole
+    graph (fusion across kernels it priced apart, caches).  The caller verifies a kept graph that was not
+    verified yet (the other extractor's)."""
+    t0 = time.perf_counter()
+    named: list[tuple[str, Graph]] = [("extracted", chosen)]
+    if chosen is not graph:
+        named.append(("input", graph))
+    if found.ilp is not None:
+        named.append(("greedy", found.greedy) if chosen is found.ilp else ("ilp", found.ilp))
+    distinct: dict[str, tuple[str, Graph]] = {}
+    for name, g in named:
+        distinct.setdefault(g.pretty(), (name, g))
+    if len(distinct) == 1:
+        return "extracted", chosen, None, None  # nothing else to run
+    candidates = list(distinct.values())
+    compiled = [_compiled_or_why(g, host) for _, g in candidates]
+    notes = [f"{name} does not compile: {why}" for (name, _), why in zip(candidates, compiled) if isinstance(why, str)]
+    ok = [(name, g, cg) for (name, g), cg in zip(candidates, compiled) if isinstance(cg, CompiledGraph)]
+    if not ok:  # nothing compiles here (no device for the target): the check cannot run; compile will say why
+        return "extracted", chosen, None, RunCheck(host.name, host.threads, {}, "extracted", 0.0, 0, 0.0, tuple(notes))
+    if ok[0][0] != "extracted":  # the chosen graph does not compile: the input (needing no verification) first
+        ok.sort(key=lambda c: c[0] != "input")
+    samples = _time_graphs([cg for _, _, cg in ok], graph.random_inputs(0), host) if len(ok) > 1 else [[]]
+    ms = {name: 1e3 * statistics.median(t) for (name, _, _), t in zip(ok, samples) if t}
+    keep, margin = 0, RUN_CHECK_MARGIN
+    if ok[0][0] == "extracted":
+        best_ratio = 1.0
+        for i in range(1, len(ok)):  # per round: the chosen graph's time over this candidate's
+            ratios = [a / b for a, b in zip(samples[0], samples[i]) if b > 0]
+            q1, med, q3 = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else ratios * 3
+            m = max(RUN_CHECK_MARGIN, _noise(q3 - q1, len(ratios)))
+            if med > 1 + m and med > best_ratio:
+                keep, best_ratio, margin = i, med, m
+    name, g, cg = ok[keep]
+    if keep:
+        notes.append(f"the extracted graph ran {ms['extracted']:.3f} ms, {name} {ms[name]:.3f} ms: kept {name}")
+    record = RunCheck(
+        target=host.name,
+        threads=host.threads,
+        ms=ms,
+        kept=name,
+        margin=margin,
+        rounds=len(samples[0]),
+        seconds=time.perf_counter() - t0,
+        notes=tuple(notes),
+    )
+    return name, g, cg, record
+
+
 def _verify(graph: Graph, best: Graph, check: bool, fired: dict[str, int]) -> VerifyResult | None:
     """Run both graphs on random inputs; a difference is a ``VerificationError`` naming the rules that fired."""
     if not check:
@@ -236,6 +368,7 @@ def optimize(
     alpha: float = 1.05,
     max_expansions: int | None = None,
     target: str | Target = "torch",
+    run_check: bool | None = None,
 ) -> OptimizeResult:
     """Saturate ``graph`` with ``rules`` under ``limits``, extract the cheapest graph, verify it.
 
@@ -255,6 +388,11 @@ def optimize(
     relaxation, ``limits.seconds`` its wall time and ``max_expansions`` its expansion budget (None:
     time only).  Its result is chosen and verified like saturation's; ``stats.trace`` holds
     (seconds, best cost) whenever the best improved, for either search.
+
+    ``run_check`` (None: ``EQSAT_RUN_CHECK``, on by default): for a compiled target (llvm, cuda) the chosen graph
+    is compiled and timed against the imported graph (and the other extractor's), interleaved, and a graph that
+    runs slower than one of them beyond noise is not returned: ``stats.run_check`` has both times and which
+    graph was kept, and ``result.compiled`` the kept graph compiled (``compile`` of it would redo that work).
     """
     if extractor not in EXTRACTORS:
         raise UsageError(f"unknown extractor '{extractor}'; choose from {', '.join(EXTRACTORS)}")
@@ -286,6 +424,19 @@ def optimize(
     with stage("verify"):
         checked = _verify(graph, best, check, sat.rules_fired)
     t3 = time.perf_counter()
+    compiled, ran = None, None
+    host = _run_check_target(target, run_check)
+    if isinstance(host, str):
+        kind = target.kind if isinstance(target, Target) else target
+        ran = RunCheck(kind, 0, {}, "extracted", 0.0, 0, 0.0, (f"not run: {host}",))
+    elif host is not None:
+        with stage(f"run check ({host.name})"):
+            kept, best, compiled, ran = _run_check(graph, best, found, host)
+        if kept != "extracted":
+            cost_after = graph_cost(best, model)
+        if kept in ("greedy", "ilp"):  # not the graph verified above
+            checked = _verify(graph, best, check, sat.rules_fired)
+    t4 = time.perf_counter()
     stats = OptimizeStats(
         model=graph.name,
         ops_before=graph.op_count(),
@@ -301,8 +452,9 @@ def optimize(
             t2 - t1,
             found.greedy_seconds,
             t3 - t2,
-            t3 - t0,
+            t4 - t0,
             measure=found.measure_seconds,
+            run_check=t4 - t3,
         ),
         verified=bool(checked.ok) if checked else None,
         max_abs_err=checked.max_abs_err if checked else None,
@@ -312,8 +464,9 @@ def optimize(
         search="eqsat",
         trace=_trace(found, t1 - t0, cost_after),
         measured_kernels=found.measured,
+        run_check=ran,
     )
-    return OptimizeResult(best, graph, stats)
+    return OptimizeResult(best, graph, stats, compiled)
 
 
 def default_cost_model(target: str | Target = "torch") -> CostModel:

@@ -110,6 +110,7 @@ class Timings:
     total: float
     search: float = 0.0  # the backtracking search (``search="backtrack"``; saturation and extraction are 0 then)
     measure: float = 0.0  # measuring the kernel costs extraction needed and the cost cache lacked (within extract)
+    run_check: float = 0.0  # compiling and timing the chosen graph against the input (``RunCheck``)
 
     def to_json(self) -> dict[str, float]:
         return asdict(self)
@@ -147,6 +148,38 @@ class SearchStats:
 
 
 @dataclass(frozen=True)
+class RunCheck:
+    """The graph extraction chose, compiled and timed on the target against the imported graph (and the other
+    extractor's graph, when it differs), interleaved: which one ``optimize`` returned, and why.
+
+    ``ms``: each candidate's median milliseconds ("extracted", "input", "greedy" or "ilp"); ``kept``: the one
+    returned; it is not "extracted" only when another ran faster by more than ``margin`` (relative: the per-round
+    ratios' noise, at least ``RUN_CHECK_MARGIN``)."""
+
+    target: str
+    threads: int
+    ms: dict[str, float]
+    kept: str
+    margin: float
+    rounds: int
+    seconds: float  # compiling and timing
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ms_input(self) -> float | None:
+        return self.ms.get("input")
+
+    @property
+    def ms_kept(self) -> float | None:
+        return self.ms.get(self.kept)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass(frozen=True)
 class OptimizeStats:
     """One ``optimize`` run: sizes and modelled costs before and after, and each stage's figures."""
 
@@ -169,6 +202,7 @@ class OptimizeStats:
     trace: tuple[tuple[float, float], ...] = ()
     backtrack: SearchStats | None = None  # only for search="backtrack"
     measured_kernels: int = 0  # kernel configurations measured for this call (a compiled cost model's misses)
+    run_check: RunCheck | None = None  # a compiled target's chosen graph timed against the input (None: not run)
 
     @property
     def stop_reason(self) -> str:
@@ -228,6 +262,7 @@ class OptimizeStats:
             "search": self.search,
             **(self.backtrack.to_json() if self.backtrack is not None else {}),
             "trace": [[round(t, ITERATION_SECONDS_DIGITS), c] for t, c in self.trace],
+            "run_check": self.run_check.to_json() if self.run_check is not None else None,
         }
 
 

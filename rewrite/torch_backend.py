@@ -66,9 +66,9 @@ def eqsat_backend(
             return _eager(gm, f"input {i} is a {type(x).__name__}, not a tensor (dynamic shapes are not supported)")
     try:
         cap = capture(gm, tuple(example_inputs), name=type(gm).__name__)
-        graph = cap.graph
+        graph, run = cap.graph, None
         if options.get("optimize", True):
-            graph = optimize(
+            res = optimize(
                 graph,
                 rules=options.get("rules"),
                 limits=options.get("limits", Limits()),
@@ -76,8 +76,10 @@ def eqsat_backend(
                 check=options.get("check", True),
                 ilp_seconds=options.get("ilp_seconds", 10.0),
                 target=priced_for(target, cost),
-            ).graph
-        run = compile(graph, target=target)
+            )
+            graph, run = res.graph, res.compiled  # the run check compiled it for the target, when it ran
+        if run is None:
+            run = compile(graph, target=target)
     except EqsatError as e:
         return _eager(gm, str(e))
     names = [n.attrs["name"] for n in graph.inputs]  # the original input order (decode keeps it)

@@ -74,9 +74,21 @@ def before_after(stats: OptimizeStats, before_ops: dict[str, int], after_ops: di
         table(rows),
         *_search_lines(stats),
         f"verified: {verified}{err}",
+        *_run_check_lines(stats),
         f"rules fired: {fired or 'none'}",
     ]
     return "\n".join(lines)
+
+
+def _run_check_lines(stats: OptimizeStats) -> list[str]:
+    """The run check's times (``optimize`` for a compiled target): each candidate graph's, and which was kept."""
+    rc = stats.run_check
+    if rc is None:
+        return []
+    times = ", ".join(f"{k} {v:.3f} ms" for k, v in rc.ms.items())
+    head = f"run check ({rc.target}, {rc.threads} thread(s), {rc.rounds} rounds): {times or 'not timed'}"
+    head += f"; kept {rc.kept}"
+    return [head, *(f"  {n}" for n in rc.notes)]
 
 
 def run_table(run: RunStats) -> str:

@@ -79,6 +79,15 @@ def _summary(p: Page) -> str:
         )
         rows.append([f"measured latency ({next(iter(p.runs.values())).target})", cell(b), cell(a)])
         rows.append(["kernels", b.kernels if b else "—", a.kernels if a else "—"])
+    if (rc := s.run_check) is not None and rc.ms:
+        others = ", ".join(f"{k} {v:.3f} ms" for k, v in rc.ms.items() if k not in ("input", rc.kept))
+        rows.append(
+            [
+                f"run check ({rc.target}, {rc.rounds} rounds)",
+                f"{rc.ms_input:.3f} ms" if rc.ms_input is not None else "—",
+                f"{rc.ms_kept:.3f} ms (kept {rc.kept}" + (f"; {others}" if others else "") + ")",
+            ]
+        )
     verified = {True: "yes", False: "NO", None: "skipped"}[s.verified]
     err = f"{s.max_abs_err:.2e}" if s.max_abs_err is not None else "—"
     ilp = s.ilp

@@ -1,0 +1,69 @@
+"""optimize's run check: for a compiled target the chosen graph is compiled and timed against the imported one,
+and a graph that runs slower than the input beyond noise is not returned."""
+
+from __future__ import annotations
+
+import torch
+
+from lower import parse_target
+from rewrite import GraphBuilder
+from rewrite.cli.report import before_after
+from rewrite.egraph.limits import Limits
+from rewrite.htmlreport import report
+from rewrite.pipeline import optimize
+from rewrite.rulelang.syntax import parse_rules
+
+# Sound, and a detour the lowering cannot fuse away: x @ I is x, computed by a real 16x1024x1024 matmul.
+DETOUR = parse_rules(
+    "detour: (relu ?x) => (transpose (relu (matmul (transpose ?x :perm [1 0]) (eye :n (dim ?x 0)))) :perm [1 0])"
+)
+
+
+def misled(op: str, attrs: dict, shapes: list, dtype: str = "float32") -> float:
+    """A cost model that is wrong about the detour: a relu costs its first dimension, everything else nothing."""
+    return float(shapes[0][0]) if op == "relu" else 0.0
+
+
+def _graph():
+    b = GraphBuilder("tall-relu")
+    x = b.input("x", (1024, 16))
+    return b.build([b.relu(x)])
+
+
+def _optimize(**kw):
+    return optimize(
+        _graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=misled, target=parse_target("llvm", 1), **kw
+    )
+
+
+def test_a_graph_slower_than_the_input_is_not_returned(tmp_path):
+    res = _optimize()
+    rc = res.stats.run_check
+    assert rc is not None and rc.kept == "input"
+    assert rc.ms["input"] * 5 < rc.ms["extracted"]  # a 33 MFLOP matmul against a 16K-element relu
+    assert res.graph.summary() == {"relu": 1} and res.stats.ops_after == 1
+    assert res.stats.cost_after == res.stats.cost_before and res.stats.verified is True
+    assert res.stats.seconds.run_check > 0 and res.stats.to_json()["run_check"]["kept"] == "input"
+    x = torch.randn(1024, 16)
+    assert res.compiled is not None and torch.equal(res.compiled({"x": x})[0], torch.relu(x))
+    text = before_after(res.stats, {"relu": 1}, res.graph.summary())
+    assert "run check (" in text and "kept input" in text
+    report(res, tmp_path / "r.html")
+    assert "run check (llvm" in (tmp_path / "r.html").read_text() and "kept input" in text
+
+
+def test_the_check_can_be_turned_off(monkeypatch):
+    res = _optimize(run_check=False)
+    assert res.stats.run_check is None and res.compiled is None and "matmul" in res.graph.summary()
+    monkeypatch.setenv("EQSAT_RUN_CHECK", "0")
+    assert _optimize().stats.run_check is None
+
+
+def test_nothing_is_timed_when_extraction_keeps_the_input():
+    res = optimize(_graph(), rules=[], limits=Limits(iterations=1), cost_model=misled, target=parse_target("llvm", 1))
+    assert res.stats.run_check is None and res.compiled is None
+
+
+def test_eager_targets_are_not_checked():
+    res = optimize(_graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=misled)
+    assert res.stats.run_check is None and "matmul" in res.graph.summary()
