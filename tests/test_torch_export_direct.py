@@ -286,13 +286,15 @@ def test_dropout_in_training_mode_is_refused_on_both_paths() -> None:
 @pytest.mark.parametrize(
     "name, direct",
     [
-        ("bert", True),
+        # the fast tier keeps gpt2 (a causal decoder) and hf_resnet; bert and llama take 5 s each (make test ran
+        # 175-184 s against its 180 s budget)
+        pytest.param("bert", True, marks=pytest.mark.slow),
         ("gpt2", True),  # its detach_ on an empty key/value cache is value-preserving
         pytest.param("whisper_encoder", True, marks=pytest.mark.slow),
         pytest.param("shufflenet_v2", True, marks=pytest.mark.slow),  # chunk, transpose, contiguous: 6 s
         pytest.param("mobilenet_v2", True, marks=pytest.mark.slow),
         ("hf_resnet", False),  # hidden += residual: in place
-        ("llama", True),  # its rotary tables, under no_grad (a higher-order op), are constants
+        pytest.param("llama", True, marks=pytest.mark.slow),  # rotary tables under no_grad: constants
     ],
 )
 def test_zoo_model_path_and_outputs(name: str, direct: bool) -> None:
