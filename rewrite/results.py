@@ -149,12 +149,12 @@ class SearchStats:
 
 @dataclass(frozen=True)
 class RunCheck:
-    """The graph extraction chose, compiled and timed on the target against the imported graph (and the other
-    extractor's graph, when it differs), interleaved: which one ``optimize`` returned, and why.
+    """The graph extraction chose, compiled and timed on the target against the imported graph, interleaved:
+    which one ``optimize`` returned, and why.
 
-    ``ms``: each candidate's median milliseconds ("extracted", "input", "greedy" or "ilp"); ``kept``: the one
-    returned; it is not "extracted" only when another ran faster by more than ``margin`` (relative: the per-round
-    ratios' noise, at least ``RUN_CHECK_MARGIN``)."""
+    ``ms``: each candidate's median milliseconds ("extracted", "input"); ``kept``: the one returned; it is
+    "input" only when the input ran faster by more than ``margin`` (relative: the per-round ratios' noise, at
+    least ``RUN_CHECK_MARGIN``)."""
 
     target: str
     threads: int
