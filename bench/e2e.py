@@ -250,12 +250,14 @@ def _iqr_ms(t: Timing | None) -> list[float] | None:
     return None if t is None else [q * 1e3 for q in t.quartiles]
 
 
-def optimize_for(graph: Graph, threads: int, cost: str = "compiled") -> tuple[Graph, float]:
+def optimize_for(graph: Graph, threads: int, cost: str = "compiled") -> tuple[Graph, float, dict[str, Any] | None]:
     """``graph`` optimized for the LLVM target on ``threads`` threads (``cost="compiled"``: priced by that
-    target's compiled kernels, with its rules) or for eager PyTorch (``"analytical"``), and the seconds it took."""
+    target's compiled kernels, with its rules) or for eager PyTorch (``"analytical"``), the seconds it took, and
+    its run check's record (which graph it kept, both times) where it ran one."""
     t0 = time.perf_counter()
     res = optimize(graph, target=priced_for(parse_target("llvm", threads), cost))
-    return res.graph, time.perf_counter() - t0
+    rc = res.stats.run_check
+    return res.graph, time.perf_counter() - t0, rc.to_json() if rc is not None else None
 
 
 def _noopt(graph: Graph, threads: int, feed: dict[str, torch.Tensor]) -> tuple[Runner | None, float | None, Any]:
@@ -286,7 +288,7 @@ def run_model(
     with tempfile.TemporaryDirectory() as tmp:
         for threads in threads_list:
             torch.set_num_threads(threads)  # Inductor's kernels read the OpenMP count torch set
-            best, optimize_s = optimize_for(graph, threads, cost)
+            best, optimize_s, run_check = optimize_for(graph, threads, cost)
             names = [n.attrs["name"] for n in best.inputs]  # decode keeps the original input order
             feed = dict(zip(names, inputs, strict=False))
             t0 = time.perf_counter()
@@ -324,6 +326,7 @@ def run_model(
                 optimize_seconds=optimize_s,
                 compile_seconds=compile_s,
                 kernels=run.kernels,
+                run_check=run_check,  # optimize's own timing of its graph against the input (noopt's)
                 compile_seconds_noopt=noopt_s,
                 kernels_noopt=noopt_kernels,
                 notes=list(timed.notes),

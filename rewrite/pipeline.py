@@ -223,12 +223,13 @@ def _choose(graph: Graph, found: _Candidates, model: CostModel) -> tuple[Graph, 
     return best, cost
 
 
-# The run check: a compiled target's chosen graph timed against the imported one.  Another candidate replaces the
-# chosen graph only when the median of the per-round time ratios says it is faster by more than twice that
-# median's standard error, and at least this much.
-RUN_CHECK_MARGIN = 0.02
-RUN_CHECK_SECONDS = 0.5  # timed rounds fill about this long (between RUN_CHECK_ROUNDS)
-RUN_CHECK_ROUNDS = (5, 30)
+# The run check: a compiled target's chosen graph timed against the imported one, and the input kept when it ran
+# faster in the median round.  Within noise that is a coin toss between two graphs that run alike; the cost
+# model's opinion is no tie-breaker, since it is what the check exists to catch out (bench e2e over the full:
+# zoo, keeping the input only when it won by twice the median's standard error and 2%: the optimized graph ran
+# 8-10% slower than the unoptimized one on MobileNetV2, BERT and ViT at one thread count or another).
+RUN_CHECK_SECONDS = 1.0  # timed rounds fill about this long (between RUN_CHECK_ROUNDS)
+RUN_CHECK_ROUNDS = (9, 41)
 
 
 def _run_check_target(target: str | Target, run_check: bool | None) -> Target | str | None:
@@ -282,7 +283,8 @@ def _time_graphs(cgs: Sequence[CompiledGraph], feed: dict[str, torch.Tensor], ho
 
 def _noise(iqr: float, n: int) -> float:
     """Twice the standard error of a median of ``n`` samples whose interquartile range is ``iqr`` (a normal
-    spread: sigma = IQR / 1.349; the median's standard error 1.253 sigma / sqrt(n))."""
+    spread: sigma = IQR / 1.349; the median's standard error 1.253 sigma / sqrt(n)): how far apart two graphs'
+    times had to be for the check's answer to be more than a coin toss (``RunCheck.margin``)."""
     return 2 * 1.253 * (iqr / 1.349) / math.sqrt(max(n, 1))
 
 
@@ -290,10 +292,10 @@ def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[str, Graph, C
     """Compile the chosen graph and the imported one (when they differ) for ``host`` and time them
     interleaved; return the one to keep (its name, graph and compiled form) and the record.
 
-    The chosen graph stays unless the input ran faster by more than the noise of the per-round ratios (at
-    least ``RUN_CHECK_MARGIN``): extraction trusts a cost model, and the model can be wrong about a whole
-    graph (fusion across kernels it priced apart, caches).  The other extractor's graph is not a candidate:
-    a third compile cost MobileNetV2 a third more time in the check, and it ran within noise of the two."""
+    The input is kept when the median of the per-round time ratios says it ran faster: extraction trusts a
+    cost model, and the model can be wrong about a whole graph (fusion across kernels it priced apart,
+    caches).  The other extractor's graph is not a candidate: a third compile cost MobileNetV2 a third more
+    time in the check, and it ran within noise of the two."""
     t0 = time.perf_counter()
     named: list[tuple[str, Graph]] = [("extracted", chosen)]
     if chosen is not graph:
@@ -312,15 +314,11 @@ def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[str, Graph, C
     # the chosen graph does not compile (ok[0] is the input then): keep the input, untimed
     samples = _time_graphs([cg for _, _, cg in ok], graph.random_inputs(0), host) if len(ok) > 1 else [[]]
     ms = {name: 1e3 * statistics.median(t) for (name, _, _), t in zip(ok, samples) if t}
-    keep, margin = 0, RUN_CHECK_MARGIN
-    if ok[0][0] == "extracted":
-        best_ratio = 1.0
-        for i in range(1, len(ok)):  # per round: the chosen graph's time over this candidate's
-            ratios = [a / b for a, b in zip(samples[0], samples[i]) if b > 0]
-            q1, med, q3 = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else ratios * 3
-            m = max(RUN_CHECK_MARGIN, _noise(q3 - q1, len(ratios)))
-            if med > 1 + m and med > best_ratio:
-                keep, best_ratio, margin = i, med, m
+    keep, margin = 0, 0.0
+    if len(ok) == 2:  # per round: the chosen graph's time over the input's
+        ratios = [a / b for a, b in zip(samples[0], samples[1]) if b > 0]
+        q1, med, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
+        keep, margin = int(med > 1.0), _noise(q3 - q1, len(ratios))
     name, g, cg = ok[keep]
     if keep:
         notes.append(f"the extracted graph ran {ms['extracted']:.3f} ms, {name} {ms[name]:.3f} ms: kept {name}")

@@ -152,9 +152,9 @@ class RunCheck:
     """The graph extraction chose, compiled and timed on the target against the imported graph, interleaved:
     which one ``optimize`` returned, and why.
 
-    ``ms``: each candidate's median milliseconds ("extracted", "input"); ``kept``: the one returned; it is
-    "input" only when the input ran faster by more than ``margin`` (relative: the per-round ratios' noise, at
-    least ``RUN_CHECK_MARGIN``)."""
+    ``ms``: each candidate's median milliseconds ("extracted", "input"); ``kept``: the one returned, "input"
+    when the input ran faster in the median round; ``margin``: the relative difference below which that
+    answer is a coin toss (twice the median ratio's standard error)."""
 
     target: str
     threads: int
