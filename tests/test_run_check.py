@@ -3,6 +3,7 @@ and a graph that runs slower than the input beyond noise is not returned."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from lower import parse_target
@@ -28,6 +29,11 @@ def _graph():
     b = GraphBuilder("tall-relu")
     x = b.input("x", (1024, 16))
     return b.build([b.relu(x)])
+
+
+@pytest.fixture(autouse=True)
+def _checked(monkeypatch):
+    monkeypatch.setenv("EQSAT_RUN_CHECK", "1")  # the default, which tests/conftest.py turns off elsewhere
 
 
 def _optimize(**kw):
@@ -67,3 +73,12 @@ def test_nothing_is_timed_when_extraction_keeps_the_input():
 def test_eager_targets_are_not_checked():
     res = optimize(_graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=misled)
     assert res.stats.run_check is None and "matmul" in res.graph.summary()
+
+
+def test_the_torch_backend_runs_the_graph_the_check_compiled():
+    """torch.compile(backend="eqsat") takes ``result.compiled`` (no second compile) and still matches eager."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8)).eval()
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        assert torch.allclose(torch.compile(m, backend="eqsat")(x), m(x), atol=1e-5)
