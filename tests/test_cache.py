@@ -133,6 +133,7 @@ def _compile_in_child(cache: str, seed: int) -> float:
     return float((cg(x)[0] - g.run(x)[0]).abs().max())
 
 
+@pytest.mark.slow  # two fresh interpreters compiling: 4.5 s of the fast tier's 180 s budget
 def test_two_processes_compile_the_same_kernels_into_one_cache(tmp_path):
     ctx = multiprocessing.get_context("spawn")  # a forked LLVM/torch would share their threads' state
     with ctx.Pool(2) as pool:

@@ -346,8 +346,10 @@ def _emulated_backend(tmp_path: Path) -> Backend:
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 # every case, emulated on the CPU: in the fast tier each in one precision (in turn), in the slow tier both;
-# Winograd's unrolled transforms take g++ seconds: slow tier only
-@pytest.mark.parametrize("name, precision", rotated(sorted(CASES), ("fp32", "tf32"), slow=("winograd_conv",)))
+# Winograd's unrolled transforms and int_arith take g++ seconds (int_arith 4.5 s in the fast tier): slow tier only
+@pytest.mark.parametrize(
+    "name, precision", rotated(sorted(CASES), ("fp32", "tf32"), slow=("winograd_conv", "int_arith"))
+)
 def test_generated_cuda_computes_the_graph(name, precision, tmp_path, monkeypatch):
     """Exact-FP32 tiles to 1e-4; TF32 tensor-core tiles (operands keep 10 mantissa bits) to 5e-3 — a
     wrong fragment layout or staging index is off by O(1)."""
