@@ -38,7 +38,9 @@ def _search_lines(stats: OptimizeStats) -> list[str]:
             f"iteration(s); stopped: {sat.stop_reason.value}",
             f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s"
             + (f" (measuring {stats.measured_kernels} kernels {s.measure:.2f}s)" if stats.measured_kernels else "")
-            + f", verify {s.verify:.2f}s, total {s.total:.2f}s",
+            + f", verify {s.verify:.2f}s"
+            + (f", run check {s.run_check:.2f}s" if s.run_check else "")
+            + f", total {s.total:.2f}s",
             _extraction(stats),
         ]
     lines = []
