@@ -52,7 +52,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import subprocess
 import sys
@@ -379,10 +378,6 @@ def _cell(r: dict[str, Any], k: str) -> str:
 RATIO_LABELS = {"ort": "ort/eq", "openvino": "ov/eq", "inductor": "ind/eq", "best": "best/eq", "noopt": "noopt/eq"}
 
 
-def _geomean(xs: Sequence[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
 def print_table(rows: Sequence[dict[str, Any]]) -> None:
     """Per model and thread count each contender's median ms (IQR), the ratios ``peer / eqsat``, ``best/eq``
     (the fastest peer's) and ``noopt/eq`` (the e-graph's own share); per thread count their geometric means,
@@ -414,7 +409,7 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
                 wins = sum(x > 1 for x in rs)
                 losses = f"; best peer faster on {sum(x < 1 for x in rs)}/{len(rs)}" if p == "best" else ""
                 parts.append(
-                    f"vs {'best peer' if p == 'best' else p} {_geomean(rs):.2f}× (faster on {wins}/{len(rs)}{losses})"
+                    f"vs {'best peer' if p == 'best' else p} {geomean(rs):.2f}× (faster on {wins}/{len(rs)}{losses})"
                 )
         worst = [(r["model"], 1 / x) for r in sub if (x := _ratio(r, "best")) is not None]
         over = [f"{m} {x:.2f}×" for m, x in worst if x > 1.2]
@@ -425,7 +420,7 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
         )
         if rs := [x for r in sub if (x := _ratio(r, "noopt")) is not None]:
             print(
-                f"{threads} thread(s): geomean noopt/eqsat {_geomean(rs):.2f}× (the e-graph's own share: the imported "
+                f"{threads} thread(s): geomean noopt/eqsat {geomean(rs):.2f}× (the e-graph's own share: the imported "
                 f"graph compiled the same way; rewriting faster on {sum(x > 1 for x in rs)}/{len(rs)})"
             )
 

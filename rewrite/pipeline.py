@@ -17,7 +17,6 @@ more than the input; the result computes what the input computes (``verify``).
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from costs.analytical import AnalyticalCost
 from costs.compiled import FUSED, CompiledCost
 from costs.measured import egraph_configs, register_runner
 from costs.model import CostModel, graph_cost
-from costs.timing import BUSY_CORES, free_threads, interleaved, speedup
+from costs.timing import BUSY_CORES, Speedup, free_threads, speedup
 from lower import CompiledGraph, compile_graph, parse_target
 from lower.cuda import TF32_REL_TOL, graph_ptx
 from lower.cuda.measure import cuda_cost_target, run_cuda_anchor, run_cuda_fused
@@ -232,9 +231,9 @@ RUN_CHECK_SECONDS = 1.0  # timed rounds fill about this long (between RUN_CHECK_
 RUN_CHECK_ROUNDS = (9, 41)
 
 
-def _run_check_target(target: str | Target, run_check: bool | None) -> Target | str | None:
-    """The compiled target the chosen graph is timed on; None (eager PyTorch, or the check is off), or why it
-    cannot run here (no device for the target)."""
+def _run_check_target(target: str | Target, run_check: bool | None) -> Target | RunCheck | None:
+    """The compiled target the chosen graph is timed on; None (eager PyTorch, or the check is off), or the record
+    of a check that cannot run here (no device for the target)."""
     kind = target.kind if isinstance(target, Target) else target
     if kind not in COMPILED_KINDS:
         return None
@@ -243,7 +242,7 @@ def _run_check_target(target: str | Target, run_check: bool | None) -> Target | 
     try:
         return parse_target(target)
     except EqsatError as e:
-        return str(e).splitlines()[0]
+        return RunCheck(kind, 0, {}, "extracted", 0.0, 0, 0.0, (f"not run: {str(e).splitlines()[0]}",))
 
 
 def _compiled_or_why(g: Graph, host: Target) -> CompiledGraph | str:
@@ -253,9 +252,10 @@ def _compiled_or_why(g: Graph, host: Target) -> CompiledGraph | str:
         return str(e).splitlines()[0]
 
 
-def _time_graphs(cgs: Sequence[CompiledGraph], feed: dict[str, torch.Tensor], host: Target) -> list[list[float]]:
-    """Each compiled graph's seconds per round, interleaved, after a warm-up call; rounds sized to fill
-    ``RUN_CHECK_SECONDS``.  On a GPU each call waits for its kernels."""
+def _time_pair(ours: CompiledGraph, baseline: CompiledGraph, feed: dict[str, torch.Tensor], host: Target) -> Speedup:
+    """``costs.timing.speedup`` of two compiled graphs on ``feed`` (per round, the baseline's time over ours),
+    after a warm-up call each, in rounds sized to fill ``RUN_CHECK_SECONDS``.  On a GPU each call waits for its
+    kernels."""
     gpu = host.kind == "cuda"
 
     def call(cg: CompiledGraph) -> Callable[[], object]:
@@ -267,7 +267,7 @@ def _time_graphs(cgs: Sequence[CompiledGraph], feed: dict[str, torch.Tensor], ho
 
         return run
 
-    fns = [call(cg) for cg in cgs]
+    fns = (call(ours), call(baseline))
     with torch.no_grad():
         for f in fns:
             f()  # first calls: caches, a CUDA graph's capture
@@ -277,8 +277,7 @@ def _time_graphs(cgs: Sequence[CompiledGraph], feed: dict[str, torch.Tensor], ho
         one_round = time.perf_counter() - t0
         lo, hi = RUN_CHECK_ROUNDS
         rounds = max(lo, min(hi, int(RUN_CHECK_SECONDS / max(one_round, 1e-6))))
-        run = interleaved(fns, repeats=rounds, warmup=0, threads=None if gpu else host.threads)
-    return [list(t.samples) for t in run.timings]
+        return speedup(fns[0], fns[1], repeats=rounds, warmup=0, threads=None if gpu else host.threads)
 
 
 def _noise(iqr: float, n: int) -> float:
@@ -288,51 +287,45 @@ def _noise(iqr: float, n: int) -> float:
     return 2 * 1.253 * (iqr / 1.349) / math.sqrt(max(n, 1))
 
 
-def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[str, Graph, CompiledGraph | None, RunCheck | None]:
+def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[Graph, CompiledGraph | None, RunCheck | None]:
     """Compile the chosen graph and the imported one (when they differ) for ``host`` and time them
-    interleaved; return the one to keep (its name, graph and compiled form) and the record.
+    interleaved; return the graph to keep, its compiled form and the record (None when they are one graph).
 
     The input is kept when the median of the per-round time ratios says it ran faster: extraction trusts a
     cost model, and the model can be wrong about a whole graph (fusion across kernels it priced apart,
     caches).  The other extractor's graph is not a candidate: a third compile cost MobileNetV2 a third more
-    time in the check, and it ran within noise of the two."""
+    time in the check, and it ran within noise of the two.  When one of the two does not compile, the other
+    is kept untimed (the chosen graph when neither does: ``compile`` will say why)."""
     t0 = time.perf_counter()
-    named: list[tuple[str, Graph]] = [("extracted", chosen)]
-    if chosen is not graph:
-        named.append(("input", graph))
-    distinct: dict[str, tuple[str, Graph]] = {}
-    for name, g in named:
-        distinct.setdefault(g.pretty(), (name, g))
-    if len(distinct) == 1:
-        return "extracted", chosen, None, None  # nothing else to run
-    candidates = list(distinct.values())
-    compiled = [_compiled_or_why(g, host) for _, g in candidates]
-    notes = [f"{name} does not compile: {why}" for (name, _), why in zip(candidates, compiled) if isinstance(why, str)]
-    ok = [(name, g, cg) for (name, g), cg in zip(candidates, compiled) if isinstance(cg, CompiledGraph)]
-    if not ok:  # nothing compiles here (no device for the target): the check cannot run; compile will say why
-        return "extracted", chosen, None, RunCheck(host.name, host.threads, {}, "extracted", 0.0, 0, 0.0, tuple(notes))
-    # the chosen graph does not compile (ok[0] is the input then): keep the input, untimed
-    samples = _time_graphs([cg for _, _, cg in ok], graph.random_inputs(0), host) if len(ok) > 1 else [[]]
-    ms = {name: 1e3 * statistics.median(t) for (name, _, _), t in zip(ok, samples) if t}
-    keep, margin = 0, 0.0
-    if len(ok) == 2:  # per round: the chosen graph's time over the input's
-        ratios = [a / b for a, b in zip(samples[0], samples[1]) if b > 0]
-        q1, med, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
-        keep, margin = int(med > 1.0), _noise(q3 - q1, len(ratios))
-    name, g, cg = ok[keep]
-    if keep:
-        notes.append(f"the extracted graph ran {ms['extracted']:.3f} ms, {name} {ms[name]:.3f} ms: kept {name}")
+    if chosen is graph or chosen.pretty() == graph.pretty():
+        return chosen, None, None  # nothing else to run
+    ours, theirs = _compiled_or_why(chosen, host), _compiled_or_why(graph, host)
+    notes = [
+        f"{n} does not compile: {why}" for n, why in (("extracted", ours), ("input", theirs)) if isinstance(why, str)
+    ]
+    ms: dict[str, float] = {}
+    rounds, margin = 0, 0.0
+    if isinstance(ours, str) or isinstance(theirs, str):
+        keep_input = isinstance(ours, str) and not isinstance(theirs, str)
+    else:
+        sp = _time_pair(ours, theirs, graph.random_inputs(0), host)
+        ms = {"extracted": sp.ours.median * 1e3, "input": sp.baseline.median * 1e3}
+        rounds, margin = len(sp.ours.samples), _noise(sp.hi - sp.lo, len(sp.ours.samples))
+        keep_input = sp.ratio < 1.0  # the input's time over the chosen graph's, in the median round
+        if keep_input:
+            notes.append(f"the extracted graph ran {ms['extracted']:.3f} ms, input {ms['input']:.3f} ms: kept input")
+    g, cg = (graph, theirs) if keep_input else (chosen, ours)
     record = RunCheck(
         target=host.name,
         threads=host.threads,
         ms=ms,
-        kept=name,
+        kept="input" if keep_input else "extracted",
         margin=margin,
-        rounds=len(samples[0]),
+        rounds=rounds,
         seconds=time.perf_counter() - t0,
         notes=tuple(notes),
     )
-    return name, g, cg, record
+    return g, cg if isinstance(cg, CompiledGraph) else None, record
 
 
 def _verify(graph: Graph, best: Graph, check: bool, fired: dict[str, int]) -> VerifyResult | None:
@@ -383,8 +376,8 @@ def optimize(
     (seconds, best cost) whenever the best improved, for either search.
 
     ``run_check`` (None: ``EQSAT_RUN_CHECK``, on by default): for a compiled target (llvm, cuda) the chosen graph
-    is compiled and timed against the imported graph, interleaved, and a graph that runs slower than the input
-    beyond noise is not returned: ``stats.run_check`` has both times and which
+    is compiled and timed against the imported graph, interleaved, and the input is returned when it ran faster
+    in the median round: ``stats.run_check`` has both times and which
     graph was kept, and ``result.compiled`` the kept graph compiled (``compile`` of it would redo that work).
     """
     if extractor not in EXTRACTORS:
@@ -419,13 +412,12 @@ def optimize(
     t3 = time.perf_counter()
     compiled, ran = None, None
     host = _run_check_target(target, run_check)
-    if isinstance(host, str):
-        kind = target.kind if isinstance(target, Target) else target
-        ran = RunCheck(kind, 0, {}, "extracted", 0.0, 0, 0.0, (f"not run: {host}",))
+    if isinstance(host, RunCheck):
+        ran = host
     elif host is not None:
         with stage(f"run check ({host.name})"):
-            kept, best, compiled, ran = _run_check(graph, best, host)
-        if kept != "extracted":
+            best, compiled, ran = _run_check(graph, best, host)
+        if ran is not None and ran.kept != "extracted":
             cost_after = graph_cost(best, model)
     t4 = time.perf_counter()
     stats = OptimizeStats(

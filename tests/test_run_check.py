@@ -1,5 +1,5 @@
 """optimize's run check: for a compiled target the chosen graph is compiled and timed against the imported one,
-and a graph that runs slower than the input beyond noise is not returned."""
+and the input is returned when it ran faster in the median round."""
 
 from __future__ import annotations
 
