@@ -75,7 +75,7 @@ def llvm_host(threads: int) -> Target:
         mr=mr,
         nr=nr,
         threads=threads,
-        versions=(("llvmlite", jit.LLVMLITE_VERSION),),
+        versions=(("llvmlite", jit.LLVMLITE_VERSION), ("codegen", jit.CODEGEN_VERSION)),
     )
 
 

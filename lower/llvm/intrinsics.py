@@ -167,28 +167,47 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
     L.append("done:")
     for r, q in tiles:
         L.append(f"  %f{r}_{q} = phi {VF} [ zeroinitializer, %entry ], [ %nacc{r}_{q}, {last} ]")
+    # Only the last column vector can be partial (h is n's vector count): the others are stored whole, and so
+    # is the last one when n fills it.  A masked store is microcoded on AMD's Zen (VMASKMOVPS): with every
+    # store of the tile masked, 1x1 convolutions with few input channels (short k: the stores weigh) ran
+    # 2.5x slower (8->48 channels over 112x112: 0.535 ms, 0.213 ms with whole stores; 16->96 1.30 vs 0.63).
+    L.append(f"  %full = icmp eq i64 %n, {h * W}")
     if _overwrites(kind):  # beta = 0: the tile is C (a folded zero init), nothing read
         L.append("  %keep = icmp ne i64 %beta, 0")
         L.append("  br i1 %keep, label %add, label %set")
         L.append("set:")
-        for r, q in tiles:
-            L.append(
-                f"  call void @llvm.masked.store.v{W}f32.p0({VF} %f{r}_{q}, ptr %cp{r}_{q}, i32 4, <{W} x i1> %mask{q})"
-            )
-        L.append("  ret void")
+        L.append("  br i1 %full, label %set_w, label %set_m")
+        for tag, whole in (("set_w", True), ("set_m", False)):
+            L.append(f"{tag}:")
+            for r, q in tiles:
+                L.append(_store_c(W, f"%f{r}_{q}", f"%cp{r}_{q}", q, whole or q < h - 1))
+            L.append("  ret void")
         L.append("add:")
-    for r, q in tiles:
-        L.append(
-            f"  %c{r}_{q} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %cp{r}_{q}, i32 4, "
-            f"<{W} x i1> %mask{q}, {VF} zeroinitializer)"
-        )
-        L.append(f"  %s{r}_{q} = fadd {VF} %c{r}_{q}, %f{r}_{q}")
-        L.append(
-            f"  call void @llvm.masked.store.v{W}f32.p0({VF} %s{r}_{q}, ptr %cp{r}_{q}, i32 4, <{W} x i1> %mask{q})"
-        )
-    L.append("  ret void")
+    L.append("  br i1 %full, label %add_w, label %add_m")
+    for tag, whole in (("add_w", True), ("add_m", False)):
+        L.append(f"{tag}:")
+        for r, q in tiles:
+            plain = whole or q < h - 1
+            if plain:
+                L.append(f"  %c{r}_{q}{tag} = load {VF}, ptr %cp{r}_{q}, align 4")
+            else:
+                L.append(
+                    f"  %c{r}_{q}{tag} = call {VF} @llvm.masked.load.v{W}f32.p0(ptr %cp{r}_{q}, i32 4, "
+                    f"<{W} x i1> %mask{q}, {VF} zeroinitializer)"
+                )
+            L.append(f"  %s{r}_{q}{tag} = fadd {VF} %c{r}_{q}{tag}, %f{r}_{q}")
+            L.append(_store_c(W, f"%s{r}_{q}{tag}", f"%cp{r}_{q}", q, plain))
+        L.append("  ret void")
     L.append("}")
     return "\n".join(L)
+
+
+def _store_c(W: int, value: str, ptr: str, q: int, whole: bool) -> str:
+    """Store one column vector of the C tile: whole, or masked to the n columns (``%mask{q}``)."""
+    VF = f"<{W} x float>"
+    if whole:
+        return f"  store {VF} {value}, ptr {ptr}, align 4"
+    return f"  call void @llvm.masked.store.v{W}f32.p0({VF} {value}, ptr {ptr}, i32 4, <{W} x i1> %mask{q})"
 
 
 # A last panel of at most this many columns past whole vectors is computed column by column (``_cols_body``):
