@@ -39,23 +39,38 @@ def padded_slice(
     the input) for the ``out_hw`` outputs' windows, and the stage filling it.
 
     Column ``ow*SW + kw*DW`` of the padded input is ``xp[c, h, (kw*DW) % SW, ow + (kw*DW) // SW]``: unit
-    stride in ``ow`` whatever the stride.  The stage writes ``fill`` everywhere, then copies the input's
-    rows in (bounds known at compile time: no per-element selects), every phase in one loop over the
-    columns they all have, and the few that only some phases have one loop per phase::
+    stride in ``ow`` whatever the stride.  The stage writes ``fill`` where no input lands (the rows above
+and below it, each input row's columns outside it per phase), then copies the input's rows in (bounds
+known at compile time: no per-element selects), every phase in one loop over the columns they all have,
+and the few that only some phases have one loop per phase::
 
-        xp[c, hp, ph, wq] = fill                                         for (c, hp), (ph, wq)
+        xp[c, hp, ph, wq] = fill                       for (c, hp) outside the input rows, (ph, wq)
+        xp[c, ih + PH, ph, wq] = fill                  for c, ih; ph, wq outside phase ph's columns
         xp[c, ih + PH, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   for c, ih, t; ph
     """
     _, _, H, W = x.shape
     SW, (PH, PW) = stride[1], pad
     HP, WQ = slice_shape(out_hw, kernel, stride, dilation)
     xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (channels, HP, SW, WQ), scope="local")
-    # the fill: (channel, row) x (phase, column) pairs, so the inner loop runs contiguously over a whole padded
-    # row's phases (one // and % each side, which fold away) instead of one short loop per row and phase
-    a, b = ctx.var("cr"), ctx.var("pw")
-    fill_idx = (a // HP, a % HP, b // WQ, b % WQ)
-    parts: list[Stmt] = [loops([(a, channels * HP), (b, SW * WQ)], Store(xp, fill_idx, const(fill)))]
-    rows = min(H, HP - PH)
+    rows = max(0, min(H, HP - PH))  # padded rows PH .. PH + rows - 1 hold input rows, the others are all fill
+    # the fill, only where no input lands: whole padded rows above and below the input as (channel, row) x
+    # (phase, column) pairs, so the inner loop runs contiguously over a row's phases (one // and % each side,
+    # which fold away), and each input row's columns outside it per phase (a 112x112 depthwise stride-2
+    # slice is 14.7k floats, its edges 0.5k of them)
+    parts: list[Stmt] = []
+    for h0, h1 in ((0, min(PH, HP)), (PH + rows, HP)):
+        if h1 > h0:
+            a, b = ctx.var("cr"), ctx.var("pw")
+            fill_idx = (a // (h1 - h0), h0 + a % (h1 - h0), b // WQ, b % WQ)
+            parts.append(loops([(a, channels * (h1 - h0)), (b, SW * WQ)], Store(xp, fill_idx, const(fill))))
+    if rows > 0:
+        for p, (lo, hi) in enumerate(phase_spans(W, WQ, SW, PW)):
+            lo, hi = (lo, hi) if hi >= lo else (WQ, WQ - 1)
+            for e0, e1 in ((0, lo), (hi + 1, WQ)):
+                if e1 > e0:
+                    c0, ih0, t0 = ctx.var("c"), ctx.var("ih"), ctx.var("e")
+                    edge = Store(xp, (c0, ih0 + PH, IntImm(p), t0 + e0), const(fill))
+                    parts.append(loops([(c0, channels), (ih0, rows), (t0, e1 - e0)], edge))
     for phases, lo, hi in column_pieces(W, WQ, SW, PW):
         if rows <= 0:
             continue

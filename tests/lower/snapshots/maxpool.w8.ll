@@ -12,299 +12,380 @@ nc.head1:
   br i1 %t7, label %nc.body2, label %nc.exit4
 nc.body2:
   ; stage maxpool2d1.pad
-  br label %cr.head8
-cr.head8:
-  %cr.12 = phi i64 [ 0, %nc.body2 ], [ %n13, %cr.latch10 ]
-  %t14 = icmp slt i64 %cr.12, 17
-  br i1 %t14, label %cr.body9, label %cr.exit11
-cr.body9:
-  br label %pw.head15
-pw.head15:
-  %pw.19 = phi i64 [ 0, %cr.body9 ], [ %n20, %pw.latch17 ]
-  %t21 = icmp slt i64 %pw.19, 34
-  br i1 %t21, label %pw.body16, label %pw.exit18
-pw.body16:
-  %t22 = mul i64 %cr.12, 34
-  %t23 = add i64 %t22, %pw.19
-  %p24 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t23
-  store float 0xFFF0000000000000, ptr %p24, align 4
-  br label %pw.latch17
-pw.latch17:
-  %n20 = add nuw nsw i64 %pw.19, 1
-  br label %pw.head15, !llvm.loop !0
-pw.exit18:
-  br label %cr.latch10
-cr.latch10:
-  %n13 = add nuw nsw i64 %cr.12, 1
-  br label %cr.head8, !llvm.loop !3
-cr.exit11:
-  br label %ih.head25
-ih.head25:
-  %ih.29 = phi i64 [ 0, %cr.exit11 ], [ %n30, %ih.latch27 ]
-  %t31 = icmp slt i64 %ih.29, 15
-  br i1 %t31, label %ih.body26, label %ih.exit28
-ih.body26:
-  br label %t.head32
-t.head32:
-  %t.36 = phi i64 [ 0, %ih.body26 ], [ %n37, %t.latch34 ]
-  %t38 = icmp slt i64 %t.36, 7
-  br i1 %t38, label %t.body33, label %t.exit35
-t.body33:
-  %t39 = mul i64 0, 225
-  %t40 = mul i64 %ih.29, 15
-  %t41 = add i64 %t39, %t40
-  %t42 = mul i64 %nc.5, 225
-  %t43 = add i64 %t41, %t42
-  %t44 = mul i64 %t.36, 2
-  %t45 = add i64 %t43, %t44
-  %t46 = add i64 %t45, 1
-  %p47 = getelementptr inbounds float, ptr %param.1, i64 %t46
-  %v48 = load float, ptr %p47, align 4
-  %t49 = mul i64 0, 578
-  %t50 = mul i64 %ih.29, 34
-  %t51 = add i64 %t49, %t50
-  %t52 = add i64 %t51, %t.36
-  %t53 = add i64 %t52, 35
-  %p54 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t53
-  store float %v48, ptr %p54, align 4
-  %t55 = mul i64 0, 225
-  %t56 = mul i64 %ih.29, 15
-  %t57 = add i64 %t55, %t56
-  %t58 = mul i64 %nc.5, 225
+  br label %pw.head8
+pw.head8:
+  %pw.12 = phi i64 [ 0, %nc.body2 ], [ %n13, %pw.latch10 ]
+  %t14 = icmp slt i64 %pw.12, 34
+  br i1 %t14, label %pw.body9, label %pw.exit11
+pw.body9:
+  %t15 = mul i64 0, 578
+  %t16 = add i64 %t15, %pw.12
+  %p17 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t16
+  store float 0xFFF0000000000000, ptr %p17, align 4
+  br label %pw.latch10
+pw.latch10:
+  %n13 = add nuw nsw i64 %pw.12, 1
+  br label %pw.head8, !llvm.loop !0
+pw.exit11:
+  br label %pw_1.head18
+pw_1.head18:
+  %pw_1.22 = phi i64 [ 0, %pw.exit11 ], [ %n23, %pw_1.latch20 ]
+  %t24 = icmp slt i64 %pw_1.22, 34
+  br i1 %t24, label %pw_1.body19, label %pw_1.exit21
+pw_1.body19:
+  %t25 = mul i64 0, 578
+  %t26 = add i64 %t25, %pw_1.22
+  %t27 = add i64 %t26, 544
+  %p28 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t27
+  store float 0xFFF0000000000000, ptr %p28, align 4
+  br label %pw_1.latch20
+pw_1.latch20:
+  %n23 = add nuw nsw i64 %pw_1.22, 1
+  br label %pw_1.head18, !llvm.loop !3
+pw_1.exit21:
+  br label %ih.head29
+ih.head29:
+  %ih.33 = phi i64 [ 0, %pw_1.exit21 ], [ %n34, %ih.latch31 ]
+  %t35 = icmp slt i64 %ih.33, 15
+  br i1 %t35, label %ih.body30, label %ih.exit32
+ih.body30:
+  %t36 = mul i64 0, 578
+  %t37 = add i64 %t36, 0
+  %t38 = mul i64 %ih.33, 34
+  %t39 = add i64 %t37, %t38
+  %t40 = add i64 %t39, 34
+  %p41 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t40
+  store float 0xFFF0000000000000, ptr %p41, align 4
+  br label %ih.latch31
+ih.latch31:
+  %n34 = add nuw nsw i64 %ih.33, 1
+  br label %ih.head29, !llvm.loop !6
+ih.exit32:
+  br label %ih_1.head42
+ih_1.head42:
+  %ih_1.46 = phi i64 [ 0, %ih.exit32 ], [ %n47, %ih_1.latch44 ]
+  %t48 = icmp slt i64 %ih_1.46, 15
+  br i1 %t48, label %ih_1.body43, label %ih_1.exit45
+ih_1.body43:
+  br label %e_1.head49
+e_1.head49:
+  %e_1.53 = phi i64 [ 0, %ih_1.body43 ], [ %n54, %e_1.latch51 ]
+  %t55 = icmp slt i64 %e_1.53, 9
+  br i1 %t55, label %e_1.body50, label %e_1.exit52
+e_1.body50:
+  %t56 = mul i64 0, 578
+  %t57 = add i64 %t56, %e_1.53
+  %t58 = mul i64 %ih_1.46, 34
   %t59 = add i64 %t57, %t58
-  %t60 = mul i64 %t.36, 2
-  %t61 = add i64 %t59, %t60
-  %t62 = add i64 %t61, 2
-  %p63 = getelementptr inbounds float, ptr %param.1, i64 %t62
-  %v64 = load float, ptr %p63, align 4
-  %t65 = mul i64 0, 578
-  %t66 = mul i64 %ih.29, 34
-  %t67 = add i64 %t65, %t66
-  %t68 = add i64 %t67, %t.36
-  %t69 = add i64 %t68, 52
-  %p70 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t69
-  store float %v64, ptr %p70, align 4
-  br label %t.latch34
-t.latch34:
-  %n37 = add nuw nsw i64 %t.36, 1
-  br label %t.head32, !llvm.loop !6
-t.exit35:
-  br label %ih.latch27
-ih.latch27:
-  %n30 = add nuw nsw i64 %ih.29, 1
-  br label %ih.head25, !llvm.loop !10
-ih.exit28:
-  br label %ih_1.head71
-ih_1.head71:
-  %ih_1.75 = phi i64 [ 0, %ih.exit28 ], [ %n76, %ih_1.latch73 ]
-  %t77 = icmp slt i64 %ih_1.75, 15
-  br i1 %t77, label %ih_1.body72, label %ih_1.exit74
-ih_1.body72:
-  %t78 = mul i64 0, 225
-  %t79 = mul i64 %ih_1.75, 15
-  %t80 = add i64 %t78, %t79
-  %t81 = mul i64 %nc.5, 225
-  %t82 = add i64 %t80, %t81
-  %t83 = mul i64 0, 2
-  %t84 = add i64 %t82, %t83
-  %p85 = getelementptr inbounds float, ptr %param.1, i64 %t84
-  %v86 = load float, ptr %p85, align 4
-  %t87 = mul i64 0, 578
-  %t88 = mul i64 %ih_1.75, 34
-  %t89 = add i64 %t87, %t88
-  %t90 = add i64 %t89, 0
-  %t91 = add i64 %t90, 51
-  %p92 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t91
-  store float %v86, ptr %p92, align 4
-  br label %ih_1.latch73
-ih_1.latch73:
-  %n76 = add nuw nsw i64 %ih_1.75, 1
-  br label %ih_1.head71, !llvm.loop !12
-ih_1.exit74:
-  br label %oh.head93
-oh.head93:
-  %oh.97 = phi i64 [ 0, %ih_1.exit74 ], [ %n98, %oh.latch95 ]
-  %t99 = icmp slt i64 %oh.97, 8
-  br i1 %t99, label %oh.body94, label %oh.exit96
-oh.body94:
-  br label %ow.head100
-ow.head100:
-  %ow.104 = phi i64 [ 0, %oh.body94 ], [ %n105, %ow.latch102 ]
-  %t106 = icmp slt i64 %ow.104, 16
-  br i1 %t106, label %ow.body101, label %ow.exit103
-ow.body101:
-  %p107 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow.104
-  store float 0xFFF0000000000000, ptr %p107, align 4
-  br label %ow.latch102
-ow.latch102:
-  %n105 = add nuw nsw i64 %ow.104, 1
-  br label %ow.head100, !llvm.loop !14
-ow.exit103:
-  br label %ow_1.head108
-ow_1.head108:
-  %ow_1.112 = phi i64 [ 0, %ow.exit103 ], [ %n113, %ow_1.latch110 ]
-  %t114 = icmp slt i64 %ow_1.112, 16
-  br i1 %t114, label %ow_1.body109, label %ow_1.exit111
-ow_1.body109:
-  %p115 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  %v116 = load float, ptr %p115, align 4
-  %t117 = mul i64 0, 34
-  %t118 = mul i64 0, 17
-  %t119 = add i64 %t117, %t118
-  %t120 = mul i64 %oh.97, 68
-  %t121 = add i64 %t119, %t120
-  %t122 = add i64 %t121, %ow_1.112
-  %p123 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t122
-  %v124 = load float, ptr %p123, align 4
-  %t125 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v116, float %v124)
-  %p126 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t125, ptr %p126, align 4
-  %p127 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  %v128 = load float, ptr %p127, align 4
-  %t129 = mul i64 0, 34
-  %t130 = mul i64 1, 17
-  %t131 = add i64 %t129, %t130
-  %t132 = mul i64 %oh.97, 68
-  %t133 = add i64 %t131, %t132
-  %t134 = add i64 %t133, %ow_1.112
-  %p135 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t134
-  %v136 = load float, ptr %p135, align 4
-  %t137 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v128, float %v136)
-  %p138 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t137, ptr %p138, align 4
-  %p139 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  %v140 = load float, ptr %p139, align 4
-  %t141 = mul i64 0, 34
-  %t142 = mul i64 %oh.97, 68
-  %t143 = add i64 %t141, %t142
-  %r145 = srem i64 2, 2
-  %t146 = mul i64 %r145, 17
-  %t147 = add i64 %t143, %t146
-  %t148 = add i64 %t147, %ow_1.112
-  %q149 = sdiv i64 2, 2
-  %t151 = add i64 %t148, %q149
-  %p152 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t151
-  %v153 = load float, ptr %p152, align 4
-  %t154 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v140, float %v153)
-  %p155 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t154, ptr %p155, align 4
-  %p156 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  %v157 = load float, ptr %p156, align 4
-  %t158 = mul i64 1, 34
-  %t159 = mul i64 0, 17
-  %t160 = add i64 %t158, %t159
-  %t161 = mul i64 %oh.97, 68
-  %t162 = add i64 %t160, %t161
-  %t163 = add i64 %t162, %ow_1.112
-  %p164 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t163
-  %v165 = load float, ptr %p164, align 4
-  %t166 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v157, float %v165)
-  %p167 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t166, ptr %p167, align 4
-  %p168 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  %v169 = load float, ptr %p168, align 4
-  %t170 = mul i64 1, 34
-  %t171 = mul i64 1, 17
-  %t172 = add i64 %t170, %t171
-  %t173 = mul i64 %oh.97, 68
-  %t174 = add i64 %t172, %t173
-  %t175 = add i64 %t174, %ow_1.112
-  %p176 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t175
-  %v177 = load float, ptr %p176, align 4
-  %t178 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v169, float %v177)
-  %p179 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t178, ptr %p179, align 4
-  %p180 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %t60 = add i64 %t59, 42
+  %p61 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t60
+  store float 0xFFF0000000000000, ptr %p61, align 4
+  br label %e_1.latch51
+e_1.latch51:
+  %n54 = add nuw nsw i64 %e_1.53, 1
+  br label %e_1.head49, !llvm.loop !9
+e_1.exit52:
+  br label %ih_1.latch44
+ih_1.latch44:
+  %n47 = add nuw nsw i64 %ih_1.46, 1
+  br label %ih_1.head42, !llvm.loop !12
+ih_1.exit45:
+  br label %ih_2.head62
+ih_2.head62:
+  %ih_2.66 = phi i64 [ 0, %ih_1.exit45 ], [ %n67, %ih_2.latch64 ]
+  %t68 = icmp slt i64 %ih_2.66, 15
+  br i1 %t68, label %ih_2.body63, label %ih_2.exit65
+ih_2.body63:
+  br label %e_2.head69
+e_2.head69:
+  %e_2.73 = phi i64 [ 0, %ih_2.body63 ], [ %n74, %e_2.latch71 ]
+  %t75 = icmp slt i64 %e_2.73, 9
+  br i1 %t75, label %e_2.body70, label %e_2.exit72
+e_2.body70:
+  %t76 = mul i64 0, 578
+  %t77 = add i64 %t76, %e_2.73
+  %t78 = mul i64 %ih_2.66, 34
+  %t79 = add i64 %t77, %t78
+  %t80 = add i64 %t79, 59
+  %p81 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t80
+  store float 0xFFF0000000000000, ptr %p81, align 4
+  br label %e_2.latch71
+e_2.latch71:
+  %n74 = add nuw nsw i64 %e_2.73, 1
+  br label %e_2.head69, !llvm.loop !15
+e_2.exit72:
+  br label %ih_2.latch64
+ih_2.latch64:
+  %n67 = add nuw nsw i64 %ih_2.66, 1
+  br label %ih_2.head62, !llvm.loop !18
+ih_2.exit65:
+  br label %ih_3.head82
+ih_3.head82:
+  %ih_3.86 = phi i64 [ 0, %ih_2.exit65 ], [ %n87, %ih_3.latch84 ]
+  %t88 = icmp slt i64 %ih_3.86, 15
+  br i1 %t88, label %ih_3.body83, label %ih_3.exit85
+ih_3.body83:
+  br label %t.head89
+t.head89:
+  %t.93 = phi i64 [ 0, %ih_3.body83 ], [ %n94, %t.latch91 ]
+  %t95 = icmp slt i64 %t.93, 7
+  br i1 %t95, label %t.body90, label %t.exit92
+t.body90:
+  %t96 = mul i64 0, 225
+  %t97 = mul i64 %ih_3.86, 15
+  %t98 = add i64 %t96, %t97
+  %t99 = mul i64 %nc.5, 225
+  %t100 = add i64 %t98, %t99
+  %t101 = mul i64 %t.93, 2
+  %t102 = add i64 %t100, %t101
+  %t103 = add i64 %t102, 1
+  %p104 = getelementptr inbounds float, ptr %param.1, i64 %t103
+  %v105 = load float, ptr %p104, align 4
+  %t106 = mul i64 0, 578
+  %t107 = mul i64 %ih_3.86, 34
+  %t108 = add i64 %t106, %t107
+  %t109 = add i64 %t108, %t.93
+  %t110 = add i64 %t109, 35
+  %p111 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t110
+  store float %v105, ptr %p111, align 4
+  %t112 = mul i64 0, 225
+  %t113 = mul i64 %ih_3.86, 15
+  %t114 = add i64 %t112, %t113
+  %t115 = mul i64 %nc.5, 225
+  %t116 = add i64 %t114, %t115
+  %t117 = mul i64 %t.93, 2
+  %t118 = add i64 %t116, %t117
+  %t119 = add i64 %t118, 2
+  %p120 = getelementptr inbounds float, ptr %param.1, i64 %t119
+  %v121 = load float, ptr %p120, align 4
+  %t122 = mul i64 0, 578
+  %t123 = mul i64 %ih_3.86, 34
+  %t124 = add i64 %t122, %t123
+  %t125 = add i64 %t124, %t.93
+  %t126 = add i64 %t125, 52
+  %p127 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t126
+  store float %v121, ptr %p127, align 4
+  br label %t.latch91
+t.latch91:
+  %n94 = add nuw nsw i64 %t.93, 1
+  br label %t.head89, !llvm.loop !21
+t.exit92:
+  br label %ih_3.latch84
+ih_3.latch84:
+  %n87 = add nuw nsw i64 %ih_3.86, 1
+  br label %ih_3.head82, !llvm.loop !25
+ih_3.exit85:
+  br label %ih_4.head128
+ih_4.head128:
+  %ih_4.132 = phi i64 [ 0, %ih_3.exit85 ], [ %n133, %ih_4.latch130 ]
+  %t134 = icmp slt i64 %ih_4.132, 15
+  br i1 %t134, label %ih_4.body129, label %ih_4.exit131
+ih_4.body129:
+  %t135 = mul i64 0, 225
+  %t136 = mul i64 %ih_4.132, 15
+  %t137 = add i64 %t135, %t136
+  %t138 = mul i64 %nc.5, 225
+  %t139 = add i64 %t137, %t138
+  %t140 = mul i64 0, 2
+  %t141 = add i64 %t139, %t140
+  %p142 = getelementptr inbounds float, ptr %param.1, i64 %t141
+  %v143 = load float, ptr %p142, align 4
+  %t144 = mul i64 0, 578
+  %t145 = mul i64 %ih_4.132, 34
+  %t146 = add i64 %t144, %t145
+  %t147 = add i64 %t146, 0
+  %t148 = add i64 %t147, 51
+  %p149 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t148
+  store float %v143, ptr %p149, align 4
+  br label %ih_4.latch130
+ih_4.latch130:
+  %n133 = add nuw nsw i64 %ih_4.132, 1
+  br label %ih_4.head128, !llvm.loop !27
+ih_4.exit131:
+  br label %oh.head150
+oh.head150:
+  %oh.154 = phi i64 [ 0, %ih_4.exit131 ], [ %n155, %oh.latch152 ]
+  %t156 = icmp slt i64 %oh.154, 8
+  br i1 %t156, label %oh.body151, label %oh.exit153
+oh.body151:
+  br label %ow.head157
+ow.head157:
+  %ow.161 = phi i64 [ 0, %oh.body151 ], [ %n162, %ow.latch159 ]
+  %t163 = icmp slt i64 %ow.161, 16
+  br i1 %t163, label %ow.body158, label %ow.exit160
+ow.body158:
+  %p164 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow.161
+  store float 0xFFF0000000000000, ptr %p164, align 4
+  br label %ow.latch159
+ow.latch159:
+  %n162 = add nuw nsw i64 %ow.161, 1
+  br label %ow.head157, !llvm.loop !29
+ow.exit160:
+  br label %ow_1.head165
+ow_1.head165:
+  %ow_1.169 = phi i64 [ 0, %ow.exit160 ], [ %n170, %ow_1.latch167 ]
+  %t171 = icmp slt i64 %ow_1.169, 16
+  br i1 %t171, label %ow_1.body166, label %ow_1.exit168
+ow_1.body166:
+  %p172 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v173 = load float, ptr %p172, align 4
+  %t174 = mul i64 0, 34
+  %t175 = mul i64 0, 17
+  %t176 = add i64 %t174, %t175
+  %t177 = mul i64 %oh.154, 68
+  %t178 = add i64 %t176, %t177
+  %t179 = add i64 %t178, %ow_1.169
+  %p180 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t179
   %v181 = load float, ptr %p180, align 4
-  %t182 = mul i64 1, 34
-  %t183 = mul i64 %oh.97, 68
-  %t184 = add i64 %t182, %t183
-  %r186 = srem i64 2, 2
-  %t187 = mul i64 %r186, 17
-  %t188 = add i64 %t184, %t187
-  %t189 = add i64 %t188, %ow_1.112
-  %q190 = sdiv i64 2, 2
-  %t192 = add i64 %t189, %q190
-  %p193 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t192
-  %v194 = load float, ptr %p193, align 4
-  %t195 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v181, float %v194)
-  %p196 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t195, ptr %p196, align 4
-  %p197 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  %v198 = load float, ptr %p197, align 4
-  %t199 = mul i64 2, 34
-  %t200 = mul i64 0, 17
-  %t201 = add i64 %t199, %t200
-  %t202 = mul i64 %oh.97, 68
-  %t203 = add i64 %t201, %t202
-  %t204 = add i64 %t203, %ow_1.112
-  %p205 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t204
-  %v206 = load float, ptr %p205, align 4
-  %t207 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v198, float %v206)
-  %p208 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t207, ptr %p208, align 4
-  %p209 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %t182 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v173, float %v181)
+  %p183 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t182, ptr %p183, align 4
+  %p184 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v185 = load float, ptr %p184, align 4
+  %t186 = mul i64 0, 34
+  %t187 = mul i64 1, 17
+  %t188 = add i64 %t186, %t187
+  %t189 = mul i64 %oh.154, 68
+  %t190 = add i64 %t188, %t189
+  %t191 = add i64 %t190, %ow_1.169
+  %p192 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t191
+  %v193 = load float, ptr %p192, align 4
+  %t194 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v185, float %v193)
+  %p195 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t194, ptr %p195, align 4
+  %p196 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v197 = load float, ptr %p196, align 4
+  %t198 = mul i64 0, 34
+  %t199 = mul i64 %oh.154, 68
+  %t200 = add i64 %t198, %t199
+  %r202 = srem i64 2, 2
+  %t203 = mul i64 %r202, 17
+  %t204 = add i64 %t200, %t203
+  %t205 = add i64 %t204, %ow_1.169
+  %q206 = sdiv i64 2, 2
+  %t208 = add i64 %t205, %q206
+  %p209 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t208
   %v210 = load float, ptr %p209, align 4
-  %t211 = mul i64 2, 34
-  %t212 = mul i64 1, 17
-  %t213 = add i64 %t211, %t212
-  %t214 = mul i64 %oh.97, 68
-  %t215 = add i64 %t213, %t214
-  %t216 = add i64 %t215, %ow_1.112
-  %p217 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t216
-  %v218 = load float, ptr %p217, align 4
-  %t219 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v210, float %v218)
-  %p220 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t219, ptr %p220, align 4
-  %p221 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
+  %t211 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v197, float %v210)
+  %p212 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t211, ptr %p212, align 4
+  %p213 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v214 = load float, ptr %p213, align 4
+  %t215 = mul i64 1, 34
+  %t216 = mul i64 0, 17
+  %t217 = add i64 %t215, %t216
+  %t218 = mul i64 %oh.154, 68
+  %t219 = add i64 %t217, %t218
+  %t220 = add i64 %t219, %ow_1.169
+  %p221 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t220
   %v222 = load float, ptr %p221, align 4
-  %t223 = mul i64 2, 34
-  %t224 = mul i64 %oh.97, 68
-  %t225 = add i64 %t223, %t224
-  %r227 = srem i64 2, 2
-  %t228 = mul i64 %r227, 17
-  %t229 = add i64 %t225, %t228
-  %t230 = add i64 %t229, %ow_1.112
-  %q231 = sdiv i64 2, 2
-  %t233 = add i64 %t230, %q231
-  %p234 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t233
-  %v235 = load float, ptr %p234, align 4
-  %t236 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v222, float %v235)
-  %p237 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.112
-  store float %t236, ptr %p237, align 4
-  br label %ow_1.latch110
-ow_1.latch110:
-  %n113 = add nuw nsw i64 %ow_1.112, 1
-  br label %ow_1.head108, !llvm.loop !17
-ow_1.exit111:
-  br label %ow_2.head238
-ow_2.head238:
-  %ow_2.242 = phi i64 [ 0, %ow_1.exit111 ], [ %n243, %ow_2.latch240 ]
-  %t244 = icmp slt i64 %ow_2.242, 8
-  br i1 %t244, label %ow_2.body239, label %ow_2.exit241
-ow_2.body239:
-  %p245 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_2.242
-  %v246 = load float, ptr %p245, align 4
-  %t247 = mul i64 %nc.5, 64
-  %t248 = mul i64 %oh.97, 8
-  %t249 = add i64 %t247, %t248
-  %t250 = add i64 %t249, %ow_2.242
-  %p251 = getelementptr inbounds float, ptr %param.0, i64 %t250
-  store float %v246, ptr %p251, align 4
-  br label %ow_2.latch240
-ow_2.latch240:
-  %n243 = add nuw nsw i64 %ow_2.242, 1
-  br label %ow_2.head238, !llvm.loop !20
-ow_2.exit241:
-  br label %oh.latch95
-oh.latch95:
-  %n98 = add nuw nsw i64 %oh.97, 1
-  br label %oh.head93, !llvm.loop !23
-oh.exit96:
+  %t223 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v214, float %v222)
+  %p224 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t223, ptr %p224, align 4
+  %p225 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v226 = load float, ptr %p225, align 4
+  %t227 = mul i64 1, 34
+  %t228 = mul i64 1, 17
+  %t229 = add i64 %t227, %t228
+  %t230 = mul i64 %oh.154, 68
+  %t231 = add i64 %t229, %t230
+  %t232 = add i64 %t231, %ow_1.169
+  %p233 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t232
+  %v234 = load float, ptr %p233, align 4
+  %t235 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v226, float %v234)
+  %p236 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t235, ptr %p236, align 4
+  %p237 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v238 = load float, ptr %p237, align 4
+  %t239 = mul i64 1, 34
+  %t240 = mul i64 %oh.154, 68
+  %t241 = add i64 %t239, %t240
+  %r243 = srem i64 2, 2
+  %t244 = mul i64 %r243, 17
+  %t245 = add i64 %t241, %t244
+  %t246 = add i64 %t245, %ow_1.169
+  %q247 = sdiv i64 2, 2
+  %t249 = add i64 %t246, %q247
+  %p250 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t249
+  %v251 = load float, ptr %p250, align 4
+  %t252 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v238, float %v251)
+  %p253 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t252, ptr %p253, align 4
+  %p254 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v255 = load float, ptr %p254, align 4
+  %t256 = mul i64 2, 34
+  %t257 = mul i64 0, 17
+  %t258 = add i64 %t256, %t257
+  %t259 = mul i64 %oh.154, 68
+  %t260 = add i64 %t258, %t259
+  %t261 = add i64 %t260, %ow_1.169
+  %p262 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t261
+  %v263 = load float, ptr %p262, align 4
+  %t264 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v255, float %v263)
+  %p265 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t264, ptr %p265, align 4
+  %p266 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v267 = load float, ptr %p266, align 4
+  %t268 = mul i64 2, 34
+  %t269 = mul i64 1, 17
+  %t270 = add i64 %t268, %t269
+  %t271 = mul i64 %oh.154, 68
+  %t272 = add i64 %t270, %t271
+  %t273 = add i64 %t272, %ow_1.169
+  %p274 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t273
+  %v275 = load float, ptr %p274, align 4
+  %t276 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v267, float %v275)
+  %p277 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t276, ptr %p277, align 4
+  %p278 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  %v279 = load float, ptr %p278, align 4
+  %t280 = mul i64 2, 34
+  %t281 = mul i64 %oh.154, 68
+  %t282 = add i64 %t280, %t281
+  %r284 = srem i64 2, 2
+  %t285 = mul i64 %r284, 17
+  %t286 = add i64 %t282, %t285
+  %t287 = add i64 %t286, %ow_1.169
+  %q288 = sdiv i64 2, 2
+  %t290 = add i64 %t287, %q288
+  %p291 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t290
+  %v292 = load float, ptr %p291, align 4
+  %t293 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v279, float %v292)
+  %p294 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
+  store float %t293, ptr %p294, align 4
+  br label %ow_1.latch167
+ow_1.latch167:
+  %n170 = add nuw nsw i64 %ow_1.169, 1
+  br label %ow_1.head165, !llvm.loop !32
+ow_1.exit168:
+  br label %ow_2.head295
+ow_2.head295:
+  %ow_2.299 = phi i64 [ 0, %ow_1.exit168 ], [ %n300, %ow_2.latch297 ]
+  %t301 = icmp slt i64 %ow_2.299, 8
+  br i1 %t301, label %ow_2.body296, label %ow_2.exit298
+ow_2.body296:
+  %p302 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_2.299
+  %v303 = load float, ptr %p302, align 4
+  %t304 = mul i64 %nc.5, 64
+  %t305 = mul i64 %oh.154, 8
+  %t306 = add i64 %t304, %t305
+  %t307 = add i64 %t306, %ow_2.299
+  %p308 = getelementptr inbounds float, ptr %param.0, i64 %t307
+  store float %v303, ptr %p308, align 4
+  br label %ow_2.latch297
+ow_2.latch297:
+  %n300 = add nuw nsw i64 %ow_2.299, 1
+  br label %ow_2.head295, !llvm.loop !35
+ow_2.exit298:
+  br label %oh.latch152
+oh.latch152:
+  %n155 = add nuw nsw i64 %oh.154, 1
+  br label %oh.head150, !llvm.loop !38
+oh.exit153:
   br label %nc.latch3
 nc.latch3:
   %n6 = add nuw nsw i64 %nc.5, 1
-  br label %nc.head1, !llvm.loop !26
+  br label %nc.head1, !llvm.loop !41
 nc.exit4:
   ret void
 }
@@ -327,50 +408,80 @@ entry:
 
 !3 = distinct !{!3, !4, !5}
 
-!4 = !{!"llvm.loop.unroll.disable"}
+!4 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!5 = !{!"llvm.loop.vectorize.enable", i1 false}
+!5 = !{!"llvm.loop.vectorize.width", i32 8}
 
-!6 = distinct !{!6, !7, !8, !9}
+!6 = distinct !{!6, !7, !8}
 
-!7 = !{!"llvm.loop.vectorize.enable", i1 true}
+!7 = !{!"llvm.loop.unroll.disable"}
 
-!8 = !{!"llvm.loop.unroll.disable"}
+!8 = !{!"llvm.loop.vectorize.enable", i1 false}
 
-!9 = !{!"llvm.loop.vectorize.width", i32 4}
+!9 = distinct !{!9, !10, !11}
 
-!10 = distinct !{!10, !11}
+!10 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!11 = !{!"llvm.loop.unroll.disable"}
+!11 = !{!"llvm.loop.vectorize.width", i32 8}
 
-!12 = distinct !{!12, !13}
+!12 = distinct !{!12, !13, !14}
 
 !13 = !{!"llvm.loop.unroll.disable"}
 
-!14 = distinct !{!14, !15, !16}
+!14 = !{!"llvm.loop.vectorize.enable", i1 false}
 
-!15 = !{!"llvm.loop.vectorize.enable", i1 true}
+!15 = distinct !{!15, !16, !17}
 
-!16 = !{!"llvm.loop.vectorize.width", i32 8}
+!16 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!17 = distinct !{!17, !18, !19}
+!17 = !{!"llvm.loop.vectorize.width", i32 8}
 
-!18 = !{!"llvm.loop.vectorize.enable", i1 true}
+!18 = distinct !{!18, !19, !20}
 
-!19 = !{!"llvm.loop.vectorize.width", i32 8}
+!19 = !{!"llvm.loop.unroll.disable"}
 
-!20 = distinct !{!20, !21, !22}
+!20 = !{!"llvm.loop.vectorize.enable", i1 false}
 
-!21 = !{!"llvm.loop.vectorize.enable", i1 true}
+!21 = distinct !{!21, !22, !23, !24}
 
-!22 = !{!"llvm.loop.vectorize.width", i32 8}
+!22 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!23 = distinct !{!23, !24, !25}
+!23 = !{!"llvm.loop.unroll.disable"}
 
-!24 = !{!"llvm.loop.unroll.disable"}
+!24 = !{!"llvm.loop.vectorize.width", i32 4}
 
-!25 = !{!"llvm.loop.vectorize.enable", i1 false}
+!25 = distinct !{!25, !26}
 
-!26 = distinct !{!26, !27}
+!26 = !{!"llvm.loop.unroll.disable"}
 
-!27 = !{!"llvm.loop.unroll.disable"}
+!27 = distinct !{!27, !28}
+
+!28 = !{!"llvm.loop.unroll.disable"}
+
+!29 = distinct !{!29, !30, !31}
+
+!30 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!31 = !{!"llvm.loop.vectorize.width", i32 8}
+
+!32 = distinct !{!32, !33, !34}
+
+!33 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!34 = !{!"llvm.loop.vectorize.width", i32 8}
+
+!35 = distinct !{!35, !36, !37}
+
+!36 = !{!"llvm.loop.vectorize.enable", i1 true}
+
+!37 = !{!"llvm.loop.vectorize.width", i32 8}
+
+!38 = distinct !{!38, !39, !40}
+
+!39 = !{!"llvm.loop.unroll.disable"}
+
+!40 = !{!"llvm.loop.vectorize.enable", i1 false}
+
+!41 = distinct !{!41, !42}
+
+!42 = !{!"llvm.loop.unroll.disable"}
