@@ -17,7 +17,7 @@ of schedules need.
 
 from __future__ import annotations
 
-from lower.schedule.gemm_steps import STREAMS, FoldInit, Tensorize, micro_kernel_name, micro_kernel_parts
+from lower.schedule.gemm_steps import STREAMS, FoldInit, FoldInitRows, FoldPostRows, Tensorize, micro_kernel_name, micro_kernel_parts
 from lower.schedule.gpu_steps import BindBlocks, BindThreads, BlockRows, TileGemm
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel
@@ -32,6 +32,8 @@ __all__ = [
     "BlockRows",
     "ComputeAt",
     "FoldInit",
+    "FoldInitRows",
+    "FoldPostRows",
     "Fuse",
     "Inline",
     "Pack",

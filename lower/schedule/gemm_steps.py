@@ -35,7 +35,9 @@ from lower.ir import (
     format_expr,
     free_vars,
     loads_of,
+    loop_ranges,
     map_expr,
+    map_stmt,
     outer_ranges,
     perfect_nest,
     perfect_prefix,
@@ -43,6 +45,7 @@ from lower.ir import (
     rewrap_locals,
     seq,
     simplify,
+    stores_of,
     substitute,
     top_stmts,
     unwrap_locals,
@@ -162,6 +165,189 @@ class FoldInit(Step):
         if not isinstance(inner, Store):
             raise ScheduleError(f"{step}: the {what} stage is not a perfect nest around one store")
         return lps, inner
+
+
+@dataclass(frozen=True)
+class FoldInitRows(Step):
+    """Fold a direct convolution's init into the copies that start its accumulator rows from the output: the
+    init stage goes, and each copy reads the init's value (zero, a bias, a folded residual) where it read
+    the output, so that no pass writes the output before the update.
+
+    before::                                      after fold_init_rows("conv.init", "conv"):
+
+        // stage conv.init                           // stage conv
+        for n0, g0, i0, oh0, ow0:                    for n, g: ... for ob:
+          out[n0, g0*4 + i0, oh0, ow0] = b[g0*4 + i0]   acc[r, i, ow] = b[g*4 + i]
+        // stage conv                                    ...
+        for n, g: ... for ob:                            out[n, g*4 + i, ob*8 + r, ow] = acc[r, i, ow]
+          acc[r, i, ow] = out[n, g*4 + i, ob*8 + r, ow]
+          ...
+          out[n, g*4 + i, ob*8 + r, ow] = acc[r, i, ow]
+
+    Refused unless the two are adjacent top-level stages; the init a perfect nest around one store whose
+    value does not read the output and whose index components are a loop variable each, or ``a*m + b`` with
+    ``b``'s loop ``m`` long (``g0*4 + i0``); every read of the output in the update the whole value of a
+    copy into a local buffer, whose index the init's index maps onto (checked after substituting); and the
+    update storing the output.  The caller guarantees what is not checked: the update stores every element
+    of the output, each after the copy that read it (``lower_conv2d``'s direct form does).
+    """
+
+    init: str
+    stage: str
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"fold_init_rows({self.init!r}, {self.stage!r})"
+        tops = top_stmts(k.body)
+        names = [t.name if isinstance(t, Stage) else None for t in tops]
+        if self.init not in names or self.stage not in names:
+            raise ScheduleError(f"{step}: both must be top-level stages")
+        p, t = names.index(self.init), names.index(self.stage)
+        if t != p + 1:
+            raise ScheduleError(f"{step}: the init stage must come right before the update")
+        ini, U = tops[p], tops[t]
+        assert isinstance(ini, Stage) and isinstance(U, Stage)
+        init_loops, init_st = FoldInit._nest(ini.body, step, "init")
+        C = init_st.buf
+        if any(ld.buf.name == C.name for ld in loads_of(init_st.value)):
+            raise ScheduleError(f"{step}: the init reads the output")
+        if not any(st.buf.name == C.name for st in stores_of(U.body)):
+            raise ScheduleError(f"{step}: the update does not store {C.name}")
+        extents = {lp.var.name: lp.extent.value for lp in init_loops if isinstance(lp.extent, IntImm)}
+        if len(extents) != len(init_loops):
+            raise ScheduleError(f"{step}: the init's loops must have constant extents")
+        copies = [st for st in stores_of(U.body) if isinstance(st.value, Load) and st.value.buf.name == C.name]
+        if len([x for x in loads_of(U.body) if x.buf.name == C.name]) != len(copies):
+            raise ScheduleError(f"{step}: the update reads {C.name} other than in whole copies")
+        if not copies or any(st.buf.scope != "local" for st in copies):
+            raise ScheduleError(f"{step}: the update reads {C.name} other than in copies into a local buffer")
+        ranges = loop_ranges(U.body)
+        values: dict[int, Expr] = {}
+        for st in copies:
+            ld = st.value
+            assert isinstance(ld, Load)
+            sub = _invert_index(init_st.idx, ld.idx, extents)
+            if sub is None or set(sub) != set(extents):
+                raise ScheduleError(f"{step}: cannot map the copy's index onto the init's loops")
+            for e, c in zip(init_st.idx, ld.idx, strict=True):
+                if simplify(substitute(e, sub), ranges) != simplify(c, ranges):
+                    raise ScheduleError(f"{step}: the init's index does not map onto the copy's")
+            values[id(st)] = simplify(substitute(init_st.value, sub), ranges)
+
+        def fs(x: Stmt) -> Stmt | None:
+            if isinstance(x, Store) and id(x) in values:
+                return Store(x.buf, x.idx, values[id(x)])
+            return None
+
+        new_tops = list(tops)
+        new_tops[t] = map_stmt(U, fs)
+        del new_tops[p]
+        return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
+
+
+@dataclass(frozen=True)
+class FoldPostRows(Step):
+    """Fold an in-place epilogue stage into the stores that write a direct convolution's accumulator rows to
+    the output: each store writes the epilogue's value of the row (a bias, batchnorm, activation, residual
+    applied in registers) and the epilogue's pass over the output goes.
+
+    before::                                       after fold_post_rows("conv", "conv.epilogue"):
+
+        // stage conv                                 // stage conv
+        ... out[n, g, ob*8 + r, ow] = acc[r, 0, ow]   ... out[n, g, ob*8 + r, ow] = relu(acc[r, 0, ow] + b[g])
+        // stage conv.epilogue
+        for n0, c0, oh0, ow0:
+          out[n0, c0, oh0, ow0] = relu(out[n0, c0, oh0, ow0] + b[c0])
+
+    Refused unless the epilogue is the top-level stage right after the update, a perfect nest around one store
+    into the output whose value reads the output only at that element and whose index ``FoldInitRows``'s
+    forms map onto each of the update's stores to the output (checked after substituting), and the update
+    does not read the output (``FoldInitRows`` first).  The caller guarantees that the update stores every
+    element of the output once (``lower_conv2d``'s direct form does).
+    """
+
+    stage: str
+    post: str
+
+    def apply(self, k: Kernel) -> Kernel:
+        step = f"fold_post_rows({self.stage!r}, {self.post!r})"
+        tops = top_stmts(k.body)
+        names = [t.name if isinstance(t, Stage) else None for t in tops]
+        if self.post not in names or self.stage not in names:
+            raise ScheduleError(f"{step}: both must be top-level stages")
+        t, p = names.index(self.stage), names.index(self.post)
+        if p != t + 1:
+            raise ScheduleError(f"{step}: the epilogue must come right after the update")
+        U, post = tops[t], tops[p]
+        assert isinstance(U, Stage) and isinstance(post, Stage)
+        p_loops, p_st = FoldInit._nest(post.body, step, "epilogue")
+        C = p_st.buf
+        if any(ld.buf.name == C.name and ld.idx != p_st.idx for ld in loads_of(p_st.value)):
+            raise ScheduleError(f"{step}: the epilogue reads other elements of the output")
+        if any(ld.buf.name == C.name for ld in loads_of(U.body)):
+            raise ScheduleError(f"{step}: the update reads the output")
+        extents = {lp.var.name: lp.extent.value for lp in p_loops if isinstance(lp.extent, IntImm)}
+        if len(extents) != len(p_loops):
+            raise ScheduleError(f"{step}: the epilogue's loops must have constant extents")
+        writes = [st for st in stores_of(U.body) if st.buf.name == C.name]
+        if not writes:
+            raise ScheduleError(f"{step}: the update does not store {C.name}")
+        ranges = loop_ranges(U.body)
+        values: dict[int, Expr] = {}
+        for st in writes:
+            sub = _invert_index(p_st.idx, st.idx, extents)
+            if sub is None or set(sub) != set(extents):
+                raise ScheduleError(f"{step}: cannot map the update's store index onto the epilogue's loops")
+            for e, c in zip(p_st.idx, st.idx, strict=True):
+                if simplify(substitute(e, sub), ranges) != simplify(c, ranges):
+                    raise ScheduleError(f"{step}: the epilogue's index does not map onto the update's store")
+            stored = st.value
+
+            def own(e: Expr, stored: Expr = stored) -> Expr | None:
+                return stored if isinstance(e, Load) and e.buf.name == C.name else None
+
+            values[id(st)] = simplify(substitute(map_expr(p_st.value, own), sub), ranges)
+
+        def fs(x: Stmt) -> Stmt | None:
+            if isinstance(x, Store) and id(x) in values:
+                return Store(x.buf, x.idx, values[id(x)])
+            return None
+
+        new_tops = list(tops)
+        new_tops[t] = map_stmt(U, fs)
+        del new_tops[p]
+        return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
+
+
+def _invert_index(idx: tuple[Expr, ...], at: tuple[Expr, ...], extents: dict[str, int]) -> dict[str, Expr] | None:
+    """The loop variables of ``idx`` (components ``v``, or ``a*m + b`` with ``b`` ranging over ``m``, or ``a + b``
+    with ``b`` over one value) as expressions of ``at``, the index they must name; None when a component is of
+    another form."""
+    sub: dict[str, Expr] = {}
+    for e, c in zip(idx, at, strict=True):
+        if isinstance(e, Var):
+            sub[e.name] = c
+            continue
+        if isinstance(e, Bin) and e.op == "+" and isinstance(e.a, Var) and isinstance(e.b, Var):
+            one, other = (e.a, e.b) if extents.get(e.a.name) == 1 else (e.b, e.a)  # g*1 + i simplified
+            if extents.get(one.name) == 1:
+                sub[one.name], sub[other.name] = IntImm(0), c
+                continue
+        if isinstance(e, Bin) and e.op == "+":
+            mul, low = (e.a, e.b) if isinstance(e.a, Bin) else (e.b, e.a)
+            if (
+                isinstance(mul, Bin)
+                and mul.op == "*"
+                and isinstance(mul.a, Var)
+                and isinstance(mul.b, IntImm)
+                and isinstance(low, Var)
+                and extents.get(low.name) == mul.b.value
+            ):
+                m = mul.b.value
+                sub[mul.a.name] = c // IntImm(m)
+                sub[low.name] = c % IntImm(m)
+                continue
+        return None
+    return sub
 
 
 def _renest(lps: list[For], body: Stmt) -> Stmt:

@@ -469,6 +469,12 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
     """Direct grouped convolution: init/post stages computed per (n, group), window unrolled, output
     width vectorized, (n, group) the parallel root."""
     n, grp = g.batch
+    # the accumulator rows start from the init's value instead of from a pass that stored it into the output
+    # and the epilogues (bias, batchnorm, activation) are applied as they are stored, not in passes after
+    with contextlib.suppress(ScheduleError):
+        s.fold_init_rows(g.init_stage, g.stage)
+        for post in list(g.post):
+            s.fold_post_rows(g.stage, post)
     for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is not None:
             s.compute_at(stage, grp)

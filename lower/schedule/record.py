@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lower.ir import Kernel
-from lower.schedule.gemm_steps import FoldInit, Tensorize
+from lower.schedule.gemm_steps import FoldInit, FoldInitRows, FoldPostRows, Tensorize
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.stage_steps import ComputeAt, Inline, Pack
 
@@ -68,6 +68,12 @@ class Schedule:
 
     def fold_init(self, init: str, stage: str, k: str) -> Schedule:
         return self.apply(FoldInit(init, stage, k))
+
+    def fold_init_rows(self, init: str, stage: str) -> Schedule:
+        return self.apply(FoldInitRows(init, stage))
+
+    def fold_post_rows(self, stage: str, post: str) -> Schedule:
+        return self.apply(FoldPostRows(stage, post))
 
     def inline(self, stage: str) -> Schedule:
         return self.apply(Inline(stage))

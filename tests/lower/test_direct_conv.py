@@ -79,17 +79,19 @@ def test_direct_conv_with_a_fused_prologue():
     assert rel_err(got, F.conv2d(torch.sigmoid(x), w, padding=1, groups=4)) < 1e-5
 
 
-def test_direct_conv_planes_are_whole_vector_loops():
-    """The init (bias) and activation passes run over a channel's whole 14 x 14 plane as one 196-long vector
-    loop, and the padded slice is filled a padded row's phases at a time: per-row loops of 14 on 16 lanes
-    would run scalar."""
+def test_direct_conv_folds_its_init_and_activation_into_the_rows():
+    """No pass over the output before or after the update: the accumulator rows start from the bias
+    (``FoldInitRows``) and the activation is applied as each row is stored (``FoldPostRows``)."""
     w, bias = _weights((16, 1, 3, 3), 6)
     b = GraphBuilder("planes")
     x = b.input("x", (1, 16, 14, 14))
     g = b.build([b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), padding=(1, 1), groups=16, act="relu")])
     cg = compile_graph(g)
     src = cg.kernel_source(0)
-    assert src.count("in 0..196 {") == 2, src
+    assert "stage conv2d_bias_act3.init" not in src and "stage conv2d_bias_act3.act" not in src, src
+    assert "_acc[r_1, i_1, ow_1] = w_b[" in src, src
+    assert "= max(conv2d_bias_act3_acc[r_2, i_2, ow_2], 0.0)" in src, src
+    assert [type(st).__name__ for st in cg.built[0].schedule.steps[:2]] == ["FoldInitRows", "FoldPostRows"]
     xt = torch.randn(1, 16, 14, 14)
     assert rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, padding=1, groups=16))) < 1e-5
 
