@@ -17,7 +17,15 @@ of schedules need.
 
 from __future__ import annotations
 
-from lower.schedule.gemm_steps import STREAMS, FoldInit, FoldInitRows, FoldPostRows, Tensorize, micro_kernel_name, micro_kernel_parts
+from lower.schedule.gemm_steps import (
+    STREAMS,
+    FoldInit,
+    FoldInitRows,
+    FoldPostRows,
+    Tensorize,
+    micro_kernel_name,
+    micro_kernel_parts,
+)
 from lower.schedule.gpu_steps import BindBlocks, BindThreads, BlockRows, TileGemm
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.recipes import schedule_kernel

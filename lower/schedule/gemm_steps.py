@@ -10,6 +10,7 @@ in ``checks``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lower.ir import (
@@ -197,13 +198,7 @@ class FoldInitRows(Step):
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"fold_init_rows({self.init!r}, {self.stage!r})"
-        tops = top_stmts(k.body)
-        names = [t.name if isinstance(t, Stage) else None for t in tops]
-        if self.init not in names or self.stage not in names:
-            raise ScheduleError(f"{step}: both must be top-level stages")
-        p, t = names.index(self.init), names.index(self.stage)
-        if t != p + 1:
-            raise ScheduleError(f"{step}: the init stage must come right before the update")
+        tops, p, t = _adjacent(k, self.init, self.stage, step)
         ini, U = tops[p], tops[t]
         assert isinstance(ini, Stage) and isinstance(U, Stage)
         init_loops, init_st = FoldInit._nest(ini.body, step, "init")
@@ -212,36 +207,17 @@ class FoldInitRows(Step):
             raise ScheduleError(f"{step}: the init reads the output")
         if not any(st.buf.name == C.name for st in stores_of(U.body)):
             raise ScheduleError(f"{step}: the update does not store {C.name}")
-        extents = {lp.var.name: lp.extent.value for lp in init_loops if isinstance(lp.extent, IntImm)}
-        if len(extents) != len(init_loops):
-            raise ScheduleError(f"{step}: the init's loops must have constant extents")
         copies = [st for st in stores_of(U.body) if isinstance(st.value, Load) and st.value.buf.name == C.name]
         if len([x for x in loads_of(U.body) if x.buf.name == C.name]) != len(copies):
             raise ScheduleError(f"{step}: the update reads {C.name} other than in whole copies")
         if not copies or any(st.buf.scope != "local" for st in copies):
             raise ScheduleError(f"{step}: the update reads {C.name} other than in copies into a local buffer")
-        ranges = loop_ranges(U.body)
-        values: dict[int, Expr] = {}
-        for st in copies:
-            ld = st.value
-            assert isinstance(ld, Load)
-            sub = _invert_index(init_st.idx, ld.idx, extents)
-            if sub is None or set(sub) != set(extents):
-                raise ScheduleError(f"{step}: cannot map the copy's index onto the init's loops")
-            for e, c in zip(init_st.idx, ld.idx, strict=True):
-                if simplify(substitute(e, sub), ranges) != simplify(c, ranges):
-                    raise ScheduleError(f"{step}: the init's index does not map onto the copy's")
-            values[id(st)] = simplify(substitute(init_st.value, sub), ranges)
 
-        def fs(x: Stmt) -> Stmt | None:
-            if isinstance(x, Store) and id(x) in values:
-                return Store(x.buf, x.idx, values[id(x)])
-            return None
+        def value(st: Store, sub: dict[str, Expr]) -> Expr:
+            return substitute(init_st.value, sub)
 
-        new_tops = list(tops)
-        new_tops[t] = map_stmt(U, fs)
-        del new_tops[p]
-        return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
+        new_u = _restore(U, init_loops, init_st, copies, _copied_index, value, step)
+        return _with_stages(k, tops, t, new_u, p)
 
 
 @dataclass(frozen=True)
@@ -270,13 +246,7 @@ class FoldPostRows(Step):
 
     def apply(self, k: Kernel) -> Kernel:
         step = f"fold_post_rows({self.stage!r}, {self.post!r})"
-        tops = top_stmts(k.body)
-        names = [t.name if isinstance(t, Stage) else None for t in tops]
-        if self.post not in names or self.stage not in names:
-            raise ScheduleError(f"{step}: both must be top-level stages")
-        t, p = names.index(self.stage), names.index(self.post)
-        if p != t + 1:
-            raise ScheduleError(f"{step}: the epilogue must come right after the update")
+        tops, t, p = _adjacent(k, self.stage, self.post, step)
         U, post = tops[t], tops[p]
         assert isinstance(U, Stage) and isinstance(post, Stage)
         p_loops, p_st = FoldInit._nest(post.body, step, "epilogue")
@@ -285,37 +255,78 @@ class FoldPostRows(Step):
             raise ScheduleError(f"{step}: the epilogue reads other elements of the output")
         if any(ld.buf.name == C.name for ld in loads_of(U.body)):
             raise ScheduleError(f"{step}: the update reads the output")
-        extents = {lp.var.name: lp.extent.value for lp in p_loops if isinstance(lp.extent, IntImm)}
-        if len(extents) != len(p_loops):
-            raise ScheduleError(f"{step}: the epilogue's loops must have constant extents")
         writes = [st for st in stores_of(U.body) if st.buf.name == C.name]
         if not writes:
             raise ScheduleError(f"{step}: the update does not store {C.name}")
-        ranges = loop_ranges(U.body)
-        values: dict[int, Expr] = {}
-        for st in writes:
-            sub = _invert_index(p_st.idx, st.idx, extents)
-            if sub is None or set(sub) != set(extents):
-                raise ScheduleError(f"{step}: cannot map the update's store index onto the epilogue's loops")
-            for e, c in zip(p_st.idx, st.idx, strict=True):
-                if simplify(substitute(e, sub), ranges) != simplify(c, ranges):
-                    raise ScheduleError(f"{step}: the epilogue's index does not map onto the update's store")
-            stored = st.value
 
-            def own(e: Expr, stored: Expr = stored) -> Expr | None:
-                return stored if isinstance(e, Load) and e.buf.name == C.name else None
+        def value(st: Store, sub: dict[str, Expr]) -> Expr:
+            def own(e: Expr) -> Expr | None:
+                return st.value if isinstance(e, Load) and e.buf.name == C.name else None
 
-            values[id(st)] = simplify(substitute(map_expr(p_st.value, own), sub), ranges)
+            return substitute(map_expr(p_st.value, own), sub)
 
-        def fs(x: Stmt) -> Stmt | None:
-            if isinstance(x, Store) and id(x) in values:
-                return Store(x.buf, x.idx, values[id(x)])
-            return None
+        new_u = _restore(U, p_loops, p_st, writes, lambda st: st.idx, value, step)
+        return _with_stages(k, tops, t, new_u, p)
 
-        new_tops = list(tops)
-        new_tops[t] = map_stmt(U, fs)
-        del new_tops[p]
-        return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
+
+def _copied_index(st: Store) -> tuple[Expr, ...]:
+    """The index a copy ``x[..] = C[idx]`` reads."""
+    assert isinstance(st.value, Load)
+    return st.value.idx
+
+
+def _adjacent(k: Kernel, first: str, second: str, step: str) -> tuple[list[Stmt], int, int]:
+    """The kernel's top-level statements and the positions of stages ``first`` and ``second``, which must be
+    adjacent in that order."""
+    tops = top_stmts(k.body)
+    names = [t.name if isinstance(t, Stage) else None for t in tops]
+    if first not in names or second not in names:
+        raise ScheduleError(f"{step}: both must be top-level stages")
+    a, b = names.index(first), names.index(second)
+    if b != a + 1:
+        raise ScheduleError(f"{step}: {second} must come right after {first}")
+    return tops, a, b
+
+
+def _restore(
+    U: Stage,
+    loops: list[For],
+    st: Store,
+    targets: list[Store],
+    at: Callable[[Store], tuple[Expr, ...]],
+    value: Callable[[Store, dict[str, Expr]], Expr],
+    step: str,
+) -> Stage:
+    """``U`` with each store of ``targets`` storing ``value(store, sub)`` instead, where ``sub`` maps the loops
+    of the nest storing ``st`` onto the index ``at(store)`` (``_invert_index``, checked after substituting)."""
+    extents = {lp.var.name: lp.extent.value for lp in loops if isinstance(lp.extent, IntImm)}
+    if len(extents) != len(loops):
+        raise ScheduleError(f"{step}: the folded stage's loops must have constant extents")
+    ranges = loop_ranges(U.body)
+    values: dict[int, Expr] = {}
+    for x in targets:
+        idx = at(x)
+        sub = _invert_index(st.idx, idx, extents)
+        if sub is None or set(sub) != set(extents):
+            raise ScheduleError(f"{step}: cannot map the index {', '.join(map(format_expr, idx))} onto its loops")
+        if any(simplify(substitute(e, sub), ranges) != simplify(c, ranges) for e, c in zip(st.idx, idx, strict=True)):
+            raise ScheduleError(f"{step}: the folded stage's index does not map onto {format_expr(x.buf[idx])}")
+        values[id(x)] = simplify(value(x, sub), ranges)
+
+    def fs(x: Stmt) -> Stmt | None:
+        return Store(x.buf, x.idx, values[id(x)]) if isinstance(x, Store) and id(x) in values else None
+
+    out = map_stmt(U, fs)
+    assert isinstance(out, Stage)
+    return out
+
+
+def _with_stages(k: Kernel, tops: list[Stmt], t: int, new: Stmt, drop: int) -> Kernel:
+    """``k`` with top-level statement ``t`` replaced by ``new`` and statement ``drop`` removed."""
+    new_tops = list(tops)
+    new_tops[t] = new
+    del new_tops[drop]
+    return k.with_body(rewrap_locals(unwrap_locals(k.body)[0], seq(*new_tops)))
 
 
 def _invert_index(idx: tuple[Expr, ...], at: tuple[Expr, ...], extents: dict[str, int]) -> dict[str, Expr] | None:
