@@ -40,9 +40,9 @@ def padded_slice(
 
     Column ``ow*SW + kw*DW`` of the padded input is ``xp[c, h, (kw*DW) % SW, ow + (kw*DW) // SW]``: unit
     stride in ``ow`` whatever the stride.  The stage writes ``fill`` where no input lands (the rows above
-and below it, each input row's columns outside it per phase), then copies the input's rows in (bounds
-known at compile time: no per-element selects), every phase in one loop over the columns they all have,
-and the few that only some phases have one loop per phase::
+    and below it, each input row's columns outside it per phase), then copies the input's rows in (bounds
+    known at compile time: no per-element selects), every phase in one loop over the columns they all
+    have, and the few that only some phases have one loop per phase::
 
         xp[c, hp, ph, wq] = fill                       for (c, hp) outside the input rows, (ph, wq)
         xp[c, ih + PH, ph, wq] = fill                  for c, ih; ph, wq outside phase ph's columns
