@@ -32,6 +32,8 @@ from lower.schedule import (
     STREAMS,
     ComputeAt,
     FoldInit,
+    FoldInitRows,
+    FoldPostRows,
     Fuse,
     Inline,
     Parallel,
@@ -544,6 +546,73 @@ def test_fold_init_moves_a_bias_into_the_epilogue():
     shifted = Stage("mm.act", loops([(i3, 5), (j3, 9)], Store(C, (i3, j3), C[i3, j3] + C[4 - i3, j3])))
     with pytest.raises(ScheduleError, match="reads other elements"):
         FoldInit("mm.init", "mm", "k").apply(Kernel("gemm", [A, B, C, bias], seq(init, upd, shifted)))
+
+
+def rows_kernel(init_value=None, copy_scale=None, post_value=None, init_idx=None, between=False):
+    """A direct convolution's shape in small: C = bias (stage cv.init, index g0*2 + a0), then per group g an
+    accumulator copied from C's two rows, updated, and stored back (stage cv), then relu (stage cv.act)."""
+    A, B, C, bias = Buffer("A", (4, 3)), Buffer("B", (3, 6)), Buffer("C", (4, 6)), Buffer("bias", (4,))
+    acc = Buffer("acc", (2, 6), scope="local")
+    g0, a0, j0, g, r, r1, r2, j1, j3 = (Var(n) for n in ("g0", "a0", "j0", "g", "r", "r1", "r2", "j1", "j3"))
+    i3, a3, j4 = Var("i3"), Var("a3"), Var("j4")
+    cidx = init_idx or (g0 * 2 + a0, j0)
+    init_v = bias[g0 * 2 + a0] if init_value is None else init_value(C, cidx)
+    init = Stage("cv.init", loops([(g0, 2), (a0, 2), (j0, 6)], Store(C, cidx, init_v)))
+    copy = C[g * 2 + r, j] if copy_scale is None else C[g * 2 + r, j] * copy_scale
+    upd = Stage(
+        "cv",
+        For(
+            g,
+            IntImm(2),
+            Allocate(
+                acc,
+                seq(
+                    loops([(r, 2), (j, 6)], Store(acc, (r, j), copy)),
+                    loops([(r1, 2), (j1, 6), (k, 3)], Store(acc, (r1, j1), acc[r1, j1] + A[g * 2 + r1, k] * B[k, j1])),
+                    loops([(r2, 2), (j3, 6)], Store(C, (g * 2 + r2, j3), acc[r2, j3])),
+                ),
+            ),
+        ),
+    )
+    oidx = (i3 * 2 + a3, j4)
+    post_v = emax(C[oidx], 0.0) if post_value is None else post_value(C, oidx)
+    act = Stage("cv.act", loops([(i3, 2), (a3, 2), (j4, 6)], Store(C, oidx, post_v)))
+    other = Stage("other", For(Var("z"), IntImm(1), Store(Buffer("T", (1,)), (Var("z"),), FloatImm(0.0))))
+    stages = [init, other, upd, act] if between else [init, upd, act]
+    return Kernel("cv", [A, B, C, bias, Buffer("T", (1,))], seq(*stages))
+
+
+def test_fold_rows_start_from_the_init_and_store_the_epilogue():
+    """FoldInitRows: the accumulator rows start from the bias (no init pass over C); FoldPostRows: relu is
+    applied as the rows are stored (no pass after).  Same C either way, whatever C held before."""
+    before = rows_kernel()
+    s = Schedule(before).fold_init_rows("cv.init", "cv").fold_post_rows("cv", "cv.act")
+    src = format_kernel(s.kernel)
+    assert "// stage cv.init" not in src and "// stage cv.act" not in src, src
+    assert "acc[r, j] = bias[" in src and "C[g * 2 + r2, j3] = max(acc[r2, j3], 0.0)" in src, src
+    g = torch.Generator().manual_seed(5)
+    inputs = {n: torch.randn(*shape, generator=g) for n, shape in (("A", (4, 3)), ("B", (3, 6)), ("bias", (4,)))}
+    inputs["C"] = torch.full((4, 6), 9.0)
+    same_results(before, s.kernel, inputs, ["C"])
+
+
+@pytest.mark.parametrize(
+    "kernel,step,why",
+    [
+        (rows_kernel(init_value=lambda C, ix: C[ix] + 1.0), "init", "the init reads the output"),
+        (rows_kernel(copy_scale=2.0), "init", "other than in whole copies"),
+        (rows_kernel(between=True), "init", "must come right after"),
+        (rows_kernel(init_idx=(Var("g0") // 1 + Var("a0") * 0, Var("j0"))), "init", "cannot map"),
+        (rows_kernel(), "post", "the update reads the output"),  # the rows still copied from C: init first
+        (rows_kernel(post_value=lambda C, ix: C[ix] + C[0, 0]), "post", "reads other elements"),
+    ],
+)
+def test_fold_rows_refusals(kernel, step, why):
+    with pytest.raises(ScheduleError, match=why):
+        if step == "init":
+            FoldInitRows("cv.init", "cv").apply(kernel)
+        else:
+            FoldPostRows("cv", "cv.act").apply(kernel)
 
 
 def test_micro_kernel_name_parts_back():
