@@ -1,5 +1,7 @@
-"""The contraction steps: ``FoldInit`` (a GEMM's init folded into its first k step) and ``Tensorize`` (an
-(i, j, k) multiply-accumulate nest replaced by the micro-kernel the backends define, ``micro_kernel_name``).
+"""The contraction steps: ``FoldInit`` (a GEMM's init folded into its first k step), ``FoldInitRows`` and
+``FoldPostRows`` (a direct convolution's init and epilogue folded into the copies and stores of its
+accumulator rows) and ``Tensorize`` (an (i, j, k) multiply-accumulate nest replaced by the micro-kernel the
+backends define, ``micro_kernel_name``).
 
 Split from ``stage_steps`` (the stage-level moves: ``ComputeAt``, ``Inline``, ``Pack``); legality checks live
 in ``checks``.

@@ -466,8 +466,9 @@ def _b_in_place(k: Kernel, g: GemmInfo, tile: tuple[str, str, str]) -> bool:
 
 
 def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
-    """Direct grouped convolution: init/post stages computed per (n, group), window unrolled, output
-    width vectorized, (n, group) the parallel root."""
+    """Direct grouped convolution: the init and post stages folded into the accumulator rows where the steps
+    allow (``FoldInitRows``, ``FoldPostRows``), else computed per (n, group); window unrolled, output width
+    vectorized, (n, group) the parallel root."""
     n, grp = g.batch
     # the accumulator rows start from the init's value instead of from a pass that stored it into the output
     # and the epilogues (bias, batchnorm, activation) are applied as they are stored, not in passes after
