@@ -40,7 +40,7 @@ from rewrite import config
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
 
-CODEGEN_VERSION = "8"  # bump when the generated code changes for the same IR text (keys measured costs too)
+CODEGEN_VERSION = "9"  # bump when the generated code changes for the same IR text (keys measured costs too)
 LLVMLITE_VERSION: str = llvmlite.__version__
 PLACEHOLDER = "__KERNEL__"  # the function name in kernel text before its content-derived name is known
 KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
