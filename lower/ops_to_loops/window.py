@@ -64,13 +64,10 @@ def padded_slice(
             fill_idx = (a // (h1 - h0), h0 + a % (h1 - h0), b // WQ, b % WQ)
             parts.append(loops([(a, channels * (h1 - h0)), (b, SW * WQ)], Store(xp, fill_idx, const(fill))))
     if rows > 0:
-        for p, (lo, hi) in enumerate(phase_spans(W, WQ, SW, PW)):
-            lo, hi = (lo, hi) if hi >= lo else (WQ, WQ - 1)
-            for e0, e1 in ((0, lo), (hi + 1, WQ)):
-                if e1 > e0:
-                    c0, ih0, t0 = ctx.var("c"), ctx.var("ih"), ctx.var("e")
-                    edge = Store(xp, (c0, ih0 + PH, IntImm(p), t0 + e0), const(fill))
-                    parts.append(loops([(c0, channels), (ih0, rows), (t0, e1 - e0)], edge))
+        for p, e0, e1 in edge_spans(W, WQ, SW, PW):
+            c0, ih0, t0 = ctx.var("c"), ctx.var("ih"), ctx.var("e")
+            edge = Store(xp, (c0, ih0 + PH, IntImm(p), t0 + e0), const(fill))
+            parts.append(loops([(c0, channels), (ih0, rows), (t0, e1 - e0)], edge))
     for phases, lo, hi in column_pieces(W, WQ, SW, PW):
         if rows <= 0:
             continue
@@ -105,6 +102,21 @@ def column_pieces(W: int, WQ: int, SW: int, PW: int) -> list[tuple[list[int], in
     else:
         pieces += [([p], lo, hi) for p, lo, hi in spans]
     return [(ph, lo, hi) for ph, lo, hi in pieces if hi >= lo]
+
+
+def edge_spans(W: int, WQ: int, SW: int, PW: int) -> list[tuple[int, int, int]]:
+    """The columns of a padded, phase-split row that no input column lands on: ``(phase, start, end)`` runs
+    of ``wq`` in ``[start, end)``, before and after each phase's span (``phase_spans``; all ``WQ`` of a phase
+    with none).
+
+        >>> edge_spans(224, 115, 2, 3)      # a 7x7/2 convolution's row, padding 3
+        [(0, 0, 2), (0, 114, 115), (1, 0, 1), (1, 113, 115)]
+    """
+    out = []
+    for p, (lo, hi) in enumerate(phase_spans(W, WQ, SW, PW)):
+        lo, hi = (lo, hi) if hi >= lo else (WQ, WQ - 1)
+        out += [(p, a, b) for a, b in ((0, lo), (hi + 1, WQ)) if b > a]
+    return out
 
 
 def phase_spans(W: int, WQ: int, SW: int, PW: int) -> list[tuple[int, int]]:
@@ -144,12 +156,9 @@ def row_slice(
     c1, kh = ctx.var("c"), ctx.var("kh")
     ih = oh * SH - PH + kh * DH
     inside: list[Stmt] = []
-    for p, (lo, hi) in enumerate(phase_spans(W, WQ, SW, PW)):  # each phase's columns outside the input: zero
-        lo, hi = (lo, hi) if hi >= lo else (WQ, WQ - 1)
-        for a, b in ((0, lo), (hi + 1, WQ)):
-            if b > a:
-                t = ctx.var("e")
-                inside.append(loops([(t, b - a)], Store(xr, (c1, kh, IntImm(p), t + a), const(0.0))))
+    for p, a, b in edge_spans(W, WQ, SW, PW):  # each phase's columns outside the input: zero
+        t = ctx.var("e")
+        inside.append(loops([(t, b - a)], Store(xr, (c1, kh, IntImm(p), t + a), const(0.0))))
     for phases, lo, hi in column_pieces(W, WQ, SW, PW):
         t = ctx.var("t")
         copies = [Store(xr, (c1, kh, IntImm(p), t + lo), x[n, ch0 + c1, ih, (t + lo) * SW + p - PW]) for p in phases]
