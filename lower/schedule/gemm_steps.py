@@ -207,10 +207,11 @@ class FoldInitRows(Step):
         C = init_st.buf
         if any(ld.buf.name == C.name for ld in loads_of(init_st.value)):
             raise ScheduleError(f"{step}: the init reads the output")
-        if not any(st.buf.name == C.name for st in stores_of(U.body)):
+        stores = stores_of(U.body)
+        if not any(st.buf.name == C.name for st in stores):
             raise ScheduleError(f"{step}: the update does not store {C.name}")
-        copies = [st for st in stores_of(U.body) if isinstance(st.value, Load) and st.value.buf.name == C.name]
-        if len([x for x in loads_of(U.body) if x.buf.name == C.name]) != len(copies):
+        copies = [st for st in stores if isinstance(st.value, Load) and st.value.buf.name == C.name]
+        if sum(ld.buf.name == C.name for ld in loads_of(U.body)) != len(copies):
             raise ScheduleError(f"{step}: the update reads {C.name} other than in whole copies")
         if not copies or any(st.buf.scope != "local" for st in copies):
             raise ScheduleError(f"{step}: the update reads {C.name} other than in copies into a local buffer")

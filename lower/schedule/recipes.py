@@ -474,7 +474,7 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
     # and the epilogues (bias, batchnorm, activation) are applied as they are stored, not in passes after
     with contextlib.suppress(ScheduleError):
         s.fold_init_rows(g.init_stage, g.stage)
-        for post in list(g.post):
+        for post in g.post:
             s.fold_post_rows(g.stage, post)
     for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is not None:
