@@ -67,10 +67,14 @@ from rewrite.ir.errors import ScheduleError
 from rewrite.ir.target import Target
 
 # Below these a parallel launch costs more than it saves.  A launch on the LLVM backend's native pool
-# (lower/llvm/driver.py) costs a few microseconds and late workers never hold it up, so kernels of some
-# tens of microseconds pay: 2**15 elements (~128 KiB read and written) or 2**21 flops (~20 us of GEMM).
-PAR_MIN_ELEMS = 1 << 15
-PAR_MIN_FLOPS = 1 << 21
+# (lower/llvm/driver.py) costs a few microseconds and late workers never hold it up, so kernels of a few
+# microseconds pay: 2**13 elements (~32 KiB read and written) or 2**19 flops (~5 us of GEMM).  Whole models,
+# 2 threads, interleaved in one process against the earlier 2**15 / 2**21: ShuffleNetV2 1.18-1.21x faster,
+# MobileNetV2 1.08-1.11x (their 14x14 and 28x28 layers and residual adds), EfficientNet-B0 1.00-1.02x;
+# BERT, GPT-2, ViT, Llama, ConvNeXt, DenseNet, NASRNN, SqueezeNet, NASNet-A, ResNeXt-50 and Inception-v3
+# within 1%.  Lower still (2**16 / 2**10) gained nothing more.
+PAR_MIN_ELEMS = 1 << 13
+PAR_MIN_FLOPS = 1 << 19
 GEMM_MIN_FLOPS = 1 << 16
 B_BLOCK_BYTES = 1 << 20  # packed B of one (KC, NC) block on one thread: half this CPU's 2 MiB L2
 # The output block (all rows x NC) on one thread when the reduction is one k block: its init, product and
@@ -634,6 +638,7 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
         else:  # row kernels: an iteration is a whole row; chunks of rows for dynamic balancing
             per = max(1, work // n)
             chunk = max(1, math.ceil(8192 / per), math.ceil(n / (threads * 8)))
+            chunk = math.ceil(n / math.ceil(n / chunk))  # as many chunks, of even size (8 rows: 4 + 4, not 5 + 3)
         if chunk >= n:
             return
         kind = lp.kind

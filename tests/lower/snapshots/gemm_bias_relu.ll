@@ -10,8 +10,8 @@ entry:
   ; stage matmul2
   br label %i_1_o_j_1_o.head1
 i_1_o_j_1_o.head1:
-  %i_1_o_j_1_o.5 = phi i64 [ 0, %entry ], [ %n6, %i_1_o_j_1_o.latch3 ]
-  %t7 = icmp slt i64 %i_1_o_j_1_o.5, 2
+  %i_1_o_j_1_o.5 = phi i64 [ %lo, %entry ], [ %n6, %i_1_o_j_1_o.latch3 ]
+  %t7 = icmp slt i64 %i_1_o_j_1_o.5, %hi
   br i1 %t7, label %i_1_o_j_1_o.body2, label %i_1_o_j_1_o.exit4
 i_1_o_j_1_o.body2:
   ; stage matmul2.pack_i_x_apanel
@@ -145,7 +145,7 @@ ie_i.exit77:
   br label %i_1_o_j_1_o.latch3
 i_1_o_j_1_o.latch3:
   %n6 = add nuw nsw i64 %i_1_o_j_1_o.5, 1
-  br label %i_1_o_j_1_o.head1, !llvm.loop !15
+  br label %i_1_o_j_1_o.head1
 i_1_o_j_1_o.exit4:
   ret void
 }
@@ -195,7 +195,3 @@ entry:
 !13 = !{!"llvm.loop.unroll.disable"}
 
 !14 = !{!"llvm.loop.vectorize.enable", i1 false}
-
-!15 = distinct !{!15, !16}
-
-!16 = !{!"llvm.loop.unroll.disable"}

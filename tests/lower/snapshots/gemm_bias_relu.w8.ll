@@ -10,8 +10,8 @@ entry:
   ; stage matmul2
   br label %j_1_o.head1
 j_1_o.head1:
-  %j_1_o.5 = phi i64 [ 0, %entry ], [ %n6, %j_1_o.latch3 ]
-  %t7 = icmp slt i64 %j_1_o.5, 2
+  %j_1_o.5 = phi i64 [ %lo, %entry ], [ %n6, %j_1_o.latch3 ]
+  %t7 = icmp slt i64 %j_1_o.5, %hi
   br i1 %t7, label %j_1_o.body2, label %j_1_o.exit4
 j_1_o.body2:
   ; stage matmul2.pack_i_x_apanel
@@ -232,7 +232,7 @@ ie.exit147:
   br label %j_1_o.latch3
 j_1_o.latch3:
   %n6 = add nuw nsw i64 %j_1_o.5, 1
-  br label %j_1_o.head1, !llvm.loop !20
+  br label %j_1_o.head1
 j_1_o.exit4:
   ret void
 }
@@ -292,7 +292,3 @@ entry:
 !18 = !{!"llvm.loop.unroll.disable"}
 
 !19 = !{!"llvm.loop.vectorize.enable", i1 false}
-
-!20 = distinct !{!20, !21}
-
-!21 = !{!"llvm.loop.unroll.disable"}

@@ -5,388 +5,407 @@ entry:
   %l.maxpool2d1_xpad = alloca [578 x float], align 64
   %l.maxpool2d1_acc = alloca [16 x float], align 64
   ; stage maxpool2d1
-  br label %nc.head1
-nc.head1:
-  %nc.5 = phi i64 [ 0, %entry ], [ %n6, %nc.latch3 ]
-  %t7 = icmp slt i64 %nc.5, 8
-  br i1 %t7, label %nc.body2, label %nc.exit4
-nc.body2:
+  br label %nc_o.head1
+nc_o.head1:
+  %nc_o.5 = phi i64 [ %lo, %entry ], [ %n6, %nc_o.latch3 ]
+  %t7 = icmp slt i64 %nc_o.5, %hi
+  br i1 %t7, label %nc_o.body2, label %nc_o.exit4
+nc_o.body2:
+  br label %nc_i.head8
+nc_i.head8:
+  %nc_i.12 = phi i64 [ 0, %nc_o.body2 ], [ %n13, %nc_i.latch10 ]
+  %t14 = icmp slt i64 %nc_i.12, 4
+  br i1 %t14, label %nc_i.body9, label %nc_i.exit11
+nc_i.body9:
   ; stage maxpool2d1.pad
-  br label %pw.head8
-pw.head8:
-  %pw.12 = phi i64 [ 0, %nc.body2 ], [ %n13, %pw.latch10 ]
-  %t14 = icmp slt i64 %pw.12, 34
-  br i1 %t14, label %pw.body9, label %pw.exit11
-pw.body9:
-  %t15 = mul i64 0, 578
-  %t16 = add i64 %t15, %pw.12
-  %p17 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t16
-  store float 0xFFF0000000000000, ptr %p17, align 4
-  br label %pw.latch10
-pw.latch10:
-  %n13 = add nuw nsw i64 %pw.12, 1
-  br label %pw.head8, !llvm.loop !0
-pw.exit11:
-  br label %pw_1.head18
-pw_1.head18:
-  %pw_1.22 = phi i64 [ 0, %pw.exit11 ], [ %n23, %pw_1.latch20 ]
-  %t24 = icmp slt i64 %pw_1.22, 34
-  br i1 %t24, label %pw_1.body19, label %pw_1.exit21
-pw_1.body19:
-  %t25 = mul i64 0, 578
-  %t26 = add i64 %t25, %pw_1.22
-  %t27 = add i64 %t26, 544
-  %p28 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t27
-  store float 0xFFF0000000000000, ptr %p28, align 4
-  br label %pw_1.latch20
-pw_1.latch20:
-  %n23 = add nuw nsw i64 %pw_1.22, 1
-  br label %pw_1.head18, !llvm.loop !3
-pw_1.exit21:
-  br label %ih.head29
-ih.head29:
-  %ih.33 = phi i64 [ 0, %pw_1.exit21 ], [ %n34, %ih.latch31 ]
-  %t35 = icmp slt i64 %ih.33, 15
-  br i1 %t35, label %ih.body30, label %ih.exit32
-ih.body30:
-  %t36 = mul i64 0, 578
-  %t37 = add i64 %t36, 0
-  %t38 = mul i64 %ih.33, 34
-  %t39 = add i64 %t37, %t38
-  %t40 = add i64 %t39, 34
-  %p41 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t40
-  store float 0xFFF0000000000000, ptr %p41, align 4
-  br label %ih.latch31
-ih.latch31:
-  %n34 = add nuw nsw i64 %ih.33, 1
-  br label %ih.head29, !llvm.loop !6
-ih.exit32:
-  br label %ih_1.head42
-ih_1.head42:
-  %ih_1.46 = phi i64 [ 0, %ih.exit32 ], [ %n47, %ih_1.latch44 ]
-  %t48 = icmp slt i64 %ih_1.46, 15
-  br i1 %t48, label %ih_1.body43, label %ih_1.exit45
-ih_1.body43:
-  br label %e_1.head49
-e_1.head49:
-  %e_1.53 = phi i64 [ 0, %ih_1.body43 ], [ %n54, %e_1.latch51 ]
-  %t55 = icmp slt i64 %e_1.53, 9
-  br i1 %t55, label %e_1.body50, label %e_1.exit52
-e_1.body50:
-  %t56 = mul i64 0, 578
-  %t57 = add i64 %t56, %e_1.53
-  %t58 = mul i64 %ih_1.46, 34
-  %t59 = add i64 %t57, %t58
-  %t60 = add i64 %t59, 42
-  %p61 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t60
-  store float 0xFFF0000000000000, ptr %p61, align 4
-  br label %e_1.latch51
-e_1.latch51:
-  %n54 = add nuw nsw i64 %e_1.53, 1
-  br label %e_1.head49, !llvm.loop !9
-e_1.exit52:
-  br label %ih_1.latch44
-ih_1.latch44:
-  %n47 = add nuw nsw i64 %ih_1.46, 1
-  br label %ih_1.head42, !llvm.loop !12
-ih_1.exit45:
-  br label %ih_2.head62
-ih_2.head62:
-  %ih_2.66 = phi i64 [ 0, %ih_1.exit45 ], [ %n67, %ih_2.latch64 ]
-  %t68 = icmp slt i64 %ih_2.66, 15
-  br i1 %t68, label %ih_2.body63, label %ih_2.exit65
-ih_2.body63:
-  br label %e_2.head69
-e_2.head69:
-  %e_2.73 = phi i64 [ 0, %ih_2.body63 ], [ %n74, %e_2.latch71 ]
-  %t75 = icmp slt i64 %e_2.73, 9
-  br i1 %t75, label %e_2.body70, label %e_2.exit72
-e_2.body70:
-  %t76 = mul i64 0, 578
-  %t77 = add i64 %t76, %e_2.73
-  %t78 = mul i64 %ih_2.66, 34
-  %t79 = add i64 %t77, %t78
-  %t80 = add i64 %t79, 59
-  %p81 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t80
-  store float 0xFFF0000000000000, ptr %p81, align 4
-  br label %e_2.latch71
-e_2.latch71:
-  %n74 = add nuw nsw i64 %e_2.73, 1
-  br label %e_2.head69, !llvm.loop !15
-e_2.exit72:
-  br label %ih_2.latch64
-ih_2.latch64:
-  %n67 = add nuw nsw i64 %ih_2.66, 1
-  br label %ih_2.head62, !llvm.loop !18
-ih_2.exit65:
-  br label %ih_3.head82
-ih_3.head82:
-  %ih_3.86 = phi i64 [ 0, %ih_2.exit65 ], [ %n87, %ih_3.latch84 ]
-  %t88 = icmp slt i64 %ih_3.86, 15
-  br i1 %t88, label %ih_3.body83, label %ih_3.exit85
-ih_3.body83:
-  br label %t.head89
-t.head89:
-  %t.93 = phi i64 [ 0, %ih_3.body83 ], [ %n94, %t.latch91 ]
-  %t95 = icmp slt i64 %t.93, 7
-  br i1 %t95, label %t.body90, label %t.exit92
-t.body90:
-  %t96 = mul i64 0, 225
-  %t97 = mul i64 %ih_3.86, 15
-  %t98 = add i64 %t96, %t97
-  %t99 = mul i64 %nc.5, 225
-  %t100 = add i64 %t98, %t99
-  %t101 = mul i64 %t.93, 2
-  %t102 = add i64 %t100, %t101
-  %t103 = add i64 %t102, 1
-  %p104 = getelementptr inbounds float, ptr %param.1, i64 %t103
-  %v105 = load float, ptr %p104, align 4
-  %t106 = mul i64 0, 578
-  %t107 = mul i64 %ih_3.86, 34
-  %t108 = add i64 %t106, %t107
-  %t109 = add i64 %t108, %t.93
-  %t110 = add i64 %t109, 35
-  %p111 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t110
-  store float %v105, ptr %p111, align 4
-  %t112 = mul i64 0, 225
-  %t113 = mul i64 %ih_3.86, 15
-  %t114 = add i64 %t112, %t113
-  %t115 = mul i64 %nc.5, 225
-  %t116 = add i64 %t114, %t115
-  %t117 = mul i64 %t.93, 2
-  %t118 = add i64 %t116, %t117
-  %t119 = add i64 %t118, 2
-  %p120 = getelementptr inbounds float, ptr %param.1, i64 %t119
-  %v121 = load float, ptr %p120, align 4
-  %t122 = mul i64 0, 578
-  %t123 = mul i64 %ih_3.86, 34
-  %t124 = add i64 %t122, %t123
-  %t125 = add i64 %t124, %t.93
-  %t126 = add i64 %t125, 52
-  %p127 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t126
-  store float %v121, ptr %p127, align 4
-  br label %t.latch91
-t.latch91:
-  %n94 = add nuw nsw i64 %t.93, 1
-  br label %t.head89, !llvm.loop !21
-t.exit92:
-  br label %ih_3.latch84
-ih_3.latch84:
-  %n87 = add nuw nsw i64 %ih_3.86, 1
-  br label %ih_3.head82, !llvm.loop !25
-ih_3.exit85:
-  br label %ih_4.head128
-ih_4.head128:
-  %ih_4.132 = phi i64 [ 0, %ih_3.exit85 ], [ %n133, %ih_4.latch130 ]
-  %t134 = icmp slt i64 %ih_4.132, 15
-  br i1 %t134, label %ih_4.body129, label %ih_4.exit131
-ih_4.body129:
-  %t135 = mul i64 0, 225
-  %t136 = mul i64 %ih_4.132, 15
-  %t137 = add i64 %t135, %t136
-  %t138 = mul i64 %nc.5, 225
-  %t139 = add i64 %t137, %t138
-  %t140 = mul i64 0, 2
-  %t141 = add i64 %t139, %t140
-  %p142 = getelementptr inbounds float, ptr %param.1, i64 %t141
-  %v143 = load float, ptr %p142, align 4
-  %t144 = mul i64 0, 578
-  %t145 = mul i64 %ih_4.132, 34
-  %t146 = add i64 %t144, %t145
-  %t147 = add i64 %t146, 0
-  %t148 = add i64 %t147, 51
-  %p149 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t148
-  store float %v143, ptr %p149, align 4
-  br label %ih_4.latch130
-ih_4.latch130:
-  %n133 = add nuw nsw i64 %ih_4.132, 1
-  br label %ih_4.head128, !llvm.loop !27
-ih_4.exit131:
-  br label %oh.head150
-oh.head150:
-  %oh.154 = phi i64 [ 0, %ih_4.exit131 ], [ %n155, %oh.latch152 ]
-  %t156 = icmp slt i64 %oh.154, 8
-  br i1 %t156, label %oh.body151, label %oh.exit153
-oh.body151:
-  br label %ow.head157
-ow.head157:
-  %ow.161 = phi i64 [ 0, %oh.body151 ], [ %n162, %ow.latch159 ]
-  %t163 = icmp slt i64 %ow.161, 16
-  br i1 %t163, label %ow.body158, label %ow.exit160
-ow.body158:
-  %p164 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow.161
-  store float 0xFFF0000000000000, ptr %p164, align 4
-  br label %ow.latch159
-ow.latch159:
-  %n162 = add nuw nsw i64 %ow.161, 1
-  br label %ow.head157, !llvm.loop !29
-ow.exit160:
-  br label %ow_1.head165
-ow_1.head165:
-  %ow_1.169 = phi i64 [ 0, %ow.exit160 ], [ %n170, %ow_1.latch167 ]
-  %t171 = icmp slt i64 %ow_1.169, 16
-  br i1 %t171, label %ow_1.body166, label %ow_1.exit168
-ow_1.body166:
-  %p172 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v173 = load float, ptr %p172, align 4
-  %t174 = mul i64 0, 34
-  %t175 = mul i64 0, 17
-  %t176 = add i64 %t174, %t175
-  %t177 = mul i64 %oh.154, 68
-  %t178 = add i64 %t176, %t177
-  %t179 = add i64 %t178, %ow_1.169
-  %p180 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t179
-  %v181 = load float, ptr %p180, align 4
-  %t182 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v173, float %v181)
-  %p183 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t182, ptr %p183, align 4
-  %p184 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v185 = load float, ptr %p184, align 4
-  %t186 = mul i64 0, 34
-  %t187 = mul i64 1, 17
-  %t188 = add i64 %t186, %t187
-  %t189 = mul i64 %oh.154, 68
-  %t190 = add i64 %t188, %t189
-  %t191 = add i64 %t190, %ow_1.169
-  %p192 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t191
-  %v193 = load float, ptr %p192, align 4
-  %t194 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v185, float %v193)
-  %p195 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t194, ptr %p195, align 4
-  %p196 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v197 = load float, ptr %p196, align 4
-  %t198 = mul i64 0, 34
-  %t199 = mul i64 %oh.154, 68
-  %t200 = add i64 %t198, %t199
-  %r202 = srem i64 2, 2
-  %t203 = mul i64 %r202, 17
-  %t204 = add i64 %t200, %t203
-  %t205 = add i64 %t204, %ow_1.169
-  %q206 = sdiv i64 2, 2
-  %t208 = add i64 %t205, %q206
-  %p209 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t208
+  br label %pw.head15
+pw.head15:
+  %pw.19 = phi i64 [ 0, %nc_i.body9 ], [ %n20, %pw.latch17 ]
+  %t21 = icmp slt i64 %pw.19, 34
+  br i1 %t21, label %pw.body16, label %pw.exit18
+pw.body16:
+  %t22 = mul i64 0, 578
+  %t23 = add i64 %t22, %pw.19
+  %p24 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t23
+  store float 0xFFF0000000000000, ptr %p24, align 4
+  br label %pw.latch17
+pw.latch17:
+  %n20 = add nuw nsw i64 %pw.19, 1
+  br label %pw.head15, !llvm.loop !0
+pw.exit18:
+  br label %pw_1.head25
+pw_1.head25:
+  %pw_1.29 = phi i64 [ 0, %pw.exit18 ], [ %n30, %pw_1.latch27 ]
+  %t31 = icmp slt i64 %pw_1.29, 34
+  br i1 %t31, label %pw_1.body26, label %pw_1.exit28
+pw_1.body26:
+  %t32 = mul i64 0, 578
+  %t33 = add i64 %t32, %pw_1.29
+  %t34 = add i64 %t33, 544
+  %p35 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t34
+  store float 0xFFF0000000000000, ptr %p35, align 4
+  br label %pw_1.latch27
+pw_1.latch27:
+  %n30 = add nuw nsw i64 %pw_1.29, 1
+  br label %pw_1.head25, !llvm.loop !3
+pw_1.exit28:
+  br label %ih.head36
+ih.head36:
+  %ih.40 = phi i64 [ 0, %pw_1.exit28 ], [ %n41, %ih.latch38 ]
+  %t42 = icmp slt i64 %ih.40, 15
+  br i1 %t42, label %ih.body37, label %ih.exit39
+ih.body37:
+  %t43 = mul i64 0, 578
+  %t44 = add i64 %t43, 0
+  %t45 = mul i64 %ih.40, 34
+  %t46 = add i64 %t44, %t45
+  %t47 = add i64 %t46, 34
+  %p48 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t47
+  store float 0xFFF0000000000000, ptr %p48, align 4
+  br label %ih.latch38
+ih.latch38:
+  %n41 = add nuw nsw i64 %ih.40, 1
+  br label %ih.head36, !llvm.loop !6
+ih.exit39:
+  br label %ih_1.head49
+ih_1.head49:
+  %ih_1.53 = phi i64 [ 0, %ih.exit39 ], [ %n54, %ih_1.latch51 ]
+  %t55 = icmp slt i64 %ih_1.53, 15
+  br i1 %t55, label %ih_1.body50, label %ih_1.exit52
+ih_1.body50:
+  br label %e_1.head56
+e_1.head56:
+  %e_1.60 = phi i64 [ 0, %ih_1.body50 ], [ %n61, %e_1.latch58 ]
+  %t62 = icmp slt i64 %e_1.60, 9
+  br i1 %t62, label %e_1.body57, label %e_1.exit59
+e_1.body57:
+  %t63 = mul i64 0, 578
+  %t64 = add i64 %t63, %e_1.60
+  %t65 = mul i64 %ih_1.53, 34
+  %t66 = add i64 %t64, %t65
+  %t67 = add i64 %t66, 42
+  %p68 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t67
+  store float 0xFFF0000000000000, ptr %p68, align 4
+  br label %e_1.latch58
+e_1.latch58:
+  %n61 = add nuw nsw i64 %e_1.60, 1
+  br label %e_1.head56, !llvm.loop !9
+e_1.exit59:
+  br label %ih_1.latch51
+ih_1.latch51:
+  %n54 = add nuw nsw i64 %ih_1.53, 1
+  br label %ih_1.head49, !llvm.loop !12
+ih_1.exit52:
+  br label %ih_2.head69
+ih_2.head69:
+  %ih_2.73 = phi i64 [ 0, %ih_1.exit52 ], [ %n74, %ih_2.latch71 ]
+  %t75 = icmp slt i64 %ih_2.73, 15
+  br i1 %t75, label %ih_2.body70, label %ih_2.exit72
+ih_2.body70:
+  br label %e_2.head76
+e_2.head76:
+  %e_2.80 = phi i64 [ 0, %ih_2.body70 ], [ %n81, %e_2.latch78 ]
+  %t82 = icmp slt i64 %e_2.80, 9
+  br i1 %t82, label %e_2.body77, label %e_2.exit79
+e_2.body77:
+  %t83 = mul i64 0, 578
+  %t84 = add i64 %t83, %e_2.80
+  %t85 = mul i64 %ih_2.73, 34
+  %t86 = add i64 %t84, %t85
+  %t87 = add i64 %t86, 59
+  %p88 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t87
+  store float 0xFFF0000000000000, ptr %p88, align 4
+  br label %e_2.latch78
+e_2.latch78:
+  %n81 = add nuw nsw i64 %e_2.80, 1
+  br label %e_2.head76, !llvm.loop !15
+e_2.exit79:
+  br label %ih_2.latch71
+ih_2.latch71:
+  %n74 = add nuw nsw i64 %ih_2.73, 1
+  br label %ih_2.head69, !llvm.loop !18
+ih_2.exit72:
+  br label %ih_3.head89
+ih_3.head89:
+  %ih_3.93 = phi i64 [ 0, %ih_2.exit72 ], [ %n94, %ih_3.latch91 ]
+  %t95 = icmp slt i64 %ih_3.93, 15
+  br i1 %t95, label %ih_3.body90, label %ih_3.exit92
+ih_3.body90:
+  br label %t.head96
+t.head96:
+  %t.100 = phi i64 [ 0, %ih_3.body90 ], [ %n101, %t.latch98 ]
+  %t102 = icmp slt i64 %t.100, 7
+  br i1 %t102, label %t.body97, label %t.exit99
+t.body97:
+  %t103 = mul i64 0, 225
+  %t104 = mul i64 %ih_3.93, 15
+  %t105 = add i64 %t103, %t104
+  %t106 = mul i64 %nc_i.12, 225
+  %t107 = add i64 %t105, %t106
+  %t108 = mul i64 %nc_o.5, 900
+  %t109 = add i64 %t107, %t108
+  %t110 = mul i64 %t.100, 2
+  %t111 = add i64 %t109, %t110
+  %t112 = add i64 %t111, 1
+  %p113 = getelementptr inbounds float, ptr %param.1, i64 %t112
+  %v114 = load float, ptr %p113, align 4
+  %t115 = mul i64 0, 578
+  %t116 = mul i64 %ih_3.93, 34
+  %t117 = add i64 %t115, %t116
+  %t118 = add i64 %t117, %t.100
+  %t119 = add i64 %t118, 35
+  %p120 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t119
+  store float %v114, ptr %p120, align 4
+  %t121 = mul i64 0, 225
+  %t122 = mul i64 %ih_3.93, 15
+  %t123 = add i64 %t121, %t122
+  %t124 = mul i64 %nc_i.12, 225
+  %t125 = add i64 %t123, %t124
+  %t126 = mul i64 %nc_o.5, 900
+  %t127 = add i64 %t125, %t126
+  %t128 = mul i64 %t.100, 2
+  %t129 = add i64 %t127, %t128
+  %t130 = add i64 %t129, 2
+  %p131 = getelementptr inbounds float, ptr %param.1, i64 %t130
+  %v132 = load float, ptr %p131, align 4
+  %t133 = mul i64 0, 578
+  %t134 = mul i64 %ih_3.93, 34
+  %t135 = add i64 %t133, %t134
+  %t136 = add i64 %t135, %t.100
+  %t137 = add i64 %t136, 52
+  %p138 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t137
+  store float %v132, ptr %p138, align 4
+  br label %t.latch98
+t.latch98:
+  %n101 = add nuw nsw i64 %t.100, 1
+  br label %t.head96, !llvm.loop !21
+t.exit99:
+  br label %ih_3.latch91
+ih_3.latch91:
+  %n94 = add nuw nsw i64 %ih_3.93, 1
+  br label %ih_3.head89, !llvm.loop !25
+ih_3.exit92:
+  br label %ih_4.head139
+ih_4.head139:
+  %ih_4.143 = phi i64 [ 0, %ih_3.exit92 ], [ %n144, %ih_4.latch141 ]
+  %t145 = icmp slt i64 %ih_4.143, 15
+  br i1 %t145, label %ih_4.body140, label %ih_4.exit142
+ih_4.body140:
+  %t146 = mul i64 0, 225
+  %t147 = mul i64 %ih_4.143, 15
+  %t148 = add i64 %t146, %t147
+  %t149 = mul i64 %nc_i.12, 225
+  %t150 = add i64 %t148, %t149
+  %t151 = mul i64 %nc_o.5, 900
+  %t152 = add i64 %t150, %t151
+  %t153 = mul i64 0, 2
+  %t154 = add i64 %t152, %t153
+  %p155 = getelementptr inbounds float, ptr %param.1, i64 %t154
+  %v156 = load float, ptr %p155, align 4
+  %t157 = mul i64 0, 578
+  %t158 = mul i64 %ih_4.143, 34
+  %t159 = add i64 %t157, %t158
+  %t160 = add i64 %t159, 0
+  %t161 = add i64 %t160, 51
+  %p162 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t161
+  store float %v156, ptr %p162, align 4
+  br label %ih_4.latch141
+ih_4.latch141:
+  %n144 = add nuw nsw i64 %ih_4.143, 1
+  br label %ih_4.head139, !llvm.loop !27
+ih_4.exit142:
+  br label %oh.head163
+oh.head163:
+  %oh.167 = phi i64 [ 0, %ih_4.exit142 ], [ %n168, %oh.latch165 ]
+  %t169 = icmp slt i64 %oh.167, 8
+  br i1 %t169, label %oh.body164, label %oh.exit166
+oh.body164:
+  br label %ow.head170
+ow.head170:
+  %ow.174 = phi i64 [ 0, %oh.body164 ], [ %n175, %ow.latch172 ]
+  %t176 = icmp slt i64 %ow.174, 16
+  br i1 %t176, label %ow.body171, label %ow.exit173
+ow.body171:
+  %p177 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow.174
+  store float 0xFFF0000000000000, ptr %p177, align 4
+  br label %ow.latch172
+ow.latch172:
+  %n175 = add nuw nsw i64 %ow.174, 1
+  br label %ow.head170, !llvm.loop !29
+ow.exit173:
+  br label %ow_1.head178
+ow_1.head178:
+  %ow_1.182 = phi i64 [ 0, %ow.exit173 ], [ %n183, %ow_1.latch180 ]
+  %t184 = icmp slt i64 %ow_1.182, 16
+  br i1 %t184, label %ow_1.body179, label %ow_1.exit181
+ow_1.body179:
+  %p185 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %v186 = load float, ptr %p185, align 4
+  %t187 = mul i64 0, 34
+  %t188 = mul i64 0, 17
+  %t189 = add i64 %t187, %t188
+  %t190 = mul i64 %oh.167, 68
+  %t191 = add i64 %t189, %t190
+  %t192 = add i64 %t191, %ow_1.182
+  %p193 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t192
+  %v194 = load float, ptr %p193, align 4
+  %t195 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v186, float %v194)
+  %p196 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t195, ptr %p196, align 4
+  %p197 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %v198 = load float, ptr %p197, align 4
+  %t199 = mul i64 0, 34
+  %t200 = mul i64 1, 17
+  %t201 = add i64 %t199, %t200
+  %t202 = mul i64 %oh.167, 68
+  %t203 = add i64 %t201, %t202
+  %t204 = add i64 %t203, %ow_1.182
+  %p205 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t204
+  %v206 = load float, ptr %p205, align 4
+  %t207 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v198, float %v206)
+  %p208 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t207, ptr %p208, align 4
+  %p209 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
   %v210 = load float, ptr %p209, align 4
-  %t211 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v197, float %v210)
-  %p212 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t211, ptr %p212, align 4
-  %p213 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v214 = load float, ptr %p213, align 4
-  %t215 = mul i64 1, 34
-  %t216 = mul i64 0, 17
-  %t217 = add i64 %t215, %t216
-  %t218 = mul i64 %oh.154, 68
-  %t219 = add i64 %t217, %t218
-  %t220 = add i64 %t219, %ow_1.169
-  %p221 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t220
-  %v222 = load float, ptr %p221, align 4
-  %t223 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v214, float %v222)
-  %p224 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t223, ptr %p224, align 4
-  %p225 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v226 = load float, ptr %p225, align 4
-  %t227 = mul i64 1, 34
-  %t228 = mul i64 1, 17
-  %t229 = add i64 %t227, %t228
-  %t230 = mul i64 %oh.154, 68
-  %t231 = add i64 %t229, %t230
-  %t232 = add i64 %t231, %ow_1.169
-  %p233 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t232
-  %v234 = load float, ptr %p233, align 4
-  %t235 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v226, float %v234)
-  %p236 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t235, ptr %p236, align 4
-  %p237 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v238 = load float, ptr %p237, align 4
-  %t239 = mul i64 1, 34
-  %t240 = mul i64 %oh.154, 68
-  %t241 = add i64 %t239, %t240
-  %r243 = srem i64 2, 2
-  %t244 = mul i64 %r243, 17
-  %t245 = add i64 %t241, %t244
-  %t246 = add i64 %t245, %ow_1.169
-  %q247 = sdiv i64 2, 2
-  %t249 = add i64 %t246, %q247
-  %p250 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t249
+  %t211 = mul i64 0, 34
+  %t212 = mul i64 %oh.167, 68
+  %t213 = add i64 %t211, %t212
+  %r215 = srem i64 2, 2
+  %t216 = mul i64 %r215, 17
+  %t217 = add i64 %t213, %t216
+  %t218 = add i64 %t217, %ow_1.182
+  %q219 = sdiv i64 2, 2
+  %t221 = add i64 %t218, %q219
+  %p222 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t221
+  %v223 = load float, ptr %p222, align 4
+  %t224 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v210, float %v223)
+  %p225 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t224, ptr %p225, align 4
+  %p226 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %v227 = load float, ptr %p226, align 4
+  %t228 = mul i64 1, 34
+  %t229 = mul i64 0, 17
+  %t230 = add i64 %t228, %t229
+  %t231 = mul i64 %oh.167, 68
+  %t232 = add i64 %t230, %t231
+  %t233 = add i64 %t232, %ow_1.182
+  %p234 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t233
+  %v235 = load float, ptr %p234, align 4
+  %t236 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v227, float %v235)
+  %p237 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t236, ptr %p237, align 4
+  %p238 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %v239 = load float, ptr %p238, align 4
+  %t240 = mul i64 1, 34
+  %t241 = mul i64 1, 17
+  %t242 = add i64 %t240, %t241
+  %t243 = mul i64 %oh.167, 68
+  %t244 = add i64 %t242, %t243
+  %t245 = add i64 %t244, %ow_1.182
+  %p246 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t245
+  %v247 = load float, ptr %p246, align 4
+  %t248 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v239, float %v247)
+  %p249 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t248, ptr %p249, align 4
+  %p250 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
   %v251 = load float, ptr %p250, align 4
-  %t252 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v238, float %v251)
-  %p253 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t252, ptr %p253, align 4
-  %p254 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v255 = load float, ptr %p254, align 4
-  %t256 = mul i64 2, 34
-  %t257 = mul i64 0, 17
-  %t258 = add i64 %t256, %t257
-  %t259 = mul i64 %oh.154, 68
-  %t260 = add i64 %t258, %t259
-  %t261 = add i64 %t260, %ow_1.169
-  %p262 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t261
-  %v263 = load float, ptr %p262, align 4
-  %t264 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v255, float %v263)
-  %p265 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t264, ptr %p265, align 4
-  %p266 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v267 = load float, ptr %p266, align 4
-  %t268 = mul i64 2, 34
-  %t269 = mul i64 1, 17
-  %t270 = add i64 %t268, %t269
-  %t271 = mul i64 %oh.154, 68
-  %t272 = add i64 %t270, %t271
-  %t273 = add i64 %t272, %ow_1.169
-  %p274 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t273
-  %v275 = load float, ptr %p274, align 4
-  %t276 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v267, float %v275)
-  %p277 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t276, ptr %p277, align 4
-  %p278 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  %v279 = load float, ptr %p278, align 4
-  %t280 = mul i64 2, 34
-  %t281 = mul i64 %oh.154, 68
-  %t282 = add i64 %t280, %t281
-  %r284 = srem i64 2, 2
-  %t285 = mul i64 %r284, 17
-  %t286 = add i64 %t282, %t285
-  %t287 = add i64 %t286, %ow_1.169
-  %q288 = sdiv i64 2, 2
-  %t290 = add i64 %t287, %q288
-  %p291 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t290
+  %t252 = mul i64 1, 34
+  %t253 = mul i64 %oh.167, 68
+  %t254 = add i64 %t252, %t253
+  %r256 = srem i64 2, 2
+  %t257 = mul i64 %r256, 17
+  %t258 = add i64 %t254, %t257
+  %t259 = add i64 %t258, %ow_1.182
+  %q260 = sdiv i64 2, 2
+  %t262 = add i64 %t259, %q260
+  %p263 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t262
+  %v264 = load float, ptr %p263, align 4
+  %t265 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v251, float %v264)
+  %p266 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t265, ptr %p266, align 4
+  %p267 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %v268 = load float, ptr %p267, align 4
+  %t269 = mul i64 2, 34
+  %t270 = mul i64 0, 17
+  %t271 = add i64 %t269, %t270
+  %t272 = mul i64 %oh.167, 68
+  %t273 = add i64 %t271, %t272
+  %t274 = add i64 %t273, %ow_1.182
+  %p275 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t274
+  %v276 = load float, ptr %p275, align 4
+  %t277 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v268, float %v276)
+  %p278 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t277, ptr %p278, align 4
+  %p279 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %v280 = load float, ptr %p279, align 4
+  %t281 = mul i64 2, 34
+  %t282 = mul i64 1, 17
+  %t283 = add i64 %t281, %t282
+  %t284 = mul i64 %oh.167, 68
+  %t285 = add i64 %t283, %t284
+  %t286 = add i64 %t285, %ow_1.182
+  %p287 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t286
+  %v288 = load float, ptr %p287, align 4
+  %t289 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v280, float %v288)
+  %p290 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t289, ptr %p290, align 4
+  %p291 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
   %v292 = load float, ptr %p291, align 4
-  %t293 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v279, float %v292)
-  %p294 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.169
-  store float %t293, ptr %p294, align 4
-  br label %ow_1.latch167
-ow_1.latch167:
-  %n170 = add nuw nsw i64 %ow_1.169, 1
-  br label %ow_1.head165, !llvm.loop !32
-ow_1.exit168:
-  br label %ow_2.head295
-ow_2.head295:
-  %ow_2.299 = phi i64 [ 0, %ow_1.exit168 ], [ %n300, %ow_2.latch297 ]
-  %t301 = icmp slt i64 %ow_2.299, 8
-  br i1 %t301, label %ow_2.body296, label %ow_2.exit298
-ow_2.body296:
-  %p302 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_2.299
-  %v303 = load float, ptr %p302, align 4
-  %t304 = mul i64 %nc.5, 64
-  %t305 = mul i64 %oh.154, 8
-  %t306 = add i64 %t304, %t305
-  %t307 = add i64 %t306, %ow_2.299
-  %p308 = getelementptr inbounds float, ptr %param.0, i64 %t307
-  store float %v303, ptr %p308, align 4
-  br label %ow_2.latch297
-ow_2.latch297:
-  %n300 = add nuw nsw i64 %ow_2.299, 1
-  br label %ow_2.head295, !llvm.loop !35
-ow_2.exit298:
-  br label %oh.latch152
-oh.latch152:
-  %n155 = add nuw nsw i64 %oh.154, 1
-  br label %oh.head150, !llvm.loop !38
-oh.exit153:
-  br label %nc.latch3
-nc.latch3:
-  %n6 = add nuw nsw i64 %nc.5, 1
-  br label %nc.head1, !llvm.loop !41
-nc.exit4:
+  %t293 = mul i64 2, 34
+  %t294 = mul i64 %oh.167, 68
+  %t295 = add i64 %t293, %t294
+  %r297 = srem i64 2, 2
+  %t298 = mul i64 %r297, 17
+  %t299 = add i64 %t295, %t298
+  %t300 = add i64 %t299, %ow_1.182
+  %q301 = sdiv i64 2, 2
+  %t303 = add i64 %t300, %q301
+  %p304 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t303
+  %v305 = load float, ptr %p304, align 4
+  %t306 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v292, float %v305)
+  %p307 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  store float %t306, ptr %p307, align 4
+  br label %ow_1.latch180
+ow_1.latch180:
+  %n183 = add nuw nsw i64 %ow_1.182, 1
+  br label %ow_1.head178, !llvm.loop !32
+ow_1.exit181:
+  br label %ow_2.head308
+ow_2.head308:
+  %ow_2.312 = phi i64 [ 0, %ow_1.exit181 ], [ %n313, %ow_2.latch310 ]
+  %t314 = icmp slt i64 %ow_2.312, 8
+  br i1 %t314, label %ow_2.body309, label %ow_2.exit311
+ow_2.body309:
+  %p315 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_2.312
+  %v316 = load float, ptr %p315, align 4
+  %t317 = mul i64 %nc_i.12, 64
+  %t318 = mul i64 %nc_o.5, 256
+  %t319 = add i64 %t317, %t318
+  %t320 = mul i64 %oh.167, 8
+  %t321 = add i64 %t319, %t320
+  %t322 = add i64 %t321, %ow_2.312
+  %p323 = getelementptr inbounds float, ptr %param.0, i64 %t322
+  store float %v316, ptr %p323, align 4
+  br label %ow_2.latch310
+ow_2.latch310:
+  %n313 = add nuw nsw i64 %ow_2.312, 1
+  br label %ow_2.head308, !llvm.loop !35
+ow_2.exit311:
+  br label %oh.latch165
+oh.latch165:
+  %n168 = add nuw nsw i64 %oh.167, 1
+  br label %oh.head163, !llvm.loop !38
+oh.exit166:
+  br label %nc_i.latch10
+nc_i.latch10:
+  %n13 = add nuw nsw i64 %nc_i.12, 1
+  br label %nc_i.head8, !llvm.loop !41
+nc_i.exit11:
+  br label %nc_o.latch3
+nc_o.latch3:
+  %n6 = add nuw nsw i64 %nc_o.5, 1
+  br label %nc_o.head1
+nc_o.exit4:
   ret void
 }
 
