@@ -40,8 +40,9 @@ from rewrite import config
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
 
-CODEGEN_VERSION = "10"  # bump when the generated code changes for the same graph: the IR text's lowering, the
-# recipes' choices (10: lower parallel thresholds) or the code for the same IR text; it keys measured costs too
+# bump when the generated code changes for the same graph: the IR text's lowering, the recipes' choices (10: lower
+# parallel thresholds; 11: math epilogues over planes) or the code for the same IR text; it keys measured costs too
+CODEGEN_VERSION = "11"
 LLVMLITE_VERSION: str = llvmlite.__version__
 PLACEHOLDER = "__KERNEL__"  # the function name in kernel text before its content-derived name is known
 KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)

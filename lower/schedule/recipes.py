@@ -31,7 +31,9 @@ import functools
 import math
 
 from lower.ir import (
+    F32,
     Bin,
+    Call,
     Expr,
     For,
     If,
@@ -128,7 +130,7 @@ def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str]
     if target.kind == "cuda":  # a GPU: one grid per stage (gpu_recipes)
         gpu_recipe(sched, gemm, "fp32" if config.CUDA_EXACT_FP32.flag() else "tf32", wgmma=target.cpu == "sm_90")
     elif gemm is not None and gemm.direct:
-        direct_conv_recipe(sched, gemm, target.threads)
+        direct_conv_recipe(sched, gemm, target.threads, target.vector_width)
     elif gemm is not None:
         try:
             gemm_recipe(sched, gemm, const_names, target)
@@ -469,17 +471,19 @@ def _b_in_place(k: Kernel, g: GemmInfo, tile: tuple[str, str, str]) -> bool:
     return ldb > 0 and math.gcd(4 * ldb, 4096) <= 256
 
 
-def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
+def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int, vector_width: int) -> None:
     """Direct grouped convolution: the init and post stages folded into the accumulator rows where the steps
-    allow (``FoldInitRows``, ``FoldPostRows``), else computed per (n, group); window unrolled, output width
-    vectorized, (n, group) the parallel root."""
+    allow (``FoldInitRows``, ``FoldPostRows``; an epilogue with a math call over rows that are not whole
+    ``vector_width``-lane vectors stays a pass over each plane: ``_row_tail_calls``), else computed per
+    (n, group); window unrolled, output width vectorized, (n, group) the parallel root."""
     n, grp = g.batch
     # the accumulator rows start from the init's value instead of from a pass that stored it into the output
     # and the epilogues (bias, batchnorm, activation) are applied as they are stored, not in passes after
     with contextlib.suppress(ScheduleError):
         s.fold_init_rows(g.init_stage, g.stage)
-        for post in g.post:
-            s.fold_post_rows(g.stage, post)
+        if not _row_tail_calls(s.kernel, g, vector_width):
+            for post in g.post:
+                s.fold_post_rows(g.stage, post)
     for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is not None:
             s.compute_at(stage, grp)
@@ -509,6 +513,27 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int) -> None:
         and 2 * g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_FLOPS // 4
     ):
         s.parallel(root)
+
+
+# Math calls that are one instruction or a few, not a polynomial: cheap in a scalar remainder.
+CHEAP_CALLS = frozenset({"abs", "sqrt", "rsqrt", "floor", "ceil", "round"})
+
+
+def _row_tail_calls(k: Kernel, g: GemmInfo, vector_width: int) -> bool:
+    """Whether a direct convolution's output rows are not whole vectors and an epilogue calls a costly math
+    function (exp, sigmoid, tanh: ``CHEAP_CALLS`` aside).  Folded into the rows (``FoldPostRows``), each row's
+    last lanes would compute it one at a time; a pass over the plane leaves one scalar remainder per plane.
+    1 thread, interleaved, depthwise + batchnorm + SiLU: 672x14x14 5x5 1.9x faster as a plane pass, 240x28x28
+    5x5 1.25x, 1152x7x7 5x5 the same; 144x56x56 3x3 (whole vectors) 0.87x, so those stay folded."""
+    ow = g.init_extents[-1]
+    if ow % vector_width == 0:
+        return False
+    for post in g.post:
+        st = find_stage(k.body, post)
+        exprs = [x for sub in walk_stmt(st) for e in stmt_exprs(sub) for x in walk_expr(e)] if st is not None else []
+        if any(isinstance(x, Call) and x.fn not in CHEAP_CALLS and x.dtype == F32 for x in exprs):
+            return True
+    return False
 
 
 def small_contraction_recipe(s: Schedule, g: GemmInfo) -> None:

@@ -96,6 +96,24 @@ def test_direct_conv_folds_its_init_and_activation_into_the_rows():
     assert rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, padding=1, groups=16))) < 1e-5
 
 
+@pytest.mark.parametrize("width,folded", [(14, False), (16, True)])
+def test_direct_conv_keeps_a_math_epilogue_over_planes_when_rows_leave_a_tail(width, folded):
+    """A sigmoid (a math call) over rows that are not whole vectors is a pass over each plane, one scalar
+    remainder per plane instead of one per row (``_row_tail_calls``); over whole-vector rows it is folded.
+    The accumulator rows start from the bias either way."""
+    w, bias = _weights((16, 1, 5, 5), 6)
+    b = GraphBuilder("silu")
+    x = b.input("x", (1, 16, width, width))
+    g = b.build([b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), padding=(2, 2), groups=16, act="sigmoid")])
+    cg = compile_graph(g)
+    assert width % cg.target.vector_width != 0 or folded  # 14 is not whole vectors at any width
+    steps = [type(st).__name__ for st in cg.built[0].schedule.steps]
+    assert steps[0] == "FoldInitRows" and ("FoldPostRows" in steps) == folded, steps
+    assert ("stage conv2d_bias_act3.act" in cg.kernel_source(0)) != folded
+    xt = torch.randn(1, 16, width, width)
+    assert rel_err(cg({"x": xt})[0], torch.sigmoid(F.conv2d(xt, w, bias, padding=2, groups=16))) < 1e-5
+
+
 @pytest.mark.parametrize("n,og", [(2, 1), (1, 2), (2, 4)])
 def test_direct_conv_runs_its_channels_in_parallel(n, og):
     """The (image, group) loop is the parallel root on 2 threads with the init and activation passes fused
