@@ -2,6 +2,7 @@
 
     python -m bench.fidelity --json fidelity.json        # or: eqsat bench fidelity
     eqsat bench fidelity --target llvm        # nasrnn, squeezenet, bert, vgg19 compiled (~30 min)
+    eqsat bench fidelity --target llvm --models full:mobilenet_v2,full:shufflenet_v2,full:convnext
 
 For each model, the e-graph is saturated under the default limits and up to
 ``--per-model`` distinct candidate graphs are decoded from random acyclic
@@ -26,7 +27,7 @@ from typing import Any
 
 import torch
 
-from bench.models import MODELS, load
+from bench.e2e import load_model, model_args
 from costs.analytical import AnalyticalCost
 from costs.compiled import CompiledCost
 from costs.fidelity import agreement, fidelity, spearman
@@ -55,7 +56,7 @@ CHUNK_BYTES = 1 << 30  # ... and about this many bytes of their weights (bert: 1
 
 
 def candidates(name: str, n: int, cost_model: Any, seed: int = 0) -> list[Any]:
-    graph = from_torch(*load(name), name=name)
+    graph = from_torch(*load_model(name), name=name)
     data = read_serialized(saturate(graph, load_rules(), Limits()).serialized())
     if isinstance(cost_model, CompiledCost):  # measure every kernel extraction may pick, first
         # (not hasattr "profile": the analytical model's profile is its MachineProfile, a record)
@@ -99,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.fidelity", description=__doc__.splitlines()[0])
     p.add_argument(
         "--models",
-        help="comma-separated (default per target: "
+        help="comma-separated benchmark or zoo models (full:NAME: deployment size), full (every full:NAME) or "
+        "FILE.py:FACTORY (default per target: "
         + "; ".join(f"{t}: {','.join(ms)}" for t, ms in DEFAULT_MODELS.items())
         + ")",
     )
@@ -121,10 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = compiled_cost("llvm", threads=args.threads)
     else:
         model = MeasuredCost(measure_missing=True) if args.cost == "measured" else AnalyticalCost()
-    names = [m for m in (args.models or ",".join(DEFAULT_MODELS[args.target])).split(",") if m]
-    bad = [m for m in names if m not in MODELS]
-    if bad:
-        print(f"unknown model(s) {bad}; known: {', '.join(MODELS)}", file=sys.stderr)
+    try:
+        names = model_args(args.models or ",".join(DEFAULT_MODELS[args.target]))
+    except ValueError as e:
+        print(e, file=sys.stderr)
         return 2
     pooled_pred: list[float] = []
     pooled_meas: list[float] = []

@@ -53,12 +53,20 @@ def test_fidelity_script(tmp_path, capsys):
 @pytest.mark.slow
 def test_fidelity_script_compiled(tmp_path):
     out = tmp_path / "f.json"
-    argv = ["bench", "fidelity", "--target", "llvm", "--models", "nasrnn", "--per-model", "3", "--repeats", "2"]
+    models = "nasrnn,shufflenet_v2"  # a benchmark model and a zoo one (bench.zoo: eqsat was not tuned for it)
+    argv = ["bench", "fidelity", "--target", "llvm", "--models", models, "--per-model", "3", "--repeats", "2"]
     assert main([*argv, "--json", str(out)]) == 0
     data = json.loads(out.read_text())
-    assert data["target"] == "llvm" and data["cost_model"] == "compiled" and data["candidates"] >= 2
-    res = data["per_model"]["nasrnn"]
-    assert len(res["predicted"]) == len(res["measured"]) == res["candidates"] and min(res["measured"]) > 0
+    assert data["target"] == "llvm" and data["cost_model"] == "compiled" and data["candidates"] >= 4
+    for name in models.split(","):
+        res = data["per_model"][name]
+        assert len(res["predicted"]) == len(res["measured"]) == res["candidates"] and min(res["measured"]) > 0
+
+
+def test_fidelity_names_the_models_it_knows(capsys):
+    assert main(["bench", "fidelity", "--target", "llvm", "--models", "nasrnn,nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown model 'nope'" in err and "full:mobilenet_v2" in err
 
 
 def _row(model, threads, eqsat, ort, inductor, openvino=None, noopt=None):
