@@ -18,9 +18,14 @@ if "EQSAT_CACHE_DIR" not in os.environ:
 # worker (a blocked-layout optimize: 4.6 s with one thread against 6.7 s with its default, even alone)
 # and for the same reason no LLVM compile workers beside each test worker (the fast tier 155 s with
 # EQSAT_COMPILE_JOBS=1 against 173 s with the default, A/B on a fresh clone)
+# Compiled kernels run on one thread by default for the same reason: a parallel kernel's second thread waits for a
+# core the other worker holds (the fast tier 176-178 s with kernels on 2 threads, 160 s on one, after the parallel
+# thresholds went 4x lower).  Tests of parallel kernels ask for their threads (threads=2), and the fuzzer's oracle
+# runs every optimized graph on two.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
     os.environ.setdefault("EQSAT_COMPILE_JOBS", "1")
+    os.environ.setdefault("EQSAT_THREADS", "1")
 # optimize's run check (a compiled target's chosen graph compiled and timed against the input) is tested where it
 # is the subject (tests/test_run_check.py turns it on); elsewhere it would only add a second compile and a second
 # of timing to every compiled-target optimize, and its answer (on a busy test box) to what a test asserts
