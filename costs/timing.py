@@ -5,7 +5,8 @@ Every run time or speedup eqsat prints comes from here (cost profiling, the mach
 fidelity and Tensat tables, ``optimize --run``, ``bench e2e``, ``bench kernels``).  On a shared
 machine a lone median hides how noisy it was, so:
 
-* contenders alternate round by round (A B, then B A, ...), so drift and other jobs hit both sides;
+* contenders alternate round by round (A B, then B A, ...; three or more in shuffled orders, nobody twice in a
+  row: ``round_order``), so drift and other jobs hit every side;
 * both sides run on the same torch thread count (``threads``), set for the duration;
 * a result keeps every sample: median, quartiles, min and max;
 * a speedup is the median of the per-round ratios, with their interquartile range as its spread;
@@ -24,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import random
 import statistics
 import threading
 import time
@@ -202,8 +204,9 @@ def interleaved(
     names: Sequence[str] = (),
     settle_s: float = 0.0,
 ) -> Run:
-    """Time each of ``fns`` ``repeats`` times in alternating rounds (forward, then reversed), after
-    ``warmup`` untimed rounds, with garbage collection off and torch on ``threads`` threads.
+    """Time each of ``fns`` ``repeats`` times in rounds (``round_order``: two contenders forward, then
+    reversed; more in shuffled orders), after ``warmup`` untimed rounds, with garbage collection off and torch on
+    ``threads`` threads.
 
     ``settle_s``: an untimed busy wait of at least that long after each call, until the process's other
     threads are quiet (``settle``, ``SETTLE_S``), so that thread pools still spinning after one contender's
@@ -219,8 +222,10 @@ def interleaved(
         watch = _Watch()
         gc.disable()
         try:
+            last = -1
             for r in range(repeats):
-                order = range(len(fns)) if r % 2 == 0 else range(len(fns) - 1, -1, -1)
+                order = round_order(len(fns), r, last)
+                last = order[-1]
                 for i in order:
                     t = time.perf_counter()
                     fns[i]()
@@ -235,6 +240,31 @@ def interleaved(
         others = watch.others()
     timings = tuple(Timing(tuple(ts)) for ts in times)
     return Run(timings, used, others, tuple(_notes(timings, others, names)))
+
+
+# With three or more contenders, forward-then-reversed rounds ran the first and the last one twice in a row every
+# other round, its weights still in cache from its own run, and every other contender always after the same two
+# neighbours: an edge for the columns at the ends (bench e2e's eager and noopt) that no other column had.  Shuffled
+# rounds give every contender every predecessor.  (They do not explain all of e2e's spread at 2 threads: one graph
+# compiled twice, eqsat's and noopt's columns when the run check kept the input, still timed up to ~10% apart.)
+ROUND_SEED = 0x5EED
+
+
+def round_order(n: int, r: int, last: int = -1) -> list[int]:
+    """The order of round ``r`` over ``n`` contenders, ``last`` the one that ended the round before: two
+    alternate forward and reversed (each follows the other as often); more take a shuffled order, fixed by
+    ``ROUND_SEED`` and ``r``, rotated so that it does not start with ``last`` (nobody runs twice in a row).
+
+        >>> round_order(2, 0), round_order(2, 1)
+        ([0, 1], [1, 0])
+        >>> o = round_order(5, 3, last=2); sorted(o) == [0, 1, 2, 3, 4] and o[0] != 2
+        True
+    """
+    if n <= 2:
+        return list(range(n)) if r % 2 == 0 else list(range(n - 1, -1, -1))
+    order = list(range(n))
+    random.Random(ROUND_SEED * 1000003 + r).shuffle(order)
+    return order[1:] + order[:1] if order[0] == last else order
 
 
 # On several threads, an untimed wait after each timed call (``interleaved(settle_s=...)``): peers' workers

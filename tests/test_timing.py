@@ -1,6 +1,7 @@
 """The one timing module: interleaved contenders, medians with their spread, honest warnings; and the measured
 cost model, which prices only what was measured."""
 
+import itertools
 import re
 import threading
 import time
@@ -118,6 +119,18 @@ def test_free_threads_leaves_the_cores_others_use(monkeypatch):
         monkeypatch.setattr(timing._Watch, "others", lambda self, o=others: o)
         monkeypatch.setattr(timing.os, "sched_getaffinity", lambda pid, c=cores: set(range(c)))
         assert timing.free_threads(wanted, probe_seconds=0.0) == (want, others)
+
+
+def test_three_or_more_contenders_never_run_twice_in_a_row():
+    """Forward-then-reversed rounds ran the last contender back to back every other round (its data still in
+    cache); shuffled rounds run every contender once per round, never right after itself, after varied others."""
+    order: list[int] = []
+    interleaved([lambda i=i: order.append(i) for i in range(4)], repeats=20, warmup=0)
+    rounds = [order[k : k + 4] for k in range(0, len(order), 4)]
+    assert all(sorted(r) == [0, 1, 2, 3] for r in rounds)
+    assert all(a != b for a, b in itertools.pairwise(order))
+    before = {i: {a for a, b in itertools.pairwise(order) if b == i} for i in range(4)}
+    assert all(len(prev) >= 2 for prev in before.values()), before
 
 
 def test_settle_waits_between_calls_without_timing_the_wait():
