@@ -263,7 +263,7 @@ def round_order(n: int, r: int, last: int = -1) -> list[int]:
     if n <= 2:
         return list(range(n)) if r % 2 == 0 else list(range(n - 1, -1, -1))
     order = list(range(n))
-    random.Random(ROUND_SEED * 1000003 + r).shuffle(order)
+    random.Random(ROUND_SEED + r).shuffle(order)
     return order[1:] + order[:1] if order[0] == last else order
 
 

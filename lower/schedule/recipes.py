@@ -47,6 +47,7 @@ from lower.ir import (
     Store,
     Var,
     affine_in,
+    all_exprs,
     find_loop,
     find_stage,
     flat_offset,
@@ -528,12 +529,10 @@ def _row_tail_calls(k: Kernel, g: GemmInfo, vector_width: int) -> bool:
     ow = g.init_extents[-1]
     if ow % vector_width == 0:
         return False
-    for post in g.post:
-        st = find_stage(k.body, post)
-        exprs = [x for sub in walk_stmt(st) for e in stmt_exprs(sub) for x in walk_expr(e)] if st is not None else []
-        if any(isinstance(x, Call) and x.fn not in CHEAP_CALLS and x.dtype == F32 for x in exprs):
-            return True
-    return False
+    stages = [st for post in g.post if (st := find_stage(k.body, post)) is not None]
+    return any(
+        isinstance(x, Call) and x.fn not in CHEAP_CALLS and x.dtype == F32 for st in stages for x in all_exprs(st)
+    )
 
 
 def small_contraction_recipe(s: Schedule, g: GemmInfo) -> None:
