@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-slow test-all lint fuzz setup clean gpu-check
+.PHONY: demo test test-slow test-all lint fuzz setup clean gpu-check browser
 
 setup: $(STAMP)
 
@@ -45,6 +45,11 @@ gpu-check: $(if $(filter $(VENV)/bin/python,$(PY)),$(STAMP))
 N ?= 200
 fuzz: $(STAMP)
 	$(PY) -m tests.fuzz.run --n $(N) --workers 2 --timeout 120
+
+# headless Chromium for the report's browser test (Debian's package; apt-get needs root)
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # the gates CI runs before the tests: format, lint, types, layers
 lint: $(STAMP)

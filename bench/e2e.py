@@ -77,7 +77,7 @@ from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import COSTS, compile, compiled_cost, optimize, priced_for
 from rewrite.progress import each
-from rewrite.verify.numeric import REL_TOL, compare_all
+from rewrite.verification.numeric import REL_TOL, compare_all
 
 PEERS = ("ort", "openvino", "inductor")
 COLS = ("eager", *PEERS, "noopt", "eqsat")  # the llvm table's columns: each row has ms_<col> and iqr_<col>

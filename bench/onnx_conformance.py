@@ -45,7 +45,7 @@ from rewrite.frontends.onnx.importer import ConstantNeeded
 from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile, optimize
-from rewrite.verify.numeric import REL_TOL, compare_all
+from rewrite.verification.numeric import REL_TOL, compare_all
 
 STATUSES = ("passed", "failed", "unsupported", "wrong", "crashed")
 

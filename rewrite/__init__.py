@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     "compile": "rewrite.pipeline",
     "compile_ptx": "rewrite.pipeline",
     "OptimizeResult": "rewrite.pipeline",
-    "verify": "rewrite.verify.numeric",
+    "verify": "rewrite.verification.numeric",
     "diff": "rewrite.ir.diff",
     "report": "rewrite.htmlreport",
     "load_rules": "rewrite.rulelang.loader",
@@ -131,4 +131,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from rewrite.pipeline import OptimizeResult, compile, compile_ptx, optimize
     from rewrite.rulelang.loader import load_rules
     from rewrite.rulelang.syntax import Rule
-    from rewrite.verify.numeric import verify
+    from rewrite.verification.numeric import verify

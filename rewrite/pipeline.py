@@ -58,7 +58,7 @@ from rewrite.results import (
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule
 from rewrite.search import SearchResult, backtrack
-from rewrite.verify.numeric import REL_TOL, VerifyResult, compare_all, verify
+from rewrite.verification.numeric import REL_TOL, VerifyResult, compare_all, verify
 
 EXTRACTORS = ("greedy", "ilp")
 SEARCHES = ("eqsat", "backtrack")

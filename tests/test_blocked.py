@@ -22,7 +22,7 @@ from rewrite.ir.graph import Graph
 from rewrite.ir.ops import OPS
 from rewrite.pipeline import optimize
 from rewrite.rulelang.loader import load_rules
-from rewrite.verify.rulecheck.check import check_rule
+from rewrite.verification.rulecheck.check import check_rule
 from tests.tiers import rotated
 
 DENSE = str(Path(__file__).resolve().parents[1] / "rules" / "optional" / "blocked-dense.rules")  # opt-in

@@ -19,7 +19,7 @@ from rewrite.ir.ops import OPS, CostClass, Group
 from rewrite.pipeline import compile, optimize
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import parse_rules
-from rewrite.verify.numeric import verify
+from rewrite.verification.numeric import verify
 
 CONSTANTS = ["fill", "eye", "identity_kernel", "avg_kernel"]
 ATTRS = {

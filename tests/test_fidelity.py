@@ -63,7 +63,7 @@ def test_sampled_graphs_are_distinct_and_correct():
     from rewrite.egraph.saturate import Limits, saturate
     from rewrite.extract.egraph_data import read_serialized
     from rewrite.rulelang.loader import load_rules
-    from rewrite.verify.numeric import verify
+    from rewrite.verification.numeric import verify
 
     g = _qkv_graph()
     data = read_serialized(saturate(g, load_rules(), Limits(iterations=6, nodes=5000, seconds=10)).serialized())

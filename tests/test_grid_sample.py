@@ -124,7 +124,7 @@ from onnx import helper as oh  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from rewrite.frontends.onnx import from_onnx  # noqa: E402
-from rewrite.verify.numeric import compare_all  # noqa: E402
+from rewrite.verification.numeric import compare_all  # noqa: E402
 
 
 def _onnx(x_shape: tuple[int, ...], g_shape: tuple[int, ...], opset: int, *nodes: dict[str, Any]) -> onnx.ModelProto:

@@ -312,7 +312,7 @@ def saturated(request):
 
 def test_ilp_on_real_egraphs_is_no_worse_than_greedy_and_verifies(saturated):
     from rewrite.extract.decode import to_graph
-    from rewrite.verify.numeric import verify
+    from rewrite.verification.numeric import verify
 
     graph, data, ncost = saturated
     greedy_cost = dag_cost(_greedy(data, ncost), ncost)

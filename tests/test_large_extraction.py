@@ -38,7 +38,7 @@ def test_bert_past_50k_enodes_extracts_within_the_limit_with_a_gap():
     from rewrite.extract.greedy import dag_cost, greedy_choice, node_costs, select
     from rewrite.extract.ilp import ilp_extract, is_valid_selection
     from rewrite.frontends import from_torch
-    from rewrite.verify.numeric import verify
+    from rewrite.verification.numeric import verify
 
     graph = from_torch(*load("bert"), name="bert")
     sat = saturate(graph, load_rules([*rule_files(), LARGE_RULES]), LARGE_LIMITS)

@@ -17,7 +17,7 @@ from rewrite.frontends.onnx import load as load_graph  # noqa: E402
 from rewrite.ir.builder import GraphBuilder  # noqa: E402
 from rewrite.ir.errors import FrontendError  # noqa: E402
 from rewrite.pipeline import optimize  # noqa: E402
-from rewrite.verify.numeric import compare_all  # noqa: E402
+from rewrite.verification.numeric import compare_all  # noqa: E402
 from tests.tiers import models  # noqa: E402
 
 

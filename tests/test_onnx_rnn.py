@@ -17,7 +17,7 @@ from onnx import helper as oh  # noqa: E402
 from rewrite.frontends.onnx import from_onnx  # noqa: E402
 from rewrite.ir.errors import FrontendError  # noqa: E402
 from rewrite.pipeline import compile  # noqa: E402
-from rewrite.verify.numeric import compare_all  # noqa: E402
+from rewrite.verification.numeric import compare_all  # noqa: E402
 
 F = TensorProto.FLOAT
 RTOL = 1e-5

@@ -20,7 +20,7 @@ from rewrite.ir.dtypes import TORCH_DTYPE
 from rewrite.ir.errors import GraphError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import optimize
-from rewrite.verify.numeric import compare
+from rewrite.verification.numeric import compare
 
 
 def _embedding() -> Graph:

@@ -14,7 +14,7 @@ from rewrite.ir.errors import UsageError, VerificationError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import optimize
 from rewrite.rulelang.syntax import parse_rules
-from rewrite.verify.numeric import verify
+from rewrite.verification.numeric import verify
 
 
 def _qkv_graph() -> Graph:

@@ -13,7 +13,7 @@ from torch import nn
 from rewrite import from_torch
 from rewrite.ir.errors import FrontendError
 from rewrite.pipeline import compile
-from rewrite.verify.numeric import compare_all
+from rewrite.verification.numeric import compare_all
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")

@@ -9,7 +9,7 @@ from rewrite.cli import main
 from rewrite.cli.args import parse_shape
 from rewrite.egraph.saturate import Limits
 from rewrite.rulelang.syntax import RuleError
-from rewrite.verify.prove import ProveError, prove_equal
+from rewrite.verification.prove import ProveError, prove_equal
 
 ABC = {"a": (2, 3), "b": (3, 4), "c": (4, 5)}
 

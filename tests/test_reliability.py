@@ -15,7 +15,7 @@ from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import InputError, UsageError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile, optimize
-from rewrite.verify.numeric import compare, verify
+from rewrite.verification.numeric import compare, verify
 
 LIMITS = Limits(iterations=6, nodes=5000, seconds=10)
 

@@ -7,8 +7,8 @@ from rewrite.ir.builder import GraphBuilder
 from rewrite.rulelang.concrete import Env, apply_rule, eval_expr, eval_guard, match_rule
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import load_rule_file, parse_rules
-from rewrite.verify.rulecheck.check import check_rule, check_rules
-from rewrite.verify.rulecheck.draw import draw_envs
+from rewrite.verification.rulecheck.check import check_rule, check_rules
+from rewrite.verification.rulecheck.draw import draw_envs
 
 SHIPPED = load_rules()
 

@@ -118,7 +118,7 @@ def test_opt_in_distribution_orders_are_derived_by_the_shipped_rules(k):
     """rules/optional/taso-mul-distrib-orders.rules is out of the default set because the default set derives
     it: each operand order of TASO's mul-over-add expansion, proven equal with the shipped rules."""
     from rewrite.egraph.limits import Limits
-    from rewrite.verify.prove import prove_equal
+    from rewrite.verification.prove import prove_equal
 
     path = RULES_DIR / "optional" / "taso-mul-distrib-orders.rules"
     line = next(x for x in path.read_text().splitlines() if x.startswith(f"taso-mul-distrib-{k}:"))

@@ -22,7 +22,7 @@ from rewrite.search import SearchStop, backtrack, graph_hash
 from rewrite.search.apply import Expanded
 from rewrite.search.backtracking import _Search
 from rewrite.search.matching import Matcher, prepare
-from rewrite.verify.numeric import verify
+from rewrite.verification.numeric import verify
 
 VIEWS = {"slice", "reshape", "identity"}
 

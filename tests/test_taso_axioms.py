@@ -24,7 +24,7 @@ import pytest
 
 from rewrite.egraph.limits import Limits
 from rewrite.rulelang.loader import load_rules
-from rewrite.verify.prove import prove_equal
+from rewrite.verification.prove import prove_equal
 
 ALL = load_rules()
 BY_NAME = {r.name: r for r in ALL}

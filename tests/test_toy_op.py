@@ -24,7 +24,7 @@ from rewrite.ir.ops import OPS, CostClass, FusionRole, Group, OpDef, register_op
 from rewrite.ir.shapes import Same
 from rewrite.pipeline import compile, optimize
 from rewrite.rulelang.syntax import parse_rules
-from rewrite.verify.rulecheck.check import check_rule
+from rewrite.verification.rulecheck.check import check_rule
 
 TOY = OpDef(
     "softsign",

@@ -18,7 +18,7 @@ from rewrite.ir.graph import Graph
 from rewrite.ir.ops import OPS
 from rewrite.pipeline import optimize
 from rewrite.rulelang.loader import load_rules
-from rewrite.verify.rulecheck.check import check_rule
+from rewrite.verification.rulecheck.check import check_rule
 from tests.tiers import rotated
 
 # (N, C, K, H, W, padding): H, W not multiples of 4, odd channel counts, batch 2, padding 0 and 1; the

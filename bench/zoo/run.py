@@ -25,7 +25,7 @@ from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
 from rewrite.pipeline import compile, optimize
 from rewrite.progress import each
-from rewrite.verify.numeric import REL_TOL
+from rewrite.verification.numeric import REL_TOL
 
 ZOO_LIMITS = Limits(iterations=6, nodes=30_000, seconds=20.0)
 

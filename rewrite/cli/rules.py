@@ -24,8 +24,8 @@ from rewrite.cli.args import add_limits, add_rules, limits_of, parse_shape, posi
 from rewrite.cli.main import report_error
 from rewrite.ir.errors import EqsatError, UsageError
 from rewrite.rulelang.loader import load_rules
-from rewrite.verify.prove import prove_equal
-from rewrite.verify.rulecheck.check import CheckResult, check_rule
+from rewrite.verification.prove import prove_equal
+from rewrite.verification.rulecheck.check import CheckResult, check_rule
 
 
 def _relative(path: str) -> str:

@@ -33,7 +33,7 @@ from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile, optimize
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule
-from rewrite.verify.numeric import Comparison, compare_all
+from rewrite.verification.numeric import Comparison, compare_all
 from tests.fuzz.gen import random_inputs
 
 RTOL = 1e-3  # float32 against float64 on small random graphs; a wrong rewrite is off by O(1)

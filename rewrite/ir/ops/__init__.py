@@ -15,7 +15,7 @@ of :mod:`rewrite.ir.shapes` (``Same``, ``Broadcast``, ``MatMul``, ``Conv2d``,
 ``Pool2d``, ``Permute``, ``Reshape``, ``Concat``, ``Slice``, ``Pad2d``...).
 Each kind is read three ways: ``infer`` here (``OpDef.infer``, the graph IR),
 ``egg_cases`` by :func:`rewrite.egraph.prelude.prelude` (the generated egglog
-``shape`` rules) and ``draw_*`` by :mod:`rewrite.verify.rulecheck.draw` (the
+``shape`` rules) and ``draw_*`` by :mod:`rewrite.verification.rulecheck.draw` (the
 rule checker's random shapes).  None of those three matches op names.
 
 An op added at run time (a test's toy op) goes through ``register_op`` and

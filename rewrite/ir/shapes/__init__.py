@@ -10,7 +10,7 @@ consumer:
   (:func:`rewrite.egraph.prelude.prelude`): ``(condition, result)`` pairs over
   ``s0, s1, ...`` (the input shapes) and ``a_<attr>`` (the attributes);
 * ``draw_ranks`` / ``draw_dims`` / ``draw_late`` — symbolic rank and dimension
-  constraints for the rule checker (:mod:`rewrite.verify.rulecheck.draw`),
+  constraints for the rule checker (:mod:`rewrite.verification.rulecheck.draw`),
   which draws random concrete shapes satisfying them through a
   :class:`DrawCtx`.
 

@@ -1,4 +1,4 @@
-"""Unification support for the rule checker's draws (see :mod:`rewrite.verify.rulecheck.draw`).
+"""Unification support for the rule checker's draws (see :mod:`rewrite.verification.rulecheck.draw`).
 
 Union-finds over ranks and symbolic dimensions (``_UF``, ``_Dims``), the facts
 about one rule direction that a draw reads (``_Info``) and the classification of

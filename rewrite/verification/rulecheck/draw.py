@@ -3,8 +3,8 @@
 ``draw_envs`` finds random shapes for a direction's tensor variables and values
 for its attribute variables (and for the attributes its left side leaves out)
 such that the left side is well-formed and every guard holds;
-:mod:`rewrite.verify.rulecheck.check` compares the two sides on them.  The union-finds
-and guard classification it unifies with are in :mod:`rewrite.verify.rulecheck.unify`.
+:mod:`rewrite.verification.rulecheck.check` compares the two sides on them.  The union-finds
+and guard classification it unifies with are in :mod:`rewrite.verification.rulecheck.unify`.
 
 How draws are found (``_Attempt``):
 
@@ -54,7 +54,7 @@ from rewrite.ir.graph import GraphError, Value
 from rewrite.ir.ops import OPS, AttrKind, AttrSpec, ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, coerce, eval_expr, eval_guard, leaf, op_attrs
 from rewrite.rulelang.syntax import Expr, ListExpr, Lit, Op, Pattern, Rule, Var
-from rewrite.verify.rulecheck.unify import _UF, _const, _dim_uses, _Dims, _Info, _Reject, _side
+from rewrite.verification.rulecheck.unify import _UF, _const, _dim_uses, _Dims, _Info, _Reject, _side
 
 __all__ = ["RANK_MAX", "CannotInstantiate", "draw_envs", "expr_text", "pattern_text"]
 

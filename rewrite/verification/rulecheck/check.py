@@ -12,8 +12,8 @@ then ill-formed, has another shape or computes other values, the rule is
 reported unsound (egglog would add an ill-shaped term, or stop on an illegal
 shape merge).  A rule for which no draw is found within the try budget is a
 failure too ("could not instantiate"), never a silent pass.
-Drawing the instances is in :mod:`rewrite.verify.rulecheck.draw` (with
-:mod:`rewrite.verify.rulecheck.unify`); its public names are re-exported here.
+Drawing the instances is in :mod:`rewrite.verification.rulecheck.draw` (with
+:mod:`rewrite.verification.rulecheck.unify`); its public names are re-exported here.
 
     >>> from rewrite.rulelang.syntax import parse_rules
     >>> check_rule(parse_rules("r: (relu (relu ?x)) => (relu ?x)")[0]).ok
@@ -37,11 +37,11 @@ from rewrite.ir.graph import GraphError, Value
 from rewrite.ir.ops import ShapeError
 from rewrite.rulelang.concrete import Env, Undefined, instantiate
 from rewrite.rulelang.syntax import Rule
-from rewrite.verify.numeric import compare
+from rewrite.verification.numeric import compare
 
 # re-exported: the checker's public API has always been importable from here
-from rewrite.verify.rulecheck.draw import RANK_MAX, CannotInstantiate, draw_envs, expr_text, pattern_text  # noqa: F401
-from rewrite.verify.rulecheck.unify import DIM_MAX, _Info  # noqa: F401  (DIM_MAX re-exported)
+from rewrite.verification.rulecheck.draw import RANK_MAX, CannotInstantiate, draw_envs, expr_text, pattern_text  # noqa: F401
+from rewrite.verification.rulecheck.unify import DIM_MAX, _Info  # noqa: F401  (DIM_MAX re-exported)
 
 # ------------------------------------------------------------------ checking
 
