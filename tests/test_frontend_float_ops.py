@@ -1,5 +1,5 @@
-"""The activation / reduction / norm / resize ops through both frontends (torch.export's ATen and
-torch.fx): each small module imports, compiles to LLVM and matches eager PyTorch."""
+"""The activation / reduction / norm / resize ops through torch.export's ATen: each small module
+imports, compiles to LLVM and matches eager PyTorch."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lower import compile_graph
-from rewrite.frontends import torch_export, torch_fx
+from rewrite.frontends import from_torch
 
 
 class Fn(nn.Module):
@@ -73,18 +73,4 @@ def test_torch_export(case):
     torch.manual_seed(0)
     x = torch.randn(shape)
     with torch.no_grad():
-        _check(torch_export.from_torch(module.eval(), (x,)), module, x)
-
-
-NOT_FX = {"cat_split_chunk"}  # fx cannot unpack a chunk's Proxy result into a list
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c not in NOT_FX])
-def test_torch_fx(case):
-    """nn modules inside a Sequential stay leaves (the module tables); Fn bodies trace to functions
-    and methods (the function tables)."""
-    module, shape = CASES[case]
-    torch.manual_seed(0)
-    x = torch.randn(shape)
-    with torch.no_grad():
-        _check(torch_fx.from_torch(nn.Sequential(module).eval(), (x,)), module, x)
+        _check(from_torch(module.eval(), (x,)), module, x)

@@ -1,4 +1,4 @@
-"""Every benchmark model imports through the torch.fx frontend and computes what the module computes."""
+"""Every benchmark model imports through torch.export and computes what the module computes."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ import torch
 
 from rewrite.frontends.aten_indexing import _CMP_OF, _LOGIC_OF
 from rewrite.frontends.aten_spatial import AtenSpatial, NotComputed
-from rewrite.frontends.torch_modules import _Unsupported
+from rewrite.frontends.aten_state import _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
+from rewrite.frontends.aten_state import ImportState, _Unsupported
 from rewrite.frontends.compose import Emit
-from rewrite.frontends.torch_modules import _ModuleConverters, _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
 
@@ -19,9 +19,9 @@ def computed_as(t: torch.dtype) -> str | None:
     return "int64" if t == torch.int32 else dtype_name(t)
 
 
-class AtenBase(_ModuleConverters):
-    """The helpers of ``AtenConverters`` (a mixin of ``torch_export._ExportImporter``, which provides
-    ``tensor`` (constants become weights there), ``meta_shape`` and ``current``)."""
+class AtenBase(ImportState):
+    """The helpers of ``AtenConverters`` (a base of ``torch_export._ExportImporter``, which provides
+    ``tensor`` (constants become weights there) and ``current``), over :class:`ImportState`'s values."""
 
     current: Any  # the ATen overload being converted
 

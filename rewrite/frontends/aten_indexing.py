@@ -11,8 +11,8 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_base import AtenBase
+from rewrite.frontends.aten_state import _Unsupported
 from rewrite.frontends.compose import TOPK_MAX_K, arg_extreme, cumsum, scatter, scatter_runtime, topk
-from rewrite.frontends.torch_modules import _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
 

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_indexing import AtenIndexing
+from rewrite.frontends.aten_state import _pair, _triple, _Unsupported
 from rewrite.frontends.compose import (
     conv3d,
     conv_transpose2d,
@@ -18,7 +19,6 @@ from rewrite.frontends.compose import (
     pool3d,
     resample,
 )
-from rewrite.frontends.torch_modules import _pair, _triple, _Unsupported
 from rewrite.ir.graph import Value
 
 aten = torch.ops.aten

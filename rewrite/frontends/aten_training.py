@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten import ATEN, AtenConverters
-from rewrite.frontends.torch_modules import _Unsupported
+from rewrite.frontends.aten_state import _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE
 from rewrite.ir.graph import Value
 

@@ -1,4 +1,4 @@
-"""Import a PyTorch module through ``torch.export`` (core ATen), falling back to torch.fx.
+"""Import a PyTorch module through ``torch.export`` (core ATen).
 
     g = from_torch(model.eval(), (x,))                 # export → core ATen → registry ops
     g = from_torch(model, (ids,), {"mask": m})         # keyword inputs become graph inputs too
@@ -23,12 +23,13 @@ large model.  Each ATen node is then either
 
 An overload with no row, or whose arguments the registry cannot express, raises
 ``FrontendError`` naming the overload, the node, the module path and the user's source line.
-Only if ``torch.export`` itself fails (data-dependent control flow, unsupported Python) is
-the module traced with torch.fx instead (:mod:`rewrite.frontends.torch_fx`).
+If ``torch.export`` itself fails (data-dependent control flow, unsupported Python), so does the
+import, with export's first error line: there is no other capture to fall back to.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,12 +42,10 @@ from torch import nn
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
-from rewrite.frontends import torch_fx
 from rewrite.frontends.aten import KEEP_WHOLE, NotComputed
 from rewrite.frontends.aten_base import computed_as
+from rewrite.frontends.aten_state import _Unsupported
 from rewrite.frontends.aten_training import CONVERTERS, AtenTrainingIR
-from rewrite.frontends.torch_modules import _Unsupported
-from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.errors import FrontendError, GraphError
 from rewrite.ir.graph import Graph, Value
@@ -63,9 +62,8 @@ class TorchCapture:
     input_names: list[str]
     output_names: list[str]  # pytree paths of the outputs: "", "[0]", "['logits']", ".logits"
     out_spec: Any = field(default=None, repr=False)  # pytree TreeSpec to rebuild the structure
-    via: str = "export"  # or "fx" when torch.export failed
     direct: bool = False  # the graph torch.export returned was converted as it is, without run_decompositions
-    decomposed_because: str = ""  # via export, not direct: why run_decompositions ran first
+    decomposed_because: str = ""  # not direct: why run_decompositions ran first
 
     def unflatten(self, outputs: Sequence[torch.Tensor]) -> Any:
         """The outputs in the structure ``forward`` returns (a tensor, tuple, dict, ModelOutput)."""
@@ -82,7 +80,7 @@ def from_torch(
     *,
     decompose: bool = False,
 ) -> Graph:
-    """Capture ``module`` with torch.export (torch.fx if export fails) as an eqsat graph.
+    """Capture ``module`` with torch.export as an eqsat graph.
 
     ``example_inputs`` (positional) and ``kwargs`` fix every input's shape; the graph's inputs
     are named after ``forward``'s arguments, its outputs are the tensors ``forward`` returns,
@@ -101,8 +99,9 @@ def capture(
     decompose: bool = False,
 ) -> TorchCapture:
     """``module`` captured by torch.export and converted: directly when :func:`direct_refusal` allows and
-    the conversion succeeds, else after ``run_decompositions`` (always with ``decompose=True``); by
-    torch.fx when export fails.  ``TorchCapture.direct`` and ``decomposed_because`` say which."""
+    the conversion succeeds, else after ``run_decompositions`` (always with ``decompose=True``).
+    ``TorchCapture.direct`` and ``decomposed_because`` say which.  If export fails, ``FrontendError``
+    names the module and export's first error line."""
     if not isinstance(module, nn.Module):
         raise FrontendError(f"from_torch expects an nn.Module, got {type(module).__name__}")
     args = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
@@ -112,25 +111,14 @@ def capture(
         with warnings.catch_warnings(), stage(f"torch.export {gname}"):
             warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
             ep = torch.export.export(module, args, kw)
-    except Exception as e:  # export could not capture: fx is the fallback for plain tensor inputs
-        if kw:
-            raise FrontendError(
-                f"torch.export could not capture {type(module).__name__} and the torch.fx fallback takes no "
-                f"keyword inputs: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-            ) from e
-        try:
-            graph = torch_fx.from_torch(module, args, gname)
-        except FrontendError as fx_error:
-            first = str(e).splitlines()[0] if str(e) else ""
-            hint = ""
-            if "Cache" in first and "in output" in first:  # a transformers decoder built with use_cache=True
-                hint = "the model returns its key/value cache: build it with use_cache=False; "
-            raise FrontendError(
-                f"torch.export failed ({hint}{type(e).__name__}: {first}) and so did the fx fallback: {fx_error}"
-            ) from e
-        return TorchCapture(
-            graph, [n.attrs["name"] for n in graph.inputs], [f"[{i}]" for i in range(len(graph.outputs))], via="fx"
-        )
+    except Exception as e:  # data-dependent control flow, unsupported Python, outputs export cannot flatten
+        first = str(e).splitlines()[0] if str(e) else ""
+        hint = ""
+        if "Cache" in first and "in output" in first:  # a transformers decoder built with use_cache=True
+            hint = "the model returns its key/value cache: build it with use_cache=False; "
+        raise FrontendError(
+            f"torch.export could not capture {type(module).__name__}: {hint}{type(e).__name__}: {first}"
+        ) from e
     why = "decompose=True" if decompose else direct_refusal(ep)
     if why is None:
         try:
@@ -252,6 +240,14 @@ _LAYOUT = {
     torch.ops.aten.lift_fresh_copy.default,  # a lifted constant's copy; decomposed, it is a clone
 }
 
+# What a model in training mode exports that no row converts: the reason, for the one line the user sees.
+_TRAINING_ONLY = {
+    torch.ops.aten._native_batch_norm_legit_functional.default: "batch norm in training mode",
+    torch.ops.aten.native_batch_norm.default: "batch norm in training mode",
+    torch.ops.aten.native_dropout.default: "dropout in training mode",
+    torch.ops.aten.bernoulli.p: "dropout in training mode",
+}
+
 
 class _IntInput:
     """A graph input eqsat cannot hold (not float32): any op that reads it is unsupported."""
@@ -262,24 +258,20 @@ class _IntInput:
 
 class _ExportImporter(AtenTrainingIR):
     def __init__(self, ep: ExportedProgram, name: str) -> None:
+        super().__init__(name)
         self.ep = ep
-        self.b = GraphBuilder(name)
-        self.node: torch.fx.Node | None = None
         self.current: Any = None
-        self.cache: dict[tuple, Value] = {}
-        self.keep_alive: list[torch.Tensor] = []
-        self.param_names: dict[int, str] = {}
-        self.param_of: dict[Value, torch.Tensor] = {}
         self.env: dict[torch.fx.Node, Any] = {}
         self.derived: set[int] = set()  # ids of parameters/buffers and their folded layout copies
+        self.named: dict[str, Value] = {}  # the weight each constant() name was first given to
 
     # ------------------------------------------------------------ messages
     def where(self, node: torch.fx.Node) -> str:
         parts = []
-        path = torch_fx._Importer.module_path(node)
+        path = _module_path(node)
         if path:
             parts.append(f"module '{path}'")
-        src = torch_fx._Importer.source_line(node)
+        src = _source_line(node)
         if src:
             parts.append(src)
         return f" ({', '.join(parts)})" if parts else ""
@@ -304,7 +296,9 @@ class _ExportImporter(AtenTrainingIR):
         raise _Unsupported(f"{what} must be a tensor, got {type(v).__name__} {v!r}")
 
     def constant(self, t: torch.Tensor) -> Value:
-        """A constant tensor read by a run-time op: one weight per tensor."""
+        """A constant tensor read by a run-time op: one weight per tensor, and one per name and value (a
+        parameter transposed by two rows, as tied weights or ``F.linear`` on a module's weight are, is one
+        ``<name>_t`` weight)."""
         key = ("param", id(t))
         if t.numel() == 0:
             raise _Unsupported(f"computes with an empty tensor of shape {tuple(t.shape)}; eqsat has no empty tensors")
@@ -317,14 +311,13 @@ class _ExportImporter(AtenTrainingIR):
                 self.keep_alive.append(t)
                 t = f
             self.keep_alive.append(t)
-            self.cache[key] = self.weight(name, t)
+            same = self.named.get(name)
+            held = None if same is None else self.b.graph.weights[name]
+            if same is not None and held is not None and held.dtype == t.dtype and torch.equal(held, t):
+                self.cache[key] = same
+            else:
+                self.cache[key] = self.named[name] = self.weight(name, t)
         return self.cache[key]
-
-    def meta_shape(self) -> tuple[int, ...]:
-        val = self.meta_val()
-        if not isinstance(val, torch.Tensor):
-            raise _Unsupported("torch did not produce a single tensor here")
-        return tuple(int(d) for d in val.shape)
 
     # ------------------------------------------------------------ conversion
     def convert(self) -> TorchCapture:
@@ -388,7 +381,9 @@ class _ExportImporter(AtenTrainingIR):
                 args, kwargs = pytree.tree_map(self.evaluate, (args, kwargs))
                 return self.fold(node, args, kwargs)
         if row is None:
-            raise self.fail(node, "no registry op computes it", unsupported=True)
+            training = _TRAINING_ONLY.get(node.target)
+            why = f"{training}: call module.eval() before importing" if training else "no registry op computes it"
+            raise self.fail(node, why, unsupported=True)
         try:
             result = getattr(self, row[0])(*args, **kwargs)
         except (_Unsupported, GraphError) as e:  # GraphError: a dtype or shape the registry refuses
@@ -493,3 +488,38 @@ def _describe(target: Any) -> str:
     if isinstance(target, torch._ops.OpOverload):
         return f"aten.{target.__name__}" if target.namespace == "aten" else str(target)
     return getattr(target, "__name__", str(target))
+
+
+def _module_path(node: torch.fx.Node) -> str | None:
+    """The qualified name of the innermost module whose ``forward`` made ``node``."""
+    stack = node.meta.get("nn_module_stack")
+    return str(list(stack.values())[-1][0]) if stack else None
+
+
+def _source_line(node: torch.fx.Node) -> str | None:
+    """The innermost frame of ``node.stack_trace`` outside torch, as ``file:line: code``."""
+    st = node.stack_trace
+    if not st:
+        return None
+    torch_dir = os.path.dirname(torch.__file__)
+    lines = st.splitlines()
+    best = None
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not s.startswith("File "):
+            continue
+        try:
+            fname = s.split('"')[1]
+            lineno = s.split(", line ")[1].split(",")[0]
+        except IndexError:
+            continue
+        if fname.startswith(torch_dir):
+            continue
+        code = lines[i + 1].strip() if i + 1 < len(lines) and not lines[i + 1].strip().startswith("File ") else ""
+        try:
+            rel = os.path.relpath(fname)
+            fname = rel if not rel.startswith("..") else fname
+        except ValueError:
+            pass
+        best = f"{fname}:{lineno}" + (f": {code}" if code else "")
+    return best
