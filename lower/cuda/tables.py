@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from lower.ir import INT_FUNCS
+from lower.ir.nodes import TRIG_FUNCS
 
 TYPES = {"f32": "float", "i64": "long long", "bool": "bool"}
 
@@ -21,7 +22,8 @@ BOOL_OPS = {"and": "&&", "or": "||"}
 F32_MINMAX = {"min": "fminf", "max": "fmaxf"}
 I64_MINMAX = {"min": "eqsat_min_i64", "max": "eqsat_max_i64"}
 
-# math function -> (CUDA spelling, helpers it needs).  Accurate (not __expf-style intrinsic) versions:
+# math function (lower.ir.MATH_FUNCS, each one: tests/lower/test_math_coverage.py) -> (CUDA spelling, helpers
+# it needs).  Accurate (not __expf-style intrinsic) versions:
 # the CPU backend's polynomials are within a few ulp, and results are compared across backends.
 MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "exp": ("expf", ()),
@@ -40,7 +42,7 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "sigmoid": ("eqsat_sigmoid", ("sigmoid",)),
     "gelu_tanh": ("eqsat_gelu_tanh", ("gelu_tanh",)),
     "fmod": ("fmodf", ()),
-    **{f: (f"{f}f", ()) for f in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")},
+    **{f: (f"{f}f", ()) for f in TRIG_FUNCS},
     "atan2": ("atan2f", ()),  # (y, x)
     "power": ("powf", ()),
     **{fn: (f"eqsat_{fn}", ("intdiv",)) for fn in INT_FUNCS},

@@ -17,6 +17,9 @@ from __future__ import annotations
 import struct
 
 from lower.ir import INT_FUNCS
+from lower.ir.nodes import TRIG_FUNCS
+
+LIBM_ONLY = ("asinh", "acosh", "atanh")  # of lower.ir's TRIG_FUNCS, those LLVM has no intrinsic for: libm's
 
 FAST = "reassoc nsz contract arcp afn"  # no nnan/ninf: -inf and NaN must survive
 # Elementwise float math has no ``reassoc``: with it (and nsz) LLVM's Reassociate pass cancels
@@ -52,10 +55,10 @@ DECLS = {
     "expm1f": "declare float @expm1f(float)",
     "llvm.sin.f32": "declare float @llvm.sin.f32(float)",
     "llvm.cos.f32": "declare float @llvm.cos.f32(float)",
-    **{f"llvm.{f}.f32": f"declare float @llvm.{f}.f32(float)" for f in ("tan", "asin", "acos", "atan", "sinh", "cosh")},
+    **{f"llvm.{f}.f32": f"declare float @llvm.{f}.f32(float)" for f in TRIG_FUNCS if f not in LIBM_ONLY},
     "llvm.atan2.f32": "declare float @llvm.atan2.f32(float, float)",
     "llvm.pow.f32": "declare float @llvm.pow.f32(float, float)",
-    **{f"{f}f": f"declare float @{f}f(float)" for f in ("asinh", "acosh", "atanh")},
+    **{f"{f}f": f"declare float @{f}f(float)" for f in LIBM_ONLY},
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
     "llvm.floor.f32": "declare float @llvm.floor.f32(float)",
     "llvm.ceil.f32": "declare float @llvm.ceil.f32(float)",
@@ -218,7 +221,8 @@ def _rsqrt_body() -> str:
 }"""
 
 
-# name -> (llvm function called, helper definitions it needs (in order), declarations it needs)
+# math function (lower.ir.MATH_FUNCS, each one: tests/lower/test_math_coverage.py) -> (llvm function called,
+# helper definitions it needs (in order), declarations it needs)
 MATH = {
     "exp": ("eqsat_exp", ["exp"], ["llvm.rint.f32", "llvm.fma.f32"]),
     "tanh": ("eqsat_tanh", ["exp88", "tanh"], ["llvm.rint.f32", "llvm.fma.f32", "llvm.fabs.f32", "llvm.copysign.f32"]),
@@ -241,8 +245,8 @@ MATH = {
     "round": ("llvm.roundeven.f32", [], ["llvm.roundeven.f32"]),
     # LLVM's intrinsics (libm's tanf, asinf, ..., atan2f on x86, resolved by the JIT, as sin); the inverse
     # hyperbolic functions have none: libm's asinhf / acoshf / atanhf, declared like log1pf
-    **{f: (f"llvm.{f}.f32", [], [f"llvm.{f}.f32"]) for f in ("tan", "asin", "acos", "atan", "sinh", "cosh", "atan2")},
-    **{f: (f"{f}f", [], [f"{f}f"]) for f in ("asinh", "acosh", "atanh")},
+    **{f: (f"llvm.{f}.f32", [], [f"llvm.{f}.f32"]) for f in (*(f for f in TRIG_FUNCS if f not in LIBM_ONLY), "atan2")},
+    **{f: (f"{f}f", [], [f"{f}f"]) for f in LIBM_ONLY},
     "power": ("llvm.pow.f32", [], ["llvm.pow.f32"]),  # libm's powf, resolved by the JIT
 }
 

@@ -1,4 +1,5 @@
-"""Elementwise ops: one expression per op (``UNARY``, ``BINARY``, ``ACTIVATIONS``), fused into neighbours."""
+"""Elementwise ops: one expression per op (``UNARY``, ``BINARY``), fused into neighbours; ``ACTIVATIONS``, a
+fused contraction's ``act``, is derived from ``UNARY`` and the registry's ``ACTS``."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from lower.ir import (
 from lower.ops_to_loops.core import LOWERINGS, LowerCtx, bcast_index, loop_vars, lowering
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Node
+from rewrite.ir.ops import ACTS
+from rewrite.ir.ops.elementwise import SELU_ALPHA, SELU_SCALE
 
 
 # ============================================================== elementwise
@@ -42,13 +45,6 @@ UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
     "identity": lambda x, a: x,
     "smul": lambda x, a: x * const(a["scalar"]),
     "rsqrt": lambda x, a: call("rsqrt", x + const(a.get("eps", 0.0))),
-}
-ACTIVATIONS: dict[str, Callable[[Expr], Expr]] = {
-    "none": lambda x: x,
-    "relu": lambda x: emax(x, 0.0),
-    "sigmoid": lambda x: call("sigmoid", x),
-    "tanh": lambda x: call("tanh", x),
-    "gelu": _gelu,
 }
 BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
     "add": lambda x, y: x + y,
@@ -210,13 +206,29 @@ _MORE_UNARY: dict[str, Callable[[Expr, dict], Expr]] = {
     "reciprocal": lambda x, a: const(1.0) / x,
     "sin": lambda x, a: call("sin", x),
     "cos": lambda x, a: call("cos", x),
-    **{
-        f: (lambda fn: lambda x, a: call(fn, x))(f)
-        for f in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
-    },
+    "tan": lambda x, a: call("tan", x),
+    "asin": lambda x, a: call("asin", x),
+    "acos": lambda x, a: call("acos", x),
+    "atan": lambda x, a: call("atan", x),
+    "sinh": lambda x, a: call("sinh", x),
+    "cosh": lambda x, a: call("cosh", x),
+    "asinh": lambda x, a: call("asinh", x),
+    "acosh": lambda x, a: call("acosh", x),
+    "atanh": lambda x, a: call("atanh", x),
+    # scale * x above 0, scale * alpha * (exp(x) - 1) below, as torch's elu kernel (expm1: exact near 0)
+    "selu": lambda x, a: Select(
+        gt(x, const(0.0)), x * const(SELU_SCALE), call("expm1", x) * const(SELU_ALPHA * SELU_SCALE)
+    ),
     "clamp": lambda x, a: emin(emax(x, const(a["min"])), const(a["max"])),
     "pow": lambda x, a: _pow(x, a["exponent"]),
 }
 for _op, _fn in _MORE_UNARY.items():
     register_unary(_op, _fn)
-ACTIVATIONS["silu"] = lambda x: x * call("sigmoid", x)
+
+
+# a fused contraction's ``act`` (rewrite.ir.ops.ACTS names the unary op it applies): that op's expression
+def _activation(op: str) -> Callable[[Expr], Expr]:
+    return lambda x: UNARY[op](x, {})
+
+
+ACTIVATIONS: dict[str, Callable[[Expr], Expr]] = {act: _activation(op) for act, op in ACTS.items()}

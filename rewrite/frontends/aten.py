@@ -10,6 +10,9 @@ does a row whose arguments the registry cannot express (``gelu`` in its exact er
     aten.convolution(x, w, b, …)  → add(conv2d(x, w), reshape(b, [1, C, 1, 1]))
     aten.expand(x, shape)         → mul(x, ones)     (exact: x * 1 == x for every float)
 
+The rows of the unary registry ops are not written here: each ``OpDef.aten`` overload is an ``a_unary``
+row (:mod:`rewrite.frontends.aten_spelled`), derived from the registry when it changes.
+
 Values computed only from constants never reach this table: the importer evaluates them
 with torch first (causal masks, ``arange`` position ids, transposed weights).
 """
@@ -26,6 +29,7 @@ import torch
 
 from rewrite.frontends.aten_indexing import _CMP_OF, _LOGIC_OF
 from rewrite.frontends.aten_spatial import AtenSpatial, NotComputed
+from rewrite.frontends.aten_spelled import KeepWhole, RowTable
 from rewrite.frontends.aten_state import _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
@@ -33,8 +37,9 @@ from rewrite.ir.graph import Value
 aten = torch.ops.aten
 
 
-# ATen overload → (converter method, registry ops it produces)
-ATEN: dict[Any, tuple[str, str]] = {
+# ATen overload → (converter method, registry ops it produces); the unary registry ops' rows are derived
+# from the registry (``registry_rows``) and joined to these in ``ATEN`` below
+ATEN_ROWS: dict[Any, tuple[str, str]] = {
     aten.view.default: ("a_reshape", "reshape"),
     aten._unsafe_view.default: ("a_reshape", "reshape"),
     aten.reshape.default: ("a_reshape", "reshape"),
@@ -70,11 +75,6 @@ ATEN: dict[Any, tuple[str, str]] = {
     aten.div.Tensor_mode: ("a_arith", "idiv"),
     aten.div.Scalar_mode: ("a_arith", "idiv"),
     aten.neg.default: ("a_neg", "smul"),
-    aten.relu.default: ("a_unary", "relu"),
-    aten.sigmoid.default: ("a_unary", "sigmoid"),
-    aten.tanh.default: ("a_unary", "tanh"),
-    aten.exp.default: ("a_unary", "exp"),
-    aten.rsqrt.default: ("a_unary", "rsqrt"),
     aten.gelu.default: ("a_gelu", "gelu|gelu_erf"),
     aten.pow.Tensor_Scalar: ("a_pow", "mul|rsqrt|pow"),
     aten.pow.Tensor_Tensor: ("a_power", "power, cast"),
@@ -102,7 +102,7 @@ ATEN: dict[Any, tuple[str, str]] = {
     operator.getitem: ("a_getitem", "-"),
 }
 # indexing, comparison, selection (and attention, decomposed into registry ops): aten_indexing.py
-ATEN.update(
+ATEN_ROWS.update(
     {
         aten.embedding.default: ("a_embedding", "embedding"),
         aten.index_select.default: ("a_index_select", "index_select"),
@@ -119,13 +119,6 @@ ATEN.update(
         aten._assert_tensor_metadata.default: ("a_assert_metadata", "-"),
     }
 )
-_UNARY = {
-    aten.relu.default: "relu",
-    aten.sigmoid.default: "sigmoid",
-    aten.tanh.default: "tanh",
-    aten.exp.default: "exp",
-    aten.rsqrt.default: "rsqrt",
-}
 # integer division and remainders: (registry op, rounding; None: the call's rounding_mode)
 _DIVMOD = {
     aten.remainder.Scalar: ("mod", "floor"),
@@ -148,32 +141,11 @@ _ARITH = {
     aten.div.Scalar: "div",
 }
 
-# the trigonometric and hyperbolic functions beyond sin / cos: aten.<name>.default is the registry op <name>
-_TRIG = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
-
 # activations, reductions, norms, resize
-ATEN.update(
+ATEN_ROWS.update(
     {
         aten.hardtanh.default: ("a_clamp", "clamp"),
         aten.clamp.default: ("a_clamp", "clamp|relu"),
-        aten.silu.default: ("a_unary", "silu"),
-        aten.hardswish.default: ("a_unary", "hardswish"),
-        aten.hardsigmoid.default: ("a_unary", "hardsigmoid"),
-        aten.mish.default: ("a_unary", "mish"),
-        aten.log.default: ("a_unary", "log"),
-        aten.sqrt.default: ("a_unary", "sqrt"),
-        aten.abs.default: ("a_unary", "abs"),
-        aten.reciprocal.default: ("a_unary", "reciprocal"),
-        aten.sin.default: ("a_unary", "sin"),
-        aten.cos.default: ("a_unary", "cos"),
-        aten.log1p.default: ("a_unary", "log1p"),
-        aten.erf.default: ("a_unary", "erf"),
-        aten.floor.default: ("a_unary", "floor"),
-        aten.ceil.default: ("a_unary", "ceil"),
-        aten.round.default: ("a_unary", "round"),
-        aten.sign.default: ("a_unary", "sign"),
-        aten.expm1.default: ("a_unary", "expm1"),
-        **{getattr(aten, f).default: ("a_unary", f) for f in _TRIG},
         aten.sum.dim_IntList: ("a_reduce", "reduce_sum"),
         aten.amax.default: ("a_reduce", "reduce_max"),
         aten.amin.default: ("a_reduce", "reduce_min"),
@@ -234,37 +206,11 @@ ATEN.update(
         },
     }
 )
-_UNARY.update(
-    {
-        aten.silu.default: "silu",
-        aten.hardswish.default: "hardswish",
-        aten.hardsigmoid.default: "hardsigmoid",
-        aten.mish.default: "mish",
-        aten.log.default: "log",
-        aten.sqrt.default: "sqrt",
-        aten.abs.default: "abs",
-        aten.reciprocal.default: "reciprocal",
-        aten.sin.default: "sin",
-        aten.cos.default: "cos",
-        aten.log1p.default: "log1p",
-        aten.erf.default: "erf",
-        aten.floor.default: "floor",
-        aten.ceil.default: "ceil",
-        aten.round.default: "round",
-        aten.sign.default: "sign",
-        aten.expm1.default: "expm1",
-        **{getattr(aten, f).default: f for f in _TRIG},
-    }
-)
-# ops torch.export's default decomposition table would split (hardswish into clamps, mish into
-# softplus and tanh) but that are registry ops here: the capture keeps them whole
-KEEP_WHOLE = (
-    aten.hardswish.default,
-    aten.hardsigmoid.default,
-    aten.mish.default,
-    aten.silu.default,
-    aten.adaptive_avg_pool1d.default,  # decomposed, it is an as_strided view
-)
+# the rows of the registry's unary ops, derived from their ``OpDef.aten`` spellings (``a_unary``): an op
+# registered at run time has its row too.  torch.export keeps those overloads whole: its default
+# decompositions would split some (hardswish into clamps, mish into softplus and tanh).
+ATEN = RowTable(ATEN_ROWS)
+KEEP_WHOLE = KeepWhole(aten.adaptive_avg_pool1d.default)  # decomposed, it is an as_strided view
 _REDUCE = {
     aten.sum.dim_IntList: "reduce_sum",
     aten.sum.default: "reduce_sum",  # over every axis: a training-IR row (aten_training.a_reduce_all)
@@ -406,7 +352,8 @@ class AtenConverters(AtenSpatial):
 
     # ------------------------------------------------------------ elementwise
     def a_unary(self, x: Any) -> Value:
-        return self.b.op(_UNARY[self.current], self.tensor(x))
+        """A registry op one ATen overload computes (``OpDef.aten``): the row names it."""
+        return self.b.op(ATEN[self.current][1], self.tensor(x))
 
     def a_gelu(self, x: Any, approximate: str = "none") -> Value:
         return self.gelu(self.tensor(x), approximate)

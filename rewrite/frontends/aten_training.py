@@ -22,7 +22,8 @@ from typing import Any
 
 import torch
 
-from rewrite.frontends.aten import ATEN, AtenConverters
+from rewrite.frontends.aten import ATEN_ROWS, AtenConverters
+from rewrite.frontends.aten_spelled import RowTable
 from rewrite.frontends.aten_state import _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE
 from rewrite.ir.graph import Value
@@ -82,8 +83,9 @@ TRAINING_IR: dict[Any, tuple[str, str]] = {
     aten.mean.default: ("a_reduce_all", "reduce_mean"),
 }
 
-# every overload the export importer converts: core ATen's rows, then the training IR's
-CONVERTERS: dict[Any, tuple[str, str]] = {**ATEN, **TRAINING_IR}
+# every overload the export importer converts: core ATen's rows, then the training IR's, and the registry's
+# (``OpDef.aten``, looked up when converting: an op registered at run time has its row)
+CONVERTERS = RowTable({**ATEN_ROWS, **TRAINING_IR})
 
 
 class AtenTrainingIR(AtenConverters):

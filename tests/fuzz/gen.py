@@ -25,11 +25,12 @@ from collections.abc import Callable
 
 import torch
 
+from lower.ir.nodes import TRIG_FUNCS
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.dtypes import ANY_SAME, FLOAT, NUMERIC
 from rewrite.ir.errors import GraphError, ShapeError
 from rewrite.ir.graph import Graph, Value
-from rewrite.ir.ops import OPS, Group
+from rewrite.ir.ops import ACTS, OPS, Group
 
 Shape = tuple[int, ...]
 
@@ -40,7 +41,7 @@ Shape = tuple[int, ...]
 STEPS = frozenset({"floor", "ceil", "round", "sign", "mod"})
 # The trigonometric and hyperbolic functions are a move of their own (nine more unary ops would crowd out the
 # rest); those defined on part of the line get, half the time, a value clamped into their domain (else NaN outside)
-TRIG = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
+TRIG = TRIG_FUNCS  # the loop IR's list of them, each also the registry op of its name
 TRIG_DOMAIN = {"asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 1e30)}
 
 
@@ -177,7 +178,7 @@ class _Grower:
         k, n = self.b.shape(x)[-1], self.rng.randint(1, 6)
         w, bias = self.weight((k, n)), self.weight((n,))
         if self.rng.random() < 0.5:
-            act = self.rng.choice(("none", "relu", "sigmoid", "tanh"))
+            act = self.rng.choice(tuple(ACTS))
             self.emit(self.b.matmul_bias_act(x, w, bias, act=act))
         else:
             self.emit(self.b.op("linear", x, self.weight((n, k)), bias))

@@ -1,7 +1,8 @@
 """ONNX in and out.
 
-- ``from_onnx(path | ModelProto)`` (:mod:`.importer`): each ONNX node goes to the handler
-  registered for its op type (``HANDLERS``; ``ONNX_OPS`` is that set): :mod:`.elementwise`,
+- ``from_onnx(path | ModelProto)`` (:mod:`.importer`): a node the registry spells (``OpDef.onnx``:
+  ``Relu``, ``HardSwish``, ``Gelu``...) becomes that op; any other goes to the handler registered for
+  its op type (``HANDLERS``; ``ONNX_OPS`` is both sets): :mod:`.elementwise`,
   :mod:`.nn` (matmul, conv, pooling), :mod:`.norm`, :mod:`.layout`, :mod:`.reduce`,
   :mod:`.indexing`.  Anything eqsat cannot represent exactly (another dtype, a dynamic shape,
   an attribute value outside the op set) is refused with a one-line ``FrontendError`` naming

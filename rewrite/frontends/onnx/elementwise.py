@@ -7,6 +7,7 @@ masks built from constants), computed exactly as ONNX defines them.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -17,9 +18,11 @@ import onnx
 import torch
 
 from rewrite.frontends.onnx.context import (
+    HANDLERS,
     NP_DTYPES,
     ONNX_DTYPES,
     Ctx,
+    Handler,
     Refuse,
     Tensor,
     handles,
@@ -30,51 +33,47 @@ from rewrite.frontends.onnx.context import (
 )
 from rewrite.ir.dtypes import FLOAT32, INT32_NOTE, INT64, exact_reciprocal
 from rewrite.ir.graph import Value
-
-# ONNX op type -> the registry op it is, one for one (no attributes)
-UNARY = {
-    "Relu": "relu",
-    "Sigmoid": "sigmoid",
-    "Tanh": "tanh",
-    "Exp": "exp",
-    "Identity": "identity",
-    "Sqrt": "sqrt",
-    "Log": "log",
-    "Erf": "erf",
-    "Floor": "floor",
-    "Ceil": "ceil",
-    "Round": "round",
-    "Sign": "sign",
-    "Abs": "abs",
-    "Neg": "neg",
-    "Reciprocal": "reciprocal",
-    "Sin": "sin",
-    "Cos": "cos",
-    "Tan": "tan",
-    "Asin": "asin",
-    "Acos": "acos",
-    "Atan": "atan",
-    "Sinh": "sinh",
-    "Cosh": "cosh",
-    "Asinh": "asinh",
-    "Acosh": "acosh",
-    "Atanh": "atanh",
-    "HardSwish": "hardswish",
-    "Mish": "mish",
-}
+from rewrite.ir.ops import OPS, OpDef, registry_version
 
 
-@handles(*UNARY)
-def _unary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
-    only_attrs(a, set())
+@functools.lru_cache(maxsize=1)
+def _spellings(version: int) -> dict[str, tuple[OpDef, ...]]:
+    out: dict[str, list[OpDef]] = {}
+    for op in OPS.values():
+        if op.onnx is not None:
+            out.setdefault(op.onnx.op_type, []).append(op)
+    return {t: tuple(ops) for t, ops in out.items()}
+
+
+def spellings() -> dict[str, tuple[OpDef, ...]]:
+    """ONNX op type → the registry ops spelled with it (``OpDef.onnx``), as the registry holds them now."""
+    return _spellings(registry_version())
+
+
+def handler_for(op_type: str) -> Handler | None:
+    """The importer of ``op_type``: the registry's spelling first (an op registered at run time included),
+    else the op type's own handler."""
+    return _spelled if op_type in spellings() else HANDLERS.get(op_type)
+
+
+def _spelled(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """A node the registry spells (``OpDef.onnx``) whose attributes match: that op; otherwise the op type's own
+    handler (HardSigmoid's other slopes, Selu's other constants, composed of registry ops)."""
+    op = next((d for d in spellings()[n.op_type] if d.onnx is not None and d.onnx.matches(a)), None)
+    if op is None:
+        own = HANDLERS.get(n.op_type)
+        if own is None:
+            given = ", ".join(f"{k}={v!r}" for k, v in a.items())
+            raise Refuse(f"attribute(s) {given} match no registry op spelled {n.op_type}")
+        return own(c, n, a)
     x = c.env[n.input[0]]
-    if n.op_type == "Identity":
+    if op.name == "identity":
         return [c.identity(x)]
-    fold = _FOLD_UNARY.get(n.op_type)
-    if isinstance(x, np.ndarray) and fold is not None and x.dtype.kind in "if":
+    fold = _FOLD_UNARY.get(op.name)
+    if isinstance(x, np.ndarray) and fold is not None and x.dtype.kind in _FOLD_KINDS.get(op.name, "if"):
         with np.errstate(all="ignore"):  # 1/0 is inf, as in ONNX
             return [np.asarray(fold(x)).astype(x.dtype)]
-    return [c.add(UNARY[n.op_type], [c.value(x)])]
+    return [c.add(op.name, [c.value(x)])]
 
 
 def _np_erf(x: np.ndarray) -> np.ndarray:
@@ -85,35 +84,38 @@ def _np_sigmoid(x: np.ndarray) -> np.ndarray:
     return torch.sigmoid(torch.from_numpy(np.ascontiguousarray(x))).numpy()
 
 
-# Constants fold at import: Neg, Abs, Sqrt and Reciprocal exactly (correctly rounded); the transcendental
-# ones with numpy's / torch's float32 functions, within an ulp or two of any runtime's (ONNX does not pin
-# them), as exporters leave them on shape-derived constants (T5's relative position buckets: Log -> Cast)
+# Constants fold at import (registry op -> its numpy form): neg, abs, sqrt and reciprocal exactly (correctly
+# rounded); the transcendental ones with numpy's / torch's float32 functions, within an ulp or two of any
+# runtime's (ONNX does not pin them), as exporters leave them on shape-derived constants (T5's relative
+# position buckets: Log -> Cast).  An op not here stays a node on a constant (its input becomes a weight).
 _FOLD_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "Neg": np.negative,
-    "Abs": np.abs,
-    "Sqrt": np.sqrt,
-    "Reciprocal": np.reciprocal,
-    "Exp": np.exp,
-    "Log": np.log,
-    "Sin": np.sin,
-    "Cos": np.cos,
-    "Tan": np.tan,
-    "Asin": np.arcsin,
-    "Acos": np.arccos,
-    "Atan": np.arctan,
-    "Sinh": np.sinh,
-    "Cosh": np.cosh,
-    "Asinh": np.arcsinh,
-    "Acosh": np.arccosh,
-    "Atanh": np.arctanh,
-    "Tanh": np.tanh,
-    "Sigmoid": _np_sigmoid,
-    "Erf": _np_erf,
-    "Floor": np.floor,
-    "Ceil": np.ceil,
-    "Round": np.rint,  # half to even, as ONNX
-    "Sign": np.sign,
+    "neg": np.negative,
+    "abs": np.abs,
+    "sqrt": np.sqrt,
+    "reciprocal": np.reciprocal,
+    "exp": np.exp,
+    "log": np.log,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "tanh": np.tanh,
+    "sigmoid": _np_sigmoid,
+    "erf": _np_erf,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.rint,  # half to even, as ONNX
+    "sign": np.sign,
+    "logical_not": np.logical_not,
 }
+_FOLD_KINDS = {"logical_not": "b"}  # numpy dtype kinds folded: floats and integers, bools for Not
 
 
 @handles("IsNaN", "IsInf")
@@ -137,22 +139,12 @@ def _isnan(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("eq", [x, _full(c, x, math.inf if pos else -math.inf)])]
 
 
-@handles("Gelu")
-def _gelu(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
-    only_attrs(a, {"approximate"})
-    approx = a.get("approximate", "none")
-    if approx not in ("none", "tanh"):
-        raise Refuse(f"approximate='{approx}' is not one of 'none', 'tanh'")
-    return [c.add("gelu" if approx == "tanh" else "gelu_erf", [c.value(c.env[n.input[0]])])]
-
-
 @handles("HardSigmoid")
 def _hardsigmoid(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"alpha", "beta"})
     alpha, beta = float(a.get("alpha", 0.2)), float(a.get("beta", 0.5))
     x = c.value(c.env[n.input[0]])
-    if alpha == float(np.float32(1 / 6)) and beta == 0.5:  # torch's hardsigmoid
-        return [c.add("hardsigmoid", [x])]
+    # other than torch's slopes (the registry's hardsigmoid, OpDef.onnx):
     # max(0, min(1, alpha * x + beta)), each step in float32 as ONNX computes it
     lin = c.add("add", [c.add("smul", [x], scalar=alpha), c.value(np.full((1,) * len(c.shape(x)), beta, np.float32))])
     return [c.add("clamp", [lin], min=0.0, max=1.0)]
@@ -408,15 +400,6 @@ _LOGICAL = {"And": "logical_and", "Or": "logical_or"}
 _FOLD_LOGICAL = {"And": np.logical_and, "Or": np.logical_or}
 
 
-@handles("Not")
-def _not(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
-    only_attrs(a, set())
-    x = c.env[n.input[0]]
-    if isinstance(x, np.ndarray) and x.dtype == np.bool_:
-        return [np.logical_not(x)]
-    return [c.add("logical_not", [c.value(x)])]
-
-
 @handles(*_LOGICAL)
 def _logical(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
@@ -480,4 +463,4 @@ def _castlike(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [_cast(c, c.env[n.input[0]], to)]
 
 
-__all__ = ["BINARY", "UNARY"]
+__all__ = ["BINARY", "handler_for", "spellings"]

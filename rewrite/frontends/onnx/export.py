@@ -29,7 +29,7 @@ from onnx import helper, numpy_helper
 from rewrite.frontends.onnx.context import ONNX_OF
 from rewrite.ir.errors import FrontendError
 from rewrite.ir.graph import Graph, Node, Value
-from rewrite.ir.ops import OPS
+from rewrite.ir.ops import ACTS, OPS
 from rewrite.ir.ops.resize import TORCH
 from rewrite.ir.ops.winograd import AT, BT, G
 
@@ -78,13 +78,9 @@ class Writer:
         return out
 
 
-# registry op -> ONNX op type, same inputs, no attributes
+# registry op -> ONNX op type, same inputs, no attributes (the unary ops' spellings are the registry's,
+# ``OpDef.onnx``, written by ``_spelled``)
 _SAME = {
-    "relu": "Relu",
-    "sigmoid": "Sigmoid",
-    "tanh": "Tanh",
-    "exp": "Exp",
-    "identity": "Identity",
     "add": "Add",
     "sub": "Sub",
     "mul": "Mul",
@@ -92,29 +88,6 @@ _SAME = {
     "maximum": "Max",
     "minimum": "Min",
     "matmul": "MatMul",
-    "hardswish": "HardSwish",
-    "mish": "Mish",
-    "log": "Log",
-    "erf": "Erf",
-    "floor": "Floor",
-    "ceil": "Ceil",
-    "round": "Round",
-    "sign": "Sign",
-    "sqrt": "Sqrt",
-    "neg": "Neg",
-    "abs": "Abs",
-    "reciprocal": "Reciprocal",
-    "sin": "Sin",
-    "cos": "Cos",
-    "tan": "Tan",
-    "asin": "Asin",
-    "acos": "Acos",
-    "atan": "Atan",
-    "sinh": "Sinh",
-    "cosh": "Cosh",
-    "asinh": "Asinh",
-    "acosh": "Acosh",
-    "atanh": "Atanh",
     "global_avgpool": "GlobalAveragePool",
     "eq": "Equal",
     "lt": "Less",
@@ -122,12 +95,10 @@ _SAME = {
     "gt": "Greater",
     "ge": "GreaterOrEqual",
     "where": "Where",
-    "logical_not": "Not",
     "logical_and": "And",
     "logical_or": "Or",
     "power": "Pow",
 }
-_ACT = {"none": "Identity", "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh"}
 _REDUCE = {
     "reduce_sum": "ReduceSum",
     "reduce_mean": "ReduceMean",
@@ -154,9 +125,18 @@ def _shape(w: Writer, n: Node, i: int) -> tuple[int, ...]:
 
 
 def _act(w: Writer, act: str, x: str, out: str) -> str:
-    if act not in _ACT:
+    """A fused contraction's ``act``: the registry op it names (``ACTS``), as the registry spells it."""
+    spelling = OPS[ACTS[act]].onnx if act in ACTS else None
+    if spelling is None:
         raise FrontendError(f"activation '{act}' has no ONNX spelling")
-    return w.emit(_ACT[act], [x], out)
+    return w.emit(spelling.op_type, [x], out, **spelling.export_attrs())
+
+
+def _spelled(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    """An op the registry spells (``OpDef.onnx``): one node of that type, with the attributes it implies."""
+    spelling = OPS[n.op].onnx
+    assert spelling is not None
+    w.emit(spelling.op_type, ins, outs[0], **spelling.export_attrs())
 
 
 def _conv_attrs(a: Any, weight_shape: tuple[int, ...]) -> dict[str, Any]:
@@ -178,16 +158,6 @@ def _same(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
 @_emits("ne")
 def _ne(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Not", [w.emit("Equal", ins)], outs[0])
-
-
-@_emits("gelu", "gelu_erf")
-def _gelu(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("Gelu", ins, outs[0], approximate="tanh" if n.op == "gelu" else "none")
-
-
-@_emits("hardsigmoid")
-def _hardsigmoid(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("HardSigmoid", ins, outs[0], alpha=1.0 / 6.0, beta=0.5)
 
 
 @_emits("silu")
@@ -660,7 +630,7 @@ def to_onnx(graph: Graph, path: str | Path | None = None) -> onnx.ModelProto:
     for n in graph:
         if n.op in ("input", "weight"):
             continue
-        emit = _EMIT.get(n.op)
+        emit = _EMIT.get(n.op) or (_spelled if n.op in OPS and OPS[n.op].onnx is not None else None)
         if emit is None:
             raise FrontendError(f"{n.describe()}: op '{n.op}' has no ONNX spelling in to_onnx")
         outs = [value_name(Value(n.id, i)) for i in range(len(n.shapes))]

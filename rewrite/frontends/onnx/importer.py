@@ -55,8 +55,9 @@ class ConstantNeeded(FrontendError):
         self.input_name = input_name
 
 
-# the op types the importer understands: "in eqsat's op set" for the conformance bench
-ONNX_OPS: frozenset[str] = frozenset(HANDLERS)
+# the op types the importer understands: "in eqsat's op set" for the conformance bench (the handlers', and
+# the registry's spellings, OpDef.onnx)
+ONNX_OPS: frozenset[str] = frozenset(HANDLERS) | frozenset(elementwise.spellings())
 
 
 # random in the reference (Dropout in training mode too): never folded
@@ -148,7 +149,7 @@ def _import_node(c: Ctx, node: onnx.NodeProto, where: str, idx: int, inputs: set
     c.origin = label
     if node.domain not in ("", "ai.onnx"):
         raise FrontendError(f"{where}{label}: domain '{node.domain}' is not supported")
-    handler = HANDLERS.get(node.op_type)
+    handler = elementwise.handler_for(node.op_type)
     missing = [i for i in node.input if i and i not in c.env]
     if missing:
         raise FrontendError(f"{where}{label}: input(s) {missing} are not defined before it")

@@ -4,7 +4,7 @@ Each op is defined once, in this package's module for its group (``sources``,
 ``elementwise``, ``layout``, ``nn``, ``reduce``, ``indexing``, ``winograd``, ``blocked``; the types and ``OPS``
 itself are in ``registry``): its typed, named attributes, its input arity,
 its group, its shape rule, its reference semantics (torch), its FLOP count, its
-cost class, its fusion role and its torch spellings.  Everything else — the
+cost class, its fusion role and its frontend spellings (torch functions, ATen overloads, ONNX).  Everything else — the
 graph IR's checks, the egglog prelude, the rule parser and checker, the cost
 models, fusion, the frontends — looks ops up by name in ``OPS``; the lowering
 of each op is the one other place an op is written (``lower/ops_to_loops/``,
@@ -20,7 +20,9 @@ rule checker's random shapes).  None of those three matches op names.
 
 An op added at run time (a test's toy op) goes through ``register_op`` and
 ``unregister_op``; with a lowering registered in ``lower.ops_to_loops.LOWERINGS``
-it goes through import, saturation, extraction, the rule checker and lowering.
+it goes through import (torch.export and ONNX, by its ``aten`` and ``onnx`` spellings),
+saturation, extraction, the rule checker, lowering (LLVM and CUDA) and ONNX export
+(tests/test_toy_op.py).
 
     >>> OPS["matmul"].infer([(64, 1024), (1024, 512)], {})
     [(64, 512)]
@@ -40,10 +42,13 @@ from rewrite.ir.ops.registry import (
     CostClass,
     FusionRole,
     Group,
+    OnnxSpelling,
     OpDef,
+    f32,
     get_op,
     ops_in,
     register_op,
+    registry_version,
     unregister_op,
 )
 from rewrite.ir.shapes import Shape, broadcast, conv_out, norm_axis, numel
@@ -52,7 +57,7 @@ from rewrite.ir.shapes import Shape, broadcast, conv_out, norm_axis, numel
 for _module in ("sources", "elementwise", "layout", "nn", "reduce", "indexing", "winograd", "blocked"):
     import_module(f"rewrite.ir.ops.{_module}")
 _BUILTIN.update(OPS)
-from rewrite.ir.ops.elementwise import ACTS  # noqa: E402  (imported after the loop: it fixes the order)
+from rewrite.ir.ops.elementwise import ACTS, act_flops, apply_act  # noqa: E402  (imported after the loop: it fixes the order)
 from rewrite.ir.ops.sources import constant_tensor  # noqa: E402  (likewise)
 
 __all__ = [
@@ -64,16 +69,21 @@ __all__ = [
     "CostClass",
     "FusionRole",
     "Group",
+    "OnnxSpelling",
     "OpDef",
     "Shape",
     "ShapeError",
+    "act_flops",
+    "apply_act",
     "broadcast",
     "constant_tensor",
     "conv_out",
+    "f32",
     "get_op",
     "norm_axis",
     "numel",
     "ops_in",
     "register_op",
+    "registry_version",
     "unregister_op",
 ]

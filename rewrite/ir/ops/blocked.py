@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.ops.elementwise import ACTS
+from rewrite.ir.ops.elementwise import act_flops, apply_act
 from rewrite.ir.ops.nn import ACT_ATTR, CONV_ATTRS
 from rewrite.ir.ops.registry import OPS, AttrKind, AttrSpec, CostClass, FusionRole, Group, OpDef, register_op
 from rewrite.ir.shapes import Attrs, Pool2d, numel
@@ -56,7 +56,7 @@ def _conv_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     dense = a["groups"] == 1
     y = F.conv2d(x[:, :cg] if dense else x, w, bias, a["stride"], a["padding"], a["dilation"], 1 if dense else kb * b)
     if len(xs) > 2:
-        y = ACTS[a["act"]][0](y)
+        y = apply_act(a["act"], y)
     return [to_blocked(y, b)]
 
 
@@ -126,7 +126,7 @@ register_op(
         (*CONV_ATTRS, ACT_ATTR),
         ConvBlocked(bias=True),
         _conv_ref,
-        lambda i, o, a: _conv_flops(i, o, a) + numel(o[0]) * (1 + ACTS[a["act"]][1]),
+        lambda i, o, a: _conv_flops(i, o, a) + numel(o[0]) * (1 + act_flops(a["act"])),
         doc="act(conv2d_blocked(x, w) + b), bias [K] over the output channels (conv2d_bias_act's epilogue)",
         cost_class=CostClass.CONV,
         packed_operand=0,

@@ -1,22 +1,28 @@
 """Elementwise ops: unary functions, scalar multiply, broadcasting binary ops, clamp and pow;
 and ``ACTS``, the activations a fused contraction's ``act`` attribute names.
+
+Each unary op's row carries its frontend spellings (``OpDef.aten``, ``OpDef.onnx``): the ATen converter
+table, the ONNX importer and exporter derive their rows for it from the registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
 
 from rewrite.ir.dtypes import ANY_SAME, FLOAT, INTEGER, NUMERIC
 from rewrite.ir.ops.registry import (
+    OPS,
     AttrKind,
     AttrSpec,
     CostClass,
     Group,
+    OnnxSpelling,
     OpDef,
+    f32,
     register_op,
 )
 from rewrite.ir.shapes import (
@@ -33,47 +39,83 @@ def _ew_flops(per: int) -> Callable[[list[Shape], list[Shape], Attrs], int]:
     return lambda i, o, a: per * numel(o[0])
 
 
-# name -> (torch function, FLOPs per element, torch spellings: functions, Tensor methods)
-_UNARY: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int, tuple[Any, ...], tuple[str, ...]]] = {
-    "relu": (torch.relu, 1, (torch.relu, F.relu), ("relu",)),
-    "sigmoid": (torch.sigmoid, 4, (torch.sigmoid, F.sigmoid), ("sigmoid",)),
-    "tanh": (torch.tanh, 4, (torch.tanh, F.tanh), ("tanh",)),
-    "gelu": (lambda x: F.gelu(x, approximate="tanh"), 8, (), ()),  # F.gelu has its own converter
-    "exp": (torch.exp, 4, (torch.exp,), ("exp",)),
-    "identity": (lambda x: x, 0, (), ()),
+class _Unary(NamedTuple):
+    """One unary op's row: its torch function, FLOPs per element, ATen overloads and ONNX spelling
+    (``OpDef.aten``, ``OpDef.onnx``)."""
+
+    fn: Callable[[torch.Tensor], torch.Tensor]
+    flops: int
+    aten: tuple[str, ...] = ()
+    onnx: OnnxSpelling | None = None
+
+
+def _on(op_type: str, *attrs: tuple[str, Any, Any]) -> OnnxSpelling:
+    return OnnxSpelling(op_type, attrs)
+
+
+# SELU's constants (torch's, in float32: ONNX Selu's defaults)
+SELU_ALPHA, SELU_SCALE = f32(1.6732632423543772848170429916717), f32(1.0507009873554804934193349852946)
+
+# the ops without an ONNX spelling (or an ATen overload) are named, with the reason, in tests/test_op_spellings.py
+_UNARY: dict[str, _Unary] = {
+    "relu": _Unary(torch.relu, 1, ("aten.relu.default",), _on("Relu")),
+    "sigmoid": _Unary(torch.sigmoid, 4, ("aten.sigmoid.default",), _on("Sigmoid")),
+    "tanh": _Unary(torch.tanh, 4, ("aten.tanh.default",), _on("Tanh")),
+    # F.gelu has its own converter (aten.gelu.default's ``approximate`` picks gelu or gelu_erf)
+    "gelu": _Unary(lambda x: F.gelu(x, approximate="tanh"), 8, onnx=_on("Gelu", ("approximate", "tanh", "none"))),
+    "exp": _Unary(torch.exp, 4, ("aten.exp.default",), _on("Exp")),
+    "identity": _Unary(lambda x: x, 0, onnx=_on("Identity")),
     # the float ops real CNNs and transformers need (MobileNet, EfficientNet, GPT-2, BERT, LLaMA, ViT)
-    "hardswish": (F.hardswish, 5, (F.hardswish,), ()),
-    "hardsigmoid": (F.hardsigmoid, 4, (F.hardsigmoid,), ()),
-    "silu": (F.silu, 5, (), ()),  # F.silu / nn.SiLU have converters (inplace argument)
-    "mish": (F.mish, 12, (F.mish,), ()),
-    "gelu_erf": (lambda x: F.gelu(x), 16, (), ()),  # F.gelu (approximate="none") has its own converter
-    "erf": (torch.erf, 20, (torch.erf, torch.special.erf), ("erf",)),  # ONNX exports spell GELU with it
+    "hardswish": _Unary(F.hardswish, 5, ("aten.hardswish.default",), _on("HardSwish")),
+    "hardsigmoid": _Unary(
+        F.hardsigmoid,
+        4,
+        ("aten.hardsigmoid.default",),
+        _on("HardSigmoid", ("alpha", f32(1 / 6), f32(0.2)), ("beta", 0.5, 0.5)),
+    ),
+    # ONNX has no SiLU before opset 24 (Swish): it imports as x * sigmoid(x) (see the handler)
+    "silu": _Unary(F.silu, 5, aten=("aten.silu.default",)),
+    "mish": _Unary(F.mish, 12, ("aten.mish.default",), _on("Mish")),
+    # F.gelu (approximate="none") has its own converter
+    "gelu_erf": _Unary(lambda x: F.gelu(x), 16, onnx=_on("Gelu", ("approximate", "none", "none"))),
+    # ONNX exports spell GELU with erf
+    "erf": _Unary(torch.erf, 20, ("aten.erf.default",), _on("Erf")),
     # steps: ONNX exports' shape arithmetic (folded when constant), quantization's rounding
-    "floor": (torch.floor, 1, (torch.floor,), ("floor",)),
-    "ceil": (torch.ceil, 1, (torch.ceil,), ("ceil",)),
-    "round": (torch.round, 1, (torch.round,), ("round",)),  # half to even
-    "sign": (torch.sign, 2, (torch.sign,), ("sign",)),  # 0 for NaN and -0, as torch
-    "log": (torch.log, 4, (torch.log,), ("log",)),
-    "log1p": (torch.log1p, 4, (torch.log1p,), ("log1p",)),
-    "expm1": (torch.expm1, 4, (torch.expm1,), ("expm1",)),
-    "sqrt": (torch.sqrt, 2, (torch.sqrt,), ("sqrt",)),
-    "neg": (torch.neg, 1, (), ()),  # torch.neg imports as smul(-1) (rules/algebra: neg <=> smul -1)
-    "abs": (torch.abs, 1, (torch.abs,), ("abs",)),
-    "reciprocal": (torch.reciprocal, 1, (torch.reciprocal,), ("reciprocal",)),
-    "sin": (torch.sin, 8, (torch.sin,), ("sin",)),  # rotary position embeddings (LLaMA) when not folded
-    "cos": (torch.cos, 8, (torch.cos,), ("cos",)),
+    "floor": _Unary(torch.floor, 1, ("aten.floor.default",), _on("Floor")),
+    "ceil": _Unary(torch.ceil, 1, ("aten.ceil.default",), _on("Ceil")),
+    "round": _Unary(torch.round, 1, ("aten.round.default",), _on("Round")),  # half to even
+    # 0 for NaN and -0, as torch
+    "sign": _Unary(torch.sign, 2, ("aten.sign.default",), _on("Sign")),
+    "log": _Unary(torch.log, 4, ("aten.log.default",), _on("Log")),
+    "log1p": _Unary(torch.log1p, 4, ("aten.log1p.default",)),
+    "expm1": _Unary(torch.expm1, 4, ("aten.expm1.default",)),
+    "sqrt": _Unary(torch.sqrt, 2, ("aten.sqrt.default",), _on("Sqrt")),
+    # torch.neg imports as smul(-1) (rules/algebra: neg <=> smul -1)
+    "neg": _Unary(torch.neg, 1, onnx=_on("Neg")),
+    "abs": _Unary(torch.abs, 1, ("aten.abs.default",), _on("Abs")),
+    "reciprocal": _Unary(torch.reciprocal, 1, ("aten.reciprocal.default",), _on("Reciprocal")),
+    # rotary position embeddings (LLaMA) when not folded
+    "sin": _Unary(torch.sin, 8, ("aten.sin.default",), _on("Sin")),
+    "cos": _Unary(torch.cos, 8, ("aten.cos.default",), _on("Cos")),
     # the rest of C's float math (libm's / CUDA's, a few ulp): NaN outside the domain, as torch's
-    "tan": (torch.tan, 10, (torch.tan,), ("tan",)),
-    "asin": (torch.asin, 10, (torch.asin, torch.arcsin), ("asin", "arcsin")),  # |x| <= 1
-    "acos": (torch.acos, 10, (torch.acos, torch.arccos), ("acos", "arccos")),  # |x| <= 1
-    "atan": (torch.atan, 10, (torch.atan, torch.arctan), ("atan", "arctan")),
-    "sinh": (torch.sinh, 8, (torch.sinh,), ("sinh",)),
-    "cosh": (torch.cosh, 8, (torch.cosh,), ("cosh",)),
-    "asinh": (torch.asinh, 12, (torch.asinh, torch.arcsinh), ("asinh", "arcsinh")),
-    "acosh": (torch.acosh, 12, (torch.acosh, torch.arccosh), ("acosh", "arccosh")),  # x >= 1
-    "atanh": (torch.atanh, 12, (torch.atanh, torch.arctanh), ("atanh", "arctanh")),  # |x| <= 1
+    "tan": _Unary(torch.tan, 10, ("aten.tan.default",), _on("Tan")),
+    "asin": _Unary(torch.asin, 10, ("aten.asin.default",), _on("Asin")),
+    "acos": _Unary(torch.acos, 10, ("aten.acos.default",), _on("Acos")),
+    "atan": _Unary(torch.atan, 10, ("aten.atan.default",), _on("Atan")),
+    "sinh": _Unary(torch.sinh, 8, ("aten.sinh.default",), _on("Sinh")),
+    "cosh": _Unary(torch.cosh, 8, ("aten.cosh.default",), _on("Cosh")),
+    "asinh": _Unary(torch.asinh, 12, ("aten.asinh.default",), _on("Asinh")),
+    "acosh": _Unary(torch.acosh, 12, ("aten.acosh.default",), _on("Acosh")),
+    "atanh": _Unary(torch.atanh, 12, ("aten.atanh.default",), _on("Atanh")),
+    # SELU (self-normalizing networks): scale * (x > 0 ? x : alpha * (exp(x) - 1))
+    "selu": _Unary(
+        F.selu,
+        6,
+        ("aten.selu.default",),
+        _on("Selu", ("alpha", SELU_ALPHA, SELU_ALPHA), ("gamma", SELU_SCALE, SELU_SCALE)),
+    ),
 }
-for _name, (_fn, _fl, _fns, _methods) in _UNARY.items():
+for _name, _u in _UNARY.items():
     register_op(
         OpDef(
             _name,
@@ -81,13 +123,13 @@ for _name, (_fn, _fl, _fns, _methods) in _UNARY.items():
             1,
             (),
             Same(),
-            (lambda f: lambda xs, a: [f(xs[0])])(_fn),
-            _ew_flops(_fl),
+            (lambda f: lambda xs, a: [f(xs[0])])(_u.fn),
+            _ew_flops(_u.flops),
             doc=f"elementwise {_name}",
             cost_class=CostClass.VIEW if _name == "identity" else None,
             dtype_rule=ANY_SAME if _name == "identity" else FLOAT,
-            torch_functions=_fns,
-            torch_methods=_methods,
+            aten=_u.aten,
+            onnx=_u.onnx,
         )
     )
 
@@ -234,8 +276,16 @@ register_op(
 )
 
 
-# act attribute of the fused contractions: name -> (torch function, FLOPs per element)
-ACTS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
-    "none": (lambda x: x, 0),
-    **{k: _UNARY[k][:2] for k in ("relu", "sigmoid", "tanh")},
-}
+# the ``act`` attribute of the fused contractions: its values, each the unary registry op it applies ("none":
+# identity); the reference, the FLOPs, the lowering and the ONNX export read that op's row
+ACTS: dict[str, str] = {"none": "identity", "relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh"}
+
+
+def apply_act(act: str, x: torch.Tensor) -> torch.Tensor:
+    """``x`` through the activation ``act`` (its op's torch reference)."""
+    return OPS[ACTS[act]].ref([x], {})[0]
+
+
+def act_flops(act: str) -> int:
+    """FLOPs per element of the activation ``act``."""
+    return OPS[ACTS[act]].flops([(1,)], [(1,)], {})

@@ -13,6 +13,7 @@ from rewrite.ir.ops.registry import (
     AttrKind,
     AttrSpec,
     Group,
+    OnnxSpelling,
     OpDef,
     register_op,
 )
@@ -130,6 +131,7 @@ register_op(
         _ew_flops(1),
         doc="elementwise not of a bool tensor",
         dtype_rule=DTypeRule((BOOL,), BOOL),
+        onnx=OnnxSpelling("Not"),  # aten.logical_not / bitwise_not cast a non-bool operand first (a_logical_not)
     )
 )
 for _name, _lfn in (("logical_and", torch.logical_and), ("logical_or", torch.logical_or)):

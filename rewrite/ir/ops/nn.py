@@ -9,7 +9,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.ops.elementwise import ACTS, _ew_flops
+from rewrite.ir.ops.elementwise import ACTS, _ew_flops, act_flops, apply_act
 from rewrite.ir.ops.registry import (
     AttrKind,
     AttrSpec,
@@ -231,6 +231,7 @@ register_op(
         lambda xs, a: [torch.rsqrt(xs[0] + a["eps"])],
         _ew_flops(2),
         doc="elementwise 1 / sqrt(x + eps)",
+        aten=("aten.rsqrt.default",),
     )
 )
 
@@ -240,7 +241,7 @@ ACT_ATTR = AttrSpec("act", AttrKind.STR, "none", choices=tuple(ACTS))
 def _act_flops(
     conv_like: Callable[[list[Shape], list[Shape], Attrs], int],
 ) -> Callable[[list[Shape], list[Shape], Attrs], int]:
-    return lambda i, o, a: conv_like(i, o, a) + numel(o[0]) * (1 + ACTS[a["act"]][1])
+    return lambda i, o, a: conv_like(i, o, a) + numel(o[0]) * (1 + act_flops(a["act"]))
 
 
 register_op(
@@ -251,7 +252,7 @@ register_op(
         CONV_ATTRS + (ACT_ATTR,),
         Conv2d(bias=True),
         lambda xs, a: [
-            ACTS[a["act"]][0](F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"], a["groups"]))
+            apply_act(a["act"], F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"], a["groups"]))
         ],
         _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3]),
         doc="act(conv2d(x, w) + b): NCHW x OIHW, bias [O] along the channel axis",
@@ -267,7 +268,7 @@ register_op(
         3,
         (ACT_ATTR,),
         MatMul(bias=True),
-        lambda xs, a: [ACTS[a["act"]][0](torch.matmul(xs[0], xs[1]) + xs[2])],
+        lambda xs, a: [apply_act(a["act"], torch.matmul(xs[0], xs[1]) + xs[2])],
         _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
         doc="act(x @ w + b): (batched) matmul, bias [N] along the last axis",
         packed_operand=1,

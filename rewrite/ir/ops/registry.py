@@ -5,6 +5,7 @@ The ops are defined in the sibling modules, by group; :mod:`rewrite.ir.ops` impo
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -88,6 +89,36 @@ class AttrSpec:
         raise TypeError(f"op '{op}': attribute '{self.name}' must be {k.value}, got {value!r}")
 
 
+@dataclass(frozen=True)
+class OnnxSpelling:
+    """How standard ONNX writes an op: one node of ``op_type`` on the same inputs.
+
+    ``attrs``: the ONNX attributes this op implies, as ``(name, value, default)`` (``default``: ONNX's value
+    when the node omits it).  The importer reads a node as this op when every attribute it carries is one of
+    these and each of them (given, or by default) has the value; the exporter writes them all.  A node of
+    the same type with other values goes to the op type's own handler (HardSigmoid's other slopes, Selu's
+    other constants), which composes registry ops.
+
+        >>> OnnxSpelling("Gelu", (("approximate", "tanh", "none"),)).matches({"approximate": "tanh"})
+        True
+    """
+
+    op_type: str
+    attrs: tuple[tuple[str, Any, Any], ...] = ()
+
+    def matches(self, given: Attrs) -> bool:
+        names = {n for n, _, _ in self.attrs}
+        return set(given) <= names and all(given.get(n, default) == v for n, v, default in self.attrs)
+
+    def export_attrs(self) -> dict[str, Any]:
+        return {n: v for n, v, _ in self.attrs}
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to float32, as ONNX stores a float attribute."""
+    return float(struct.unpack("f", struct.pack("f", x))[0])
+
+
 VARIADIC = -1
 BOUND_SOURCES = ("input", "weight")  # the sources bound by name when a graph runs; the other sources are constants
 
@@ -111,9 +142,13 @@ class OpDef:
     ``cost_class`` and ``fusion`` default from the group (elementwise ops fuse
     as elementwise, contractions price as matmuls, ...).  ``packed_operand``: a
     contraction's input that the kernel packs (any producer may be inlined into
-    it).  ``torch_functions`` / ``torch_methods``: the torch callables and
-    ``Tensor`` method names the torch frontend maps to this op (unary ops
-    without attributes: ``f(x)`` / ``x.f()``).
+    it).
+
+    Frontend spellings (the frontends' and the exporter's tables are derived from them):
+    ``aten``: the torch operator overloads that compute exactly this op of the same tensors, with no
+    other argument, as ``namespace.name.overload`` (``"aten.hardswish.default"``; a ``torch.library``
+    op's namespace works as well).  ``torch.export`` keeps them whole (its default decompositions
+    would split ``hardswish`` into clamps).  ``onnx``: its ONNX spelling (:class:`OnnxSpelling`).
     """
 
     name: str
@@ -128,9 +163,9 @@ class OpDef:
     cost_class: CostClass | None = None  # None: from the group
     fusion: FusionRole | None = None  # None: from the group
     packed_operand: int | None = None
-    torch_functions: tuple[Any, ...] = ()
-    torch_methods: tuple[str, ...] = ()
     dtype_rule: DTypeRule = FLOAT  # input and output dtypes (rewrite/ir/dtypes.py)
+    aten: tuple[str, ...] = ()
+    onnx: OnnxSpelling | None = None
 
     def __post_init__(self) -> None:
         if self.cost_class is None:
@@ -200,6 +235,12 @@ class OpDef:
 
 OPS: dict[str, OpDef] = {}
 _BUILTIN: set[str] = set()  # filled by rewrite.ir.ops once every module has registered
+_VERSION = [0]  # bumped by every register_op / unregister_op: tables derived from OPS cache on it
+
+
+def registry_version() -> int:
+    """A number that changes whenever an op is registered or removed (derived tables are cached on it)."""
+    return _VERSION[0]
 
 
 def register_op(op: OpDef) -> OpDef:
@@ -207,6 +248,7 @@ def register_op(op: OpDef) -> OpDef:
     if op.name in OPS:
         raise ValueError(f"op '{op.name}' is already registered")
     OPS[op.name] = op
+    _VERSION[0] += 1
     return op
 
 
@@ -214,7 +256,8 @@ def unregister_op(name: str) -> None:
     """Remove an op added with ``register_op`` (tests clean up their toy ops); built-in ops stay."""
     if name in _BUILTIN:
         raise ValueError(f"op '{name}' is built in and cannot be unregistered")
-    OPS.pop(name, None)
+    if OPS.pop(name, None) is not None:
+        _VERSION[0] += 1
 
 
 def ops_in(group: Group) -> frozenset[str]:

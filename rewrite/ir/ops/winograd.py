@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.ops.elementwise import ACTS
+from rewrite.ir.ops.elementwise import ACTS, act_flops, apply_act
 from rewrite.ir.ops.registry import AttrKind, AttrSpec, CostClass, FusionRole, Group, OpDef, register_op
 from rewrite.ir.shapes import Attrs, Shape, WinogradInput, WinogradOutput, WinogradWeight, numel
 from rewrite.ir.shapes.winograd import ALPHA, POSITIONS, TILE
@@ -129,7 +129,7 @@ def _output_ref(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
     y = y[:, :, :oh, :ow]
     if len(xs) > 1:
         y = y + xs[1].double().reshape(1, k, 1, 1)
-        y = ACTS[a["act"]][0](y)
+        y = apply_act(a["act"], y)
     return [y.to(m.dtype).contiguous()]
 
 
@@ -139,7 +139,7 @@ def _input_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
 
 def _output_flops(i: list[Shape], o: list[Shape], a: Attrs) -> int:
     tiles_k = i[0][1] * i[0][2]
-    extra = numel(o[0]) * (1 + ACTS[a["act"]][1]) if len(i) > 1 else 0
+    extra = numel(o[0]) * (1 + act_flops(a["act"])) if len(i) > 1 else 0
     return 2 * OUTPUT_MACS * tiles_k + extra
 
 

@@ -1,0 +1,73 @@
+"""The ATen rows the registry spells: each ``OpDef.aten`` overload becomes an ``a_unary`` row.
+
+    >>> registry_rows()[torch.ops.aten.hardswish.default]
+    ('a_unary', 'hardswish')
+
+The rows are derived from ``OPS`` when it changes (``registry_version``), so an op added with
+``register_op`` has its row in :data:`rewrite.frontends.aten.ATEN` (and the importer's ``CONVERTERS``)
+as soon as it is registered, and torch.export keeps its overload whole (:class:`KeepWhole`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+
+from rewrite.ir.ops import OPS, registry_version
+
+
+def overload(spelling: str) -> Any:
+    """``"aten.hardswish.default"`` as the torch operator overload it names (``namespace.name.overload``)."""
+    ns, name, ov = spelling.split(".")
+    return getattr(getattr(getattr(torch.ops, ns), name), ov)
+
+
+@functools.lru_cache(maxsize=1)
+def _rows(version: int) -> dict[Any, tuple[str, str]]:
+    return {overload(s): ("a_unary", op.name) for op in OPS.values() for s in op.aten}
+
+
+def registry_rows() -> dict[Any, tuple[str, str]]:
+    """Overload → ``("a_unary", op)`` for every overload an ``OpDef.aten`` names, in registry order."""
+    return _rows(registry_version())
+
+
+class RowTable(Mapping[Any, tuple[str, str]]):
+    """Hand-written converter rows and the registry's (``registry_rows``) as one table; the registry's are
+    read at each lookup, so they follow ``register_op``.  The two never name the same overload
+    (tests/test_op_spellings.py)."""
+
+    def __init__(self, rows: Mapping[Any, tuple[str, str]]) -> None:
+        self.rows = rows
+
+    def __getitem__(self, key: Any) -> tuple[str, str]:
+        row = self.rows.get(key)
+        return row if row is not None else registry_rows()[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.rows
+        yield from (k for k in registry_rows() if k not in self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows) + sum(1 for k in registry_rows() if k not in self.rows)
+
+
+class KeepWhole:
+    """The overloads torch.export's decompositions must leave whole: every one the registry spells (the
+    default table would split ``hardswish`` into clamps, ``mish`` into softplus and tanh), and ``extra``."""
+
+    def __init__(self, *extra: Any) -> None:
+        self.extra = extra
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from registry_rows()
+        yield from self.extra
+
+    def __contains__(self, key: Any) -> bool:
+        return key in registry_rows() or key in self.extra
+
+
+__all__ = ["KeepWhole", "RowTable", "overload", "registry_rows"]
