@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing, geomean, interleaved_ms, max_rel_err, torch_tf32
+from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing, geomean, interleaved_ms, torch_tf32
 from bench.models import MODELS, load_spec
 from costs.analytical import AnalyticalCost
 from costs.compiled import CompiledCost
@@ -77,7 +77,7 @@ from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import COSTS, compile, compiled_cost, optimize, priced_for
 from rewrite.progress import each
-from rewrite.verification.numeric import REL_TOL, compare_all
+from rewrite.verification.numeric import REL_TOL, compare_all, max_normwise_rel_err
 
 PEERS = ("ort", "openvino", "inductor")
 COLS = ("eager", *PEERS, "noopt", "eqsat")  # the llvm table's columns: each row has ms_<col> and iqr_<col>
@@ -484,7 +484,7 @@ def run_model_cuda(
             row[f"compile_seconds{suffix}"] = time.perf_counter() - t0
             row[f"kernels{suffix}"] = run.kernels
             with torch.no_grad():
-                err = max_rel_err(run(feed), refs)
+                err = max_normwise_rel_err(run(feed), refs)
         except EqsatError as e:  # a kernel the cuda target cannot build yet: a row that says so, not a crash
             row["error"] = f"{label}: {_error_line(e)}"
             print(f"  {name}: {row['error']}", file=sys.stderr)

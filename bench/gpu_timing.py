@@ -3,21 +3,22 @@
     >>> ours, eager = interleaved_ms([lambda: cg(feed), lambda: module(*xs)], repeats=20)   # doctest: +SKIP
     >>> eager.median / ours.median                      # above 1: ours is faster      # doctest: +SKIP
 
-Each round times every contender once (the order reversed every other round, so neither always runs
-on a GPU the other just warmed); a contender's figure is the median of its rounds.  ``timer`` is the
-seam tests replace (no GPU needed to check what the scripts do with the numbers).
+Each round times every contender once (``costs.timing.interleaved``'s rounds: two alternate, more in
+shuffled orders, so none always runs on a GPU another just warmed); a contender's figure is the median
+of its rounds.  ``timer`` is the seam tests replace (no GPU needed to check what the scripts do with the
+numbers).
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import statistics
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
 
+from costs.timing import interleaved
 from lower.cuda.measure import event_seconds
 
 Timer = Callable[[Callable[[], object]], float]  # one timed run of a contender -> milliseconds
@@ -46,16 +47,10 @@ class GpuTiming:
 def interleaved_ms(
     fns: Sequence[Callable[[], object]], repeats: int, warmup: int = 2, timer: Timer = cuda_event_ms
 ) -> list[GpuTiming]:
-    """Each of ``fns`` timed ``repeats`` times, interleaved, after ``warmup`` untimed rounds."""
-    for _ in range(warmup):
-        for f in fns:
-            f()
-    samples: list[list[float]] = [[] for _ in fns]
-    for r in range(repeats):
-        order = range(len(fns)) if r % 2 == 0 else range(len(fns) - 1, -1, -1)
-        for i in order:
-            samples[i].append(timer(fns[i]))
-    return [GpuTiming(tuple(s)) for s in samples]
+    """Each of ``fns`` timed ``repeats`` times by ``timer``, in ``costs.timing.interleaved``'s rounds, after
+    ``warmup`` untimed rounds."""
+    run = interleaved(fns, repeats, warmup, timer=lambda i: timer(fns[i]))
+    return [GpuTiming(t.samples) for t in run.timings]
 
 
 def back_to_back_ms(
@@ -92,21 +87,6 @@ def torch_tf32(on: bool) -> Iterator[None]:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
 
 
-def max_rel_err(got: Sequence[torch.Tensor], refs: Sequence[torch.Tensor]) -> float:
-    """The largest ``max|got - ref| / max|ref|`` over the outputs (shapes must agree)."""
-    errs = []
-    for g, r in zip(got, refs, strict=True):
-        if tuple(g.shape) != tuple(r.shape):
-            return float("inf")
-        scale = float(r.abs().max()) if r.numel() else 0.0
-        diff = float((g.to(r.device, r.dtype) - r).abs().max()) if r.numel() else 0.0
-        err = diff / scale if scale > 0 else diff
-        if math.isnan(err):  # max() would keep a NaN only when it came first
-            return err
-        errs.append(err)
-    return max(errs, default=0.0)
-
-
 def geomean(xs: Sequence[float]) -> float | None:
     return statistics.geometric_mean(xs) if xs else None
 
@@ -119,6 +99,5 @@ __all__ = [
     "cuda_missing",
     "geomean",
     "interleaved_ms",
-    "max_rel_err",
     "torch_tf32",
 ]

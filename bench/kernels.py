@@ -59,7 +59,6 @@ from bench.gpu_timing import (
     cuda_event_ms,
     cuda_missing,
     interleaved_ms,
-    max_rel_err,
     torch_tf32,
 )
 from costs.timing import SETTLE_S, interleaved
@@ -69,6 +68,7 @@ from rewrite import config
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile
+from rewrite.verification.numeric import max_normwise_rel_err, normwise_rel_err
 
 
 def alternate(
@@ -141,7 +141,7 @@ def bench_gemm(n: int, threads: int, repeats: int) -> dict:
     A, B = torch.randn(n, n, generator=gen), torch.randn(n, n, generator=gen)
     inputs = [A, B]
     ref = torch.matmul(A, B)
-    err = ((cg(inputs)[0] - ref).abs().max() / ref.abs().max()).item()
+    err = normwise_rel_err(cg(inputs)[0], ref)
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -215,7 +215,7 @@ def bench_rows(op: str, rows: int, cols: int, threads: int, repeats: int) -> dic
     else:
         ref_fn = lambda: torch.nn.functional.layer_norm(t, (cols,), w, bias, 1e-5)
     ref = ref_fn()
-    err = ((cg(inputs)[0] - ref).abs().max() / ref.abs().max()).item()
+    err = normwise_rel_err(cg(inputs)[0], ref)
     prev = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -279,7 +279,7 @@ def bench_gemm_cuda(n: int, exact: bool, repeats: int, timer: Timer = cuda_event
     x, y = (torch.randn(n, n, device=DEVICE, generator=gen) for _ in range(2))
     with torch_tf32(False):
         ref = torch.matmul(x, y)
-    err = max_rel_err(cg([x, y]), [ref])
+    err = max_normwise_rel_err(cg([x, y]), [ref])
     contenders: list[Callable[[], object]] = [functools.partial(cg, [x, y]), functools.partial(torch.matmul, x, y)]
     with torch_tf32(not exact):
         ours, cublas = interleaved_ms(contenders, repeats, timer=timer)
@@ -313,7 +313,7 @@ def bench_chain_cuda(log2n: int, repeats: int, timer: Timer = cuda_event_ms) -> 
             v = f(v)
         return v
 
-    err = max_rel_err(cg([x]), [eager()])
+    err = max_normwise_rel_err(cg([x]), [eager()])
     ours, copy, torch_ms = interleaved_ms(
         [functools.partial(cg, [x]), functools.partial(dst.copy_, x), eager], repeats, timer=timer
     )

@@ -15,16 +15,16 @@ priced by its fusion role:
   it costs its own kernels' time when compiled alone, with the weight operands of contractions as
   constants (pre-packed at compile time, as in a real graph).
 
-Both kinds of rows live in the measured-cost cache (``costs.cache``) like torch's: anchors under the
-target's ``cache_key``, fused increments under ``fused_target(target)``'s.  The runners that compile and
-time kernels need ``lower``, which ``costs`` may not import: the pipeline registers them
-(``register_runner("llvm", ...)`` and ``register_runner("llvm-fused", ...)``, and the ``cuda`` /
-``cuda-fused`` twins, timed with CUDA events; a GPU target's ``cache_key`` names the device, its compute
-capability, the driver and NVRTC, so each GPU has its own rows).  A configuration that
+Both kinds of rows live in the measured-cost cache (``costs.cache``) like torch's, under a ``CostKey``
+(``costs.key``): anchors under the key, fused increments under ``key.as_fused()``.  The runners that
+compile and time kernels need ``lower``, which ``costs`` may not import: the target's kind names them
+(``TargetKind.runner`` / ``fused_runner`` / ``batch_runner``, ``"lower.llvm.measure:run_llvm_op"``;
+the cuda kind's are timed with CUDA events, and a GPU target's key names the device, its compute
+capability, precision, the driver and NVRTC, so each GPU has its own rows).  A configuration that
 cannot be measured (an op without a lowering, an index operand the runner cannot feed) is priced by the
 fallback model and counted in ``stats["unmeasurable"]``.
 
-    >>> model = CompiledCost(parse_target("llvm"), measure_missing=True)     # doctest: +SKIP
+    >>> model = CompiledCost(kind_of("llvm").make_cost_key("llvm"), measure_missing=True)   # doctest: +SKIP
     >>> model("relu", {}, [(1, 64, 56, 56)]) < model("conv2d", {...}, [...])  # doctest: +SKIP
     True
 """
@@ -32,32 +32,19 @@ fallback model and counted in ``stats["unmeasurable"]``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from costs.analytical import AnalyticalCost
 from costs.cache import CostCache
+from costs.key import CostKey
 from costs.measured import Config, MeasuredCost
 from rewrite.ir.errors import EqsatError
 from rewrite.ir.ops import OPS, FusionRole, Group, Shape
 from rewrite.ir.target import Target
 
-FUSED = "-fused"  # suffix of the kind and name of the target the fused increments are keyed by
 # roles whose ops fuse into a neighbour's kernel (prologue, elementwise chain, epilogue)
 FUSIBLE = frozenset({FusionRole.ELEMENTWISE, FusionRole.REMAP, FusionRole.INJECTIVE})
-
-
-def fused_target(target: Target) -> Target:
-    """The target that keys fused increments measured on ``target`` (kind ``llvm-fused``, ``cuda-fused``)."""
-    return replace(target, kind=target.kind + FUSED, name=target.name + FUSED)
-
-
-def base_target(target: Target) -> Target:
-    """The compiled target behind a ``fused_target`` (the inverse; other targets pass through)."""
-    if not target.kind.endswith(FUSED):
-        return target
-    return replace(target, kind=target.kind.removesuffix(FUSED), name=target.name.removesuffix(FUSED))
 
 
 def is_fusible(op: str) -> bool:
@@ -78,23 +65,25 @@ def is_placed(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape]) -> 
 
 
 class CompiledCost:
-    """Costs of compiled kernels on ``target`` (see the module docstring).  What is not cached is measured
-    now (``measure_missing``) or priced by ``fallback`` (analytical by default) and counted."""
+    """Costs of compiled kernels under ``key`` (see the module docstring; a plain ``Target`` is keyed as it
+    is).  What is not cached is measured now (``measure_missing``) or priced by ``fallback`` (analytical by
+    default) and counted."""
 
     def __init__(
         self,
-        target: Target,
+        key: CostKey | Target,
         cache: CostCache | str | Path | None = None,
         measure_missing: bool = False,
         fallback: Callable[..., float] | None = None,
         warmup: int = 3,
         repeats: int = 15,
     ) -> None:
-        self.target = target
+        self.cost_key = key if isinstance(key, CostKey) else CostKey(key)
+        self.target = self.cost_key.target  # what the kernels are compiled for and run on
         self._fallback = fallback
-        self.kernels = MeasuredCost(target, cache, self._fall, measure_missing, warmup, repeats)
+        self.kernels = MeasuredCost(self.cost_key, cache, self._fall, measure_missing, warmup, repeats)
         self.fused = MeasuredCost(
-            fused_target(target), self.kernels.cache, self._fall, measure_missing, warmup, repeats
+            self.cost_key.as_fused(), self.kernels.cache, self._fall, measure_missing, warmup, repeats
         )
         self.unmeasurable: dict[str, str] = {}  # config key -> why it could not be measured
         self._unmeasurable_stats = 0
@@ -122,7 +111,7 @@ class CompiledCost:
 
     @property
     def fingerprint(self) -> str:
-        return self.target.cache_key
+        return self.cost_key.cache_key
 
     @property
     def stats(self) -> dict[str, int]:
@@ -187,4 +176,4 @@ class CompiledCost:
         return f"CompiledCost({self.fingerprint!r}, cache={self.cache!r}, measure_missing={self.measure_missing})"
 
 
-__all__ = ["FUSED", "FUSIBLE", "CompiledCost", "base_target", "fused_target", "is_free", "is_fusible", "is_placed"]
+__all__ = ["FUSIBLE", "CompiledCost", "is_free", "is_fusible", "is_placed"]

@@ -7,11 +7,12 @@ case it runs the op on its target — random inputs, ``warmup`` untimed runs, th
 ``repeats`` timed runs — and stores the result.  ``profile_graph`` measures a whole graph up front.
 
 What ran the op is a ``Target`` (``rewrite.ir.target``, the record ``lower`` compiles for), and
-cache rows are keyed by its ``cache_key`` (``torch-cpu|threads=2|torch=2.13.0``): another thread
-count or library version is another set of rows.  Runners are a table by target kind, ``RUNNERS``:
-kind → ``run(target, op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``.  Adding one
-(LLVM-compiled kernels, registered by the pipeline, which may import ``lower``) is one
-``register_runner`` call; extraction only ever sees the cost-model callable.
+cache rows are keyed by a ``CostKey`` (``costs.key``): the target's ``cache_key``
+(``torch-cpu|threads=2|torch=2.13.0``) and what else the measurement depends on, so another thread
+count or library version is another set of rows.  Who measures is the target kind's fact: its
+``TargetKind.runner`` (``run(key, op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``), named
+``"module:function"`` where it lives above ``costs`` (LLVM-compiled kernels, in ``lower``) and imported
+when first used; extraction only ever sees the cost-model callable.
 
 The "torch" kind times the registry's reference semantics (``OPS[op].ref``), i.e. exactly what
 ``Graph.run`` executes: views such as ``reshape`` or ``transpose`` cost a view, not a copy.
@@ -36,10 +37,11 @@ import torch
 
 from costs.analytical import AnalyticalCost
 from costs.cache import CostCache, op_key
+from costs.key import CostKey
 from costs.timing import Timing, interleaved
 from rewrite.ir.errors import EqsatError, UsageError
 from rewrite.ir.ops import OPS, Group, Shape
-from rewrite.ir.target import Target
+from rewrite.ir.target import KINDS, Target
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 
@@ -70,7 +72,7 @@ def _summarise(t: Timing) -> Measurement:
 
 
 def run_torch_op(
-    target: Target,
+    key: CostKey,
     op: str,
     attrs: Mapping[str, Any],
     in_shapes: Sequence[Shape],
@@ -84,7 +86,7 @@ def run_torch_op(
     opdef.infer(list(in_shapes), norm)  # a bad configuration fails here, with the op's message
     xs = make_inputs(op, norm, in_shapes, dtype)
     with torch.no_grad():
-        run = interleaved([lambda: opdef.ref(xs, norm)], repeats, warmup, threads=target.threads)
+        run = interleaved([lambda: opdef.ref(xs, norm)], repeats, warmup, threads=key.target.threads)
     return _summarise(run.timings[0])
 
 
@@ -103,22 +105,15 @@ def _torch_target(threads: int, version: str) -> Target:
     return Target("torch", name="torch-cpu", threads=threads, versions=(("torch", version),))
 
 
-Runner = Callable[..., Measurement]  # run(target, op, attrs, in_shapes, dtype, warmup, repeats)
-RUNNERS: dict[str, Runner] = {"torch": run_torch_op}
-# run_many(target, configs, warmup, repeats, on_done) -> one Measurement, or the EqsatError that kept it from
+@functools.cache
+def _torch_key(threads: int, version: str) -> CostKey:
+    return CostKey(_torch_target(threads, version))
+
+
+Runner = Callable[..., Measurement]  # run(key, op, attrs, in_shapes, dtype, warmup, repeats)
+# run_many(key, configs, warmup, repeats, on_done) -> one Measurement, or the EqsatError that kept it from
 # being measured, per configuration, in order; on_done(config) as each one is measured
 BatchRunner = Callable[..., list[Measurement | EqsatError]]
-BATCH_RUNNERS: dict[str, BatchRunner] = {}
-
-
-def register_runner(kind: str, run: Runner, many: BatchRunner | None = None) -> None:
-    """Measure targets of ``kind`` with ``run(target, op, attrs, in_shapes, dtype, warmup, repeats) -> Measurement``;
-    ``many``, where given, measures a batch at once (compiled kernels: compiled together, timed one by one)."""
-    RUNNERS[kind] = run
-    if many is not None:
-        BATCH_RUNNERS[kind] = many
-    else:
-        BATCH_RUNNERS.pop(kind, None)
 
 
 # ------------------------------------------------------------------ the cost model
@@ -131,7 +126,7 @@ class MeasuredCost:
 
     def __init__(
         self,
-        target: Target | None = None,
+        target: Target | CostKey | None = None,
         cache: CostCache | str | Path | None = None,
         fallback: Callable[..., float] | None = None,
         measure_missing: bool = False,
@@ -140,11 +135,13 @@ class MeasuredCost:
         strict: bool = False,
         hint: str = "",
     ) -> None:
-        if target is not None and target.kind not in RUNNERS:
-            raise UsageError(f"cannot measure on target kind '{target.kind}'; known: {', '.join(sorted(RUNNERS))}")
+        key = CostKey(target) if isinstance(target, Target) else target
+        if key is not None and (key.target.kind not in KINDS or not KINDS[key.target.kind].measures(key.fused)):
+            known = ", ".join(sorted(k for k, v in KINDS.items() if v.measures()))
+            raise UsageError(f"cannot measure on target kind '{key.target.kind}'; known: {known}")
         if warmup < 0 or repeats < 1:
             raise UsageError(f"need warmup >= 0 and repeats >= 1, got {warmup} and {repeats}")
-        self._target = target  # None: torch on the CPU, following torch's thread count
+        self._key = key  # None: torch on the CPU, following torch's thread count
         self.cache = cache if isinstance(cache, CostCache) else CostCache(cache)
         self._fallback = fallback
         self.measure_missing = measure_missing
@@ -162,17 +159,22 @@ class MeasuredCost:
         return self._fallback
 
     @property
+    def cost_key(self) -> CostKey:
+        """What the rows are keyed by, now (without an explicit target, torch's thread count may change)."""
+        return self._key if self._key is not None else _torch_key(torch.get_num_threads(), torch.__version__)
+
+    @property
     def target(self) -> Target:
-        """What measurements are taken on, now (without an explicit target, torch's thread count may change)."""
-        return self._target if self._target is not None else torch_target()
+        """What measurements are taken on, now."""
+        return self.cost_key.target
 
     @property
     def fingerprint(self) -> str:
-        """The target's cache key now: the ``target`` column of the rows this model reads and writes."""
-        return self.target.cache_key
+        """The cost key now: the ``target`` column of the rows this model reads and writes."""
+        return self.cost_key.cache_key
 
-    def _table(self, target: Target | None = None) -> tuple[str, dict[str, float]]:
-        fp = (target or self.target).cache_key
+    def _table(self, key: CostKey | None = None) -> tuple[str, dict[str, float]]:
+        fp = (key or self.cost_key).cache_key
         if fp not in self._mem:
             self._mem[fp] = self.cache.load(fp)
         return fp, self._mem[fp]
@@ -200,10 +202,10 @@ class MeasuredCost:
 
     def measure(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
         """Measure one configuration now (even if cached) and store it."""
-        target = self.target
-        fp, table = self._table(target)
+        ck = self.cost_key
+        fp, table = self._table(ck)
         key = self.key(op, attrs, in_shapes, dtype)
-        m = RUNNERS[target.kind](target, op, attrs, in_shapes, dtype, self.warmup, self.repeats)
+        m = ck.kind.load_runner(ck.fused)(ck, op, attrs, in_shapes, dtype, self.warmup, self.repeats)
         self.cache.put(fp, key, op, m.seconds, m.reps, m.iqr)
         table[key] = m.seconds
         self.missing.discard(key)
@@ -215,8 +217,8 @@ class MeasuredCost:
     ) -> dict[str, EqsatError]:
         """Measure ``configs`` now (even if cached) and store them, through the target kind's batch runner where
         it has one; returns, by key, the error of each configuration that could not be measured."""
-        target = self.target
-        many = BATCH_RUNNERS.get(target.kind)
+        ck = self.cost_key
+        many = ck.kind.load_batch_runner()
         errors: dict[str, EqsatError] = {}
         if many is None:
             for c in configs:
@@ -227,8 +229,8 @@ class MeasuredCost:
                 if on_done is not None:
                     on_done(c)
             return errors
-        fp, table = self._table(target)
-        results = many(target, list(configs), self.warmup, self.repeats, on_done)
+        fp, table = self._table(ck)
+        results = many(ck, list(configs), self.warmup, self.repeats, on_done)
         for c, m in zip(configs, results, strict=True):
             key = self.key(*c)
             if isinstance(m, EqsatError):

@@ -2,7 +2,9 @@
 when the numbers cannot be trusted.
 
 Every run time or speedup eqsat prints comes from here (cost profiling, the machine profile, the
-fidelity and Tensat tables, ``optimize --run``, ``bench e2e``, ``bench kernels``).  On a shared
+fidelity and Tensat tables, ``optimize --run``, ``bench e2e``, ``bench kernels``), and so do the compiled
+kernels' cost rows (``lower.measure_graphs``) and the GPU benchmarks' CUDA-event timings
+(``bench.gpu_timing``), through ``interleaved(timer=...)``.  On a shared
 machine a lone median hides how noisy it was, so:
 
 * contenders alternate round by round (A B, then B A, ...; three or more in shuffled orders, nobody twice in a
@@ -203,6 +205,7 @@ def interleaved(
     on_round: Callable[[int, int], None] | None = None,
     names: Sequence[str] = (),
     settle_s: float = 0.0,
+    timer: Callable[[int], float] | None = None,
 ) -> Run:
     """Time each of ``fns`` ``repeats`` times in rounds (``round_order``: two contenders forward, then
     reversed; more in shuffled orders), after ``warmup`` untimed rounds, with garbage collection off and torch on
@@ -210,7 +213,11 @@ def interleaved(
 
     ``settle_s``: an untimed busy wait of at least that long after each call, until the process's other
     threads are quiet (``settle``, ``SETTLE_S``), so that thread pools still spinning after one contender's
-    run do not take cores from the next one."""
+    run do not take cores from the next one.
+
+    ``timer(i)``: one timed run of contender ``i`` and what it took, where the wall clock around ``fns[i]()``
+    is not the measure (a GPU's CUDA events, the kernels' own profile, an L2 flush before the run); the samples
+    are in its unit.  The warm-up rounds still call ``fns``."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
     times: list[list[float]] = [[] for _ in fns]
@@ -227,9 +234,12 @@ def interleaved(
                 order = round_order(len(fns), r, last)
                 last = order[-1]
                 for i in order:
-                    t = time.perf_counter()
-                    fns[i]()
-                    times[i].append(time.perf_counter() - t)
+                    if timer is None:
+                        t = time.perf_counter()
+                        fns[i]()
+                        times[i].append(time.perf_counter() - t)
+                    else:
+                        times[i].append(timer(i))
                     if settle_s > 0:
                         settle(settle_s)
                 if on_round is not None:

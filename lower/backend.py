@@ -1,7 +1,8 @@
 """The seam between the runtime and a code generator: a ``Backend`` is a small table of functions.
 
-The runtime (``lower.runtime``) never asks which target it compiles for: it looks the target's
-kind up in ``lower.target.KINDS`` and calls its backend's entries.  A backend module
+The runtime (``lower.runtime``) never asks which target it compiles for: it asks the target's
+kind record (``rewrite.ir.target.TargetKind.backend``, through ``lower.target.backend_of``) and
+calls its backend's entries.  A backend module
 (``lower/llvm/``; a ``lower/cuda/`` would be another) builds one ``Backend`` from its own parts:
 
     >>> from lower.llvm import BACKEND                                      # doctest: +SKIP
@@ -63,6 +64,5 @@ class Backend:
     copies_inputs: bool = False
     sequence: Callable[[list[Launch]], Callable[[tuple[int, ...]], None] | None] | None = None
     grid: bool = False  # kernels run as grids of many threads (see above)
-    skip_families: frozenset[str] = frozenset()  # rule families left out of the default set for this backend
     prepare: Callable[[list[Kernel], Target], None] | None = None  # before compiling: e.g. all of them, in parallel
     compile_jobs: Callable[[], int] | None = None  # how many kernels ``compile`` may take at once (None: one)

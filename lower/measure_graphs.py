@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from costs.measured import Measurement
+from costs.timing import interleaved
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS, Shape
@@ -110,15 +111,11 @@ def alternating_rounds(
     run: Callable[[int], object], timed: Callable[[int], float], n: int, warmup: int, repeats: int
 ) -> list[list[float]]:
     """``warmup`` untimed ``run(i)`` of each of ``n`` graphs, then ``repeats`` rounds of ``timed(i)`` for
-    each, the order reversed every other round (neither side always runs second); per graph, its times."""
-    for _ in range(warmup):
-        for i in range(n):
-            run(i)
-    out: list[list[float]] = [[] for _ in range(n)]
-    for r in range(repeats):
-        for i in range(n) if r % 2 == 0 else range(n - 1, -1, -1):
-            out[i].append(timed(i))
-    return out
+    each in ``costs.timing``'s order (two graphs: reversed every other round, neither side always runs
+    second); per graph, its times."""
+    fns = [functools.partial(run, i) for i in range(n)]
+    rounds = interleaved(fns, repeats, warmup, timer=timed)
+    return [list(t.samples) for t in rounds.timings]
 
 
 KernelSeconds = Callable[[Target, Sequence[Graph], int, int], list[list[float]]]  # a backend's timer

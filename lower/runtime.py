@@ -2,11 +2,12 @@
 
 Compile time:
 
-1. every weight-only node (``graph.weight_only()``) is computed once with torch
+1. every weight-only node (``graph.weight_values``) is computed once with torch
    and becomes a constant;
 2. the fusion planner groups the remaining live nodes into kernels
    (``reshape`` is a view and gets none);
-3. each group is lowered to loop IR, scheduled, emitted as LLVM IR and
+3. each group is lowered to loop IR and scheduled (steps 1-3: ``lower.plan``,
+   shared with ``lower.cuda.graph_kernels``), emitted as LLVM IR and
    compiled (object code cached on disk);
 4. kernel stages that read only constants (weight packing, folded batchnorm
    parameters) are run once now and their results kept;
@@ -44,7 +45,7 @@ from dataclasses import dataclass
 import torch
 
 from lower.backend import KernelFn, Launch
-from lower.fusion import BuiltKernel, FusionPlan, Scratch, build_kernel, live_nodes, plan_fusion
+from lower.fusion import BuiltKernel, FusionPlan, Scratch
 from lower.ir import (
     IntImm,
     Kernel,
@@ -57,12 +58,11 @@ from lower.ir import (
     stores_of,
     unwrap_locals,
 )
-from lower.schedule import schedule_kernel
+from lower.plan import plan_kernels
 from lower.target import backend_of, parse_target
 from rewrite.ir.dtypes import ITEMSIZE, TORCH_DTYPE
 from rewrite.ir.errors import InputError
 from rewrite.ir.graph import Graph, GraphError, Value
-from rewrite.ir.ops import OPS
 from rewrite.ir.target import Target
 
 ALIGN = 16  # floats (64 bytes)
@@ -106,29 +106,17 @@ class CompiledGraph:
         self.backend = backend_of(self.target)
         self.threads = self.target.threads
         self._device = torch.device(self.backend.device)
-        graph.validate()
         self.graph = graph
         self._lock = threading.Lock()
         self._recycle: dict[Value, torch.Tensor] = {}
         self.input_names = [n.attrs["name"] for n in graph.inputs]
         self._input_values = {n.attrs["name"]: Value(n.id, 0) for n in graph.inputs}
-        live = live_nodes(graph)
-        self.consts = self._precompute(graph, live, self._device)
-        self.fusion: FusionPlan = plan_fusion(graph, {v.node for v in self.consts}, fuse=fuse)
-        self.built: list[BuiltKernel] = []
-        for k, grp in enumerate(self.fusion.groups):
-            bk = build_kernel(
-                graph,
-                grp,
-                self.consts,
-                self.resolve,
-                name=f"k{k}_{graph.nodes[grp.anchor].op}",
-                grid=self.backend.grid,
-            )
-            sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, self.target) if schedule else None
-            if sched is not None:
-                bk.kernel, bk.schedule = sched.kernel, sched
-            self.built.append(bk)
+        plan = plan_kernels(
+            graph, self.target, grid=self.backend.grid, device=self._device, fuse=fuse, schedule=schedule
+        )
+        self.consts: dict[Value, torch.Tensor] = plan.consts
+        self.fusion: FusionPlan = plan.fusion
+        self.built: list[BuiltKernel] = plan.built
         self.prepacked_bytes = 0
         for k, bk in enumerate(self.built):
             self._hoist_constant_stages(k, bk)
@@ -147,26 +135,6 @@ class CompiledGraph:
     def resolve(self, v: Value) -> Value:
         """The value whose storage ``v`` lies in (through reshape views and placed concats/splits)."""
         return self.fusion.resolve(v)
-
-    @staticmethod
-    def _precompute(graph: Graph, live: set[int], device: torch.device) -> dict[Value, torch.Tensor]:
-        """Every live weight-only value, computed now with torch on the host (where the weights are and
-        the refs build their own constants), then placed on ``device``."""
-        wo = graph.weight_only()
-        host: dict[Value, torch.Tensor] = {}
-        env: dict[Value, torch.Tensor] = {}
-        with torch.no_grad():
-            for n in graph:
-                if n.id not in wo or (n.id not in live and not any(n.id == v.node for v in graph.outputs)):
-                    continue
-                if n.op == "weight":
-                    outs = [graph.weights[n.attrs["name"]]]
-                else:
-                    outs = OPS[n.op].ref([host[v] for v in n.inputs], n.attrs)
-                for i, t in enumerate(outs):
-                    host[Value(n.id, i)] = t = t.detach().to("cpu", TORCH_DTYPE[n.dtype]).contiguous()
-                    env[Value(n.id, i)] = t.to(device)
-        return env
 
     def _plan_storage(self) -> None:
         g = self.graph

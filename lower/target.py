@@ -1,4 +1,5 @@
-"""Targets by name: the kinds table, host detection and parsing.
+"""Targets by name: parsing a kind name into this host's Target, the llvm kind's host detection, and
+the backend of a target.
 
     >>> t = parse_target("llvm", threads=2)           # LLVM for this CPU
     >>> t.kind, t.vector_width, (t.mr, t.nr), t.threads   # doctest: +SKIP
@@ -6,41 +7,25 @@
     >>> backend_of(t).name
     'llvm'
 
-``KINDS`` maps a kind to how to describe this machine as a target of that kind (``host``)
-and the ``Backend`` that compiles and runs kernels for it.  The record itself
-(``rewrite.ir.target.Target``) is plain data one layer down, so that ``costs`` can key
-measurements by the same record without importing ``lower``.
-
-Adding a kind (``"cuda"``) is one entry here plus its backend module (``lower/cuda/``):
-nothing in the runtime's driver code or in extraction changes.
+Everything about a kind is its record, ``rewrite.ir.target.TargetKind`` (one layer down, so that
+``costs`` and the pipeline ask the same record): how to describe this machine as a target of the
+kind (``host``), and the ``Backend`` that compiles and runs kernels for it.  Adding a kind is one
+record plus its backend module (``lower/cuda/``): nothing in the runtime's driver code or in
+extraction changes.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from lower.backend import Backend
-from lower.cuda import BACKEND as CUDA_BACKEND
-from lower.cuda import cuda_host
-from lower.llvm import BACKEND as LLVM_BACKEND
 from lower.llvm import jit
 from rewrite import config
 from rewrite.ir.errors import LoweringError
-from rewrite.ir.target import Target
+from rewrite.ir.target import KINDS, Target, TargetKind, compiled_kinds
 
 GEMM_TILE = {16: (12, 32), 8: (6, 16)}  # MR x NR of the micro-kernel per vector width: 24 of the 32 zmm
 #                                           registers (AVX-512) or 12 of the 16 ymm (AVX2) hold accumulators
-
-
-@dataclass(frozen=True)
-class TargetKind:
-    """One entry of the kinds table: this machine as a target of ``kind``, and the backend for it."""
-
-    kind: str
-    host: Callable[[int], Target]  # the target for this machine, running kernels on ``threads`` threads
-    backend: Backend
 
 
 def default_threads() -> int:
@@ -79,16 +64,14 @@ def llvm_host(threads: int) -> Target:
     )
 
 
-KINDS: dict[str, TargetKind] = {
-    "llvm": TargetKind("llvm", llvm_host, LLVM_BACKEND),
-    "cuda": TargetKind("cuda", cuda_host, CUDA_BACKEND),  # NVRTC + driver API; see lower/cuda
-}
-
-
 def _kind(name: str) -> TargetKind:
+    """The record of a kind that compiles kernels (``LoweringError`` for any other name)."""
     entry = KINDS.get(name)
+    available = ", ".join(repr(k) for k in compiled_kinds())
     if entry is None:
-        raise LoweringError(f"unknown target {name!r}; available: {', '.join(repr(k) for k in KINDS)}")
+        raise LoweringError(f"unknown target {name!r}; available: {available}")
+    if not entry.compiled:
+        raise LoweringError(f"target {name!r} compiles no kernels (it runs graphs eagerly); available: {available}")
     return entry
 
 
@@ -103,12 +86,14 @@ def parse_target(target: str | Target = "llvm", threads: int | None = None) -> T
         return target.with_threads(threads) if threads else target
     if not isinstance(target, str):
         raise LoweringError(f"a target is a kind name like 'llvm' or a Target, not {type(target).__name__}")
-    return _kind(target).host(threads or default_threads())
+    return _kind(target).detect(threads or default_threads())
 
 
 def backend_of(target: Target) -> Backend:
     """The backend that compiles and runs kernels for ``target``."""
-    return _kind(target.kind).backend
+    backend = _kind(target.kind).load_backend()
+    assert isinstance(backend, Backend), (target.kind, backend)
+    return backend
 
 
-__all__ = ["KINDS", "TargetKind", "backend_of", "default_threads", "llvm_host", "parse_target"]
+__all__ = ["GEMM_TILE", "backend_of", "default_threads", "llvm_host", "parse_target"]

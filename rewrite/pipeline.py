@@ -24,15 +24,13 @@ from dataclasses import dataclass
 import torch
 
 from costs.analytical import AnalyticalCost
-from costs.compiled import FUSED, CompiledCost
-from costs.measured import egraph_configs, register_runner
+from costs.compiled import CompiledCost
+from costs.measured import egraph_configs
 from costs.model import CostModel, graph_cost
 from costs.timing import BUSY_CORES, Speedup, free_threads, speedup
 from lower import CompiledGraph, compile_graph, parse_target
-from lower.cuda import TF32_REL_TOL, graph_ptx
-from lower.cuda.measure import cuda_cost_target, run_cuda_anchor, run_cuda_fused
-from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_many, run_llvm_op
-from lower.target import KINDS
+from lower.cuda import graph_ptx
+from lower.target import backend_of
 from rewrite import config
 from rewrite.egraph.limits import Limits
 from rewrite.egraph.saturate import IterationStat, SaturationResult, saturate
@@ -43,7 +41,7 @@ from rewrite.extract.ilp import ilp_extract
 from rewrite.ir.errors import EqsatError, ExtractionError, UsageError, VerificationError
 from rewrite.ir.graph import Graph
 from rewrite.ir.ops import Shape
-from rewrite.ir.target import Target
+from rewrite.ir.target import Target, kind_of
 from rewrite.progress import close, counter, iterations, stage
 from rewrite.results import (
     IlpStats,
@@ -58,13 +56,12 @@ from rewrite.results import (
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import Rule
 from rewrite.search import SearchResult, backtrack
-from rewrite.verification.numeric import REL_TOL, VerifyResult, compare_all, verify
+from rewrite.verification.numeric import VerifyResult, compare_all, verify
 
 EXTRACTORS = ("greedy", "ilp")
 SEARCHES = ("eqsat", "backtrack")
-COMPILED_KINDS = ("llvm", "cuda")  # the target kinds whose default cost model is compiled_cost
-# what a graph compiled for one of those kinds is priced by when extracted: that target's compiled kernels (the
-# default), or the analytical model (eager PyTorch's roofline, nothing measured)
+# what a graph compiled for a compiled kind (``TargetKind.compiled``) is priced by when extracted: that target's
+# compiled kernels (the default), or the analytical model (eager PyTorch's roofline, nothing measured)
 COSTS = ("compiled", "analytical")
 
 
@@ -110,17 +107,10 @@ def _rule_list(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
     return load_rules(rules)  # type: ignore[arg-type]
 
 
-# eager PyTorch runs Winograd's transforms through their reference einsums: vgg19 with them ran 2.5x slower
-# in eager than without (bench search, 2026-11-23), while the analytical model priced them 3x cheaper; the
-# blocked layout's convolutions run as their reference's permutes around a conv2d
-TORCH_SKIP_FAMILIES = frozenset({"winograd", "blocked"})
-
-
 def default_rules(target: str | Target = "torch") -> list[Rule]:
-    """Every shipped rule, less the families the target leaves out: ``TORCH_SKIP_FAMILIES`` for eager
-    PyTorch, ``Backend.skip_families`` for a compiled target (the CUDA backend runs no Winograd)."""
-    kind = target.kind if isinstance(target, Target) else target
-    skip = KINDS[kind].backend.skip_families if kind in KINDS else TORCH_SKIP_FAMILIES
+    """Every shipped rule, less the families the target's kind leaves out (``TargetKind.skips_families``:
+    eager PyTorch and the cuda kind run no Winograd)."""
+    skip = kind_of(target).skips_families
     return [r for r in load_rules(None) if r.family not in skip]
 
 
@@ -234,15 +224,15 @@ RUN_CHECK_ROUNDS = (9, 41)
 def _run_check_target(target: str | Target, run_check: bool | None) -> Target | RunCheck | None:
     """The compiled target the chosen graph is timed on; None (eager PyTorch, or the check is off), or the record
     of a check that cannot run here (no device for the target)."""
-    kind = target.kind if isinstance(target, Target) else target
-    if kind not in COMPILED_KINDS:
+    kind = kind_of(target)
+    if not kind.compiled:
         return None
     if not (config.RUN_CHECK.flag() if run_check is None else run_check):
         return None
     try:
         return parse_target(target)
     except EqsatError as e:
-        return RunCheck(kind, 0, {}, "extracted", 0.0, 0, 0.0, (f"not run: {str(e).splitlines()[0]}",))
+        return RunCheck(kind.name, 0, {}, "extracted", 0.0, 0, 0.0, (f"not run: {str(e).splitlines()[0]}",))
 
 
 def _compiled_or_why(g: Graph, host: Target) -> CompiledGraph | str:
@@ -254,15 +244,16 @@ def _compiled_or_why(g: Graph, host: Target) -> CompiledGraph | str:
 
 def _time_pair(ours: CompiledGraph, baseline: CompiledGraph, feed: dict[str, torch.Tensor], host: Target) -> Speedup:
     """``costs.timing.speedup`` of two compiled graphs on ``feed`` (per round, the baseline's time over ours),
-    after a warm-up call each, in rounds sized to fill ``RUN_CHECK_SECONDS``.  On a GPU each call waits for its
-    kernels."""
-    gpu = host.kind == "cuda"
+    after a warm-up call each, in rounds sized to fill ``RUN_CHECK_SECONDS``.  On a device (a kind that is not
+    ``threaded``: a GPU) each call waits for its kernels, and the host's thread count does not apply."""
+    on_host = host.kind_info.threaded
+    device = backend_of(host).device
 
     def call(cg: CompiledGraph) -> Callable[[], object]:
         def run() -> object:
             out = cg(feed)
-            if gpu:
-                torch.cuda.synchronize()
+            if not on_host:
+                getattr(torch, device).synchronize()
             return out
 
         return run
@@ -277,7 +268,7 @@ def _time_pair(ours: CompiledGraph, baseline: CompiledGraph, feed: dict[str, tor
         one_round = time.perf_counter() - t0
         lo, hi = RUN_CHECK_ROUNDS
         rounds = max(lo, min(hi, int(RUN_CHECK_SECONDS / max(one_round, 1e-6))))
-        return speedup(fns[0], fns[1], repeats=rounds, warmup=0, threads=None if gpu else host.threads)
+        return speedup(fns[0], fns[1], repeats=rounds, warmup=0, threads=host.threads if on_host else None)
 
 
 def _noise(iqr: float, n: int) -> float:
@@ -453,14 +444,13 @@ def optimize(
 
 
 def default_cost_model(target: str | Target = "torch") -> CostModel:
-    """The cost model for graphs that run on ``target``: analytical for torch, compiled costs for the targets
-    that compile kernels (llvm: this CPU; cuda: the first GPU, ``LoweringError`` without one)."""
-    kind = target.kind if isinstance(target, Target) else target
-    if kind == "torch":
-        return AnalyticalCost()
-    if kind in COMPILED_KINDS:
-        return compiled_cost(target)
-    raise UsageError(f"no default cost model for target '{kind}'; choose 'torch', 'llvm' or 'cuda', or pass cost_model")
+    """The cost model for graphs that run on ``target``: compiled costs for a kind that compiles kernels (llvm:
+    this CPU; cuda: the first GPU, ``LoweringError`` without one), else the analytical model (torch)."""
+    try:
+        kind = kind_of(target)
+    except UsageError as e:
+        raise UsageError(f"no default cost model: {e}", hint="pass cost_model") from None
+    return compiled_cost(target) if kind.compiled else AnalyticalCost()
 
 
 def _optimize_backtrack(
@@ -529,23 +519,13 @@ def compile(graph: Graph, target: str | Target = "llvm", threads: int | None = N
     return compile_graph(graph, target=target, threads=threads)
 
 
-# MeasuredCost / CompiledCost on an llvm target time ops with compiled kernels (lower.llvm.measure); on a
-# cuda target with the CUDA backend's kernels and CUDA events (lower.cuda.measure), keyed by the GPU
-register_runner("llvm", run_llvm_op, run_llvm_many)
-register_runner("llvm" + FUSED, run_llvm_fused, run_llvm_many)
-register_runner("cuda", run_cuda_anchor)
-register_runner("cuda" + FUSED, run_cuda_fused)
-
-
 def compiled_cost(
     target: str | Target = "llvm", threads: int | None = None, measure_missing: bool = True
 ) -> CompiledCost:
-    """The cost model of compiled kernels on ``target`` (see ``costs.compiled``): an llvm target on
-    ``threads`` threads, or a cuda one (the first GPU for ``"cuda"``; ``threads`` does not apply)."""
-    kind = target.kind if isinstance(target, Target) else target
-    if kind == "cuda":
-        return CompiledCost(cuda_cost_target(target), measure_missing=measure_missing)
-    return CompiledCost(cost_target(target, threads), measure_missing=measure_missing)
+    """The cost model of compiled kernels on ``target`` (see ``costs.compiled``), keyed by its kind's
+    ``cost_key``: an llvm target on ``threads`` threads, or a cuda one (the first GPU for ``"cuda"``;
+    ``threads`` does not apply)."""
+    return CompiledCost(kind_of(target).make_cost_key(target, threads), measure_missing=measure_missing)
 
 
 def compile_ptx(graph: Graph, arch: str = "sm_90") -> list[str]:
@@ -570,7 +550,7 @@ def compile_and_compare(
     """
     host = parse_target(target)
     wanted = host.threads
-    threads, others = free_threads(wanted) if host.kind == "llvm" else (wanted, None)  # a GPU is not shared
+    threads, others = free_threads(wanted) if host.kind_info.threaded else (wanted, None)  # a GPU is not shared
     if others is not None and others >= BUSY_CORES:  # busy: time-slicing noise needs more rounds
         repeats *= 3
     with stage(f"compile ({target})"):
@@ -581,8 +561,8 @@ def compile_and_compare(
         ref = module(*inputs)
         refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
         outs = run(feed)
-        tf32 = host.kind == "cuda" and not config.CUDA_EXACT_FP32.flag()  # tensor cores: TF32's tolerance
-        cmp = compare_all(refs, [o.cpu() for o in outs], TF32_REL_TOL if tf32 else REL_TOL)  # GPU: device tensors
+        tol = host.kind_info.tolerance(host.precision)  # TF32 tensor cores: TF32's tolerance
+        cmp = compare_all(refs, [o.cpu() for o in outs], tol)  # GPU: device tensors
         if not cmp.close:
             raise VerificationError(f"compiled graph '{graph.name}' differs from PyTorch: {cmp.why}")
         # interleaved, torch on the compiled graph's thread count: both sides get the same cores

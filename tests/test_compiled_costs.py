@@ -1,20 +1,24 @@
-"""The compiled (llvm) cost model: which table prices which op, the llvm runners, optimize(target="llvm")."""
+"""The compiled (llvm) cost model: which table prices which op, the llvm runners, optimize(target="llvm"); a
+compiled kind declared by one record (``fake``) and its cost keys."""
 
+import dataclasses
 import math
 
 import pytest
 import torch
 
 from costs import measured
-from costs.compiled import CompiledCost, base_target, fused_target
-from lower.llvm.measure import cost_target, run_llvm_fused, run_llvm_op
+from costs.compiled import CompiledCost
+from costs.key import CostKey
+from lower import parse_target
+from lower.llvm.measure import cost_key, run_llvm_fused, run_llvm_op
 from rewrite import GraphBuilder
 from rewrite.egraph.limits import Limits
 from rewrite.ir.errors import EqsatError, LoweringError
-from rewrite.ir.target import Target
+from rewrite.ir.target import KINDS, Target, TargetKind
 from rewrite.pipeline import compiled_cost, default_cost_model, optimize
 
-FAKE = Target("fake", threads=1, versions=(("lower", "abc"),))
+FAKE = CostKey(Target("fake", threads=1), versions=(("lower", "abc"),))
 
 
 class Runner:
@@ -23,8 +27,8 @@ class Runner:
     def __init__(self, seconds: float) -> None:
         self.seconds, self.asked = seconds, []
 
-    def __call__(self, target, op, attrs, in_shapes, dtype="float32", warmup=5, repeats=20):
-        self.asked.append((target.kind, op))
+    def __call__(self, key, op, attrs, in_shapes, dtype="float32", warmup=5, repeats=20):
+        self.asked.append((key.target.kind + "-fused" * key.fused, op))
         if op == "softmax":
             raise LoweringError(f"no lowering for {op}")
         return measured.Measurement(self.seconds, repeats, 0.0)
@@ -33,16 +37,42 @@ class Runner:
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
     alone, fused = Runner(1e-3), Runner(1e-6)
-    monkeypatch.setitem(measured.RUNNERS, "fake", alone)
-    monkeypatch.setitem(measured.RUNNERS, "fake-fused", fused)
+    # a compiled kind is one record: its host, backend, recipe (llvm's), runners and cost key
+    kind = TargetKind(
+        name="fake",
+        host=lambda threads: FAKE.target,
+        backend="lower.llvm:BACKEND",
+        recipe="lower.schedule.recipes:cpu_recipe",
+        cost_key=lambda target, threads: FAKE,
+        runner=alone,
+        fused_runner=fused,
+    )
+    monkeypatch.setitem(KINDS, "fake", kind)
     model = CompiledCost(FAKE, cache=tmp_path / "c.sqlite", measure_missing=True, fallback=lambda *a, **k: 7.0)
     return model, alone, fused
 
 
-def test_fused_target_round_trips_and_keys_apart():
-    f = fused_target(FAKE)
-    assert f.kind == "fake-fused" and base_target(f) == FAKE and base_target(FAKE) == FAKE
-    assert f.cache_key != FAKE.cache_key
+def test_fused_rows_are_keyed_apart_on_the_same_target():
+    f = FAKE.as_fused()
+    assert f.target == FAKE.target and f.fused and not FAKE.fused and f.cache_key != FAKE.cache_key
+    assert FAKE.cache_key == "fake|threads=1|lower=abc" and f.cache_key == "fake|threads=1|lower=abc|fused"
+
+
+def test_a_declared_kind_is_asked_for_rules_costs_and_run_check(fake):
+    """Everything the pipeline does differently per kind comes from the record, not from the kind's name."""
+    from rewrite.pipeline import _run_check_target, default_rules
+
+    assert isinstance(default_cost_model("fake"), CompiledCost)
+    assert compiled_cost("fake").fingerprint == FAKE.cache_key
+    assert _run_check_target("fake", True) == FAKE.target  # compiled: its graphs are run-checked
+    assert {r.family for r in default_rules("fake")} >= {"winograd", "blocked"}
+    KINDS["fake"] = dataclasses.replace(KINDS["fake"], skips_families=frozenset({"winograd"}))
+    assert "winograd" not in {r.family for r in default_rules("fake")}
+    eager = TargetKind(name="fake", host=lambda threads: FAKE.target, compiled=False)
+    KINDS["fake"] = eager
+    assert _run_check_target("fake", True) is None and not isinstance(default_cost_model("fake"), CompiledCost)
+    with pytest.raises(LoweringError, match="compiles no kernels"):
+        parse_target("fake")
 
 
 def test_each_role_is_priced_by_its_table(fake):
@@ -88,20 +118,23 @@ def test_profile_measures_only_what_is_missing(fake, tmp_path):
     assert again.missing(configs) == [] and again("matmul", {}, [(4, 8), (8, 8)]) == 1e-3
 
 
-def test_cost_target_fingerprints_the_lowering():
-    t = cost_target("llvm", threads=1)
-    assert t.kind == "llvm" and t.threads == 1 and dict(t.versions)["lower"]
+def test_cost_key_fingerprints_the_lowering():
+    k = cost_key("llvm", threads=1)
+    t = k.target
+    assert t.kind == "llvm" and t.threads == 1 and dict(k.versions)["lower"] and dict(k.versions)["runner"]
+    assert "lower" not in dict(t.versions)  # the target kernels compile for carries no cost-only versions
+    assert k.cache_key.startswith(t.cache_key + "|lower=")
     assert isinstance(default_cost_model("llvm"), CompiledCost)
     assert not isinstance(default_cost_model("torch"), CompiledCost)
 
 
 def test_llvm_runners_time_compiled_kernels():
-    t = cost_target("llvm", threads=1)
-    m = run_llvm_op(t, "matmul", {}, [(4, 16), (16, 8)], warmup=1, repeats=3)
+    k = cost_key("llvm", threads=1)
+    m = run_llvm_op(k, "matmul", {}, [(4, 16), (16, 8)], warmup=1, repeats=3)
     assert m.reps == 3 and 0 < m.seconds < 1
-    f = run_llvm_fused(fused_target(t), "add", {}, [(4, 16), (4, 16)], warmup=1, repeats=3)
+    f = run_llvm_fused(k.as_fused(), "add", {}, [(4, 16), (4, 16)], warmup=1, repeats=3)
     assert f.reps == 3 and 0 < f.seconds < 1 and math.isfinite(f.iqr)
-    b = run_llvm_fused(fused_target(t), "lt", {}, [(4, 16), (4, 16)], warmup=1, repeats=3)  # bool out: cast consumer
+    b = run_llvm_fused(k.as_fused(), "lt", {}, [(4, 16), (4, 16)], warmup=1, repeats=3)  # bool out: cast consumer
     assert 0 < b.seconds < 1
 
 
@@ -111,7 +144,7 @@ def test_optimize_for_llvm_measures_the_egraph_and_verifies(tmp_path):
     x = b.input("x", (4, 16))
     w = b.weight("w", torch.randn(16, 16))
     out = b.relu(b.add(b.matmul(x, w), x))
-    model = CompiledCost(cost_target("llvm", threads=1), cache=tmp_path / "c.sqlite", measure_missing=True, repeats=3)
+    model = CompiledCost(cost_key("llvm", threads=1), cache=tmp_path / "c.sqlite", measure_missing=True, repeats=3)
     res = optimize(b.build([out]), limits=Limits(iterations=3), extractor="greedy", cost_model=model, target="llvm")
     assert res.stats.verified is True
     assert model.stats["measured"] > 0 and model.stats["fallbacks"] == 0
@@ -124,7 +157,7 @@ def test_a_batch_runner_measures_the_batch_and_notes_what_it_could_not(fake, mon
     model, alone, _ = fake
     batches = []
 
-    def many(target, configs, warmup, repeats, on_done):
+    def many(key, configs, warmup, repeats, on_done):
         batches.append([c[0] for c in configs])
         out = []
         for c in configs:
@@ -132,7 +165,7 @@ def test_a_batch_runner_measures_the_batch_and_notes_what_it_could_not(fake, mon
             on_done(c)
         return out
 
-    monkeypatch.setitem(measured.BATCH_RUNNERS, "fake", many)
+    monkeypatch.setitem(KINDS, "fake", dataclasses.replace(KINDS["fake"], batch_runner=many))
     configs = [
         ("matmul", {}, ((4, 8), (8, 8)), "float32"),
         ("softmax", {"axis": -1}, ((4, 8),), "float32"),
@@ -158,7 +191,7 @@ def test_llvm_batch_compiles_each_distinct_graph_once(monkeypatch):
         return real(g, target)
 
     monkeypatch.setattr(llvm_measure, "compile_graph", counting)
-    t = fused_target(cost_target("llvm", threads=1))
+    t = cost_key("llvm", threads=1).as_fused()
     configs = [
         ("add", {}, ((4, 16), (4, 16)), "float32"),
         ("mul", {}, ((4, 16), (4, 16)), "float32"),

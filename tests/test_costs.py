@@ -9,11 +9,12 @@ import torch
 
 from costs import measured
 from costs.cache import CostCache, op_key
+from costs.key import CostKey
 from costs.measured import MeasuredCost, cached_entries, graph_configs, profile_graph, torch_target
 from rewrite import GraphBuilder
 from rewrite.ir.errors import UsageError
 from rewrite.ir.ops import OPS
-from rewrite.ir.target import Target
+from rewrite.ir.target import KINDS, Target
 
 FAST = {"warmup": 1, "repeats": 3}
 
@@ -25,16 +26,16 @@ class Counting:
         self.calls = 0
         self.targets = []
 
-    def __call__(self, target, op, attrs, in_shapes, dtype="float32", warmup=5, repeats=20):
+    def __call__(self, key, op, attrs, in_shapes, dtype="float32", warmup=5, repeats=20):
         self.calls += 1
-        self.targets.append(target)
+        self.targets.append(key.target)
         return measured.Measurement(1e-6 * (1 + len(in_shapes)), repeats, 0.0)
 
 
 @pytest.fixture
 def counting(monkeypatch):
     fake = Counting()
-    monkeypatch.setitem(measured.RUNNERS, "torch", fake)
+    monkeypatch.setitem(KINDS, "torch", dataclasses.replace(KINDS["torch"], runner=fake))
     return fake
 
 
@@ -249,7 +250,7 @@ def test_torch_runner_times_on_the_targets_threads(monkeypatch):
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)
-        measured.run_torch_op(torch_target(1), "relu", {}, [(4,)], warmup=1, repeats=2)
+        measured.run_torch_op(CostKey(torch_target(1)), "relu", {}, [(4,)], warmup=1, repeats=2)
         assert seen == [1, 1, 1] and torch.get_num_threads() == 2  # measured on 1 thread, then restored
     finally:
         torch.set_num_threads(before)

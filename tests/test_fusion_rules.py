@@ -27,6 +27,7 @@ from rewrite.ir.ops import OPS, ShapeError
 from rewrite.pipeline import optimize
 from rewrite.rulelang.loader import RULES_DIR, load_rules
 from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var, load_rule_file
+from rewrite.verification.numeric import compare
 
 FAMILIES = ("fusion", "relaxed", "transformer")
 
@@ -234,10 +235,9 @@ def check_instance(
         outs = g.run(inputs)
         for left, right in zip(outs[: len(lhs)], outs[len(lhs) :]):
             assert left.shape == right.shape, rule.name
-            scale = max(1.0, left.abs().max().item())
-            err = (left - right).abs().max().item() / scale
-            assert err <= rtol, f"{rule.name}: relative error {err:.3g}"
-            worst = max(worst, err)
+            c = compare(left, right, rtol)
+            assert c.close, f"{rule.name}: relative error {c.rel_err:.3g}"
+            worst = max(worst, c.rel_err)
     return worst
 
 

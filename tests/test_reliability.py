@@ -15,7 +15,7 @@ from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import InputError, UsageError
 from rewrite.ir.graph import Graph
 from rewrite.pipeline import compile, optimize
-from rewrite.verification.numeric import compare, verify
+from rewrite.verification.numeric import compare, max_normwise_rel_err, normwise_rel_err, verify
 
 LIMITS = Limits(iterations=6, nodes=5000, seconds=10)
 
@@ -124,6 +124,17 @@ def test_compare_matches_nonfinite_values_by_pattern():
     assert not compare(a, torch.tensor([1.0, math.nan, -math.inf, math.nan])).close  # inf became NaN
     assert not compare(a, torch.tensor([1.5, math.inf, -math.inf, math.nan])).close  # a finite value differs
     assert compare(a, torch.tensor([1.0 + 1e-6, math.inf, -math.inf, math.nan])).close
+
+
+def test_normwise_rel_err_keeps_a_nan_and_a_shape_mismatch():
+    """The benchmarks' and kernel tests' measure: relative to max|ref| (not compare's max(1, max|ref|))."""
+    r = torch.tensor([1.0, -2.0])
+    assert max_normwise_rel_err([r + 0.01], [r]) == pytest.approx(0.005)
+    assert normwise_rel_err(r * 1e-3 + 1e-5, r * 1e-3) == pytest.approx(5e-3, rel=1e-4)  # compare: scale 1
+    assert math.isnan(max_normwise_rel_err([r, torch.tensor([math.nan])], [r, torch.tensor([1.0])]))  # NaN, not 0
+    assert max_normwise_rel_err([torch.zeros(3)], [r]) == math.inf
+    assert normwise_rel_err(torch.tensor([0.5]), torch.zeros(1)) == 0.5  # a zero reference: the absolute error
+    assert normwise_rel_err(torch.tensor([1, 3]), torch.tensor([1, 2])) == 0.5  # ints subtract as numbers
 
 
 # ---------------------------------------------------------------- compiled models: what they accept

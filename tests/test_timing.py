@@ -1,6 +1,7 @@
 """The one timing module: interleaved contenders, medians with their spread, honest warnings; and the measured
 cost model, which prices only what was measured."""
 
+import dataclasses
 import itertools
 import re
 import threading
@@ -16,6 +17,7 @@ from rewrite import GraphBuilder
 from rewrite.cli.report import run_table
 from rewrite.egraph.limits import Limits
 from rewrite.ir.errors import UsageError
+from rewrite.ir.target import KINDS
 from rewrite.pipeline import optimize, saturated_egraph
 from rewrite.results import RunStats
 from rewrite.rulelang.loader import load_rules
@@ -93,11 +95,8 @@ def test_strict_measured_costs_refuse_an_unmeasured_op_in_one_line(tmp_path):
 
 @pytest.mark.slow  # ~10 s: profiles every op of an e-graph (test_optimize profiles a few in the fast tier)
 def test_profiling_the_egraph_covers_every_op_extraction_prices(tmp_path, monkeypatch):
-    monkeypatch.setitem(
-        measured.RUNNERS,
-        "torch",
-        lambda t, op, a, s, d="float32", w=0, r=1: measured.Measurement(1e-6 * len(s), 1, 0.0),
-    )
+    fake = lambda k, op, a, s, d="float32", w=0, r=1: measured.Measurement(1e-6 * len(s), 1, 0.0)
+    monkeypatch.setitem(KINDS, "torch", dataclasses.replace(KINDS["torch"], runner=fake))
     g, limits = _tiny(), Limits(iterations=2)
     model = MeasuredCost(cache=tmp_path / "c.sqlite", strict=True)
     profile_configs(egraph_configs(saturated_egraph(g, load_rules(), limits)), model)
@@ -162,3 +161,18 @@ def test_settle_is_a_fixed_wait_where_thread_times_cannot_be_read(monkeypatch):
     t0 = time.perf_counter()
     assert timing.settle(0.02) >= 0.02
     assert time.perf_counter() - t0 < 0.02 + timing.QUIET_S
+
+
+def test_a_timer_takes_the_samples_and_the_warmup_still_runs_the_contenders():
+    """``timer(i)``: what a contender's run took where the wall clock is not the measure (CUDA events, the
+    kernels' own profile); the loop, its order and its warm-up stay the one in ``costs.timing``."""
+    ran: list[int] = []
+    timed: list[int] = []
+    run = interleaved(
+        [lambda: ran.append(0), lambda: ran.append(1)],
+        repeats=3,
+        warmup=1,
+        timer=lambda i: timed.append(i) or 10.0 * (i + 1),
+    )
+    assert ran == [0, 1] and timed == [0, 1, 1, 0, 0, 1]
+    assert [t.samples for t in run.timings] == [(10.0,) * 3, (20.0,) * 3]

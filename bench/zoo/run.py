@@ -25,7 +25,7 @@ from rewrite.egraph.limits import Limits
 from rewrite.frontends import from_torch
 from rewrite.pipeline import compile, optimize
 from rewrite.progress import each
-from rewrite.verification.numeric import REL_TOL
+from rewrite.verification.numeric import REL_TOL, normwise_rel_err
 
 ZOO_LIMITS = Limits(iterations=6, nodes=30_000, seconds=20.0)
 
@@ -33,11 +33,6 @@ ZOO_LIMITS = Limits(iterations=6, nodes=30_000, seconds=20.0)
 def _one_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
-
-
-def _rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
-    scale = float(ref.abs().max()) or 1.0
-    return float((out.float() - ref.float()).abs().max()) / scale
 
 
 def run_model(name: str, repeats: int = 5, ilp_seconds: float = 5.0, time_it: bool = True) -> dict[str, Any]:
@@ -86,7 +81,7 @@ def run_model(name: str, repeats: int = 5, ilp_seconds: float = 5.0, time_it: bo
         with torch.no_grad():
             ref = module(*inputs)
             out = run(feed)[0]
-            err = _rel_err(out, ref)
+            err = normwise_rel_err(out.float(), ref.float())
             row["max_rel_err"] = err
             row["compiled"] = err <= REL_TOL
             if not row["compiled"]:

@@ -17,29 +17,28 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import torch
-
 from lower.backend import Backend, KernelFn, Launch
 from lower.cuda import driver, nvrtc
 from lower.cuda.codegen import CudaModule, LaunchSpec, kernel_module, kernel_to_cuda
-from lower.fusion import BuiltKernel, build_kernel, live_nodes, plan_fusion
+from lower.fusion import BuiltKernel
 from lower.ir import Kernel
-from lower.schedule import schedule_kernel
+from lower.plan import plan_kernels
 from rewrite import config
 from rewrite.ir.errors import LoweringError
-from rewrite.ir.graph import Graph, Value
-from rewrite.ir.ops import OPS
-from rewrite.ir.target import Target
+from rewrite.ir.graph import Graph
+from rewrite.ir.target import TF32_REL_TOL, Target
 
-# what TF32 tensor cores (10-bit mantissa products, FP32 sums) are checked to: max|ours - ref| <= this * max|ref|
-TF32_REL_TOL = 5e-3
 DEFAULT_ARCH = "sm_90"  # what a CUDA target describes when no device is visible (PTX-only work, CI)
 WARP = 32
 
 
-def cuda_target(arch: str = DEFAULT_ARCH, name: str = "", versions: tuple[tuple[str, str], ...] = ()) -> Target:
-    """A CUDA target for compute capability ``arch`` (no device needed: generating code and PTX)."""
-    return Target("cuda", name=name or f"cuda-{arch}", cpu=arch, vector_width=WARP, versions=versions)
+def cuda_target(
+    arch: str = DEFAULT_ARCH, name: str = "", versions: tuple[tuple[str, str], ...] = (), precision: str = ""
+) -> Target:
+    """A CUDA target for compute capability ``arch`` (no device needed: generating code and PTX); its
+    contractions in ``precision`` (default: TF32 tensor cores, exact FP32 with ``EQSAT_CUDA_EXACT_FP32``)."""
+    precision = precision or ("fp32" if config.CUDA_EXACT_FP32.flag() else "tf32")
+    return Target("cuda", name=name or f"cuda-{arch}", arch=arch, warp=WARP, precision=precision, versions=versions)
 
 
 def cuda_host(threads: int) -> Target:
@@ -66,15 +65,15 @@ def _module_ptx(text: str, arch: str) -> str:
 
 
 def compile_kernel(kernel: Kernel, target: Target, hint: str = "k") -> KernelFn:
-    """Generate, compile (NVRTC, for ``target.cpu``) and load one kernel; returns ``f(args, lo, hi)``."""
+    """Generate, compile (NVRTC, for ``target.arch``) and load one kernel; returns ``f(args, lo, hi)``."""
     mod = kernel_module(kernel, target)
-    return driver.LoadedKernel(mod, _module_ptx(mod.text, target.cpu or DEFAULT_ARCH), len(kernel.params))
+    return driver.LoadedKernel(mod, _module_ptx(mod.text, target.arch or DEFAULT_ARCH), len(kernel.params))
 
 
 def prepare(kernels: list[Kernel], target: Target) -> None:
     """Compile every kernel's module to PTX ahead, in parallel (NVRTC runs without the GIL), so that
     ``compile_kernel`` finds them cached: a model's hundred-odd kernels take seconds, not a minute."""
-    arch = target.cpu or DEFAULT_ARCH
+    arch = target.arch or DEFAULT_ARCH
     texts = {kernel_module(k, target).text for k in kernels}
     with ThreadPoolExecutor(max_workers=max(1, min(len(texts), os.cpu_count() or 1))) as pool:
         list(pool.map(lambda text: _module_ptx(text, arch), texts))
@@ -110,44 +109,16 @@ BACKEND = Backend(
     copies_inputs=True,
     sequence=sequence,
     grid=True,  # e.g. grouped/depthwise convs as batched GEMMs: tiles per (n, group), not one thread per group
-    # Winograd F(4x4, 3x3) through TF32 tensor cores: the transforms amplify TF32's rounding (0.16 absolute
-    # error on unit-normal inputs in tests/lower/test_cuda_codegen.py); exact FP32 would give up the tensor cores
-    # the blocked layout NCHWc16 is a CPU vector layout (a GPU's threads own pixels, not 16-lane vectors)
-    skip_families=frozenset({"winograd", "blocked"}),
     prepare=prepare,
 )
 
 
 # ------------------------------------------------------------ without a device: the kernels of a graph as PTX
 def graph_kernels(graph: Graph, target: Target, fuse: bool = True) -> list[BuiltKernel]:
-    """The scheduled kernels ``compile_graph(graph, target)`` would build, without allocating anything
-    on a device: weight-only values are computed on the CPU (only their being constant matters here)."""
-    graph.validate()
-    live = live_nodes(graph)
-    wo = graph.weight_only()
-    consts: dict[Value, torch.Tensor] = {}
-    with torch.no_grad():
-        for n in graph:
-            if n.id not in wo or (n.id not in live and not any(n.id == v.node for v in graph.outputs)):
-                continue
-            outs = (
-                [graph.weights[n.attrs["name"]]]
-                if n.op == "weight"
-                else OPS[n.op].ref([consts[v] for v in n.inputs], n.attrs)
-            )
-            for i, t in enumerate(outs):
-                consts[Value(n.id, i)] = t.detach().to(torch.float32).contiguous()
-    plan = plan_fusion(graph, {v.node for v in consts}, fuse=fuse)
-    built = []
-    for k, grp in enumerate(plan.groups):
-        bk = build_kernel(
-            graph, grp, consts, plan.resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}", grid=BACKEND.grid
-        )
-        sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, target)
-        if sched is not None:
-            bk.kernel, bk.schedule = sched.kernel, sched
-        built.append(bk)
-    return built
+    """The scheduled kernels ``compile_graph(graph, target)`` would build (``lower.plan``, which it plans with),
+    without allocating anything on a device: weight-only values stay on the CPU (only their being constant
+    matters here)."""
+    return plan_kernels(graph, target, grid=BACKEND.grid, fuse=fuse).built
 
 
 def graph_ptx(graph: Graph, arch: str = DEFAULT_ARCH, fuse: bool = True) -> list[str]:

@@ -346,7 +346,7 @@ class ModuleBuilder:
                 self.helpers.append(h)
 
     def text(self) -> str:
-        head = f"// eqsat CUDA kernel for {self.target.cpu or 'sm_?'}"
+        head = f"// eqsat CUDA kernel for {self.target.arch or 'sm_?'}"
         return "\n\n".join([head, *(T.HELPERS[h] for h in self.helpers), *self.functions]) + "\n"
 
 

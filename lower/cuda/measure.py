@@ -2,29 +2,29 @@
 
 The CUDA twin of ``lower.llvm.measure``, with the same graphs (``one_op``: contraction weights as
 constants, pre-packed at compile time as in a real graph; an injective op inlined into ``relu``'s loads)
-and the same rule for a row (the fastest round).  ``run_cuda_anchor`` and ``run_cuda_fused`` have the
-signature of ``costs.measured.RUNNERS`` entries; the pipeline registers them for the ``cuda`` and
-``cuda-fused`` kinds, and ``costs.compiled.CompiledCost`` reads their rows.  ``cuda_cost_target`` is the
-Target rows are keyed by: the first GPU's (name, compute capability, driver, NVRTC), extended with a digest
-of ``lower``'s source and the runners' version.  Timing needs a GPU; building the graphs does not.
+and the same rule for a row (the fastest round).  ``run_cuda_anchor`` and ``run_cuda_fused`` are the cuda
+kind's runners (``rewrite.ir.target.CUDA``), and ``costs.compiled.CompiledCost`` reads their rows.
+``cost_key`` is the ``CostKey`` rows are keyed by: the first GPU's target (name, compute capability,
+precision, driver, NVRTC), a digest of ``lower``'s source and the runners' version.  Timing needs a GPU;
+building the graphs does not.
 
-    >>> m = run_cuda_fused(cuda_cost_target(), "add", {}, [(1, 64, 56, 56)] * 2)   # doctest: +SKIP
+    >>> m = run_cuda_fused(cost_key().as_fused(), "add", {}, [(1, 64, 56, 56)] * 2)   # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import torch
 
-from costs.compiled import base_target
+from costs.key import CostKey
 from costs.measured import Measurement
+from lower.cuda import BACKEND
 from lower.measure_graphs import LOWER_VERSION, alternating_rounds, anchor_cost, fused_cost, lower_digest
 from lower.runtime import compile_graph
-from lower.target import parse_target
+from lower.target import backend_of, parse_target
 from rewrite.ir.errors import LoweringError, UsageError
 from rewrite.ir.graph import Graph
 from rewrite.ir.ops import Shape
@@ -37,24 +37,14 @@ RUNNER_VERSION = ("runner", "cuda-1")  # bump when the cuda runners measure diff
 FLUSH_BYTES = 64 << 20
 
 
-def cuda_cost_target(target: str | Target = "cuda") -> Target:
-    """The Target compiled GPU costs are measured on and keyed by: ``target`` (default: the first visible
-    GPU, ``LoweringError`` without one), its key extended with a digest of the lowering's source."""
+def cost_key(target: str | Target = "cuda", threads: int | None = None) -> CostKey:
+    """What compiled GPU costs on ``target`` (default: the first visible GPU, ``LoweringError`` without one)
+    are keyed by: the target, a digest of the lowering's source and the runners' version.  ``threads`` does
+    not apply (kernels run on the GPU)."""
     host = parse_target(target)
-    if host.kind != "cuda":
+    if backend_of(host) is not BACKEND:
         raise UsageError(f"compiled GPU costs are measured on a 'cuda' target, not '{host.kind}'")
-    return replace(host, versions=(*_code_versions(host), (LOWER_VERSION, lower_digest()), RUNNER_VERSION))
-
-
-def _code_versions(target: Target) -> tuple[tuple[str, str], ...]:
-    """The versions code generation depends on (the cost key's extra entries left out)."""
-    return tuple(v for v in target.versions if v[0] not in (LOWER_VERSION, RUNNER_VERSION[0]))
-
-
-def _compile_target(target: Target) -> Target:
-    """The cuda target kernels are compiled for, from a cost target (plain or fused)."""
-    host = base_target(target)
-    return replace(host, versions=_code_versions(host))
+    return CostKey(host, versions=((LOWER_VERSION, lower_digest()), RUNNER_VERSION))
 
 
 @functools.cache
@@ -77,8 +67,7 @@ def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeat
     before each timed run."""
     if not torch.cuda.is_available():
         raise LoweringError("measuring GPU costs needs a CUDA device and torch built with CUDA; none is visible")
-    host = _compile_target(target)
-    cgs = [compile_graph(g, host) for g in graphs]
+    cgs = [compile_graph(g, target) for g in graphs]
     feeds = [{k: t.to("cuda") for k, t in g.random_inputs(0).items()} for g in graphs]
     flush = _flush_buffer()
 
@@ -91,7 +80,7 @@ def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeat
 
 
 def run_cuda_anchor(
-    target: Target,
+    key: CostKey,
     op: str,
     attrs: Mapping[str, Any],
     in_shapes: Sequence[Shape],
@@ -100,11 +89,11 @@ def run_cuda_anchor(
     repeats: int = 15,
 ) -> Measurement:
     """Compile ``op`` alone for the GPU (contraction weights as constants) and time its kernels."""
-    return anchor_cost(_kernel_seconds, target, op, attrs, in_shapes, dtype, warmup, repeats)
+    return anchor_cost(_kernel_seconds, key.target, op, attrs, in_shapes, dtype, warmup, repeats)
 
 
 def run_cuda_fused(
-    target: Target,
+    key: CostKey,
     op: str,
     attrs: Mapping[str, Any],
     in_shapes: Sequence[Shape],
@@ -113,7 +102,7 @@ def run_cuda_fused(
     repeats: int = 15,
 ) -> Measurement:
     """What an injective ``op`` adds fused into a neighbour's kernel (``measure_graphs.fused_cost``)."""
-    return fused_cost(_kernel_seconds, target, op, attrs, in_shapes, dtype, warmup, repeats)
+    return fused_cost(_kernel_seconds, key.target, op, attrs, in_shapes, dtype, warmup, repeats)
 
 
-__all__ = ["RUNNER_VERSION", "cuda_cost_target", "event_seconds", "run_cuda_anchor", "run_cuda_fused"]
+__all__ = ["RUNNER_VERSION", "cost_key", "event_seconds", "run_cuda_anchor", "run_cuda_fused"]

@@ -1,10 +1,10 @@
 """Measured costs of the llvm target: one op compiled alone (or fused into a consumer) and its kernels timed.
 
-``run_llvm_op`` and ``run_llvm_fused`` have the signature of ``costs.measured.RUNNERS`` entries; the
-pipeline registers them for the ``llvm`` and ``llvm-fused`` kinds, and ``costs.compiled.CompiledCost``
-reads their rows (see that module for which ops are priced how).  ``cost_target`` is the Target they are
-keyed by: the host's, its key extended with a digest of ``lower``'s source and the runner's version, so an
-edit to the code generator never reads stale measurements.  The CUDA twin is ``lower.cuda.measure``; the graphs both
+``run_llvm_op`` and ``run_llvm_fused`` (and ``run_llvm_many``, either over a batch) are the llvm kind's
+runners (``rewrite.ir.target.LLVM``), and ``costs.compiled.CompiledCost`` reads their rows (see that
+module for which ops are priced how).  ``cost_key`` is the ``CostKey`` they are keyed by: the host's
+target, with a digest of ``lower``'s source and the runner's version, so an edit to the code generator
+never reads stale measurements.  The CUDA twin is ``lower.cuda.measure``; the graphs both
 time are built by ``lower.measure_graphs``.
 """
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any
 
 import torch
 
-from costs.compiled import FUSED, base_target
+from costs.key import CostKey
 from costs.measured import Config, Measurement
+from lower.llvm import BACKEND
 from lower.measure_graphs import (
     LOWER_VERSION,
     alternating_rounds,
@@ -32,7 +32,7 @@ from lower.measure_graphs import (
     one_op,
 )
 from lower.runtime import CompiledGraph, compile_graph
-from lower.target import parse_target
+from lower.target import backend_of, parse_target
 from rewrite.ir.errors import EqsatError, UsageError
 from rewrite.ir.graph import Graph
 from rewrite.ir.ops import Shape
@@ -52,16 +52,9 @@ def _flush_buffer() -> torch.Tensor:
     return torch.zeros(FLUSH_BYTES // 4)
 
 
-def _host(target: Target) -> Target:
-    """The target measurement graphs compile for: the cost target without its cost-key-only versions."""
-    host = base_target(target)
-    return replace(host, versions=tuple(v for v in host.versions if v[0] not in (LOWER_VERSION, RUNNER_VERSION[0])))
-
-
 def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeats: int) -> list[list[float]]:
-    """Each graph compiled and timed (``_time``)."""
-    host = _host(target)
-    return _time([compile_graph(g, host) for g in graphs], warmup, repeats)
+    """Each graph compiled for ``target`` and timed (``_time``)."""
+    return _time([compile_graph(g, target) for g in graphs], warmup, repeats)
 
 
 def _time(cgs: Sequence[CompiledGraph], warmup: int, repeats: int) -> list[list[float]]:
@@ -81,7 +74,7 @@ def _time(cgs: Sequence[CompiledGraph], warmup: int, repeats: int) -> list[list[
 
 
 def run_llvm_op(
-    target: Target,
+    key: CostKey,
     op: str,
     attrs: Mapping[str, Any],
     in_shapes: Sequence[Shape],
@@ -89,12 +82,12 @@ def run_llvm_op(
     warmup: int = 3,
     repeats: int = 15,
 ) -> Measurement:
-    """Compile ``op`` alone for ``target`` (contraction weights as constants) and time its kernels."""
-    return anchor_cost(_kernel_seconds, target, op, attrs, in_shapes, dtype, warmup, repeats)
+    """Compile ``op`` alone for ``key.target`` (contraction weights as constants) and time its kernels."""
+    return anchor_cost(_kernel_seconds, key.target, op, attrs, in_shapes, dtype, warmup, repeats)
 
 
 def run_llvm_fused(
-    target: Target,
+    key: CostKey,
     op: str,
     attrs: Mapping[str, Any],
     in_shapes: Sequence[Shape],
@@ -103,7 +96,7 @@ def run_llvm_fused(
     repeats: int = 15,
 ) -> Measurement:
     """What an injective ``op`` adds fused into a neighbour's kernel (``measure_graphs.fused_cost``)."""
-    return fused_cost(_kernel_seconds, target, op, attrs, in_shapes, dtype, warmup, repeats)
+    return fused_cost(_kernel_seconds, key.target, op, attrs, in_shapes, dtype, warmup, repeats)
 
 
 # Configurations compiled together before they are timed: compiling runs on COMPILE_THREADS threads (llvmlite
@@ -114,18 +107,17 @@ COMPILE_THREADS = 2
 
 
 def run_llvm_many(
-    target: Target,
+    key: CostKey,
     configs: Sequence[Config],
     warmup: int = 3,
     repeats: int = 15,
     on_done: Callable[[Config], None] | None = None,
 ) -> list[Measurement | EqsatError]:
-    """``run_llvm_op`` (or, for a ``-fused`` target, ``run_llvm_fused``) of every configuration, as a batch: a
+    """``run_llvm_op`` (or, for a ``fused`` key, ``run_llvm_fused``) of every configuration, as a batch: a
     chunk's graphs built, deduplicated (one consumer graph per shape serves every fused increment on it) and
     compiled together, then each configuration timed as its runner would.  A configuration that cannot be
     built or compiled answers its ``EqsatError``."""
-    fused = target.kind.endswith(FUSED)
-    host = _host(target)
+    fused, host = key.fused, key.target
     out: list[Measurement | EqsatError] = []
     with ThreadPoolExecutor(COMPILE_THREADS, thread_name_prefix="eqsat-measure") as pool:
         for start in range(0, len(configs), MEASURE_CHUNK):
@@ -164,10 +156,11 @@ def _compiled_or_error(g: Graph, host: Target) -> CompiledGraph | EqsatError:
 RUNNER_VERSION = ("runner", "3")  # bump when the llvm runners measure differently (2: cold caches, 3: fastest round)
 
 
-def cost_target(target: str | Target = "llvm", threads: int | None = None) -> Target:
-    """The Target compiled costs are measured on and keyed by: ``target`` for this host, its key extended with
-    a digest of the lowering's source, so an edit to the code generator never reads stale measurements."""
+def cost_key(target: str | Target = "llvm", threads: int | None = None) -> CostKey:
+    """What compiled costs on ``target`` (for this host, on ``threads`` threads) are keyed by: the target, a
+    digest of the lowering's source (an edit to the code generator never reads stale measurements) and the
+    runner's version."""
     host = parse_target(target, threads)
-    if host.kind != "llvm":
-        raise UsageError(f"compiled costs are measured on an 'llvm' target, not '{host.kind}'")
-    return replace(host, versions=(*host.versions, (LOWER_VERSION, lower_digest()), RUNNER_VERSION))
+    if backend_of(host) is not BACKEND:
+        raise UsageError(f"llvm compiled costs are measured on a target the llvm backend compiles, not '{host.kind}'")
+    return CostKey(host, versions=((LOWER_VERSION, lower_digest()), RUNNER_VERSION))

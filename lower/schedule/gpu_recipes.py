@@ -25,6 +25,7 @@ from lower.schedule.loop_steps import Fuse, Split, Step
 from lower.schedule.record import Schedule
 from rewrite import config
 from rewrite.ir.errors import ScheduleError
+from rewrite.ir.target import Target
 
 BLOCK = 256  # threads per block for a map (one output element per thread)
 BLOCK_HEAVY = 128  # for stages whose threads each run a loop (reductions, contractions): fewer registers per SM
@@ -72,6 +73,17 @@ def _bind_steps(k: Kernel, idx: int, names: list[str], block: int) -> tuple[list
             k = st.apply(k)
         steps.append(st)
     return steps, k
+
+
+WGMMA_ARCHS = frozenset({"sm_90"})  # compute capabilities with the ``wgmma`` tile (Hopper; PTX for sm_90a)
+
+
+def gpu_schedule(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Schedule:
+    """The cuda kind's recipe (``TargetKind.recipe``): ``gpu_recipe`` in the target's precision, with the
+    ``wgmma`` tile where its arch has one.  Constants need no packing on a GPU: ``const_names`` is unused."""
+    s = Schedule(kernel)
+    gpu_recipe(s, gemm, target.precision, wgmma=target.arch in WGMMA_ARCHS)
+    return s
 
 
 def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32", wgmma: bool = False) -> None:

@@ -62,7 +62,6 @@ from lower.ir import (
 from lower.ops_to_loops import GemmInfo
 from lower.ops_to_loops.contraction import DIRECT_CONV_MAX_UNROLL
 from lower.schedule.checks import need_loop
-from lower.schedule.gpu_recipes import gpu_recipe
 from lower.schedule.loop_steps import Fuse
 from lower.schedule.record import Schedule
 from rewrite import config
@@ -117,7 +116,9 @@ SHORT_TILE_SPEED = 0.95  # its measured speed relative to the target's tile on f
 
 
 def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Schedule | None:
-    """Pick and apply the default schedule for ``target``; None when ``EQSAT_NO_SCHEDULE`` is set.
+    """Pick and apply the default schedule for ``target``: its kind's recipe (``TargetKind.recipe``,
+    ``recipe(kernel, gemm, const_names, target) -> Schedule``: ``cpu_recipe`` below,
+    ``gpu_recipes.gpu_schedule``); None when ``EQSAT_NO_SCHEDULE`` is set.
 
     ``gemm`` describes the loops of a contraction kernel (None for other kernels), ``const_names`` the
     buffers whose contents are known at compile time (a constant B is packed once).
@@ -127,10 +128,14 @@ def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str]
     """
     if config.NO_SCHEDULE.flag():
         return None
+    return target.kind_info.load_recipe()(kernel, gemm, const_names, target)
+
+
+def cpu_recipe(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Schedule:
+    """A CPU's schedule (the llvm kind's recipe): a direct convolution's, a blocked GEMM (a small
+    contraction's loop order where the GEMM recipe refuses), or the generic one."""
     sched = Schedule(kernel)
-    if target.kind == "cuda":  # a GPU: one grid per stage (gpu_recipes)
-        gpu_recipe(sched, gemm, "fp32" if config.CUDA_EXACT_FP32.flag() else "tf32", wgmma=target.cpu == "sm_90")
-    elif gemm is not None and gemm.direct:
+    if gemm is not None and gemm.direct:
         direct_conv_recipe(sched, gemm, target.threads, target.vector_width)
     elif gemm is not None:
         try:

@@ -18,6 +18,7 @@ from rewrite.cli.args import add_limits, add_rules, limits_of, output_file, posi
 from rewrite.cli.sources import read_source
 from rewrite.htmlreport import SearchSummary, report
 from rewrite.ir.errors import UsageError
+from rewrite.ir.target import compiled_kinds
 from rewrite.pipeline import compile, compile_and_compare, optimize
 from rewrite.progress import stage
 from rewrite.results import RunStats
@@ -46,7 +47,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
     p.add_argument(
         "--run",
-        choices=("llvm", "cuda"),
+        choices=compiled_kinds(),
         help="optimize for this target (e-nodes priced by its compiled kernels), compile the graph before and "
         "after, time both against PyTorch eager, and profile the kernels",
     )

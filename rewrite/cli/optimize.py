@@ -28,6 +28,7 @@ from rewrite.cli.report import before_after, run_table
 from rewrite.cli.sources import read_source
 from rewrite.egraph.saturate import IterationStat
 from rewrite.ir.errors import UsageError
+from rewrite.ir.target import compiled_kinds
 from rewrite.pipeline import SEARCHES, compile_and_compare, compiled_cost, optimize
 from rewrite.progress import say
 from rewrite.rulelang.loader import load_rules
@@ -76,7 +77,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true", help="skip the numerical check (not recommended)")
     p.add_argument(
         "--run",
-        choices=("llvm", "cuda"),
+        choices=compiled_kinds(),
         help="compile the optimized graph, run it, check it against PyTorch and time it against PyTorch eager",
     )
     p.add_argument("--repeats", type=positive_int, default=10, help="timing repeats for --run")
@@ -116,7 +117,7 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     # a missing or malformed rule file fails before any model work; none given: the target's default set
     rules = load_rules(args.rules) if args.rules else None
     if args.cost is None:  # price e-nodes as they will run: compiled kernels when the result is compiled
-        args.cost = "compiled" if args.run in ("llvm", "cuda") else "analytical"
+        args.cost = "compiled" if args.run else "analytical"
     if args.measure_missing and args.cost != "measured":
         raise UsageError("--measure-missing needs --cost measured")
     if args.threads:

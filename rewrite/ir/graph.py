@@ -15,6 +15,7 @@ shapes are inferred when it is added, so a malformed graph cannot be built.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -325,6 +326,34 @@ class Graph:
         out.outputs = [Value(remap[v.node], v.index) for v in self.outputs]
         return out
 
+    def weight_values(self, nodes: AbstractSet[int] | None = None) -> dict[Value, torch.Tensor]:
+        """Every weight-only value (``weight_only``), or those of ``nodes`` (a set closed under inputs, such as
+        ``live()``), computed once with torch on the host: contiguous, each in its node's dtype.
+
+        The one evaluation of what a deployment folds ahead of runs: ``folded`` makes them weights, ``lower``
+        binds them as constants of its kernels.
+
+            >>> from rewrite.ir.builder import GraphBuilder
+            >>> b = GraphBuilder()
+            >>> w = b.weight("w", torch.ones(2))
+            >>> g = b.build([b.add(b.input("x", (2,)), b.relu(w))])
+            >>> sorted(v.node for v in g.weight_values())
+            [0, 2]
+        """
+        wo = self.weight_only()
+        out: dict[Value, torch.Tensor] = {}
+        with torch.no_grad():
+            for n in self:
+                if n.id not in wo or (nodes is not None and n.id not in nodes):
+                    continue
+                if n.op == "weight":
+                    ts = [self.weights[n.attrs["name"]]]
+                else:
+                    ts = OPS[n.op].ref([out[v] for v in n.inputs], n.attrs)
+                for i, t in enumerate(ts):
+                    out[Value(n.id, i)] = t.detach().to("cpu", TORCH_DTYPE[n.dtype]).contiguous()
+        return out
+
     def folded(self) -> Graph:
         """A copy where every weight-only node read by run-time nodes is precomputed into a weight.
 
@@ -341,31 +370,21 @@ class Graph:
         }
         if not needed:
             return self.pruned()
-        env: dict[Value, torch.Tensor] = {}
+        env = self.weight_values()
         out = Graph(name=self.name)
         out.weights = dict(self.weights)
         remap: dict[Value, Value] = {}
-        with torch.no_grad():
-            for n in self:
-                if n.id in const:
-                    if n.op == "weight":
-                        env[Value(n.id, 0)] = self.weights[n.attrs["name"]]
-                    else:
-                        res = OPS[n.op].ref([env[v] for v in n.inputs], n.attrs)
-                        for i, t in enumerate(res):
-                            env[Value(n.id, i)] = t
-                    if n.id in needed:
-                        for i, _ in enumerate(n.shapes):
-                            name = f"folded.{n.id}.{i}"
-                            out.weights[name] = env[Value(n.id, i)].contiguous()
-                            node = out.add(
-                                "weight", [], {"name": name, "shape": n.shapes[i], "dtype": n.dtype}, n.describe()
-                            )
-                            remap[Value(n.id, i)] = Value(node.id, 0)
-                    elif n.op == "weight":
-                        node = out.add("weight", [], n.attrs, n.origin)
-                        remap[Value(n.id, 0)] = Value(node.id, 0)
-                    continue
+        for n in self:
+            if n.id in needed:
+                for i, _ in enumerate(n.shapes):
+                    name = f"folded.{n.id}.{i}"
+                    out.weights[name] = env[Value(n.id, i)]
+                    node = out.add("weight", [], {"name": name, "shape": n.shapes[i], "dtype": n.dtype}, n.describe())
+                    remap[Value(n.id, i)] = Value(node.id, 0)
+            elif n.op == "weight":
+                node = out.add("weight", [], n.attrs, n.origin)
+                remap[Value(n.id, 0)] = Value(node.id, 0)
+            elif n.id not in const:
                 node = out.add(n.op, [remap[v] for v in n.inputs], n.attrs, n.origin)
                 for i, _ in enumerate(n.shapes):
                     remap[Value(n.id, i)] = Value(node.id, i)

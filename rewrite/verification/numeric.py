@@ -5,7 +5,8 @@ Two tensors *match* when they have the same shape, the same non-finite pattern
 positions finite in both, ``max|a - b| <= rtol * max(1, max|a|)`` with the
 maximum over ``a``'s finite values.  The same rule checks an optimized graph
 against its original (``verify``), a compiled graph against PyTorch, and a
-rule's two sides in the rule checker.
+rule's two sides in the rule checker.  The one other measure, ``normwise_rel_err``
+(``max|got - ref| / max|ref|``), is what benchmarks report and kernel tests bound.
 
     >>> import torch
     >>> x = torch.tensor([1.0, float("inf"), float("nan")])
@@ -24,8 +25,9 @@ from dataclasses import dataclass
 import torch
 
 from rewrite.ir.graph import Graph
+from rewrite.ir.target import FP32_REL_TOL
 
-REL_TOL = 1e-4  # float32 graphs: the tolerance of verify() and of compiled-vs-PyTorch checks
+REL_TOL = FP32_REL_TOL  # float32 graphs: the tolerance of verify() (and of exact targets' compiled-vs-PyTorch checks)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,40 @@ def compare(a: torch.Tensor, b: torch.Tensor, rtol: float = REL_TOL) -> Comparis
         return Comparison(False, math.inf, math.inf, f"non-finite values differ at {bad} position(s)")
     close = err <= rtol * scale
     return Comparison(close, err, err / scale, "" if close else f"max relative error {err / scale:.3g} > {rtol:g}")
+
+
+def normwise_rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
+    """``max|got - ref| / max|ref|``, the norm-wise relative error in the max norm (``max|got - ref|`` where
+    ``ref`` is all zeros; inf where the shapes differ; NaN where either holds one), in ``ref``'s precision.
+
+    Not ``compare``'s tolerance rule, which scales by ``max(1, max|ref|)`` so that near-zero outputs are held
+    to an absolute bound: this one is relative all the way down, for benchmarks and kernel tests whose
+    references are of order one or larger.
+
+        >>> normwise_rel_err(torch.tensor([1.01, -2.0]), torch.tensor([1.0, -2.0]))  # doctest: +ELLIPSIS
+        0.00499...
+    """
+    if tuple(got.shape) != tuple(ref.shape):
+        return math.inf
+    if ref.numel() == 0:
+        return 0.0
+    dtype = ref.dtype if ref.is_floating_point() else torch.float64  # ints and bools subtract as numbers
+    r = ref.detach().to(dtype)
+    diff = float((got.detach().to(ref.device, dtype) - r).abs().max())
+    scale = float(r.abs().max())
+    return diff / scale if scale > 0 else diff
+
+
+def max_normwise_rel_err(gots: Sequence[torch.Tensor], refs: Sequence[torch.Tensor]) -> float:
+    """The largest ``normwise_rel_err`` over paired outputs; a NaN wins (``max`` would keep one only when
+    it came first)."""
+    worst = 0.0
+    for g, r in zip(gots, refs, strict=True):
+        err = normwise_rel_err(g, r)
+        if math.isnan(err):
+            return err
+        worst = max(worst, err)
+    return worst
 
 
 def compare_all(refs: Sequence[torch.Tensor], outs: Sequence[torch.Tensor], rtol: float = REL_TOL) -> Comparison:

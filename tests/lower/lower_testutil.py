@@ -11,13 +11,7 @@ from lower.ir import IntImm, LoopKind, root_loop
 from lower.llvm import compile_kernel
 from lower.target import parse_target
 from rewrite.config import TEST_TARGET
-
-
-def rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
-    """max |got - ref| / max |ref| (norm-wise relative error)."""
-    assert tuple(got.shape) == tuple(ref.shape), (got.shape, ref.shape)
-    scale = ref.abs().max().item() or 1.0
-    return (got - ref).abs().max().item() / scale
+from rewrite.verification.numeric import normwise_rel_err
 
 
 def check_graph(graph, inputs=None, tol: float = 1e-4, **kw):
@@ -33,7 +27,7 @@ def check_graph(graph, inputs=None, tol: float = 1e-4, **kw):
     ref = graph.run(inputs)
     assert len(got) == len(ref)
     for k, (a, b) in enumerate(zip(got, ref, strict=False)):
-        e = rel_err(a, b)
+        e = normwise_rel_err(a, b)
         assert e <= tol, f"output {k}: relative error {e:.3g} > {tol}\n{cg.plan}"
     return cg
 

@@ -10,11 +10,11 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
-from lower_testutil import rel_err
 
 from lower import compile_graph, parse_target
 from lower.ops_to_loops.contraction import conv_row_form
 from rewrite.ir.builder import GraphBuilder
+from rewrite.verification.numeric import normwise_rel_err
 
 # (N, C, H, W), (OC, C/g, KH, KW), stride, padding, dilation, groups
 CASES = [
@@ -47,10 +47,10 @@ def test_row_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
     assert conv_row_form(xs, ws, tuple(ref.shape), stride) == (ref.shape[3] >= 16)
     target = parse_target("llvm", threads=threads)
     got = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)({"x": x})[0]
-    assert rel_err(got, torch.relu(ref)) < 1e-5
+    assert normwise_rel_err(got, torch.relu(ref)) < 1e-5
     r = torch.randn(ref.shape, generator=gen)
     cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape)), target=target)
-    assert rel_err(cg({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
+    assert normwise_rel_err(cg({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -68,7 +68,7 @@ def test_row_form_reads_a_padded_phase_split_slice_per_row(threads):
     panel = next(ln for ln in src.splitlines() if "_panel[" in ln and "= " in ln)
     assert "_xrow[" in panel and "select" not in panel and "i_x[" not in panel
     assert "gemmt_" in src
-    assert rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
+    assert normwise_rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
 
 
 def test_a_row_slice_past_the_stack_bound_keeps_the_direct_read():
@@ -78,7 +78,7 @@ def test_a_row_slice_past_the_stack_bound_keeps_the_direct_read():
     x = torch.randn(1, 4, 9, 40000, generator=gen)
     cg = compile_graph(_conv(x.shape, w, bias, (2, 2), (3, 3), (1, 1), 1, None), target=parse_target("llvm", 1))
     assert "_xrow" not in cg.kernel_source(0)
-    assert rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
+    assert normwise_rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
 
 
 def test_row_form_only_for_strided_convs_over_few_channels():
@@ -114,4 +114,4 @@ def test_pointwise_conv_reads_its_input_in_place(xs, oc, in_place, threads):
     cg = compile_graph(g, target=parse_target("llvm", threads=threads))
     assert (re.search(r"gemmt?rz?_", cg.kernel_source(0)) is not None) == in_place  # r: B in place
     r = torch.randn(ref.shape, generator=gen)
-    assert rel_err(cg({"x": x, "r": r})[0], torch.relu(ref + r)) < 1e-5
+    assert normwise_rel_err(cg({"x": x, "r": r})[0], torch.relu(ref + r)) < 1e-5

@@ -10,6 +10,7 @@ Regenerate snapshots (tests/lower/snapshots/*.cu) after an intended change with
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -25,9 +26,10 @@ from lower.cuda import driver as cuda_driver
 from lower.ir import Allocate, Buffer, FloatImm, IntImm, Kernel, LoopKind, Stage, Store, Var, loops, seq
 from lower.llvm.codegen import kernel_to_llvm
 from lower.schedule import BindBlocks, BindThreads, BlockRows, Schedule, ScheduleError, TileGemm
-from lower.target import KINDS, TargetKind
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import CodegenError
+from rewrite.ir.target import KINDS
+from rewrite.verification.numeric import normwise_rel_err
 from tests.tiers import rotated
 
 SNAP = Path(__file__).parent / "snapshots"
@@ -87,7 +89,7 @@ CONTRACTIONS = ("gemm_bias_relu", "conv_maxpool", "bmm", "gemm_splitk", "depthwi
 
 
 CASES = _graphs()
-TARGET = cuda_target("sm_90")
+TARGET = cuda_target("sm_90", precision="tf32")
 
 
 # ------------------------------------------------------------ snapshots
@@ -191,10 +193,10 @@ def test_bind_steps_refuse_illegal_bindings():
         BindBlocks("i").apply(sh)
 
 
-def test_exact_fp32_contraction_runs_fma_tiles(monkeypatch):
-    monkeypatch.setenv("EQSAT_CUDA_EXACT_FP32", "1")
-    bk = graph_kernels(CASES["gemm_bias_relu"], TARGET)[-1]
-    text = kernel_to_cuda(bk.kernel, TARGET)
+def test_exact_fp32_contraction_runs_fma_tiles():
+    exact = dataclasses.replace(TARGET, precision="fp32")
+    bk = graph_kernels(CASES["gemm_bias_relu"], exact)[-1]
+    text = kernel_to_cuda(bk.kernel, exact)
     assert "'fp32', 1)" in str(bk.schedule) and "fmaf(" in text and "mma.sync" not in text
 
 
@@ -355,10 +357,11 @@ def test_generated_cuda_computes_the_graph(name, precision, tmp_path, monkeypatc
     wrong fragment layout or staging index is off by O(1)."""
     if precision == "tf32" and name not in CONTRACTIONS:
         pytest.skip("no contraction (the precision does not matter) or Winograd (FP32 only)")
-    monkeypatch.setenv("EQSAT_CUDA_EXACT_FP32", "1" if precision == "fp32" else "0")
-    monkeypatch.setitem(KINDS, "cuda", TargetKind("cuda", lambda threads: TARGET, _emulated_backend(tmp_path)))
+    target = dataclasses.replace(TARGET, precision=precision)
+    emulated = dataclasses.replace(KINDS["cuda"], host=lambda threads: target, backend=_emulated_backend(tmp_path))
+    monkeypatch.setitem(KINDS, "cuda", emulated)
     graph = CASES[name]
-    cg = compile_graph(graph, TARGET)
+    cg = compile_graph(graph, target)
     g = torch.Generator().manual_seed(1)
     inputs = {n.attrs["name"]: torch.randn(n.shapes[0], generator=g) for n in graph.inputs}
     got, ref = cg(inputs), graph.run(inputs)
@@ -374,8 +377,8 @@ def test_generated_cuda_large_tf32_tiles_split_and_edges(tmp_path, monkeypatch):
     import lower.schedule.gpu_recipes as recipes
 
     monkeypatch.setattr(recipes, "LARGE_TILE_MIN_BLOCKS", 1)
-    monkeypatch.setenv("EQSAT_CUDA_EXACT_FP32", "0")
-    monkeypatch.setitem(KINDS, "cuda", TargetKind("cuda", lambda threads: TARGET, _emulated_backend(tmp_path)))
+    emulated = dataclasses.replace(KINDS["cuda"], host=lambda threads: TARGET, backend=_emulated_backend(tmp_path))
+    monkeypatch.setitem(KINDS, "cuda", emulated)
     g = torch.Generator().manual_seed(4)
     b = GraphBuilder("big")
     mm = b.matmul(b.input("x", (130, 300)), b.weight("w", torch.randn(300, 140, generator=g)))
@@ -448,7 +451,6 @@ def test_cuda_target_matches_graph_run(name, precision, monkeypatch):
 def test_runtime_replays_all_launches_at_once_keyed_by_patched_addresses(tmp_path, monkeypatch):
     """The seam a CUDA graph plugs into, without a GPU: the runtime hands the backend's ``sequence``
     every launch once, then per call patches inputs/outputs and replays them all under one key."""
-    import dataclasses
 
     emu = _emulated_backend(tmp_path)
     seen: list[tuple[int, ...]] = []
@@ -462,7 +464,7 @@ def test_runtime_replays_all_launches_at_once_keyed_by_patched_addresses(tmp_pat
         return replay
 
     backend = dataclasses.replace(emu, sequence=sequence)
-    monkeypatch.setitem(KINDS, "cuda", TargetKind("cuda", lambda threads: TARGET, backend))
+    monkeypatch.setitem(KINDS, "cuda", dataclasses.replace(KINDS["cuda"], host=lambda threads: TARGET, backend=backend))
     graph = CASES["gemm_bias_relu"]
     cg = compile_graph(graph, TARGET)
     x = torch.randn(33, 40, generator=torch.Generator().manual_seed(2))
@@ -574,7 +576,7 @@ def test_wgmma_tile_matches_torch(misaligned, monkeypatch):
     y, c = torch.randn(1000, 2044, device="cuda", generator=g), torch.randn(2044, device="cuda", generator=g)
     ref = torch.relu(x.double() @ y.double() + c.double())
     (got,) = cg({"x": x, "y": y, "c": c})
-    assert ((got.double() - ref).abs().max() / ref.abs().max()).item() < 5e-3
+    assert normwise_rel_err(got, ref) < 5e-3
 
 
 @gpu
@@ -591,7 +593,7 @@ def test_wgmma_tile_matches_torch_on_a_batch_of_whole_tiles(monkeypatch):
     x, y = torch.randn(3, 1024, 512, device="cuda", generator=g), torch.randn(3, 512, 1408, device="cuda", generator=g)
     ref = x.double() @ y.double()
     (got,) = cg({"x": x, "y": y})
-    assert ((got.double() - ref).abs().max() / ref.abs().max()).item() < 5e-3
+    assert normwise_rel_err(got, ref) < 5e-3
 
 
 @needs_ptx

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from lower_testutil import rel_err
 
 from lower import compile_graph, parse_target
 from rewrite.ir.builder import GraphBuilder
+from rewrite.verification.numeric import normwise_rel_err
 
 # (N, C, H, W), (OC, C/g, KH, KW), stride, padding, dilation, groups
 CASES = [
@@ -49,7 +49,7 @@ def test_direct_conv_matches_torch(xs, ws, stride, pad, dil, groups):
     assert "_xpad" in cg.kernel_source(0)  # the direct path, not the batch-GEMM one
     x = torch.randn(xs, generator=torch.Generator().manual_seed(2))
     ref = F.conv2d(x, w, stride=stride, padding=pad, dilation=dil, groups=groups)
-    assert rel_err(cg({"x": x})[0], ref) < 1e-5
+    assert normwise_rel_err(cg({"x": x})[0], ref) < 1e-5
 
 
 @pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", CASES[:4])
@@ -65,8 +65,8 @@ def test_direct_conv_bias_relu_and_residual(xs, ws, stride, pad, dil, groups):
     gen = torch.Generator().manual_seed(4)
     xt, rt = torch.randn(xs, generator=gen), torch.randn(ref_y.shape, generator=gen)
     got = compile_graph(g)({"x": xt, "r": rt})
-    assert rel_err(got[0], F.conv2d(xt, w, **conv) + rt) < 1e-5
-    assert rel_err(got[1], torch.relu(F.conv2d(xt, w, bias, **conv))) < 1e-5
+    assert normwise_rel_err(got[0], F.conv2d(xt, w, **conv) + rt) < 1e-5
+    assert normwise_rel_err(got[1], torch.relu(F.conv2d(xt, w, bias, **conv))) < 1e-5
 
 
 def test_direct_conv_with_a_fused_prologue():
@@ -76,7 +76,7 @@ def test_direct_conv_with_a_fused_prologue():
     g = b.build([b.conv2d(b.sigmoid(b.input("x", (1, 4, 9, 18))), b.weight("w", w), padding=(1, 1), groups=4)])
     x = torch.randn(1, 4, 9, 18)
     got = compile_graph(g)({"x": x})[0]
-    assert rel_err(got, F.conv2d(torch.sigmoid(x), w, padding=1, groups=4)) < 1e-5
+    assert normwise_rel_err(got, F.conv2d(torch.sigmoid(x), w, padding=1, groups=4)) < 1e-5
 
 
 def test_direct_conv_folds_its_init_and_activation_into_the_rows():
@@ -93,7 +93,7 @@ def test_direct_conv_folds_its_init_and_activation_into_the_rows():
     assert "= max(conv2d_bias_act3_acc[r_2, i_2, ow_2], 0.0)" in src, src
     assert [type(st).__name__ for st in cg.built[0].schedule.steps[:2]] == ["FoldInitRows", "FoldPostRows"]
     xt = torch.randn(1, 16, 14, 14)
-    assert rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, padding=1, groups=16))) < 1e-5
+    assert normwise_rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, padding=1, groups=16))) < 1e-5
 
 
 @pytest.mark.parametrize("width,folded", [(14, False), (16, True)])
@@ -111,7 +111,7 @@ def test_direct_conv_keeps_a_math_epilogue_over_planes_when_rows_leave_a_tail(wi
     assert steps[0] == "FoldInitRows" and ("FoldPostRows" in steps) == folded, steps
     assert ("stage conv2d_bias_act3.act" in cg.kernel_source(0)) != folded
     xt = torch.randn(1, 16, width, width)
-    assert rel_err(cg({"x": xt})[0], torch.sigmoid(F.conv2d(xt, w, bias, padding=2, groups=16))) < 1e-5
+    assert normwise_rel_err(cg({"x": xt})[0], torch.sigmoid(F.conv2d(xt, w, bias, padding=2, groups=16))) < 1e-5
 
 
 @pytest.mark.parametrize("n,og", [(2, 1), (1, 2), (2, 4)])
@@ -126,4 +126,4 @@ def test_direct_conv_runs_its_channels_in_parallel(n, og):
     cg = compile_graph(g, target=parse_target("llvm", threads=2))
     assert "parallel for" in cg.kernel_source(0)
     xt = torch.randn(n, 32 * og, 28, 28)
-    assert rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, **conv))) < 1e-5
+    assert normwise_rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, **conv))) < 1e-5

@@ -13,9 +13,10 @@ from lower.backend import Backend
 from lower.llvm import BACKEND, jit
 from lower.llvm.codegen import kernel_to_llvm
 from lower.schedule import Tensorize
-from lower.target import KINDS, TargetKind, backend_of
+from lower.target import backend_of
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import UsageError
+from rewrite.ir.target import KINDS
 
 
 def _gemm_graph():
@@ -48,7 +49,7 @@ def test_threads_come_from_the_argument_then_the_setting(monkeypatch):
 def test_unknown_kinds_and_bad_records_are_refused():
     with pytest.raises(LoweringError, match="unknown target 'tpu'"):
         parse_target("tpu")
-    with pytest.raises(LoweringError, match="unknown target 'torch'"):
+    with pytest.raises(LoweringError, match="target 'torch' compiles no kernels"):
         compile_graph(_gemm_graph(), target=Target("torch", threads=1))
     with pytest.raises(UsageError, match="threads"):
         Target("llvm", threads=0)
@@ -120,11 +121,16 @@ def test_runtime_reaches_the_code_generator_only_through_the_backend(monkeypatch
         return counted
 
     counting = Backend("counting", compile_, launcher, BACKEND.source, device="cpu")
-    host = KINDS["llvm"].host
+    host = KINDS["llvm"].detect
     monkeypatch.setitem(
         KINDS,
         "counting",
-        TargetKind("counting", lambda n: dataclasses.replace(host(n), kind="counting", name="counting"), counting),
+        dataclasses.replace(
+            KINDS["llvm"],
+            name="counting",
+            host=lambda n: dataclasses.replace(host(n), kind="counting", name="counting"),
+            backend=counting,
+        ),
     )
     g = _gemm_graph()
     cg = check_graph(g, target="counting", threads=1)

@@ -12,12 +12,12 @@ import threading
 
 import pytest
 import torch
-from lower_testutil import rel_err
 
 from lower import compile_graph
 from lower.llvm import driver, jit
 from lower.parallel import parallel_for
 from rewrite.ir.builder import GraphBuilder
+from rewrite.verification.numeric import normwise_rel_err
 
 G = torch.Generator().manual_seed(11)
 
@@ -102,7 +102,7 @@ def test_native_replay_matches_the_per_kernel_path_bitwise(name, threads):
     assert all(len(ts) == 1 for ts in times)  # the per-kernel path ran, one time per kernel
     for a, b, c, ref in zip(native, again, per_kernel, g.run(inputs), strict=True):
         assert torch.equal(a, b) and torch.equal(a, c)
-        assert rel_err(a, ref) <= 1e-4
+        assert normwise_rel_err(a, ref) <= 1e-4
 
 
 def test_without_the_native_pool_parallel_kernels_use_the_python_pool(monkeypatch):
@@ -119,7 +119,7 @@ def test_without_the_native_pool_parallel_kernels_use_the_python_pool(monkeypatc
     cg1 = compile_graph(g, threads=1)  # one thread needs no pool: still one native call
     assert isinstance(cg1._replay, driver.LaunchTable) and cg1._replay.parallel == 0
     for a, b in zip(native, cg1(inputs), strict=True):
-        assert rel_err(a, b) <= 1e-5
+        assert normwise_rel_err(a, b) <= 1e-5
 
 
 def test_profile_times_every_kernel_and_a_recompile_hits_the_kernel_cache():
