@@ -26,9 +26,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
     os.environ.setdefault("EQSAT_COMPILE_JOBS", "1")
     os.environ.setdefault("EQSAT_THREADS", "1")
-# optimize's run check (a compiled target's chosen graph compiled and timed against the input) is tested where it
-# is the subject (tests/test_run_check.py turns it on); elsewhere it would only add a second compile and a second
-# of timing to every compiled-target optimize, and its answer (on a busy test box) to what a test asserts
+# optimize's run check (a compiled target's chosen graph compiled and timed against the input) is tested where
+# it is the subject (tests/pipeline/test_run_check.py turns it on); elsewhere it would only add a second compile
+# and a second of timing to every compiled-target optimize, and its answer (on a busy test box) to what a test
+# asserts
 os.environ.setdefault("EQSAT_RUN_CHECK", "0")
 
 

@@ -38,7 +38,7 @@ def registry_rows() -> dict[Any, tuple[str, str]]:
 class RowTable(Mapping[Any, tuple[str, str]]):
     """Hand-written converter rows and the registry's (``registry_rows``) as one table; the registry's are
     read at each lookup, so they follow ``register_op``.  The two never name the same overload
-    (tests/test_op_spellings.py)."""
+    (tests/ir/test_op_spellings.py)."""
 
     def __init__(self, rows: Mapping[Any, tuple[str, str]]) -> None:
         self.rows = rows

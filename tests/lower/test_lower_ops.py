@@ -380,12 +380,12 @@ def test_all_groups_covered_by_this_file():
         | FLOAT_OPS_TESTED
     )  # tests/lower/test_lower_float_ops.py
     # indexing, comparison and selection ops (int64/bool values) compile against torch in
-    # tests/test_ops_indexing.py::test_llvm_compile_matches_torch
+    # tests/ir/test_ops_indexing.py::test_llvm_compile_matches_torch
     tested |= {"embedding", "index_select", "gather", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill"}
     tested |= {"logical_not", "logical_and", "logical_or", "cast"}
-    # tests/test_winograd.py compiles these against F.conv2d
+    # tests/ir/test_winograd.py compiles these against F.conv2d
     tested |= {"winograd_weight", "winograd_input", "winograd_input_t", "winograd_output", "winograd_output_bias_act"}
-    # tests/test_blocked.py compiles these against F.conv2d
+    # tests/ir/test_blocked.py compiles these against F.conv2d
     tested |= {"to_blocked", "from_blocked", "blocked_weight", "conv2d_blocked", "conv2d_blocked_bias_act"}
     tested |= {"maxpool2d_blocked", "avgpool2d_blocked"}
     ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}

@@ -22,7 +22,7 @@ An op added at run time (a test's toy op) goes through ``register_op`` and
 ``unregister_op``; with a lowering registered in ``lower.ops_to_loops.LOWERINGS``
 it goes through import (torch.export and ONNX, by its ``aten`` and ``onnx`` spellings),
 saturation, extraction, the rule checker, lowering (LLVM and CUDA) and ONNX export
-(tests/test_toy_op.py).
+(tests/ir/test_toy_op.py).
 
     >>> OPS["matmul"].infer([(64, 1024), (1024, 512)], {})
     [(64, 512)]

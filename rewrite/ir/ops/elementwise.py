@@ -56,7 +56,7 @@ def _on(op_type: str, *attrs: tuple[str, Any, Any]) -> OnnxSpelling:
 # SELU's constants (torch's, in float32: ONNX Selu's defaults)
 SELU_ALPHA, SELU_SCALE = f32(1.6732632423543772848170429916717), f32(1.0507009873554804934193349852946)
 
-# the ops without an ONNX spelling (or an ATen overload) are named, with the reason, in tests/test_op_spellings.py
+# the ops without an ONNX spelling (or an ATen overload) are named, with the reason, in tests/ir/test_op_spellings.py
 _UNARY: dict[str, _Unary] = {
     "relu": _Unary(torch.relu, 1, ("aten.relu.default",), _on("Relu")),
     "sigmoid": _Unary(torch.sigmoid, 4, ("aten.sigmoid.default",), _on("Sigmoid")),

@@ -22,7 +22,7 @@ from rewrite.ir.errors import UsageError
 from rewrite.ir.target import KINDS, Target, TargetKind, compiled_kinds, kind_of, resolve
 from rewrite.pipeline import _run_check_target, default_cost_model, default_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LAZY = ("host", "backend", "cost_key", "runner", "fused_runner", "batch_runner", "recipe")
 
 

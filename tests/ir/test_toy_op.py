@@ -9,7 +9,7 @@ that mentions it), extraction, the rule checker's random shapes, LLVM lowering a
 
 ``F.softsign`` is plain Python (``x / (1 + x.abs())``), so torch.export would see abs, add and div; the
 toy's torch spelling is a ``torch.library`` op, which torch.export keeps whole, as it keeps the ATen
-overload of a real op (``aten.selu.default``: tests/test_op_spellings.py).
+overload of a real op (``aten.selu.default``: tests/ir/test_op_spellings.py).
 """
 
 from collections.abc import Iterator

@@ -25,7 +25,7 @@ from rewrite.rulelang.loader import load_rules
 from rewrite.verification.rulecheck.check import check_rule
 from tests.tiers import rotated
 
-DENSE = str(Path(__file__).resolve().parents[1] / "rules" / "optional" / "blocked-dense.rules")  # opt-in
+DENSE = str(Path(__file__).resolve().parents[2] / "rules" / "optional" / "blocked-dense.rules")  # opt-in
 
 # (N, C, H, W, K, kernel, stride, padding, groups): partial blocks (20, 24 channels), batch 2, strides,
 # padding; depthwise 3x3, 5x5/2 and 7x7/2; dense 1x1 over whole blocks (the segmented in-place GEMM)

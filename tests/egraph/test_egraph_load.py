@@ -20,7 +20,7 @@ from rewrite.ir.ops import OPS
 from rewrite.rulelang.loader import load_rules
 from rewrite.rulelang.syntax import parse_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_forms_respect_strings_comments_and_nesting():

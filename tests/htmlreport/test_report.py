@@ -160,7 +160,7 @@ def test_progress_bars_show_every_stage_on_a_terminal(tmp_path, capsys, monkeypa
     plain, exact = tmp_path / "m.onnx", tmp_path / "m.eqsat"
     to_onnx(_double_relu(), plain)
     save(_double_relu(), exact)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     args = ["optimize", str(plain), "--rules", "algebra", "--run", "llvm", "--repeats", "1"]
     ((rc, drawn),) = _on_terminals([args], root)
     assert rc == 0, drawn
