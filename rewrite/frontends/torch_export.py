@@ -241,7 +241,7 @@ _LAYOUT = {
 }
 
 # What a model in training mode exports that no row converts: the reason, for the one line the user sees.
-_TRAINING_ONLY = {
+_TRAINING_ONLY: dict[Any, str] = {
     torch.ops.aten._native_batch_norm_legit_functional.default: "batch norm in training mode",
     torch.ops.aten.native_batch_norm.default: "batch norm in training mode",
     torch.ops.aten.native_dropout.default: "dropout in training mode",
