@@ -10,8 +10,10 @@ does a row whose arguments the registry cannot express (``gelu`` in its exact er
     aten.convolution(x, w, b, …)  → add(conv2d(x, w), reshape(b, [1, C, 1, 1]))
     aten.expand(x, shape)         → mul(x, ones)     (exact: x * 1 == x for every float)
 
-The rows of the unary registry ops are not written here: each ``OpDef.aten`` overload is an ``a_unary``
-row (:mod:`rewrite.frontends.aten_spelled`), derived from the registry when it changes.
+The rows of the overloads the registry spells are not written here: each ``OpDef.aten`` overload is a row
+of the converter its spelling names (``a_unary`` for a unary op's, ``a_arith`` for ``aten.add.Tensor``...;
+:mod:`rewrite.frontends.aten_spelled`), derived from the registry when it changes; the converter reads the
+op and the attributes the overload implies from the registry (``spelled``).
 
 Values computed only from constants never reach this table: the importer evaluates them
 with torch first (causal masks, ``arange`` position ids, transposed weights).
@@ -27,9 +29,8 @@ from typing import Any
 
 import torch
 
-from rewrite.frontends.aten_indexing import _CMP_OF, _LOGIC_OF
 from rewrite.frontends.aten_spatial import AtenSpatial, NotComputed
-from rewrite.frontends.aten_spelled import KeepWhole, RowTable
+from rewrite.frontends.aten_spelled import KeepWhole, RowTable, spelled
 from rewrite.frontends.aten_state import _Unsupported
 from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
@@ -37,8 +38,9 @@ from rewrite.ir.graph import Value
 aten = torch.ops.aten
 
 
-# ATen overload → (converter method, registry ops it produces); the unary registry ops' rows are derived
-# from the registry (``registry_rows``) and joined to these in ``ATEN`` below
+# ATen overload → (converter method, registry ops it produces); the rows of the overloads the registry spells
+# (``OpDef.aten``: the unary and binary elementwise ops, comparisons, logic, where) are derived from it
+# (``registry_rows``: converter and op) and joined to these in ``ATEN`` below
 ATEN_ROWS: dict[Any, tuple[str, str]] = {
     aten.view.default: ("a_reshape", "reshape"),
     aten._unsafe_view.default: ("a_reshape", "reshape"),
@@ -58,27 +60,9 @@ ATEN_ROWS: dict[Any, tuple[str, str]] = {
     aten.detach.default: ("a_copy", "-"),
     aten.lift_fresh_copy.default: ("a_copy", "-"),
     aten._to_copy.default: ("a_copy", "-"),
-    aten.add.Tensor: ("a_arith", "add"),
-    aten.add.Scalar: ("a_arith", "add"),
-    aten.sub.Tensor: ("a_arith", "sub"),
-    aten.sub.Scalar: ("a_arith", "sub"),
-    aten.rsub.Scalar: ("a_arith", "sub"),
-    aten.mul.Tensor: ("a_arith", "mul|smul"),
-    aten.mul.Scalar: ("a_arith", "mul|smul"),
-    aten.div.Tensor: ("a_arith", "div"),
-    aten.div.Scalar: ("a_arith", "div"),
-    aten.remainder.Scalar: ("a_arith", "mod"),
-    aten.remainder.Tensor: ("a_arith", "mod"),
-    aten.fmod.Scalar: ("a_arith", "mod"),
-    aten.fmod.Tensor: ("a_arith", "mod"),
-    aten.floor_divide.default: ("a_arith", "idiv"),
-    aten.div.Tensor_mode: ("a_arith", "idiv"),
-    aten.div.Scalar_mode: ("a_arith", "idiv"),
     aten.neg.default: ("a_neg", "smul"),
     aten.gelu.default: ("a_gelu", "gelu|gelu_erf"),
     aten.pow.Tensor_Scalar: ("a_pow", "mul|rsqrt|pow"),
-    aten.pow.Tensor_Tensor: ("a_power", "power, cast"),
-    aten.pow.Scalar: ("a_power", "power, cast"),
     aten.mm.default: ("a_matmul", "matmul"),
     aten.bmm.default: ("a_matmul", "matmul"),
     aten.matmul.default: ("a_matmul", "matmul"),
@@ -107,40 +91,14 @@ ATEN_ROWS.update(
         aten.embedding.default: ("a_embedding", "embedding"),
         aten.index_select.default: ("a_index_select", "index_select"),
         aten.gather.default: ("a_gather", "gather"),
-        **{k: ("a_compare", v) for k, v in _CMP_OF.items()},
-        aten.where.self: ("a_where", "where"),
-        aten.masked_fill.Scalar: ("a_masked_fill", "masked_fill"),
         aten.logical_not.default: ("a_logical_not", "logical_not"),
         aten.bitwise_not.default: ("a_logical_not", "logical_not"),
-        **{k: ("a_logical", v) for k, v in _LOGIC_OF.items()},
         aten.scaled_dot_product_attention.default: ("a_sdpa", "matmul, smul, masked_fill|add, softmax"),
         # a run-time dtype/device assertion (transformers' ``.to(device)``): ``check`` already pins
         # every imported value's dtype and shape to torch's, so it computes nothing
         aten._assert_tensor_metadata.default: ("a_assert_metadata", "-"),
     }
 )
-# integer division and remainders: (registry op, rounding; None: the call's rounding_mode)
-_DIVMOD = {
-    aten.remainder.Scalar: ("mod", "floor"),
-    aten.remainder.Tensor: ("mod", "floor"),
-    aten.fmod.Scalar: ("mod", "trunc"),
-    aten.fmod.Tensor: ("mod", "trunc"),
-    aten.floor_divide.default: ("idiv", "floor"),
-    aten.div.Tensor_mode: ("idiv", None),
-    aten.div.Scalar_mode: ("idiv", None),
-}
-_ARITH = {
-    aten.add.Tensor: "add",
-    aten.add.Scalar: "add",
-    aten.sub.Tensor: "sub",
-    aten.sub.Scalar: "sub",
-    aten.rsub.Scalar: "sub",
-    aten.mul.Tensor: "mul",
-    aten.mul.Scalar: "mul",
-    aten.div.Tensor: "div",
-    aten.div.Scalar: "div",
-}
-
 # activations, reductions, norms, resize
 ATEN_ROWS.update(
     {
@@ -160,9 +118,6 @@ ATEN_ROWS.update(
         aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "adaptive_avgpool"),
         aten.native_group_norm.default: ("a_groupnorm", "groupnorm"),
         aten.adaptive_avg_pool1d.default: ("a_adaptive_avgpool1d", "global_avgpool|avgpool2d|adaptive_avgpool"),
-        aten.maximum.default: ("a_minmax", "maximum"),
-        aten.minimum.default: ("a_minmax", "minimum"),
-        aten.atan2.default: ("a_atan2", "atan2, cast"),
         aten.clamp.Tensor: ("a_clamp_tensor", "maximum, minimum"),
         aten.index.Tensor: ("a_index", "index_select, reshape, transpose"),
         aten.index_put.default: ("a_index_put", "concat, index_select, add|where, eq, reduce_max, gather"),
@@ -206,9 +161,9 @@ ATEN_ROWS.update(
         },
     }
 )
-# the rows of the registry's unary ops, derived from their ``OpDef.aten`` spellings (``a_unary``): an op
-# registered at run time has its row too.  torch.export keeps those overloads whole: its default
-# decompositions would split some (hardswish into clamps, mish into softplus and tanh).
+# the rows of the overloads the registry spells, derived from ``OpDef.aten`` (``a_unary``, ``a_arith``,
+# ``a_compare``...): an op registered at run time has its rows too.  torch.export keeps the ``a_unary``
+# overloads whole: its default decompositions would split some (hardswish into clamps, mish into softplus).
 ATEN = RowTable(ATEN_ROWS)
 KEEP_WHOLE = KeepWhole(aten.adaptive_avg_pool1d.default)  # decomposed, it is an as_strided view
 _REDUCE = {
@@ -376,17 +331,15 @@ class AtenConverters(AtenSpatial):
         return self.b.op("pow", v, exponent=float(exponent))
 
     def a_arith(self, a: Any, b: Any, alpha: Any = 1, rounding_mode: Any = None) -> Value:
-        attrs: dict[str, str] = {}
-        if self.current in _DIVMOD:  # remainder, fmod, floor_divide, div(rounding_mode=...)
-            op, mode = _DIVMOD[self.current]
-            mode = mode or rounding_mode
+        d, spelling = spelled(self.current)  # add, sub, mul, div; mod and idiv with their rounding
+        op, attrs = d.name, dict(spelling.attrs)
+        if "mode" in d.attr_names:  # remainder, fmod, floor_divide, div(rounding_mode=...)
+            mode = attrs.get("mode") or rounding_mode
             if mode not in ("floor", "trunc"):
                 raise _Unsupported(f"division with rounding_mode={rounding_mode!r}")
             if op == "idiv" and self.meta_dtype() not in ("int64", "float32"):
                 raise _Unsupported(f"{mode} division of {self.meta_dtype()} values (int64 or float32)")
             attrs, rounding_mode = {"mode": mode}, None
-        else:
-            op = _ARITH[self.current]
         if rounding_mode is not None:
             raise _Unsupported(f"division with rounding_mode={rounding_mode!r}")
         if self.current is aten.rsub.Scalar:  # rsub(x, s, alpha) = s - alpha * x
@@ -509,8 +462,9 @@ class AtenConverters(AtenSpatial):
             raise _Unsupported("softmax with half_to_float=True")
         return self.softmax(self.tensor(x), dim)
 
-    def a_minmax(self, a: Any, b: Any) -> Value:
-        op = "maximum" if self.current is aten.maximum.default else "minimum"
+    def a_binary(self, a: Any, b: Any) -> Value:
+        """The registry op this overload spells, of two tensors with broadcasting (maximum, logical_and...)."""
+        op = spelled(self.current)[0].name
         return self.reshape(self.binary(op, self.tensor(a), self.tensor(b)), self.out_shape())
 
     def a_power(self, x: Any, y: Any) -> Value:

@@ -11,21 +11,13 @@ from typing import Any
 import torch
 
 from rewrite.frontends.aten_base import AtenBase
+from rewrite.frontends.aten_spelled import spelled
 from rewrite.frontends.aten_state import _Unsupported
 from rewrite.frontends.compose import TOPK_MAX_K, arg_extreme, cumsum, scatter, scatter_runtime, topk
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
 
 aten = torch.ops.aten
-
-_COMPARE = {"eq": aten.eq, "ne": aten.ne, "lt": aten.lt, "le": aten.le, "gt": aten.gt, "ge": aten.ge}
-_CMP_OF = {getattr(p, o): n for n, p in _COMPARE.items() for o in ("Tensor", "Scalar")}
-_LOGIC_OF = {
-    aten.logical_and.default: "logical_and",
-    aten.bitwise_and.Tensor: "logical_and",
-    aten.logical_or.default: "logical_or",
-    aten.bitwise_or.Tensor: "logical_or",
-}
 
 
 def flat_positions(ts: Sequence[torch.Tensor], sizes: Sequence[int]) -> torch.Tensor:
@@ -240,7 +232,7 @@ class AtenIndexing(AtenBase):
     def a_compare(self, a: Any, b: Any) -> Value:
         x = self.tensor(a)
         y = self.tensor(b) if isinstance(b, (Value, torch.Tensor)) else self.scalar_like(b, x)
-        return self.reshape(self.binary(_CMP_OF[self.current], x, y), self.out_shape())
+        return self.reshape(self.binary(spelled(self.current)[0].name, x, y), self.out_shape())
 
     def a_where(self, cond: Any, x: Any, y: Any) -> Value:
         c, a, b = self.tensor(cond), self.tensor(x), self.tensor(y)
@@ -345,9 +337,6 @@ class AtenIndexing(AtenBase):
         if self.b.graph.dtype_of(v) != "bool":
             raise _Unsupported("bitwise/logical not of a non-bool tensor")
         return self.b.logical_not(v)
-
-    def a_logical(self, a: Any, b: Any) -> Value:
-        return self.reshape(self.binary(_LOGIC_OF[self.current], self.tensor(a), self.tensor(b)), self.out_shape())
 
     def a_sdpa(
         self,

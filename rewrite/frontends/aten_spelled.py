@@ -1,11 +1,14 @@
-"""The ATen rows the registry spells: each ``OpDef.aten`` overload becomes an ``a_unary`` row.
+"""The ATen rows the registry spells: each ``OpDef.aten`` overload becomes a row of its converter.
 
     >>> registry_rows()[torch.ops.aten.hardswish.default]
     ('a_unary', 'hardswish')
+    >>> registry_rows()[torch.ops.aten.add.Tensor]
+    ('a_arith', 'add')
 
 The rows are derived from ``OPS`` when it changes (``registry_version``), so an op added with
 ``register_op`` has its row in :data:`rewrite.frontends.aten.ATEN` (and the importer's ``CONVERTERS``)
-as soon as it is registered, and torch.export keeps its overload whole (:class:`KeepWhole`).
+as soon as it is registered, and torch.export keeps its ``a_unary`` overload whole (:class:`KeepWhole`).
+A converter reads the op and the attributes its overload implies with :func:`spelled`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 import torch
 
-from rewrite.ir.ops import OPS, registry_version
+from rewrite.ir.ops import OPS, AtenSpelling, OpDef, registry_version
 
 
 def overload(spelling: str) -> Any:
@@ -26,12 +29,22 @@ def overload(spelling: str) -> Any:
 
 
 @functools.lru_cache(maxsize=1)
+def _spelled(version: int) -> dict[Any, tuple[OpDef, AtenSpelling]]:
+    return {overload(s.overload): (op, s) for op in OPS.values() for s in op.aten_spellings}
+
+
+def spelled(key: Any) -> tuple[OpDef, AtenSpelling]:
+    """The registry op an overload spells, and its spelling (converter, implied attributes); KeyError if none."""
+    return _spelled(registry_version())[key]
+
+
+@functools.lru_cache(maxsize=1)
 def _rows(version: int) -> dict[Any, tuple[str, str]]:
-    return {overload(s): ("a_unary", op.name) for op in OPS.values() for s in op.aten}
+    return {k: (s.converter, op.name) for k, (op, s) in _spelled(version).items()}
 
 
 def registry_rows() -> dict[Any, tuple[str, str]]:
-    """Overload → ``("a_unary", op)`` for every overload an ``OpDef.aten`` names, in registry order."""
+    """Overload → ``(converter, op)`` for every overload an ``OpDef.aten`` names, in registry order."""
     return _rows(registry_version())
 
 
@@ -56,18 +69,23 @@ class RowTable(Mapping[Any, tuple[str, str]]):
 
 
 class KeepWhole:
-    """The overloads torch.export's decompositions must leave whole: every one the registry spells (the
-    default table would split ``hardswish`` into clamps, ``mish`` into softplus and tanh), and ``extra``."""
+    """The overloads torch.export's decompositions must leave whole: every ``a_unary`` one the registry spells
+    (the default table would split ``hardswish`` into clamps, ``mish`` into softplus and tanh), and ``extra``.
+    The other rows' overloads are left to that table (it decomposes ``rsub``, ``floor_divide`` and
+    ``masked_fill``)."""
 
     def __init__(self, *extra: Any) -> None:
         self.extra = extra
 
+    def _whole(self) -> Iterator[Any]:
+        return (k for k, (conv, _) in registry_rows().items() if conv == "a_unary")
+
     def __iter__(self) -> Iterator[Any]:
-        yield from registry_rows()
+        yield from self._whole()
         yield from self.extra
 
     def __contains__(self, key: Any) -> bool:
-        return key in registry_rows() or key in self.extra
+        return registry_rows().get(key, ("",))[0] == "a_unary" or key in self.extra
 
 
-__all__ = ["KeepWhole", "RowTable", "overload", "registry_rows"]
+__all__ = ["KeepWhole", "RowTable", "overload", "registry_rows", "spelled"]

@@ -1,5 +1,9 @@
 """Elementwise ONNX ops: activations, arithmetic, comparisons, logic, ``Where`` and ``Cast``.
 
+The op types the registry spells (``OpDef.onnx``: Relu, Add, Equal, Where...) are read from it: a node of
+one becomes that op, through the op's importer where one is registered (``@imports``: constants fold,
+scalars become ``smul``); the others have a handler of their own (``@handles``).
+
 Broadcasting between ranks becomes explicit reshapes (the IR keeps ranks equal).  Operands
 that are all constants fold at import time with numpy (shape arithmetic on int64 tensors,
 masks built from constants), computed exactly as ONNX defines them.
@@ -50,10 +54,36 @@ def spellings() -> dict[str, tuple[OpDef, ...]]:
     return _spellings(registry_version())
 
 
+# registry op -> the importer of its ONNX spelling when that needs more than one node of the op: constants
+# fold, a scalar operand becomes ``smul``, ranks are raised (``same_rank``).  Filled by ``@imports``.
+IMPORTERS: dict[str, Handler] = {}
+
+
+def imports(*ops: str) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the importer of these registry ops' ONNX spellings (``OpDef.onnx``);
+    it reads the op a node spells with ``spelled_op``."""
+
+    def deco(fn: Handler) -> Handler:
+        for op in ops:
+            IMPORTERS[op] = fn
+        return fn
+
+    return deco
+
+
+def spelled_op(n: onnx.NodeProto) -> str:
+    """The registry op ``n``'s type spells (the first, for a type several spell: Gelu's attributes pick)."""
+    return spellings()[n.op_type][0].name
+
+
 def handler_for(op_type: str) -> Handler | None:
-    """The importer of ``op_type``: the registry's spelling first (an op registered at run time included),
-    else the op type's own handler."""
-    return _spelled if op_type in spellings() else HANDLERS.get(op_type)
+    """The importer of ``op_type``: the registry's spelling first (an op registered at run time included), by
+    its op's importer (``IMPORTERS``: Add, Equal, Where...) or as one node of the op; else the op type's own
+    handler."""
+    ops = spellings().get(op_type)
+    if ops is None:
+        return HANDLERS.get(op_type)
+    return next((IMPORTERS[d.name] for d in ops if d.name in IMPORTERS), _spelled)
 
 
 def _spelled(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
@@ -66,6 +96,8 @@ def _spelled(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
             given = ", ".join(f"{k}={v!r}" for k, v in a.items())
             raise Refuse(f"attribute(s) {given} match no registry op spelled {n.op_type}")
         return own(c, n, a)
+    if op.arity != 1:  # an op of several tensors with no importer of its own (one registered at run time)
+        return [c.add(op.name, c.same_rank(*(c.env[i] for i in n.input)))]
     x = c.env[n.input[0]]
     if op.name == "identity":
         return [c.identity(x)]
@@ -228,25 +260,26 @@ def _dropout(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.identity(x), np.ones(c.shape(x), np.bool_)]  # the mask keeps everything in inference
 
 
-_VARIADIC = {"Sum": "add", "Mean": "add", "Max": "maximum", "Min": "minimum"}
+# ONNX's sums of any number of terms (Mean: scaled by 1/n): chains of add, not a spelling of it (Add is)
+_SUMS = {"Sum": "add", "Mean": "add"}
 _FOLD_VARIADIC: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "Sum": np.add,
-    "Mean": np.add,
-    "Max": np.maximum,
-    "Min": np.minimum,
+    "add": np.add,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
 }
 
 
-@handles(*_VARIADIC)
+@handles(*_SUMS)
+@imports("maximum", "minimum")  # ONNX Max and Min take any number of inputs
 def _variadic(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
-    op = _VARIADIC[n.op_type]
+    op = _SUMS.get(n.op_type) or spelled_op(n)
     terms = [c.env[i] for i in n.input]
     arrays = [t for t in terms if isinstance(t, np.ndarray)]
     if len(arrays) == len(terms) > 1:  # shape arithmetic: folds (an int32 and an int64 term as numpy promotes)
         folded = arrays[0]
         for arr in arrays[1:]:
-            folded = _FOLD_VARIADIC[n.op_type](folded, arr)
+            folded = _FOLD_VARIADIC[op](folded, arr)
         if n.op_type == "Mean":
             folded = folded / len(arrays)
         return [np.asarray(folded).astype(np.result_type(*arrays))]
@@ -274,31 +307,31 @@ def _scalar_of(c: Ctx, x: Tensor, y: Tensor) -> float | None:
     return float(y.reshape(-1)[0]) if y.ndim <= len(c.shape(x)) and c.dtype(x) == FLOAT32 else None
 
 
-_FOLD_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}
-BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
+_FOLD_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
 
 
-@handles(*BINARY)
+@imports("add", "sub", "mul", "div")
 def _binary(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     if a.get("broadcast") or "axis" in a:  # opset < 7 explicit broadcasting
         raise Refuse("legacy 'broadcast'/'axis' attributes (opset < 7) are not supported")
     only_attrs(a, {"broadcast"})
+    op = spelled_op(n)
     x, y = c.env[n.input[0]], c.env[n.input[1]]
     if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype and x.dtype.kind in "if":
         with np.errstate(all="ignore"):  # x/0 is inf or nan, int64 wraps, as in ONNX
-            if n.op_type == "Div":
+            if op == "div":
                 return [_int_div(x, y) if x.dtype.kind == "i" else np.asarray(np.divide(x, y))]
-            return [np.asarray(_FOLD_BINARY[n.op_type](x, y)).astype(x.dtype)]
-    if n.op_type == "Mul" and isinstance(x, np.ndarray) and isinstance(y, Value):
+            return [np.asarray(_FOLD_BINARY[op](x, y)).astype(x.dtype)]
+    if op == "mul" and isinstance(x, np.ndarray) and isinstance(y, Value):
         x, y = y, x
     k = _scalar_of(c, x, y)
-    if n.op_type == "Mul" and k is not None:  # x * scalar constant: smul (a float32 scalar: the same product)
+    if op == "mul" and k is not None:  # x * scalar constant: smul (a float32 scalar: the same product)
         return [c.add("smul", [c.value(x)], scalar=k)]
-    if n.op_type == "Div" and k is not None and (inv := exact_reciprocal(k)) is not None:
+    if op == "div" and k is not None and (inv := exact_reciprocal(k)) is not None:
         return [c.add("smul", [c.value(x)], scalar=inv)]  # x / 2^k is x * 2^-k exactly: attention's 1/sqrt(d)
-    if n.op_type == "Div" and c.dtype(x) == "int64":  # integer Div truncates (C's /, onnxruntime's)
+    if op == "div" and c.dtype(x) == "int64":  # integer Div truncates (C's /, onnxruntime's)
         return [c.add("idiv", c.same_rank(x, y), mode="trunc")]
-    return [c.add(BINARY[n.op_type], c.same_rank(x, y))]
+    return [c.add(op, c.same_rank(x, y))]
 
 
 @handles("Mod")
@@ -340,7 +373,7 @@ def _clip(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("clamp", [x], min=lo, max=hi)]
 
 
-@handles("Pow")
+@imports("power")  # a one-element constant exponent: ``pow`` (x ** a number)
 def _pow(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     x, y = c.env[n.input[0]], c.env[n.input[1]]
@@ -377,39 +410,33 @@ def _power(c: Ctx, x: Tensor, y: Tensor) -> Value:
     return c.add("power", c.same_rank(x, y))
 
 
-_COMPARE = {"Equal": "eq", "Less": "lt", "LessOrEqual": "le", "Greater": "gt", "GreaterOrEqual": "ge"}
-_FOLD_COMPARE = {
-    "Equal": np.equal,
-    "Less": np.less,
-    "LessOrEqual": np.less_equal,
-    "Greater": np.greater,
-    "GreaterOrEqual": np.greater_equal,
-}
+_FOLD_COMPARE = {"eq": np.equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
 
 
-@handles(*_COMPARE)
+@imports(*_FOLD_COMPARE)
 def _compare(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
+    op = spelled_op(n)
     x, y = c.env[n.input[0]], c.env[n.input[1]]
     if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype:
-        return [np.asarray(_FOLD_COMPARE[n.op_type](x, y))]
-    return [c.add(_COMPARE[n.op_type], c.same_rank(x, y))]
+        return [np.asarray(_FOLD_COMPARE[op](x, y))]
+    return [c.add(op, c.same_rank(x, y))]
 
 
-_LOGICAL = {"And": "logical_and", "Or": "logical_or"}
-_FOLD_LOGICAL = {"And": np.logical_and, "Or": np.logical_or}
+_FOLD_LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or}
 
 
-@handles(*_LOGICAL)
+@imports(*_FOLD_LOGICAL)
 def _logical(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
+    op = spelled_op(n)
     x, y = c.env[n.input[0]], c.env[n.input[1]]
     if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype == np.bool_:
-        return [np.asarray(_FOLD_LOGICAL[n.op_type](x, y))]
-    return [c.add(_LOGICAL[n.op_type], c.same_rank(x, y))]
+        return [np.asarray(_FOLD_LOGICAL[op](x, y))]
+    return [c.add(op, c.same_rank(x, y))]
 
 
-@handles("Where")
+@imports("where")
 def _where(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     cond, x, y = (c.env[i] for i in n.input[:3])
@@ -463,4 +490,4 @@ def _castlike(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [_cast(c, c.env[n.input[0]], to)]
 
 
-__all__ = ["BINARY", "handler_for", "spellings"]
+__all__ = ["IMPORTERS", "handler_for", "imports", "spelled_op", "spellings"]

@@ -78,26 +78,11 @@ class Writer:
         return out
 
 
-# registry op -> ONNX op type, same inputs, no attributes (the unary ops' spellings are the registry's,
-# ``OpDef.onnx``, written by ``_spelled``)
+# registry op -> ONNX op type, same inputs, no attributes, for the ops outside the elementwise group (the
+# elementwise ops' spellings are the registry's, ``OpDef.onnx``, written by ``_spelled``)
 _SAME = {
-    "add": "Add",
-    "sub": "Sub",
-    "mul": "Mul",
-    "div": "Div",
-    "maximum": "Max",
-    "minimum": "Min",
     "matmul": "MatMul",
     "global_avgpool": "GlobalAveragePool",
-    "eq": "Equal",
-    "lt": "Less",
-    "le": "LessOrEqual",
-    "gt": "Greater",
-    "ge": "GreaterOrEqual",
-    "where": "Where",
-    "logical_and": "And",
-    "logical_or": "Or",
-    "power": "Pow",
 }
 _REDUCE = {
     "reduce_sum": "ReduceSum",

@@ -1,8 +1,8 @@
 """Elementwise ops: unary functions, scalar multiply, broadcasting binary ops, clamp and pow;
 and ``ACTS``, the activations a fused contraction's ``act`` attribute names.
 
-Each unary op's row carries its frontend spellings (``OpDef.aten``, ``OpDef.onnx``): the ATen converter
-table, the ONNX importer and exporter derive their rows for it from the registry.
+Each unary and binary op's row carries its frontend spellings (``OpDef.aten``, ``OpDef.onnx``): the ATen
+converter table, the ONNX importer and exporter derive their rows for it from the registry.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any, NamedTuple
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.dtypes import ANY_SAME, FLOAT, INTEGER, NUMERIC
+from rewrite.ir.dtypes import ANY_SAME, FLOAT, INTEGER, NUMERIC, DTypeRule
 from rewrite.ir.ops.registry import (
     OPS,
+    AtenSpelling,
     AttrKind,
     AttrSpec,
     CostClass,
@@ -146,36 +147,63 @@ register_op(
     )
 )
 
-_BINARY: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], bool]] = {
-    "add": (torch.add, True),
-    "sub": (torch.sub, False),
-    "mul": (torch.mul, True),
-    "div": (torch.div, False),
-    "maximum": (torch.maximum, True),
-    "minimum": (torch.minimum, True),
-}
-for _name, (_bfn, _comm) in _BINARY.items():
-    register_op(
-        OpDef(
-            _name,
-            Group.ELEMENTWISE,
-            2,
-            (),
-            Broadcast(),
-            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_bfn),
-            _ew_flops(1),
-            commutative=_comm,
-            doc=f"elementwise {_name} with broadcasting (equal ranks)",
-            dtype_rule=NUMERIC if _name in ("add", "sub", "mul", "maximum", "minimum") else FLOAT,
-        )
-    )
 
-# float math of two tensors, with broadcasting: libm's atan2f and powf (``pow`` is x ** a constant)
-_MATH2: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], str]] = {
-    "atan2": (torch.atan2, "atan2(y, x): the angle of (x, y), in [-pi, pi]"),
-    "power": (torch.pow, "x ** y of two tensors: C's powf"),
+class _Binary(NamedTuple):
+    """One broadcasting op of two tensors: its torch function, whether it commutes, FLOPs per element, dtype
+    rule, ATen overloads (each with its converter) and ONNX spelling (``OpDef.aten``, ``OpDef.onnx``)."""
+
+    fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    commutative: bool
+    flops: int
+    dtype_rule: DTypeRule
+    aten: tuple[AtenSpelling, ...]
+    onnx: OnnxSpelling | None = None
+    doc: str = ""  # what it computes, when its name does not say
+
+
+def _at(converter: str, *overloads: str, **attrs: Any) -> tuple[AtenSpelling, ...]:
+    """Overloads of one op, read by one converter, implying ``attrs``."""
+    return tuple(AtenSpelling(o, converter, tuple(attrs.items())) for o in overloads)
+
+
+# a_arith reads a number for either operand, alpha, and torch's promotion (an int64 tensor times 0.5 is cast)
+_BINARY: dict[str, _Binary] = {
+    "add": _Binary(torch.add, True, 1, NUMERIC, _at("a_arith", "aten.add.Tensor", "aten.add.Scalar"), _on("Add")),
+    # rsub(x, s, alpha) = s - alpha * x
+    "sub": _Binary(
+        torch.sub,
+        False,
+        1,
+        NUMERIC,
+        _at("a_arith", "aten.sub.Tensor", "aten.sub.Scalar", "aten.rsub.Scalar"),
+        _on("Sub"),
+    ),
+    "mul": _Binary(torch.mul, True, 1, NUMERIC, _at("a_arith", "aten.mul.Tensor", "aten.mul.Scalar"), _on("Mul")),
+    "div": _Binary(torch.div, False, 1, FLOAT, _at("a_arith", "aten.div.Tensor", "aten.div.Scalar"), _on("Div")),
+    # ONNX Max and Min take any number of inputs: more than two import as a chain
+    "maximum": _Binary(torch.maximum, True, 1, NUMERIC, _at("a_binary", "aten.maximum.default"), _on("Max")),
+    "minimum": _Binary(torch.minimum, True, 1, NUMERIC, _at("a_binary", "aten.minimum.default"), _on("Min")),
+    # float math of two tensors: libm's atan2f and powf (``pow`` is x ** a constant); ONNX has no Atan2
+    "atan2": _Binary(
+        torch.atan2,
+        False,
+        12,
+        FLOAT,
+        _at("a_atan2", "aten.atan2.default"),
+        doc="atan2(y, x): the angle of (x, y), in [-pi, pi]",
+    ),
+    # ONNX Pow with a one-element constant exponent imports as ``pow`` (the Pow importer picks)
+    "power": _Binary(
+        torch.pow,
+        False,
+        12,
+        FLOAT,
+        _at("a_power", "aten.pow.Tensor_Tensor", "aten.pow.Scalar"),
+        _on("Pow"),
+        doc="x ** y of two tensors: C's powf",
+    ),
 }
-for _name, (_mfn, _what) in _MATH2.items():
+for _name, _b in _BINARY.items():
     register_op(
         OpDef(
             _name,
@@ -183,10 +211,15 @@ for _name, (_mfn, _what) in _MATH2.items():
             2,
             (),
             Broadcast(),
-            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_mfn),
-            _ew_flops(12),
-            doc=f"elementwise {_what}, with broadcasting (equal ranks)",
-            dtype_rule=FLOAT,
+            (lambda f: lambda xs, a: [f(xs[0], xs[1])])(_b.fn),
+            _ew_flops(_b.flops),
+            commutative=_b.commutative,
+            doc=f"elementwise {_b.doc}, with broadcasting (equal ranks)"
+            if _b.doc
+            else f"elementwise {_name} with broadcasting (equal ranks)",
+            dtype_rule=_b.dtype_rule,
+            aten=_b.aten,
+            onnx=_b.onnx,
         )
     )
 
@@ -233,6 +266,8 @@ register_op(
         doc="x mod y with broadcasting: floor (torch.remainder, Python's %) or trunc (torch.fmod, C's fmod); "
         "float32 or int64",
         dtype_rule=NUMERIC,
+        aten=_at("a_arith", "aten.remainder.Scalar", "aten.remainder.Tensor", mode="floor")
+        + _at("a_arith", "aten.fmod.Scalar", "aten.fmod.Tensor", mode="trunc"),
     )
 )
 register_op(
@@ -246,6 +281,9 @@ register_op(
         _ew_flops(4),
         doc="int64 x / y rounded down (floor: torch.floor_divide, Python's //) or toward zero (trunc: ONNX Div)",
         dtype_rule=INTEGER,
+        # div with rounding_mode: the call's mode; a float32 one is composed (AtenConverters.float_division)
+        aten=_at("a_arith", "aten.floor_divide.default", mode="floor")
+        + _at("a_arith", "aten.div.Tensor_mode", "aten.div.Scalar_mode"),
     )
 )
 

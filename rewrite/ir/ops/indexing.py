@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from rewrite.ir.dtypes import BOOL, COMPARE, DTYPES, FLOAT32, INT64, DTypeRule
-from rewrite.ir.ops.elementwise import _ew_flops
+from rewrite.ir.ops.elementwise import _at, _ew_flops
 from rewrite.ir.ops.registry import (
     AttrKind,
     AttrSpec,
@@ -70,15 +70,17 @@ register_op(
     )
 )
 
-_COMPARE: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
-    "eq": torch.eq,
-    "ne": torch.ne,
-    "lt": torch.lt,
-    "le": torch.le,
-    "gt": torch.gt,
-    "ge": torch.ge,
+# each comparison: its torch function, ATen overloads (``.Scalar``: a number for the right operand) and ONNX
+# op type (ONNX has no NotEqual: ne exports as Not(Equal))
+_COMPARE: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], tuple[str, ...], str | None]] = {
+    "eq": (torch.eq, ("aten.eq.Tensor", "aten.eq.Scalar"), "Equal"),
+    "ne": (torch.ne, ("aten.ne.Tensor", "aten.ne.Scalar"), None),
+    "lt": (torch.lt, ("aten.lt.Tensor", "aten.lt.Scalar"), "Less"),
+    "le": (torch.le, ("aten.le.Tensor", "aten.le.Scalar"), "LessOrEqual"),
+    "gt": (torch.gt, ("aten.gt.Tensor", "aten.gt.Scalar"), "Greater"),
+    "ge": (torch.ge, ("aten.ge.Tensor", "aten.ge.Scalar"), "GreaterOrEqual"),
 }
-for _name, _cfn in _COMPARE.items():
+for _name, (_cfn, _aten, _onnx) in _COMPARE.items():
     register_op(
         OpDef(
             _name,
@@ -91,6 +93,8 @@ for _name, _cfn in _COMPARE.items():
             commutative=_name in ("eq", "ne"),
             doc=f"elementwise comparison {_name} (float32 or int64 operands) giving bool",
             dtype_rule=COMPARE,
+            aten=_at("a_compare", *_aten),
+            onnx=None if _onnx is None else OnnxSpelling(_onnx),
         )
     )
 
@@ -105,6 +109,9 @@ register_op(
         _ew_flops(1),
         doc="cond ? x : y elementwise, with broadcasting (equal ranks)",
         dtype_rule=DTypeRule((BOOL, "T", "T"), "T"),
+        # where.ScalarOther, .ScalarSelf and .Scalar are training-IR rows (aten_training.TRAINING_IR)
+        aten=_at("a_where", "aten.where.self"),
+        onnx=OnnxSpelling("Where"),
     )
 )
 register_op(
@@ -118,6 +125,7 @@ register_op(
         _ew_flops(1),
         doc="x where mask is false, value where it is true (value may be -inf)",
         dtype_rule=DTypeRule((FLOAT32, BOOL), FLOAT32),
+        aten=_at("a_masked_fill", "aten.masked_fill.Scalar"),
     )
 )
 register_op(
@@ -134,7 +142,11 @@ register_op(
         onnx=OnnxSpelling("Not"),  # aten.logical_not / bitwise_not cast a non-bool operand first (a_logical_not)
     )
 )
-for _name, _lfn in (("logical_and", torch.logical_and), ("logical_or", torch.logical_or)):
+# bitwise and / or of bool tensors are the same ops
+for _name, _lfn, _aten, _onnx in (
+    ("logical_and", torch.logical_and, ("aten.logical_and.default", "aten.bitwise_and.Tensor"), "And"),
+    ("logical_or", torch.logical_or, ("aten.logical_or.default", "aten.bitwise_or.Tensor"), "Or"),
+):
     register_op(
         OpDef(
             _name,
@@ -147,6 +159,8 @@ for _name, _lfn in (("logical_and", torch.logical_and), ("logical_or", torch.log
             commutative=True,
             doc=f"elementwise {_name[8:]} of bool tensors",
             dtype_rule=DTypeRule((BOOL, BOOL), BOOL),
+            aten=_at("a_binary", *_aten),
+            onnx=OnnxSpelling(_onnx),
         )
     )
 register_op(

@@ -114,6 +114,25 @@ class OnnxSpelling:
         return {n: v for n, v, _ in self.attrs}
 
 
+@dataclass(frozen=True)
+class AtenSpelling:
+    """A torch operator overload that computes an op, and the ATen converter that builds it from the call.
+
+    ``overload``: ``namespace.name.overload`` (``"aten.add.Tensor"``; a ``torch.library`` op's namespace
+    works as well).  ``converter``: the ``AtenConverters`` method that reads the call (broadcasting, dtype
+    promotion, a number for an operand, ``alpha``): ``a_unary`` (the default) for an overload that is the
+    op of its one tensor, with no other argument.  ``attrs``: the op's attributes the overload implies
+    (``aten.fmod.Tensor`` is ``mod`` with ``mode="trunc"``); the converter reads the others from the call.
+
+        >>> AtenSpelling("aten.fmod.Tensor", "a_arith", (("mode", "trunc"),)).converter
+        'a_arith'
+    """
+
+    overload: str
+    converter: str = "a_unary"
+    attrs: tuple[tuple[str, Any], ...] = ()
+
+
 def f32(x: float) -> float:
     """``x`` rounded to float32, as ONNX stores a float attribute."""
     return float(struct.unpack("f", struct.pack("f", x))[0])
@@ -145,10 +164,11 @@ class OpDef:
     it).
 
     Frontend spellings (the frontends' and the exporter's tables are derived from them):
-    ``aten``: the torch operator overloads that compute exactly this op of the same tensors, with no
-    other argument, as ``namespace.name.overload`` (``"aten.hardswish.default"``; a ``torch.library``
-    op's namespace works as well).  ``torch.export`` keeps them whole (its default decompositions
-    would split ``hardswish`` into clamps).  ``onnx``: its ONNX spelling (:class:`OnnxSpelling`).
+    ``aten``: the torch operator overloads that compute this op, each an :class:`AtenSpelling` (its
+    converter and the attributes it implies), or a plain ``namespace.name.overload`` string for an overload
+    that is exactly this op of the same tensors, with no other argument (``"aten.hardswish.default"``: an
+    ``a_unary`` row; ``torch.export`` keeps those whole: its default decompositions would split
+    ``hardswish`` into clamps).  ``onnx``: its ONNX spelling (:class:`OnnxSpelling`).
     """
 
     name: str
@@ -164,7 +184,7 @@ class OpDef:
     fusion: FusionRole | None = None  # None: from the group
     packed_operand: int | None = None
     dtype_rule: DTypeRule = FLOAT  # input and output dtypes (rewrite/ir/dtypes.py)
-    aten: tuple[str, ...] = ()
+    aten: tuple[str | AtenSpelling, ...] = ()
     onnx: OnnxSpelling | None = None
 
     def __post_init__(self) -> None:
@@ -181,6 +201,11 @@ class OpDef:
         at compile time, free in extraction, computed once with torch by the lowering.
         """
         return self.group is Group.SOURCE and self.name not in BOUND_SOURCES
+
+    @property
+    def aten_spellings(self) -> tuple[AtenSpelling, ...]:
+        """``aten`` with each plain overload string as its ``a_unary`` :class:`AtenSpelling`."""
+        return tuple(s if isinstance(s, AtenSpelling) else AtenSpelling(s) for s in self.aten)
 
     @property
     def attr_names(self) -> tuple[str, ...]:
