@@ -11,6 +11,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import rewrite
 
 
@@ -31,6 +33,7 @@ def test_every_public_name_survives_importing_every_submodule():
     assert callable(rewrite.verify) and rewrite.verify.__module__ == "rewrite.verification.numeric"
 
 
+@pytest.mark.slow  # a fresh interpreter loads torch and egglog again (4 s); the test above checks the names in-process
 def test_verify_after_optimize_in_a_fresh_process():
     # the README's sequence, in a process where nothing else was imported first
     code = (
