@@ -39,21 +39,11 @@ aten = torch.ops.aten
 
 
 # ATen overload → (converter method, registry ops it produces); the rows of the overloads the registry spells
-# (``OpDef.aten``: the unary and binary elementwise ops, comparisons, logic, where) are derived from it
-# (``registry_rows``: converter and op) and joined to these in ``ATEN`` below
+# (``OpDef.aten``: every overload whose converter builds one registry op: the elementwise ops, reshape,
+# transpose, matmul, softmax, the norms and poolings, concat, split, slice, the reductions...) are derived
+# from it (``registry_rows``: converter and op) and joined to these in ``ATEN`` below.  The rows here compose
+# several ops, pick among ops by argument (``mean.dim``, ``clamp``, ``gelu``), or compute nothing (copies)
 ATEN_ROWS: dict[Any, tuple[str, str]] = {
-    aten.view.default: ("a_reshape", "reshape"),
-    aten._unsafe_view.default: ("a_reshape", "reshape"),
-    aten.reshape.default: ("a_reshape", "reshape"),
-    aten.unsqueeze.default: ("a_reshape", "reshape"),
-    aten.squeeze.dim: ("a_reshape", "reshape"),
-    aten.squeeze.dims: ("a_reshape", "reshape"),
-    aten.squeeze.default: ("a_reshape", "reshape"),
-    aten.flatten.using_ints: ("a_reshape", "reshape"),
-    aten.permute.default: ("a_permute", "transpose"),
-    aten.t.default: ("a_permute", "transpose"),
-    aten.transpose.int: ("a_permute", "transpose"),
-    aten.expand.default: ("a_expand", "expand"),
     aten.repeat.default: ("a_repeat", "reshape, expand"),
     aten.clone.default: ("a_copy", "-"),
     aten.alias.default: ("a_copy", "-"),
@@ -63,36 +53,19 @@ ATEN_ROWS: dict[Any, tuple[str, str]] = {
     aten.neg.default: ("a_neg", "smul"),
     aten.gelu.default: ("a_gelu", "gelu|gelu_erf"),
     aten.pow.Tensor_Scalar: ("a_pow", "mul|rsqrt|pow"),
-    aten.mm.default: ("a_matmul", "matmul"),
-    aten.bmm.default: ("a_matmul", "matmul"),
-    aten.matmul.default: ("a_matmul", "matmul"),
     aten.addmm.default: ("a_addmm", "matmul, add"),
     aten.convolution.default: ("a_convolution", "conv2d, add"),
-    aten._native_batch_norm_legit_no_training.default: ("a_batchnorm", "batchnorm"),
-    aten.native_layer_norm.default: ("a_layernorm", "layernorm"),
-    aten._softmax.default: ("a_softmax", "softmax"),
-    aten.max_pool2d_with_indices.default: ("a_maxpool", "maxpool2d"),
-    aten.avg_pool2d.default: ("a_avgpool", "avgpool2d"),
     # 3-d pooling (video, volumetric models): 2-d poolings over frames and over depth (compose.pool3d)
     aten.max_pool3d_with_indices.default: ("a_maxpool3d", "reshape, maxpool2d|pad, slice, index_select, maximum"),
     aten.avg_pool3d.default: ("a_avgpool3d", "reshape, avgpool2d|pad, slice, index_select, add, smul, mul"),
     aten._adaptive_avg_pool3d.default: ("a_adaptive_avgpool3d", "reshape, avgpool2d"),
     aten.mean.dim: ("a_mean", "global_avgpool|reduce_mean"),
-    aten.cat.default: ("a_cat", "concat"),
-    aten.split_with_sizes.default: ("a_split", "split"),
-    aten.split.Tensor: ("a_split", "split"),
-    aten.slice.Tensor: ("a_slice", "slice"),
     aten.select.int: ("a_select", "slice, reshape"),
     operator.getitem: ("a_getitem", "-"),
 }
-# indexing, comparison, selection (and attention, decomposed into registry ops): aten_indexing.py
+# attention, decomposed into registry ops: aten_indexing.py
 ATEN_ROWS.update(
     {
-        aten.embedding.default: ("a_embedding", "embedding"),
-        aten.index_select.default: ("a_index_select", "index_select"),
-        aten.gather.default: ("a_gather", "gather"),
-        aten.logical_not.default: ("a_logical_not", "logical_not"),
-        aten.bitwise_not.default: ("a_logical_not", "logical_not"),
         aten.scaled_dot_product_attention.default: ("a_sdpa", "matmul, smul, masked_fill|add, softmax"),
         # a run-time dtype/device assertion (transformers' ``.to(device)``): ``check`` already pins
         # every imported value's dtype and shape to torch's, so it computes nothing
@@ -102,21 +75,10 @@ ATEN_ROWS.update(
 # activations, reductions, norms, resize
 ATEN_ROWS.update(
     {
-        aten.hardtanh.default: ("a_clamp", "clamp"),
         aten.clamp.default: ("a_clamp", "clamp|relu"),
-        aten.sum.dim_IntList: ("a_reduce", "reduce_sum"),
-        aten.amax.default: ("a_reduce", "reduce_max"),
-        aten.amin.default: ("a_reduce", "reduce_min"),
-        aten.prod.dim_int: ("a_prod", "reduce_prod"),
-        aten.prod.default: ("a_prod", "reduce_prod"),
-        aten.var.correction: ("a_var", "reduce_var"),
-        aten.constant_pad_nd.default: ("a_pad", "pad"),
-        aten.upsample_nearest2d.vec: ("a_upsample", "resize"),
-        aten.upsample_bilinear2d.vec: ("a_upsample", "resize"),
         aten._upsample_bilinear2d_aa.default: ("a_upsample_aa", "index_select, mul, add"),
         aten._upsample_bicubic2d_aa.default: ("a_upsample_aa", "index_select, mul, add"),
-        aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "adaptive_avgpool"),
-        aten.native_group_norm.default: ("a_groupnorm", "groupnorm"),
+        aten._adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "global_avgpool|avgpool2d|adaptive_avgpool"),
         aten.adaptive_avg_pool1d.default: ("a_adaptive_avgpool1d", "global_avgpool|avgpool2d|adaptive_avgpool"),
         aten.clamp.Tensor: ("a_clamp_tensor", "maximum, minimum"),
         aten.index.Tensor: ("a_index", "index_select, reshape, transpose"),
@@ -131,7 +93,7 @@ ATEN_ROWS.update(
         aten.linalg_vector_norm.default: ("a_vector_norm", "mul, reduce_sum, sqrt|abs, reduce_sum|abs, reduce_max"),
         aten.leaky_relu.default: ("a_leaky_relu", "gt, smul, where"),
         aten.elu.default: ("a_elu", "gt, smul, expm1, where"),
-        aten._native_batch_norm_legit.no_stats: ("a_instancenorm", "groupnorm"),
+        aten._native_batch_norm_legit.no_stats: ("a_instancenorm", "reshape, groupnorm"),
         aten._log_softmax.default: ("a_log_softmax", "reduce_max, sub, exp, reduce_sum, log"),
         aten.any.dim: ("a_any", "cast, reduce_max, gt"),
         aten.any.dims: ("a_any", "cast, reduce_max, gt"),
@@ -166,12 +128,6 @@ ATEN_ROWS.update(
 # overloads whole: its default decompositions would split some (hardswish into clamps, mish into softplus).
 ATEN = RowTable(ATEN_ROWS)
 KEEP_WHOLE = KeepWhole(aten.adaptive_avg_pool1d.default)  # decomposed, it is an as_strided view
-_REDUCE = {
-    aten.sum.dim_IntList: "reduce_sum",
-    aten.sum.default: "reduce_sum",  # over every axis: a training-IR row (aten_training.a_reduce_all)
-    aten.amax.default: "reduce_max",
-    aten.amin.default: "reduce_min",
-}
 
 
 class AtenConverters(AtenSpatial):
@@ -575,7 +531,7 @@ class AtenConverters(AtenSpatial):
         if dtype not in (None, torch.float32):
             raise _Unsupported(f"reduction with dtype={dtype}")
         axes = self.reduce_axes(dims, len(s))
-        return self.b.op(_REDUCE[self.current], v, axes=axes, keepdim=int(bool(keepdim)))
+        return self.b.op(spelled(self.current)[0].name, v, axes=axes, keepdim=int(bool(keepdim)))
 
     def a_prod(self, x: Any, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Value:
         """torch.prod over one dim, or all of them (``prod.default``, whose second argument is the dtype)."""

@@ -38,34 +38,37 @@ def spelled(key: Any) -> tuple[OpDef, AtenSpelling]:
     return _spelled(registry_version())[key]
 
 
-@functools.lru_cache(maxsize=1)
-def _rows(version: int) -> dict[Any, tuple[str, str]]:
-    return {k: (s.converter, op.name) for k, (op, s) in _spelled(version).items()}
+@functools.lru_cache(maxsize=2)
+def _rows(version: int, training: bool) -> dict[Any, tuple[str, str]]:
+    return {k: (s.converter, op.name) for k, (op, s) in _spelled(version).items() if training or not s.training_only}
 
 
-def registry_rows() -> dict[Any, tuple[str, str]]:
-    """Overload → ``(converter, op)`` for every overload an ``OpDef.aten`` names, in registry order."""
-    return _rows(registry_version())
+def registry_rows(training: bool = True) -> dict[Any, tuple[str, str]]:
+    """Overload → ``(converter, op)`` for every overload an ``OpDef.aten`` names, in registry order;
+    ``training=False``: core ATen's alone (without the ``training_only`` spellings)."""
+    return _rows(registry_version(), training)
 
 
 class RowTable(Mapping[Any, tuple[str, str]]):
     """Hand-written converter rows and the registry's (``registry_rows``) as one table; the registry's are
     read at each lookup, so they follow ``register_op``.  The two never name the same overload
-    (tests/ir/test_op_spellings.py)."""
+    (tests/ir/test_op_spellings.py).  ``training``: the table of the training-IR importer, which has the
+    ``training_only`` spellings too."""
 
-    def __init__(self, rows: Mapping[Any, tuple[str, str]]) -> None:
+    def __init__(self, rows: Mapping[Any, tuple[str, str]], training: bool = False) -> None:
         self.rows = rows
+        self.training = training
 
     def __getitem__(self, key: Any) -> tuple[str, str]:
         row = self.rows.get(key)
-        return row if row is not None else registry_rows()[key]
+        return row if row is not None else registry_rows(self.training)[key]
 
     def __iter__(self) -> Iterator[Any]:
         yield from self.rows
-        yield from (k for k in registry_rows() if k not in self.rows)
+        yield from (k for k in registry_rows(self.training) if k not in self.rows)
 
     def __len__(self) -> int:
-        return len(self.rows) + sum(1 for k in registry_rows() if k not in self.rows)
+        return len(self.rows) + sum(1 for k in registry_rows(self.training) if k not in self.rows)
 
 
 class KeepWhole:

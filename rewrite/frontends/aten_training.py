@@ -39,53 +39,32 @@ _DROPOUTS = (
 _CONVS = (aten.conv1d.default, aten.conv2d.default, aten.conv3d.default)
 _CONV_TRANSPOSES = (aten.conv_transpose1d.default, aten.conv_transpose2d.input, aten.conv_transpose3d.input)
 
-# training-IR overload → (converter method, registry ops it produces), as in ``ATEN``
+# training-IR overload → (converter method, registry ops it produces), as in ``ATEN``; an overload whose converter
+# builds one registry op (``softmax.int``, ``layer_norm``, ``chunk``, ``to.dtype``, ``where.Scalar``...) is a
+# ``training_only`` spelling of that op (``OpDef.aten``) instead
 TRAINING_IR: dict[Any, tuple[str, str]] = {
     aten.linear.default: ("a_linear", "matmul, add"),
     **{op: ("a_conv", "conv2d, add") for op in _CONVS},
     **{op: ("a_conv_transpose", "conv2d, add") for op in _CONV_TRANSPOSES},
-    aten.batch_norm.default: ("a_batch_norm", "batchnorm"),
-    aten.layer_norm.default: ("a_layer_norm", "layernorm"),
-    aten.group_norm.default: ("a_group_norm", "groupnorm"),
     **{op: ("a_dropout", "-") for op in _DROPOUTS},
-    aten.softmax.int: ("a_softmax_int", "softmax"),
     aten.log_softmax.int: ("a_log_softmax_int", "reduce_max, sub, exp, reduce_sum, log"),
-    aten.chunk.default: ("a_chunk", "split"),
     aten.contiguous.default: ("a_same", "-"),
     # ``detach_`` is in place, but it changes only autograd's record of a tensor, never its values
     aten.detach_.default: ("a_same", "-"),
-    aten.to.dtype: ("a_to", "cast"),
-    aten.to.dtype_layout: ("a_to", "cast"),
-    aten.type_as.default: ("a_to", "cast"),
-    aten.max_pool2d.default: ("a_max_pool", "maxpool2d"),
     aten.max_pool3d.default: ("a_max_pool", "reshape, maxpool2d|pad, slice, index_select, maximum"),
     aten.adaptive_avg_pool2d.default: ("a_adaptive_avgpool", "global_avgpool|avgpool2d|adaptive_avgpool"),
     aten.adaptive_avg_pool3d.default: ("a_adaptive_avgpool3d", "reshape, avgpool2d"),
-    aten.relu6.default: ("a_relu6", "clamp"),
-    aten.pad.default: ("a_pad_mode", "pad"),
-    # layout and elementwise spellings that decompose to one core op each
-    aten.unflatten.int: ("a_reshape", "reshape"),
-    aten.view_as.default: ("a_reshape", "reshape"),
-    aten.reshape_as.default: ("a_reshape", "reshape"),
-    aten.expand_as.default: ("a_expand", "expand"),
+    # layout and elementwise calls that build several ops, or pick among ops by argument
     aten.unbind.int: ("a_unbind", "slice, reshape"),
     aten.stack.default: ("a_stack", "reshape, concat"),
-    aten.square.default: ("a_square", "mul"),
     aten.clamp_min.default: ("a_clamp_min", "clamp|relu"),
-    aten.clamp_max.default: ("a_clamp_max", "clamp"),
-    aten.where.ScalarOther: ("a_where_scalar", "where"),
-    aten.where.ScalarSelf: ("a_where_scalar", "where"),
-    aten.where.Scalar: ("a_where_scalar", "where"),
     aten.zeros_like.default: ("a_fill_like", "expand"),
     aten.ones_like.default: ("a_fill_like", "expand"),
-    # reductions over every axis (``x.sum()``, ``x.mean()``; the second argument is a dtype)
-    aten.sum.default: ("a_reduce_all", "reduce_sum"),
-    aten.mean.default: ("a_reduce_all", "reduce_mean"),
 }
 
 # every overload the export importer converts: core ATen's rows, then the training IR's, and the registry's
 # (``OpDef.aten``, looked up when converting: an op registered at run time has its row)
-CONVERTERS = RowTable({**ATEN_ROWS, **TRAINING_IR})
+CONVERTERS = RowTable({**ATEN_ROWS, **TRAINING_IR}, training=True)
 
 
 class AtenTrainingIR(AtenConverters):

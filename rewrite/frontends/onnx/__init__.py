@@ -1,8 +1,9 @@
 """ONNX in and out.
 
 - ``from_onnx(path | ModelProto)`` (:mod:`.importer`): a node the registry spells (``OpDef.onnx``:
-  ``Relu``, ``HardSwish``, ``Gelu``...) becomes that op; any other goes to the handler registered for
-  its op type (``HANDLERS``; ``ONNX_OPS`` is both sets): :mod:`.elementwise`,
+  ``Relu``, ``Gelu``, ``Conv``, ``Softmax``...) becomes that op, through the op's importer where it has one
+  (``IMPORTERS``, keyed by registry op: attributes, constant folding); any other goes to the handler
+  registered for its op type (``HANDLERS``; ``ONNX_OPS`` is both sets): :mod:`.elementwise`,
   :mod:`.nn` (matmul, conv, pooling), :mod:`.norm`, :mod:`.layout`, :mod:`.reduce`,
   :mod:`.indexing`.  Anything eqsat cannot represent exactly (another dtype, a dynamic shape,
   an attribute value outside the op set) is refused with a one-line ``FrontendError`` naming

@@ -218,6 +218,25 @@ def handles(*op_types: str) -> Callable[[Handler], Handler]:
     return deco
 
 
+# registry op -> the importer of its ONNX spelling (``OpDef.onnx``) when that needs more than one node of the op
+# with the node's attributes: constants fold, a scalar operand becomes ``smul``, ranks are raised
+# (``same_rank``), ONNX's attributes become the op's (Conv's strides and pads, Softmax's axis by opset).
+# Filled by ``@imports``; the op type is the registry's, written once (``elementwise.handler_for``).
+IMPORTERS: dict[str, Handler] = {}
+
+
+def imports(*ops: str) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the importer of these registry ops' ONNX spellings (``OpDef.onnx``);
+    it reads the op a node spells with ``elementwise.spelled_op`` when it imports several."""
+
+    def deco(fn: Handler) -> Handler:
+        for op in ops:
+            IMPORTERS[op] = fn
+        return fn
+
+    return deco
+
+
 def attrs_of(node: onnx.NodeProto) -> dict[str, Any]:
     out = {}
     for a in node.attribute:
@@ -259,6 +278,7 @@ def all_const(*ts: Tensor) -> bool:
 
 __all__ = [
     "HANDLERS",
+    "IMPORTERS",
     "NP_DTYPES",
     "ONNX_DTYPES",
     "ONNX_OF",
@@ -270,6 +290,7 @@ __all__ = [
     "all_const",
     "attrs_of",
     "handles",
+    "imports",
     "norm_axes",
     "np_dtype",
     "one_output",

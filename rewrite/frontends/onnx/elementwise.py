@@ -23,6 +23,7 @@ import torch
 
 from rewrite.frontends.onnx.context import (
     HANDLERS,
+    IMPORTERS,
     NP_DTYPES,
     ONNX_DTYPES,
     Ctx,
@@ -30,6 +31,7 @@ from rewrite.frontends.onnx.context import (
     Refuse,
     Tensor,
     handles,
+    imports,
     one_output,
     only_attrs,
     onnx_dtype_name,
@@ -52,23 +54,6 @@ def _spellings(version: int) -> dict[str, tuple[OpDef, ...]]:
 def spellings() -> dict[str, tuple[OpDef, ...]]:
     """ONNX op type → the registry ops spelled with it (``OpDef.onnx``), as the registry holds them now."""
     return _spellings(registry_version())
-
-
-# registry op -> the importer of its ONNX spelling when that needs more than one node of the op: constants
-# fold, a scalar operand becomes ``smul``, ranks are raised (``same_rank``).  Filled by ``@imports``.
-IMPORTERS: dict[str, Handler] = {}
-
-
-def imports(*ops: str) -> Callable[[Handler], Handler]:
-    """Register the decorated function as the importer of these registry ops' ONNX spellings (``OpDef.onnx``);
-    it reads the op a node spells with ``spelled_op``."""
-
-    def deco(fn: Handler) -> Handler:
-        for op in ops:
-            IMPORTERS[op] = fn
-        return fn
-
-    return deco
 
 
 def spelled_op(n: onnx.NodeProto) -> str:

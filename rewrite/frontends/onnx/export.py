@@ -78,12 +78,6 @@ class Writer:
         return out
 
 
-# registry op -> ONNX op type, same inputs, no attributes, for the ops outside the elementwise group (the
-# elementwise ops' spellings are the registry's, ``OpDef.onnx``, written by ``_spelled``)
-_SAME = {
-    "matmul": "MatMul",
-    "global_avgpool": "GlobalAveragePool",
-}
 _REDUCE = {
     "reduce_sum": "ReduceSum",
     "reduce_mean": "ReduceMean",
@@ -118,10 +112,19 @@ def _act(w: Writer, act: str, x: str, out: str) -> str:
 
 
 def _spelled(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    """An op the registry spells (``OpDef.onnx``): one node of that type, with the attributes it implies."""
+    """An op the registry spells (``OpDef.onnx``) with no attribute of its own (``matmul``, ``relu``): one node
+    of that type, with the attributes it implies."""
     spelling = OPS[n.op].onnx
     assert spelling is not None
     w.emit(spelling.op_type, ins, outs[0], **spelling.export_attrs())
+
+
+def _type(op: str) -> str:
+    """The ONNX op type the registry spells ``op`` with (``OpDef.onnx``), for an emitter that writes its
+    attributes (``conv2d``'s strides and pads as Conv's)."""
+    spelling = OPS[op].onnx
+    assert spelling is not None, op
+    return spelling.op_type
 
 
 def _conv_attrs(a: Any, weight_shape: tuple[int, ...]) -> dict[str, Any]:
@@ -133,11 +136,6 @@ def _conv_attrs(a: Any, weight_shape: tuple[int, ...]) -> dict[str, Any]:
         "dilations": list(a["dilation"]),
         "group": a["groups"],
     }
-
-
-@_emits(*_SAME)
-def _same(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit(_SAME[n.op], ins, outs[0])
 
 
 @_emits("ne")
@@ -263,17 +261,17 @@ def _matmul_at(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
 
 @_emits("matmul_bias_act")
 def _matmul_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    _act(w, n.attrs["act"], w.emit("Add", [w.emit("MatMul", ins[:2]), ins[2]]), outs[0])
+    _act(w, n.attrs["act"], w.emit("Add", [w.emit(_type("matmul"), ins[:2]), ins[2]]), outs[0])
 
 
 @_emits("conv2d")
 def _conv2d(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("Conv", ins, outs[0], **_conv_attrs(n.attrs, _shape(w, n, 1)))
+    w.emit(_type("conv2d"), ins, outs[0], **_conv_attrs(n.attrs, _shape(w, n, 1)))
 
 
 @_emits("conv2d_bias_act")
 def _conv2d_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    _act(w, n.attrs["act"], w.emit("Conv", ins, **_conv_attrs(n.attrs, _shape(w, n, 1))), outs[0])
+    _act(w, n.attrs["act"], w.emit(_type("conv2d"), ins, **_conv_attrs(n.attrs, _shape(w, n, 1))), outs[0])
 
 
 # Winograd F(4x4, 3x3) transforms (rewrite/ir/ops/winograd.py) as the linear maps they are:
@@ -400,34 +398,35 @@ def _conv2d_blocked(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None
 
 @_emits("transpose")
 def _transpose(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("Transpose", ins, outs[0], perm=list(n.attrs["perm"]))
+    w.emit(_type("transpose"), ins, outs[0], perm=list(n.attrs["perm"]))
 
 
 @_emits("reshape")
 def _reshape(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("Reshape", [ins[0], w.ints(n.attrs["shape"], "shape")], outs[0])
+    w.emit(_type("reshape"), [ins[0], w.ints(n.attrs["shape"], "shape")], outs[0])
 
 
 @_emits("expand")
 def _expand(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("Expand", [ins[0], w.ints(n.attrs["shape"], "shape")], outs[0])
+    w.emit(_type("expand"), [ins[0], w.ints(n.attrs["shape"], "shape")], outs[0])
 
 
 @_emits("concat")
 def _concat(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("Concat", ins, outs[0], axis=n.attrs["axis"])
+    w.emit(_type("concat"), ins, outs[0], axis=n.attrs["axis"])
 
 
 @_emits("split")
 def _split(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.nodes.append(helper.make_node("Split", [ins[0], w.ints(n.attrs["sizes"], "split")], outs, axis=n.attrs["axis"]))
+    sizes = w.ints(n.attrs["sizes"], "split")
+    w.nodes.append(helper.make_node(_type("split"), [ins[0], sizes], outs, axis=n.attrs["axis"]))
 
 
 @_emits("slice")
 def _slice(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     a = n.attrs
     starts, ends, axes = w.ints([a["start"]], "starts"), w.ints([a["end"]], "ends"), w.ints([a["axis"]], "axes")
-    w.emit("Slice", [ins[0], starts, ends, axes], outs[0])
+    w.emit(_type("slice"), [ins[0], starts, ends, axes], outs[0])
 
 
 @_emits("maxpool2d", "avgpool2d", "maxpool2d_blocked", "avgpool2d_blocked")
@@ -442,11 +441,12 @@ def _pool(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     avg = n.op.startswith("avgpool2d")
     if avg:
         attrs["count_include_pad"] = a["count_include_pad"]
+    pool = _type("avgpool2d" if avg else "maxpool2d")
     if not n.op.endswith("_blocked"):
-        w.emit("AveragePool" if avg else "MaxPool", ins, outs[0], **attrs)
+        w.emit(pool, ins, outs[0], **attrs)
         return
     xs = _shape(w, n, 0)  # every lane pooled in the unblocked view, then blocked again
-    y = w.emit("AveragePool" if avg else "MaxPool", [_unblock(w, ins[0], xs, xs[1] * xs[4])], **attrs)
+    y = w.emit(pool, [_unblock(w, ins[0], xs, xs[1] * xs[4])], **attrs)
     _, _, oh, ow, b = n.shape
     _block(w, y, (xs[0], xs[1] * b, oh, ow), b, 1, outs[0])
 
@@ -467,17 +467,17 @@ def _adaptive_avgpool(w: Writer, n: Node, ins: list[str], outs: list[str]) -> No
 
 @_emits("batchnorm")
 def _batchnorm(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("BatchNormalization", ins, outs[0], epsilon=n.attrs["eps"])
+    w.emit(_type("batchnorm"), ins, outs[0], epsilon=n.attrs["eps"])
 
 
 @_emits("layernorm")
 def _layernorm(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("LayerNormalization", ins, outs[0], axis=-1, epsilon=n.attrs["eps"])
+    w.emit(_type("layernorm"), ins, outs[0], axis=-1, epsilon=n.attrs["eps"])
 
 
 @_emits("softmax")
 def _softmax(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("Softmax", ins, outs[0], axis=n.attrs["axis"])
+    w.emit(_type("softmax"), ins, outs[0], axis=n.attrs["axis"])
 
 
 @_emits("groupnorm")
@@ -531,7 +531,7 @@ def _pad2d(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
 def _pad(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     p = n.attrs["pads"]  # (before_0, after_0, before_1, ...) -> ONNX (begins..., ends...)
     pads = list(p[0::2]) + list(p[1::2])
-    w.emit("Pad", [ins[0], w.ints(pads, "pads"), w.f32(n.attrs["value"], "value")], outs[0])
+    w.emit(_type("pad"), [ins[0], w.ints(pads, "pads"), w.f32(n.attrs["value"], "value")], outs[0])
 
 
 @_emits("resize")
@@ -544,14 +544,14 @@ def _resize(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
         else:
             coord = "align_corners" if a["align_corners"] else "half_pixel"
             attrs = {"mode": "linear", "coordinate_transformation_mode": coord}
-        w.emit("Resize", [ins[0], "", "", sizes], outs[0], **attrs)
+        w.emit(_type("resize"), [ins[0], "", "", sizes], outs[0], **attrs)
         return
     attrs = {"mode": "nearest" if a["mode"] == "nearest" else "linear", "coordinate_transformation_mode": a["coord"]}
     if a["mode"] == "nearest":
         attrs["nearest_mode"] = a["nearest_mode"]
     scales = [a["scale_h"], a["scale_w"]]
     if all(s == 0 or s == o / i for s, o, i in zip(scales, a["size"], xs[2:])):
-        w.emit("Resize", [ins[0], "", "", sizes], outs[0], **attrs)
+        w.emit(_type("resize"), [ins[0], "", "", sizes], outs[0], **attrs)
         return
     # ONNX maps by a given scale only through the scales input: float32, the size floor(in * scale)
     full = [o / i if s == 0 else s for s, o, i in zip(scales, a["size"], xs[2:])]
@@ -560,7 +560,7 @@ def _resize(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
             f"{n.describe()}: resize to {tuple(a['size'])} by scales {tuple(full)} has no ONNX spelling "
             "(scales are float32 and give the size floor(in * scale))"
         )
-    w.emit("Resize", [ins[0], "", w.const(np.array([1, 1, *full], np.float32), "scales")], outs[0], **attrs)
+    w.emit(_type("resize"), [ins[0], "", w.const(np.array([1, 1, *full], np.float32), "scales")], outs[0], **attrs)
 
 
 @_emits("fill", "eye", "identity_kernel", "avg_kernel")
@@ -582,7 +582,7 @@ def _index_select(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
 
 @_emits("gather")
 def _gather(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("GatherElements", ins, outs[0], axis=n.attrs["axis"])
+    w.emit(_type("gather"), ins, outs[0], axis=n.attrs["axis"])
 
 
 def value_info(name: str, shape: tuple[int, ...], dtype: str = "float32") -> onnx.ValueInfoProto:

@@ -1,8 +1,9 @@
 """``from_onnx``: read an ONNX model node by node through the handler table.
 
 Graph inputs and initializers may be float32, int64 or bool (eqsat's dtypes) with static
-positive shapes; every other dtype is refused, never cast.  Each node goes to the handler
-registered for its op type (``HANDLERS``, filled by the modules imported below).
+positive shapes; every other dtype is refused, never cast.  Each node goes to the importer of the
+registry op its type spells (``OpDef.onnx``; ``IMPORTERS``) or to the handler registered for its op type
+(``HANDLERS``); the modules imported below fill both.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from rewrite.frontends.onnx.context import (
     Tensor,
     all_const,
     handles,
+    imports,
     norm_axes,
     only_attrs,
 )
@@ -165,7 +166,7 @@ def _eye_like(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [np.eye(s[0], s[1], int(a.get("k", 0)), dtype=NP_DTYPES[dt])]
 
 
-@handles("GatherElements")
+@imports("gather")
 def _gather_elements(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axis"})
     data, idx = c.env[n.input[0]], c.env[n.input[1]]

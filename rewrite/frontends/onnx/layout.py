@@ -17,12 +17,22 @@ import onnx
 from onnx import numpy_helper
 
 from rewrite.frontends.compose import resample
-from rewrite.frontends.onnx.context import NP_DTYPES, Ctx, Refuse, Tensor, handles, norm_axes, only_attrs, opt_input
+from rewrite.frontends.onnx.context import (
+    NP_DTYPES,
+    Ctx,
+    Refuse,
+    Tensor,
+    handles,
+    imports,
+    norm_axes,
+    only_attrs,
+    opt_input,
+)
 from rewrite.ir.graph import Value
 from rewrite.ir.ops.resize import COORDS, TORCH
 
 
-@handles("Transpose")
+@imports("transpose")
 def _transpose(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"perm"})
     x = c.env[n.input[0]]
@@ -73,7 +83,7 @@ def _reshape_to(c: Ctx, x: Tensor, shape: Sequence[int]) -> list[Tensor]:
     return [out if out != x else c.add("identity", [x])]
 
 
-@handles("Reshape")
+@imports("reshape")
 def _reshape(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"allowzero"})
     x = c.env[n.input[0]]
@@ -140,7 +150,7 @@ def _unsqueeze(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return _reshape_to(c, x, xs)
 
 
-@handles("Concat")
+@imports("concat")
 def _concat(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axis"})
     if "axis" not in a:
@@ -157,7 +167,7 @@ def _concat(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("concat", [c.value(p) for p in kept], axis=axis)]
 
 
-@handles("Split")
+@imports("split")
 def _split(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axis", "split", "num_outputs"})
     x = c.value(c.env[n.input[0]])
@@ -187,7 +197,7 @@ def _split(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [next(pieces) if s else empty for s in sizes]
 
 
-@handles("Slice")
+@imports("slice")
 def _slice(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     x = c.env[n.input[0]]
     xs = c.shape(x)
@@ -224,7 +234,7 @@ def _slice(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [out if out is not x else c.identity(x)]
 
 
-@handles("Pad")
+@imports("pad")
 def _pad(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"mode", "pads", "value"})
     mode = a.get("mode", "constant")
@@ -271,7 +281,7 @@ def _broadcast(c: Ctx, xs: Sequence[int], shape: Sequence[int]) -> tuple[int, ..
     return tuple(out)
 
 
-@handles("Expand")
+@imports("expand")
 def _expand(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     x = c.env[n.input[0]]
@@ -300,7 +310,7 @@ def _tile(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [out if out is not x else c.identity(x)]
 
 
-@handles("Resize")
+@imports("resize")
 def _resize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(
         a,

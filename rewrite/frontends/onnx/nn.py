@@ -18,11 +18,11 @@ import onnx
 import torch
 
 from rewrite.frontends.compose import conv3d, conv_transpose2d, conv_transpose3d, pool3d
-from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, one_output, only_attrs, opt_input
+from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, imports, one_output, only_attrs, opt_input
 from rewrite.ir.graph import Value
 
 
-@handles("MatMul")
+@imports("matmul")
 def _matmul(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     x, y = c.env[n.input[0]], c.env[n.input[1]]
@@ -108,7 +108,7 @@ def _check_2d(c: Ctx, x: Tensor, what: str) -> tuple[int, ...]:
     return s
 
 
-@handles("Conv")
+@imports("conv2d")
 def _conv(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
     x, w = c.env[n.input[0]], c.env[n.input[1]]
@@ -392,7 +392,7 @@ def _avgpool_as_conv(
     return c.add("div", [out, share])
 
 
-@handles("MaxPool")
+@imports("maxpool2d")
 def _maxpool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"})
     if a.get("storage_order", 0):
@@ -400,7 +400,7 @@ def _maxpool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return _pool(c, n, a, "maxpool2d")
 
 
-@handles("AveragePool")
+@imports("avgpool2d")
 def _avgpool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"})
     return _pool(c, n, a, "avgpool2d")
@@ -446,7 +446,7 @@ def _global_lppool(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]
     return [_lp_root(c, s, p)]
 
 
-@handles("GlobalAveragePool")
+@imports("global_avgpool")
 def _gap(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     x = c.env[n.input[0]]

@@ -19,6 +19,7 @@ from rewrite.frontends.onnx.context import (
     Refuse,
     Tensor,
     handles,
+    imports,
     norm_axes,
     one_output,
     only_attrs,
@@ -28,7 +29,7 @@ from rewrite.ir.dtypes import FLOAT32
 from rewrite.ir.graph import Value
 
 
-@handles("BatchNormalization")
+@imports("batchnorm")
 def _batchnorm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"epsilon", "momentum", "training_mode", "spatial", "is_test", "consumed_inputs"})
     one_output(n)
@@ -40,7 +41,7 @@ def _batchnorm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [c.add("batchnorm", ins, eps=float(a.get("epsilon", 1e-5)))]
 
 
-@handles("LayerNormalization")
+@imports("layernorm")
 def _layernorm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axis", "epsilon", "stash_type"})
     if a.get("stash_type", 1) != 1:
@@ -86,7 +87,7 @@ def _softmax_axis(c: Ctx, x: Value, a: dict[str, Any]) -> tuple[Value, int]:
     return c.value(c.reshape(x, (math.prod(xs[:axis]), math.prod(xs[axis:])))), 1
 
 
-@handles("Softmax")
+@imports("softmax")
 def _softmax(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axis"})
     x = c.value(c.env[n.input[0]])

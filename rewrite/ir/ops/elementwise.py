@@ -161,9 +161,10 @@ class _Binary(NamedTuple):
     doc: str = ""  # what it computes, when its name does not say
 
 
-def _at(converter: str, *overloads: str, **attrs: Any) -> tuple[AtenSpelling, ...]:
-    """Overloads of one op, read by one converter, implying ``attrs``."""
-    return tuple(AtenSpelling(o, converter, tuple(attrs.items())) for o in overloads)
+def _at(converter: str, *overloads: str, training_only: bool = False, **attrs: Any) -> tuple[AtenSpelling, ...]:
+    """Overloads of one op, read by one converter, implying ``attrs`` (``training_only``: overloads of
+    torch.export's training IR, which core ATen decomposes; ``AtenSpelling``)."""
+    return tuple(AtenSpelling(o, converter, tuple(attrs.items()), training_only) for o in overloads)
 
 
 # a_arith reads a number for either operand, alpha, and torch's promotion (an int64 tensor times 0.5 is cast)
@@ -178,7 +179,15 @@ _BINARY: dict[str, _Binary] = {
         _at("a_arith", "aten.sub.Tensor", "aten.sub.Scalar", "aten.rsub.Scalar"),
         _on("Sub"),
     ),
-    "mul": _Binary(torch.mul, True, 1, NUMERIC, _at("a_arith", "aten.mul.Tensor", "aten.mul.Scalar"), _on("Mul")),
+    "mul": _Binary(
+        torch.mul,
+        True,
+        1,
+        NUMERIC,
+        _at("a_arith", "aten.mul.Tensor", "aten.mul.Scalar")
+        + _at("a_square", "aten.square.default", training_only=True),
+        _on("Mul"),
+    ),
     "div": _Binary(torch.div, False, 1, FLOAT, _at("a_arith", "aten.div.Tensor", "aten.div.Scalar"), _on("Div")),
     # ONNX Max and Min take any number of inputs: more than two import as a chain
     "maximum": _Binary(torch.maximum, True, 1, NUMERIC, _at("a_binary", "aten.maximum.default"), _on("Max")),
@@ -298,6 +307,9 @@ register_op(
         lambda xs, a: [torch.clamp(xs[0], a["min"], a["max"])],
         _ew_flops(2),
         doc="min(max(x, min), max): hardtanh, relu6 (min=0, max=6)",
+        aten=_at("a_clamp", "aten.hardtanh.default")
+        + _at("a_relu6", "aten.relu6.default", training_only=True)
+        + _at("a_clamp_max", "aten.clamp_max.default", training_only=True),
     )
 )
 register_op(

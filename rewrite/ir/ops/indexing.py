@@ -43,6 +43,7 @@ register_op(
         lambda xs, a: [F.embedding(xs[1], xs[0])],
         doc="rows of a table [V, D] picked by int64 ids: inputs table, ids; output ids.shape + [D]",
         dtype_rule=DTypeRule((FLOAT32, INT64), FLOAT32),
+        aten=_at("a_embedding", "aten.embedding.default"),
     )
 )
 register_op(
@@ -55,6 +56,7 @@ register_op(
         lambda xs, a: [torch.index_select(xs[0], a["axis"], xs[1])],
         doc="entries along axis picked by a rank-1 int64 index",
         dtype_rule=DTypeRule(("T", INT64), "T"),
+        aten=_at("a_index_select", "aten.index_select.default"),
     )
 )
 register_op(
@@ -67,6 +69,8 @@ register_op(
         lambda xs, a: [torch.gather(xs[0], a["axis"], xs[1])],
         doc="torch.gather: out[i..] = x[i.. with index[i..] along axis]",
         dtype_rule=DTypeRule(("T", INT64), "T"),
+        aten=_at("a_gather", "aten.gather.default"),
+        onnx=OnnxSpelling("GatherElements"),
     )
 )
 
@@ -109,8 +113,11 @@ register_op(
         _ew_flops(1),
         doc="cond ? x : y elementwise, with broadcasting (equal ranks)",
         dtype_rule=DTypeRule((BOOL, "T", "T"), "T"),
-        # where.ScalarOther, .ScalarSelf and .Scalar are training-IR rows (aten_training.TRAINING_IR)
-        aten=_at("a_where", "aten.where.self"),
+        # a number for either branch: training-IR rows (core ATen has where.self only)
+        aten=_at("a_where", "aten.where.self")
+        + _at(
+            "a_where_scalar", "aten.where.ScalarOther", "aten.where.ScalarSelf", "aten.where.Scalar", training_only=True
+        ),
         onnx=OnnxSpelling("Where"),
     )
 )
@@ -139,7 +146,8 @@ register_op(
         _ew_flops(1),
         doc="elementwise not of a bool tensor",
         dtype_rule=DTypeRule((BOOL,), BOOL),
-        onnx=OnnxSpelling("Not"),  # aten.logical_not / bitwise_not cast a non-bool operand first (a_logical_not)
+        onnx=OnnxSpelling("Not"),
+        aten=_at("a_logical_not", "aten.logical_not.default", "aten.bitwise_not.default"),
     )
 )
 # bitwise and / or of bool tensors are the same ops
@@ -174,5 +182,6 @@ register_op(
         _ew_flops(1),
         doc="explicit dtype conversion (torch .to semantics: float to int truncates, nonzero is true)",
         dtype_rule=DTypeRule(("T",), "attr"),
+        aten=_at("a_to", "aten.to.dtype", "aten.to.dtype_layout", "aten.type_as.default", training_only=True),
     )
 )

@@ -7,6 +7,7 @@ from dataclasses import replace
 import torch
 
 from rewrite.ir.dtypes import ANY_SAME
+from rewrite.ir.ops.elementwise import _at
 from rewrite.ir.ops.registry import (
     VARIADIC,
     AttrKind,
@@ -14,6 +15,7 @@ from rewrite.ir.ops.registry import (
     CostClass,
     FusionRole,
     Group,
+    OnnxSpelling,
     OpDef,
     register_op,
 )
@@ -42,6 +44,8 @@ _layout(
         lambda xs, a: [xs[0].permute(*a["perm"])],
         doc="permute dimensions",
         fusion=FusionRole.REMAP,
+        aten=_at("a_permute", "aten.permute.default", "aten.t.default", "aten.transpose.int"),
+        onnx=OnnxSpelling("Transpose"),
     )
 )
 
@@ -56,6 +60,19 @@ _layout(
         doc="reshape (row-major)",
         cost_class=CostClass.VIEW,
         fusion=FusionRole.ALIAS,
+        aten=_at(
+            "a_reshape",
+            "aten.view.default",
+            "aten._unsafe_view.default",
+            "aten.reshape.default",
+            "aten.unsqueeze.default",
+            "aten.squeeze.dim",
+            "aten.squeeze.dims",
+            "aten.squeeze.default",
+            "aten.flatten.using_ints",
+        )
+        + _at("a_reshape", "aten.unflatten.int", "aten.view_as.default", "aten.reshape_as.default", training_only=True),
+        onnx=OnnxSpelling("Reshape"),
     )
 )
 
@@ -68,6 +85,8 @@ _layout(
         Concat(),
         lambda xs, a: [torch.cat(xs, a["axis"])],
         doc="concatenate along axis",
+        aten=_at("a_cat", "aten.cat.default"),
+        onnx=OnnxSpelling("Concat"),
     )
 )
 
@@ -80,6 +99,9 @@ _layout(
         Split(),
         lambda xs, a: list(torch.split(xs[0], list(a["sizes"]), a["axis"])),
         doc="split along axis into pieces of the given sizes (one output each)",
+        aten=_at("a_split", "aten.split_with_sizes.default", "aten.split.Tensor")
+        + _at("a_chunk", "aten.chunk.default", training_only=True),
+        onnx=OnnxSpelling("Split"),
     )
 )
 
@@ -94,5 +116,7 @@ _layout(
         doc="contiguous slice [start, end) along axis",
         cost_class=CostClass.VIEW,
         fusion=FusionRole.REMAP,
+        aten=_at("a_slice", "aten.slice.Tensor"),
+        onnx=OnnxSpelling("Slice"),
     )
 )

@@ -9,13 +9,14 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.ops.elementwise import ACTS, _ew_flops, act_flops, apply_act
+from rewrite.ir.ops.elementwise import ACTS, _at, _ew_flops, act_flops, apply_act
 from rewrite.ir.ops.registry import (
     AttrKind,
     AttrSpec,
     CostClass,
     FusionRole,
     Group,
+    OnnxSpelling,
     OpDef,
     register_op,
 )
@@ -45,6 +46,8 @@ register_op(
         lambda i, o, a: 2 * numel(o[0]) * i[0][-1],
         doc="(batched) matrix product, equal ranks",
         packed_operand=1,
+        aten=_at("a_matmul", "aten.mm.default", "aten.bmm.default", "aten.matmul.default"),
+        onnx=OnnxSpelling("MatMul"),
     )
 )
 
@@ -94,6 +97,7 @@ register_op(
         doc="2-d convolution, NCHW x OIHW, no bias (bias is a separate add)",
         cost_class=CostClass.CONV,
         packed_operand=0,
+        onnx=OnnxSpelling("Conv"),
     )
 )
 
@@ -121,6 +125,9 @@ register_op(
         lambda xs, a: [F.max_pool2d(xs[0], a["kernel"], a["stride"], a["padding"], ceil_mode=bool(a["ceil_mode"]))],
         _pool_flops,
         doc="2-d max pooling",
+        aten=_at("a_maxpool", "aten.max_pool2d_with_indices.default")
+        + _at("a_max_pool", "aten.max_pool2d.default", training_only=True),
+        onnx=OnnxSpelling("MaxPool"),
     )
 )
 register_op(
@@ -142,6 +149,8 @@ register_op(
         ],
         _pool_flops,
         doc="2-d average pooling",
+        aten=_at("a_avgpool", "aten.avg_pool2d.default"),
+        onnx=OnnxSpelling("AveragePool"),
     )
 )
 
@@ -155,6 +164,7 @@ register_op(
         lambda xs, a: [xs[0].mean((2, 3), keepdim=True)],
         lambda i, o, a: numel(i[0]),
         doc="mean over H and W, keeping them as size 1",
+        onnx=OnnxSpelling("GlobalAveragePool"),
     )
 )
 
@@ -171,6 +181,9 @@ register_op(
         lambda i, o, a: 2 * numel(o[0]),
         doc="inference batch norm: inputs x, weight, bias, running_mean, running_var",
         fusion=FusionRole.ELEMENTWISE,  # per-channel affine: fuses like an elementwise op
+        aten=_at("a_batchnorm", "aten._native_batch_norm_legit_no_training.default")
+        + _at("a_batch_norm", "aten.batch_norm.default", training_only=True),
+        onnx=OnnxSpelling("BatchNormalization"),
     )
 )
 
@@ -185,6 +198,9 @@ register_op(
         lambda i, o, a: 8 * numel(o[0]),
         doc="layer norm over the last axis: inputs x, weight, bias",
         fusion=FusionRole.ROW,
+        aten=_at("a_layernorm", "aten.native_layer_norm.default")
+        + _at("a_layer_norm", "aten.layer_norm.default", training_only=True),
+        onnx=OnnxSpelling("LayerNormalization"),
     )
 )
 
@@ -199,6 +215,8 @@ register_op(
         lambda i, o, a: 6 * numel(o[0]),
         doc="softmax along axis",
         fusion=FusionRole.ROW,
+        aten=_at("a_softmax", "aten._softmax.default") + _at("a_softmax_int", "aten.softmax.int", training_only=True),
+        onnx=OnnxSpelling("Softmax"),
     )
 )
 

@@ -8,11 +8,14 @@ import torch
 import torch.nn.functional as F
 
 from rewrite.ir.dtypes import ANY_SAME, FLOAT, SAME_NUMERIC
+from rewrite.ir.ops.elementwise import _at
 from rewrite.ir.ops.registry import (
+    AtenSpelling,
     AttrKind,
     AttrSpec,
     FusionRole,
     Group,
+    OnnxSpelling,
     OpDef,
     register_op,
 )
@@ -53,6 +56,14 @@ _REDUCTIONS: dict[str, tuple[Callable[..., torch.Tensor], int]] = {
     "reduce_min": (torch.amin, 1),
     "reduce_prod": (_prod, 1),  # ONNX ReduceProd, torch.prod
 }
+# ``aten.mean.dim`` is not here: its row (a_mean) picks global_avgpool for the H and W of NCHW
+_REDUCTION_ATEN: dict[str, tuple[AtenSpelling, ...]] = {
+    "reduce_sum": _at("a_reduce", "aten.sum.dim_IntList") + _at("a_reduce_all", "aten.sum.default", training_only=True),
+    "reduce_mean": _at("a_reduce_all", "aten.mean.default", training_only=True),
+    "reduce_max": _at("a_reduce", "aten.amax.default"),
+    "reduce_min": _at("a_reduce", "aten.amin.default"),
+    "reduce_prod": _at("a_prod", "aten.prod.dim_int", "aten.prod.default"),
+}
 for _name, (_rfn, _rfl) in _REDUCTIONS.items():
     register_op(
         OpDef(
@@ -67,6 +78,7 @@ for _name, (_rfn, _rfl) in _REDUCTIONS.items():
             + ("" if _name == "reduce_mean" else "; float32 or int64 (a mask's count, the last non-pad token)"),
             fusion=FusionRole.POOL,
             dtype_rule=FLOAT if _name == "reduce_mean" else SAME_NUMERIC,
+            aten=_REDUCTION_ATEN[_name],
         )
     )
 register_op(
@@ -80,6 +92,7 @@ register_op(
         lambda i, o, a: 4 * numel(i[0]),
         doc="variance over axes, divided by (count - correction) as torch.var",
         fusion=FusionRole.POOL,
+        aten=_at("a_var", "aten.var.correction"),
     )
 )
 
@@ -94,6 +107,8 @@ register_op(
         doc="broadcast size-1 dims to shape (equal rank), materialised",
         fusion=FusionRole.REMAP,
         dtype_rule=ANY_SAME,
+        aten=_at("a_expand", "aten.expand.default") + _at("a_expand", "aten.expand_as.default", training_only=True),
+        onnx=OnnxSpelling("Expand"),
     )
 )
 
@@ -114,6 +129,8 @@ register_op(
         _pad_ref,
         doc="constant padding, pads = (before_0, after_0, before_1, after_1, ...) in dim order",
         fusion=FusionRole.INJECTIVE,
+        aten=_at("a_pad", "aten.constant_pad_nd.default") + _at("a_pad_mode", "aten.pad.default", training_only=True),
+        onnx=OnnxSpelling("Pad"),
     )
 )
 
@@ -148,6 +165,8 @@ register_op(
         lambda i, o, a: (8 if a["mode"] == "bilinear" else 0) * numel(o[0]),
         doc="NCHW to size, nearest or bilinear: F.interpolate's mapping (coord 'torch') or ONNX Resize's",
         fusion=FusionRole.INJECTIVE,
+        aten=_at("a_upsample", "aten.upsample_nearest2d.vec", "aten.upsample_bilinear2d.vec"),
+        onnx=OnnxSpelling("Resize"),
     )
 )
 
@@ -186,6 +205,8 @@ register_op(
         lambda i, o, a: 8 * numel(o[0]),
         doc="group norm of N C ...: inputs x, weight [C], bias [C]",
         fusion=FusionRole.ROW,
+        aten=_at("a_groupnorm", "aten.native_group_norm.default")
+        + _at("a_group_norm", "aten.group_norm.default", training_only=True),
     )
 )
 register_op(

@@ -123,6 +123,9 @@ class AtenSpelling:
     promotion, a number for an operand, ``alpha``): ``a_unary`` (the default) for an overload that is the
     op of its one tensor, with no other argument.  ``attrs``: the op's attributes the overload implies
     (``aten.fmod.Tensor`` is ``mod`` with ``mode="trunc"``); the converter reads the others from the call.
+    ``training_only``: an overload of torch.export's training IR, which core ATen decomposes (``softmax.int``,
+    ``view_as``); it is a row of the export importer's ``CONVERTERS``, not of core ATen's ``ATEN``, and its
+    converter may be ``AtenTrainingIR``'s alone (``a_softmax_int``).
 
         >>> AtenSpelling("aten.fmod.Tensor", "a_arith", (("mode", "trunc"),)).converter
         'a_arith'
@@ -131,6 +134,7 @@ class AtenSpelling:
     overload: str
     converter: str = "a_unary"
     attrs: tuple[tuple[str, Any], ...] = ()
+    training_only: bool = False
 
 
 def f32(x: float) -> float:
