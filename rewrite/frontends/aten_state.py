@@ -3,9 +3,11 @@
     st = ImportState("Net")            # a GraphBuilder and the caches of one import
     y = st.binary("add", x, bias)      # ranks aligned by one reshape, emitted once per value and shape
 
-:class:`ImportState` is the base of the ATen converters (:class:`~rewrite.frontends.aten_base.AtenBase` and
-the classes above it) and of ``torch_export._ExportImporter``, which sets ``node`` to the fx node being
-converted and overrides :meth:`ImportState.tensor` (constants become weights there).  Besides the value
+:class:`ImportState` is what every ATen converter (a plain function ``a_*(st, ...)``, found by name in
+``aten_base.CONVERTER_FNS``) builds with; ``torch_export._ExportImporter`` holds one (composed, not
+inherited), sets ``node`` and ``current`` to the fx node being converted and its overload, and sets
+``read``, how :meth:`ImportState.tensor` reads an argument that is not a graph value (constants become
+weights there).  Besides the value
 helpers (shapes, axes, reshapes, broadcasting, weights, constants) it holds the layer helpers that several
 ATen rows share (``conv2d``, ``layernorm``, pooling, ``clamp``, ``pad``, ``resize``).  Nothing here knows
 an ``nn.Module`` type or a torch function: the rows of ``aten_training.CONVERTERS`` are the only table.
@@ -20,11 +22,13 @@ from typing import Any
 import torch
 import torch.fx
 
+from rewrite.frontends.compose import Emit
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
 from rewrite.ir.ops import Shape
 
-__all__ = ["ImportState"]
+__all__ = ["ImportState", "computed_as"]
 
 
 class _Unsupported(Exception):
@@ -51,6 +55,12 @@ def _triple(v: Any, what: str) -> tuple[int, int, int]:
     return (a, b, c)
 
 
+def computed_as(t: torch.dtype) -> str | None:
+    """The eqsat dtype a run-time tensor of torch dtype ``t`` is computed in: its own, or int64 for
+    int32 (``dtypes.INT32_NOTE``); None when eqsat has none."""
+    return "int64" if t == torch.int32 else dtype_name(t)
+
+
 class ImportState:
     """The builder and caches of one import, and the helpers that build values into it."""
 
@@ -60,12 +70,18 @@ class ImportState:
         self.cache: dict[tuple, Value] = {}  # reshapes and constants, emitted once each
         self.keep_alive: list[torch.Tensor] = []  # tensors whose id() keys the cache or param_names
         self.param_names: dict[int, str] = {}  # id of a parameter/buffer (or a folded copy) -> its weight name
+        self.current: Any = None  # the ATen overload being converted
+        # how the importer reads an argument that is not a graph value (a constant tensor becomes a weight);
+        # None: such an argument is refused
+        self.read: Callable[[Any, str], Value] | None = None
 
     # ------------------------------------------------------------ values
     def tensor(self, v: Any, what: str = "input") -> Value:
-        if not isinstance(v, Value):
-            raise _Unsupported(f"{what} must be a tensor, got {type(v).__name__} {v!r}")
-        return v
+        if isinstance(v, Value):
+            return v
+        if self.read is not None:
+            return self.read(v, what)
+        raise _Unsupported(f"{what} must be a tensor, got {type(v).__name__} {v!r}")
 
     def shape(self, v: Value) -> Shape:
         return self.b.shape(v)
@@ -78,6 +94,55 @@ class ImportState:
         if not isinstance(val, torch.Tensor):
             raise _Unsupported("torch did not produce a single tensor here")
         return tuple(int(d) for d in val.shape)
+
+    def out_shape(self) -> tuple[int, ...]:
+        return self.meta_shape()
+
+    def meta_val(self) -> Any:
+        """What torch computed for the current node (its first output when it has several)."""
+        assert self.node is not None
+        val = self.node.meta.get("val")
+        return val[0] if isinstance(val, (tuple, list)) and val else val
+
+    def meta_dtype(self) -> str | None:
+        """The eqsat dtype torch computed for the current node's (first) output, or None."""
+        val = self.meta_val()
+        return computed_as(val.dtype) if isinstance(val, torch.Tensor) else None
+
+    def emit(self) -> Emit:
+        """This import as ``frontends.compose`` builds into it: builder ops, constants as named weights."""
+        return Emit(
+            self.b.graph,
+            lambda op, ins, **attrs: self.b.op(op, *ins, **attrs),
+            lambda t: self.weight(f"const.{self.node_name()}", t),
+        )
+
+    def scalar_of(self, v: Any) -> float | None:
+        """A Python number, or a one-element float32 constant tensor, as a float."""
+        if isinstance(v, bool) or not isinstance(v, (int, float, torch.Tensor)):
+            return None
+        if isinstance(v, torch.Tensor):
+            if v.dim() != 0 or v.dtype != torch.float32:
+                return None
+            return float(v.item())
+        return float(v)
+
+    def reduce_axes(self, dims: Any, rank: int) -> tuple[int, ...]:
+        """A reduction's ``dim`` argument (an int, a list, or None / empty for every axis) as sorted axes."""
+        picked = [dims] if isinstance(dims, int) else list(dims or range(rank))
+        return tuple(sorted({self.axis(d, rank) for d in picked})) or tuple(range(rank))
+
+    def node_name(self) -> str:
+        return "node" if self.node is None else str(self.node.name)
+
+    def scalar_like(self, s: Any, like: Value) -> Value:
+        """A Python number as a one-element constant of ``like``'s dtype and rank (exactly, or refused)."""
+        dtype = self.b.graph.dtype_of(like)
+        t = torch.tensor(s, dtype=TORCH_DTYPE[dtype])
+        if float(t.item()) != float(s):
+            raise _Unsupported(f"scalar {s!r} is not exactly a {dtype}")
+        r = len(self.shape(like))
+        return self.const(("scalar", dtype, s, r), f"const.{self.node_name()}", lambda: t.reshape((1,) * r))
 
     def axis(self, d: Any, rank: int, what: str = "dim") -> int:
         if not isinstance(d, int) or isinstance(d, bool):

@@ -22,9 +22,29 @@ from typing import Any
 
 import torch
 
-from rewrite.frontends.aten import ATEN_ROWS, AtenConverters
+from rewrite.frontends.aten import (
+    ATEN_ROWS,
+    a_addmm,
+    a_batchnorm,
+    a_cat,
+    a_clamp,
+    a_groupnorm,
+    a_layernorm,
+    a_log_softmax,
+    a_mean,
+    a_pad,
+    a_pow,
+    a_reduce,
+    a_select,
+    a_softmax,
+    a_split,
+    cast_to,
+)
+from rewrite.frontends.aten_base import training_converter
+from rewrite.frontends.aten_indexing import a_full_like, a_where
+from rewrite.frontends.aten_spatial import a_convolution, a_maxpool, a_maxpool3d
 from rewrite.frontends.aten_spelled import RowTable
-from rewrite.frontends.aten_state import _Unsupported
+from rewrite.frontends.aten_state import ImportState, _Unsupported
 from rewrite.ir.dtypes import TORCH_DTYPE
 from rewrite.ir.graph import Value
 
@@ -39,7 +59,7 @@ _DROPOUTS = (
 _CONVS = (aten.conv1d.default, aten.conv2d.default, aten.conv3d.default)
 _CONV_TRANSPOSES = (aten.conv_transpose1d.default, aten.conv_transpose2d.input, aten.conv_transpose3d.input)
 
-# training-IR overload → (converter method, registry ops it produces), as in ``ATEN``; an overload whose converter
+# training-IR overload → (converter name, registry ops it produces), as in ``ATEN``; an overload whose converter
 # builds one registry op (``softmax.int``, ``layer_norm``, ``chunk``, ``to.dtype``, ``where.Scalar``...) is a
 # ``training_only`` spelling of that op (``OpDef.aten``) instead
 TRAINING_IR: dict[Any, tuple[str, str]] = {
@@ -67,199 +87,279 @@ TRAINING_IR: dict[Any, tuple[str, str]] = {
 CONVERTERS = RowTable({**ATEN_ROWS, **TRAINING_IR}, training=True)
 
 
-class AtenTrainingIR(AtenConverters):
-    """One ``a_*`` method per ``TRAINING_IR`` row, each a core-ATen converter applied to the call torch's
-    decomposition would make."""
-
-    def a_linear(self, x: Any, w: Any, b: Any = None) -> Value:
-        """``x @ w.T + b`` as torch decomposes it: the rows of ``x`` merged into one matrix (a vector is one
-        row), one GEMM with the transposed weight, the bias added, the leading axes restored."""
-        v = self.tensor(x)
-        s = self.shape(v)
-        if not s:
-            raise _Unsupported("linear of a 0-d tensor")
-        rows = self.reshape(v, (math.prod(s[:-1]), s[-1]))
-        wt = self.transposed_weight(w)
-        if b is None:
-            return self.reshape(self.b.matmul(rows, wt), self.out_shape())
-        return self.a_addmm(b, rows, wt)
-
-    def transposed_weight(self, w: Any) -> Value:
-        """``w.t()``: a parameter becomes the weight stored transposed, named ``<param>_t``, as the importer
-        folds core ATen's ``permute(w, [1, 0])``; a run-time weight (torch.compile passes parameters as
-        inputs) is transposed by a node."""
-        if not isinstance(w, torch.Tensor):
-            wv = self.tensor(w, "weight")
-            if len(self.shape(wv)) != 2:
-                raise _Unsupported(f"linear weight of shape {self.shape(wv)} (only 2-d)")
-            return self.b.transpose(wv, perm=(1, 0))
-        if w.dim() != 2:
-            raise _Unsupported(f"linear weight of shape {tuple(w.shape)} (only 2-d)")
-        wt = w.t()
-        self.keep_alive.append(wt)  # its id names the weight below: it must outlive the import
-        if id(w) in self.param_names:
-            self.param_names[id(wt)] = self.param_names[id(w)] + "_t"
-        return self.tensor(wt, "weight")
-
-    def a_same(self, x: Any, *rest: Any, **kw: Any) -> Any:
-        """Its input's values: a constant stays a constant (GPT-2's empty key/value cache, ``detach_``-ed,
-        is dropped by the ``cat`` it feeds), a run-time value stays that value."""
-        return x if isinstance(x, torch.Tensor) else self.tensor(x)
-
-    def a_conv(
-        self, x: Any, w: Any, b: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: Any = 1
-    ) -> Value:
-        """``conv1d`` / ``conv2d`` / ``conv3d`` with explicit padding (a string one is ``conv2d.padding``,
-        another overload)."""
-        return self.a_convolution(x, w, b, stride, padding, dilation, False, 0, groups)
-
-    def a_conv_transpose(
-        self,
-        x: Any,
-        w: Any,
-        b: Any = None,
-        stride: Any = 1,
-        padding: Any = 0,
-        output_padding: Any = 0,
-        groups: Any = 1,
-        dilation: Any = 1,
-    ) -> Value:
-        return self.a_convolution(x, w, b, stride, padding, dilation, True, output_padding, groups)
-
-    def a_batch_norm(
-        self,
-        x: Any,
-        w: Any,
-        b: Any,
-        mean: Any,
-        var: Any,
-        training: bool,
-        momentum: Any,
-        eps: float,
-        cudnn_enabled: bool = True,
-    ) -> Value:
-        """Inference only: in training mode (or without running statistics, which forces it) batch norm
-        normalizes by the batch's statistics and updates the running ones in place."""
-        if training or mean is None or var is None:
-            raise _Unsupported("batch norm with batch statistics (training mode or no running statistics)")
-        return self.a_batchnorm(x, w, b, mean, var, momentum, eps)[0]
-
-    def a_layer_norm(
-        self, x: Any, shape: Any, w: Any = None, b: Any = None, eps: float = 1e-5, cudnn_enable: bool = True
-    ) -> Value:
-        return self.a_layernorm(x, shape, w, b, eps)[0]
-
-    def a_group_norm(
-        self, x: Any, groups: int, w: Any = None, b: Any = None, eps: float = 1e-5, cudnn_enabled: bool = True
-    ) -> Value:
-        s = self.shape(self.tensor(x))
-        if len(s) < 2:
-            raise _Unsupported(f"group norm of shape {s} (needs (N, C, ...))")
-        return self.a_groupnorm(x, w, b, s[0], s[1], math.prod(s[2:]), groups, eps)[0]
-
-    def a_dropout(self, x: Any, p: float, train: bool) -> Value:
-        """Off (``train=False``, or p = 0, which torch returns unchanged too), dropout is its input."""
-        if train and p != 0:
-            raise _Unsupported(f"dropout in training mode (p={p}) is random; call module.eval()")
-        return self.tensor(x)
-
-    def a_softmax_int(self, x: Any, dim: int, dtype: Any = None) -> Value:
-        self.same_dtype(x, dtype, "softmax")
-        return self.a_softmax(x, dim)
-
-    def a_log_softmax_int(self, x: Any, dim: int, dtype: Any = None) -> Value:
-        self.same_dtype(x, dtype, "log_softmax")
-        return self.a_log_softmax(x, dim)
-
-    def same_dtype(self, x: Any, dtype: Any, what: str) -> None:
-        """A ``dtype`` argument that converts the input first: accepted only when it is the input's own."""
-        have = TORCH_DTYPE[self.b.graph.dtype_of(self.tensor(x))]
-        if dtype is not None and dtype != have:
-            raise _Unsupported(f"{what} of a {have} tensor with dtype={dtype}")
-
-    def a_chunk(self, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
-        """torch.chunk: pieces of ceil(n / chunks) along ``dim`` (fewer pieces when they run out), which is
-        how torch decomposes it, into ``split``."""
-        s = self.shape(self.tensor(x))
-        n = s[self.axis(dim, len(s))]
-        if chunks < 1 or n == 0:
-            raise _Unsupported(f"chunk of {n} elements into {chunks}")
-        return self.a_split(x, -(-n // chunks), dim)
-
-    def a_to(self, x: Any, *args: Any, **kw: Any) -> Value:
-        """``to(dtype)``, ``to(dtype=..., device=...)``, ``type_as(other)``: the dtype torch computed for the
-        node, so every overload reads it the same way; layouts other than strided are refused."""
-        if kw.get("layout") not in (None, torch.strided):
-            raise _Unsupported(f"conversion to layout {kw['layout']}")
-        val = self.meta_val()
-        if not isinstance(val, torch.Tensor):
-            raise _Unsupported("torch did not produce a single tensor here")
-        return self.cast_to(self.tensor(x), val.dtype)
-
-    def a_max_pool(
-        self, x: Any, kernel: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False
-    ) -> Value:
-        """``max_pool2d`` / ``max_pool3d``: their ``_with_indices`` forms' values."""
-        pool = self.a_maxpool if self.current is aten.max_pool2d.default else self.a_maxpool3d
-        return pool(x, kernel, stride, padding, dilation, ceil_mode)[0]
-
-    def a_relu6(self, x: Any) -> Value:
-        return self.clamp(self.tensor(x), 0.0, 6.0)
-
-    def a_pad_mode(self, x: Any, pad: Any, mode: str = "constant", value: Any = None) -> Value:
-        """F.pad's ATen form; only the constant mode (reflect, replicate and circular decompose to indexing)."""
-        if mode != "constant":
-            raise _Unsupported(f"padding mode {mode!r}")
-        return self.a_pad(x, pad, 0.0 if value is None else value)
-
-    def a_unbind(self, x: Any, dim: int = 0) -> tuple[Value, ...]:
-        """The slices along ``dim``, that axis dropped: one ``select`` each."""
-        s = self.shape(self.tensor(x))
-        return tuple(self.a_select(x, dim, i) for i in range(s[self.axis(dim, len(s))]))
-
-    def a_stack(self, tensors: Any, dim: int = 0) -> Value:
-        """Each tensor with a new axis of one at ``dim``, concatenated along it."""
-        xs = [self.tensor(t, "stack operand") for t in tensors]
-        s = self.shape(xs[0])
-        d = self.axis(dim, len(s) + 1)
-        return self.a_cat([self.reshape(v, s[:d] + (1,) + s[d:]) for v in xs], d)
-
-    def a_square(self, x: Any) -> Value:
-        return self.a_pow(x, 2)
-
-    def a_clamp_min(self, x: Any, lo: Any) -> Value:
-        return self.a_clamp(x, lo, None)
-
-    def a_clamp_max(self, x: Any, hi: Any) -> Value:
-        return self.a_clamp(x, None, hi)
-
-    def a_where_scalar(self, cond: Any, x: Any, y: Any) -> Value:
-        """``where`` with a number for either branch: the number as a 0-d constant of the result's dtype,
-        which is what torch converts it to (and its decomposition builds with ``scalar_tensor``)."""
-        val = self.meta_val()
-        if not isinstance(val, torch.Tensor):
-            raise _Unsupported("torch did not produce a single tensor here")
-
-        def branch(v: Any) -> Any:
-            if not isinstance(v, (bool, int, float)):
-                return v
-            t = torch.tensor(v, dtype=val.dtype)
-            if not val.dtype.is_floating_point and t.item() != v:
-                raise _Unsupported(f"where with {v!r} in a {val.dtype} result")
-            self.keep_alive.append(t)
-            return t
-
-        return self.a_where(cond, branch(x), branch(y))
-
-    def a_reduce_all(self, x: Any, dtype: Any = None) -> Value:
-        """``sum`` / ``mean`` over every axis: core ATen's ``sum.dim_IntList(x, [])``, ``mean.dim(x, [])``."""
-        if self.current is aten.mean.default:
-            return self.a_mean(x, None, False, dtype)
-        return self.a_reduce(x, None, False, dtype)
-
-    def a_fill_like(self, x: Any, **kw: Any) -> Value:
-        """``zeros_like`` / ``ones_like``: ``full_like`` with 0 or 1."""
-        return self.a_full_like(x, 1 if self.current is aten.ones_like.default else 0, **kw)
+# One ``a_*`` converter per ``TRAINING_IR`` row (each a ``training_converter``: no ``ATEN`` row names it),
+# each a core-ATen converter applied to the call torch's decomposition would make.
 
 
-__all__ = ["CONVERTERS", "TRAINING_IR", "AtenTrainingIR"]
+@training_converter
+def a_linear(st: ImportState, x: Any, w: Any, b: Any = None) -> Value:
+    """``x @ w.T + b`` as torch decomposes it: the rows of ``x`` merged into one matrix (a vector is one
+    row), one GEMM with the transposed weight, the bias added, the leading axes restored."""
+    v = st.tensor(x)
+    s = st.shape(v)
+    if not s:
+        raise _Unsupported("linear of a 0-d tensor")
+    rows = st.reshape(v, (math.prod(s[:-1]), s[-1]))
+    wt = transposed_weight(st, w)
+    if b is None:
+        return st.reshape(st.b.matmul(rows, wt), st.out_shape())
+    return a_addmm(st, b, rows, wt)
+
+
+def transposed_weight(st: ImportState, w: Any) -> Value:
+    """``w.t()``: a parameter becomes the weight stored transposed, named ``<param>_t``, as the importer
+    folds core ATen's ``permute(w, [1, 0])``; a run-time weight (torch.compile passes parameters as
+    inputs) is transposed by a node."""
+    if not isinstance(w, torch.Tensor):
+        wv = st.tensor(w, "weight")
+        if len(st.shape(wv)) != 2:
+            raise _Unsupported(f"linear weight of shape {st.shape(wv)} (only 2-d)")
+        return st.b.transpose(wv, perm=(1, 0))
+    if w.dim() != 2:
+        raise _Unsupported(f"linear weight of shape {tuple(w.shape)} (only 2-d)")
+    wt = w.t()
+    st.keep_alive.append(wt)  # its id names the weight below: it must outlive the import
+    if id(w) in st.param_names:
+        st.param_names[id(wt)] = st.param_names[id(w)] + "_t"
+    return st.tensor(wt, "weight")
+
+
+@training_converter
+def a_same(st: ImportState, x: Any, *rest: Any, **kw: Any) -> Any:
+    """Its input's values: a constant stays a constant (GPT-2's empty key/value cache, ``detach_``-ed,
+    is dropped by the ``cat`` it feeds), a run-time value stays that value."""
+    return x if isinstance(x, torch.Tensor) else st.tensor(x)
+
+
+@training_converter
+def a_conv(
+    st: ImportState,
+    x: Any,
+    w: Any,
+    b: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: Any = 1,
+) -> Value:
+    """``conv1d`` / ``conv2d`` / ``conv3d`` with explicit padding (a string one is ``conv2d.padding``,
+    another overload)."""
+    return a_convolution(st, x, w, b, stride, padding, dilation, False, 0, groups)
+
+
+@training_converter
+def a_conv_transpose(
+    st: ImportState,
+    x: Any,
+    w: Any,
+    b: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: Any = 1,
+    dilation: Any = 1,
+) -> Value:
+    return a_convolution(st, x, w, b, stride, padding, dilation, True, output_padding, groups)
+
+
+@training_converter
+def a_batch_norm(
+    st: ImportState,
+    x: Any,
+    w: Any,
+    b: Any,
+    mean: Any,
+    var: Any,
+    training: bool,
+    momentum: Any,
+    eps: float,
+    cudnn_enabled: bool = True,
+) -> Value:
+    """Inference only: in training mode (or without running statistics, which forces it) batch norm
+    normalizes by the batch's statistics and updates the running ones in place."""
+    if training or mean is None or var is None:
+        raise _Unsupported("batch norm with batch statistics (training mode or no running statistics)")
+    return a_batchnorm(st, x, w, b, mean, var, momentum, eps)[0]
+
+
+@training_converter
+def a_layer_norm(
+    st: ImportState, x: Any, shape: Any, w: Any = None, b: Any = None, eps: float = 1e-5, cudnn_enable: bool = True
+) -> Value:
+    return a_layernorm(st, x, shape, w, b, eps)[0]
+
+
+@training_converter
+def a_group_norm(
+    st: ImportState, x: Any, groups: int, w: Any = None, b: Any = None, eps: float = 1e-5, cudnn_enabled: bool = True
+) -> Value:
+    s = st.shape(st.tensor(x))
+    if len(s) < 2:
+        raise _Unsupported(f"group norm of shape {s} (needs (N, C, ...))")
+    return a_groupnorm(st, x, w, b, s[0], s[1], math.prod(s[2:]), groups, eps)[0]
+
+
+@training_converter
+def a_dropout(st: ImportState, x: Any, p: float, train: bool) -> Value:
+    """Off (``train=False``, or p = 0, which torch returns unchanged too), dropout is its input."""
+    if train and p != 0:
+        raise _Unsupported(f"dropout in training mode (p={p}) is random; call module.eval()")
+    return st.tensor(x)
+
+
+@training_converter
+def a_softmax_int(st: ImportState, x: Any, dim: int, dtype: Any = None) -> Value:
+    same_dtype(st, x, dtype, "softmax")
+    return a_softmax(st, x, dim)
+
+
+@training_converter
+def a_log_softmax_int(st: ImportState, x: Any, dim: int, dtype: Any = None) -> Value:
+    same_dtype(st, x, dtype, "log_softmax")
+    return a_log_softmax(st, x, dim)
+
+
+def same_dtype(st: ImportState, x: Any, dtype: Any, what: str) -> None:
+    """A ``dtype`` argument that converts the input first: accepted only when it is the input's own."""
+    have = TORCH_DTYPE[st.b.graph.dtype_of(st.tensor(x))]
+    if dtype is not None and dtype != have:
+        raise _Unsupported(f"{what} of a {have} tensor with dtype={dtype}")
+
+
+@training_converter
+def a_chunk(st: ImportState, x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
+    """torch.chunk: pieces of ceil(n / chunks) along ``dim`` (fewer pieces when they run out), which is
+    how torch decomposes it, into ``split``."""
+    s = st.shape(st.tensor(x))
+    n = s[st.axis(dim, len(s))]
+    if chunks < 1 or n == 0:
+        raise _Unsupported(f"chunk of {n} elements into {chunks}")
+    return a_split(st, x, -(-n // chunks), dim)
+
+
+@training_converter
+def a_to(st: ImportState, x: Any, *args: Any, **kw: Any) -> Value:
+    """``to(dtype)``, ``to(dtype=..., device=...)``, ``type_as(other)``: the dtype torch computed for the
+    node, so every overload reads it the same way; layouts other than strided are refused."""
+    if kw.get("layout") not in (None, torch.strided):
+        raise _Unsupported(f"conversion to layout {kw['layout']}")
+    val = st.meta_val()
+    if not isinstance(val, torch.Tensor):
+        raise _Unsupported("torch did not produce a single tensor here")
+    return cast_to(st, st.tensor(x), val.dtype)
+
+
+@training_converter
+def a_max_pool(
+    st: ImportState, x: Any, kernel: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False
+) -> Value:
+    """``max_pool2d`` / ``max_pool3d``: their ``_with_indices`` forms' values."""
+    pool = a_maxpool if st.current is aten.max_pool2d.default else a_maxpool3d
+    return pool(st, x, kernel, stride, padding, dilation, ceil_mode)[0]
+
+
+@training_converter
+def a_relu6(st: ImportState, x: Any) -> Value:
+    return st.clamp(st.tensor(x), 0.0, 6.0)
+
+
+@training_converter
+def a_pad_mode(st: ImportState, x: Any, pad: Any, mode: str = "constant", value: Any = None) -> Value:
+    """F.pad's ATen form; only the constant mode (reflect, replicate and circular decompose to indexing)."""
+    if mode != "constant":
+        raise _Unsupported(f"padding mode {mode!r}")
+    return a_pad(st, x, pad, 0.0 if value is None else value)
+
+
+@training_converter
+def a_unbind(st: ImportState, x: Any, dim: int = 0) -> tuple[Value, ...]:
+    """The slices along ``dim``, that axis dropped: one ``select`` each."""
+    s = st.shape(st.tensor(x))
+    return tuple(a_select(st, x, dim, i) for i in range(s[st.axis(dim, len(s))]))
+
+
+@training_converter
+def a_stack(st: ImportState, tensors: Any, dim: int = 0) -> Value:
+    """Each tensor with a new axis of one at ``dim``, concatenated along it."""
+    xs = [st.tensor(t, "stack operand") for t in tensors]
+    s = st.shape(xs[0])
+    d = st.axis(dim, len(s) + 1)
+    return a_cat(st, [st.reshape(v, s[:d] + (1,) + s[d:]) for v in xs], d)
+
+
+@training_converter
+def a_square(st: ImportState, x: Any) -> Value:
+    return a_pow(st, x, 2)
+
+
+@training_converter
+def a_clamp_min(st: ImportState, x: Any, lo: Any) -> Value:
+    return a_clamp(st, x, lo, None)
+
+
+@training_converter
+def a_clamp_max(st: ImportState, x: Any, hi: Any) -> Value:
+    return a_clamp(st, x, None, hi)
+
+
+@training_converter
+def a_where_scalar(st: ImportState, cond: Any, x: Any, y: Any) -> Value:
+    """``where`` with a number for either branch: the number as a 0-d constant of the result's dtype,
+    which is what torch converts it to (and its decomposition builds with ``scalar_tensor``)."""
+    val = st.meta_val()
+    if not isinstance(val, torch.Tensor):
+        raise _Unsupported("torch did not produce a single tensor here")
+
+    def branch(v: Any) -> Any:
+        if not isinstance(v, (bool, int, float)):
+            return v
+        t = torch.tensor(v, dtype=val.dtype)
+        if not val.dtype.is_floating_point and t.item() != v:
+            raise _Unsupported(f"where with {v!r} in a {val.dtype} result")
+        st.keep_alive.append(t)
+        return t
+
+    return a_where(st, cond, branch(x), branch(y))
+
+
+@training_converter
+def a_reduce_all(st: ImportState, x: Any, dtype: Any = None) -> Value:
+    """``sum`` / ``mean`` over every axis: core ATen's ``sum.dim_IntList(x, [])``, ``mean.dim(x, [])``."""
+    if st.current is aten.mean.default:
+        return a_mean(st, x, None, False, dtype)
+    return a_reduce(st, x, None, False, dtype)
+
+
+@training_converter
+def a_fill_like(st: ImportState, x: Any, **kw: Any) -> Value:
+    """``zeros_like`` / ``ones_like``: ``full_like`` with 0 or 1."""
+    return a_full_like(st, x, 1 if st.current is aten.ones_like.default else 0, **kw)
+
+
+__all__ = [
+    "CONVERTERS",
+    "TRAINING_IR",
+    "a_batch_norm",
+    "a_chunk",
+    "a_clamp_max",
+    "a_clamp_min",
+    "a_conv",
+    "a_conv_transpose",
+    "a_dropout",
+    "a_fill_like",
+    "a_group_norm",
+    "a_layer_norm",
+    "a_linear",
+    "a_log_softmax_int",
+    "a_max_pool",
+    "a_pad_mode",
+    "a_reduce_all",
+    "a_relu6",
+    "a_same",
+    "a_softmax_int",
+    "a_square",
+    "a_stack",
+    "a_to",
+    "a_unbind",
+    "a_where_scalar",
+]

@@ -43,9 +43,9 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from rewrite.frontends.aten import KEEP_WHOLE, NotComputed
-from rewrite.frontends.aten_base import computed_as
-from rewrite.frontends.aten_state import _Unsupported
-from rewrite.frontends.aten_training import CONVERTERS, AtenTrainingIR
+from rewrite.frontends.aten_base import CONVERTER_FNS
+from rewrite.frontends.aten_state import ImportState, _Unsupported, computed_as
+from rewrite.frontends.aten_training import CONVERTERS
 from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
 from rewrite.ir.errors import FrontendError, GraphError
 from rewrite.ir.graph import Graph, Value
@@ -256,11 +256,11 @@ class _IntInput:
         self.name, self.dtype = name, dtype
 
 
-class _ExportImporter(AtenTrainingIR):
+class _ExportImporter:
     def __init__(self, ep: ExportedProgram, name: str) -> None:
-        super().__init__(name)
+        self.st = ImportState(name)  # the builder and caches the converters build with
+        self.st.read = self.read  # constant tensors become weights; other non-values are refused
         self.ep = ep
-        self.current: Any = None
         self.env: dict[torch.fx.Node, Any] = {}
         self.derived: set[int] = set()  # ids of parameters/buffers and their folded layout copies
         self.named: dict[str, Value] = {}  # the weight each constant() name was first given to
@@ -281,9 +281,8 @@ class _ExportImporter(AtenTrainingIR):
         return FrontendError(f"{what} '{_describe(node.target)}' at node '{node.name}'{self.where(node)}: {msg}")
 
     # ------------------------------------------------------------ values
-    def tensor(self, v: Any, what: str = "input") -> Value:
-        if isinstance(v, Value):
-            return v
+    def read(self, v: Any, what: str = "input") -> Value:
+        """An argument that is not a graph value, as ``ImportState.tensor`` reads it here."""
         if isinstance(v, torch.Tensor):
             return self.constant(v)
         if isinstance(v, _IntInput):
@@ -302,22 +301,22 @@ class _ExportImporter(AtenTrainingIR):
         key = ("param", id(t))
         if t.numel() == 0:
             raise _Unsupported(f"computes with an empty tensor of shape {tuple(t.shape)}; eqsat has no empty tensors")
-        if key not in self.cache:
-            name = self.param_names.get(id(t), f"const.{self.node_name()}")
+        if key not in self.st.cache:
+            name = self.st.param_names.get(id(t), f"const.{self.st.node_name()}")
             if t.dtype not in (torch.float32, torch.int64, torch.bool):  # promoted to float32: only if exact
                 f = t.to(torch.float32)
                 if not torch.equal(f.to(t.dtype), t):
                     raise _Unsupported(f"constant of dtype {t.dtype} is not exactly representable in float32")
-                self.keep_alive.append(t)
+                self.st.keep_alive.append(t)
                 t = f
-            self.keep_alive.append(t)
+            self.st.keep_alive.append(t)
             same = self.named.get(name)
-            held = None if same is None else self.b.graph.weights[name]
+            held = None if same is None else self.st.b.graph.weights[name]
             if same is not None and held is not None and held.dtype == t.dtype and torch.equal(held, t):
-                self.cache[key] = same
+                self.st.cache[key] = same
             else:
-                self.cache[key] = self.named[name] = self.weight(name, t)
-        return self.cache[key]
+                self.st.cache[key] = self.named[name] = self.st.weight(name, t)
+        return self.st.cache[key]
 
     # ------------------------------------------------------------ conversion
     def convert(self) -> TorchCapture:
@@ -326,7 +325,7 @@ class _ExportImporter(AtenTrainingIR):
         state = {**self.ep.state_dict, **self.ep.constants}
         input_names: list[str] = []
         nodes = list(self.ep.graph.nodes)
-        with bar(f"import {self.b.graph.name}", total=len(nodes), unit="node") as b:
+        with bar(f"import {self.st.b.graph.name}", total=len(nodes), unit="node") as b:
             for node in nodes:
                 b.update(1)
                 if node.op == "output":
@@ -337,8 +336,8 @@ class _ExportImporter(AtenTrainingIR):
     def convert_node(
         self, node: torch.fx.Node, specs: dict[str, Any], state: dict[str, Any], input_names: list[str]
     ) -> None:
-        self.node, self.current = node, node.target
-        self.b.origin = f"{node.name} ({_describe(node.target)})"
+        self.st.node, self.st.current = node, node.target
+        self.st.b.origin = f"{node.name} ({_describe(node.target)})"
         if node.op == "placeholder":
             self.env[node] = self.placeholder(node, specs.get(node.name), state, input_names)
         elif node.op == "call_function":
@@ -351,7 +350,7 @@ class _ExportImporter(AtenTrainingIR):
     def placeholder(self, node: torch.fx.Node, spec: Any, state: dict[str, Any], names: list[str]) -> Any:
         if spec is not None and spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             t = state[spec.target]
-            self.param_names.setdefault(id(t), str(spec.target))
+            self.st.param_names.setdefault(id(t), str(spec.target))
             self.derived.add(id(t))
             return t
         if spec is None or spec.kind is not InputKind.USER_INPUT:
@@ -363,7 +362,7 @@ class _ExportImporter(AtenTrainingIR):
         dtype = dtype_name(val.dtype)
         if dtype is None:  # float16, bfloat16, float64, int32...: refused, never cast
             return _IntInput(node.name, val.dtype)
-        return self.b.input(node.name, tuple(int(d) for d in val.shape), dtype)
+        return self.st.b.input(node.name, tuple(int(d) for d in val.shape), dtype)
 
     def call(self, node: torch.fx.Node) -> Any:
         args, kwargs = self.arg(node.args), self.arg(node.kwargs)
@@ -376,7 +375,7 @@ class _ExportImporter(AtenTrainingIR):
         if row is None and not any(isinstance(a, (_IntInput, NotComputed)) for a in leaves):
             # an op eqsat has no entry for, on parameters and buffers only (LLaMA's rotary cos/sin
             # tables): nothing a run could change, so torch evaluates it at import
-            const = self.b.graph.weight_only()
+            const = self.st.b.graph.weight_only()
             if all(a.node in const for a in leaves if isinstance(a, Value)):
                 args, kwargs = pytree.tree_map(self.evaluate, (args, kwargs))
                 return self.fold(node, args, kwargs)
@@ -385,7 +384,7 @@ class _ExportImporter(AtenTrainingIR):
             why = f"{training}: call module.eval() before importing" if training else "no registry op computes it"
             raise self.fail(node, why, unsupported=True)
         try:
-            result = getattr(self, row[0])(*args, **kwargs)
+            result = CONVERTER_FNS[row[0]](self.st, *args, **kwargs)
         except (_Unsupported, GraphError) as e:  # GraphError: a dtype or shape the registry refuses
             raise self.fail(node, str(e)) from None
         self.check(node, result)
@@ -395,12 +394,12 @@ class _ExportImporter(AtenTrainingIR):
         """A weight-only graph value as the tensor it always equals (other leaves unchanged)."""
         if not isinstance(a, Value):
             return a
-        g = self.b.graph
+        g = self.st.b.graph
         sub = Graph(dict(g.nodes), g.weights, [a], g.name).pruned()
         t = sub.run({n.attrs["name"]: torch.zeros(n.shape, dtype=TORCH_DTYPE[n.dtype]) for n in sub.inputs})[0]
-        self.keep_alive.append(t)
+        self.st.keep_alive.append(t)
         self.derived.add(id(t))
-        self.param_names[id(t)] = f"const.{self.node_name()}"
+        self.st.param_names[id(t)] = f"const.{self.st.node_name()}"
         return t
 
     def fold(self, node: torch.fx.Node, args: Any, kwargs: Any) -> Any:
@@ -416,19 +415,19 @@ class _ExportImporter(AtenTrainingIR):
         except Exception as e:
             raise self.fail(node, f"evaluating it on constants failed: {type(e).__name__}: {e}") from e
         if isinstance(out, torch.Tensor):
-            self.keep_alive.append(out)
+            self.st.keep_alive.append(out)
             src = args[0] if args else None
             if isinstance(src, torch.Tensor) and id(src) in self.derived:
                 self.derived.add(id(out))
             if (
                 node.target in (torch.ops.aten.permute.default, torch.ops.aten.t.default, torch.ops.aten.transpose.int)
                 and isinstance(src, torch.Tensor)
-                and id(src) in self.param_names
+                and id(src) in self.st.param_names
                 and src.dim() == 2
             ):
-                self.param_names[id(out)] = self.param_names[id(src)] + "_t"
+                self.st.param_names[id(out)] = self.st.param_names[id(src)] + "_t"
             else:
-                self.param_names[id(out)] = f"const.{node.name}"
+                self.st.param_names[id(out)] = f"const.{node.name}"
         return out
 
     def check(self, node: torch.fx.Node, result: Any) -> None:
@@ -443,10 +442,10 @@ class _ExportImporter(AtenTrainingIR):
                 continue
             if not isinstance(v, torch.Tensor):
                 raise self.fail(node, "internal error: the importer made a tensor where torch did not")
-            if computed_as(v.dtype) != self.b.graph.dtype_of(r):
-                raise self.fail(node, f"produces a {v.dtype} tensor; the importer made {self.b.graph.dtype_of(r)}")
-            if tuple(v.shape) != self.shape(r):
-                raise self.fail(node, f"internal error: imported shape {self.shape(r)} != torch's {tuple(v.shape)}")
+            if computed_as(v.dtype) != self.st.b.graph.dtype_of(r):
+                raise self.fail(node, f"produces a {v.dtype} tensor; the importer made {self.st.b.graph.dtype_of(r)}")
+            if tuple(v.shape) != self.st.shape(r):
+                raise self.fail(node, f"internal error: imported shape {self.st.shape(r)} != torch's {tuple(v.shape)}")
 
     def finish(self, node: torch.fx.Node, input_names: list[str]) -> TorchCapture:
         sig = self.ep.graph_signature
@@ -454,15 +453,15 @@ class _ExportImporter(AtenTrainingIR):
         for spec, item in zip(sig.output_specs, node.args[0]):  # type: ignore[arg-type]
             if spec.kind is not OutputKind.USER_OUTPUT:
                 raise FrontendError(f"forward mutates '{spec.target}' ({spec.kind.name}); eqsat graphs are pure")
-            self.node = item if isinstance(item, torch.fx.Node) else node
+            self.st.node = item if isinstance(item, torch.fx.Node) else node
             try:
-                outs.append(self.tensor(self.arg(item), "output"))
+                outs.append(self.st.tensor(self.arg(item), "output"))
             except _Unsupported as e:
                 raise FrontendError(f"output '{getattr(item, 'name', item)}': {e}") from None
         if not outs:
-            raise FrontendError(f"{self.b.graph.name}.forward returns no tensors")
-        self.b.origin = ""
-        graph = self.b.build(outs)
+            raise FrontendError(f"{self.st.b.graph.name}.forward returns no tensors")
+        self.st.b.origin = ""
+        graph = self.st.b.build(outs)
         live = graph.pruned()
         if len(live.nodes) != len(graph.nodes):
             live.validate()

@@ -290,7 +290,7 @@ register_op(
         _ew_flops(4),
         doc="int64 x / y rounded down (floor: torch.floor_divide, Python's //) or toward zero (trunc: ONNX Div)",
         dtype_rule=INTEGER,
-        # div with rounding_mode: the call's mode; a float32 one is composed (AtenConverters.float_division)
+        # div with rounding_mode: the call's mode; a float32 one is composed (aten.float_division)
         aten=_at("a_arith", "aten.floor_divide.default", mode="floor")
         + _at("a_arith", "aten.div.Tensor_mode", "aten.div.Scalar_mode"),
     )

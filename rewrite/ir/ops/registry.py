@@ -119,13 +119,14 @@ class AtenSpelling:
     """A torch operator overload that computes an op, and the ATen converter that builds it from the call.
 
     ``overload``: ``namespace.name.overload`` (``"aten.add.Tensor"``; a ``torch.library`` op's namespace
-    works as well).  ``converter``: the ``AtenConverters`` method that reads the call (broadcasting, dtype
-    promotion, a number for an operand, ``alpha``): ``a_unary`` (the default) for an overload that is the
-    op of its one tensor, with no other argument.  ``attrs``: the op's attributes the overload implies
-    (``aten.fmod.Tensor`` is ``mod`` with ``mode="trunc"``); the converter reads the others from the call.
+    works as well).  ``converter``: the ATen converter (``aten_base.CONVERTER_FNS``) that reads the call
+    (broadcasting, dtype promotion, a number for an operand, ``alpha``): ``a_unary`` (the default) for an
+    overload that is the op of its one tensor, with no other argument.  ``attrs``: the op's attributes the
+    overload implies (``aten.fmod.Tensor`` is ``mod`` with ``mode="trunc"``); the converter reads the others
+    from the call.
     ``training_only``: an overload of torch.export's training IR, which core ATen decomposes (``softmax.int``,
     ``view_as``); it is a row of the export importer's ``CONVERTERS``, not of core ATen's ``ATEN``, and its
-    converter may be ``AtenTrainingIR``'s alone (``a_softmax_int``).
+    converter may be a training-IR one alone (``a_softmax_int``, a ``training_converter``).
 
         >>> AtenSpelling("aten.fmod.Tensor", "a_arith", (("mode", "trunc"),)).converter
         'a_arith'
