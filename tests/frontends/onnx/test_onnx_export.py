@@ -14,7 +14,7 @@ from rewrite.ir.builder import GraphBuilder  # noqa: E402
 from rewrite.ir.errors import FrontendError  # noqa: E402
 from rewrite.pipeline import compile  # noqa: E402
 from rewrite.verification.numeric import compare_all  # noqa: E402
-from tests.frontends.onnx.test_onnx_ops import INT, _ort  # noqa: E402
+from tests.frontends.onnx.onnx_nodes import INT, _ort  # noqa: E402
 
 
 def _newer_ops_graph():
