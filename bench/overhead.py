@@ -229,17 +229,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     if args.phase is not None:  # one phase of one model, in this process (run_apart's child)
         rows = [run_phase(n, args.phase, args.threads, peers) for n in names]
-    else:
-        for name in each(names, "bench overhead"):
-            with tempfile.TemporaryDirectory(prefix="eqsat-overhead-") as cache:
-                try:
-                    for phase in ("cold", "warm"):
-                        rows.append(run_apart(name, phase, args.threads, peers, cache))
-                except RuntimeError as e:
-                    print(e, file=sys.stderr)
-                    return 1
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
-    if args.phase is None:
-        print_table(rows, peers)
-    return 0
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return 0
+    failed = []
+    for name in each(names, "bench overhead"):
+        with tempfile.TemporaryDirectory(prefix="eqsat-overhead-") as cache:
+            try:
+                for phase in ("cold", "warm"):
+                    rows.append(run_apart(name, phase, args.threads, peers, cache))
+            except RuntimeError as e:  # one model that fails does not lose the others' rows
+                print(e, file=sys.stderr)
+                failed.append(name)
+        if args.json:  # written as the rows come: a long run stopped halfway keeps what it measured
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+    print_table(rows, peers)
+    if failed:
+        print(f"bench overhead: no row for {', '.join(failed)} (see above)", file=sys.stderr)
+    return 1 if failed else 0

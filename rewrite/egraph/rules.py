@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from itertools import count
 
-from rewrite.egraph.prelude import egg_name, literal
+from rewrite.egraph.prelude import SORT, egg_name, literal
 from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.errors import RuleError
 from rewrite.ir.ops import OPS, AttrKind
-from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var
+from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var, expr_vars, lhs_vars
 
 _CMP = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
@@ -139,10 +139,30 @@ def rule_to_egglog(rule: Rule, ruleset: str = "rewrites") -> str:
     for p in rule.lhs:
         _float_fed(p, known)
     guards += [f'(= (dtype v_{v}) "{FLOAT32}")' for v in sorted(fed - known)]
+    least = em.expr(rule.least.args[0]) if rule.least is not None else ""  # before the shapes: it may read one
     actions = [f"(union r{i} {em.rhs(p)})" for i, p in enumerate(rule.rhs)]
     shapes = [f"(= s_{v} (shape v_{v}))" for v in sorted(em.shape_vars)]
     query = " ".join(em.query + shapes + guards)
-    return f'(rule ({query}) ({" ".join(actions)}) :ruleset {ruleset} :name "{rule.name}")'
+    if rule.least is None:
+        return f'(rule ({query}) ({" ".join(actions)}) :ruleset {ruleset} :name "{rule.name}")'
+    return _least_rules(rule, em, query, least, actions, ruleset)
+
+
+def _least_rules(rule: Rule, em: _Emitter, query: str, least: str, actions: list[str], ruleset: str) -> str:
+    """A rule with ``(least EXPR)``: a function keyed by the variables EXPR does not read holds the least EXPR
+    over the matches, kept up to date by an ``analysis`` rule (run to a fixed point after every rewrite step,
+    so it is current when the rewrite matches), and the rewrite fires only where its EXPR is that least."""
+    assert rule.least is not None
+    reads = expr_vars(rule.least.args[0])
+    keys = [v for v in dict.fromkeys(v for p in rule.lhs for v in lhs_vars(p)) if v not in reads]
+    sorts = " ".join(SORT[em.attr_kinds[v]] if v in em.attr_kinds else "T" for v in keys)
+    call = " ".join([f"least-{rule.name}", *(f"p_{v}" if v in em.attr_kinds else f"v_{v}" for v in keys)])
+    return (
+        f"(function least-{rule.name} ({sorts}) i64 :merge (min old new))\n"
+        f'(rule ({query} (= least_v {least})) ((set ({call}) least_v)) :ruleset analysis :name "{rule.name}:least")\n'
+        f"(rule ({query} (= least_v {least}) (= least_v ({call}))) ({' '.join(actions)}) :ruleset {ruleset}"
+        f' :name "{rule.name}")'
+    )
 
 
 def rules_to_egglog(rules: list[Rule], ruleset: str = "rewrites") -> str:

@@ -18,6 +18,12 @@ attribute stands.  Attribute expressions (right-hand sides and guards) may use
 ``= != < <= > >=`` and ``(weight ?t)`` (``?t`` depends only on weights).
 ``(wfirst ?t)``/``(wlast ?t)`` number the first/last original weight of a
 concatenation of weights, so a merge rule can require a canonical order.
+``(least EXPR)`` (one per rule, ``=>`` rules only) lets saturation fire only the
+match with the least EXPR among the matches that agree on every variable EXPR
+does not read: ``(least (wfirst ?w2))`` merges each merged weight with the next
+weight only, so k matmuls of one input build k(k-1)/2 contiguous merges, not
+2^k subsets.  It only narrows which matches fire, so a search or the checker,
+which ignore it, see a superset.
 Errors are ``RuleError`` with ``file:line:col: message``.
 """
 
@@ -102,6 +108,7 @@ class Rule:
     bidirectional: bool
     loc: Loc
     text: str = field(compare=False, default="")
+    least: Call | None = None  # ``(least EXPR)``: of matches agreeing elsewhere, saturation fires the least
 
     @property
     def multi(self) -> bool:
@@ -373,8 +380,16 @@ class _Checker:
         return AttrKind.FLOAT if AttrKind.FLOAT in kinds else AttrKind.INT
 
     def guard(self, g: Call) -> None:
+        if g.fn == "least":
+            if len(g.args) != 1:
+                raise RuleError(g.loc, f"'least' takes 1 argument, got {len(g.args)}")
+            if self.expr(g.args[0], None) is not AttrKind.INT:
+                raise RuleError(g.loc, "(least EXPR) needs an integer EXPR")
+            if not expr_vars(g.args[0]):
+                raise RuleError(g.loc, "(least EXPR) needs an EXPR that reads a ?variable")
+            return
         if g.fn not in GUARD_FNS:
-            raise RuleError(g.loc, f"a guard must be one of {', '.join(GUARD_FNS)}, got '{g.fn}'")
+            raise RuleError(g.loc, f"a guard must be one of {', '.join([*GUARD_FNS, 'least'])}, got '{g.fn}'")
         self.expr(g, None)
 
 
@@ -384,12 +399,43 @@ def _reversible(p: Pattern) -> bool:
     return all(isinstance(e, (Var, Lit, ListExpr)) for _, e in p.attrs) and all(_reversible(q) for q in p.inputs)
 
 
+def expr_vars(e: Expr) -> set[str]:
+    """The ?variables an expression reads (tensor and attribute ones)."""
+    if isinstance(e, Var):
+        return {e.name}
+    if isinstance(e, ListExpr):
+        return set().union(*(expr_vars(x) for x in e.items))
+    if isinstance(e, Call):
+        return set().union(*(expr_vars(x) for x in e.args))
+    return set()
+
+
+def lhs_vars(p: Pattern) -> list[str]:
+    """The ?variables a left-hand pattern binds (tensors and attributes), in order of first appearance."""
+    out: dict[str, None] = {}
+
+    def walk(q: Pattern) -> None:
+        if isinstance(q, Var):
+            out.setdefault(q.name)
+            return
+        for _, e in q.attrs:
+            if isinstance(e, Var):
+                out.setdefault(e.name)
+        for x in q.inputs:
+            walk(x)
+
+    walk(p)
+    return list(out)
+
+
 def check_rule(rule: Rule) -> None:
+    if rule.least is not None and rule.bidirectional:
+        raise RuleError(rule.least.loc, "(least ...) narrows one direction's matches: use it in a '=>' rule")
     for r in rule.directions():
         c = _Checker(r.loc)
         for p in r.lhs:
             c.lhs(p, True)
-        for g in r.guards:
+        for g in (*r.guards, *([r.least] if r.least is not None else [])):
             c.guard(g)
         for p in r.rhs:
             c.rhs(p)
@@ -475,6 +521,7 @@ def parse_rules(text: str, path: str = "<string>", family: str | None = None) ->
         lhs = _patterns(toks[1:a], toks[a].loc, "left-hand")
         rhs = _patterns(toks[a + 1 : stop], end, "right-hand")
         guards: list[Call] = []
+        least: Call | None = None
         if ifs:
             r = _Reader(toks[stop + 1 :], end)
             if r.peek() is None:
@@ -483,8 +530,13 @@ def parse_rules(text: str, path: str = "<string>", family: str | None = None) ->
                 g = _expr(r.sexpr())
                 if not isinstance(g, Call):
                     raise RuleError(g.loc, "a guard is a call such as (= (rank ?x) 2)")
-                guards.append(g)
-        rule = Rule(name, family, tuple(lhs), tuple(rhs), tuple(guards), toks[a].text == "<=>", head.loc, line)
+                if g.fn == "least":
+                    if least is not None:
+                        raise RuleError(g.loc, f"a rule has one (least ...) guard; the first is at {least.loc}")
+                    least = g
+                else:
+                    guards.append(g)
+        rule = Rule(name, family, tuple(lhs), tuple(rhs), tuple(guards), toks[a].text == "<=>", head.loc, line, least)
         check_rule(rule)
         seen[name] = head.loc
         rules.append(rule)

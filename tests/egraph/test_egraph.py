@@ -142,3 +142,26 @@ def test_time_limit_stops_before_an_iteration_predicted_to_run_past_it():
     assert _next_iteration_estimate(state, 0) == pytest.approx(6.0)  # tripled the e-graph: 3 x 2 s
     state.record(IterationStat(3, 300, 150, 1.5, {}))
     assert _next_iteration_estimate(state, 0) == pytest.approx(1.5)  # a shrinking e-graph: no discount
+
+
+def _shared_lhs_graph(k: int):
+    b = GraphBuilder()
+    x = b.input("x", (1, 64))
+    return b.build([b.relu(b.matmul(x, b.weight(f"w{i}", torch.randn(64, 32)))) for i in range(k)])
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_least_merges_only_contiguous_runs_of_weights(k):
+    """``(least (wfirst ?w2))`` merges each merged weight with the next weight only: k matmuls of one input
+    build the k(k-1)/2 runs w_i..w_j (one match each once saturated), where the rule without it builds every
+    subset of two or more (2^k - k - 1); the merge of all k is among the runs, and extraction takes it."""
+    merge = next(r for r in load_rules() if r.name == "merge-matmul-shared-lhs")
+    limits = Limits(iterations=20, nodes=10_000, seconds=30)
+    sat = saturate(_shared_lhs_graph(k), [merge], limits)
+    assert sat.stop_reason is StopReason.SATURATED
+    assert sat.iterations[-1].matches[merge.name] == k * (k - 1) // 2
+    unguarded = parse_rules(merge.text.replace("(least (wfirst ?w2))", ""), family="multi")
+    assert unguarded[0].least is None
+    assert saturate(_shared_lhs_graph(k), unguarded, limits).iterations[-1].matches[merge.name] == 2**k - k - 1
+    shapes = read_serialized(sat.serialized()).shapes.values()
+    assert (1, 32 * k) in shapes and (64, 32 * k) in shapes  # the merge of all k: its matmul and its weight

@@ -178,7 +178,7 @@ def test_a_compiled_model_refuses_wrong_inputs_with_one_line_saying_what_it_take
 # it takes.  Measured with every rule on the largest built-in model (inceptionv3, 314 ops) and the one whose
 # e-graph grows fastest (nasrnn): see README.md, "Limits".
 @pytest.mark.slow
-@pytest.mark.parametrize("name, nodes", [("inceptionv3", 2000), ("nasrnn", 5000)])
+@pytest.mark.parametrize("name, nodes", [("inceptionv3", 2000), ("nasrnn", 1000)])
 def test_one_step_overshoots_the_node_limit_by_at_most_its_own_growth(name, nodes):
     from bench.models import load
     from rewrite.egraph.limits import StopReason
@@ -191,7 +191,7 @@ def test_one_step_overshoots_the_node_limit_by_at_most_its_own_growth(name, node
     assert res.stop_reason is StopReason.NODE_LIMIT
     before_last = res.iterations[-2].enodes if len(res.iterations) > 1 else 0
     assert before_last < nodes <= res.enodes  # it stopped after the first step that crossed the limit
-    assert res.enodes <= 2.0 * nodes, (res.enodes, nodes)  # measured: 1.75x (inceptionv3), 1.34x (nasrnn)
+    assert res.enodes <= 2.0 * nodes, (res.enodes, nodes)  # measured: 1.75x (inceptionv3), 1.08x (nasrnn)
 
 
 @pytest.mark.slow

@@ -63,3 +63,33 @@ def test_a_rule_feeding_a_float_op_applies_only_to_float_values():
     assert '(= (dtype v_x) "float32")' in reverse
     idem = parse_rules("relu-idem: (relu (relu ?x)) => (relu ?x)")[0]
     assert "dtype" not in rule_to_egglog(idem.directions()[0])  # read by relu on the left: float32 already
+
+
+def test_least_is_kept_apart_from_the_guards_and_compiles_to_a_min_function():
+    """``(least EXPR)`` is not a guard that a concrete match can check (it compares matches): the rule keeps
+    it apart, so the checker and the search, which read ``guards``, see the rule without it; egglog gets a
+    function of the other variables holding the least EXPR, and the rewrite fires only where EXPR is it."""
+    src = """m: (matmul ?x ?w1), (matmul ?x ?w2)
+    => (matmul ?x ?w1), (matmul ?x ?w2)
+    if (< (wlast ?w1) (wfirst ?w2)) (least (wfirst ?w2))"""
+    (rule,) = parse_rules(src, "m.rules")
+    assert [g.fn for g in rule.guards] == ["<"] and rule.least is not None and rule.least.loc.line == 3
+    text = rule_to_egglog(rule)
+    assert "(function least-m (T T) i64 :merge (min old new))" in text
+    assert "((set (least-m v_x v_w1) least_v)) :ruleset analysis" in text
+    assert "(= least_v (wfirst v_w2)) (= least_v (least-m v_x v_w1))) ((union r0" in text
+
+
+@pytest.mark.parametrize(
+    "src, msg",
+    [
+        ("r: (relu ?a) <=> (tanh ?a) if (least (rank ?a))", "use it in a '=>' rule"),
+        ("r: (relu ?a) => ?a if (least (rank ?a)) (least (rank ?a))", "one \\(least ...\\) guard"),
+        ("r: (relu ?a) => ?a if (least (shape ?a))", "integer EXPR"),
+        ("r: (relu ?a) => ?a if (least 3)", "reads a \\?variable"),
+        ("r: (relu ?a) => ?a if (least (rank ?a) 1)", "'least' takes 1 argument"),
+    ],
+)
+def test_malformed_least(src, msg):
+    with pytest.raises(RuleError, match=msg):
+        parse_rules(src, "bad.rules")
