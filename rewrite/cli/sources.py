@@ -32,4 +32,5 @@ def read_source(spec: str) -> Source:
         inputs = tuple(graph.random_inputs().values())
         return Source(graph.name, graph, to_torch(graph), inputs)
     name, module, inputs = load_spec(spec)
-    return Source(name, from_torch(module, inputs, name=name), module, inputs)
+    # the CLI built the module and never changes it: the graph shares its weights (one copy in memory)
+    return Source(name, from_torch(module, inputs, name=name, share_weights=True), module, inputs)

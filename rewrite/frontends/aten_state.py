@@ -64,8 +64,9 @@ def computed_as(t: torch.dtype) -> str | None:
 class ImportState:
     """The builder and caches of one import, and the helpers that build values into it."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, share_weights: bool = False) -> None:
         self.b = GraphBuilder(name)
+        self.share_weights = share_weights  # weights are the module's own contiguous tensors, not copies
         self.node: torch.fx.Node | None = None  # the node being converted: its meta holds what torch computed
         self.cache: dict[tuple, Value] = {}  # reshapes and constants, emitted once each
         self.keep_alive: list[torch.Tensor] = []  # tensors whose id() keys the cache or param_names
@@ -176,12 +177,16 @@ class ImportState:
         return self.b.op(op, *self.align(a, b), **attrs)
 
     def weight(self, name: str, tensor: torch.Tensor) -> Value:
-        """A weight node holding a contiguous copy of ``tensor``, under ``name`` (``name.2``... if taken)."""
+        """A weight node holding a contiguous copy of ``tensor`` (``tensor`` itself when the import shares
+        weights and it is contiguous), under ``name`` (``name.2``... if taken)."""
         base, k = name, 1
         while name in self.b.graph.weights:
             k += 1
             name = f"{base}.{k}"
-        return self.b.weight(name, tensor.detach().clone(memory_format=torch.contiguous_format))
+        t = tensor.detach()
+        if not (self.share_weights and t.is_contiguous()):
+            t = t.clone(memory_format=torch.contiguous_format)
+        return self.b.weight(name, t)
 
     def const(self, key: Any, name: str, make: Callable[[], torch.Tensor]) -> Value:
         key = ("const", key)

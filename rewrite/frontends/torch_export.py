@@ -79,6 +79,7 @@ def from_torch(
     name: str | None = None,
     *,
     decompose: bool = False,
+    share_weights: bool = False,
 ) -> Graph:
     """Capture ``module`` with torch.export as an eqsat graph.
 
@@ -86,8 +87,13 @@ def from_torch(
     are named after ``forward``'s arguments, its outputs are the tensors ``forward`` returns,
     flattened (see :func:`capture` for their names).  ``decompose=True`` converts core ATen
     even where the exported graph would convert directly.
+
+    The graph's weights are copies of the module's parameters and buffers, so changing the module later
+    does not change the graph.  ``share_weights=True`` keeps the module's own tensors where they are
+    contiguous instead: no second copy in memory (VGG-19: 548 MB), but an in-place change to the module
+    then changes the graph.  (Nothing in eqsat writes to a graph's weights.)
     """
-    return capture(module, example_inputs, kwargs, name, decompose=decompose).graph
+    return capture(module, example_inputs, kwargs, name, decompose=decompose, share_weights=share_weights).graph
 
 
 def capture(
@@ -97,11 +103,12 @@ def capture(
     name: str | None = None,
     *,
     decompose: bool = False,
+    share_weights: bool = False,
 ) -> TorchCapture:
     """``module`` captured by torch.export and converted: directly when :func:`direct_refusal` allows and
     the conversion succeeds, else after ``run_decompositions`` (always with ``decompose=True``).
     ``TorchCapture.direct`` and ``decomposed_because`` say which.  If export fails, ``FrontendError``
-    names the module and export's first error line."""
+    names the module and export's first error line.  ``share_weights``: as in :func:`from_torch`."""
     if not isinstance(module, nn.Module):
         raise FrontendError(f"from_torch expects an nn.Module, got {type(module).__name__}")
     args = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
@@ -122,7 +129,7 @@ def capture(
     why = "decompose=True" if decompose else direct_refusal(ep)
     if why is None:
         try:
-            cap = _ExportImporter(ep, gname).convert()
+            cap = _ExportImporter(ep, gname, share_weights).convert()
             cap.direct = True
             return cap
         except Exception as e:  # any refusal or fault here: the decomposed path decides
@@ -138,7 +145,7 @@ def capture(
             ep = ep.run_decompositions(table)
     except Exception as e:
         raise FrontendError(f"decomposing {type(module).__name__} to core ATen failed: {type(e).__name__}: {e}") from e
-    cap = _ExportImporter(ep, gname).convert()
+    cap = _ExportImporter(ep, gname, share_weights).convert()
     cap.decomposed_because = why
     return cap
 
@@ -257,8 +264,8 @@ class _IntInput:
 
 
 class _ExportImporter:
-    def __init__(self, ep: ExportedProgram, name: str) -> None:
-        self.st = ImportState(name)  # the builder and caches the converters build with
+    def __init__(self, ep: ExportedProgram, name: str, share_weights: bool = False) -> None:
+        self.st = ImportState(name, share_weights)  # the builder and caches the converters build with
         self.st.read = self.read  # constant tensors become weights; other non-values are refused
         self.ep = ep
         self.env: dict[torch.fx.Node, Any] = {}

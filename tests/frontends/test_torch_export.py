@@ -157,3 +157,20 @@ def test_aten_table_maps_only_to_existing_registry_ops():
             op = op.strip()
             assert op == "-" or op in OPS, (overload, op)
         assert method.startswith("a_"), overload
+
+
+def test_weights_are_copies_unless_shared():
+    """By default a later change to the module does not reach the graph; ``share_weights=True`` keeps the
+    module's contiguous tensors themselves (one copy in memory), and a transposed one is still made whole."""
+    m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten(), nn.Linear(4 * 6 * 6, 5)).eval()
+    x = torch.randn(1, 3, 8, 8)
+    copied, shared = from_torch(m, (x,)), from_torch(m, (x,), share_weights=True)
+    conv_w = m[0].weight.data_ptr()
+    assert all(t.data_ptr() != conv_w for t in copied.weights.values())
+    assert any(t.data_ptr() == conv_w for t in shared.weights.values())
+    assert all(t.is_contiguous() for t in shared.weights.values())
+    before = copied.run([x])[0]
+    with torch.no_grad():
+        m[0].weight.mul_(2.0)
+    assert torch.equal(copied.run([x])[0], before)
+    assert torch.allclose(shared.run([x])[0], m(x), atol=1e-5)
