@@ -1,5 +1,5 @@
 """The kernels of a graph, planned: weight-only values folded, live nodes grouped into kernels, each kernel
-lowered to loop IR and scheduled for the target.
+lowered to loop IR and scheduled for the target (each schedule built once: ``lower.schedule.cache``).
 
     >>> p = plan_kernels(graph, parse_target("llvm"))          # doctest: +SKIP
     >>> [bk.kernel.name for bk in p.built]                      # doctest: +SKIP
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from lower.fusion import BuiltKernel, FusionPlan, build_kernel, plan_fusion
-from lower.schedule import schedule_kernel
+from lower.schedule.cache import cached_schedule
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.target import Target
 
@@ -48,7 +48,7 @@ def plan_kernels(
     built = []
     for k, grp in enumerate(fusion.groups):
         bk = build_kernel(graph, grp, consts, fusion.resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}", grid=grid)
-        sched = schedule_kernel(bk.kernel, bk.gemm, bk.const_names, target) if schedule else None
+        sched = cached_schedule(bk.kernel, bk.gemm, bk.const_names, target) if schedule else None
         if sched is not None:
             bk.kernel, bk.schedule = sched.kernel, sched
         built.append(bk)

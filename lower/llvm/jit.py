@@ -7,7 +7,7 @@
   ``~/.cache/eqsat/kernels``), keyed by a hash of ``CODEGEN_VERSION``, the
   target's ``code_key`` (its cache key without the thread count: machine
   code does not depend on it) and the IR text.  Each file is framed and
-  checked before LLVM sees it, and written atomically (``lower.llvm.objcache``),
+  checked before LLVM sees it, and written atomically (``lower.filecache``),
   so a damaged entry is rebuilt and concurrent processes may share the folder.
 * Each target's objects are loaded into one MCJIT engine of its own (so a
   routine compiled for two targets never clashes by name); each kernel
@@ -35,7 +35,8 @@ os.environ.setdefault("LLVMLITE_ENABLE_IR_LAYER_TYPED_POINTERS", "0")
 import llvmlite
 import llvmlite.binding as llvm
 
-from lower.llvm import objcache, objcompile, objpool
+from lower import filecache
+from lower.llvm import objcompile, objpool
 from rewrite import config
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
@@ -160,7 +161,7 @@ def assembly(ir_text: str, target: Target) -> str:
 
 
 def _object_for(ir_text: str, key: str, target: Target) -> bytes:
-    cached = None if config.NO_CACHE.flag() else objcache.read(key)
+    cached = None if config.NO_CACHE.flag() else filecache.read(key)
     if cached is not None:
         with _lock:
             STATS.cache_hits += 1
@@ -174,7 +175,7 @@ def _object_for(ir_text: str, key: str, target: Target) -> bytes:
         STATS.seconds += time.perf_counter() - t0
         STATS.compiled += 1
     if not config.NO_CACHE.flag():
-        objcache.write(key, obj)
+        filecache.write(key, obj)
     return obj
 
 

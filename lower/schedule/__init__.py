@@ -10,7 +10,8 @@ Modules, each importing only those before it: ``checks`` (loop lookup, fresh
 names, access-region legality), ``loop_steps`` (``Step`` and the loop-level
 steps), ``stage_steps`` (stage-level steps), ``record`` (``Schedule``),
 ``gpu_steps`` / ``gpu_recipes`` (GPU block and thread binding), ``recipes``
-(the default schedule per op group, from shapes and the target).
+(the default schedule per op group, from shapes and the target), ``cache``
+(each recipe's schedule built once, in memory and on disk).
 Only public names cross module boundaries; this package exports what users
 of schedules need.
 """

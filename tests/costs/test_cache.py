@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from costs.cache import CostCache
-from lower import compile_graph
-from lower.llvm import driver, jit, objcache
+from lower import compile_graph, filecache
+from lower.llvm import driver, jit
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import CacheWarning, ConfigError, UsageError
 
@@ -40,7 +40,7 @@ def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("EQSAT_NO_CACHE", raising=False)
     monkeypatch.setattr(jit, "_jits", {})
-    monkeypatch.setattr(objcache, "_warned_dirs", set())
+    monkeypatch.setattr(filecache, "_warned_dirs", set())
     return tmp_path
 
 
@@ -76,7 +76,7 @@ def test_a_damaged_kernel_entry_is_rebuilt_with_one_warning(fresh_cache, monkeyp
     assert len(damaged) == len(entries), [str(w.message) for w in caught]  # one per damaged entry
     assert all("damaged" in str(w.message) for w in damaged)
     assert jit.STATS.compiled - before == len(entries)
-    assert all(objcache.unframe(p.stem, p.read_bytes()) != p.read_bytes() for p in _entries(fresh_cache))
+    assert all(filecache.unframe(p.stem, p.read_bytes()) != p.read_bytes() for p in _entries(fresh_cache))
     monkeypatch.setattr(jit, "_jits", {})  # rewritten: a third compile reads them back with no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -84,17 +84,17 @@ def test_a_damaged_kernel_entry_is_rebuilt_with_one_warning(fresh_cache, monkeyp
 
 
 def test_an_entry_moved_to_another_key_is_refused():
-    blob = objcache.frame("a" * 64, b"object code")
-    assert objcache.unframe("a" * 64, blob) == b"object code"
-    assert objcache.unframe("b" * 64, blob) == "written for another key"
-    assert "format" in objcache.unframe("a" * 64, blob[:8] + b"\x09" + blob[9:])
+    blob = filecache.frame("a" * 64, b"object code")
+    assert filecache.unframe("a" * 64, blob) == b"object code"
+    assert filecache.unframe("b" * 64, blob) == "written for another key"
+    assert "format" in filecache.unframe("a" * 64, blob[:8] + b"\x09" + blob[9:])
 
 
 def test_a_cache_folder_that_is_a_file_costs_one_warning_not_the_compile(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("not a folder")
     monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path / "file"))
     monkeypatch.setattr(jit, "_jits", {})
-    monkeypatch.setattr(objcache, "_warned_dirs", set())
+    monkeypatch.setattr(filecache, "_warned_dirs", set())
     g = _graph(2.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -109,7 +109,7 @@ def test_an_unwritable_kernel_folder_costs_one_warning(fresh_cache, monkeypatch)
     def refuse(*a, **k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(objcache.tempfile, "mkstemp", refuse)  # tests may run as root: chmod would not refuse
+    monkeypatch.setattr(filecache.tempfile, "mkstemp", refuse)  # tests may run as root: chmod would not refuse
     g = _graph(3.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -140,5 +140,5 @@ def test_two_processes_compile_the_same_kernels_into_one_cache(tmp_path):
         errs = pool.starmap(_compile_in_child, [(str(tmp_path), 0), (str(tmp_path), 1)])
     assert max(errs) < 1e-4
     entries = _entries(tmp_path)
-    assert entries and all(isinstance(objcache.unframe(p.stem, p.read_bytes()), bytes) for p in entries)
+    assert entries and all(isinstance(filecache.unframe(p.stem, p.read_bytes()), bytes) for p in entries)
     assert not list((tmp_path / "kernels").glob("*/*.tmp"))  # no temporary file left behind

@@ -1,8 +1,10 @@
-"""The on-disk cache of compiled kernel objects: framed, checked before loading, written atomically.
+"""The on-disk caches of the lowering: framed, checked before loading, written atomically.
 
+Two kinds of entries, each in its folder of the cache directory: compiled kernel objects (``kernels``,
+``.o``: ``lower.llvm.jit``) and kernel schedules (``schedules``, ``.pkl``: ``lower.schedule.cache``).
 A cached object is handed to LLVM's JIT linker, which trusts it completely: a truncated or
-corrupted file would crash the process (segfault), not raise.  So every file carries a header
-that is checked *before* the object is used::
+corrupted file would crash the process (segfault), not raise; a schedule is unpickled.  So every file
+carries a header that is checked *before* the entry is used::
 
     magic "EQSATOBJ" | format (u32) | payload length (u64) | sha256(key) (32 bytes) | sha256(payload) (32 bytes)
 
@@ -73,29 +75,33 @@ def _disable(where: str, why: str) -> None:
     if where not in _warned_dirs:
         _warned_dirs.add(where)
         warnings.warn(
-            f"kernel cache {where} cannot be used ({why}); compiling without a disk cache", CacheWarning, stacklevel=4
+            f"kernel cache {where} cannot be used ({why}); working without a disk cache", CacheWarning, stacklevel=4
         )
 
 
-def folder() -> Path | None:
-    """The kernel cache folder, or None (with one warning) when it cannot be created."""
+KERNELS = ("kernels", ".o")  # (folder, suffix) of compiled kernel objects
+SCHEDULES = ("schedules", ".pkl")  # of pickled kernel schedules
+
+
+def folder(kind: tuple[str, str] = KERNELS) -> Path | None:
+    """The cache folder of ``kind``, or None (with one warning) when it cannot be created."""
     try:
-        return config.cache_dir("kernels")
-    except ConfigError as e:
-        _disable(str(config.CACHE_DIR.path() / "kernels"), str(e))
+        return config.cache_dir(kind[0])
+    except ConfigError as e:  # the cache folder itself (a file, not creatable): one warning for every kind
+        _disable(str(config.CACHE_DIR.path()), str(e))
         return None
 
 
-def _path(root: Path, key: str) -> Path:
-    return root / key[:2] / f"{key}.o"
+def _path(root: Path, key: str, kind: tuple[str, str]) -> Path:
+    return root / key[:2] / f"{key}{kind[1]}"
 
 
-def read(key: str) -> bytes | None:
-    """The cached object for ``key``, or None: missing, or bad (then removed, with one warning)."""
-    root = folder()
+def read(key: str, kind: tuple[str, str] = KERNELS) -> bytes | None:
+    """The cached entry for ``key``, or None: missing, or bad (then removed, with one warning)."""
+    root = folder(kind)
     if root is None:
         return None
-    path = _path(root, key)
+    path = _path(root, key, kind)
     try:
         data = path.read_bytes()
     except OSError:
@@ -103,7 +109,7 @@ def read(key: str) -> bytes | None:
     obj = unframe(key, data)
     if isinstance(obj, bytes):
         return obj
-    warnings.warn(f"kernel cache entry {path} is damaged ({obj}); removed and recompiled", CacheWarning, stacklevel=3)
+    warnings.warn(f"kernel cache entry {path} is damaged ({obj}); removed and built again", CacheWarning, stacklevel=3)
     try:
         path.unlink()
     except OSError:
@@ -111,12 +117,12 @@ def read(key: str) -> bytes | None:
     return None
 
 
-def write(key: str, obj: bytes) -> None:
+def write(key: str, obj: bytes, kind: tuple[str, str] = KERNELS) -> None:
     """Store ``obj`` for ``key``: a temporary file in the same folder, renamed over the entry."""
-    root = folder()
+    root = folder(kind)
     if root is None:
         return
-    path = _path(root, key)
+    path = _path(root, key, kind)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
