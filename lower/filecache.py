@@ -1,7 +1,8 @@
 """The on-disk caches of the lowering: framed, checked before loading, written atomically.
 
-Two kinds of entries, each in its folder of the cache directory: compiled kernel objects (``kernels``,
-``.o``: ``lower.llvm.jit``) and kernel schedules (``schedules``, ``.pkl``: ``lower.schedule.cache``).
+Each kind of entry has its folder in the cache directory: compiled kernel objects (``kernels``, ``.o``:
+``lower.llvm.jit``), kernel schedules (``schedules``, ``.pkl``: ``lower.schedule.cache``) and the records
+of ``optimize``'s run checks (``run_checks``, ``.json``: ``rewrite.pipeline``).
 A cached object is handed to LLVM's JIT linker, which trusts it completely: a truncated or
 corrupted file would crash the process (segfault), not raise; a schedule is unpickled.  So every file
 carries a header that is checked *before* the entry is used::
@@ -81,6 +82,7 @@ def _disable(where: str, why: str) -> None:
 
 KERNELS = ("kernels", ".o")  # (folder, suffix) of compiled kernel objects
 SCHEDULES = ("schedules", ".pkl")  # of pickled kernel schedules
+RUN_CHECKS = ("run_checks", ".json")  # of optimize's run checks (rewrite.pipeline)
 
 
 def folder(kind: tuple[str, str] = KERNELS) -> Path | None:

@@ -102,7 +102,12 @@ CACHE_DIR = _declare(
     "~/.cache/eqsat",
     "where caches live: measured costs (costs.sqlite), machine profiles (machine.json), kernels (kernels/)",
 )
-NO_CACHE = _declare("EQSAT_NO_CACHE", "bool", "0", "compile every kernel; read and write no kernel cache on disk")
+NO_CACHE = _declare(
+    "EQSAT_NO_CACHE",
+    "bool",
+    "0",
+    "compile and schedule every kernel and time every run check again: no kernels/, schedules/ or run_checks/",
+)
 THREADS = _declare(
     "EQSAT_THREADS", "int", "", "threads the compiled kernels use (default: the cores this process may run on)"
 )

@@ -16,6 +16,9 @@ more than the input; the result computes what the input computes (``verify``).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -28,8 +31,9 @@ from costs.compiled import CompiledCost
 from costs.measured import egraph_configs
 from costs.model import CostModel, graph_cost
 from costs.timing import BUSY_CORES, Speedup, free_threads, speedup
-from lower import CompiledGraph, compile_graph, parse_target
+from lower import CompiledGraph, compile_graph, filecache, parse_target
 from lower.cuda import graph_ptx
+from lower.measure_graphs import lower_digest
 from lower.target import backend_of
 from rewrite import config
 from rewrite.egraph.limits import Limits
@@ -286,10 +290,23 @@ def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[Graph, Compil
     cost model, and the model can be wrong about a whole graph (fusion across kernels it priced apart,
     caches).  The other extractor's graph is not a candidate: a third compile cost MobileNetV2 a third more
     time in the check, and it ran within noise of the two.  When one of the two does not compile, the other
-    is kept untimed (the chosen graph when neither does: ``compile`` will say why)."""
+    is kept untimed (the chosen graph when neither does: ``compile`` will say why).
+
+    A check is a measurement like a kernel's cost, and is not repeated: its record is kept in the cache
+    folder (``run_checks``) under the two graphs' text, the target's key and the lowering's source digest,
+    and a later check of the same pair compiles only the graph it kept (a note says the times are reused)."""
     t0 = time.perf_counter()
     if chosen is graph or chosen.pretty() == graph.pretty():
         return chosen, None, None  # nothing else to run
+    key = _run_check_key(graph, chosen, host)
+    before = _cached_run_check(key)
+    if before is not None:
+        kept_graph = graph if before.kept == "input" else chosen
+        compiled = _compiled_or_why(kept_graph, host)
+        if isinstance(compiled, CompiledGraph):
+            note = "times measured by an earlier check of these two graphs on this target (cached)"
+            record = dataclasses.replace(before, seconds=time.perf_counter() - t0, notes=(*before.notes, note))
+            return kept_graph, compiled, record
     ours, theirs = _compiled_or_why(chosen, host), _compiled_or_why(graph, host)
     notes = [
         f"{n} does not compile: {why}" for n, why in (("extracted", ours), ("input", theirs)) if isinstance(why, str)
@@ -316,7 +333,32 @@ def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[Graph, Compil
         seconds=time.perf_counter() - t0,
         notes=tuple(notes),
     )
+    if ms:  # timed (a compile failure is not kept: it says nothing about the machine)
+        _keep_run_check(key, record)
     return g, cg if isinstance(cg, CompiledGraph) else None, record
+
+
+def _run_check_key(graph: Graph, chosen: Graph, host: Target) -> str:
+    text = "\n".join(["run-check 1", host.cache_key, lower_digest(), chosen.pretty(), "--- input", graph.pretty()])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cached_run_check(key: str) -> RunCheck | None:
+    if config.NO_CACHE.flag():
+        return None
+    blob = filecache.read(key, filecache.RUN_CHECKS)
+    if blob is None:
+        return None
+    try:
+        data = json.loads(blob)
+        return RunCheck(**{**data, "notes": tuple(data["notes"])})
+    except (ValueError, TypeError, KeyError):  # written by another version of the record: time again
+        return None
+
+
+def _keep_run_check(key: str, record: RunCheck) -> None:
+    if not config.NO_CACHE.flag():
+        filecache.write(key, json.dumps(record.to_json()).encode(), filecache.RUN_CHECKS)
 
 
 def _verify(graph: Graph, best: Graph, check: bool, fired: dict[str, int]) -> VerifyResult | None:

@@ -82,3 +82,27 @@ def test_the_torch_backend_runs_the_graph_the_check_compiled():
     x = torch.randn(4, 16)
     with torch.no_grad():
         assert torch.allclose(torch.compile(m, backend="eqsat")(x), m(x), atol=1e-5)
+
+
+def test_a_check_of_the_same_two_graphs_is_not_timed_again(monkeypatch, tmp_path):
+    """The record is kept in the cache folder: a second optimize of the same graph on the same target compiles
+    only the graph the first check kept, says its times are reused, and returns the same answer."""
+    import rewrite.pipeline as pipeline
+
+    monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
+    first = _optimize().stats.run_check
+    assert first is not None and first.kept == "input" and list((tmp_path / "run_checks").rglob("*.json"))
+
+    def untimed(*a, **k):
+        raise AssertionError("timed again")
+
+    monkeypatch.setattr(pipeline, "_time_pair", untimed)
+    res = _optimize()
+    again = res.stats.run_check
+    assert again is not None and (again.kept, again.ms, again.rounds) == (first.kept, first.ms, first.rounds)
+    assert "cached" in again.notes[-1] and res.graph.summary() == {"relu": 1}
+    x = torch.randn(1024, 16)
+    assert res.compiled is not None and torch.equal(res.compiled({"x": x})[0], torch.relu(x))
+    monkeypatch.setenv("EQSAT_NO_CACHE", "1")
+    with pytest.raises(AssertionError, match="timed again"):
+        _optimize()
