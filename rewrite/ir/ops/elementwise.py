@@ -252,7 +252,13 @@ def _mod_ref(xs: list[torch.Tensor], a: Any) -> list[torch.Tensor]:
         r = torch.remainder(x, d) if floor else torch.fmod(x, d)
         r = torch.where(minus1, torch.zeros_like(r), r)
         return [torch.where(zero, x, r)]
-    return [torch.remainder(x, y) if floor else torch.fmod(x, y)]
+    # C's exact fmod, in float64: torch's vectorized float32 fmod/remainder return NaN where x / y overflows
+    # float32 (a denormal or tiny divisor: fmod(0.5, 1e-40)) while its scalar path, C and the kernels give the
+    # exact remainder; the quotient of two float32 values cannot overflow float64, and the remainder is exact
+    r = torch.fmod(x.double(), y.double())
+    if floor:  # torch.remainder: one divisor added where the remainder's sign differs from the divisor's
+        r = torch.where((r != 0) & ((r < 0) != (y < 0)), r + y.double(), r)
+    return [r.to(x.dtype)]
 
 
 def _idiv_ref(xs: list[torch.Tensor], a: Any) -> list[torch.Tensor]:

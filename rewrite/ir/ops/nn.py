@@ -246,7 +246,8 @@ register_op(
         1,
         (AttrSpec("eps", AttrKind.FLOAT, 0.0),),
         Same(),
-        lambda xs, a: [torch.rsqrt(xs[0] + a["eps"])],
+        # no "+ 0.0" without an eps: it would turn -0 into +0 (torch.rsqrt(-0.0) is -inf, as the kernels')
+        lambda xs, a: [torch.rsqrt(xs[0] + a["eps"]) if a["eps"] else torch.rsqrt(xs[0])],
         _ew_flops(2),
         doc="elementwise 1 / sqrt(x + eps)",
         aten=("aten.rsqrt.default",),
