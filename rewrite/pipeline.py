@@ -20,9 +20,11 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from numbers import Real
 
 import torch
 
@@ -43,7 +45,7 @@ from rewrite.extract.egraph_data import EGraphData, ENode, read_serialized
 from rewrite.extract.greedy import dag_cost, greedy_choice, node_costs, select
 from rewrite.extract.ilp import ilp_extract
 from rewrite.ir.errors import EqsatError, ExtractionError, UsageError, VerificationError
-from rewrite.ir.graph import Graph
+from rewrite.ir.graph import Graph, expect_graph
 from rewrite.ir.ops import Shape
 from rewrite.ir.target import Target, kind_of
 from rewrite.progress import close, counter, iterations, stage
@@ -374,6 +376,98 @@ def _verify(graph: Graph, best: Graph, check: bool, fired: dict[str, int]) -> Ve
     return v
 
 
+def _shown(value: object) -> str:
+    """``value`` for an error line: its repr on one line, cut short."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _number(call: str, arg: str, value: object, ok: Callable[[float], bool], want: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, Real) or not ok(float(value)):
+        raise UsageError(f"{call}: {arg} must be {want}, got {_shown(value)}")
+
+
+def _flag(call: str, arg: str, value: object, none_means: str = "") -> None:
+    if not (isinstance(value, bool) or (none_means and value is None)):
+        also = f", or None ({none_means})" if none_means else ""
+        raise UsageError(f"{call}: {arg} must be True or False{also}, got {_shown(value)}")
+
+
+def _target_arg(call: str, target: object) -> None:
+    """A kind name or ``Target`` of a declared kind (``kind_of``), checked before anything is built for it."""
+    if not isinstance(target, (str, Target)):
+        raise UsageError(f"{call}: target must be a kind name like 'llvm' or a Target, got {_shown(target)}")
+    try:
+        kind_of(target)
+    except UsageError as e:
+        raise UsageError(f"{call}: target: {e}") from None
+
+
+def _rules_arg(rules: object) -> Sequence[Rule] | Sequence[str] | None:
+    """``optimize``'s ``rules`` as ``_rule_list`` takes them: one family name or rule-file path is a list of one
+    (a string is not iterated letter by letter); Rule objects and names are not mixed."""
+    if rules is None:
+        return None
+    if isinstance(rules, (str, os.PathLike)):
+        return [os.fspath(rules)]
+    items = list(rules) if isinstance(rules, Iterable) and not isinstance(rules, (bytes, dict)) else None
+    if items is not None and all(isinstance(r, Rule) for r in items):
+        return items
+    if items is not None and all(isinstance(r, (str, os.PathLike)) for r in items):
+        return [os.fspath(r) for r in items]
+    raise UsageError(
+        "optimize: rules must be a family name or .rules file path ('algebra'), a list of them, a list of Rule "
+        f"objects (rewrite.load_rules), or None for every shipped rule; got {_shown(rules)}"
+    )
+
+
+def _check_optimize_args(
+    limits: object,
+    extractor: object,
+    cost_model: object,
+    check: object,
+    on_iteration: object,
+    ilp_seconds: object,
+    search: object,
+    alpha: object,
+    max_expansions: object,
+    target: object,
+    run_check: object,
+) -> None:
+    """Every argument of ``optimize`` but the graph and rules, checked before any rule is loaded: a misuse
+    found after saturation would cost the caller the whole saturation first."""
+    if not isinstance(limits, Limits):
+        raise UsageError(
+            f"optimize: limits must be a rewrite.Limits, got {_shown(limits)}; "
+            "e.g. limits=rewrite.Limits(iterations=12, nodes=50_000, seconds=20)"
+        )
+    limits.check()
+    if extractor not in EXTRACTORS:
+        raise UsageError(f"optimize: unknown extractor {_shown(extractor)}; choose from {', '.join(EXTRACTORS)}")
+    if search not in SEARCHES:
+        raise UsageError(f"optimize: unknown search {_shown(search)}; choose from {', '.join(SEARCHES)}")
+    if cost_model is not None and not callable(cost_model):
+        raise UsageError(
+            "optimize: cost_model must be a callable (op, attrs, in_shapes, dtype) -> seconds, such as "
+            f"rewrite.pipeline.compiled_cost('llvm'), or None for the target's; got {_shown(cost_model)}"
+        )
+    if on_iteration is not None and not callable(on_iteration):
+        raise UsageError(
+            f"optimize: on_iteration must be a callable taking an IterationStat, got {_shown(on_iteration)}"
+        )
+    _flag("optimize", "check", check)
+    _flag("optimize", "run_check", run_check, "EQSAT_RUN_CHECK decides")
+    _number("optimize", "ilp_seconds", ilp_seconds, lambda v: v > 0, "a number of seconds > 0 (default 10)")
+    _number("optimize", "alpha", alpha, lambda v: v >= 1.0, "a number >= 1.0 (1.0: greedy descent; default 1.05)")
+    if max_expansions is not None and (
+        isinstance(max_expansions, bool) or not isinstance(max_expansions, int) or max_expansions < 0
+    ):
+        raise UsageError(
+            f"optimize: max_expansions must be an int >= 0, or None (time only), got {_shown(max_expansions)}"
+        )
+    _target_arg("optimize", target)
+
+
 def optimize(
     graph: Graph,
     rules: Sequence[Rule] | Sequence[str] | None = None,
@@ -412,12 +506,26 @@ def optimize(
     is compiled and timed against the imported graph, interleaved, and the input is returned when it ran faster
     in the median round: ``stats.run_check`` has both times and which
     graph was kept, and ``result.compiled`` the kept graph compiled (``compile`` of it would redo that work).
+
+    ``rules``: rule family names and/or ``.rules`` file paths (one name or path alone is a list of one:
+    ``rules="algebra"``), or parsed ``Rule`` objects; None: every shipped rule the target runs.
+    Every argument is checked before any work: a misuse is a one-line ``UsageError`` naming it.
     """
-    if extractor not in EXTRACTORS:
-        raise UsageError(f"unknown extractor '{extractor}'; choose from {', '.join(EXTRACTORS)}")
-    if search not in SEARCHES:
-        raise UsageError(f"unknown search '{search}'; choose from {', '.join(SEARCHES)}")
-    limits.check()
+    expect_graph(graph, "optimize")
+    rules = _rules_arg(rules)
+    _check_optimize_args(
+        limits,
+        extractor,
+        cost_model,
+        check,
+        on_iteration,
+        ilp_seconds,
+        search,
+        alpha,
+        max_expansions,
+        target,
+        run_check,
+    )
     graph.validate()
     model = cost_model if cost_model is not None else default_cost_model(target)
     rule_list = _rule_list(rules) if rules is not None else default_rules(target)
@@ -558,7 +666,15 @@ def compile(graph: Graph, target: str | Target = "llvm", threads: int | None = N
     >>> run = compile(result.graph)           # doctest: +SKIP
     >>> outputs = run({"x": x})               # doctest: +SKIP
     """
+    expect_graph(graph, "compile")
+    _target_arg("compile", target)
+    _threads_arg("compile", threads)
     return compile_graph(graph, target=target, threads=threads)
+
+
+def _threads_arg(call: str, threads: object) -> None:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise UsageError(f"{call}: threads must be an int >= 1, or None (the target's default), got {_shown(threads)}")
 
 
 def compiled_cost(
@@ -576,6 +692,9 @@ def compile_ptx(graph: Graph, arch: str = "sm_90") -> list[str]:
 
     >>> ptx = compile_ptx(graph, arch="sm_90")    # doctest: +SKIP
     """
+    expect_graph(graph, "compile_ptx")
+    if not isinstance(arch, str) or not arch.startswith("sm_"):
+        raise UsageError(f"compile_ptx: arch must be a GPU architecture like 'sm_90', got {_shown(arch)}")
     return graph_ptx(graph, arch)
 
 
@@ -590,6 +709,14 @@ def compile_and_compare(
 
     Raises ``VerificationError`` when the compiled graph's outputs differ from PyTorch's.
     """
+    expect_graph(graph, "compile_and_compare")
+    if not isinstance(module, torch.nn.Module):
+        raise UsageError(f"compile_and_compare: module must be a torch.nn.Module, got {_shown(module)}")
+    if not isinstance(inputs, (tuple, list)) or not all(isinstance(t, torch.Tensor) for t in inputs):
+        raise UsageError(f"compile_and_compare: inputs must be a tuple of tensors (module's), got {_shown(inputs)}")
+    _target_arg("compile_and_compare", target)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise UsageError(f"compile_and_compare: repeats must be an int >= 1, got {_shown(repeats)}")
     host = parse_target(target)
     wanted = host.threads
     threads, others = free_threads(wanted) if host.kind_info.threaded else (wanted, None)  # a GPU is not shared

@@ -11,8 +11,9 @@ egglog has no limits of its own; ``rewrite.egraph.saturate`` checks these betwee
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
+from numbers import Integral, Real
 
 from rewrite.ir.errors import UsageError
 
@@ -25,6 +26,14 @@ class StopReason(str, Enum):
     TIME_LIMIT = "time_limit"
 
 
+_EXAMPLE = {
+    "iterations": "iterations=12",
+    "nodes": "nodes=50_000",
+    "seconds": "seconds=20",
+    "match_limit": "match_limit=15_000",
+}
+
+
 @dataclass(frozen=True)
 class Limits:
     """Saturation limits. ``match_limit`` is matches per rule per iteration (None: scale with the graph)."""
@@ -33,6 +42,28 @@ class Limits:
     nodes: int = 50_000
     seconds: float = 20.0
     match_limit: int | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse a wrong type when the limits are made, not later inside saturation (values: ``check``, so
+        that impossible limits can still be made and shown); numpy numbers become Python ones (the limits
+        land in ``stats.to_json()``)."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and f.name == "match_limit":
+                continue
+            number = f.name == "seconds"
+            if not isinstance(value, bool):  # a bool is an int to Python, never a limit
+                if number and isinstance(value, Real):
+                    object.__setattr__(self, f.name, float(value))
+                    continue
+                if not number and isinstance(value, Integral):
+                    object.__setattr__(self, f.name, int(value))
+                    continue
+            given = repr(value) if value is None or isinstance(value, (str, bool)) else f"a {type(value).__name__}"
+            raise UsageError(
+                f"Limits: {f.name} must be {'a number' if number else 'an int'}, got {given}; "
+                f"e.g. Limits({_EXAMPLE[f.name]})"
+            )
 
     def check(self) -> None:
         if self.iterations < 0:

@@ -178,12 +178,19 @@ class ImportState:
 
     def weight(self, name: str, tensor: torch.Tensor) -> Value:
         """A weight node holding a contiguous copy of ``tensor`` (``tensor`` itself when the import shares
-        weights and it is contiguous), under ``name`` (``name.2``... if taken)."""
+        weights and it is contiguous), under ``name`` (``name.2``... if taken).
+
+        A floating tensor of another precision is rounded to float32 here, on purpose: the import's own
+        tables (resampling taps, pooling factors) are computed in float64 for accuracy and stored in eqsat's
+        one float type, and a model's constants reach here only after ``constant`` checked they are exact
+        in float32.  The builder itself never casts."""
         base, k = name, 1
         while name in self.b.graph.weights:
             k += 1
             name = f"{base}.{k}"
         t = tensor.detach()
+        if t.is_floating_point() and t.dtype != torch.float32:
+            t = t.float()
         if not (self.share_weights and t.is_contiguous()):
             t = t.clone(memory_format=torch.contiguous_format)
         return self.b.weight(name, t)

@@ -19,7 +19,7 @@ import torch
 import torch.fx
 from torch import nn
 
-from rewrite.ir.graph import Graph, Value
+from rewrite.ir.graph import Graph, Value, expect_graph
 from rewrite.ir.ops import get_op
 
 __all__ = ["call_op", "to_torch"]
@@ -48,6 +48,7 @@ def _ident(name: str, taken: set[str]) -> str:
 
 def to_torch(graph: Graph) -> torch.fx.GraphModule:
     """A GraphModule whose ``forward(*inputs)`` computes ``graph`` with torch ops."""
+    expect_graph(graph, "to_torch")
     graph.validate()
     root = nn.Module()
     fx = torch.fx.Graph()

@@ -29,9 +29,13 @@ import, with export's first error line: there is no other capture to fall back t
 
 from __future__ import annotations
 
+import io
+import logging
 import os
+import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +100,40 @@ def from_torch(
     return capture(module, example_inputs, kwargs, name, decompose=decompose, share_weights=share_weights).graph
 
 
+# what torch says of a failed capture before raising, on stderr: fake_tensor logs the traceback of the meta kernel
+# that refused (19 lines for a matmul of mismatched shapes), symbolic_shapes the graph around a data-dependent
+# branch, and export prints the partial graph
+_TORCH_LOGGERS = (
+    "torch._subclasses.fake_tensor",
+    "torch.fx.experimental.symbolic_shapes",
+    "torch._dynamo",
+    "torch._export",
+    "torch.export",
+)
+
+
+@contextmanager
+def _torch_quiet() -> Iterator[None]:
+    """Silence torch's logging while it captures, and hold what it prints on stderr: a failure reaches the user
+    once, as the one-line ``FrontendError`` of :func:`capture`; after a success what was printed is passed on.
+    ``TORCH_LOGS`` set means the user asked for torch's logs: nothing is silenced then."""
+    if os.environ.get("TORCH_LOGS"):
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in _TORCH_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    held = io.StringIO()
+    try:
+        with redirect_stderr(held):
+            yield
+        sys.stderr.write(held.getvalue())
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
 def capture(
     module: nn.Module,
     example_inputs: Sequence[Any] | torch.Tensor,
@@ -111,11 +149,20 @@ def capture(
     names the module and export's first error line.  ``share_weights``: as in :func:`from_torch`."""
     if not isinstance(module, nn.Module):
         raise FrontendError(f"from_torch expects an nn.Module, got {type(module).__name__}")
+    if not isinstance(example_inputs, (torch.Tensor, tuple, list)):
+        raise FrontendError(
+            f"from_torch: example_inputs must be a tensor or a tuple of forward's positional arguments, got "
+            f"{type(example_inputs).__name__}; e.g. from_torch(module, (x,))"
+        )
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise FrontendError(
+            f"from_torch: kwargs must be a dict of forward's keyword arguments, got {type(kwargs).__name__}"
+        )
     args = (example_inputs,) if isinstance(example_inputs, torch.Tensor) else tuple(example_inputs)
     kw = dict(kwargs or {})
     gname = name or type(module).__name__
     try:
-        with warnings.catch_warnings(), stage(f"torch.export {gname}"):
+        with warnings.catch_warnings(), stage(f"torch.export {gname}"), _torch_quiet():
             warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
             ep = torch.export.export(module, args, kw)
     except Exception as e:  # data-dependent control flow, unsupported Python, outputs export cannot flatten
@@ -140,7 +187,11 @@ def capture(
         table = torch.export.default_decompositions()
         for op in KEEP_WHOLE:
             table.pop(op, None)
-        with warnings.catch_warnings(), stage("decompose to core ATen"):  # torch 2.13's pytree trips LeafSpec
+        with (
+            warnings.catch_warnings(),
+            _torch_quiet(),
+            stage("decompose to core ATen"),
+        ):  # torch 2.13's pytree trips LeafSpec
             warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
             ep = ep.run_decompositions(table)
     except Exception as e:

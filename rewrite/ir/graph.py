@@ -14,19 +14,35 @@ shapes are inferred when it is added, so a malformed graph cannot be built.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
 if TYPE_CHECKING:
     import networkx as nx
 
-from rewrite.ir.dtypes import BOOL, FLOAT32, INT64, TORCH_DTYPE, DTypeError
-from rewrite.ir.errors import GraphError
-from rewrite.ir.ops import OPS, Group, Shape, ShapeError, constant_tensor, get_op, norm_axis
+from rewrite.ir.dtypes import BOOL, FLOAT32, INT64, ITEMSIZE, TORCH_DTYPE, DTypeError
+from rewrite.ir.errors import GraphError, InputError, UsageError
+from rewrite.ir.ops import OPS, Group, Shape, ShapeError, constant_tensor, get_op, norm_axis, numel
+
+# the most bytes of random inputs a graph draws (to be verified, run-checked, measured): a typo'd input shape is
+# refused before it is allocated
+MAX_RANDOM_INPUT_BYTES = 4 << 30
+
+
+def _bytes(n: int) -> str:
+    """A byte count as people read it: ``120.0 GB``, or ``4 GiB`` for whole gibibytes (the bound's default)."""
+    if n >= 1 << 30 and n % (1 << 30) == 0:
+        return f"{n >> 30} GiB"
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
 
 # ops whose int64 operand (slot 1) indexes operand 0: (op, axis of operand 0 it indexes)
 _INDEX_SLOT = {"embedding", "index_select", "gather"}
@@ -34,10 +50,15 @@ _INDEX_SLOT = {"embedding", "index_select", "gather"}
 
 @dataclass(frozen=True, order=True)
 class Value:
-    """Output ``index`` of node ``node``."""
+    """Output ``index`` of node ``node``.
+
+    Equal, ordered and hashed by ``(node, index)`` alone: values key dicts everywhere.  ``owner`` is not a
+    field: a ``GraphBuilder`` sets it on the values it hands out (its serial and name), so it can refuse
+    another builder's value; a value made directly (``Value(3, 0)``) has none and is not checked."""
 
     node: int
     index: int = 0
+    owner: ClassVar[tuple[int, str] | None] = None
 
 
 @dataclass(frozen=True)
@@ -191,8 +212,22 @@ class Graph:
     def input_shapes(self) -> dict[str, Shape]:
         return {n.attrs["name"]: n.shape for n in self.inputs}
 
-    def random_inputs(self, seed: int = 0) -> dict[str, torch.Tensor]:
-        """Normal floats; int64 inputs in the range every index use of them allows; random bools."""
+    def random_inputs(self, seed: int = 0, max_bytes: int = MAX_RANDOM_INPUT_BYTES) -> dict[str, torch.Tensor]:
+        """Normal floats; int64 inputs in the range every index use of them allows; random bools.
+
+        Refuses (``InputError``) inputs whose bytes together pass ``max_bytes`` before drawing any: a model
+        declaring a 100000 x 100000 image would otherwise ask for 120 GB and be killed."""
+        sizes = {n.attrs["name"]: numel(n.shape) * ITEMSIZE[n.dtype] for n in self.inputs}
+        bound = max_bytes
+        if sum(sizes.values()) > bound:
+            n = max(self.inputs, key=lambda n: sizes[n.attrs["name"]])
+            total = "" if len(sizes) == 1 else f" (all inputs {_bytes(sum(sizes.values()))})"
+            raise InputError(
+                f"input '{n.attrs['name']}' of graph '{self.name}' has shape {n.shape} ({n.dtype}), "
+                f"{_bytes(sizes[n.attrs['name']])}{total}: more than the {_bytes(bound)} of random inputs eqsat "
+                "draws to check or time a graph; give the model smaller input shapes (or pass random_inputs a larger "
+                "max_bytes)"
+            )
         gen = torch.Generator().manual_seed(seed)
         out = {}
         for n in self.inputs:
@@ -230,16 +265,46 @@ class Graph:
                     stack.append(u)
         return bound if bound is not None else default
 
-    def run(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """Execute with torch's reference semantics; returns one tensor per output."""
-        names = [n.attrs["name"] for n in self.inputs]
+    def bind_inputs(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor]) -> dict[str, torch.Tensor]:
+        """``inputs`` (a dict by name, or a list in the graph's order) checked against the graph's inputs:
+        every name given once, each a tensor of the input's shape and dtype (a float32 input may be given
+        in float64, a high-precision reference; ints and bools exactly).  A mismatch is an ``InputError``
+        saying what the graph takes, before anything runs."""
+        nodes = self.inputs
+        names = [n.attrs["name"] for n in nodes]
+        takes = f"graph '{self.name}' takes {len(names)} input(s) {names}"
+        if isinstance(inputs, torch.Tensor) or not isinstance(inputs, (Mapping, Sequence)) or isinstance(inputs, str):
+            raise InputError(f"{takes}, got {type(inputs).__name__}: pass a list of tensors in that order, or a dict")
         if not isinstance(inputs, Mapping):
             if len(inputs) != len(names):
-                raise GraphError(f"graph '{self.name}' takes {len(names)} inputs {names}, got {len(inputs)}")
+                raise InputError(f"{takes}, got {len(inputs)}: pass one tensor per input, in that order")
             inputs = dict(zip(names, inputs))
-        missing = set(names) - set(inputs)
+        missing = [k for k in names if k not in inputs]
         if missing:
-            raise GraphError(f"graph '{self.name}': missing inputs {sorted(missing)}")
+            raise InputError(f"{takes}: no tensor given for {missing}")
+        unknown = sorted(str(k) for k in inputs if k not in names)
+        if unknown:
+            raise InputError(f"{takes}: it has no input {unknown} (a misspelt name?)")
+        for n in nodes:
+            name, t = n.attrs["name"], inputs[n.attrs["name"]]
+            if not isinstance(t, torch.Tensor):
+                fix = "torch.from_numpy(a)" if type(t).__module__ == "numpy" else "torch.tensor(a)"
+                raise InputError(f"input '{name}' is {type(t).__name__}, not a torch.Tensor: pass {fix}")
+            if tuple(t.shape) != n.shape:
+                raise InputError(f"input '{name}' has shape {tuple(t.shape)}, expected {n.shape}")
+            if t.dtype != TORCH_DTYPE[n.dtype] and not (n.dtype == FLOAT32 and t.dtype == torch.float64):
+                fix = {FLOAT32: ".float()", INT64: ".long()", BOOL: ".bool()"}[n.dtype]
+                raise InputError(f"input '{name}' has dtype {t.dtype}, expected {n.dtype}: convert it with {fix}")
+        return dict(inputs)
+
+    def run(self, inputs: Mapping[str, torch.Tensor] | Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Execute with torch's reference semantics; returns one tensor per output.
+
+        Float32 inputs may be given in float64 (a high-precision reference, as the rule checker and the
+        verifier use): then the whole run is float64, float32 inputs, weights and constants promoted, so
+        every op reads one precision (torch refuses a float32 weight times a float64 input).  Wrong inputs
+        raise ``InputError`` (``bind_inputs``)."""
+        inputs = self.bind_inputs(inputs)
         env: dict[Value, torch.Tensor] = {}
         remaining = {n: 0 for n in self.nodes}
         for n in self:
@@ -254,18 +319,16 @@ class Graph:
             if any(t.dtype == torch.float64 for t in (*inputs.values(), *self.weights.values()))
             else torch.float32
         )
+
+        def precise(t: torch.Tensor, dtype: str) -> torch.Tensor:  # a float32 tensor in the run's precision
+            return t.to(fdt) if dtype == FLOAT32 and t.dtype != fdt else t
+
         with torch.no_grad():
             for n in self:
                 if n.op == "input":
-                    t = inputs[n.attrs["name"]]
-                    if tuple(t.shape) != n.shape:
-                        raise GraphError(f"input '{n.attrs['name']}' has shape {tuple(t.shape)}, expected {n.shape}")
-                    # a float32 input may be given in float64 (a high-precision reference); ints and bools exactly
-                    if t.dtype != TORCH_DTYPE[n.dtype] and not (n.dtype == FLOAT32 and t.dtype == torch.float64):
-                        raise GraphError(f"input '{n.attrs['name']}' has dtype {t.dtype}, expected {n.dtype}")
-                    outs = [t]
+                    outs = [precise(inputs[n.attrs["name"]], n.dtype)]
                 elif n.op == "weight":
-                    outs = [self.weights[n.attrs["name"]]]
+                    outs = [precise(self.weights[n.attrs["name"]], n.dtype)]
                 elif OPS[n.op].constant:  # built in the run's precision (a float64 matmul operand, an exact 1/9)
                     outs = [constant_tensor(n.op, n.attrs, fdt)]
                 else:
@@ -414,3 +477,25 @@ class Graph:
             lines.append(f"%{n.id} = {n.op}({args}) {attrs} -> {shapes}".replace("  ", " "))
         lines.append("return " + ", ".join(f"%{v.node}" + (f".{v.index}" if v.index else "") for v in self.outputs))
         return "\n".join(lines)
+
+
+def expect_graph(value: object, call: str, arg: str = "graph") -> Graph:
+    """``value`` if it is a ``Graph``; else the one-line ``UsageError`` of public entry point ``call``, saying
+    how to get a graph from what was given (a file, a module, an optimize result).  Every public entry point
+    that takes a graph (optimize, compile, verify, to_torch, to_onnx, save) asks it first."""
+    if isinstance(value, Graph):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        given = f"the path {os.fspath(value)!r}"
+        fix = "read the file first with rewrite.load(path) (.eqsat or .onnx) or rewrite.from_onnx(path)"
+    elif isinstance(value, torch.nn.Module):
+        given = f"the torch module {type(value).__name__}"
+        fix = "import it first with rewrite.from_torch(module, example_inputs)"
+    elif type(value).__name__ == "ModelProto":
+        given, fix = "an onnx.ModelProto", "import it first with rewrite.from_onnx(model)"
+    elif isinstance(getattr(value, "graph", None), Graph):
+        given, fix = f"a {type(value).__name__}", f"pass its graph: {call}(result.graph)"
+    else:
+        given = "None" if value is None else f"a {type(value).__name__}"
+        fix = "build one with rewrite.GraphBuilder or import a model with rewrite.from_torch, from_onnx or load"
+    raise UsageError(f"{call}: {arg} must be a rewrite.Graph, got {given}; {fix}")

@@ -21,10 +21,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Real
 
 import torch
 
-from rewrite.ir.graph import Graph
+from rewrite.ir.errors import UsageError
+from rewrite.ir.graph import Graph, expect_graph
 from rewrite.ir.target import FP32_REL_TOL
 
 REL_TOL = FP32_REL_TOL  # float32 graphs: the tolerance of verify() (and of exact targets' compiled-vs-PyTorch checks)
@@ -125,6 +127,12 @@ class VerifyResult:
 
 def verify(original: Graph, optimized: Graph, trials: int = 2, rtol: float = REL_TOL) -> VerifyResult:
     """Run both graphs on the same random inputs (``trials`` seeds) and compare every output."""
+    expect_graph(original, "verify", "original")
+    expect_graph(optimized, "verify", "optimized")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise UsageError(f"verify: trials must be an int >= 1 (random input seeds), got {trials!r}")
+    if isinstance(rtol, bool) or not isinstance(rtol, Real) or not rtol > 0:
+        raise UsageError(f"verify: rtol must be a number > 0, got {rtol!r}; the default is {REL_TOL:g}")
     worst = Comparison(True, 0.0, 0.0)
     for seed in range(trials):
         inputs = original.random_inputs(seed)

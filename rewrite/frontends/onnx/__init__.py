@@ -9,7 +9,8 @@
   an attribute value outside the op set) is refused with a one-line ``FrontendError`` naming
   the ONNX node, its op type and why.
 - ``to_onnx(graph)`` (:mod:`.export`): a standard ONNX model (opset 20) onnxruntime runs.
-- ``save``/``load`` (:mod:`.exact`): the graph exactly, in an ONNX container.
+- ``save``/``load`` (:mod:`.exact`): the graph exactly, in an ONNX container onnxruntime cannot run
+  (name it ``.eqsat``: ``save`` refuses a ``.onnx`` path, which ``to_onnx`` writes).
 
     >>> import onnx.helper as oh
     >>> from onnx import TensorProto
@@ -20,9 +21,37 @@
     ['input', 'relu']
 """
 
+from pathlib import Path
+
+from rewrite.frontends.onnx import exact
 from rewrite.frontends.onnx.context import HANDLERS
-from rewrite.frontends.onnx.exact import FORMAT_DOMAIN, load, save
-from rewrite.frontends.onnx.export import OPSET, to_onnx
-from rewrite.frontends.onnx.importer import ONNX_OPS, from_onnx
+from rewrite.frontends.onnx.exact import FORMAT_DOMAIN
+from rewrite.frontends.onnx.export import OPSET, output_path, to_onnx
+from rewrite.frontends.onnx.importer import ONNX_OPS, from_onnx, model_file
+from rewrite.ir.errors import UsageError
+from rewrite.ir.graph import Graph, expect_graph
+
+
+def save(graph: Graph, path: str | Path) -> None:
+    """Write ``graph`` exactly, weights included (:func:`.exact.save`), to ``path``, conventionally ``.eqsat``.
+
+    The format is eqsat's own, which onnxruntime cannot run, so a ``.onnx`` path is refused rather than
+    given a file named like a model no ONNX runtime loads: ``to_onnx`` writes that (an equivalent graph,
+    not the same nodes).  The path's folder is checked before anything is written.
+    """
+    expect_graph(graph, "save")
+    p = output_path(path, "save")
+    if p.suffix.lower() == ".onnx":
+        raise UsageError(
+            f"save: '{p}' names an ONNX file, but save writes eqsat's exact format, which onnxruntime cannot "
+            f"load; use rewrite.to_onnx(graph, '{p}') for a standard ONNX model, or save to '{p.with_suffix('.eqsat')}'"
+        )
+    exact.save(graph, p)
+
+
+def load(path: str | Path) -> Graph:
+    """A graph written by ``save`` (exactly), or a plain ONNX model imported by ``from_onnx``."""
+    return exact.load(model_file(path, "load", "path must be a .eqsat or .onnx file path", "graph file"))
+
 
 __all__ = ["FORMAT_DOMAIN", "HANDLERS", "ONNX_OPS", "OPSET", "from_onnx", "load", "save", "to_onnx"]

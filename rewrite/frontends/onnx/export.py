@@ -17,6 +17,7 @@ them exactly).  An op with no spelling raises a one-line ``FrontendError`` namin
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,8 @@ import torch
 from onnx import helper, numpy_helper
 
 from rewrite.frontends.onnx.context import ONNX_OF
-from rewrite.ir.errors import FrontendError
-from rewrite.ir.graph import Graph, Node, Value
+from rewrite.ir.errors import FrontendError, UsageError
+from rewrite.ir.graph import Graph, Node, Value, expect_graph
 from rewrite.ir.ops import ACTS, OPS
 from rewrite.ir.ops.resize import TORCH
 from rewrite.ir.ops.winograd import AT, BT, G
@@ -603,12 +604,28 @@ def io(graph: Graph, w: Writer) -> tuple[list[onnx.ValueInfoProto], list[onnx.Te
     return inputs, weights
 
 
+def output_path(path: object, call: str) -> Path:
+    """``path`` checked as a file ``call`` may write, before the model is built: ``onnx.save`` would find a
+    missing folder only after serializing every weight, with an error that does not name it."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise UsageError(f"{call}: path must be a file path (str or pathlib.Path), got {type(path).__name__}")
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{call}: '{p}' is a folder; give the path of a file to write in it")
+    if not p.parent.is_dir():
+        what = "is a file, not a folder" if p.parent.exists() else "does not exist"
+        raise UsageError(f"{call}: cannot write '{p}': folder '{p.parent}' {what}; create the folder first")
+    return p
+
+
 def to_onnx(graph: Graph, path: str | Path | None = None) -> onnx.ModelProto:
     """The graph as a standard ONNX model (opset 20) that onnxruntime runs; written to ``path`` if given.
 
     Outputs are named ``output0``, ``output1``...; inputs and weights keep their names.
-    Raises ``FrontendError`` for an op with no ONNX spelling.
+    Raises ``FrontendError`` for an op with no ONNX spelling, ``UsageError`` for a path it cannot write.
     """
+    expect_graph(graph, "to_onnx")
+    out = output_path(path, "to_onnx") if path is not None else None
     graph.validate()
     w = Writer(graph)
     inputs, weights = io(graph, w)
@@ -629,9 +646,9 @@ def to_onnx(graph: Graph, path: str | Path | None = None) -> onnx.ModelProto:
     og = helper.make_graph(w.nodes, graph.name, inputs, outputs, weights + w.inits)
     model = helper.make_model(og, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="eqsat")
     onnx.checker.check_model(model)
-    if path is not None:
-        onnx.save(model, str(path))
+    if out is not None:
+        onnx.save(model, str(out))
     return model
 
 
-__all__ = ["OPSET", "Writer", "io", "to_onnx", "value_info", "value_name"]
+__all__ = ["OPSET", "Writer", "io", "output_path", "to_onnx", "value_info", "value_name"]

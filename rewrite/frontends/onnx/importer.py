@@ -8,6 +8,7 @@ registry op its type spells (``OpDef.onnx``; ``IMPORTERS``) or to the handler re
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -40,7 +41,7 @@ from rewrite.frontends.onnx.context import (
     attrs_of,
     onnx_dtype_name,
 )
-from rewrite.ir.errors import EqsatError, FrontendError
+from rewrite.ir.errors import EqsatError, FrontendError, UsageError
 from rewrite.ir.graph import Graph, Value
 from rewrite.progress import bar
 
@@ -191,6 +192,24 @@ def _import_node(c: Ctx, node: onnx.NodeProto, where: str, idx: int, inputs: set
             c.env[oname] = np.asarray(t) if isinstance(t, np.generic) else t  # numpy scalars are 0-d arrays
 
 
+def model_file(path: object, call: str, want: str, missing: str) -> Path:
+    """``path`` checked as a model file to read, before protobuf sees it: something that is no path is a
+    ``UsageError`` (``want``: what ``call``'s argument must be); a missing file (``missing``: how the message
+    names it), a folder or an empty file is a ``FrontendError`` saying which (protobuf reads 0 bytes as an
+    empty model, which then fails far from the cause)."""
+    if not isinstance(path, (str, os.PathLike)):
+        given = repr(path) if path is None or isinstance(path, (int, float)) else f"a {type(path).__name__}"
+        raise UsageError(f"{call}: {want}, got {given}")
+    p = Path(path)
+    if p.is_dir():
+        raise FrontendError(f"{call}: '{p}' is a folder, not a model file; give the path of the file in it")
+    if not p.is_file():
+        raise FrontendError(f"{missing} '{p}' does not exist")
+    if p.stat().st_size == 0:
+        raise FrontendError(f"{call}: '{p}' is empty (0 bytes), not an ONNX model")
+    return p
+
+
 def from_onnx(
     model: str | Path | onnx.ModelProto, name: str | None = None, constants: Mapping[str, np.ndarray] | None = None
 ) -> Graph:
@@ -205,14 +224,15 @@ def from_onnx(
     """
     where = ""
     if not isinstance(model, onnx.ModelProto):
-        where = f"{model}: "
-        if not Path(model).is_file():
-            raise FrontendError(f"ONNX file '{model}' does not exist")
+        path = model_file(model, "from_onnx", "model must be an .onnx file path or an onnx.ModelProto", "ONNX file")
+        where = f"{path}: "
         try:
-            model = onnx.load(str(model))
+            model = onnx.load(str(path))
         except Exception as e:  # protobuf parse errors have no common base class
             raise FrontendError(f"{where}not a readable ONNX model ({type(e).__name__}: {e})") from None
     og = model.graph
+    if not og.output:  # what protobuf makes of bytes that happen to parse
+        raise FrontendError(f"{where or 'from_onnx: '}the model has no graph outputs: not an ONNX model to import")
     graph = Graph(name=name or og.name or "onnx")
     c = Ctx(graph, _opset(model))
     for init in og.initializer:
@@ -302,4 +322,4 @@ def from_onnx(
     return graph
 
 
-__all__ = ["ONNX_OPS", "ConstantNeeded", "from_onnx"]
+__all__ = ["ONNX_OPS", "ConstantNeeded", "from_onnx", "model_file"]
