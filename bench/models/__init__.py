@@ -18,7 +18,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from rewrite.ir.errors import UsageError
+from rewrite.ir.errors import EqsatError, UsageError
 
 MODELS: dict[str, str] = {
     name: f"bench.models.{name}"
@@ -38,14 +38,18 @@ def load(name: str) -> tuple[Any, tuple[Any, ...]]:
 def load_spec(spec: str) -> tuple[str, Any, tuple[Any, ...]]:
     """``(name, module, example_inputs)`` for a built-in model name or ``FILE.py:FACTORY``.
 
-    Raises ``UsageError`` (one line, with a hint) for an unknown name, a missing file or factory,
-    or a factory that does not return ``(module, example_inputs)``.
+    Raises ``UsageError`` (one line, with a hint) for an unknown name, a folder, a missing file or factory,
+    a file that does not import (a syntax error: its line; an exception: the file's line and the exception's
+    first line), a factory that raises (the same), or one that does not return ``(module, example_inputs)``.
+    ``FILE.py:FACTORY`` is named ``spec_name(spec)``: the file's stem and the factory.
     """
     if spec in MODELS:
         module, inputs = load(spec)
         return spec, module, inputs
     path, sep, factory = spec.rpartition(":")
     if not sep:
+        if Path(spec).is_dir():
+            raise UsageError(f"'{spec}' is a folder, not a model: give FILE.py:FACTORY, FILE.onnx or FILE.eqsat")
         if spec.endswith(".py"):
             raise UsageError(
                 f"model file '{spec}' needs ':FACTORY'",
@@ -54,23 +58,66 @@ def load_spec(spec: str) -> tuple[str, Any, tuple[Any, ...]]:
         raise UsageError(
             f"unknown model '{spec}'", hint=f"use one of {', '.join(MODELS)}, or FILE.py:FACTORY for your own model"
         )
+    if Path(path).is_dir():
+        raise UsageError(f"'{path}' is a folder, not a model file: give FILE.py:FACTORY")
     if not Path(path).is_file():
-        raise UsageError(f"model file '{path}' does not exist")
+        raise UsageError(f"model file '{path}' does not exist: check the path in '{spec}'")
     if not factory.isidentifier():
-        raise UsageError(f"'{factory}' in '{spec}' is not a Python function name")
+        raise UsageError(f"'{factory}' in '{spec}' is not a Python function name: give FILE.py:FACTORY")
     mod_spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     if mod_spec is None or mod_spec.loader is None:
-        raise UsageError(f"'{path}' cannot be imported as a Python file")
+        raise UsageError(f"'{path}' cannot be imported as a Python file: give FILE.py:FACTORY")
     mod = importlib.util.module_from_spec(mod_spec)
-    mod_spec.loader.exec_module(mod)
+    try:
+        mod_spec.loader.exec_module(mod)
+    except SyntaxError as e:  # the file's own line, not the importer's frames
+        raise UsageError(f"{path}:{e.lineno}: syntax error in model file: {e.msg}; fix the file") from None
+    except EqsatError:
+        raise
+    except Exception as e:
+        raise UsageError(f"{_where(e, path)}: importing the model file raised {_first_line(e)}; fix the file") from None
     fn = getattr(mod, factory, None)
     if not callable(fn):
-        raise UsageError(f"'{path}' has no function '{factory}'")
-    out = fn()
+        raise UsageError(f"'{path}' has no function '{factory}': give FILE.py:FACTORY with a function of the file")
+    try:
+        out = fn()
+    except EqsatError:
+        raise
+    except Exception as e:
+        raise UsageError(f"{_where(e, path)}: {factory}() raised {_first_line(e)}; fix the factory") from None
     if not (isinstance(out, tuple) and len(out) == 2):
         raise UsageError(f"{spec} must return (module, example_inputs), got {type(out).__name__}")
     module, inputs = out
-    return Path(path).stem, module, tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
+    return spec_name(spec), module, tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
 
 
-__all__ = ["MODELS", "load", "load_spec"]
+def spec_name(spec: str) -> str:
+    """The name a model goes by in tables and reports: a built-in's name; ``FILE.py:FACTORY``'s file stem and
+    factory (``net.make``), so two factories of one file are told apart."""
+    if spec in MODELS:
+        return spec
+    path, _, factory = spec.rpartition(":")
+    return f"{Path(path).stem}.{factory}"
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
+def _where(e: BaseException, path: str) -> str:
+    """``path:line`` of the deepest frame of the traceback that is in ``path`` (where the user's code raised)."""
+    target = Path(path).resolve()
+    line = None
+    tb = e.__traceback__
+    while tb is not None:
+        try:
+            if Path(tb.tb_frame.f_code.co_filename).resolve() == target:
+                line = tb.tb_lineno
+        except OSError:
+            pass
+        tb = tb.tb_next
+    return f"{path}:{line}" if line is not None else path
+
+
+__all__ = ["MODELS", "load", "load_spec", "spec_name"]

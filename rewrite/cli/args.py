@@ -15,11 +15,15 @@ folder is refused before a model is even loaded.
 from __future__ import annotations
 
 import argparse
-import os
 import re
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from rewrite.egraph.limits import Limits
+from rewrite.ir.errors import UsageError
+from rewrite.rulelang.loader import load_rules, resolve_rule_specs
+from rewrite.rulelang.syntax import Rule, load_rule_file
 
 
 def _number(text: str, kind: type) -> float:
@@ -51,16 +55,39 @@ def positive_float(text: str) -> float:
 
 
 def output_file(text: str) -> str:
-    """A file to write: its folder must exist and be writable, and it must not be a folder."""
+    """A file to write: its folder must exist and be writable, and it must not be a folder.
+
+    Checked by creating (and removing) a file beside it, so a read-only file system or a folder
+    like ``/sys`` is refused before any work, not after it (``os.access`` says yes to root).
+    """
+    if not text:
+        raise argparse.ArgumentTypeError("empty file name")
     p = Path(text)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
-        raise argparse.ArgumentTypeError(f"'{text}' is a folder, not a file")
+        raise argparse.ArgumentTypeError(f"'{text}' is a folder, not a file: name a file in it")
+    if parent.exists() and not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"'{parent}' is a file, not a folder: choose another path for '{text}'")
     if not parent.is_dir():
-        raise argparse.ArgumentTypeError(f"folder '{parent}' does not exist")
-    if not os.access(parent, os.W_OK):
-        raise argparse.ArgumentTypeError(f"folder '{parent}' is not writable")
+        raise argparse.ArgumentTypeError(f"folder '{parent}' does not exist: create it or choose another path")
+    try:
+        if p.exists():
+            with open(p, "ab"):  # appends nothing: the file is left as it is until the run writes it
+                pass
+        else:
+            with tempfile.NamedTemporaryFile(dir=parent, prefix=".eqsat-write-check-"):
+                pass
+    except OSError as e:
+        what = f"file '{text}'" if p.exists() else f"folder '{parent}'"
+        raise argparse.ArgumentTypeError(
+            f"{what} is not writable ({e.strerror or type(e).__name__}): choose another path"
+        ) from None
     return text
+
+
+def json_output(text: str) -> str:
+    """``--json``: a file to write (``output_file``), or ``-`` for stdout."""
+    return text if text == "-" else output_file(text)
 
 
 _DIMS = re.compile(r"^\s*\d+(\s*[x,]\s*\d+)*\s*$")
@@ -108,3 +135,15 @@ def add_rules(p: argparse.ArgumentParser) -> None:
         metavar="FAMILY|FILE",
         help="rule family name, all, or a .rules file (repeatable; default: all)",
     )
+
+
+def load_rule_args(specs: Sequence[str] | None, option: str = "--rules") -> list[Rule]:
+    """The rules ``--rules`` names (``None``: every shipped family), refusing a rule file with no rules in it
+    and a set that loads none: saturating with no rules would run and change nothing, silently."""
+    for path in resolve_rule_specs(specs):
+        if not load_rule_file(path):
+            raise UsageError(f"{option} {path}: the file has no rules in it; write a rule or drop the file")
+    rules = load_rules(specs)
+    if not rules:
+        raise UsageError(f"{option} {' '.join(specs or ['all'])}: no rules were loaded; name a family or a .rules file")
+    return rules

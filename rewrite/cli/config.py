@@ -5,14 +5,14 @@ eqsat config [--json]
 
 from __future__ import annotations
 
-import argparse
 import json
 
 from rewrite import config
+from rewrite.cli.main import Parser
 
 
 def main(argv: list[str], prog: str = "eqsat config") -> int:
-    p = argparse.ArgumentParser(prog=prog, description="Show every EQSAT_* setting with its current value.")
+    p = Parser(prog=prog, description="Show every EQSAT_* setting with its current value.")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     rows = [

@@ -16,15 +16,15 @@ import torch
 from bench.models import MODELS, load_spec
 from costs.machine import machine_profile, profile_path
 from costs.measured import MeasuredCost, cached_entries, egraph_configs, graph_configs, profile_configs
-from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, positive_int
+from rewrite.cli.args import add_limits, add_rules, limits_of, load_rule_args, nonneg_int, positive_int
+from rewrite.cli.main import Parser
 from rewrite.frontends import from_torch
 from rewrite.pipeline import saturated_egraph
 from rewrite.progress import counter
-from rewrite.rulelang.loader import load_rules
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    rules = load_rules(args.rules) if args.egraph else []
+    rules = load_rule_args(args.rules) if args.egraph else []
     if args.threads:
         torch.set_num_threads(args.threads)
     name, module, inputs = load_spec(args.model)
@@ -72,7 +72,7 @@ def cmd_machine(args: argparse.Namespace) -> int:
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
-    c = argparse.ArgumentParser(prog=prog, description="Measure operator costs on this machine; inspect the cache.")
+    c = Parser(prog=prog, description="Measure operator costs on this machine; inspect the cache.")
     csub = c.add_subparsers(dest="costs_command", required=True, metavar="{profile,show,machine}")
     p = csub.add_parser("profile", help="measure every operator configuration of a model (with progress)")
     p.add_argument("model", help=f"one of {', '.join(MODELS)}, or FILE.py:FACTORY")

@@ -14,15 +14,15 @@ import time
 
 import torch
 
-from rewrite.cli.args import add_limits, add_rules, limits_of, output_file, positive_float, positive_int
-from rewrite.cli.sources import read_source
+from rewrite.cli.args import add_limits, add_rules, limits_of, load_rule_args, output_file, positive_float, positive_int
+from rewrite.cli.main import Parser
+from rewrite.cli.sources import check_model_spec, read_source
 from rewrite.htmlreport import SearchSummary, report
 from rewrite.ir.errors import UsageError
 from rewrite.ir.target import compiled_kinds
 from rewrite.pipeline import compile, compile_and_compare, optimize
 from rewrite.progress import stage
 from rewrite.results import RunStats
-from rewrite.rulelang.loader import load_rules
 from rewrite.search import backtrack
 
 SEARCHES = ("eqsat", "backtrack")
@@ -37,7 +37,7 @@ def _searches(text: str) -> list[str]:
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description="Optimize a model and write a before/after HTML report.")
+    p = Parser(prog=prog, description="Optimize a model and write a before/after HTML report.")
     p.add_argument("model", help="a built-in model name, FILE.py:FACTORY, an .onnx file or a saved graph")
     p.add_argument("-o", "--output", type=output_file, required=True, help="the HTML file to write")
     add_rules(p)
@@ -64,9 +64,10 @@ def parser(prog: str) -> argparse.ArgumentParser:
 
 def main(argv: list[str], prog: str = "eqsat report") -> int:
     args = parser(prog).parse_args(argv)
-    rules = load_rules(args.rules)
     if "eqsat" not in args.search:
         raise UsageError("--search must include eqsat: the report shows its result")
+    check_model_spec(args.model)  # a missing, empty or folder model fails before any work
+    rules = load_rule_args(args.rules)
     with stage(f"import {args.model}"):
         src = read_source(args.model)
     result = optimize(

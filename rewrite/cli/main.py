@@ -7,8 +7,9 @@
 A sub-command's module (``rewrite/cli/<command>.py``) is imported only when it
 runs: it builds its own parser and does the work.  Every error a user can
 cause is an ``EqsatError``; it is printed as one line (``eqsat: error: ...``
-and, where there is one, a hint) and the exit code is the error's: 2 for
-usage errors, 1 for failures.  Any other exception is a bug and keeps its
+and, where there is one, ``; `` and a hint) and the exit code is the error's: 2
+for usage errors, 1 for failures.  An argument error is one line too (``Parser``),
+and ``eqsat`` alone prints the usage with the command list (exit 2).  Any other exception is a bug and keeps its
 traceback.
 """
 
@@ -18,7 +19,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from rewrite.ir.errors import EqsatError
 from rewrite.progress import set_quiet
@@ -40,10 +41,18 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line on stderr (no usage block) naming ``--help``; exit code 2.
+    Every sub-command's parser is one (``add_subparsers`` makes its sub-parsers of the same class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     width = max(len(c) for c in COMMANDS)
     listing = "\n".join(f"  {name:<{width}}  {c.help}" for name, c in COMMANDS.items())
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="eqsat",
         description="Equality-saturation superoptimizer for deep-learning graphs.",
         epilog=f"commands:\n{listing}\n\n'eqsat COMMAND --help' describes one command.",
@@ -56,17 +65,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def report_error(e: EqsatError) -> int:
-    """Print an ``EqsatError`` as one line (plus its hint) and return its exit code."""
-    msg = str(e).strip().replace("\n", " ") or type(e).__name__
-    print(f"eqsat: error: {msg}", file=sys.stderr)
-    if e.hint:
-        print(f"eqsat: hint: {e.hint}", file=sys.stderr)
+    """Print an ``EqsatError`` as one line (its hint, when it has one, after a ``;``) and return its exit code."""
+    msg = " ".join(str(e).split()) or type(e).__name__
+    hint = " ".join(e.hint.split())
+    print(f"eqsat: error: {msg}{f'; {hint}' if hint else ''}", file=sys.stderr)
     return e.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``eqsat`` command; returns the exit code (argparse's own exits become return values)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not [a for a in argv if a not in ("-q", "--quiet")]:  # no command: say what the commands are
+        print(_parser().format_help(), end="", file=sys.stderr)
+        return 2
     try:
         ns = _parser().parse_args(argv)
         rest = [a for a in ns.args if a not in ("-q", "--quiet")]  # also accepted after the command

@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -23,29 +25,41 @@ from costs.analytical import AnalyticalCost
 from costs.compiled import CompiledCost
 from costs.measured import MeasuredCost
 from rewrite import config
-from rewrite.cli.args import add_limits, add_rules, limits_of, nonneg_int, output_file, positive_float, positive_int
+from rewrite.cli.args import (
+    add_limits,
+    add_rules,
+    json_output,
+    limits_of,
+    load_rule_args,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
+from rewrite.cli.main import Parser
 from rewrite.cli.report import before_after, run_table
-from rewrite.cli.sources import read_source
+from rewrite.cli.sources import check_model_spec, read_source
 from rewrite.egraph.saturate import IterationStat
 from rewrite.ir.errors import UsageError
 from rewrite.ir.target import compiled_kinds
 from rewrite.pipeline import SEARCHES, compile_and_compare, compiled_cost, optimize
 from rewrite.progress import say
-from rewrite.rulelang.loader import load_rules
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description="Optimize a model and print a before/after table.")
+    p = Parser(prog=prog, description="Optimize a model and print a before/after table.")
     p.add_argument("model", help=f"one of {', '.join(MODELS)}, FILE.py:FACTORY, FILE.onnx or FILE.eqsat")
     add_rules(p)
     add_limits(p)
     p.add_argument(
         "--extractor",
-        default="ilp",
+        default=None,
         choices=("greedy", "ilp"),
-        help="exact ILP (HiGHS), warm-started from and falling back to greedy (default); or greedy DAG-aware only",
+        help="with --search eqsat: exact ILP (HiGHS), warm-started from and falling back to greedy (default); "
+        "or greedy DAG-aware only",
     )
-    p.add_argument("--ilp-seconds", type=positive_float, default=10.0, help="time limit of the ILP extraction")
+    p.add_argument(
+        "--ilp-seconds", type=positive_float, default=None, help="time limit of the ILP extraction (default: 10)"
+    )
     p.add_argument(
         "--search",
         default="eqsat",
@@ -56,8 +70,9 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument(
         "--alpha",
         type=alpha_value,
-        default=1.05,
-        help="with --search backtrack: queue rewrites costing under alpha times the best (1.0: greedy descent)",
+        default=None,
+        help="with --search backtrack: queue rewrites costing under alpha times the best (1.0: greedy descent; "
+        "default: 1.05)",
     )
     p.add_argument(
         "--cost",
@@ -81,12 +96,18 @@ def parser(prog: str) -> argparse.ArgumentParser:
         help="compile the optimized graph, run it, check it against PyTorch and time it against PyTorch eager",
     )
     p.add_argument("--repeats", type=positive_int, default=10, help="timing repeats for --run")
-    p.add_argument("--json", type=output_file, help="write the statistics as JSON to this file")
+    p.add_argument(
+        "--json",
+        type=json_output,
+        metavar="FILE",
+        help="write the statistics as JSON to FILE; '-': to stdout, with the table on stderr",
+    )
     p.add_argument(
         "-v",
         "--verbose",
         action="store_true",
-        help="print each iteration's rule matches and the optimized graph (or set EQSAT_TRACE=1)",
+        help="print each iteration's rule matches, the cost model's counters and the optimized graph "
+        "(or set EQSAT_TRACE=1)",
     )
     return p
 
@@ -111,11 +132,28 @@ def alpha_value(text: str) -> float:
     return v
 
 
+def _search_options(args: argparse.Namespace) -> None:
+    """Refuse an option the chosen search does not read (its default is None: set means the user set it)."""
+    unused = (
+        [("--alpha", args.alpha)]
+        if args.search == "eqsat"
+        else [("--extractor", args.extractor), ("--ilp-seconds", args.ilp_seconds)]
+    )
+    for flag, value in unused:
+        if value is not None:
+            other = "backtrack" if args.search == "eqsat" else "eqsat"
+            raise UsageError(f"{flag} applies to --search {other} only, not --search {args.search}: drop {flag}")
+    if args.extractor == "greedy" and args.ilp_seconds is not None:
+        raise UsageError("--ilp-seconds applies to --extractor ilp only, not --extractor greedy: drop --ilp-seconds")
+
+
 def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     args = parser(prog).parse_args(argv)
+    _search_options(args)
     limits = limits_of(args)
-    # a missing or malformed rule file fails before any model work; none given: the target's default set
-    rules = load_rules(args.rules) if args.rules else None
+    check_model_spec(args.model)  # a missing, empty or folder model fails before any work
+    # a missing, malformed or empty rule file fails before any model work; none given: the target's default set
+    rules = load_rule_args(args.rules) if args.rules else None
     if args.cost is None:  # price e-nodes as they will run: compiled kernels when the result is compiled
         args.cost = "compiled" if args.run else "analytical"
     if args.measure_missing and args.cost != "measured":
@@ -146,32 +184,49 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
         graph,
         rules=rules,
         limits=limits,
-        extractor=args.extractor,
+        extractor=args.extractor or "ilp",
         cost_model=cost_model,
         check=not args.no_verify,
-        ilp_seconds=args.ilp_seconds,
+        ilp_seconds=args.ilp_seconds or 10.0,
         search=args.search,
-        alpha=args.alpha,
+        alpha=args.alpha or 1.05,
         on_iteration=progress(args.verbose or config.TRACE.flag()),
         target=args.run or ("llvm" if args.cost == "compiled" else "torch"),  # picks the default rules
     )
     record = result.stats.to_json()
+    out = sys.stderr if args.json == "-" else sys.stdout  # --json -: stdout is the JSON alone
     if not isinstance(cost_model, AnalyticalCost):
         record["cost_model"] = {"kind": args.cost, "target": cost_model.fingerprint, **cost_model.stats}
-        print(f"{args.cost} cost model: {cost_model.stats}", file=sys.stderr)
-    print(before_after(result.stats, graph.summary(), result.graph.summary()))
+        if args.verbose:
+            print(f"{args.cost} cost model: {cost_model.stats}", file=sys.stderr)
+    print(before_after(result.stats, graph.summary(), result.graph.summary()), file=out)
     if args.verbose:
-        print("optimized graph:")
-        print(result.graph.pretty())
+        print("optimized graph:", file=out)
+        print(result.graph.pretty(), file=out)
     if args.run:
         say(f"compiling for {args.run} ...")
         assert module is not None  # kept for --run
         run = compile_and_compare(result.graph, module, inputs, target=args.run, repeats=args.repeats)
         record.update(run.to_json())
         if args.verbose:
-            print(run.plan)
-        print(run_table(run))
+            print(run.plan, file=out)
+        print(run_table(run), file=out)
     if args.json:
-        Path(args.json).write_text(json.dumps(record, indent=1))
-        print(f"wrote {args.json}")
+        text = json.dumps(finite(record), indent=1, allow_nan=False)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text)
+            print(f"wrote {args.json}")
     return 0
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every infinite or NaN float replaced by ``None`` (JSON ``null``: JSON has no inf/nan)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value

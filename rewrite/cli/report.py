@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 from costs.timing import format_ratio
 from rewrite.results import OptimizeStats, RunStats
 
 
 def _fmt_s(x: float) -> str:
+    if not math.isfinite(x):
+        return "n/a"
     return f"{x * 1e3:.3f} ms" if x >= 1e-3 else f"{x * 1e6:.1f} us"
 
 
@@ -56,6 +60,15 @@ def _search_lines(stats: OptimizeStats) -> list[str]:
     return lines
 
 
+def _headline(stats: OptimizeStats) -> str:
+    """The modelled speedup, or why there is none (never ``inf`` or ``nan``)."""
+    if stats.ops_before == 0:
+        return "nothing to optimize: the graph has no compute ops"
+    if not (stats.cost_before > 0 and stats.cost_after > 0 and math.isfinite(stats.cost_before / stats.cost_after)):
+        return f"modelled speedup n/a (modelled cost {_fmt_s(stats.cost_before)} -> {_fmt_s(stats.cost_after)})"
+    return f"modelled speedup {stats.cost_before / stats.cost_after:.3f}x"
+
+
 def before_after(stats: OptimizeStats, before_ops: dict[str, int], after_ops: dict[str, int]) -> str:
     """A readable before/after comparison of one optimization run."""
     rows = [
@@ -67,12 +80,11 @@ def before_after(stats: OptimizeStats, before_ops: dict[str, int], after_ops: di
         b, a = before_ops.get(op, 0), after_ops.get(op, 0)
         if b or a:
             rows.append((f"  {op}", str(b), str(a)))
-    speed = stats.cost_before / stats.cost_after if stats.cost_after else float("inf")
     verified = {True: "yes", False: "NO", None: "skipped"}[stats.verified]
     err = f" (max abs error {stats.max_abs_err:.2e})" if stats.max_abs_err is not None else ""
     fired = ", ".join(f"{k} x{v}" for k, v in sorted(stats.rules_fired.items(), key=lambda kv: -kv[1])[:8])
     lines = [
-        f"model {stats.model}: modelled speedup {speed:.3f}x",
+        f"model {stats.model}: {_headline(stats)}",
         table(rows),
         *_search_lines(stats),
         f"verified: {verified}{err}",
@@ -97,10 +109,12 @@ def run_table(run: RunStats) -> str:
     """The ``--run`` line: the speedup with the interquartile range of its per-round ratios, and any
     warning that the timing was noisy."""
     lo, hi = run.speedup_vs_eager_iqr
+    finite = all(math.isfinite(x) for x in (run.speedup_vs_eager, lo, hi))
+    ratio = format_ratio(run.speedup_vs_eager, lo, hi) if finite else "speedup n/a"
     line = (
         f"{run.target}: {run.kernels} kernels compiled in {run.compile_seconds:.2f}s; "
         f"latency {run.latency_ms:.3f} ms vs PyTorch eager {run.torch_eager_ms:.3f} ms "
-        f"({format_ratio(run.speedup_vs_eager, lo, hi)}, {run.torch_threads} thread(s) each); "
+        f"({ratio}, {run.torch_threads} thread(s) each); "
         f"max relative error {run.max_rel_err:.2e}"
     )
     return "\n".join([line, *(f"warning: {n}" for n in run.timing_notes)])

@@ -7,7 +7,7 @@
         --shape a=64x1024 --shape b=1024x512 --shape c=512,8
 
 Exit codes: ``check`` 0 when every rule passes, 1 when one fails, 2 on errors
-(unreadable or malformed rule files); ``prove`` 0 when the sides are proven
+(unreadable or malformed rule files, or ones with no rules); ``prove`` 0 when the sides are proven
 equal, 1 when not proven within the limits, 2 on errors (parse errors as
 ``<lhs>:line:col`` / ``<rhs>:line:col``, unknown variables, shape mismatch).
 """
@@ -20,10 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rewrite.cli.args import add_limits, add_rules, limits_of, parse_shape, positive_int
-from rewrite.cli.main import report_error
+from rewrite.cli.args import add_limits, add_rules, limits_of, load_rule_args, parse_shape, positive_int
+from rewrite.cli.main import Parser, report_error
 from rewrite.ir.errors import EqsatError, UsageError
-from rewrite.rulelang.loader import load_rules
 from rewrite.verification.prove import prove_equal
 from rewrite.verification.rulecheck.check import CheckResult, check_rule
 
@@ -40,7 +39,7 @@ def _relative(path: str) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
-    for r in load_rules(args.rules):
+    for r in load_rule_args(args.rules):
         for d in r.directions():
             path = _relative(d.loc.path)
             rows.append(
@@ -60,9 +59,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    rules = load_rules(args.files or None)
-    if not rules:
-        raise UsageError("no rules to check")
+    rules = load_rule_args(args.files or None, option="rules check")
     out = sys.stderr if args.json else sys.stdout
     width = len(str(len(rules)))
     results: list[CheckResult] = []
@@ -90,9 +87,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         if name in shapes:
             raise UsageError(f"--shape: '{name}' is given twice")
         shapes[name] = shape
-    res = prove_equal(
-        args.lhs, args.rhs, shapes, rules=args.rules, limits=limits_of(args), weights=set(args.weight or [])
-    )
+    rules = load_rule_args(args.rules) if args.rules else None  # an empty rule file is refused, not used
+    res = prove_equal(args.lhs, args.rhs, shapes, rules=rules, limits=limits_of(args), weights=set(args.weight or []))
     if args.json:
         d: dict[str, Any] = res.to_dict()
         d["seconds"] = round(d["seconds"], 4)
@@ -111,7 +107,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description="List, check and prove rules.")
+    p = Parser(prog=prog, description="List, check and prove rules.")
     sub = p.add_subparsers(dest="rules_command", required=True, metavar="{list,check,prove}")
     ls = sub.add_parser("list", help="list every rule with its family and file:line")
     add_rules(ls)

@@ -7,11 +7,13 @@ read from a file gets a torch module built from the graph itself (``to_torch``) 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bench.models import MODELS, load_spec
 from rewrite.frontends import from_torch, to_torch
 from rewrite.frontends.onnx import load
+from rewrite.ir.errors import UsageError
 from rewrite.ir.graph import Graph
 
 FILE_SUFFIXES = (".onnx", ".eqsat")
@@ -25,10 +27,48 @@ class Source:
     inputs: tuple[Any, ...]
 
 
+# graph names exporters write when the user named nothing: such a graph is named after its file instead
+DEFAULT_GRAPH_NAMES = frozenset({"", "main_graph", "torch_jit", "torch-jit-export", "graph", "onnx", "model"})
+
+
+def check_model_file(spec: str) -> None:
+    """Refuse, as a usage error (exit 2), a graph file that is missing, a folder, unreadable or empty:
+    before the ONNX loader sees it (which would say 'no outputs' for an empty file)."""
+    p = Path(spec)
+    if p.is_dir():
+        raise UsageError(f"'{spec}' is a folder, not a model file: give FILE.onnx or FILE.eqsat")
+    if not p.is_file():
+        raise UsageError(f"model file '{spec}' does not exist: check the path")
+    try:
+        with open(p, "rb") as f:
+            empty = not f.read(1)
+    except OSError as e:
+        raise UsageError(f"model file '{spec}' cannot be read ({e.strerror or type(e).__name__})") from None
+    if empty:
+        raise UsageError(f"model file '{spec}' is empty (0 bytes): export the model again")
+
+
+def check_model_spec(spec: str) -> None:
+    """The checks of a MODEL argument that need no import (a file that is missing, a folder, empty; an unknown
+    name): run before any work, so a typo costs nothing."""
+    if spec in MODELS:
+        return
+    if spec.endswith(FILE_SUFFIXES) and ":" not in spec:
+        check_model_file(spec)
+        return
+    path, sep, _ = spec.rpartition(":")
+    if sep and Path(path).is_file():
+        return
+    load_spec(spec)  # raises the UsageError that names what is wrong (it imports nothing for these)
+
+
 def read_source(spec: str) -> Source:
     """Load ``spec``; errors are ``UsageError``/``FrontendError`` lines naming the file or model."""
     if spec not in MODELS and spec.endswith(FILE_SUFFIXES) and ":" not in spec:
+        check_model_file(spec)
         graph = load(spec)
+        if graph.name.strip() in DEFAULT_GRAPH_NAMES:
+            graph.name = Path(spec).stem
         inputs = tuple(graph.random_inputs().values())
         return Source(graph.name, graph, to_torch(graph), inputs)
     name, module, inputs = load_spec(spec)
