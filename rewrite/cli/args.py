@@ -90,6 +90,19 @@ def json_output(text: str) -> str:
     return text if text == "-" else output_file(text)
 
 
+MODEL_SUFFIXES = (".onnx", ".eqsat")
+
+
+def model_output(text: str) -> str:
+    """``optimize -o``: an ``.onnx`` file (a standard model onnxruntime runs) or an ``.eqsat`` file (eqsat's exact
+    format), checked like every output file (``output_file``); another suffix is refused before any work."""
+    if Path(text).suffix.lower() not in MODEL_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"'{text}': the file name must end in .onnx (a standard ONNX model) or .eqsat (eqsat's exact format)"
+        )
+    return output_file(text)
+
+
 _DIMS = re.compile(r"^\s*\d+(\s*[x,]\s*\d+)*\s*$")
 
 

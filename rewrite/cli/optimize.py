@@ -2,6 +2,7 @@
 
 eqsat optimize bert --json out.json
 eqsat optimize my_model.py:make --iters 8 --nodes 20000 --seconds 10
+eqsat optimize model.onnx -o optimized.onnx     # write the optimized model (.onnx: standard; .eqsat: exact)
 eqsat optimize squeezenet --run llvm          # priced by compiled kernels (--cost compiled), then compiled
 eqsat optimize bert --run cuda                # priced by kernels compiled and timed on the GPU, then run there
 eqsat optimize nasrnn --search backtrack --alpha 1.05 --json out.json
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import onnx
 import torch
 
 from bench.models import MODELS
@@ -31,15 +33,18 @@ from rewrite.cli.args import (
     json_output,
     limits_of,
     load_rule_args,
+    model_output,
     nonneg_int,
     positive_float,
     positive_int,
 )
 from rewrite.cli.main import Parser
 from rewrite.cli.report import before_after, run_table
-from rewrite.cli.sources import check_model_spec, read_source
+from rewrite.cli.sources import check_model_spec, onnx_output_names, read_source
 from rewrite.egraph.saturate import IterationStat
-from rewrite.ir.errors import UsageError
+from rewrite.frontends.onnx import save, to_onnx
+from rewrite.ir.errors import FrontendError, UsageError
+from rewrite.ir.graph import Graph
 from rewrite.ir.target import compiled_kinds
 from rewrite.pipeline import SEARCHES, compile_and_compare, compiled_cost, optimize
 from rewrite.progress import say
@@ -101,6 +106,14 @@ def parser(prog: str) -> argparse.ArgumentParser:
         type=json_output,
         metavar="FILE",
         help="write the statistics as JSON to FILE; '-': to stdout, with the table on stderr",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        type=model_output,
+        metavar="OUT",
+        help="write the optimized model to OUT: OUT.onnx, a standard ONNX model onnxruntime runs (an ONNX "
+        "model's input and output names kept), or OUT.eqsat, eqsat's exact format (rewrite.load reads it)",
     )
     p.add_argument(
         "-v",
@@ -174,6 +187,8 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     say(f"loading {args.model} ...")
     src = read_source(args.model)
     graph, inputs = src.graph, src.inputs
+    # the ONNX file's output names, for the optimized model written back (read now: its proto is let go at once)
+    names = onnx_output_names(args.model) if args.output and args.output.lower().endswith(".onnx") else None
     # the module is needed again only to check the compiled graph against (--run); without it, its parameters
     # (a second copy of the weights the import folded: VGG-19's 575 MB) are let go before saturation
     module = src.module if args.run else None
@@ -203,6 +218,9 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     if args.verbose:
         print("optimized graph:", file=out)
         print(result.graph.pretty(), file=out)
+    if args.output:  # written before --run compiles: a failure there loses no optimized model
+        write_model(result.graph, args.output, names)
+        print(f"wrote the optimized model to {args.output}", file=sys.stderr)
     if args.run:
         say(f"compiling for {args.run} ...")
         assert module is not None  # kept for --run
@@ -219,6 +237,45 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
             Path(args.json).write_text(text)
             print(f"wrote {args.json}")
     return 0
+
+
+def write_model(graph: Graph, path: str, output_names: list[str] | None = None) -> None:
+    """``graph`` to ``path``: ``.onnx`` by ``to_onnx`` (its outputs renamed to ``output_names`` where given),
+    ``.eqsat`` by ``save``."""
+    if not path.lower().endswith(".onnx"):
+        save(graph, path)
+        return
+    try:
+        model = to_onnx(graph)
+    except FrontendError as e:
+        raise FrontendError(
+            str(e), hint=f"write eqsat's exact format instead: -o {Path(path).with_suffix('.eqsat')}"
+        ) from None
+    if output_names:
+        keep_output_names(model, output_names)
+    onnx.save(model, path)
+
+
+def keep_output_names(model: onnx.ModelProto, names: list[str]) -> None:
+    """Rename ``model``'s graph outputs (``to_onnx``'s ``output0``, ``output1``...) to ``names``, the input model's,
+    in order; an output whose name another value of the model already has (an output that is an input passed
+    through) keeps its own.  Nothing is renamed when the counts differ."""
+    g = model.graph
+    current = [vi.name for vi in g.output]
+    if len(names) != len(current) or len(set(names)) != len(names):
+        return
+    others = {vi.name for vi in g.input} | {t.name for t in g.initializer} | {o for n in g.node for o in n.output}
+    others -= set(current)
+    kept: set[str] = set()  # outputs that cannot take their name: they keep theirs, which is then taken too
+    while stuck := {old for old, new in zip(current, names) if old not in kept and (not new or new in others)}:
+        kept |= stuck
+        others |= stuck
+    rename = {old: new for old, new in zip(current, names) if old not in kept}
+    for n in g.node:
+        n.output[:] = [rename.get(o, o) for o in n.output]
+        n.input[:] = [rename.get(i, i) for i in n.input]
+    for vi in g.output:
+        vi.name = rename.get(vi.name, vi.name)
 
 
 def finite(value: Any) -> Any:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import onnx
+
 from bench.models import MODELS, load_spec
 from rewrite.frontends import from_torch, to_torch
 from rewrite.frontends.onnx import load
@@ -60,6 +62,18 @@ def check_model_spec(spec: str) -> None:
     if sep and Path(path).is_file():
         return
     load_spec(spec)  # raises the UsageError that names what is wrong (it imports nothing for these)
+
+
+def onnx_output_names(spec: str) -> list[str] | None:
+    """The graph output names of an ONNX file ``spec`` (read without its weights' external data), so an
+    optimized model written back keeps them; ``None`` for any other source (its outputs were never named)."""
+    if spec in MODELS or ":" in spec or not spec.lower().endswith(".onnx"):
+        return None
+    try:
+        model = onnx.load(spec, load_external_data=False)
+    except Exception:  # protobuf parse errors have no common base class; the import already read this file
+        return None
+    return [vi.name for vi in model.graph.output]
 
 
 def read_source(spec: str) -> Source:

@@ -1,0 +1,1 @@
+"""The ``eqsat`` command's options, run in-process on tiny models."""
