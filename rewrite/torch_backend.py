@@ -12,6 +12,12 @@ seen on the next call), runs :func:`rewrite.optimize` (verified against the orig
 :func:`rewrite.compile`.  A subgraph eqsat cannot handle (an op with no registry
 counterpart, a non-float32 tensor) runs eagerly, with one warning naming the op.
 
+eqsat compiles inference graphs: its kernels record no autograd.  A subgraph that needs gradients
+(grad mode on, or switched on inside the graph, and an input, a parameter included, requiring grad:
+training) runs eagerly, with one warning saying so, so ``loss.backward()`` works and gives eager's
+gradients.  Under ``torch.no_grad()`` the same module compiles: dynamo guards on grad mode, so each mode
+gets its own subgraph, whichever is called first.
+
 This module sits above the pipeline (layer ``bench | rewrite.torch_backend`` in the import
 contract): it is a driver of the pipeline, like the CLI.
 """
@@ -61,6 +67,8 @@ def eqsat_backend(
     if cost not in COSTS:
         raise UsageError(f"unknown eqsat backend cost {cost!r}; known: {', '.join(COSTS)}")
     target = options.get("target", "llvm")
+    if _needs_grad(gm, example_inputs):
+        return _eager(gm, _TRAINING)
     for i, x in enumerate(example_inputs):
         if not isinstance(x, torch.Tensor):
             return _eager(gm, f"input {i} is a {type(x).__name__}, not a tensor (dynamic shapes are not supported)")
@@ -95,6 +103,26 @@ def eqsat_backend(
         return cap.unflatten(outs)
 
     return compiled
+
+
+_TRAINING = (
+    "training: the subgraph needs gradients (inputs require grad under grad mode); it runs eagerly. "
+    "Call model.eval() and torch.no_grad() for eqsat's compiled inference"
+)
+
+
+def _needs_grad(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> bool:
+    """Whether a gradient can flow through ``gm``: an input (parameters arrive as inputs) requires grad, and
+    grad mode is on when dynamo calls the backend (it guards on grad mode, so this is the mode of the calls the
+    result serves) or the graph switches it on (``with torch.enable_grad():`` inside the forward)."""
+    if not any(isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
+        return False
+    if torch.is_grad_enabled():
+        return True
+    return any(
+        n.op == "call_function" and n.target is torch._C._set_grad_enabled and bool(n.args and n.args[0])
+        for n in gm.graph.nodes
+    )
 
 
 def _eager(gm: torch.fx.GraphModule, why: str) -> Callable[..., Any]:

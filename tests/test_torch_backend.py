@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import pytest
@@ -43,10 +44,10 @@ def test_backend_by_name_matches_eager_and_keeps_output_structure():
     m = _Mlp().eval()
     x = torch.randn(3, 8)
     fast = torch.compile(m, backend="eqsat", options=_FAST)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("error", EqsatFallbackWarning)
         out = fast(x)
-    ref = m(x)
+        ref = m(x)
     assert set(out) == {"y", "twice"}
     for k in ref:
         assert torch.allclose(out[k], ref[k], atol=1e-5)
@@ -66,7 +67,8 @@ def test_backend_prices_by_the_compile_target_by_default(monkeypatch):
     torch.manual_seed(0)
     m, x = _Mlp().eval(), torch.randn(3, 8)
     options = {"limits": Limits(iterations=1, nodes=5_000, seconds=30), "extractor": "greedy"}
-    out = torch.compile(m, backend="eqsat", options=options)(x)
+    with torch.no_grad():
+        out = torch.compile(m, backend="eqsat", options=options)(x)
     assert seen == ["llvm"]  # the kernels it compiles to price the e-graph, not eager PyTorch
     assert torch.allclose(out["y"], m(x)["y"], atol=1e-5)
     with pytest.raises(UsageError, match="unknown eqsat backend cost 'roofline'"):
@@ -97,10 +99,9 @@ def test_unsupported_op_runs_eagerly_with_one_warning_naming_it():
 def test_builtin_models_match_eager(name):
     module, inputs = bench_models.load(name)
     fast = torch.compile(module, backend="eqsat", options=_FAST)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("error", EqsatFallbackWarning)
         out = fast(*inputs)
-    with torch.no_grad():
         ref = module(*inputs)
     assert torch.allclose(out, ref, rtol=1e-4, atol=1e-4 * max(1.0, ref.abs().max().item()))
 
@@ -113,7 +114,7 @@ def test_zoo_models_match_eager(name):
 
     module, inputs = ZOO[name]()
     fast = torch.compile(module, backend="eqsat", options=_FAST)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, torch.no_grad():
         warnings.simplefilter("always")
         out = fast(*inputs)
     fell_back = [str(w.message) for w in caught if issubclass(w.category, EqsatFallbackWarning)]
@@ -150,3 +151,146 @@ def test_parameters_as_inputs_reach_transposed_and_3d_convolutions(m, shape):
         assert torch.allclose(fast(x), m(x), atol=1e-5)
         m[0].weight.mul_(-0.5)
         assert torch.allclose(fast(x), m(x), atol=1e-5)
+
+
+# --- training: a subgraph that needs gradients runs eagerly (one warning); inference compiles --------------
+
+
+class _Cnn(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.bn, self.fc = nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.Linear(4 * 5 * 5, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.relu(self.bn(self.conv(x))).flatten(1))
+
+
+def _tiny(kind: str) -> tuple[nn.Module, torch.Tensor]:
+    torch.manual_seed(0)
+    if kind == "mlp":
+        return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)), torch.randn(3, 8)
+    return _Cnn(), torch.randn(2, 3, 5, 5)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many subgraphs dynamo handed the backend, and how many of them eqsat optimized."""
+    import rewrite.torch_backend as tb
+
+    n = {"subgraphs": 0, "eqsat": 0}
+    needs_grad, optimize = tb._needs_grad, tb.optimize
+
+    def subgraph(*a, **k):
+        n["subgraphs"] += 1
+        return needs_grad(*a, **k)
+
+    def optimized(*a, **k):
+        n["eqsat"] += 1
+        return optimize(*a, **k)
+
+    monkeypatch.setattr(tb, "_needs_grad", subgraph)
+    monkeypatch.setattr(tb, "optimize", optimized)
+    return n
+
+
+def _fallbacks(caught) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, EqsatFallbackWarning)]
+
+
+def _train_step(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    out = model(x)
+    out.square().mean().backward()
+    return out
+
+
+def _assert_same_training(m: nn.Module, ref: nn.Module, out: torch.Tensor, want: torch.Tensor) -> None:
+    assert out.grad_fn is not None and torch.allclose(out, want, atol=1e-4)
+    for (name, p), q in zip(m.named_parameters(), ref.parameters(), strict=True):
+        assert p.grad is not None and torch.allclose(p.grad, q.grad, atol=1e-4), name
+    for (name, b), c in zip(m.named_buffers(), ref.buffers(), strict=True):  # BatchNorm's running stats
+        assert torch.allclose(b.float(), c.float(), atol=1e-4), name
+
+
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+def test_training_runs_eagerly_with_one_warning_and_eager_gradients(kind, counted):
+    m, x = _tiny(kind)
+    m.train()
+    ref = copy.deepcopy(m)
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _train_step(fast, x)
+        out2 = _train_step(fast, x)  # the second step reuses the eager subgraph: no second warning
+    want = _train_step(ref, x)
+    want2 = _train_step(ref, x)
+    fell_back = _fallbacks(caught)
+    assert counted["subgraphs"] >= 1 and len(fell_back) == counted["subgraphs"] and counted["eqsat"] == 0
+    assert all("training: the subgraph needs gradients" in w and "model.eval()" in w for w in fell_back)
+    assert torch.allclose(out, want, atol=1e-4)
+    _assert_same_training(m, ref, out2, want2)
+
+
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+def test_inference_of_the_same_models_compiles_with_eqsat(kind, counted):
+    m, x = _tiny(kind)
+    m.eval()
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(record=True) as caught, torch.no_grad():  # parameters still require grad
+        warnings.simplefilter("always")
+        out = fast(x)
+        ref = m(x)
+    assert not _fallbacks(caught) and counted["eqsat"] == counted["subgraphs"] == 1
+    assert torch.allclose(out, ref, atol=1e-4)
+
+
+@pytest.mark.parametrize("inference_first", [True, False])
+def test_grad_mode_is_guarded_in_either_order(inference_first, counted):
+    """Dynamo guards on grad mode: an MLP called under no_grad and in training (either first) gets eqsat's
+    kernels for the first and eager autograd for the second, one subgraph each."""
+    m, x = _tiny("mlp")
+    ref = copy.deepcopy(m)
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for inference in (inference_first, not inference_first):
+            if inference:
+                with torch.no_grad():
+                    assert torch.allclose(fast(x), ref(x), atol=1e-4)
+            else:
+                _assert_same_training(m, ref, _train_step(fast, x), _train_step(ref, x))
+        with torch.no_grad():  # both cached: no third subgraph
+            fast(x)
+        _train_step(fast, x)
+    assert counted == {"subgraphs": 2, "eqsat": 1}
+    assert len(_fallbacks(caught)) == 1
+
+
+def test_compiles_exactly_when_no_gradient_can_flow(counted):
+    m, x = _tiny("mlp")
+    m.requires_grad_(False)  # frozen: grad mode on, but nothing requires grad
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert fast(x).grad_fn is None and counted["eqsat"] == 1
+        xg = x.clone().requires_grad_()  # an input that requires grad: a new subgraph, eager
+        fast(xg).sum().backward()
+    assert xg.grad is not None and len(_fallbacks(caught)) == 1 and counted["eqsat"] == 1
+
+
+class _EnablesGrad(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.enable_grad():
+            return self.fc(x)
+
+
+def test_a_graph_that_enables_grad_under_no_grad_runs_eagerly():
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings(record=True) as caught, torch.no_grad():
+        warnings.simplefilter("always")
+        out = torch.compile(_EnablesGrad(), backend="eqsat", options=_FAST)(x)
+    assert out.grad_fn is not None
+    assert len(_fallbacks(caught)) == 1 and "training" in _fallbacks(caught)[0]
