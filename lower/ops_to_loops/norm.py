@@ -20,6 +20,7 @@ from lower.ir import (
     call,
     const,
     emax,
+    emin,
     loops,
     seq,
 )
@@ -168,3 +169,43 @@ def lower_rmsnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerC
     return Stage(
         ctx.tag, loops([(v, x.shape[d]) for v, d in zip(outer, range(axis), strict=False)], Allocate(ms, body))
     )
+
+
+@lowering("lrn")
+def lower_lrn(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    """Per (n, c): the window's sum of squares accumulated in the output row (channels ``lo .. hi``, clipped
+    at the edges: a loop bound, no per-element test), then ``x / (bias + alpha/size * sum)^beta`` in place.
+    The positions (every dim after the channel) are the inner loop of each step: unit stride, vectorized."""
+    x, out = ins[0], outs[0]
+    if x.rank < 2:
+        raise ctx.error(f"lrn normalizes across axis 1, got shape {list(x.shape)}")
+    size, alpha, beta, bias = (node.attrs[k] for k in ("size", "alpha", "beta", "bias"))
+    if size < 1:
+        raise ctx.error(f"lrn size must be at least 1, got {size}")
+    N, C = x.shape[:2]
+    rest = x.shape[2:]
+    n, c, t = ctx.var("n"), ctx.var("c"), ctx.var("t")
+    lo = emax(c - (size - 1) // 2, IntImm(0))
+    hi = emin(c + size // 2, IntImm(C - 1))
+
+    def row(stmt: Callable[[tuple[Expr, ...]], Stmt]) -> Stmt:
+        """``stmt`` over every position of the (n, c) row."""
+        vs = [ctx.var(f"s{d}") for d in range(len(rest))]
+        return loops(list(zip(vs, rest)), stmt(tuple(vs)))
+
+    def sq(s: tuple[Expr, ...]) -> Expr:
+        v = x[(n, lo + t, *s)]
+        return v * v
+
+    body = seq(
+        row(lambda s: Store(out, (n, c, *s), const(0.0))),
+        For(t, hi - lo + 1, row(lambda s: Store(out, (n, c, *s), out[(n, c, *s)] + sq(s)))),
+        row(
+            lambda s: Store(
+                out,
+                (n, c, *s),
+                x[(n, c, *s)] / call("power", const(bias) + const(alpha / size) * out[(n, c, *s)], const(beta)),
+            )
+        ),
+    )
+    return Stage(ctx.tag, loops([(n, N), (c, C)], body))

@@ -75,6 +75,8 @@ NO_ATEN_OTHER = {
     "conv2d_bias_act": "a fused contraction the fusion rules build; no torch call computes it alone",
     "matmul_bias_act": "a fused contraction the fusion rules build; no torch call computes it alone",
     "rmsnorm": "no ATen row: torch.export's F.rms_norm imports as its decomposition (pow, mean, add, rsqrt, mul)",
+    "lrn": "no ATen op: torch.export writes F.local_response_norm as pow, constant_pad_nd, avg_pool3d, mul, add "
+    "and div (whose window, for an even size, is centred a channel lower than ONNX's LRN)",
     **{
         n: "a form of the Winograd or blocked-layout lowering rules; no torch call computes it" for n in _LOWERING_FORMS
     },
@@ -328,6 +330,7 @@ ROUND_TRIPS = {
     "batchnorm": ([((1, 3, 4, 4), _F)] + [((3,), _F)] * 4, {"eps": 2.0**-10}),
     "layernorm": ([((2, 8), _F), ((8,), _F), ((8,), _F)], {"eps": 2.0**-20}),
     "softmax": ([((2, 5), _F)], {"axis": 1}),
+    "lrn": ([((1, 6, 3, 4), _F)], {"size": 5, "alpha": 2.0**-10, "beta": 0.75, "bias": 2.0}),
     "expand": ([((1, 3), _F)], {"shape": (4, 3)}),
     "pad": ([((2, 3), _F)], {"pads": (0, 0, 1, 2), "value": 0.5}),
     # torch's nearest (coord="torch") exports as the ONNX coordinates that compute it, asymmetric and floor

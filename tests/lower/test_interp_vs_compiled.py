@@ -227,6 +227,13 @@ def _norm(op: str) -> Case:
         if op == "rmsnorm":
             x = b.input(f"{p}x", (3, 4, 9))
             return [b.op(op, x, _w(b, f"{p}w", torch.randn(9, generator=g)), eps=1e-6)]
+        if op == "lrn":  # odd and even windows, one wider than the channels; rank 4 and 3
+            x, y = b.input(f"{p}x", (2, 7, 3, 5)), b.input(f"{p}y", (1, 4, 9))
+            return [
+                b.op(op, x, size=5, alpha=1e-2, beta=0.75, bias=2.0),
+                b.op(op, x, size=4, alpha=0.5, beta=0.5, bias=1.0),
+                b.op(op, y, size=9, alpha=1e-4, beta=0.75, bias=1.0),
+            ]
         if op == "groupnorm":
             x = b.input(f"{p}x", (2, 6, 3, 4))
             w, bb = _w(b, f"{p}w", torch.randn(6, generator=g)), _w(b, f"{p}b", torch.randn(6, generator=g))
@@ -375,7 +382,7 @@ CASES: dict[str, Case] = {
         for x in [b.input(f"{p}x", (2, 3, 7, 5))]
         for s in ((3, 2), (1, 1), (7, 5), (4, 8))
     ],
-    **{op: _norm(op) for op in ("batchnorm", "layernorm", "softmax", "groupnorm", "rmsnorm")},
+    **{op: _norm(op) for op in ("batchnorm", "layernorm", "softmax", "groupnorm", "rmsnorm", "lrn")},
     **{op: _reduce(op) for op in REDUCE},
     **{op: _indexing(op) for op in ("embedding", "index_select", "gather")},
     **{

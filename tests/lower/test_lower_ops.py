@@ -388,6 +388,7 @@ def test_all_groups_covered_by_this_file():
     # tests/ir/test_blocked.py compiles these against F.conv2d
     tested |= {"to_blocked", "from_blocked", "blocked_weight", "conv2d_blocked", "conv2d_blocked_bias_act"}
     tested |= {"maxpool2d_blocked", "avgpool2d_blocked"}
+    tested |= {"lrn"}  # tests/lower/test_lower_lrn.py compiles it against its ONNX definition and onnxruntime
     ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}
     assert ops <= tested, ops - tested
 

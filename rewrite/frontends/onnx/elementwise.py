@@ -32,7 +32,6 @@ from rewrite.frontends.onnx.context import (
     Tensor,
     handles,
     imports,
-    one_output,
     only_attrs,
     onnx_dtype_name,
     opt_input,
@@ -231,9 +230,13 @@ def _piecewise(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 
 @handles("Dropout")
 def _dropout(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """Inference Dropout: the output is the input, the optional mask (which elements were kept) all true.
+
+    The mask, declared or not, read or not (SqueezeNet and VGG-19 of the model zoo declare it and read nothing),
+    is a constant: bool from opset 10 on, the input's float type before (1.0, the spec's ``T``).  onnxruntime
+    writes zeros (False) for it in inference up to opset 11 and ones from 12; ones are what the mask means
+    (``output = data * mask`` with nothing dropped), and what onnx's reference evaluator writes at every opset."""
     only_attrs(a, {"ratio", "seed", "is_test"})
-    if c.opset < 10:  # the mask was a float tensor then
-        one_output(n)
     if a.get("is_test", 1) == 0 and c.opset < 7:
         raise Refuse("training mode (is_test=0) is not supported: eqsat graphs are for inference")
     training = opt_input(n, 2)
@@ -242,7 +245,9 @@ def _dropout(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         if not ratio or float(c.const(ratio, "ratio").reshape(-1)[0]) != 0.0:
             raise Refuse("training_mode=true with a non-zero ratio drops at random: eqsat graphs are for inference")
     x = c.env[n.input[0]]
-    return [c.identity(x), np.ones(c.shape(x), np.bool_)]  # the mask keeps everything in inference
+    kept = np.float32(1.0) if c.opset < 10 else np.True_
+    # a broadcast view: an unread mask of a large activation costs no memory (a read one is copied as a weight)
+    return [c.identity(x), np.broadcast_to(kept, c.shape(x))]
 
 
 # ONNX's sums of any number of terms (Mean: scaled by 1/n): chains of add, not a spelling of it (Add is)

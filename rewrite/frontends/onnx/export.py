@@ -144,6 +144,13 @@ def _ne(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Not", [w.emit("Equal", ins)], outs[0])
 
 
+@_emits("lrn")
+def _emit_lrn(w: Writer, node: Node, ins: list[str], outs: list[str]) -> None:
+    # one LRN node (onnxruntime's CPU LRN takes an odd size only; an even one is still ONNX's: its window reaches
+    # one channel further after c than before it)
+    w.emit("LRN", ins, outs[0], **{k: node.attrs[k] for k in ("size", "alpha", "beta", "bias")})
+
+
 @_emits("silu")
 def _silu(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit("Mul", [ins[0], w.emit("Sigmoid", ins)], outs[0])

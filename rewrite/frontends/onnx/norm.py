@@ -1,5 +1,5 @@
 """Normalizations and softmax: ``BatchNormalization``, ``LayerNormalization``, ``GroupNormalization``,
-``RMSNormalization``, ``Softmax``, ``LogSoftmax``, ``Hardmax``.
+``RMSNormalization``, ``LRN``, ``Softmax``, ``LogSoftmax``, ``Hardmax``.
 
 eqsat's layernorm and rmsnorm normalize the last axis: ONNX's ``axis`` (normalize every
 dim from ``axis`` on) becomes a reshape to ``[rows, d]`` and back.
@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import torch
 
 from rewrite.frontends.compose import arg_extreme
 from rewrite.frontends.onnx.context import (
@@ -27,6 +28,7 @@ from rewrite.frontends.onnx.context import (
 )
 from rewrite.ir.dtypes import FLOAT32
 from rewrite.ir.graph import Value
+from rewrite.ir.ops import OPS
 
 
 @imports("batchnorm")
@@ -72,6 +74,31 @@ def _layernorm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         inv = c.add("rsqrt", [var], eps=eps)
         outs += [c.reshape(mean, stat_shape), c.reshape(inv, stat_shape)]
     return outs
+
+
+_LRN_ATTRS = ("size", "alpha", "beta", "bias")
+
+
+@imports("lrn")
+def _lrn(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
+    """LRN across the channels (axis 1) of N C D1 ... Dk, ONNX's defaults for the attributes it omits."""
+    only_attrs(a, set(_LRN_ATTRS))
+    one_output(n)
+    if "size" not in a:
+        raise Refuse("the required attribute 'size' is missing")
+    size = int(a["size"])
+    if size < 1:
+        raise Refuse(f"size must be at least 1, got {size}")
+    attrs = {"size": size, "alpha": float(a.get("alpha", 1e-4)), "beta": float(a.get("beta", 0.75))}
+    attrs["bias"] = float(a.get("bias", 1.0))
+    x = c.env[n.input[0]]
+    if len(c.shape(x)) < 2:
+        raise Refuse(f"the input of shape {c.shape(x)} has no channel axis")
+    if isinstance(x, np.ndarray) and x.dtype == np.float32:
+        # folded by the registry's reference: onnx's reference evaluator (what folds a node with no handler)
+        # sums its window over the batch axis, not the channels (onnx 1.23)
+        return [OPS["lrn"].ref([torch.from_numpy(x)], attrs)[0].numpy()]
+    return [c.add("lrn", [c.value(x)], **attrs)]
 
 
 def _softmax_axis(c: Ctx, x: Value, a: dict[str, Any]) -> tuple[Value, int]:

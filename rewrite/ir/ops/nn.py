@@ -221,6 +221,39 @@ register_op(
 )
 
 
+def _lrn(x: torch.Tensor, size: int, alpha: float, beta: float, bias: float) -> torch.Tensor:
+    """ONNX LRN: ``x / (bias + alpha / size * sum of x^2 over channels c - (size-1)//2 .. c + size//2)^beta``,
+    the window clipped at the first and last channel.  ``F.local_response_norm`` is the same for an odd
+    ``size``; for an even one it centres the window a channel lower (it pads ``size//2`` channels before),
+    so the sum is written here with ONNX's window."""
+    sq = F.pad(x * x, [0, 0] * (x.dim() - 2) + [(size - 1) // 2, size // 2])  # zero channels: the clipping
+    total = sq.narrow(1, 0, x.shape[1])
+    for k in range(1, size):
+        total = total + sq.narrow(1, k, x.shape[1])
+    return x / (bias + alpha / size * total).pow(beta)
+
+
+register_op(
+    OpDef(
+        "lrn",
+        Group.NORMALIZATION,
+        1,
+        (
+            AttrSpec("size", AttrKind.INT),
+            AttrSpec("alpha", AttrKind.FLOAT, 1e-4),
+            AttrSpec("beta", AttrKind.FLOAT, 0.75),
+            AttrSpec("bias", AttrKind.FLOAT, 1.0),
+        ),
+        Same(),
+        lambda xs, a: [_lrn(xs[0], a["size"], a["alpha"], a["beta"], a["bias"])],
+        # a square and an add per window channel, then the scale, the power and the division
+        lambda i, o, a: (2 * a["size"] + 4) * numel(o[0]),
+        doc="local response normalization across channels (axis 1) of N C ...: ONNX LRN (AlexNet, GoogLeNet)",
+        onnx=OnnxSpelling("LRN"),
+    )
+)
+
+
 # ---------------------------------------------------------------- fused and relaxed-substitution ops
 # Added for rules/fusion.rules and rules/relaxed.rules: zero padding (to enlarge
 # a conv kernel, MetaFlow), a reciprocal square root (to fold batchnorm into a
