@@ -20,6 +20,8 @@
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
+import functools
 import hashlib
 import os
 import sys
@@ -80,7 +82,22 @@ def host_machine() -> tuple[str, str, tuple[str, ...]]:
     return llvm.get_process_triple(), llvm.get_host_cpu_name(), tuple(f for f in flat.split(",") if f)
 
 
+@functools.cache
+def _compiler_runtime() -> None:
+    """Make the compiler runtime's routines resolvable in JIT-loaded code: LLVM turns ``pow(x, float(n))`` for an
+    integer ``n`` (a power whose exponent is a cast bool or int) into ``llvm.powi``, which calls libgcc's
+    ``__powisf2``; this process does not export it, and MCJIT left the call at address 0 (a segfault; fuzz seed
+    6448).  libgcc_s is loaded by every Linux process that uses C++ exceptions (torch does): this only makes its
+    symbols visible to the JIT."""
+    name = ctypes.util.find_library("gcc_s") or "libgcc_s.so.1"
+    try:
+        llvm.load_library_permanently(name)
+    except RuntimeError:  # not glibc/libgcc: LLVM's own runtime names then resolve from the process or fail loudly
+        pass
+
+
 def _jit(target: Target) -> _Jit:
+    _compiler_runtime()
     with _lock:
         j = _jits.get(target.code_key)
         if j is None:

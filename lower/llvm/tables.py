@@ -189,12 +189,17 @@ def _exp88_body() -> str:
 
 
 def _sigmoid_body() -> str:
+    # 0 below -88 (where exp88's clamp would leave 6.1e-39): exact at -inf, as torch's, so a function that tells
+    # 0 from a tiny positive number downstream (pow of a negative base: 1 against NaN) sees what torch sees;
+    # between -104 and -88 torch's denormal results are under 6.1e-39 from it
     return """define internal float @eqsat_sigmoid(float %x) alwaysinline nounwind {
   %nx = fneg float %x
   %e = call float @eqsat_exp88(float %nx)
   %d = fadd float %e, 1.0
   %y = fdiv float 1.0, %d
-  ret float %y
+  %lo = fcmp olt float %x, -88.0
+  %r = select i1 %lo, float 0.0, float %y
+  ret float %r
 }"""
 
 

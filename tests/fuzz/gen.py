@@ -75,6 +75,8 @@ class _Grower:
         self.rng = random.Random(seed)
         # picks the Winograd form of some 3x3 convs; its own stream, so the other seeds' graphs stay as they were
         self.wrng = random.Random(seed + 7_000_003)
+        # adds an LRN after some pools; its own stream too (graphs change only from where it adds one)
+        self.lrng = random.Random(seed + 11_000_027)
         self.gen = torch.Generator().manual_seed(seed)
         self.b = GraphBuilder(f"fuzz{seed}")
         self.pool: list[Value] = []
@@ -318,6 +320,10 @@ class _Grower:
                 self.emit(self.b.op("from_blocked", y, channels=self.b.shape(x)[1]))
             else:
                 self.emit(self.b.op(kind, x, **attrs))
+        if self.lrng.random() < 0.2:  # local response normalization over the channels, ONNX's window
+            size = self.lrng.randint(1, 5)
+            alpha, beta = self.lrng.choice((1e-4, 0.5, 2.0)), self.lrng.choice((0.75, 0.5, 1.0))
+            self.emit(self.b.op("lrn", x, size=size, alpha=alpha, beta=beta, bias=self.lrng.choice((1.0, 2.0))))
 
     def norm(self) -> None:
         x = self.pick_or_input(lambda s: len(s) >= 2, lambda: self.shape(self.rng.choice((2, 3))))

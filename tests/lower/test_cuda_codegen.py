@@ -348,9 +348,10 @@ def _emulated_backend(tmp_path: Path) -> Backend:
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 # every case, emulated on the CPU: in the fast tier each in one precision (in turn), in the slow tier both;
-# Winograd's unrolled transforms and int_arith take g++ seconds (int_arith 4.5 s in the fast tier): slow tier only
+# Winograd's unrolled transforms, int_arith and conv_maxpool take g++ seconds (4-4.5 s each in the fast tier): slow
+# tier only
 @pytest.mark.parametrize(
-    "name, precision", rotated(sorted(CASES), ("fp32", "tf32"), slow=("winograd_conv", "int_arith"))
+    "name, precision", rotated(sorted(CASES), ("fp32", "tf32"), slow=("winograd_conv", "int_arith", "conv_maxpool"))
 )
 def test_generated_cuda_computes_the_graph(name, precision, tmp_path, monkeypatch):
     """Exact-FP32 tiles to 1e-4; TF32 tensor-core tiles (operands keep 10 mantissa bits) to 5e-3 — a

@@ -502,6 +502,7 @@ def _per_position(op: str, ref: torch.Tensor, got: torch.Tensor, xs: list[torch.
     return bad
 
 
+@pytest.mark.slow  # ~4 s: the full 31x31 grid for every binary op; the fast tier keeps the random and row checks
 def test_extreme_elementwise_agree():
     """Unary and binary float elementwise ops on ±1e30 .. ±1e4, denormals, -0.0, inf and NaN."""
     n = len(EXTREMES)

@@ -85,7 +85,7 @@ def test_compiled_matches_reference():
         assert c.close, c.why
 
 
-@pytest.mark.parametrize("target", ["torch", "llvm"])
+@pytest.mark.parametrize("target", [pytest.param("torch", marks=pytest.mark.slow), "llvm"])
 def test_optimize_keeps_lrn_and_prices_it(target):
     """The e-graph's prelude and both default cost models (analytical, compiled kernels) take ``lrn``."""
     import rewrite

@@ -487,6 +487,7 @@ def test_mean_variance_normalization():
     assert cmp.close, cmp.why
 
 
+@pytest.mark.slow  # 6 s: a whole exported model optimized; the fused ops' import is checked op by op above
 def test_an_exported_model_reaches_the_fused_ops():
     """torch.onnx.export writes Linear as MatMul + Add(bias, .), Gemm with a 1-d bias, Conv with a folded
     batch norm's bias, attention's 1/sqrt(d) as a Div: imported, they reach the same fused ops."""
