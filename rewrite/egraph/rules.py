@@ -19,7 +19,7 @@ from rewrite.egraph.prelude import SORT, egg_name, literal
 from rewrite.ir.dtypes import FLOAT32, INT64
 from rewrite.ir.errors import RuleError
 from rewrite.ir.ops import OPS, AttrKind
-from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var, expr_vars, lhs_vars
+from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Pattern, Rule, Var, expr_vars, pattern_vars
 
 _CMP = {"=": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
@@ -154,7 +154,7 @@ def _least_rules(rule: Rule, em: _Emitter, query: str, least: str, actions: list
     so it is current when the rewrite matches), and the rewrite fires only where its EXPR is that least."""
     assert rule.least is not None
     reads = expr_vars(rule.least.args[0])
-    keys = [v for v in dict.fromkeys(v for p in rule.lhs for v in lhs_vars(p)) if v not in reads]
+    keys = [v for v in dict.fromkeys(v for p in rule.lhs for vs in pattern_vars(p) for v in vs) if v not in reads]
     sorts = " ".join(SORT[em.attr_kinds[v]] if v in em.attr_kinds else "T" for v in keys)
     call = " ".join([f"least-{rule.name}", *(f"p_{v}" if v in em.attr_kinds else f"v_{v}" for v in keys)])
     return (

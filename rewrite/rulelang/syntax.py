@@ -410,22 +410,23 @@ def expr_vars(e: Expr) -> set[str]:
     return set()
 
 
-def lhs_vars(p: Pattern) -> list[str]:
-    """The ?variables a left-hand pattern binds (tensors and attributes), in order of first appearance."""
-    out: dict[str, None] = {}
+def pattern_vars(p: Pattern) -> tuple[list[str], list[str]]:
+    """The ?variables a left-hand pattern binds: (tensors, attributes), each in order of first appearance."""
+    tensors: dict[str, None] = {}
+    attrs: dict[str, None] = {}
 
     def walk(q: Pattern) -> None:
         if isinstance(q, Var):
-            out.setdefault(q.name)
+            tensors.setdefault(q.name)
             return
         for _, e in q.attrs:
             if isinstance(e, Var):
-                out.setdefault(e.name)
+                attrs.setdefault(e.name)
         for x in q.inputs:
             walk(x)
 
     walk(p)
-    return list(out)
+    return list(tensors), list(attrs)
 
 
 def check_rule(rule: Rule) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS
 from rewrite.rulelang.concrete import Env, GraphFacts, guards_hold, match
-from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Op, Pattern, Rule, Var
+from rewrite.rulelang.syntax import Call, Expr, ListExpr, Lit, Op, Pattern, Rule, Var, pattern_vars
 
 TRY_FACTOR = 16  # multi-pattern: combinations tried per joined match kept
 
@@ -168,25 +168,12 @@ def _join_key(env: Env, tensors: Sequence[str], attrs: Sequence[str]) -> tuple[A
     return tuple(env.values[t] for t in tensors) + tuple(env.attrs.get(a) for a in attrs)
 
 
-def _collect(p: Pattern, tensors: set[str], attrs: set[str]) -> None:
-    if isinstance(p, Var):
-        tensors.add(p.name)
-        return
-    for _, e in p.attrs:
-        if isinstance(e, Var):
-            attrs.add(e.name)
-    for q in p.inputs:
-        _collect(q, tensors, attrs)
-
-
 def _shared_vars(rule: Rule, i: int) -> tuple[list[str], list[str]]:
     """Tensor and attribute variables left pattern ``i`` shares with the patterns before it."""
     names: list[set[str]] = []
     for p in rule.lhs:
-        tensors: set[str] = set()
-        attrs: set[str] = set()
-        _collect(p, tensors, attrs)
-        names.append(tensors | {"@" + a for a in attrs})
+        tensors, attrs = pattern_vars(p)
+        names.append(set(tensors) | {"@" + a for a in attrs})
     shared = sorted(names[i] & set().union(*names[:i]))
     return [x for x in shared if not x.startswith("@")], [x[1:] for x in shared if x.startswith("@")]
 

@@ -2,7 +2,6 @@
 (``.onnx``) or in eqsat's exact format (``.eqsat``), for every model source; a bad path refused before any work."""
 
 import json
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ import rewrite
 from rewrite.cli.main import main
 from rewrite.cli.optimize import keep_output_names
 from rewrite.verification.numeric import compare_all, verify
+from tests.misuse.test_cli import _unwritable_folder, one_error, run
 
 MODEL = """\
 import pathlib
@@ -59,13 +59,6 @@ def _onnx(path: Path) -> Path:
     )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """``eqsat -q ARGV`` in this process: (exit code, stdout, stderr)."""
-    rc = main(["-q", *argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _session(path: Path) -> ort.InferenceSession:
@@ -134,29 +127,11 @@ def test_json_dash_keeps_stdout_pure_json(tmp_path, capsys):
     assert out.is_file()
 
 
-def _one_error(err: str, *words: str) -> None:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "error:" in lines[0] and "Traceback" not in err
-    for w in words:
-        assert w in lines[0], (w, lines[0])
-
-
-def _unwritable_folder() -> str:
-    for folder in ("/sys", "/proc"):
-        try:
-            with tempfile.NamedTemporaryFile(dir=folder):
-                pass
-        except OSError:
-            return folder
-    pytest.skip("no folder this user cannot write to")
-
-
 @pytest.mark.parametrize("name", ["out.json", "out", "out.onnx.txt", "out.pt"])
 def test_another_suffix_is_refused_before_any_work(factory, tmp_path, capsys, name):
     rc, out, err = run(capsys, "optimize", factory, "-o", str(tmp_path / name))
     assert rc == 2 and not out
-    _one_error(err, "-o/--output", name, ".onnx", ".eqsat")
+    one_error(err, "-o/--output", name, ".onnx", ".eqsat")
     assert not (tmp_path / "loaded").exists()  # the model was never built
     assert not (tmp_path / name).exists()
 
@@ -171,7 +146,7 @@ def test_an_unwritable_output_is_refused_before_any_work(factory, tmp_path, caps
     (tmp_path / "dir.eqsat").mkdir()
     rc, out, err = run(capsys, "optimize", factory, "-o", path)
     assert rc == 2 and not out
-    _one_error(err, "-o/--output", *words)
+    one_error(err, "-o/--output", *words)
     assert not (tmp_path / "loaded").exists()
 
 
