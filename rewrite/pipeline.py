@@ -298,9 +298,12 @@ def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[Graph, Compil
     folder (``run_checks``) under the two graphs' text, the target's key and the lowering's source digest,
     and a later check of the same pair compiles only the graph it kept (a note says the times are reused)."""
     t0 = time.perf_counter()
-    if chosen is graph or chosen.pretty() == graph.pretty():
+    if chosen is graph:
+        return chosen, None, None
+    ours_text, input_text = chosen.pretty(), graph.pretty()  # printed once: compared, then the cache key
+    if ours_text == input_text:
         return chosen, None, None  # nothing else to run
-    key = _run_check_key(graph, chosen, host)
+    key = _run_check_key(ours_text, input_text, host)
     before = _cached_run_check(key)
     if before is not None:
         kept_graph = graph if before.kept == "input" else chosen
@@ -340,8 +343,8 @@ def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[Graph, Compil
     return g, cg if isinstance(cg, CompiledGraph) else None, record
 
 
-def _run_check_key(graph: Graph, chosen: Graph, host: Target) -> str:
-    text = "\n".join(["run-check 1", host.cache_key, lower_digest(), chosen.pretty(), "--- input", graph.pretty()])
+def _run_check_key(chosen_text: str, input_text: str, host: Target) -> str:
+    text = "\n".join(["run-check 1", host.cache_key, lower_digest(), chosen_text, "--- input", input_text])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
