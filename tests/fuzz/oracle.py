@@ -10,7 +10,9 @@ For a graph and fresh inputs (some with inf / NaN):
   float32 itself cannot match float64 (an overflow, a cancellation), the candidate is held against
   the original float32 graph instead, and only a mismatch there is wrong (``imprecise`` otherwise);
 * a candidate whose only difference is NaN where the reference has ±inf (or back) is ``imprecise``
-  too: which infinities meet in a sum depends on its order (see ``_inf_order_only``).
+  too: which infinities meet in a sum depends on its order; where the inputs hold an infinity, NaN
+  against any value is, since a later op (``maximum``, ``where``) carries the order on (see
+  ``_inf_order_only``).
 
 Any exception is a **crash** (with its traceback), including a ``VerificationError`` from
 ``optimize`` itself (its own check never fires on a correct result).
@@ -70,38 +72,52 @@ def as_float64(graph: Graph) -> Graph:
     )
 
 
-def _inf_order_only(refs: list[torch.Tensor], outs: list[torch.Tensor]) -> int:
-    """Positions where one side is NaN and the other ±inf, if that is the only difference (else 0).
+def _inf_order_only(refs: list[torch.Tensor], outs: list[torch.Tensor], infinite_inputs: bool) -> int:
+    """Positions where one side is NaN and the other is not, if that is the only difference (else 0).
 
     A sum holding both +inf and -inf is NaN, but which infinities meet depends on the order of the
     additions: reassociating a matmul chain or ``(x+x+x)-(x+x)`` turns an inf into a NaN or back,
-    as a differently blocked BLAS does.  Like rounding, that is float order, not a wrong rewrite;
-    finite against non-finite, or +inf against -inf, still is.
+    as a differently blocked BLAS does.  Like rounding, that is float order, not a wrong rewrite.  A
+    later op carries it on: ``maximum(NaN, x)`` is NaN but ``maximum(-inf, x)`` is ``x``, so with an
+    infinity among the inputs (``infinite_inputs``) NaN against any value is order; without one, only
+    NaN against ±inf is.  Finite against ±inf, +inf against -inf, or finite values that differ still
+    are wrong, and inputs without infinities check every NaN.
     """
     n = 0
     for a, b in zip(refs, outs):
         if a.shape != b.shape:
             return 0
         a64, b64 = a.double(), b.double()
-        fa, fb = torch.isfinite(a64), torch.isfinite(b64)
+        one_nan = a64.isnan() != b64.isnan()
+        if not infinite_inputs:
+            one_nan &= a64.isinf() | b64.isinf()
+        if not one_nan.any():
+            continue
+        rest = ~one_nan
+        fa, fb = torch.isfinite(a64[rest]), torch.isfinite(b64[rest])
         if not torch.equal(fa, fb):
             return 0
-        signed = (a64.isinf() & b64.isinf() & (a64 != b64)).any()
-        if bool(signed) or not compare_all([a64[fa]], [b64[fb]], RTOL).close:
+        signed = (a64[rest].isinf() & b64[rest].isinf() & (a64[rest] != b64[rest])).any()
+        if bool(signed) or not compare_all([a64[rest][fa]], [b64[rest][fb]], RTOL).close:
             return 0
-        n += int((a64.isnan() != b64.isnan()).sum())
+        n += int(one_nan.sum())
     return n
 
 
 def _judge(
-    name: str, ref: list[torch.Tensor], base: Comparison, f32: list[torch.Tensor], out: list[torch.Tensor]
+    name: str,
+    ref: list[torch.Tensor],
+    base: Comparison,
+    f32: list[torch.Tensor],
+    out: list[torch.Tensor],
+    infinite_inputs: bool,
 ) -> tuple[str, str] | None:
     """None when ``out`` matches; else ("wrong" | "imprecise", why)."""
     c = compare_all(ref, out, RTOL)
     if c.close:
         return None
-    if n := _inf_order_only(ref, out):
-        return "imprecise", f"{name}: NaN against ±inf at {n} position(s) (order of infinite sums)"
+    if n := _inf_order_only(ref, out, infinite_inputs):
+        return "imprecise", f"{name}: NaN against another value at {n} position(s) (order of infinite sums)"
     if base.close:
         return "wrong", f"{name}: {c.why}"
     c32 = compare_all(f32, out, FALLBACK_RTOL)  # float32 cannot match float64 here: match the original's float32
@@ -126,7 +142,8 @@ def check(graph: Graph, seed: int, rules: tuple[Rule, ...] | None = None, compil
                 # checked whatever EQSAT_THREADS says (the test workers set 1: tests/conftest.py)
                 candidates.append(("compiled original", compile(graph, threads=1)(x32)))
                 candidates.append(("compiled optimized", compile(res.graph, threads=2)(x32)))
-        verdicts = [v for name, out in candidates if (v := _judge(name, ref, base, f32, out))]
+        infinite = any(v.is_floating_point() and bool(v.isinf().any()) for v in inputs.values())
+        verdicts = [v for name, out in candidates if (v := _judge(name, ref, base, f32, out, infinite))]
         wrong = [why for kind, why in verdicts if kind == "wrong"]
         if wrong:
             outcome.kind, outcome.detail = "wrong", "; ".join(wrong)

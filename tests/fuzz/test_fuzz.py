@@ -33,17 +33,22 @@ def test_generator_covers_the_op_set():
 
 def test_nan_for_inf_is_float_order_but_finite_for_inf_is_wrong():
     """Fuzz seeds 454 and 1432: a reassociated sum of +inf and -inf gives NaN where the reference
-    has inf.  That (and only that) is float order; any finite/non-finite or sign change is wrong."""
+    has inf.  That (and only that) is float order; any finite/non-finite or sign change is wrong.
+    Seed 1709: with an infinity among the inputs, ``maximum(NaN, x)`` against ``maximum(-inf, x)``
+    carries the order on, so NaN against a finite value is order too; without one it is wrong."""
     import torch
 
     from tests.fuzz.oracle import _inf_order_only
 
     inf, nan = float("inf"), float("nan")
     ref = [torch.tensor([1.0, inf, nan, -inf])]
-    assert _inf_order_only(ref, [torch.tensor([1.0, nan, inf, nan])]) == 3
-    assert _inf_order_only(ref, [torch.tensor([1.0, nan, 5.0, -inf])]) == 0  # finite where ref is NaN
-    assert _inf_order_only(ref, [torch.tensor([1.0, -inf, nan, -inf])]) == 0  # +inf became -inf
-    assert _inf_order_only(ref, [torch.tensor([2.0, nan, nan, -inf])]) == 0  # a finite value is off
+    for inf_in in (False, True):
+        assert _inf_order_only(ref, [torch.tensor([1.0, nan, inf, nan])], inf_in) == 3
+        assert _inf_order_only(ref, [torch.tensor([1.0, -inf, nan, -inf])], inf_in) == 0  # +inf became -inf
+        assert _inf_order_only(ref, [torch.tensor([2.0, nan, nan, -inf])], inf_in) == 0  # a finite value is off
+        assert _inf_order_only(ref, [torch.tensor([1.0, 7.0, nan, -inf])], inf_in) == 0  # finite for +inf
+    assert _inf_order_only(ref, [torch.tensor([1.0, inf, 5.0, -inf])], False) == 0  # finite where ref is NaN
+    assert _inf_order_only(ref, [torch.tensor([1.0, inf, 5.0, -inf])], True) == 1  # ... after an infinite input
 
 
 def test_reassociated_matmul_chain_with_infinite_inputs_is_not_wrong():
