@@ -220,6 +220,31 @@ def test_cache_key_depends_on_cpu_and_text():
     assert jit.cache_key("define void @f() {\n  ret void\n}\n", other) != k1
 
 
+def test_identical_layers_compile_once_whatever_the_graph_named_them(tmp_path, monkeypatch):
+    """Two layers alike but for their value names (BERT's encoder layers) are one compiled object: the
+    stage comments and local buffer names are left out of the text that is keyed and compiled."""
+    monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
+    b = GraphBuilder("twice")
+    h = b.input("x", (24, 40))
+    for i in range(2):
+        h = b.relu(b.add(b.matmul(h, b.weight(f"w{i}", torch.randn(40, 40))), b.weight(f"b{i}", torch.randn(40))))
+    g = b.build([h])
+    before = dataclasses.replace(jit.STATS)
+    cg = compile_graph(g)
+    kernels = [bk.kernel for bk in cg.built]
+    assert len(kernels) == 2 and kernels[0].name != kernels[1].name
+    texts = [kernel_to_llvm(k, parse_target("llvm"), jit.PLACEHOLDER) for k in kernels]
+    assert texts[0] != texts[1] and jit.canonical_text(texts[0]) == jit.canonical_text(texts[1])
+    assert jit.STATS.memory_hits > before.memory_hits  # the second layer found the first one's code loaded
+    x = torch.randn(24, 40)
+    assert torch.allclose(cg({"x": x})[0], g.run({"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
+def test_canonical_text_renames_whole_local_names_consistently():
+    text = "; stage a7\n  %l.t1_panel = alloca [4 x float]\n  %l.t1 = alloca [2 x float]\n  use %l.t1_panel, %l.t1\n"
+    assert jit.canonical_text(text) == ("  %l.0 = alloca [4 x float]\n  %l.1 = alloca [2 x float]\n  use %l.0, %l.1\n")
+
+
 @pytest.mark.slow  # ~6 s of subprocesses; test_cache.py shares one cache across processes fast
 def test_disk_cache_is_reused_across_processes(tmp_path):
     """A second process compiling the same graph loads every kernel from the cache instead of LLVM."""
