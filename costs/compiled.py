@@ -142,13 +142,18 @@ class CompiledCost:
             return self._fall(op, attrs, in_shapes, dtype)
 
     def missing(self, configs: Iterable[Config]) -> list[Config]:
-        """The configurations (of priced ops) not cached yet."""
+        """The configurations (of priced ops) not cached yet, one per row (commuted twins share one)."""
         out = []
+        seen: set[tuple[int, str]] = set()
         for c in configs:
             table = self.table(c[0])
             if table is None or is_placed(*c[:3]):
                 continue
-            if table.key(*c) not in self.unmeasurable and table.lookup(*c) is None:
+            key = table.key(*c)
+            if (id(table), key) in seen:
+                continue
+            seen.add((id(table), key))
+            if key not in self.unmeasurable and table.lookup(*c) is None:
                 out.append(c)
         return out
 

@@ -181,7 +181,12 @@ class MeasuredCost:
 
     @staticmethod
     def key(op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> str:
-        return op_key(op, OPS[op].normalize_attrs(attrs), in_shapes, dtype)
+        """The row's key: ``op_key`` of the normalized attributes; a commutative op's two operand shapes in
+        sorted order (``a + b`` and ``b + a`` run one kernel, so the e-graph's commuted twins are one row)."""
+        d = OPS[op]
+        if d.commutative and len(in_shapes) == 2:
+            in_shapes = sorted(in_shapes, key=lambda s: tuple(int(x) for x in s))
+        return op_key(op, d.normalize_attrs(attrs), in_shapes, dtype)
 
     def lookup(
         self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32"

@@ -118,6 +118,17 @@ def test_profile_measures_only_what_is_missing(fake, tmp_path):
     assert again.missing(configs) == [] and again("matmul", {}, [(4, 8), (8, 8)]) == 1e-3
 
 
+def test_commuted_twins_are_one_row(fake):
+    """The e-graph holds ``add(x, b)`` and ``add(b, x)``: one kernel, one measurement, one price."""
+    model, _, fused = fake
+    x, b = (4, 8), (1, 8)
+    configs = [("add", {}, (x, b), "float32"), ("add", {}, (b, x), "float32"), ("sub", {}, (x, b), "float32")]
+    configs.append(("sub", {}, (b, x), "float32"))  # not commutative: a row of its own
+    assert model.profile(configs) == 3
+    assert fused.asked == [("fake-fused", "add"), ("fake-fused", "sub"), ("fake-fused", "sub")]
+    assert model("add", {}, [b, x]) == model("add", {}, [x, b]) == 1e-6 and model.missing(configs) == []
+
+
 def test_cost_key_fingerprints_the_lowering():
     k = cost_key("llvm", threads=1)
     t = k.target
