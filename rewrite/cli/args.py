@@ -124,6 +124,27 @@ def parse_shape(spec: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
+def add_shapes(p: argparse.ArgumentParser, help: str) -> None:
+    """``--shape NAME=DIMS`` (repeatable), read by ``shapes_of``."""
+    p.add_argument("--shape", action="append", type=parse_shape, metavar="NAME=DIMS", help=help)
+
+
+def shapes_of(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    """The ``--shape`` options by name; a name given twice is a usage error."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name, shape in args.shape or []:
+        if name in shapes:
+            raise UsageError(f"--shape: '{name}' is given twice")
+        shapes[name] = shape
+    return shapes
+
+
+MODEL_SHAPE_HELP = (
+    "an ONNX model's open dimensions: a symbolic dimension's size (batch=8) or an input's whole shape "
+    "(input_ids=1x128); the graph is compiled for them (repeatable)"
+)
+
+
 def add_limits(p: argparse.ArgumentParser) -> None:
     """``--iters --nodes --seconds --match-limit``: the saturation limits."""
     p.add_argument("--iters", type=nonneg_int, default=Limits.iterations, help="iteration limit")

@@ -14,7 +14,18 @@ import time
 
 import torch
 
-from rewrite.cli.args import add_limits, add_rules, limits_of, load_rule_args, output_file, positive_float, positive_int
+from rewrite.cli.args import (
+    MODEL_SHAPE_HELP,
+    add_limits,
+    add_rules,
+    add_shapes,
+    limits_of,
+    load_rule_args,
+    output_file,
+    positive_float,
+    positive_int,
+    shapes_of,
+)
 from rewrite.cli.main import Parser
 from rewrite.cli.sources import check_model_spec, read_source
 from rewrite.htmlreport import SearchSummary, report
@@ -59,6 +70,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
         help="comma-separated searches to show side by side: eqsat, backtrack (default: eqsat)",
     )
     p.add_argument("--backtrack-seconds", type=positive_float, default=30.0, help="time limit of the backtracking")
+    add_shapes(p, MODEL_SHAPE_HELP)
     return p
 
 
@@ -69,7 +81,7 @@ def main(argv: list[str], prog: str = "eqsat report") -> int:
     check_model_spec(args.model)  # a missing, empty or folder model fails before any work
     rules = load_rule_args(args.rules)
     with stage(f"import {args.model}"):
-        src = read_source(args.model)
+        src = read_source(args.model, shapes_of(args))
     result = optimize(
         src.graph,
         rules=rules,

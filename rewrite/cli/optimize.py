@@ -28,8 +28,10 @@ from costs.compiled import CompiledCost
 from costs.measured import MeasuredCost
 from rewrite import config
 from rewrite.cli.args import (
+    MODEL_SHAPE_HELP,
     add_limits,
     add_rules,
+    add_shapes,
     json_output,
     limits_of,
     load_rule_args,
@@ -37,6 +39,7 @@ from rewrite.cli.args import (
     nonneg_int,
     positive_float,
     positive_int,
+    shapes_of,
 )
 from rewrite.cli.main import Parser
 from rewrite.cli.report import before_after, run_table
@@ -115,6 +118,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
         help="write the optimized model to OUT: OUT.onnx, a standard ONNX model onnxruntime runs (an ONNX "
         "model's input and output names kept), or OUT.eqsat, eqsat's exact format (rewrite.load reads it)",
     )
+    add_shapes(p, MODEL_SHAPE_HELP)
     p.add_argument(
         "-v",
         "--verbose",
@@ -185,7 +189,7 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
             "or add --measure-missing",
         )
     say(f"loading {args.model} ...")
-    src = read_source(args.model)
+    src = read_source(args.model, shapes_of(args))
     graph, inputs = src.graph, src.inputs
     # the ONNX file's output names, for the optimized model written back (read now: its proto is let go at once)
     names = onnx_output_names(args.model) if args.output and args.output.lower().endswith(".onnx") else None

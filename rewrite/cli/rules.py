@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rewrite.cli.args import add_limits, add_rules, limits_of, load_rule_args, parse_shape, positive_int
+from rewrite.cli.args import add_limits, add_rules, add_shapes, limits_of, load_rule_args, positive_int, shapes_of
 from rewrite.cli.main import Parser, report_error
-from rewrite.ir.errors import EqsatError, UsageError
+from rewrite.ir.errors import EqsatError
 from rewrite.verification.prove import prove_equal
 from rewrite.verification.rulecheck.check import CheckResult, check_rule
 
@@ -82,11 +82,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    shapes: dict[str, tuple[int, ...]] = {}
-    for name, shape in args.shape or []:
-        if name in shapes:
-            raise UsageError(f"--shape: '{name}' is given twice")
-        shapes[name] = shape
+    shapes = shapes_of(args)
     rules = load_rule_args(args.rules) if args.rules else None  # an empty rule file is refused, not used
     res = prove_equal(args.lhs, args.rhs, shapes, rules=rules, limits=limits_of(args), weights=set(args.weight or []))
     if args.json:
@@ -136,13 +132,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
     )
     pr.add_argument("lhs", metavar="LHS")
     pr.add_argument("rhs", metavar="RHS")
-    pr.add_argument(
-        "--shape",
-        action="append",
-        type=parse_shape,
-        metavar="NAME=DIMS",
-        help="shape of variable ?NAME, e.g. a=64x1024 or a=64,1024 (repeatable)",
-    )
+    add_shapes(pr, "shape of variable ?NAME, e.g. a=64x1024 or a=64,1024 (repeatable)")
     pr.add_argument(
         "--weight", action="append", metavar="NAME", help="treat ?NAME as a weight, not an input (repeatable)"
     )

@@ -6,6 +6,7 @@ read from a file gets a torch module built from the graph itself (``to_torch``) 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,15 +77,21 @@ def onnx_output_names(spec: str) -> list[str] | None:
     return [vi.name for vi in model.graph.output]
 
 
-def read_source(spec: str) -> Source:
-    """Load ``spec``; errors are ``UsageError``/``FrontendError`` lines naming the file or model."""
+def read_source(spec: str, dims: Mapping[str, Sequence[int]] | None = None) -> Source:
+    """Load ``spec``; errors are ``UsageError``/``FrontendError`` lines naming the file or model.  ``dims``
+    (``--shape``): the sizes of an ONNX file's open dimensions (``from_onnx``); a model built here has none."""
     if spec not in MODELS and spec.endswith(FILE_SUFFIXES) and ":" not in spec:
         check_model_file(spec)
-        graph = load(spec)
+        graph = load(spec, dims)
         if graph.name.strip() in DEFAULT_GRAPH_NAMES:
             graph.name = Path(spec).stem
         inputs = tuple(graph.random_inputs().values())
         return Source(graph.name, graph, to_torch(graph), inputs)
+    if dims:
+        raise UsageError(
+            f"--shape {', '.join(sorted(dims))}: '{spec}' is built with its example inputs' shapes; --shape sizes "
+            "an ONNX file's open dimensions"
+        )
     name, module, inputs = load_spec(spec)
     # the CLI built the module and never changes it: the graph shares its weights (one copy in memory)
     return Source(name, from_torch(module, inputs, name=name, share_weights=True), module, inputs)

@@ -21,13 +21,14 @@
     ['input', 'relu']
 """
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rewrite.frontends.onnx import exact
 from rewrite.frontends.onnx.context import HANDLERS
 from rewrite.frontends.onnx.exact import FORMAT_DOMAIN
 from rewrite.frontends.onnx.export import OPSET, output_path, to_onnx
-from rewrite.frontends.onnx.importer import ONNX_OPS, from_onnx, model_file
+from rewrite.frontends.onnx.importer import ONNX_OPS, from_onnx, model_file, symbolic_dims
 from rewrite.ir.errors import UsageError
 from rewrite.ir.graph import Graph, expect_graph
 
@@ -49,9 +50,10 @@ def save(graph: Graph, path: str | Path) -> None:
     exact.save(graph, p)
 
 
-def load(path: str | Path) -> Graph:
-    """A graph written by ``save`` (exactly), or a plain ONNX model imported by ``from_onnx``."""
-    return exact.load(model_file(path, "load", "path must be a .eqsat or .onnx file path", "graph file"))
+def load(path: str | Path, dims: Mapping[str, int | Sequence[int]] | None = None) -> Graph:
+    """A graph written by ``save`` (exactly), or a plain ONNX model imported by ``from_onnx`` (``dims``: sizes of
+    the model's symbolic dimensions or inputs' shapes, as ``from_onnx`` takes them)."""
+    return exact.load(model_file(path, "load", "path must be a .eqsat or .onnx file path", "graph file"), dims)
 
 
-__all__ = ["FORMAT_DOMAIN", "HANDLERS", "ONNX_OPS", "OPSET", "from_onnx", "load", "save", "to_onnx"]
+__all__ = ["FORMAT_DOMAIN", "HANDLERS", "ONNX_OPS", "OPSET", "from_onnx", "load", "save", "symbolic_dims", "to_onnx"]

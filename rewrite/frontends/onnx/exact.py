@@ -18,6 +18,7 @@ ONNX model and imports it with ``from_onnx``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,8 @@ import torch
 from onnx import helper, numpy_helper
 
 from rewrite.frontends.onnx.export import OPSET, Writer, io, value_info, value_name
-from rewrite.frontends.onnx.importer import from_onnx
-from rewrite.ir.errors import FrontendError
+from rewrite.frontends.onnx.importer import import_model
+from rewrite.ir.errors import FrontendError, UsageError
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS, AttrKind
 from rewrite.progress import bar
@@ -114,8 +115,9 @@ def _load_exact(model: onnx.ModelProto, where: str) -> Graph:
     return graph
 
 
-def load(path: str | Path) -> Graph:
-    """Read a graph written by ``save`` (exactly), or import a plain ONNX model with ``from_onnx``."""
+def load(path: str | Path, dims: Mapping[str, int | Sequence[int]] | None = None) -> Graph:
+    """Read a graph written by ``save`` (exactly), or import a plain ONNX model with ``from_onnx`` (``dims``: the
+    sizes of its open dimensions; a saved graph has none)."""
     if not Path(path).is_file():
         raise FrontendError(f"graph file '{path}' does not exist")
     try:
@@ -124,7 +126,9 @@ def load(path: str | Path) -> Graph:
         raise FrontendError(f"{path}: not a readable ONNX/eqsat file ({type(e).__name__}: {e})") from None
     props = {p.key: p.value for p in model.metadata_props}
     if "eqsat_format" not in props:
-        return from_onnx(model)
+        return import_model(model, f"{path}: ", dims=dims)
+    if dims:
+        raise UsageError(f"{path}: a saved eqsat graph has static shapes; dims {sorted(dims)} do not apply")
     if props["eqsat_format"] != FORMAT_VERSION:
         raise FrontendError(f"{path}: eqsat format version {props['eqsat_format']}, this eqsat reads {FORMAT_VERSION}")
     return _load_exact(model, f"{path}: ")

@@ -122,16 +122,112 @@ def _type_problem(t: onnx.TypeProto) -> str:
     return ""
 
 
-def _static_shape(vi: onnx.ValueInfoProto) -> tuple[int, ...] | None:
+def _static_shape(vi: onnx.ValueInfoProto, dims: Mapping[str, int] | None = None) -> tuple[int, ...] | None:
+    """``vi``'s shape, its symbolic dimensions (``dim_param``) read from ``dims``; None where one is unknown."""
     tt = vi.type.tensor_type
     if not tt.HasField("shape"):
         return None
-    dims = []
+    out = []
     for d in tt.shape.dim:
-        if not d.HasField("dim_value"):
+        if d.HasField("dim_value"):
+            out.append(int(d.dim_value))
+        elif d.HasField("dim_param") and dims and d.dim_param in dims:
+            out.append(dims[d.dim_param])
+        else:
             return None
-        dims.append(int(d.dim_value))
-    return tuple(dims)
+    return tuple(out)
+
+
+def _shape_text(vi: onnx.ValueInfoProto) -> str:
+    """``vi``'s shape as the file declares it: ``[batch, 3, 224, 224]`` (``?``: a dimension with no name)."""
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        return "no shape"
+    parts = [str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?" for d in tt.shape.dim]
+    return "[" + ", ".join(parts) + "]"
+
+
+class OpenDimensions(FrontendError, UsageError):
+    """A graph input's shape is not all known (symbolic or unnamed dimensions) and ``dims`` did not size it:
+    the caller's to give (exit code 2, as a usage error)."""
+
+    exit_code = 2
+
+
+def _open_dims_problem(vi: onnx.ValueInfoProto, sizes: Mapping[str, int]) -> str:
+    """Why an input whose shape is not all known is refused, and how to bind it (``from_onnx``'s ``dims``)."""
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        return f"has no declared shape; give it one: dims={{'{vi.name}': (...)}} (CLI: --shape {vi.name}=AxB)"
+    unset = [d for d in tt.shape.dim if not d.HasField("dim_value") and d.dim_param not in sizes]
+    open_ = [d.dim_param for d in unset if d.dim_param]
+    example = ", ".join(f"'{p}': N" for p in dict.fromkeys(open_))
+    if open_ and len(open_) == len(unset):
+        return (
+            f"has shape {_shape_text(vi)}: eqsat compiles static shapes, give the symbolic dimension(s) a size: "
+            f"dims={{{example}}} (CLI: " + " ".join(f"--shape {p}=N" for p in dict.fromkeys(open_)) + ")"
+        )
+    return (
+        f"has shape {_shape_text(vi)}: eqsat compiles static shapes, give the input a shape: "
+        f"dims={{'{vi.name}': (...)}} (CLI: --shape {vi.name}=AxB)"
+    )
+
+
+def symbolic_dims(model: onnx.ModelProto) -> dict[str, list[str]]:
+    """Each symbolic dimension (``dim_param``) of the graph's inputs, with the inputs that use it."""
+    out: dict[str, list[str]] = {}
+    for vi in model.graph.input:
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        for d in tt.shape.dim if tt is not None and tt.HasField("shape") else ():
+            if not d.HasField("dim_value") and d.dim_param and vi.name not in out.get(d.dim_param, []):
+                out.setdefault(d.dim_param, []).append(vi.name)
+    return out
+
+
+def _bind_dims(
+    og: onnx.GraphProto, free: list[onnx.ValueInfoProto], dims: Mapping[str, int | Sequence[int]], where: str
+) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    """``dims`` split into symbolic dimensions (name -> size) and whole input shapes (input -> shape), checked:
+    a name that is neither an input of ``free`` nor a symbolic dimension, a size that is not positive, a shape
+    of the wrong rank or against a fixed dimension, a dimension given two sizes: one ``UsageError`` line."""
+    names = {vi.name: vi for vi in free}
+    params = {d.dim_param for vi in free if vi.type.HasField("tensor_type") for d in vi.type.tensor_type.shape.dim}
+    params.discard("")
+    sizes: dict[str, int] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for key, val in dims.items():
+        seq = tuple(val) if isinstance(val, (tuple, list)) else (val,)
+        if not seq or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0 for v in seq):
+            raise UsageError(f"{where}dims: '{key}' = {val!r}: sizes are positive integers")
+        if key in names:
+            shapes[key] = tuple(int(v) for v in seq)
+        elif key in params:
+            if len(seq) != 1:
+                raise UsageError(f"{where}dims: '{key}' is a symbolic dimension: give one size, not {val!r}")
+            sizes[key] = int(seq[0])
+        else:
+            known = sorted(params) + sorted(n for n in names if n not in params)
+            raise UsageError(
+                f"{where}dims: '{key}' is neither a symbolic dimension nor a graph input of {og.name or 'the model'}"
+                f" (known: {', '.join(known) or 'none: every input shape is fixed'})"
+            )
+    for name, shape in shapes.items():
+        vi = names[name]
+        tt = vi.type.tensor_type
+        declared = list(tt.shape.dim) if tt.HasField("shape") else None
+        if declared is None:
+            continue
+        if len(declared) != len(shape):
+            raise UsageError(f"{where}dims: input '{name}' is {_shape_text(vi)}, rank {len(declared)}, not {shape}")
+        for d, n in zip(declared, shape, strict=True):
+            if d.HasField("dim_value") and d.dim_value != n:
+                raise UsageError(f"{where}dims: input '{name}' is {_shape_text(vi)}: a fixed {d.dim_value}, not {n}")
+            if d.HasField("dim_param") and d.dim_param:
+                if sizes.setdefault(d.dim_param, n) != n:
+                    raise UsageError(
+                        f"{where}dims: '{d.dim_param}' is {sizes[d.dim_param]}, but input '{name}' gives it {n}"
+                    )
+    return sizes, shapes
 
 
 def _opset(model: onnx.ModelProto) -> int:
@@ -211,13 +307,22 @@ def model_file(path: object, call: str, want: str, missing: str) -> Path:
 
 
 def from_onnx(
-    model: str | Path | onnx.ModelProto, name: str | None = None, constants: Mapping[str, np.ndarray] | None = None
+    model: str | Path | onnx.ModelProto,
+    name: str | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
+    dims: Mapping[str, int | Sequence[int]] | None = None,
 ) -> Graph:
     """Import an ONNX model (a file path or a ``ModelProto``) into an eqsat graph.
 
     ``constants`` binds graph inputs to fixed values (the model specialised on them), for
     inputs eqsat needs as constants: shapes, axes, pads, sizes.  Without it such an input
     raises ``ConstantNeeded`` (a ``FrontendError``) naming it.
+
+    ``dims`` gives sizes to what the file leaves open: a symbolic dimension (``dim_param``, e.g.
+    ``{"batch": 8, "sequence": 128}``) or a graph input's whole shape (``{"input_ids": (1, 128)}``, also
+    for dimensions with no name).  The graph is specialised to them: eqsat compiles static shapes, so an
+    input with a dimension left open is refused with one line naming it and how to bind it
+    (``symbolic_dims`` lists them).
 
     Raises ``FrontendError`` (one line: the ONNX node, its op type and why) for anything
     outside eqsat's op set, dtypes (float32, int64, bool) or static shapes.
@@ -230,6 +335,17 @@ def from_onnx(
             model = onnx.load(str(path))
         except Exception as e:  # protobuf parse errors have no common base class
             raise FrontendError(f"{where}not a readable ONNX model ({type(e).__name__}: {e})") from None
+    return import_model(model, where, name, constants, dims)
+
+
+def import_model(
+    model: onnx.ModelProto,
+    where: str = "",
+    name: str | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
+    dims: Mapping[str, int | Sequence[int]] | None = None,
+) -> Graph:
+    """``from_onnx`` of a parsed model; ``where`` prefixes each error (``"FILE: "``)."""
     og = model.graph
     if not og.output:  # what protobuf makes of bytes that happen to parse
         raise FrontendError(f"{where or 'from_onnx: '}the model has no graph outputs: not an ONNX model to import")
@@ -244,17 +360,19 @@ def from_onnx(
         if k not in inputs:
             raise FrontendError(f"{where}constants: '{k}' is not a graph input")
         c.env[k] = np.asarray(arr)
-    for vi in og.input:
-        if vi.name in c.env:  # an initializer listed as an input too (older exporters), or bound: a constant
-            continue
+    free = [vi for vi in og.input if vi.name not in c.env]
+    sizes, shapes = _bind_dims(og, free, dims or {}, where)
+    for vi in free:
         why = _type_problem(vi.type)
-        shape = _static_shape(vi)
+        shape = shapes.get(vi.name) or _static_shape(vi, sizes)
         if not why and shape is not None and 0 in shape:  # only a parameter (empty axes...) can be empty
             raise ConstantNeeded(f"{where}ONNX graph input '{vi.name}' is empty (shape {shape})", vi.name)
-        if not why and (shape is None or any(d <= 0 for d in shape)):
-            why = "has a dynamic or empty shape; eqsat needs static positive dimensions"
+        if not why and shape is None:
+            why = _open_dims_problem(vi, sizes)
+        elif not why and any(d <= 0 for d in shape):
+            why = f"has shape {shape}; eqsat needs positive dimensions"
         if why:
-            raise FrontendError(f"{where}ONNX graph input '{vi.name}' {why}")
+            raise (OpenDimensions if shape is None else FrontendError)(f"{where}ONNX graph input '{vi.name}' {why}")
         assert shape is not None
         dtype = ONNX_DTYPES[vi.type.tensor_type.elem_type]
         graph.add("input", [], {"name": vi.name, "shape": shape, "dtype": dtype}, origin=f"ONNX input '{vi.name}'")
@@ -310,7 +428,7 @@ def from_onnx(
                 f"{where}ONNX graph output '{vi.name}' is declared {ONNX_DTYPES[elem]} but eqsat computes "
                 f"{graph.dtype_of(v)}"
             )
-        declared = _static_shape(vi)
+        declared = _static_shape(vi, sizes)
         if declared is not None and declared != graph.shape_of(v):
             raise FrontendError(
                 f"{where}ONNX graph output '{vi.name}' is declared {declared} but eqsat computes {graph.shape_of(v)}"
@@ -322,4 +440,4 @@ def from_onnx(
     return graph
 
 
-__all__ = ["ONNX_OPS", "ConstantNeeded", "from_onnx", "model_file"]
+__all__ = ["ONNX_OPS", "ConstantNeeded", "OpenDimensions", "from_onnx", "import_model", "model_file", "symbolic_dims"]
