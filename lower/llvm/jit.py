@@ -118,15 +118,19 @@ def _jit(target: Target) -> _Jit:
 # a CNN's repeated blocks) and a kernel measured alone then share one compiled object: full:bert's 43 kernels
 # are 17 distinct texts without these names, full:mobilenet_v2's 95 are 54.
 _STAGE_COMMENT = re.compile(r"^[ \t]*; stage .*\n", re.M)
-_LOCAL_BUFFER = re.compile(r"%l\.[-A-Za-z$._0-9]+")  # an LLVM local identifier, whole (``codegen``: allocas)
+_ALLOCA = re.compile(r"^[ \t]*(%[-A-Za-z$._0-9]+) = alloca ", re.M)  # ``codegen``: a local buffer, ``%l.NAME``
+_LOCAL = re.compile(r"%[-A-Za-z$._0-9]+")  # a local identifier, whole
 
 
 def canonical_text(ir_text: str) -> str:
-    """``ir_text`` without stage comments and with its local buffers renamed by first appearance (``%l.0``,
-    ``%l.1``, ...): one consistent renaming of whole identifiers, so the module means the same."""
-    names: dict[str, str] = {}
+    """``ir_text`` without stage comments and with its local buffers renamed in order (``%$b0``, ``%$b1``, ...:
+    ``$`` is in no name the code generator makes, so no label or value is hit): one consistent renaming of
+    whole identifiers that are allocas, so the module means the same."""
     body = _STAGE_COMMENT.sub("", ir_text)
-    return _LOCAL_BUFFER.sub(lambda m: names.setdefault(m.group(0), f"%l.{len(names)}"), body)
+    allocas = {m.group(1): f"%$b{i}" for i, m in enumerate(_ALLOCA.finditer(body))}
+    if not allocas:
+        return body
+    return _LOCAL.sub(lambda m: allocas.get(m.group(0), m.group(0)), body)
 
 
 def cache_key(ir_text: str, target: Target) -> str:

@@ -153,16 +153,27 @@ def lower_resize(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         return copy_stage(ctx, ctx.tag, out, lambda vs: x[vs[0], vs[1], near(vs[2], H, OH), near(vs[3], W, OW)])
     align = bool(node.attrs["align_corners"])
 
+    def taps(o: Expr, n_in: int, n_out: int) -> list[tuple[Expr, Expr | None]]:
+        """An axis's (source index, weight) pairs.  An axis torch does not resize it copies, weightless: a
+        neighbour's NaN or inf would otherwise enter through a weight of 0 (fuzz seed 4941)."""
+        if n_in == n_out:
+            return [(o, None)]
+        src = _src_coord(o, n_in, n_out, align)
+        i0 = Cast(I64, src)  # src >= 0: truncation is floor
+        lam = src - Cast(F32, i0)
+        return [(i0, const(1.0) - lam), (emin(i0 + 1, n_in - 1), lam)]
+
     def bil(vs: list[Var]) -> Expr:
-        sh, sw = _src_coord(vs[2], H, OH, align), _src_coord(vs[3], W, OW, align)
-        h0, w0 = Cast(I64, sh), Cast(I64, sw)  # sh, sw >= 0: truncation is floor
-        h1, w1 = emin(h0 + 1, H - 1), emin(w0 + 1, W - 1)
-        lh, lw = sh - Cast(F32, h0), sw - Cast(F32, w0)
-        one = const(1.0)
         n, c = vs[0], vs[1]
-        return (one - lh) * ((one - lw) * x[n, c, h0, w0] + lw * x[n, c, h0, w1]) + lh * (
-            (one - lw) * x[n, c, h1, w0] + lw * x[n, c, h1, w1]
-        )
+
+        def weighted(v: Expr, w: Expr | None) -> Expr:
+            return v if w is None else w * v
+
+        rows = []
+        for h, wh in taps(vs[2], H, OH):
+            cols = [weighted(x[n, c, h, w], ww) for w, ww in taps(vs[3], W, OW)]
+            rows.append(weighted(cols[0] + cols[1] if len(cols) == 2 else cols[0], wh))
+        return rows[0] + rows[1] if len(rows) == 2 else rows[0]
 
     return copy_stage(ctx, ctx.tag, out, bil)
 
