@@ -93,11 +93,11 @@ def _spelled(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
 
 
 def _np_erf(x: np.ndarray) -> np.ndarray:
-    return torch.erf(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+    return torch.erf(torch.from_numpy(np.array(x, order="C"))).numpy()
 
 
 def _np_sigmoid(x: np.ndarray) -> np.ndarray:
-    return torch.sigmoid(torch.from_numpy(np.ascontiguousarray(x))).numpy()
+    return torch.sigmoid(torch.from_numpy(np.array(x, order="C"))).numpy()
 
 
 # Constants fold at import (registry op -> its numpy form): neg, abs, sqrt and reciprocal exactly (correctly

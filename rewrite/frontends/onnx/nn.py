@@ -201,7 +201,7 @@ def _conv_transpose(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor
         raise Refuse(f"weight of shape {list(ws)} does not fit {c.shape(x)[1]} input channels in {groups} groups")
     bias = c.value(c.env[n.input[2]]) if opt_input(n, 2) else None
     emit = c.emit()
-    wt = torch.from_numpy(np.ascontiguousarray(w, np.float32))
+    wt = torch.from_numpy(np.array(w, np.float32, order="C"))  # a copy: an initializer's array is read-only
     if nd == 3:
         s3, d3, o3 = (
             (strides[0], strides[1], strides[2]),
