@@ -65,7 +65,7 @@ from lower.ir import (
     stores_of,
     substitute,
 )
-from lower.ops_to_loops import LOOP_DTYPE, GemmInfo, LowerCtx, Namer, direct_conv, lower_node
+from lower.ops_to_loops import LOOP_DTYPE, GemmInfo, LowerCtx, Namer, direct_conv, lower_node, stage_tag
 from lower.schedule import Schedule, inline_stage
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Node, Value
@@ -469,13 +469,11 @@ class BuiltKernel:
     schedule: Schedule | None = None  # the schedule applied
 
 
-def value_name(graph: Graph, v: Value) -> str:
-    n = graph.nodes[v.node]
-    if n.op in ("input", "weight"):
-        base = n.attrs["name"]
-        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base)
-        return f"{n.op[0]}_{base}"
-    return f"t{v.node}" + (f"_{v.index}" if v.index else "")
+# A kernel's buffers are named by order of first use, weights ``w`` and the rest ``t`` (``w0``, ``t1``), its stages
+# by op and place (``stage_tag``), not by graph ids or weight names: two layers alike lower to one kernel text (the
+# first layer too, which reads a graph input where the others read a kernel's output), scheduled once
+# (``lower.schedule.cache``) and compiled once (``lower.llvm.jit``).  full:bert's 28 kernels are 11 distinct ones.
+BUFFER_KINDS = {"weight": "w"}  # anything else: "t"
 
 
 def build_kernel(
@@ -491,12 +489,14 @@ def build_kernel(
     data-parallel forms over the CPU's serial cache-blocked ones."""
     resolve = resolve or (lambda v: v)
     in_group = set(grp.nodes)
+    local = {nid: k for k, nid in enumerate(grp.nodes)}
     namer = Namer()
     bufs: dict[Value, Buffer] = {}
 
     def buf(v: Value) -> Buffer:
         if v not in bufs:
-            bufs[v] = Buffer(namer.name(value_name(graph, v)), graph.shape_of(v), LOOP_DTYPE[graph.dtype_of(v)])
+            kind = BUFFER_KINDS.get(graph.nodes[v.node].op, "t")
+            bufs[v] = Buffer(namer.name(f"{kind}{len(bufs)}"), graph.shape_of(v), LOOP_DTYPE[graph.dtype_of(v)])
         return bufs[v]
 
     consts: dict[str, torch.Tensor] = {}
@@ -515,7 +515,7 @@ def build_kernel(
         node = graph.nodes[node_id]
         if node_id in epi:
             continue
-        ctx = LowerCtx(node, namer, consts, new_consts, grid=grid)
+        ctx = LowerCtx(node, namer, consts, new_consts, grid=grid, local=local[node_id])
         outs = [buf(Value(node_id, i)) for i in range(len(node.shapes))]
         if node_id == anchor.id and grp.epilogue:
             outs = [buf(Value(grp.epilogue[-1], 0))]  # accumulate straight into the final buffer
@@ -532,9 +532,9 @@ def build_kernel(
             body = _fold_into_init(body, gemm, buf(other[0]))
             prev = Value(chain.pop(0), 0)
     if chain:
-        body = seq(body, _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_consts, gemm))
+        body = seq(body, _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_consts, gemm, local))
     for p in reversed([n for n in grp.nodes if n in grp.prologue]):
-        body = inline_stage(body, f"{graph.nodes[p].op}{p}")
+        body = inline_stage(body, stage_tag(graph.nodes[p].op, local[p]))
     # parameters: everything read or written that is not local or inlined away
     used = buffers_used(body)
     params: list[Value | str | Scratch] = []
@@ -575,7 +575,7 @@ def _fold_into_init(body: Stmt, gemm, other: Buffer) -> Stmt:
     return map_stmt(body, fs)
 
 
-def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_consts, gemm) -> Stmt:
+def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_consts, gemm, local) -> Stmt:
     """The epilogue chain (after ``prev``) as one stage in the contraction's (batch, i, j) coordinates,
     in place."""
     anchor = graph.nodes[grp.anchor]
@@ -585,7 +585,7 @@ def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_const
     cur: Expr = Load(final, tuple(vs))
     for nid in chain:
         node = graph.nodes[nid]
-        ctx = LowerCtx(node, namer, consts, new_consts)
+        ctx = LowerCtx(node, namer, consts, new_consts, local=local[nid])
         tmp_out = buf(Value(nid, 0)) if nid != grp.epilogue[-1] else Buffer(namer.name("epi"), shape)
         st = lower_node(node, [buf(v) for v in node.inputs], [tmp_out], ctx)
         store = _stores(st)[0]

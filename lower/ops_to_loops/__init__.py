@@ -33,6 +33,7 @@ from lower.ops_to_loops.core import (
     check_coverage,
     lower_node,
     lowering,
+    stage_tag,
 )
 from lower.ops_to_loops.elementwise import ACTIVATIONS, BINARY, UNARY, register_unary, unregister_lowering
 from lower.ops_to_loops.indexing import LOOP_DTYPE
@@ -51,5 +52,6 @@ __all__ = [
     "lower_node",
     "lowering",
     "register_unary",
+    "stage_tag",
     "unregister_lowering",
 ]

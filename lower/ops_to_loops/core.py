@@ -76,6 +76,13 @@ class GemmInfo:
     outer: list[str] = field(default_factory=list)
 
 
+def stage_tag(op: str, k: int) -> str:
+    """A lowered node's stage name (and its buffers' prefix): its op and its place in the kernel.  A kernel
+    names its nodes and buffers by place, not by graph id, so two layers alike are one kernel text: one
+    schedule (``lower.schedule.cache``) and one compiled object."""
+    return f"{op}{k}"
+
+
 @dataclass
 class LowerCtx:
     node: Node
@@ -84,10 +91,11 @@ class LowerCtx:
     new_consts: dict[str, torch.Tensor] = field(default_factory=dict)  # constants derived while lowering
     gemm: GemmInfo | None = None
     grid: bool = False  # the kernel runs as a grid of many threads: data-parallel forms (Backend.grid)
+    local: int | None = None  # the node's place in its kernel (``stage_tag``); None: its id in the graph
 
     @property
     def tag(self) -> str:
-        return f"{self.node.op}{self.node.id}"
+        return stage_tag(self.node.op, self.node.id if self.local is None else self.local)
 
     def var(self, base: str) -> Var:
         return self.namer.var(base)

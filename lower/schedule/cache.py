@@ -6,7 +6,8 @@ loop roles, its constant buffers, the target and the lowering's own code; applyi
 compile whose kernel objects were cached already: DenseNet-121's two compiles in the run check spent 18 s
 in it, its LLVM objects loading from disk in 1.7 s.  So a schedule is kept under the hash of
 
-* the kernel as printed, under a fixed name (kernels of another graph or position reuse it), its notes;
+* the kernel as printed, under a fixed name (kernels of another graph or position reuse it: ``build_kernel``
+  names buffers and stages by place, not graph ids), its notes but the fused group's (provenance: node ids);
 * ``repr`` of its ``GemmInfo`` and its sorted constant buffers;
 * the target's cache key (kind, threads, vector width, codegen version) and ``EQSAT_PACK_A``;
 * the digest of the ``lower`` package's source (``lower_digest``, which keys measured kernel costs too):
@@ -49,7 +50,7 @@ def schedule_key(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], t
             f"pack_a={config.PACK_A.flag()}",
             repr(gemm),
             repr(sorted(const_names)),
-            repr(sorted(kernel.meta.items())),
+            repr(sorted((k, v) for k, v in kernel.meta.items() if k != "group")),  # the group: provenance only
             str(dataclasses.replace(kernel, name="_")),
         ]
     )

@@ -221,8 +221,8 @@ def test_cache_key_depends_on_cpu_and_text():
 
 
 def test_identical_layers_compile_once_whatever_the_graph_named_them(tmp_path, monkeypatch):
-    """Two layers alike but for their value names (BERT's encoder layers) are one compiled object: the
-    stage comments and local buffer names are left out of the text that is keyed and compiled."""
+    """Two layers alike but for their value and weight names (BERT's encoder layers), the first reading a
+    graph input and the second a kernel's output, lower to one kernel text: one schedule, one object."""
     monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
     b = GraphBuilder("twice")
     h = b.input("x", (24, 40))
@@ -233,8 +233,7 @@ def test_identical_layers_compile_once_whatever_the_graph_named_them(tmp_path, m
     cg = compile_graph(g)
     kernels = [bk.kernel for bk in cg.built]
     assert len(kernels) == 2 and kernels[0].name != kernels[1].name
-    texts = [kernel_to_llvm(k, parse_target("llvm"), jit.PLACEHOLDER) for k in kernels]
-    assert texts[0] != texts[1] and jit.canonical_text(texts[0]) == jit.canonical_text(texts[1])
+    assert str(dataclasses.replace(kernels[0], name="_")) == str(dataclasses.replace(kernels[1], name="_"))
     assert jit.STATS.memory_hits > before.memory_hits  # the second layer found the first one's code loaded
     x = torch.randn(24, 40)
     assert torch.allclose(cg({"x": x})[0], g.run({"x": x})[0], rtol=1e-5, atol=1e-5)

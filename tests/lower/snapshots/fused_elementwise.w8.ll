@@ -2,7 +2,7 @@ declare float @llvm.maximum.f32(float, float)
 
 define internal void @fused_elementwise.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, i64 %lo, i64 %hi) nounwind {
 entry:
-  ; stage relu5
+  ; stage relu2
   br label %i0_2.head1
 i0_2.head1:
   %i0_2.5 = phi i64 [ 0, %entry ], [ %n6, %i0_2.latch3 ]

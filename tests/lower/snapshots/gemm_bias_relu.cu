@@ -11,8 +11,8 @@ __device__ __forceinline__ void eqsat_mma_tf32(float* d, const unsigned* a, cons
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(128, 1) gemm_bias_relu_s0(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_w_w) {
-  // stage matmul2.tile
+extern "C" __global__ void __launch_bounds__(128, 1) gemm_bias_relu_s0(float* __restrict__ b_t3, const float* __restrict__ b_t1, const float* __restrict__ b_t4, const float* __restrict__ b_w0) {
+  // stage matmul0.tile
   const int tid = threadIdx.x;
   int bid = blockIdx.x;
   const int tn = bid % 1; bid /= 1;
@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) gemm_bias_relu_s0(float* __
         const int i_1 = m0 + mm, k = kn + kk;
         float val = 0.0f;
         if (i_1 < 33 && k < 40) {
-          val = b_i_x[((i_1 * 40) + k)];
+          val = b_t4[((i_1 * 40) + k)];
         }
         ra[r] = val;
       }
@@ -48,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) gemm_bias_relu_s0(float* __
         const int j_1 = n0 + nn, k = kn + kk;
         float val = 0.0f;
         if (j_1 < 24 && k < 40) {
-          val = b_w_w[(j_1 + (k * 24))];
+          val = b_w0[(j_1 + (k * 24))];
         }
         rb[r] = val;
       }
@@ -91,12 +91,12 @@ extern "C" __global__ void __launch_bounds__(128, 1) gemm_bias_relu_s0(float* __
     const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f / 4, ni = f % 4;
     const int i_1 = m0 + wm + mi * 16 + g + 8 * h, j_1 = n0 + wn + ni * 8 + 2 * t + c2;
     if (i_1 < 33 && j_1 < 24) {
-      b_t6[((i_1 * 24) + j_1)] = b_t4[j_1];
-      b_t6[((i_1 * 24) + j_1)] = b_t6[((i_1 * 24) + j_1)] + acc[q];
-      b_t6[((i_1 * 24) + j_1)] = fmaxf(b_t6[((i_1 * 24) + j_1)], 0.0f);
+      b_t3[((i_1 * 24) + j_1)] = b_t1[j_1];
+      b_t3[((i_1 * 24) + j_1)] = b_t3[((i_1 * 24) + j_1)] + acc[q];
+      b_t3[((i_1 * 24) + j_1)] = fmaxf(b_t3[((i_1 * 24) + j_1)], 0.0f);
     }
   }
 }
 
 // schedule
-// tilegemm('matmul2', 'matmul2.init', ('matmul2.epilogue',), 64, 64, 16, 'tf32', 1)
+// tilegemm('matmul0', 'matmul0.init', ('matmul0.epilogue',), 64, 64, 16, 'tf32', 1)

@@ -6,15 +6,15 @@ declare void @eqsat_gemmtz_8x32_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64, i64)
 
 define internal void @gemm_bias_relu.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, ptr noalias nocapture align 4 %param.4, i64 %lo, i64 %hi) nounwind {
 entry:
-  %l.i_x_apanel = alloca [3072 x float], align 64
-  ; stage matmul2
+  %l.t4_apanel = alloca [3072 x float], align 64
+  ; stage matmul0
   br label %i_1_o_j_1_o.head1
 i_1_o_j_1_o.head1:
   %i_1_o_j_1_o.5 = phi i64 [ %lo, %entry ], [ %n6, %i_1_o_j_1_o.latch3 ]
   %t7 = icmp slt i64 %i_1_o_j_1_o.5, %hi
   br i1 %t7, label %i_1_o_j_1_o.body2, label %i_1_o_j_1_o.exit4
 i_1_o_j_1_o.body2:
-  ; stage matmul2.pack_i_x_apanel
+  ; stage matmul0.pack_t4_apanel
   br label %i_1_i_o_p.head8
 i_1_i_o_p.head8:
   %i_1_i_o_p.12 = phi i64 [ 0, %i_1_o_j_1_o.body2 ], [ %n13, %i_1_i_o_p.latch10 ]
@@ -47,7 +47,7 @@ i_1_i_i_p.body23:
   %t40 = add i64 %i_1_i_i_p.26, %t39
   %t41 = mul i64 %k_i_p1.19, 8
   %t42 = add i64 %t40, %t41
-  %p43 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t42
+  %p43 = getelementptr inbounds float, ptr %l.t4_apanel, i64 %t42
   store float %v38, ptr %p43, align 4
   br label %i_1_i_i_p.latch24
 i_1_i_i_p.latch24:
@@ -77,7 +77,7 @@ j_1_i_o.head51:
   br i1 %t57, label %j_1_i_o.body52, label %j_1_i_o.exit54
 j_1_i_o.body52:
   %t58 = mul i64 %i_1_i_o.48, 768
-  %p59 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t58
+  %p59 = getelementptr inbounds float, ptr %l.t4_apanel, i64 %t58
   %t60 = mul i64 %j_1_i_o.55, 3072
   %t61 = mul i64 0, 3072
   %t62 = add i64 %t60, %t61
@@ -103,7 +103,7 @@ i_1_i_o.latch46:
   %n49 = add nuw nsw i64 %i_1_i_o.48, 1
   br label %i_1_i_o.head44, !llvm.loop !7
 i_1_i_o.exit47:
-  ; stage matmul2.epilogue
+  ; stage matmul0.epilogue
   br label %ie_i.head74
 ie_i.head74:
   %ie_i.78 = phi i64 [ 0, %i_1_i_o.exit47 ], [ %n79, %ie_i.latch76 ]

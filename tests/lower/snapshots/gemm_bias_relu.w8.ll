@@ -6,15 +6,15 @@ declare void @eqsat_gemmtz_6x16_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64, i64)
 
 define internal void @gemm_bias_relu.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, ptr noalias nocapture align 4 %param.4, i64 %lo, i64 %hi) nounwind {
 entry:
-  %l.i_x_apanel = alloca [6336 x float], align 64
-  ; stage matmul2
+  %l.t4_apanel = alloca [6336 x float], align 64
+  ; stage matmul0
   br label %j_1_o.head1
 j_1_o.head1:
   %j_1_o.5 = phi i64 [ %lo, %entry ], [ %n6, %j_1_o.latch3 ]
   %t7 = icmp slt i64 %j_1_o.5, %hi
   br i1 %t7, label %j_1_o.body2, label %j_1_o.exit4
 j_1_o.body2:
-  ; stage matmul2.pack_i_x_apanel
+  ; stage matmul0.pack_t4_apanel
   %t8 = mul i64 0, 11
   %t9 = sub i64 11, %t8
   br label %i_1_i_o_p.head10
@@ -57,7 +57,7 @@ i_1_i_i_p.body34:
   %t51 = add i64 %i_1_i_i_p.37, %t50
   %t52 = mul i64 %k_i_p1.30, 6
   %t53 = add i64 %t51, %t52
-  %p54 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t53
+  %p54 = getelementptr inbounds float, ptr %l.t4_apanel, i64 %t53
   store float %v49, ptr %p54, align 4
   br label %i_1_i_i_p.latch35
 i_1_i_i_p.latch35:
@@ -108,7 +108,7 @@ sj77:
   %t90 = add i64 %i_1_i_i_p.66, %t89
   %t91 = mul i64 %k_i_p1.59, 6
   %t92 = add i64 %t90, %t91
-  %p93 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t92
+  %p93 = getelementptr inbounds float, ptr %l.t4_apanel, i64 %t92
   store float %s88, ptr %p93, align 4
   br label %i_1_i_i_p.latch64
 i_1_i_i_p.latch64:
@@ -147,7 +147,7 @@ i_1_i_o.head109:
   br i1 %t115, label %i_1_i_o.body110, label %i_1_i_o.exit112
 i_1_i_o.body110:
   %t116 = mul i64 %i_1_i_o.113, 576
-  %p117 = getelementptr inbounds float, ptr %l.i_x_apanel, i64 %t116
+  %p117 = getelementptr inbounds float, ptr %l.t4_apanel, i64 %t116
   %t118 = mul i64 %j_1_i_o.104, 1536
   %t119 = mul i64 %j_1_o.5, 4608
   %t120 = add i64 %t118, %t119
@@ -185,7 +185,7 @@ j_1_i_o.latch102:
   %n105 = add nuw nsw i64 %j_1_i_o.104, 1
   br label %j_1_i_o.head100, !llvm.loop !12
 j_1_i_o.exit103:
-  ; stage matmul2.epilogue
+  ; stage matmul0.epilogue
   br label %ie.head144
 ie.head144:
   %ie.148 = phi i64 [ 0, %j_1_i_o.exit103 ], [ %n149, %ie.latch146 ]

@@ -10,7 +10,7 @@ define internal void @layernorm.body(ptr noalias nocapture align 4 %param.0, ptr
 entry:
   %l.mean = alloca [1 x float], align 64
   %l.rstd = alloca [1 x float], align 64
-  ; stage layernorm3
+  ; stage layernorm0
   br label %i0_o.head1
 i0_o.head1:
   %i0_o.5 = phi i64 [ %lo, %entry ], [ %n6, %i0_o.latch3 ]

@@ -2,9 +2,9 @@ declare float @llvm.maximum.f32(float, float)
 
 define internal void @maxpool.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, i64 %lo, i64 %hi) nounwind {
 entry:
-  %l.maxpool2d1_xpad = alloca [578 x float], align 64
-  %l.maxpool2d1_acc = alloca [16 x float], align 64
-  ; stage maxpool2d1
+  %l.maxpool2d0_xpad = alloca [578 x float], align 64
+  %l.maxpool2d0_acc = alloca [16 x float], align 64
+  ; stage maxpool2d0
   br label %nc_o.head1
 nc_o.head1:
   %nc_o.5 = phi i64 [ %lo, %entry ], [ %n6, %nc_o.latch3 ]
@@ -17,7 +17,7 @@ nc_i.head8:
   %t14 = icmp slt i64 %nc_i.12, 4
   br i1 %t14, label %nc_i.body9, label %nc_i.exit11
 nc_i.body9:
-  ; stage maxpool2d1.pad
+  ; stage maxpool2d0.pad
   br label %pw.head15
 pw.head15:
   %pw.19 = phi i64 [ 0, %nc_i.body9 ], [ %n20, %pw.latch17 ]
@@ -26,7 +26,7 @@ pw.head15:
 pw.body16:
   %t22 = mul i64 0, 578
   %t23 = add i64 %t22, %pw.19
-  %p24 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t23
+  %p24 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t23
   store float 0xFFF0000000000000, ptr %p24, align 4
   br label %pw.latch17
 pw.latch17:
@@ -42,7 +42,7 @@ pw_1.body26:
   %t32 = mul i64 0, 578
   %t33 = add i64 %t32, %pw_1.29
   %t34 = add i64 %t33, 544
-  %p35 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t34
+  %p35 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t34
   store float 0xFFF0000000000000, ptr %p35, align 4
   br label %pw_1.latch27
 pw_1.latch27:
@@ -60,7 +60,7 @@ ih.body37:
   %t45 = mul i64 %ih.40, 34
   %t46 = add i64 %t44, %t45
   %t47 = add i64 %t46, 34
-  %p48 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t47
+  %p48 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t47
   store float 0xFFF0000000000000, ptr %p48, align 4
   br label %ih.latch38
 ih.latch38:
@@ -84,7 +84,7 @@ e_1.body57:
   %t65 = mul i64 %ih_1.53, 34
   %t66 = add i64 %t64, %t65
   %t67 = add i64 %t66, 42
-  %p68 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t67
+  %p68 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t67
   store float 0xFFF0000000000000, ptr %p68, align 4
   br label %e_1.latch58
 e_1.latch58:
@@ -113,7 +113,7 @@ e_2.body77:
   %t85 = mul i64 %ih_2.73, 34
   %t86 = add i64 %t84, %t85
   %t87 = add i64 %t86, 59
-  %p88 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t87
+  %p88 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t87
   store float 0xFFF0000000000000, ptr %p88, align 4
   br label %e_2.latch78
 e_2.latch78:
@@ -154,7 +154,7 @@ t.body97:
   %t117 = add i64 %t115, %t116
   %t118 = add i64 %t117, %t.100
   %t119 = add i64 %t118, 35
-  %p120 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t119
+  %p120 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t119
   store float %v114, ptr %p120, align 4
   %t121 = mul i64 0, 225
   %t122 = mul i64 %ih_3.93, 15
@@ -173,7 +173,7 @@ t.body97:
   %t135 = add i64 %t133, %t134
   %t136 = add i64 %t135, %t.100
   %t137 = add i64 %t136, 52
-  %p138 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t137
+  %p138 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t137
   store float %v132, ptr %p138, align 4
   br label %t.latch98
 t.latch98:
@@ -207,7 +207,7 @@ ih_4.body140:
   %t159 = add i64 %t157, %t158
   %t160 = add i64 %t159, 0
   %t161 = add i64 %t160, 51
-  %p162 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t161
+  %p162 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t161
   store float %v156, ptr %p162, align 4
   br label %ih_4.latch141
 ih_4.latch141:
@@ -226,7 +226,7 @@ ow.head170:
   %t176 = icmp slt i64 %ow.174, 16
   br i1 %t176, label %ow.body171, label %ow.exit173
 ow.body171:
-  %p177 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow.174
+  %p177 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow.174
   store float 0xFFF0000000000000, ptr %p177, align 4
   br label %ow.latch172
 ow.latch172:
@@ -239,7 +239,7 @@ ow_1.head178:
   %t184 = icmp slt i64 %ow_1.182, 16
   br i1 %t184, label %ow_1.body179, label %ow_1.exit181
 ow_1.body179:
-  %p185 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p185 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v186 = load float, ptr %p185, align 4
   %t187 = mul i64 0, 34
   %t188 = mul i64 0, 17
@@ -247,12 +247,12 @@ ow_1.body179:
   %t190 = mul i64 %oh.167, 68
   %t191 = add i64 %t189, %t190
   %t192 = add i64 %t191, %ow_1.182
-  %p193 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t192
+  %p193 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t192
   %v194 = load float, ptr %p193, align 4
   %t195 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v186, float %v194)
-  %p196 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p196 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t195, ptr %p196, align 4
-  %p197 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p197 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v198 = load float, ptr %p197, align 4
   %t199 = mul i64 0, 34
   %t200 = mul i64 1, 17
@@ -260,12 +260,12 @@ ow_1.body179:
   %t202 = mul i64 %oh.167, 68
   %t203 = add i64 %t201, %t202
   %t204 = add i64 %t203, %ow_1.182
-  %p205 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t204
+  %p205 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t204
   %v206 = load float, ptr %p205, align 4
   %t207 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v198, float %v206)
-  %p208 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p208 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t207, ptr %p208, align 4
-  %p209 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p209 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v210 = load float, ptr %p209, align 4
   %t211 = mul i64 0, 34
   %t212 = mul i64 %oh.167, 68
@@ -276,12 +276,12 @@ ow_1.body179:
   %t218 = add i64 %t217, %ow_1.182
   %q219 = sdiv i64 2, 2
   %t221 = add i64 %t218, %q219
-  %p222 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t221
+  %p222 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t221
   %v223 = load float, ptr %p222, align 4
   %t224 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v210, float %v223)
-  %p225 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p225 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t224, ptr %p225, align 4
-  %p226 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p226 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v227 = load float, ptr %p226, align 4
   %t228 = mul i64 1, 34
   %t229 = mul i64 0, 17
@@ -289,12 +289,12 @@ ow_1.body179:
   %t231 = mul i64 %oh.167, 68
   %t232 = add i64 %t230, %t231
   %t233 = add i64 %t232, %ow_1.182
-  %p234 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t233
+  %p234 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t233
   %v235 = load float, ptr %p234, align 4
   %t236 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v227, float %v235)
-  %p237 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p237 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t236, ptr %p237, align 4
-  %p238 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p238 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v239 = load float, ptr %p238, align 4
   %t240 = mul i64 1, 34
   %t241 = mul i64 1, 17
@@ -302,12 +302,12 @@ ow_1.body179:
   %t243 = mul i64 %oh.167, 68
   %t244 = add i64 %t242, %t243
   %t245 = add i64 %t244, %ow_1.182
-  %p246 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t245
+  %p246 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t245
   %v247 = load float, ptr %p246, align 4
   %t248 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v239, float %v247)
-  %p249 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p249 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t248, ptr %p249, align 4
-  %p250 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p250 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v251 = load float, ptr %p250, align 4
   %t252 = mul i64 1, 34
   %t253 = mul i64 %oh.167, 68
@@ -318,12 +318,12 @@ ow_1.body179:
   %t259 = add i64 %t258, %ow_1.182
   %q260 = sdiv i64 2, 2
   %t262 = add i64 %t259, %q260
-  %p263 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t262
+  %p263 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t262
   %v264 = load float, ptr %p263, align 4
   %t265 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v251, float %v264)
-  %p266 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p266 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t265, ptr %p266, align 4
-  %p267 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p267 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v268 = load float, ptr %p267, align 4
   %t269 = mul i64 2, 34
   %t270 = mul i64 0, 17
@@ -331,12 +331,12 @@ ow_1.body179:
   %t272 = mul i64 %oh.167, 68
   %t273 = add i64 %t271, %t272
   %t274 = add i64 %t273, %ow_1.182
-  %p275 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t274
+  %p275 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t274
   %v276 = load float, ptr %p275, align 4
   %t277 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v268, float %v276)
-  %p278 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p278 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t277, ptr %p278, align 4
-  %p279 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p279 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v280 = load float, ptr %p279, align 4
   %t281 = mul i64 2, 34
   %t282 = mul i64 1, 17
@@ -344,12 +344,12 @@ ow_1.body179:
   %t284 = mul i64 %oh.167, 68
   %t285 = add i64 %t283, %t284
   %t286 = add i64 %t285, %ow_1.182
-  %p287 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t286
+  %p287 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t286
   %v288 = load float, ptr %p287, align 4
   %t289 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v280, float %v288)
-  %p290 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p290 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t289, ptr %p290, align 4
-  %p291 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p291 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   %v292 = load float, ptr %p291, align 4
   %t293 = mul i64 2, 34
   %t294 = mul i64 %oh.167, 68
@@ -360,10 +360,10 @@ ow_1.body179:
   %t300 = add i64 %t299, %ow_1.182
   %q301 = sdiv i64 2, 2
   %t303 = add i64 %t300, %q301
-  %p304 = getelementptr inbounds float, ptr %l.maxpool2d1_xpad, i64 %t303
+  %p304 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t303
   %v305 = load float, ptr %p304, align 4
   %t306 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v292, float %v305)
-  %p307 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_1.182
+  %p307 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.182
   store float %t306, ptr %p307, align 4
   br label %ow_1.latch180
 ow_1.latch180:
@@ -376,7 +376,7 @@ ow_2.head308:
   %t314 = icmp slt i64 %ow_2.312, 8
   br i1 %t314, label %ow_2.body309, label %ow_2.exit311
 ow_2.body309:
-  %p315 = getelementptr inbounds float, ptr %l.maxpool2d1_acc, i64 %ow_2.312
+  %p315 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_2.312
   %v316 = load float, ptr %p315, align 4
   %t317 = mul i64 %nc_i.12, 64
   %t318 = mul i64 %nc_o.5, 256

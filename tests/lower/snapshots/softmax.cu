@@ -40,8 +40,8 @@ __device__ __forceinline__ float eqsat_block_min(float v, float* sh, int nw) {
   return eqsat_warp_min(v);
 }
 
-extern "C" __global__ void __launch_bounds__(128) softmax_s0(float* __restrict__ b_t1, const float* __restrict__ b_i_x) {
-  // stage softmax1
+extern "C" __global__ void __launch_bounds__(128) softmax_s0(float* __restrict__ b_t0, const float* __restrict__ b_t1) {
+  // stage softmax0
   const long long i0 = blockIdx.x;
   __shared__ float red_sh[32];
   float l_maxv[1];
@@ -49,22 +49,22 @@ extern "C" __global__ void __launch_bounds__(128) softmax_s0(float* __restrict__
   l_maxv[0] = __int_as_float(0xff800000);
   float red_maxv = __int_as_float(0xff800000);
   for (long long j = threadIdx.x; j < 100; j += 128) {
-    red_maxv = fmaxf(red_maxv, b_i_x[((i0 * 100) + j)]);
+    red_maxv = fmaxf(red_maxv, b_t1[((i0 * 100) + j)]);
   }
   red_maxv = eqsat_block_max(red_maxv, red_sh, 4);
   l_maxv[0] = fmaxf(l_maxv[0], red_maxv);
   l_sumv[0] = 0.0f;
   float red_sumv = 0.0f;
   for (long long j_1 = threadIdx.x; j_1 < 100; j_1 += 128) {
-    b_t1[((i0 * 100) + j_1)] = expf((b_i_x[((i0 * 100) + j_1)] - l_maxv[0]));
-    red_sumv = (red_sumv + b_t1[((i0 * 100) + j_1)]);
+    b_t0[((i0 * 100) + j_1)] = expf((b_t1[((i0 * 100) + j_1)] - l_maxv[0]));
+    red_sumv = (red_sumv + b_t0[((i0 * 100) + j_1)]);
   }
   red_sumv = eqsat_block_add(red_sumv, red_sh, 4);
   l_sumv[0] = (l_sumv[0] + red_sumv);
   __syncthreads();
   l_sumv[0] = (1.0f / l_sumv[0]);
   for (long long j_2 = threadIdx.x; j_2 < 100; j_2 += 128) {
-    b_t1[((i0 * 100) + j_2)] = (b_t1[((i0 * 100) + j_2)] * l_sumv[0]);
+    b_t0[((i0 * 100) + j_2)] = (b_t0[((i0 * 100) + j_2)] * l_sumv[0]);
   }
 }
 

@@ -43,7 +43,7 @@ define internal void @softmax.body(ptr noalias nocapture align 4 %param.0, ptr n
 entry:
   %l.maxv = alloca [1 x float], align 64
   %l.sumv = alloca [1 x float], align 64
-  ; stage softmax1
+  ; stage softmax0
   br label %i0_o.head1
 i0_o.head1:
   %i0_o.5 = phi i64 [ %lo, %entry ], [ %n6, %i0_o.latch3 ]

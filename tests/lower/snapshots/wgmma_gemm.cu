@@ -16,8 +16,8 @@ __device__ __forceinline__ void eqsat_wgmma256(float* d, const unsigned* a, unsi
     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) wgmma_gemm_s0(float* __restrict__ b_t6, const float* __restrict__ b_t4, const float* __restrict__ b_i_x, const float* __restrict__ b_i_y) {
-  // stage matmul2.tile
+extern "C" __global__ void __launch_bounds__(256, 1) wgmma_gemm_s0(float* __restrict__ b_t1, const float* __restrict__ b_t4, const float* __restrict__ b_t2, const float* __restrict__ b_t3) {
+  // stage matmul0.tile
   extern __shared__ float eqsat_smem_raw[];
   const unsigned eqsat_sb = (unsigned)__cvta_generic_to_shared(eqsat_smem_raw);
   float* const smem = eqsat_smem_raw + ((((eqsat_sb + 1023u) & ~1023u) - eqsat_sb) >> 2);
@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) wgmma_gemm_s0(float* __rest
   const int tn = bid % 16; bid /= 16;
   const int tm = bid % 9; bid /= 9;
   const int m0 = tm * 256, n0 = tn * 128;
-  const bool al = (((unsigned long long)b_i_x | (unsigned long long)b_i_y) & 15) == 0;
+  const bool al = (((unsigned long long)b_t2 | (unsigned long long)b_t3) & 15) == 0;
   float d[128];
   #pragma unroll
   for (int q = 0; q < 128; ++q) d[q] = 0.0f;
@@ -40,18 +40,18 @@ extern "C" __global__ void __launch_bounds__(256, 1) wgmma_gemm_s0(float* __rest
     float* As = smem + s * 12288; float* Bs = As + 8192;
     const int k0 = (int)kt * 32;
     if constexpr (decltype(fast)::value) {
-      const float* ga = b_i_x + (aoff + k0);
-      const float* gb = b_i_y + (boff + k0 * 2044);
+      const float* ga = b_t2 + (aoff + k0);
+      const float* gb = b_t3 + (boff + k0 * 2044);
       float* da = qa + s * 12288; float* db = qb + s * 12288;
       #pragma unroll
       for (int r = 0; r < 8; ++r) {
         const bool ok = k0 + (tid & 7) * 4 < 1000;
-        eqsat_cp16(da + r * 1024, ok ? ga + r * 32000 : b_i_x, ok);
+        eqsat_cp16(da + r * 1024, ok ? ga + r * 32000 : b_t2, ok);
       }
       #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const bool ok = k0 + (tid >> 5) + r * 8 < 1000;
-        eqsat_cp16(db + r * 1024, ok ? gb + r * 16352 : b_i_y, ok);
+        eqsat_cp16(db + r * 1024, ok ? gb + r * 16352 : b_t3, ok);
       }
     } else {
       #pragma unroll
@@ -60,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) wgmma_gemm_s0(float* __rest
         const int i_1 = m0 + mm, k_1 = k0 + kc * 4;
         float* q = As + mm * 32 + ((kc ^ (mm & 7)) << 2);
         const bool ok = i_1 < 2100 && k_1 < 1000;
-        const float* p = ok ? &b_i_x[((i_1 * 1000) + k_1)] : b_i_x;
+        const float* p = ok ? &b_t2[((i_1 * 1000) + k_1)] : b_t2;
         if (al) eqsat_cp16(q, p, ok); else for (int u = 0; u < 4; ++u) eqsat_cp4(q + u, p + u, ok);
       }
       #pragma unroll
@@ -69,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) wgmma_gemm_s0(float* __rest
         const int k_1 = k0 + kk, j_1 = n0 + nc * 4;
         float* q = Bs + kk * 128 + ((nc ^ ((kk & 3) << 1)) << 2);
         const bool ok = k_1 < 1000 && j_1 < 2044;
-        const float* p = ok ? &b_i_y[(j_1 + (k_1 * 2044))] : b_i_y;
+        const float* p = ok ? &b_t3[(j_1 + (k_1 * 2044))] : b_t3;
         if (al) eqsat_cp16(q, p, ok); else for (int u = 0; u < 4; ++u) eqsat_cp4(q + u, p + u, ok);
       }
     }
@@ -124,12 +124,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) wgmma_gemm_s0(float* __rest
   for (int q = 0; q < 128; ++q) {
     const int i_1 = m0 + 8 * (q >> 2) + 2 * t + (q & 1), j_1 = n0 + nb + g + 8 * ((q >> 1) & 1);
     if (i_1 < 2100 && j_1 < 2044) {
-      b_t6[((i_1 * 2044) + j_1)] = b_t4[j_1];
-      b_t6[((i_1 * 2044) + j_1)] = b_t6[((i_1 * 2044) + j_1)] + d[q];
-      b_t6[((i_1 * 2044) + j_1)] = fmaxf(b_t6[((i_1 * 2044) + j_1)], 0.0f);
+      b_t1[((i_1 * 2044) + j_1)] = b_t4[j_1];
+      b_t1[((i_1 * 2044) + j_1)] = b_t1[((i_1 * 2044) + j_1)] + d[q];
+      b_t1[((i_1 * 2044) + j_1)] = fmaxf(b_t1[((i_1 * 2044) + j_1)], 0.0f);
     }
   }
 }
 
 // schedule
-// tilegemm('matmul2', 'matmul2.init', ('matmul2.epilogue',), 256, 128, 32, 'tf32', 1)
+// tilegemm('matmul0', 'matmul0.init', ('matmul0.epilogue',), 256, 128, 32, 'tf32', 1)
