@@ -369,7 +369,7 @@ def import_model(
             raise ConstantNeeded(f"{where}ONNX graph input '{vi.name}' is empty (shape {shape})", vi.name)
         if not why and shape is None:
             why = _open_dims_problem(vi, sizes)
-        elif not why and any(d <= 0 for d in shape):
+        elif not why and shape is not None and any(d <= 0 for d in shape):
             why = f"has shape {shape}; eqsat needs positive dimensions"
         if why:
             raise (OpenDimensions if shape is None else FrontendError)(f"{where}ONNX graph input '{vi.name}' {why}")
