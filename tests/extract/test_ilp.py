@@ -224,11 +224,16 @@ def _set_cover(n_el: int, n_sets: int, k: int, seed: int = 0):
 @pytest.mark.slow  # asserts on wall-clock time
 def test_time_limit_is_honoured_and_keeps_a_valid_incumbent():
     data, ncost = _set_cover(400, 200, 8)
-    events: list[dict] = []
-    res = ilp_extract(data, ncost, time_limit=1.0, on_progress=events.append)
+    # two test workers on two busy cores have used the whole second before the solver had an incumbent (the
+    # ILP falls back to greedy then, as it should): once more with more time
+    for limit in (1.0, 4.0):
+        events: list[dict] = []
+        res = ilp_extract(data, ncost, time_limit=limit, on_progress=events.append)
+        if res.status != "fallback":
+            break
     assert res.status in STATUSES
-    assert res.status == "time_limit" and res.source == "ilp"
-    assert res.seconds < 1.0 + 1.5  # wall time, including the model build (noisy machine: some slack)
+    assert res.status == "time_limit" and res.source == "ilp", res.message
+    assert res.seconds < limit + 1.5  # wall time, including the model build (noisy machine: some slack)
     assert is_valid_selection(data, res.selection)
     assert res.bound is not None and res.bound <= res.objective <= res.greedy_objective
     assert 0 < res.gap < 1
