@@ -6,8 +6,8 @@
 * Object code is cached under ``$EQSAT_CACHE_DIR/kernels`` (default
   ``~/.cache/eqsat/kernels``), keyed by a hash of ``CODEGEN_VERSION``, the
   target's ``code_key`` (its cache key without the thread count: machine
-  code does not depend on it) and the IR text, less the names the graph
-  gave its stages and local buffers (``canonical_text``).  Each file is framed and
+  code does not depend on it) and the IR text (which names nothing after the
+  graph: ``lower.fusion.build_kernel`` names buffers and stages by place).  Each file is framed and
   checked before LLVM sees it, and written atomically (``lower.filecache``),
   so a damaged entry is rebuilt and concurrent processes may share the folder.
 * Each target's objects are loaded into one MCJIT engine of its own (so a
@@ -25,7 +25,6 @@ import ctypes.util
 import functools
 import hashlib
 import os
-import re
 import sys
 import threading
 import time
@@ -111,26 +110,6 @@ def _jit(target: Target) -> _Jit:
                 ) from None
             j = _jits[target.code_key] = _Jit(tm, llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm))
         return j
-
-
-# What a kernel's text says that its machine code does not depend on: the stage comments and the names of its
-# local buffers, which come from the graph's value names.  Identical layers of a model (BERT's encoder layers,
-# a CNN's repeated blocks) and a kernel measured alone then share one compiled object: full:bert's 43 kernels
-# are 17 distinct texts without these names, full:mobilenet_v2's 95 are 54.
-_STAGE_COMMENT = re.compile(r"^[ \t]*; stage .*\n", re.M)
-_ALLOCA = re.compile(r"^[ \t]*(%[-A-Za-z$._0-9]+) = alloca ", re.M)  # ``codegen``: a local buffer, ``%l.NAME``
-_LOCAL = re.compile(r"%[-A-Za-z$._0-9]+")  # a local identifier, whole
-
-
-def canonical_text(ir_text: str) -> str:
-    """``ir_text`` without stage comments and with its local buffers renamed in order (``%$b0``, ``%$b1``, ...:
-    ``$`` is in no name the code generator makes, so no label or value is hit): one consistent renaming of
-    whole identifiers that are allocas, so the module means the same."""
-    body = _STAGE_COMMENT.sub("", ir_text)
-    allocas = {m.group(1): f"%$b{i}" for i, m in enumerate(_ALLOCA.finditer(body))}
-    if not allocas:
-        return body
-    return _LOCAL.sub(lambda m: allocas.get(m.group(0), m.group(0)), body)
 
 
 def cache_key(ir_text: str, target: Target) -> str:
@@ -260,14 +239,13 @@ def load_library(name: str, ir_text: str, target: Target) -> None:
 def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str, int]:
     """Compile (or fetch) a module whose single exported function is named ``PLACEHOLDER`` in ``text``.
 
-    The function's real name is derived from the text (``canonical_text``: graph names left out) and the
-    target, so identical kernels share code, whatever the graph named their stages and buffers.  Returns
+    The function's real name is derived from the text and the target, so identical kernels share code (layers
+    alike lower to one text: ``lower.fusion.build_kernel`` names buffers and stages by place).  Returns
     ``(function name, address)``.  Safe to call from several threads: the compile runs outside this module's
     lock (llvmlite serializes LLVM's own calls, so one thread's LLVM work overlaps another's Python lowering,
     and compile workers run beside it: ``objpool``), and a kernel another thread is compiling is waited for,
     not compiled twice.
     """
-    text = canonical_text(text)
     key = cache_key(text, target)
     name = f"{name_hint}_{key[:20]}"
     j = _jit(target)

@@ -239,18 +239,6 @@ def test_identical_layers_compile_once_whatever_the_graph_named_them(tmp_path, m
     assert torch.allclose(cg({"x": x})[0], g.run({"x": x})[0], rtol=1e-5, atol=1e-5)
 
 
-def test_canonical_text_renames_whole_local_names_consistently():
-    """Only allocas are renamed, whole: a loop over ``l`` makes labels and values ``%l.head1``, ``%l.5``."""
-    text = (
-        "; stage a7\n  %l.t1_panel = alloca [4 x float]\n  %l.t1 = alloca [2 x float]\n"
-        "  use %l.t1_panel, %l.t1\n  br label %l.head1\n  %l.5 = phi i64\n"
-    )
-    assert jit.canonical_text(text) == (
-        "  %$b0 = alloca [4 x float]\n  %$b1 = alloca [2 x float]\n  use %$b0, %$b1\n  br label %l.head1\n"
-        "  %l.5 = phi i64\n"
-    )
-
-
 @pytest.mark.slow  # ~6 s of subprocesses; test_cache.py shares one cache across processes fast
 def test_disk_cache_is_reused_across_processes(tmp_path):
     """A second process compiling the same graph loads every kernel from the cache instead of LLVM."""
