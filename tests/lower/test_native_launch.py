@@ -89,6 +89,26 @@ def test_driver_runs_every_iteration_exactly_once(threads):
     assert torch.equal(out, 25 * want)
 
 
+def test_a_worker_late_from_the_last_job_never_claims_under_the_next_jobs_fields():
+    """Small and larger parallel jobs back to back: a worker that read the exhausted word ``(g, 3)`` of a
+    3-iteration job must not claim ``[3, 3 + chunk)`` under the next job's extent before the next gen is
+    out.  Before the launch closed the old gen first, about one call in 40 here ran such a range twice."""
+    _, addr = jit.load_function(ADD_INDEX, driver._host(), "t")
+    fn = jit.cfunc(addr)
+    out = torch.zeros(200)
+    args = (ctypes.c_void_p * 1)(out.data_ptr())
+    argp = ctypes.cast(args, ctypes.c_void_p)
+    table = driver.LaunchTable([(fn, argp, 200), (fn, argp, 3)] * 8, 3)
+    assert table.parallel == 16
+    want = torch.arange(200.0) * 8 * 4
+    want[:3] *= 2
+    for _ in range(2000):
+        out.zero_()
+        for _ in range(4):
+            table()
+        assert torch.equal(out, want)
+
+
 @pytest.mark.parametrize("threads", [2, 3])
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_native_replay_matches_the_per_kernel_path_bitwise(name, threads):
