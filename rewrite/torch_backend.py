@@ -12,6 +12,12 @@ seen on the next call), runs :func:`rewrite.optimize` (verified against the orig
 :func:`rewrite.compile`.  A subgraph eqsat cannot handle (an op with no registry
 counterpart, a non-float32 tensor) runs eagerly, with one warning naming the op.
 
+Shapes that change: from a model's second input size on, dynamo hands over subgraphs whose sizes are
+symbolic (``SymInt`` inputs).  eqsat compiles such a subgraph for each concrete size it is called with,
+on that call, and reuses it for every later call at that size; past ``options={"shapes": N}`` sizes (8,
+dynamo's own recompile limit) new sizes run eagerly, with one warning.  Each size is a full static
+compile: kernels with run-time bounds (one artefact for a range of sizes) are not built yet.
+
 eqsat compiles inference graphs: its kernels record no autograd.  A subgraph that needs gradients
 (grad mode on, or switched on inside the graph, and an input, a parameter included, requiring grad:
 training) runs eagerly, with one warning saying so, so ``loss.backward()`` works and gives eager's
@@ -24,20 +30,27 @@ contract): it is a driver of the pipeline, like the CLI.
 
 from __future__ import annotations
 
+import hashlib
+import re
+import threading
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from rewrite.egraph.limits import Limits
 from rewrite.frontends import capture
+from rewrite.frontends.torch_export import TorchCapture
 from rewrite.ir.errors import EqsatError, UsageError
+from rewrite.ir.graph import Graph
 from rewrite.pipeline import COSTS, compile, optimize, priced_for
 
 __all__ = ["EqsatFallbackWarning", "eqsat_backend", "register"]
 
-_OPTIONS = ("rules", "limits", "extractor", "check", "ilp_seconds", "target", "cost", "optimize")
+_OPTIONS = ("rules", "limits", "extractor", "check", "ilp_seconds", "target", "cost", "optimize", "shapes")
 
 
 class EqsatFallbackWarning(UserWarning):
@@ -56,7 +69,8 @@ def eqsat_backend(
     ``extractor`` ("ilp" or "greedy"), ``check``, ``ilp_seconds``, ``target`` ("llvm"), ``cost``
     ("compiled", the default: e-nodes priced by the target's compiled kernels, uncached ones measured
     first; "analytical": priced for eager PyTorch, nothing measured), and ``optimize=False`` to compile
-    the imported graph without saturating it.  ``mode`` is
+    the imported graph without saturating it, ``shapes`` (8): how many sizes a subgraph with symbolic sizes
+    is compiled for (see below).  ``mode`` is
     accepted (torch.compile passes it) and ignored: eqsat has one mode.
     """
     options = dict(options or {})
@@ -67,42 +81,149 @@ def eqsat_backend(
     if cost not in COSTS:
         raise UsageError(f"unknown eqsat backend cost {cost!r}; known: {', '.join(COSTS)}")
     target = options.get("target", "llvm")
+    shapes = options.get("shapes", MAX_SHAPES)
+    if not isinstance(shapes, int) or isinstance(shapes, bool) or shapes < 1:
+        raise UsageError(f"eqsat backend option shapes={shapes!r}: a positive number of sizes to compile per subgraph")
     if _needs_grad(gm, example_inputs):
         return _eager(gm, _TRAINING)
     for i, x in enumerate(example_inputs):
-        if not isinstance(x, torch.Tensor):
-            return _eager(gm, f"input {i} is a {type(x).__name__}, not a tensor (dynamic shapes are not supported)")
-    try:
-        cap = capture(gm, tuple(example_inputs), name=type(gm).__name__)
-        graph, run = cap.graph, None
-        if options.get("optimize", True):
-            res = optimize(
-                graph,
-                rules=options.get("rules"),
-                limits=options.get("limits", Limits()),
-                extractor=options.get("extractor", "ilp"),
-                check=options.get("check", True),
-                ilp_seconds=options.get("ilp_seconds", 10.0),
-                target=priced_for(target, cost),
-            )
-            graph, run = res.graph, res.compiled  # the run check compiled it for the target, when it ran
-        if run is None:
-            run = compile(graph, target=target)
-    except EqsatError as e:
-        return _eager(gm, str(e))
-    names = [n.attrs["name"] for n in graph.inputs]  # the original input order (decode keeps it)
-    position = {name: i for i, name in enumerate(cap.input_names)}
-    if len(names) != len(cap.input_names):  # an input no output depends on was pruned: pick by name
-        pick = [position[n] for n in names]
-    else:
-        pick = list(range(len(names)))
+        if not isinstance(x, (torch.Tensor, int, torch.SymInt)) or isinstance(x, bool):
+            return _eager(gm, f"input {i} is a {type(x).__name__}, not a tensor or a size")
+    if any(_symbolic(x) for x in example_inputs):
+        return _PerShape(gm, options, target, cost, shapes)
+    run = _compile_for(gm, example_inputs, options, target, cost)
+    return _eager(gm, run) if isinstance(run, str) else run
 
-    def compiled(*args: Any) -> Any:
+
+# Sizes one dynamic subgraph is compiled for before new ones run eagerly (dynamo's own recompile limit is 8).
+MAX_SHAPES = 8
+
+
+def _symbolic(x: Any) -> bool:
+    """A size dynamo left symbolic: a SymInt input, or a tensor with a symbolic dimension."""
+    if isinstance(x, torch.SymInt):
+        return True
+    return isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape)
+
+
+def _compile_for(
+    gm: torch.fx.GraphModule, args: Sequence[Any], options: Mapping[str, Any], target: Any, cost: str
+) -> Callable[..., Any] | str:
+    """``gm`` imported at the concrete ``args`` (sizes given as ints are fixed), optimized and compiled: a
+    function of the same arguments, or why it cannot be (the subgraph then runs eagerly)."""
+    try:
+        cap = capture(gm, tuple(args), name=type(gm).__name__)
+        key = _built_key(cap, options, target, cost)
+        built = _BUILT.get(key)
+        if built is None:
+            built = _BUILT[key] = _build(cap, options, target, cost)
+    except EqsatError as e:
+        return str(e)
+    # a captured graph's inputs are the tensor arguments in order (sizes were fixed at import); the optimized
+    # graph keeps the names of the capture it was built from, less any input no output depends on
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    position = {name: tensors[j] for j, name in enumerate(built.input_names)}
+    pick = [position[n.attrs["name"]] for n in built.graph.inputs]
+
+    def compiled(*call_args: Any) -> Any:
         with torch.no_grad():
-            outs = run([args[i].contiguous() for i in pick])
+            outs = built.run([call_args[i].contiguous() for i in pick])
         return cap.unflatten(outs)
 
     return compiled
+
+
+@dataclass(eq=False)
+class _Built:
+    graph: Graph  # the graph compiled (its inputs named as the captured graph's)
+    run: Callable[[Sequence[torch.Tensor]], Sequence[torch.Tensor]]
+    input_names: list[str]  # the capture's tensor inputs, in argument order
+
+
+# Captured graphs already optimized and compiled in this process, by their text, constants and the options, while
+# a compiled subgraph holds them: dynamo's static subgraph of a model's first size and its symbolic subgraph
+# called at that size again capture one graph, compiled once.
+_BUILT: weakref.WeakValueDictionary[str, _Built] = weakref.WeakValueDictionary()
+
+
+def _built_key(cap: TorchCapture, options: Mapping[str, Any], target: Any, cost: str) -> str:
+    """The captured graph's text with its inputs named by place (dynamo numbers a subgraph's arguments, sizes
+    included), its constants, and the options."""
+    place = {name: f"#{j}" for j, name in enumerate(cap.input_names)}
+    text = re.sub(
+        r"(= input\(\) name=)(\S+)", lambda m: m.group(1) + place.get(m.group(2), m.group(2)), cap.graph.pretty()
+    )
+    h = hashlib.sha256(text.encode())
+    for name in sorted(cap.graph.weights):
+        t = cap.graph.weights[name].detach().contiguous().reshape(-1)
+        h.update(f"{name} {t.dtype} {tuple(t.shape)}".encode())
+        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    h.update(repr((sorted((k, repr(v)) for k, v in options.items()), str(target), cost)).encode())
+    return h.hexdigest()
+
+
+def _build(cap: TorchCapture, options: Mapping[str, Any], target: Any, cost: str) -> _Built:
+    graph, run = cap.graph, None
+    if options.get("optimize", True):
+        res = optimize(
+            graph,
+            rules=options.get("rules"),
+            limits=options.get("limits", Limits()),
+            extractor=options.get("extractor", "ilp"),
+            check=options.get("check", True),
+            ilp_seconds=options.get("ilp_seconds", 10.0),
+            target=priced_for(target, cost),
+        )
+        graph, run = res.graph, res.compiled  # the run check compiled it for the target, when it ran
+    if run is None:
+        run = compile(graph, target=target)
+    return _Built(graph, run, list(cap.input_names))
+
+
+class _PerShape:
+    """A subgraph dynamo handed over with symbolic sizes, compiled for each concrete size it is called with
+    (at most ``limit``; later sizes run eagerly, with one warning).  Each compile is static: eqsat's kernels
+    and its cost model take fixed shapes, and the caches make a second size of one model cheaper than the
+    first."""
+
+    def __init__(self, gm: torch.fx.GraphModule, options: Mapping[str, Any], target: Any, cost: str, limit: int):
+        self.gm, self.options, self.target, self.cost, self.limit = gm, options, target, cost, limit
+        self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
+        self.compiles = 0  # eqsat compiles started (tests count them)
+        self._lock = threading.Lock()
+        self._warned = False
+
+    @staticmethod
+    def key(args: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else int(a) for a in args)
+
+    def __call__(self, *args: Any) -> Any:
+        k = self.key(args)
+        fn = self.compiled.get(k)
+        if fn is None:
+            with self._lock:
+                fn = self.compiled.get(k)
+                if fn is None:
+                    fn = self._new(k, args)
+        return fn(*args)
+
+    def _new(self, k: tuple[Any, ...], args: Sequence[Any]) -> Callable[..., Any]:
+        sizes = ", ".join(str(list(x[0])) if isinstance(x, tuple) else str(x) for x in k)
+        if self.compiles >= self.limit:
+            if not self._warned:
+                self._warned = True
+                _eager(
+                    self.gm,
+                    f"compiled for {self.limit} sizes already (option shapes={self.limit}); new sizes, from "
+                    f"({sizes}) on, run eagerly",
+                )
+            return self.gm.forward
+        self.compiles += 1
+        run = _compile_for(self.gm, args, self.options, self.target, self.cost)
+        if isinstance(run, str):
+            run = _eager(self.gm, f"at sizes ({sizes}): {run}")
+        self.compiled[k] = run
+        return run
 
 
 _TRAINING = (

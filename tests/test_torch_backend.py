@@ -14,6 +14,7 @@ from bench.zoo import ZOO
 from rewrite.egraph.limits import Limits
 from rewrite.ir.errors import UsageError
 from rewrite.torch_backend import EqsatFallbackWarning, eqsat_backend, register
+from rewrite.verification.numeric import normwise_rel_err
 from tests.tiers import models
 
 # the whole models priced by the roofline (measuring every kernel is the compiled-cost tests' business)
@@ -294,3 +295,80 @@ def test_a_graph_that_enables_grad_under_no_grad_runs_eagerly():
         out = torch.compile(_EnablesGrad(), backend="eqsat", options=_FAST)(x)
     assert out.grad_fn is not None
     assert len(_fallbacks(caught)) == 1 and "training" in _fallbacks(caught)[0]
+
+
+# --- shapes that change: dynamo's symbolic subgraphs are compiled per size, never silently eager -------------
+
+
+class _Attention(nn.Module):
+    """One head of self-attention over a sequence whose length dynamo makes symbolic (a reshape uses it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(16, 16), nn.Linear(16, 16), nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.softmax(self.q(x) @ self.k(x).transpose(-1, -2) / 4.0, dim=-1)
+        return (a @ self.v(x)).reshape(x.shape[0], x.shape[1] * 16)
+
+
+class _SmallCnn(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.bn, self.fc = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.relu(self.bn(self.conv(x))).mean(dim=(2, 3)))
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """How many graphs eqsat optimized and compiled (without the run check: its timing is not the point)."""
+    import rewrite.torch_backend as tb
+
+    monkeypatch.setenv("EQSAT_RUN_CHECK", "0")
+    n = [0]
+    real = tb.optimize
+
+    def counted(*a, **k):
+        n[0] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(tb, "optimize", counted)
+    return n
+
+
+@pytest.mark.parametrize(
+    "kind, sizes",
+    [("attention", [(2, 8), (2, 16), (2, 33), (2, 64)]), ("cnn", [(1, 3, 12, 12), (2, 3, 12, 12), (5, 3, 12, 12)])],
+)
+def test_sizes_dynamo_makes_symbolic_compile_once_each_and_match_eager(kind, sizes, compiles):
+    torch.manual_seed(0)
+    m = (_Attention() if kind == "attention" else _SmallCnn()).eval()
+    if kind == "attention":
+        sizes = [(*s, 16) for s in sizes]
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("error", EqsatFallbackWarning)  # from the second size on: not eager
+        for i, shape in enumerate([*sizes, sizes[1], sizes[0]]):  # two sizes again at the end: cached
+            x = torch.randn(shape)
+            out, ref = fast(x), m(x)
+            assert normwise_rel_err(out, ref) <= 1e-4, shape
+            assert compiles[0] == min(i + 1, len(sizes)), shape
+
+
+def test_sizes_past_the_limit_run_eagerly_with_one_warning(compiles):
+    torch.manual_seed(0)
+    m = _Attention().eval()
+    fast = torch.compile(m, backend="eqsat", options={**_FAST, "shapes": 2})
+    with warnings.catch_warnings(record=True) as caught, torch.no_grad():
+        warnings.simplefilter("always")
+        for n in (4, 6, 7, 9, 6):  # 4: static; 6 and 7: the symbolic subgraph's two sizes; 9: eager
+            x = torch.randn(1, n, 16)
+            assert normwise_rel_err(fast(x), m(x)) <= 1e-4, n
+    fell_back = _fallbacks(caught)
+    assert compiles[0] == 3
+    assert len(fell_back) == 1 and "compiled for 2 sizes already (option shapes=2)" in fell_back[0]
+    assert "[1, 9, 16]" in fell_back[0]
+    with pytest.raises(UsageError, match="shapes=0"):
+        eqsat_backend(torch.fx.symbolic_trace(m), [torch.randn(1, 4, 16)], options={"shapes": 0})
