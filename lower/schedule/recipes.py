@@ -295,11 +295,20 @@ def _need_stage(k: Kernel, stage: str) -> Stage:
 
 
 def _update_factors(k: Kernel, g: GemmInfo) -> tuple[Expr, Expr]:
-    """``(a, b)`` of the stage's one update ``out[..] = out[..] + a * b``."""
+    """``(a, b)`` of the stage's one update ``out[..] = out[..] + a * b``.  (An epilogue computed at one of the
+    stage's loops is inside it: ``out[..] = r[..] + out[..] * g[..]``, a residual add after a scale, reads
+    another buffer first and is not an update.)"""
     prods = []
     for x in stores_of(_need_stage(k, g.stage)):
         v = x.value
-        if x.buf.name == g.out and isinstance(v, Bin) and v.op == "+" and isinstance(v.b, Bin) and v.b.op == "*":
+        if (
+            x.buf.name == g.out
+            and isinstance(v, Bin)
+            and v.op == "+"
+            and not (isinstance(v.a, Load) and v.a.buf.name != g.out)
+            and isinstance(v.b, Bin)
+            and v.b.op == "*"
+        ):
             prods.append(v.b)
     if len(prods) != 1:
         raise ScheduleError(f"cannot find the update of stage {g.stage}")
