@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lower.fusion import BuiltKernel, FusionPlan, build_kernel, plan_fusion
+from lower.fusion import BuiltKernel, FusionPlan, build_kernel, plan_fusion, sink_reshapes
 from lower.schedule.cache import cached_schedule
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.target import Target
@@ -24,6 +24,7 @@ from rewrite.ir.target import Target
 
 @dataclass
 class KernelPlan:
+    graph: Graph  # the graph the kernels compute: the one planned, reshapes sunk (``fusion.sink_reshapes``)
     consts: dict[Value, torch.Tensor]  # every live weight-only value, on the kernels' device
     fusion: FusionPlan
     built: list[BuiltKernel]  # in launch order
@@ -42,6 +43,8 @@ def plan_kernels(
     the folded constants placed on ``device`` (lowerings derive their packed constants from them there), no
     fusion without ``fuse``, no schedule without ``schedule``."""
     graph.validate()
+    if fuse:
+        graph = sink_reshapes(graph)
     # folded on the host (where the weights are and the refs build their own constants), then placed
     consts = {v: t.to(device) for v, t in graph.weight_values(graph.live()).items()}
     fusion = plan_fusion(graph, {v.node for v in consts}, fuse=fuse)
@@ -52,7 +55,7 @@ def plan_kernels(
         if sched is not None:
             bk.kernel, bk.schedule = sched.kernel, sched
         built.append(bk)
-    return KernelPlan(consts, fusion, built)
+    return KernelPlan(graph, consts, fusion, built)
 
 
 __all__ = ["KernelPlan", "plan_kernels"]

@@ -106,14 +106,14 @@ class CompiledGraph:
         self.backend = backend_of(self.target)
         self.threads = self.target.threads
         self._device = torch.device(self.backend.device)
-        self.graph = graph
         self._lock = threading.Lock()
         self._recycle: dict[Value, torch.Tensor] = {}
-        self.input_names = [n.attrs["name"] for n in graph.inputs]
-        self._input_values = {n.attrs["name"]: Value(n.id, 0) for n in graph.inputs}
         plan = plan_kernels(
             graph, self.target, grid=self.backend.grid, device=self._device, fuse=fuse, schedule=schedule
         )
+        self.graph = graph = plan.graph  # the same inputs and outputs; views moved where fusion needs them
+        self.input_names = [n.attrs["name"] for n in graph.inputs]
+        self._input_values = {n.attrs["name"]: Value(n.id, 0) for n in graph.inputs}
         self.consts: dict[Value, torch.Tensor] = plan.consts
         self.fusion: FusionPlan = plan.fusion
         self.built: list[BuiltKernel] = plan.built
