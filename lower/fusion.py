@@ -40,6 +40,7 @@ Policy (greedy, over live nodes that are not precomputed constants):
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -443,9 +444,13 @@ def sink_reshapes(graph: Graph) -> Graph:
     out = Graph(weights=graph.weights, name=graph.name)
     env: dict[Value, Value] = {}
     in_p_value: dict[int, Value] = {}
+    was: dict[int, int] = {}  # a node of ``out`` -> the node of ``graph`` it computes (the reshapes added: none)
 
-    def add(op: str, inputs: list[Value], attrs: dict, origin: str) -> Node:
-        return out.add(op, inputs, attrs, origin)
+    def add(op: str, inputs: list[Value], attrs: dict, origin: str, of: int | None = None) -> Node:
+        m = out.add(op, inputs, attrs, origin)
+        if of is not None:
+            was[m.id] = of
+        return m
 
     def val(v: Value) -> Value:
         if v not in env and v.node in in_p_value:  # read as it is: the reshape back, made once
@@ -465,12 +470,25 @@ def sink_reshapes(graph: Graph) -> Graph:
                 s, want = graph.shape_of(v), _in_shape(graph.shape_of(v), p, n.shape)
                 assert want is not None
                 ins.append(val(v) if want == s else Value(add("reshape", [val(v)], {"shape": want}, n.origin).id, 0))
-            in_p_value[n.id] = Value(add(n.op, ins, dict(n.attrs), n.origin).id, 0)
+            in_p_value[n.id] = Value(add(n.op, ins, dict(n.attrs), n.origin, n.id).id, 0)
         else:
-            m = add(n.op, [val(v) for v in n.inputs], dict(n.attrs), n.origin)
+            m = add(n.op, [val(v) for v in n.inputs], dict(n.attrs), n.origin, n.id)
             for i in range(len(n.shapes)):
                 env[Value(n.id, i)] = Value(m.id, i)
     out.outputs = [val(v) for v in graph.outputs]
+    # the nodes keep their ids (kernel names, plans and messages match the graph given), the reshapes added
+    # take fresh ones; the order stays the one built
+    fresh = iter(range(max(graph.nodes) + 1, max(graph.nodes) + 1 + len(out.nodes)))
+    ids = {m: was[m] if m in was else next(fresh) for m in out.nodes}
+
+    def moved(v: Value) -> Value:
+        return Value(ids[v.node], v.index)
+
+    out.nodes = {
+        ids[m.id]: dataclasses.replace(m, id=ids[m.id], inputs=tuple(moved(v) for v in m.inputs))
+        for m in out.nodes.values()
+    }
+    out.outputs = [moved(v) for v in out.outputs]
     return out
 
 

@@ -172,9 +172,10 @@ def test_fusion_through_a_reshape_view():
     y = b.matmul(heads, b.weight("w", torch.randn(1, 48, 16) * 0.1))
     z = b.sigmoid(b.reshape(b.exp(b.input("u", (6, 5))), shape=(30,)))
     cg = check_graph(b.build([y, z]), tol=1e-5)
-    # the second reshape moves below the sigmoid (lower.fusion.sink_reshapes): the same one kernel, the view after it
-    assert kernels_of(cg) == ["<transpose%1 <reshape%2 matmul%4", "<exp%6 sigmoid%7"]
-    assert "views: reshape%8" in cg.plan  # the output: a view of the sigmoid's result, no copy
+    # the second reshape moves below the sigmoid (lower.fusion.sink_reshapes): the same one kernel (the nodes keep
+    # their ids), and the output is a view of the sigmoid's result (a new node), no copy
+    assert kernels_of(cg) == ["<transpose%1 <reshape%2 matmul%4", "<exp%6 sigmoid%8"]
+    assert "views: reshape%9" in cg.plan
 
 
 @pytest.mark.cpu_form
@@ -288,7 +289,9 @@ def test_a_batched_linear_layers_activation_and_residual_join_its_epilogue():
     h = b.gelu_erf(_linear3d(b, x, 96, 1))
     y = b.add(x, _linear3d(b, h, 48, 2))  # the residual: the GEMM's value second
     g = b.build([y])
-    assert sink_reshapes(g) is not g
+    sunk = sink_reshapes(g)
+    assert sunk is not g and sunk.input_shapes() == g.input_shapes()
+    assert all(g.nodes[n.id].op == n.op for n in sunk if n.op != "reshape")  # ids kept: plans name the same nodes
     cg = check_graph(g, tol=1e-5)
     ks = kernels_of(cg)
     assert len(ks) == 2 and "gelu_erf" in ks[0] and "add" in ks[1], cg.plan
