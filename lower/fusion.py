@@ -11,6 +11,10 @@ Policy (greedy, over live nodes that are not precomputed constants):
   at their offsets (``FusionPlan.place``).  A piece must be written by a kernel
   of its own (not a graph input, constant or view), belong to one whole only,
   and share no storage with a graph output; otherwise the op copies as before.
+* **Reshapes sink** below pointwise ops first (``sink_reshapes``): a batched
+  linear layer's ``gelu(reshape(x @ w + b))`` is computed as
+  ``reshape(gelu(x @ w + b))``, so the activation and a residual add have the
+  contraction's shape and join its epilogue.
 * **Epilogues**: a chain of elementwise ops (and batchnorm) that is the only
   consumer of a contraction's output, has its shape, and is not itself
   needed elsewhere, is fused into the contraction's kernel.  It is computed in
