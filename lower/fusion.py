@@ -80,6 +80,7 @@ from rewrite.ir.ops import OPS, CostClass, FusionRole, Group
 # contraction's ``packed_operand``), read when planning so a registered op is seen.
 _INJECTIVE = frozenset({FusionRole.ELEMENTWISE, FusionRole.REMAP, FusionRole.INJECTIVE})
 SHARED_PROLOGUE_MAX_NODES = 3  # the longest chain inlined into every consumer (see "Shared prologues")
+EPILOGUE_DAG_MAX_NODES = 16  # the most pointwise ops one epilogue DAG takes (``_Grouper.pointwise_dag``)
 
 
 def _role(op: str) -> FusionRole | None:
@@ -224,29 +225,91 @@ class _Grouper:
         return len(self.users[nid]) == 1 and nid not in self.out_nodes and len(self.graph.nodes[nid].shapes) == 1
 
     def with_epilogue(self, n: Node) -> FusedGroup:
-        """A contraction group for ``n``, extended forward through its private chain of epilogue ops."""
+        """A contraction group for ``n``, extended forward through its private chain of epilogue ops, and through
+        a pointwise DAG that reads the chain's value several times and ends in one op (``pointwise_dag``)."""
         grp = FusedGroup(n.id, [n.id], kind="contraction")
         cur = n
-        while self.private(cur.id):
-            e = self.graph.nodes[self.users[cur.id][0]]
-            if (
-                not _epilogue(e.op)
-                or e.id in self.grouped
-                or e.id in self.constants
-                or e.shape != n.shape
-                # the contraction accumulates in place in the last epilogue op's buffer: keep its dtype
-                # (a comparison or a cast to int64 ends the chain: fuzz seeds 62021, 62225)
-                or self.graph.dtype_of(Value(e.id, 0)) != self.graph.dtype_of(Value(n.id, 0))
-                or sum(1 for v in e.inputs if v.node == cur.id) != 1
-                or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
-            ):
-                break
-            grp.nodes.append(e.id)
-            grp.epilogue.append(e.id)
-            cur = e
+        while True:
+            if self.private(cur.id):
+                e = self.graph.nodes[self.users[cur.id][0]]
+                if (
+                    not self._extends(n, e)
+                    or sum(1 for v in e.inputs if v.node == cur.id) != 1
+                    or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
+                ):
+                    break
+                added = [e.id]
+            else:
+                added = self.pointwise_dag(n, cur)
+                if not added:
+                    break
+            grp.nodes.extend(added)
+            grp.epilogue.extend(added)
+            for i in added:
+                self.grouped[i] = grp
+            cur = self.graph.nodes[added[-1]]
         for i in grp.nodes:
             self.grouped[i] = grp
         return grp
+
+    def _extends(self, n: Node, e: Node) -> bool:
+        """Whether ``e`` may follow contraction ``n`` in its epilogue: an elementwise op of its shape and dtype
+        (the contraction accumulates in place in the last epilogue op's buffer; a comparison or a cast to int64
+        ends the chain: fuzz seeds 62021, 62225), not grouped or constant."""
+        return (
+            _epilogue(e.op)
+            and e.id not in self.grouped
+            and e.id not in self.constants
+            and e.shape == n.shape
+            and len(e.shapes) == 1
+            and self.graph.dtype_of(Value(e.id, 0)) == self.graph.dtype_of(Value(n.id, 0))
+        )
+
+    def pointwise_dag(self, n: Node, cur: Node) -> list[int]:
+        """The pointwise ops (in graph order) that take every use of ``cur`` (a contraction's value, read several
+        times: GPT-2's tanh GELU reads it four times) and meet in one op, the last, which alone is read outside;
+        every other op of them has one consumer among them.  Empty when the uses do not close that way."""
+        if cur.id in self.out_nodes or len(cur.shapes) != 1:
+            return []
+        dag: set[int] = set()
+        todo = list(dict.fromkeys(self.users[cur.id]))
+        sinks: list[int] = []
+        while todo:
+            u = todo.pop()
+            if u in dag:
+                continue
+            e = self.graph.nodes[u]
+            if not self._extends(n, e) or not _pointwise(e.op) or len(dag) >= EPILOGUE_DAG_MAX_NODES:
+                return []
+            dag.add(u)
+            users = list(dict.fromkeys(self.users[u]))
+            if len(users) == 1 and u not in self.out_nodes and self._extends(n, self.graph.nodes[users[0]]):
+                todo.append(users[0])
+            else:
+                sinks.append(u)
+        if len(sinks) != 1:
+            return []
+        for u in dag:  # what a member reads: the chain's value, members, or values computed outside before it
+            for v in self.graph.nodes[u].inputs:
+                if v.node != cur.id and v.node not in dag and self.graph.shape_of(v) == n.shape:
+                    if self._reaches(v.node, dag | {cur.id}):
+                        return []
+        order = sorted(dag, key=list(self.graph.nodes).index)
+        return order if order[-1] == sinks[0] else []
+
+    def _reaches(self, nid: int, targets: set[int]) -> bool:
+        """Whether node ``nid`` depends on any of ``targets`` (a member's outside operand computed after the
+        contraction would need the DAG's values before the kernel ends)."""
+        seen, stack = set(), [nid]
+        while stack:
+            x = stack.pop()
+            if x in targets:
+                return True
+            if x in seen:
+                continue
+            seen.add(x)
+            stack.extend(v.node for v in self.graph.nodes[x].inputs)
+        return False
 
     def free(self, nid: int) -> bool:
         """Live, computed at run time, in no group yet, and private: a producer a consumer's group may take."""
@@ -410,9 +473,6 @@ def sink_reshapes(graph: Graph) -> Graph:
     users = graph.users()
     outs = {v.node for v in graph.outputs}
 
-    def private(nid: int) -> bool:
-        return len(users[nid]) == 1 and nid not in outs and len(graph.nodes[nid].shapes) == 1
-
     # analysis: which reshapes are dropped (``sunk``: their value is the reshape of a value of shape P) and which
     # pointwise ops are computed in their operands' pre-reshape shape P (``in_p``)
     sunk: dict[int, tuple[int, ...]] = {}
@@ -423,9 +483,11 @@ def sink_reshapes(graph: Graph) -> Graph:
         cands: dict[int, tuple[int, ...]] = {}  # input node -> its P
         for v in n.inputs:
             src = graph.nodes[v.node]
-            if graph.shape_of(v) != n.shape or not private(src.id):
+            if graph.shape_of(v) != n.shape:
                 continue
             if src.op == "reshape":
+                if src.id in outs or not all(_pointwise(graph.nodes[u].op) for u in users[src.id]):
+                    continue  # read as it is elsewhere: the view stays (a consumer that cannot move reads it back)
                 inner = src.inputs[0]
                 if inner.node in in_p:
                     cands[src.id] = in_p[inner.node]
@@ -661,7 +723,8 @@ def build_kernel(
         # C = other + sum(A*B): start the accumulation from the added operand (bias, residual) instead of
         # zero, which saves a pass over the output when the add is the only epilogue op
         other = [v for v in graph.nodes[chain[0]].inputs if v.node != anchor.id]
-        if len(other) == 1:
+        reads = sum(1 for x in chain for v in graph.nodes[x].inputs if v.node == anchor.id)
+        if len(other) == 1 and other[0].node not in in_group and reads == 1:  # the sum's only reader
             body = _fold_into_init(body, gemm, buf(other[0]))
             prev = Value(chain.pop(0), 0)
     if chain:
@@ -709,25 +772,27 @@ def _fold_into_init(body: Stmt, gemm, other: Buffer) -> Stmt:
 
 
 def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_consts, gemm, local) -> Stmt:
-    """The epilogue chain (after ``prev``) as one stage in the contraction's (batch, i, j) coordinates,
-    in place."""
+    """The epilogue ops (after ``prev``, in graph order: a chain, or a pointwise DAG over one value) as one stage
+    in the contraction's (batch, i, j) coordinates, in place."""
     anchor = graph.nodes[grp.anchor]
     final = buf(Value(grp.epilogue[-1], 0))
     shape = anchor.shape
     vs = [namer.var(f"e{d}") for d in range(len(shape))]
-    cur: Expr = Load(final, tuple(vs))
+    pb = bufs[prev] if prev in bufs else buf(prev)
+    value: dict[str, Expr] = {pb.name: Load(final, tuple(vs))}  # a member's buffer -> its value at vs
+    cur: Expr = value[pb.name]
     for nid in chain:
         node = graph.nodes[nid]
         ctx = LowerCtx(node, namer, consts, new_consts, local=local[nid])
         tmp_out = buf(Value(nid, 0)) if nid != grp.epilogue[-1] else Buffer(namer.name("epi"), shape)
         st = lower_node(node, [buf(v) for v in node.inputs], [tmp_out], ctx)
         store = _stores(st)[0]
-        # rename the node's loop vars to ours, then replace the previous value's loads by ``cur``
+        # rename the node's loop vars to ours, then replace the loads of earlier members by their values
         mapping = {ix.name: v for ix, v in zip(store.idx, vs, strict=False) if isinstance(ix, Var)}
-        val = substitute(store.value, mapping)
-        pb = bufs[prev] if prev in bufs else buf(prev)
-        cur = _loads_replaced(val, pb.name, cur)
-        prev = Value(nid, 0)
+        cur = substitute(store.value, mapping)
+        for name, e in value.items():
+            cur = _loads_replaced(cur, name, e)
+        value[buf(Value(nid, 0)).name] = cur
     # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
     return _in_gemm_coords(gemm, final, vs, cur, namer)
 

@@ -347,3 +347,42 @@ def test_a_scaled_residual_epilogue_keeps_the_blocked_gemm():
     cg = check_graph(b.build([b.add(r, y)]), tol=1e-5)
     (bk,) = cg.built
     assert any(type(s).__name__ == "Tensorize" for s in bk.schedule.steps), bk.schedule.steps
+
+
+# --- an epilogue DAG: pointwise ops reading the contraction's value several times, meeting in one op ----------
+
+
+def _mm(b, m: int = 24, k: int = 40, n: int = 32, seed: int = 7):
+    g = torch.Generator().manual_seed(seed)
+    return b.matmul(b.input("x", (m, k)), b.weight("w", torch.randn(k, n, generator=g) * 0.2))
+
+
+def test_gpt2s_tanh_gelu_reading_the_gemm_four_times_is_its_epilogue():
+    b = GraphBuilder("gelu_tanh")
+    y = b.add(_mm(b), b.weight("bias", torch.randn(1, 32)))
+    inner = b.smul(b.add(y, b.smul(b.mul(b.mul(y, y), y), scalar=0.044715)), scalar=0.7978845608028654)
+    out = b.mul(b.smul(y, scalar=0.5), b.add(b.tanh(inner), b.weight("one", torch.ones(1, 1))))
+    cg = check_graph(b.build([out]), tol=1e-5)
+    assert len(kernels_of(cg)) == 1 and "[contraction+epilogue]" in cg.plan, cg.plan
+
+
+def test_a_value_read_by_the_dag_is_never_folded_with_the_bias():
+    """``(mm + b) * mm``: the add would start the accumulator from the bias, but the mul reads the product
+    without it, so the fold is not taken."""
+    b = GraphBuilder("fold")
+    mm = _mm(b)
+    out = b.mul(b.add(mm, b.weight("bias", torch.randn(1, 32))), b.sigmoid(mm))
+    cg = check_graph(b.build([out]), tol=1e-5)
+    assert len(kernels_of(cg)) == 1, cg.plan
+
+
+def test_two_ends_or_an_outside_reader_keep_the_dag_out_of_the_epilogue():
+    b = GraphBuilder("two")
+    mm = _mm(b)
+    cg = check_graph(b.build([b.relu(mm), b.sigmoid(mm)]), tol=1e-5)  # two results: two kernels read it
+    assert len(kernels_of(cg)) >= 2
+    b = GraphBuilder("outside")
+    mm = _mm(b)
+    s = b.reduce_sum(mm, axes=(1,), keepdim=True)  # a reduction reads the product too
+    cg = check_graph(b.build([b.mul(b.relu(mm), b.tanh(mm)), s]), tol=1e-5)
+    assert len(kernels_of(cg)) >= 2
