@@ -217,6 +217,7 @@ class _Grouper:
                 for v in n.inputs:
                     self.users[v.node].append(n.id)
         self.out_nodes = {v.node for v in graph.outputs}
+        self.position = {nid: k for k, nid in enumerate(graph.nodes)}  # graph (topological) order
         self.grouped: dict[int, FusedGroup] = {}
         self.shared: set[int] = set()  # nodes inlined into every consumer (``find_shared``)
 
@@ -245,8 +246,6 @@ class _Grouper:
                     break
             grp.nodes.extend(added)
             grp.epilogue.extend(added)
-            for i in added:
-                self.grouped[i] = grp
             cur = self.graph.nodes[added[-1]]
         for i in grp.nodes:
             self.grouped[i] = grp
@@ -268,7 +267,12 @@ class _Grouper:
     def pointwise_dag(self, n: Node, cur: Node) -> list[int]:
         """The pointwise ops (in graph order) that take every use of ``cur`` (a contraction's value, read several
         times: GPT-2's tanh GELU reads it four times) and meet in one op, the last, which alone is read outside;
-        every other op of them has one consumer among them.  Empty when the uses do not close that way."""
+        every other op of them has one consumer among them.  Empty when the uses do not close that way.
+
+        An operand a member reads from outside cannot depend on the members or on ``cur``: every use of ``cur``
+        is a member and every member but the last is read only by members, so such a path would pass the last
+        one and come back: a cycle.  So the kernel has every operand when it starts, and the last member is
+        last in graph order."""
         if cur.id in self.out_nodes or len(cur.shapes) != 1:
             return []
         dag: set[int] = set()
@@ -287,29 +291,7 @@ class _Grouper:
                 todo.append(users[0])
             else:
                 sinks.append(u)
-        if len(sinks) != 1:
-            return []
-        for u in dag:  # what a member reads: the chain's value, members, or values computed outside before it
-            for v in self.graph.nodes[u].inputs:
-                if v.node != cur.id and v.node not in dag and self.graph.shape_of(v) == n.shape:
-                    if self._reaches(v.node, dag | {cur.id}):
-                        return []
-        order = sorted(dag, key=list(self.graph.nodes).index)
-        return order if order[-1] == sinks[0] else []
-
-    def _reaches(self, nid: int, targets: set[int]) -> bool:
-        """Whether node ``nid`` depends on any of ``targets`` (a member's outside operand computed after the
-        contraction would need the DAG's values before the kernel ends)."""
-        seen, stack = set(), [nid]
-        while stack:
-            x = stack.pop()
-            if x in targets:
-                return True
-            if x in seen:
-                continue
-            seen.add(x)
-            stack.extend(v.node for v in self.graph.nodes[x].inputs)
-        return False
+        return sorted(dag, key=self.position.__getitem__) if len(sinks) == 1 else []
 
     def free(self, nid: int) -> bool:
         """Live, computed at run time, in no group yet, and private: a producer a consumer's group may take."""
@@ -789,17 +771,15 @@ def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_const
         store = _stores(st)[0]
         # rename the node's loop vars to ours, then replace the loads of earlier members by their values
         mapping = {ix.name: v for ix, v in zip(store.idx, vs, strict=False) if isinstance(ix, Var)}
-        cur = substitute(store.value, mapping)
-        for name, e in value.items():
-            cur = _loads_replaced(cur, name, e)
+        cur = _loads_replaced(substitute(store.value, mapping), value)
         value[buf(Value(nid, 0)).name] = cur
     # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
     return _in_gemm_coords(gemm, final, vs, cur, namer)
 
 
-def _loads_replaced(e: Expr, name: str, by: Expr) -> Expr:
-    """``e`` with every load of buffer ``name`` replaced by ``by``."""
-    return map_expr(e, lambda x: by if isinstance(x, Load) and x.buf.name == name else None)
+def _loads_replaced(e: Expr, by: dict[str, Expr]) -> Expr:
+    """``e`` with every load of a buffer named in ``by`` replaced by its value there."""
+    return map_expr(e, lambda x: by.get(x.buf.name) if isinstance(x, Load) else None)
 
 
 def _stores(s: Stmt) -> list[Store]:
