@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
-from lower.fusion import BuiltKernel, FusionPlan, build_kernel, plan_fusion, sink_reshapes
+from lower.fusion import BuiltKernel, FusionPlan, build_kernel, plan_fusion
+from lower.reshapes import sink_reshapes
 from lower.schedule.cache import cached_schedule
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.target import Target
@@ -24,7 +25,7 @@ from rewrite.ir.target import Target
 
 @dataclass
 class KernelPlan:
-    graph: Graph  # the graph the kernels compute: the one planned, reshapes sunk (``fusion.sink_reshapes``)
+    graph: Graph  # the graph the kernels compute: the one planned, reshapes sunk (``reshapes.sink_reshapes``)
     consts: dict[Value, torch.Tensor]  # every live weight-only value, on the kernels' device
     fusion: FusionPlan
     built: list[BuiltKernel]  # in launch order

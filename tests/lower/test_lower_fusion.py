@@ -172,7 +172,7 @@ def test_fusion_through_a_reshape_view():
     y = b.matmul(heads, b.weight("w", torch.randn(1, 48, 16) * 0.1))
     z = b.sigmoid(b.reshape(b.exp(b.input("u", (6, 5))), shape=(30,)))
     cg = check_graph(b.build([y, z]), tol=1e-5)
-    # the second reshape moves below the sigmoid (lower.fusion.sink_reshapes): the same one kernel (the nodes keep
+    # the second reshape moves below the sigmoid (lower.reshapes.sink_reshapes): the same one kernel (the nodes keep
     # their ids), and the output is a view of the sigmoid's result (a new node), no copy
     assert kernels_of(cg) == ["<transpose%1 <reshape%2 matmul%4", "<exp%6 sigmoid%8"]
     assert "views: reshape%9" in cg.plan
@@ -282,7 +282,7 @@ def _linear3d(b, x, n: int, seed: int):
 
 
 def test_a_batched_linear_layers_activation_and_residual_join_its_epilogue():
-    from lower.fusion import sink_reshapes
+    from lower.reshapes import sink_reshapes
 
     b = GraphBuilder("ffn")
     x = b.input("x", (1, 37, 48))
@@ -311,7 +311,7 @@ def test_a_sunk_value_read_elsewhere_is_reshaped_back_and_outputs_keep_their_sha
 def test_operands_broadcast_along_a_reshaped_dimension_stay_correct(other):
     """(6, 8) viewed as (2, 3, 8): an operand that varies along 2 or 3 reads other elements in (6, 8) coordinates,
     so the op stays after the reshape; one that varies along 8 only (or the whole shape) moves with it."""
-    from lower.fusion import sink_reshapes
+    from lower.reshapes import sink_reshapes
 
     b = GraphBuilder("bcast")
     x = b.input("x", (6, 12))
@@ -325,7 +325,7 @@ def test_operands_broadcast_along_a_reshaped_dimension_stay_correct(other):
 
 
 def test_batchnorm_and_other_axis_ops_are_not_moved_past():
-    from lower.fusion import sink_reshapes
+    from lower.reshapes import sink_reshapes
 
     b = GraphBuilder("bn")
     x = b.input("x", (4, 6))
