@@ -188,8 +188,7 @@ class _PerShape:
 
     def __init__(self, gm: torch.fx.GraphModule, options: Mapping[str, Any], target: Any, cost: str, limit: int):
         self.gm, self.options, self.target, self.cost, self.limit = gm, options, target, cost, limit
-        self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
-        self.compiles = 0  # eqsat compiles started (tests count them)
+        self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}  # per size compiled (or eager, if it failed)
         self._lock = threading.Lock()
         self._warned = False
 
@@ -209,7 +208,7 @@ class _PerShape:
 
     def _new(self, k: tuple[Any, ...], args: Sequence[Any]) -> Callable[..., Any]:
         sizes = ", ".join(str(list(x[0])) if isinstance(x, tuple) else str(x) for x in k)
-        if self.compiles >= self.limit:
+        if len(self.compiled) >= self.limit:
             if not self._warned:
                 self._warned = True
                 _eager(
@@ -218,7 +217,6 @@ class _PerShape:
                     f"({sizes}) on, run eagerly",
                 )
             return self.gm.forward
-        self.compiles += 1
         run = _compile_for(self.gm, args, self.options, self.target, self.cost)
         if isinstance(run, str):
             run = _eager(self.gm, f"at sizes ({sizes}): {run}")
