@@ -73,13 +73,17 @@ def _per_kernel(cg, inputs):
     return cg(inputs, _times=times), times
 
 
+def _add_index(n: int):
+    """The ADD_INDEX kernel, an output of ``n`` zeros and its argument array: ``(fn, out, args)``."""
+    _, addr = jit.load_function(ADD_INDEX, driver._host(), "t")
+    out = torch.zeros(n)
+    args = (ctypes.c_void_p * 1)(out.data_ptr())
+    return jit.cfunc(addr), out, ctypes.cast(args, ctypes.c_void_p)
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_driver_runs_every_iteration_exactly_once(threads):
-    _, addr = jit.load_function(ADD_INDEX, driver._host(), "t")
-    fn = jit.cfunc(addr)
-    out = torch.zeros(1000)
-    args = (ctypes.c_void_p * 1)(out.data_ptr())
-    argp = ctypes.cast(args, ctypes.c_void_p)
+    fn, out, argp = _add_index(1000)
     table = driver.LaunchTable([(fn, argp, 1000), (fn, argp, None), (fn, argp, 7), (fn, argp, 1)], threads)
     assert table.parallel == (2 if threads > 1 else 0)  # extents 1000 and 7 are split; None and 1 are one call
     for _ in range(25):
@@ -93,11 +97,7 @@ def test_a_worker_late_from_the_last_job_never_claims_under_the_next_jobs_fields
     """Small and larger parallel jobs back to back: a worker that read the exhausted word ``(g, 3)`` of a
     3-iteration job must not claim ``[3, 3 + chunk)`` under the next job's extent before the next gen is
     out.  Before the launch closed the old gen first, about one call in 40 here ran such a range twice."""
-    _, addr = jit.load_function(ADD_INDEX, driver._host(), "t")
-    fn = jit.cfunc(addr)
-    out = torch.zeros(200)
-    args = (ctypes.c_void_p * 1)(out.data_ptr())
-    argp = ctypes.cast(args, ctypes.c_void_p)
+    fn, out, argp = _add_index(200)
     table = driver.LaunchTable([(fn, argp, 200), (fn, argp, 3)] * 8, 3)
     assert table.parallel == 16
     want = torch.arange(200.0) * 8 * 4
