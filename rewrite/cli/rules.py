@@ -1,4 +1,5 @@
-"""``eqsat rules list|check|prove``: the rule library, the rule checker and the prover on the command line.
+"""``eqsat rules list|check|prove|synthesize|effect``: the rule library, the rule checker, the prover and rule
+synthesis (``rewrite/cli/synth.py``) on the command line.
 
     eqsat rules list [--json]               # every rule: name, family, file:line
     eqsat rules check                       # every shipped rule
@@ -20,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rewrite.cli import synth
 from rewrite.cli.args import add_limits, add_rules, add_shapes, limits_of, load_rule_args, positive_int, shapes_of
 from rewrite.cli.main import Parser, report_error
 from rewrite.ir.errors import EqsatError
@@ -104,7 +106,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def parser(prog: str) -> argparse.ArgumentParser:
     p = Parser(prog=prog, description="List, check and prove rules.")
-    sub = p.add_subparsers(dest="rules_command", required=True, metavar="{list,check,prove}")
+    sub = p.add_subparsers(dest="rules_command", required=True, metavar="{list,check,prove,synthesize,effect}")
     ls = sub.add_parser("list", help="list every rule with its family and file:line")
     add_rules(ls)
     ls.add_argument("--json", action="store_true")
@@ -140,11 +142,13 @@ def parser(prog: str) -> argparse.ArgumentParser:
     add_limits(pr)
     pr.add_argument("--json", action="store_true", help="print equal, iterations, stop_reason, seconds as JSON")
     pr.set_defaults(fn=cmd_prove)
+    synth.add_parsers(sub)
     return p
 
 
 def main(argv: list[str], prog: str = "eqsat rules") -> int:
     args = parser(prog).parse_args(argv)
+    args.argv = list(argv)
     try:
         return int(args.fn(args))
     except EqsatError as e:  # exit 1 means "a rule failed" / "not proven": every error here is 2
