@@ -28,9 +28,11 @@ from rewrite.ir.dtypes import DTYPES, DTypeError
 from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Value
 from rewrite.ir.ops import OPS
+from rewrite.rulelang.concrete import Undefined, instantiate
 from rewrite.rulelang.syntax import Rule, parse_rules
 from rewrite.synthesis.space import AttrValue, DimExpr, Param, Term, World, resolve, symbolic
 from rewrite.verification.rulecheck.check import check_rule
+from rewrite.verification.rulecheck.draw import CannotInstantiate, draw_envs
 
 FAMILY = "synthesized"
 # the checker's budget per synthesized rule: more draws than a hand-written rule gets (a dropped guard
@@ -54,10 +56,11 @@ class Candidate:
     body: str  # "LHS => RHS" or "LHS <=> RHS"
     lhs_guards: list[str]  # binding a computed left-side attribute: always kept
     template: list[str]  # the world's shape relations among the variables: dropped where not needed
-    key: str  # body and left-side bindings: equal for a renaming of another candidate
+    key: str  # body, left-side bindings and template guards: equal for a renaming of another candidate
     guards: list[str] = field(default_factory=list)  # after minimize
     name: str = ""
     found_in: list[str] = field(default_factory=list)  # worlds that found the same rule
+    _parsed: tuple[str, Rule] | None = field(default=None, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -68,7 +71,13 @@ class Candidate:
         return f"{self.name or 'candidate'}: {self.body}" + (f"  if {' '.join(g)}" if g else "")
 
     def rule(self, guards: Sequence[str] | None = None, path: str = "<synthesized>") -> Rule:
-        return parse_rules(self.text(guards), path, FAMILY)[0]
+        text = self.text(guards)
+        if self._parsed is not None and self._parsed[0] == text and path == "<synthesized>":
+            return self._parsed[1]  # the final pass asks for every kept rule once per rule
+        rule = parse_rules(text, path, FAMILY)[0]
+        if path == "<synthesized>":
+            self._parsed = (text, rule)
+        return rule
 
 
 # ------------------------------------------------------------------ rendering
@@ -261,6 +270,7 @@ def candidate(
             rtext = f"{rev.term(rep, True)} => {rev.term(member, False)}"
             if rtext != f"{left} => {right}":  # the reverse is not this rule renamed
                 body = f"{left} <=> {right_full}"
+    guards = template_guards(world, names, mv)
     return Candidate(
         world,
         instance,
@@ -271,8 +281,11 @@ def candidate(
         names,
         body,
         list(fwd.binds),
-        template_guards(world, names, mv),
-        " ".join([body, *fwd.binds]),
+        guards,
+        # a renaming of an earlier candidate is merged into it; one with other shape relations is not (the
+        # same body from a world with fewer of them is the more general rule, and the final pass drops
+        # whichever the other derives)
+        " ".join([body, *fwd.binds, *guards]),
     )
 
 
@@ -342,6 +355,36 @@ def derivable(cands: Sequence[Candidate], rules: Sequence[Rule], limits: Limits 
             for k, i in enumerate(chunk):
                 out[i] = _same(names[2 * k], names[2 * k + 1]) or _joined(sat.egraph, names[2 * k], names[2 * k + 1])
     return out
+
+
+def rule_derivable(rule: Rule, others: Sequence[Rule], draws: int = 3, limits: Limits = PROVE_LIMITS) -> bool:
+    """Do ``others`` join the two sides of ``rule`` (each root with its own) at every one of ``draws`` random
+    instances of its left side (the checker's draws: shapes and attribute values that satisfy its guards)?
+
+    Every draw, not any: a draw can make two sizes equal, and a rule can follow from the others at such a
+    coincidence only (a slice ending at ``(dim ?b 0)`` takes all of ``?a`` when the two heights agree).
+    What a rule file is checked with: a candidate's world instance is gone once the rule is written.
+    """
+    try:
+        envs = draw_envs(rule, draws)
+    except CannotInstantiate:
+        return False
+    derived = 0
+    for env in envs:
+        env = env.copy()
+        env.values = {}
+        b = GraphBuilder("derive")
+        try:
+            roots = [instantiate(p, env, b) for p in rule.lhs] + [instantiate(p, env, b) for p in rule.rhs]
+        except (EqsatError, Undefined):
+            continue
+        sat = saturate(b.build(roots), list(others), limits)
+        names = sat.encoding.roots
+        k = len(rule.lhs)
+        if not all(names[i] == names[k + i] or _joined(sat.egraph, names[i], names[k + i]) for i in range(k)):
+            return False
+        derived += 1
+    return derived > 0
 
 
 def _joined(eg: Any, a: str, b: str) -> bool:

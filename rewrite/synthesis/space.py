@@ -193,6 +193,10 @@ WORLDS: dict[str, World] = {
         _w("rows", "a=n,m b=k,m c=m,p", "matrices sharing columns: concats of different heights, and a right factor"),
         _w("cols", "a=n,k b=n,m c=p,n", "matrices sharing rows: concats of different widths, and a left factor"),
         _w("blocks", "a=n,k b=k,m c=n,j d=j,m", "two products that can become one of concats"),
+        _w("fan", "a=n,k b=k,m c=k,m", "one left factor, two right ones: a product of a sum, of a concat"),
+        _w("stack", "a=n,m b=n,m c=k,m d=k,m", "two pairs of different heights: elementwise ops of row concats"),
+        _w("side", "a=n,m b=n,m c=n,k d=n,k", "two pairs of different widths: elementwise ops of column concats"),
+        _w("grid", "a=n,m b=n,k c=p,m d=p,k", "four blocks of a matrix: concats in either order"),
         _w("image", "x=b,c,h,w y=b,c,h,w w*=c,c,3,3 v*=c,c,3,3", "images and 3x3 kernels of one channel count", 3, 8),
         _w("channels", "x=b,c,h,w y=b,d,h,w w*=o,c,3,3 v*=o,d,3,3", "inputs of different channel counts", 3, 8),
         _w("outputs", "x=b,c,h,w w*=o,c,3,3 v*=p,c,3,3", "kernels of different output counts", 3, 8),
@@ -234,10 +238,10 @@ _POOLS = [((3, 3), (1, 1), (1, 1)), ((2, 2), (2, 2), (0, 0))]
 def _conv(shapes: Sequence[Sequence[Shape]]) -> list[dict[str, AttrValue]]:
     kernels = {s[2:] for s in shapes[1]}
     if len(kernels) != 1 or len(shapes[1][0]) != 4:
-        return [{"padding": (0, 0)}]  # a kernel whose size is a symbol: no "same" padding to offer
+        return [{"stride": st, "padding": (0, 0)} for st in ((1, 1), (2, 2))]  # no "same" padding to offer
     kh, kw = kernels.pop()
-    pads = {(0, 0), (kh // 2, kw // 2)}
-    return [{"padding": p} for p in sorted(pads)]
+    pads = sorted({(0, 0), (kh // 2, kw // 2)})
+    return [{"stride": st, "padding": p} for st in ((1, 1), (2, 2)) for p in pads]
 
 
 MENUS: dict[str, Menu] = {

@@ -5,15 +5,20 @@ ops is the slow tier's and the bench's."""
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
 from rewrite.ir.errors import UsageError
-from rewrite.rulelang.syntax import parse_rules
+from rewrite.rulelang.syntax import load_rule_file, parse_rules
 from rewrite.synthesis import WORLDS, parse_world, synthesize
 from rewrite.synthesis.enumerate import dim_table, enumerate_world
-from rewrite.synthesis.select import derivable, dtype_safe
+from rewrite.synthesis.select import derivable, dtype_safe, rule_derivable
 from rewrite.synthesis.space import DimExpr, Term, expand_ops
 from rewrite.verification.rulecheck.check import check_rule
+
+SHIPPED = Path(__file__).resolve().parents[2] / "rules" / "optional" / "synthesized.rules"
 
 
 def _bodies(res):
@@ -141,3 +146,48 @@ def test_bad_requests_are_one_line_usage_errors(kwargs, message):
 
 def test_pooling_names_both_pooling_ops():
     assert expand_ops(["pooling", "relu"]) == ["avgpool2d", "maxpool2d", "relu"]
+
+
+# ------------------------------------------------------------------ the shipped file (rules/optional/synthesized.rules)
+# written by the command in its header: the ten TASO ops (pooling is two) at three ops, every default world
+
+
+def test_the_shipped_synthesized_file_passes_the_checker():
+    rules = load_rule_file(SHIPPED)
+    assert len(rules) >= 100
+    assert "eqsat rules synthesize --ops matmul,add,mul,smul,relu,transpose,concat,split,conv2d,pooling" in (
+        SHIPPED.read_text()
+    )
+    failed = [str(r) for r in (check_rule(rule) for rule in rules) if not r.ok]
+    assert not failed, failed
+
+
+def test_a_sample_of_the_shipped_file_is_not_derivable_from_the_rest():
+    rules = load_rule_file(SHIPPED)
+    sample = random.Random(48).sample(rules, 12)
+    for r in sample:
+        assert not rule_derivable(r, [o for o in rules if o is not r]), r.text
+    # and the check can say yes: a rule the file derives (comm and the rotation of add: associativity)
+    derived = parse_rules("d: (add (add ?a ?b) ?c) => (add ?c (add ?b ?a))")[0]
+    assert rule_derivable(derived, rules)
+
+
+@pytest.mark.slow
+def test_no_rule_of_the_shipped_file_is_derivable_from_the_rest():
+    rules = load_rule_file(SHIPPED)
+    derived = [r.name for r in rules if rule_derivable(r, [o for o in rules if o is not r])]
+    assert not derived, derived
+
+
+@pytest.mark.slow
+def test_a_two_process_run_over_matrices_writes_checked_underivable_rules():
+    res = synthesize(
+        ["matmul", "add", "relu", "transpose", "concat", "split"], max_ops=3, worlds=["ew", "chain", "fan"], workers=2
+    )
+    assert res.complete and len(res.rules) >= 10
+    rules = [c.rule() for c in res.rules]
+    for c, r in zip(res.rules, rules):
+        assert check_rule(r).ok, c.text()
+        assert not derivable([c], [o for o in rules if o is not r])[0], c.text()
+    bodies = _bodies(res)
+    assert any("(matmul (matmul ?a ?b) ?c)" in b for b in bodies)
