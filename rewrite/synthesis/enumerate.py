@@ -100,6 +100,23 @@ def dim_table(world: World, instances: Sequence[Mapping[str, int]]) -> dict[tupl
     return {k: e for k, (_, e) in best.items() if k not in ambiguous}
 
 
+ZEROS = 0.125  # the share of each input's entries set to exactly 0
+
+
+def _leaf(shape: Shape, gen: torch.Generator) -> torch.Tensor:
+    """Random normal values with some exact zeros: ``b / b`` is 1 on random floats but NaN where ``b`` is 0,
+    and ``(mul ?a (div ?b ?b)) => ?a`` must not come out of the enumeration (the checker's random inputs would
+    not catch it either)."""
+    t = torch.randn(shape, generator=gen, dtype=torch.float64)
+    zero = torch.rand(shape, generator=gen, dtype=torch.float64) < ZEROS
+    return t.masked_fill(zero, 0.0)
+
+
+# Non-finite values are fingerprinted as themselves: two graphs agree only where they are NaN or infinite
+# at the same entries (``(mul ?a (reciprocal ?b))`` and ``(div ?a ?b)`` do).
+_NAN, _POSINF, _NEGINF = 7.25e6, 3.125e7, -5.5e7
+
+
 class _Fingerprints:
     """A term's fingerprint: per instance its shape and a fixed random projection of its values."""
 
@@ -114,6 +131,7 @@ class _Fingerprints:
             if p is None:
                 gen = torch.Generator().manual_seed(_seed(shape))
                 p = self._proj[shape] = torch.rand(shape, generator=gen, dtype=torch.float64) + 0.5
+            t = torch.nan_to_num(t, nan=_NAN, posinf=_POSINF, neginf=_NEGINF)
             dot = float((t * p).sum())
             scale = float(t.abs().sum())
             if not (math.isfinite(dot) and math.isfinite(scale)):
@@ -137,10 +155,7 @@ def enumerate_world(world: World, ops: Sequence[str], max_ops: int, deadline: fl
         for name in world.names:
             term = Term.leaf(name)
             gens = [torch.Generator().manual_seed(_seed(world.name, name, i)) for i in range(len(instances))]
-            tensors = [
-                torch.randn(world.shape(name, inst), generator=g, dtype=torch.float64)
-                for inst, g in zip(instances, gens)
-            ]
+            tensors = [_leaf(world.shape(name, inst), g) for inst, g in zip(instances, gens)]
             fp = fps.of(tensors)
             assert fp is not None
             kind = KERNEL if name in world.kernels else DATA

@@ -108,6 +108,17 @@ def test_a_rule_that_changes_a_dtype_is_not_written_that_way():
     assert dtype_safe(twice, a, {}, {})
 
 
+def test_an_identity_that_fails_at_zero_is_not_found():
+    # b / b is 1 wherever b is not 0: random normal inputs alone would group (mul ?a (div ?b ?b)) with ?a, and
+    # the checker's random inputs would pass it; the enumeration's inputs have exact zeros
+    res = synthesize(["mul", "div", "reciprocal", "exp", "sub"], max_ops=2, worlds=["ew"], workers=1)
+    bodies = _bodies(res)
+    assert not any("(div ?a ?a)" in b and "=> ?" in b for b in bodies), bodies
+    assert not any("(exp (sub ?a ?a))" in b and "div" in b for b in bodies), bodies
+    # where both sides are infinite or NaN at the same entries, the rule stands
+    assert any("reciprocal" in b and "(div" in b for b in bodies), bodies
+
+
 def test_worlds_and_dimension_names():
     w = parse_world("a=n,m b=m,3")
     assert w.template("b") == ("m", 3) and w.symbols() == ["n", "m"]
