@@ -490,12 +490,22 @@ EXTREMES = [
 ]  # fmt: skip
 
 
-def _per_position(op: str, ref: torch.Tensor, got: torch.Tensor, xs: list[torch.Tensor]) -> list[str]:
-    """compare's rule applied to each position alone: relative for large values, absolute near 0."""
+def _per_position(
+    op: str, ref: torch.Tensor, got: torch.Tensor, xs: list[torch.Tensor], exact: torch.Tensor | None = None
+) -> list[str]:
+    """compare's rule applied to each position alone: relative for large values, absolute near 0.
+
+    ``exact``: the op evaluated in float64 and rounded to float32.  Where the interpreter's float32 kernel
+    overflows and the compiled one does not, the compiled value may be that one instead: torch's AVX-512
+    GELU gives inf for gelu_erf(3e38) and NaN for gelu_erf(inf) (its AVX2 path and the AVX2 kernels agreed
+    on those), the AVX-512 kernels give 3e38 and inf, which are right.
+    """
     bad = []
     for idx in range(ref.numel()):
         a, c = ref.reshape(-1)[idx : idx + 1], got.reshape(-1)[idx : idx + 1]
         r = compare(a, c)
+        if not r.close and exact is not None and not torch.isfinite(a).all():
+            r = compare(exact.reshape(-1)[idx : idx + 1], c)
         if not r.close:
             args = ", ".join(f"{float(x.reshape(-1)[idx]):g}" for x in xs)
             bad.append(f"{op}({args}): interpreter {float(a):g}, compiled {float(c):g}")
@@ -541,7 +551,9 @@ def test_extreme_elementwise_agree():
     bad: list[str] = []
     for (op, arity), r, c in zip(names, ref, got, strict=True):
         if arity == 1:
-            bad += _per_position(op, r, c, [xs])
+            d = OPS[op] if op in UNARY_FLOAT else None
+            exact = d.ref([xs.double()], d.normalize_attrs({}))[0].float() if d is not None else None
+            bad += _per_position(op, r, c, [xs], exact)
         else:
             grid = torch.broadcast_tensors(inputs["xr"], inputs["yc"])
             bad += _per_position(op, r, c, list(grid))
