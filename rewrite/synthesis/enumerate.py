@@ -36,7 +36,6 @@ from rewrite.synthesis.space import (
     arity,
     attr_sets,
     pairs,
-    resolve,
     result_kind,
 )
 
@@ -255,7 +254,7 @@ def _evaluate(
     tensors: list[torch.Tensor] = []
     for i, inst in enumerate(instances):
         try:
-            attrs = d.normalize_attrs({k: resolve(v, inst, params[i]) for k, v in term.attrs})
+            attrs = d.normalize_attrs(term.attrs_at(inst, params[i]))
             ins = [values[a].shapes[i] for a in args]
             shape = d.infer(ins, attrs)[0]
             arg_tensors = [values[a].tensors[i] for a in args]  # type: ignore[index]

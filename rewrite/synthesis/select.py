@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Any
 
-from rewrite.egraph.bindings import EggSmolError
 from rewrite.egraph.limits import Limits
 from rewrite.egraph.saturate import saturate
 from rewrite.ir.builder import GraphBuilder
@@ -30,7 +28,8 @@ from rewrite.ir.graph import Value
 from rewrite.ir.ops import OPS
 from rewrite.rulelang.concrete import Undefined, instantiate
 from rewrite.rulelang.syntax import Rule, parse_rules
-from rewrite.synthesis.space import AttrValue, DimExpr, Param, Term, World, resolve, symbolic
+from rewrite.synthesis.space import AttrValue, DimExpr, Param, Term, World, literal, symbolic
+from rewrite.verification.prove import same_class
 from rewrite.verification.rulecheck.check import check_rule
 from rewrite.verification.rulecheck.draw import CannotInstantiate, draw_envs
 
@@ -44,7 +43,7 @@ CHUNK = 150  # candidate pairs per e-graph when asking what the kept rules deriv
 
 @dataclass
 class Candidate:
-    """member == representative in one world; ``text`` is the rule (without name and guards)."""
+    """member == representative in one world; ``body`` is the rule without its name and guards."""
 
     world: World
     instance: dict[str, int]
@@ -70,27 +69,14 @@ class Candidate:
         g = list(self.lhs_guards) + list(self.guards if guards is None else guards)
         return f"{self.name or 'candidate'}: {self.body}" + (f"  if {' '.join(g)}" if g else "")
 
-    def rule(self, guards: Sequence[str] | None = None, path: str = "<synthesized>") -> Rule:
+    def rule(self, guards: Sequence[str] | None = None) -> Rule:
         text = self.text(guards)
-        if self._parsed is not None and self._parsed[0] == text and path == "<synthesized>":
-            return self._parsed[1]  # the final pass asks for every kept rule once per rule
-        rule = parse_rules(text, path, FAMILY)[0]
-        if path == "<synthesized>":
-            self._parsed = (text, rule)
-        return rule
+        if self._parsed is None or self._parsed[0] != text:  # the final pass asks for each kept rule per rule
+            self._parsed = (text, parse_rules(text, "<synthesized>", FAMILY)[0])
+        return self._parsed[1]
 
 
 # ------------------------------------------------------------------ rendering
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return str(int(v))
-    if isinstance(v, tuple):
-        return "[" + " ".join(_fmt(x) for x in v) + "]"
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
 
 
 class _Render:
@@ -134,7 +120,7 @@ class _Render:
             return var
         if isinstance(v, tuple) and symbolic(v):
             return None  # a list with a computed entry: not produced by the menus
-        return _fmt(v)
+        return literal(v)
 
     def term(self, t: Term, lhs: bool) -> str | None:
         if not t.op:
@@ -153,19 +139,13 @@ class _Render:
                 v = spec.default  # a left side names every attribute: a left-out one would match any value
             else:
                 continue
-            if not lhs and not symbolic(v) and spec.default is not None and _same(v, spec.default):
+            if not lhs and not symbolic(v) and v == spec.default:
                 continue
             s = self.value(v, lhs)
             if s is None:
                 return None
             parts.append(f":{spec.name} {s}")
         return "(" + " ".join(parts) + ")"
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return bool(a == b)
 
 
 def template_guards(world: World, names: Mapping[str, str], vars_: Sequence[str]) -> list[str]:
@@ -212,7 +192,7 @@ def _dtype(t: Term, dtypes: Mapping[str, str], inst: Mapping[str, int], params: 
         return None
     d = OPS[t.op]
     try:
-        attrs = d.normalize_attrs({k: resolve(v, inst, params) for k, v in t.attrs})
+        attrs = d.normalize_attrs(t.attrs_at(inst, params))
         return d.infer_dtype([x for x in ins if x is not None], attrs)
     except (DTypeError, TypeError, ValueError):
         return None
@@ -323,7 +303,7 @@ def _build(
     if not t.op:
         return leaves[t.var]
     ins = [_build(b, a, leaves, inst, params) for a in t.args]
-    return b.op(t.op, *ins, **{k: resolve(v, inst, params) for k, v in t.attrs})
+    return b.op(t.op, *ins, **t.attrs_at(inst, params))
 
 
 def derivable(cands: Sequence[Candidate], rules: Sequence[Rule], limits: Limits = PROVE_LIMITS) -> list[bool]:
@@ -350,10 +330,9 @@ def derivable(cands: Sequence[Candidate], rules: Sequence[Rule], limits: Limits 
                     _build(b, c.lhs, leaves, c.instance, c.params),
                     _build(b, c.rhs, leaves, c.instance, c.params),
                 ]
-            sat = saturate(b.build(roots), list(rules), limits)
-            names = sat.encoding.roots
-            for k, i in enumerate(chunk):
-                out[i] = _same(names[2 * k], names[2 * k + 1]) or _joined(sat.egraph, names[2 * k], names[2 * k + 1])
+            met = _meet(b, roots, [(2 * k, 2 * k + 1) for k in range(len(chunk))], rules, limits)
+            for i, m in zip(chunk, met):
+                out[i] = m
     return out
 
 
@@ -378,18 +357,17 @@ def rule_derivable(rule: Rule, others: Sequence[Rule], draws: int = 3, limits: L
             roots = [instantiate(p, env, b) for p in rule.lhs] + [instantiate(p, env, b) for p in rule.rhs]
         except (EqsatError, Undefined):
             continue
-        sat = saturate(b.build(roots), list(others), limits)
-        names = sat.encoding.roots
         k = len(rule.lhs)
-        if not all(names[i] == names[k + i] or _joined(sat.egraph, names[i], names[k + i]) for i in range(k)):
+        if not all(_meet(b, roots, [(i, k + i) for i in range(k)], others, limits)):
             return False
         derived += 1
     return derived > 0
 
 
-def _joined(eg: Any, a: str, b: str) -> bool:
-    try:
-        eg.run_program(*eg.parse_program(f"(check (= {a} {b}))"))
-        return True
-    except EggSmolError:
-        return False
+def _meet(
+    b: GraphBuilder, roots: list[Value], pairs: Sequence[tuple[int, int]], rules: Sequence[Rule], limits: Limits
+) -> list[bool]:
+    """Saturate the graph of ``roots`` with ``rules``; for each ``(i, j)``: are roots i and j one e-class?"""
+    sat = saturate(b.build(roots), list(rules), limits)
+    names = sat.encoding.roots
+    return [same_class(sat.egraph, names[i], names[j]) for i, j in pairs]

@@ -361,6 +361,10 @@ class Term:
             out |= a.ops()
         return out
 
+    def attrs_at(self, inst: Mapping[str, int], params: Mapping[str, float]) -> dict[str, Any]:
+        """The term's attributes at one instance: sizes and parameters as numbers."""
+        return {k: resolve(v, inst, params) for k, v in self.attrs}
+
     def walk(self) -> Iterator[Term]:
         yield self
         for a in self.args:
@@ -380,12 +384,23 @@ class Term:
         return self.show()
 
 
+def literal(v: Any) -> str:
+    """A literal attribute value in rule syntax: ``[1 0]``, ``0.75``, ``1`` for True."""
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, tuple):
+        return "[" + " ".join(literal(x) for x in v) + "]"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
 def _show(v: AttrValue) -> str:
     if isinstance(v, tuple):
         return "[" + " ".join(_show(x) for x in v) + "]"
     if isinstance(v, Param):
         return f"?{v.name}"
-    return str(v)
+    return str(v) if isinstance(v, DimExpr) else literal(v)
 
 
 def pairs(n: int) -> Iterator[tuple[int, int]]:

@@ -142,10 +142,6 @@ def _enumerate(job: tuple[World, list[str], int, float]) -> WorldResult:
     return enumerate_world(world, ops, max_ops, time.perf_counter() + deadline_in)
 
 
-def _check(c: Candidate) -> tuple[bool, str]:
-    return check(c)
-
-
 # ------------------------------------------------------------------ the stages
 
 
@@ -247,7 +243,7 @@ def _stage_select(
             t1 = time.perf_counter()
             alive = _underived(tier, kept, bar)
             t2 = time.perf_counter()
-            verdicts = _map(pool, _check, alive)
+            verdicts = _map(pool, check, alive)
             sound = [c for c, (ok, _) in zip(alive, verdicts) if ok]
             log.info(
                 "tier %d: %d candidates, %d not derived (%.1fs), %d sound (%.1fs)",

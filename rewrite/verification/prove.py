@@ -105,7 +105,8 @@ def _check_expr(p: Pattern, shapes: Mapping[str, Any]) -> None:
 # ------------------------------------------------------------------ proving
 
 
-def _same_class(eg: EGraph, a: str, b: str) -> bool:
+def same_class(eg: EGraph, a: str, b: str) -> bool:
+    """Whether e-graph names ``a`` and ``b`` are one e-class (after loading or saturation)."""
     if a == b:
         return True
     try:
@@ -173,7 +174,7 @@ def prove_equal(
     graph = _graph(pl, pr, shp, wts)
     rule_list = _rules(rules)
 
-    sat = saturate(graph, rule_list, limits, until=lambda eg, enc: _same_class(eg, *enc.roots))
+    sat = saturate(graph, rule_list, limits, until=lambda eg, enc: same_class(eg, *enc.roots))
     equal = sat.stop_reason is StopReason.GOAL
     return ProveResult(
         equal,
