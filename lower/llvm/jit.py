@@ -48,6 +48,7 @@ from rewrite.ir.target import Target
 # parallel thresholds; 11: math epilogues over planes) or the code for the same IR text; it keys measured costs too
 CODEGEN_VERSION = "11"
 LLVMLITE_VERSION: str = llvmlite.__version__
+LIBRARY_PASSES = "; light passes"  # keys libraries' objects apart from the ones O3 built
 PLACEHOLDER = "__KERNEL__"  # the function name in kernel text before its content-derived name is known
 KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -121,11 +122,12 @@ def cache_key(ir_text: str, target: Target) -> str:
     return h.hexdigest()
 
 
-def optimize(ir_text: str, target: Target) -> llvm.ModuleRef:
-    """Parse, verify and optimize (O3) ``ir_text`` for ``target`` (``objcompile.optimize``)."""
+def optimize(ir_text: str, target: Target, passes: bool = True) -> llvm.ModuleRef:
+    """Parse, verify and optimize (O3, unless ``passes`` is False) ``ir_text`` for ``target``
+    (``objcompile.optimize``)."""
     tm = _jit(target).tm
     with _quiet_stderr():  # "loop not vectorized" remarks for hinted loops LLVM declined: not errors
-        return objcompile.optimize(ir_text, tm, target.triple)
+        return objcompile.optimize(ir_text, tm, target.triple, passes)
 
 
 class _quiet_stderr:
@@ -178,7 +180,7 @@ def assembly(ir_text: str, target: Target) -> str:
     return _jit(target).tm.emit_assembly(optimize(ir_text, target))
 
 
-def _object_for(ir_text: str, key: str, target: Target) -> bytes:
+def _object_for(ir_text: str, key: str, target: Target, passes: bool = True) -> bytes:
     cached = None if config.NO_CACHE.flag() else filecache.read(key)
     if cached is not None:
         with _lock:
@@ -186,9 +188,9 @@ def _object_for(ir_text: str, key: str, target: Target) -> bytes:
         return cached
     t0 = time.perf_counter()
     _jit(target)  # the target machine exists (or its CodegenError is raised) before a worker sees the target
-    obj = objpool.compile_object(ir_text, target)  # an idle worker process, else here
+    obj = objpool.compile_object(ir_text, target, passes)  # an idle worker process, else here
     if obj is None:
-        obj = _jit(target).tm.emit_object(optimize(ir_text, target))
+        obj = _jit(target).tm.emit_object(optimize(ir_text, target, passes))
     with _lock:
         STATS.seconds += time.perf_counter() - t0
         STATS.compiled += 1
@@ -220,14 +222,20 @@ def _release(j: _Jit, name: str, pending: threading.Event) -> None:
 def load_library(name: str, ir_text: str, target: Target) -> None:
     """Load a module of shared routines (e.g. GEMM micro-kernels) once per process and target; kernels
     call them as external functions, resolved by the JIT linker across the target's loaded objects.
-    Compiled outside the lock, as kernels are (a micro-kernel library is 0.3-0.5 s of LLVM); a thread wanting
-    a library another thread is compiling waits for it."""
+    Compiled outside the lock, as kernels are; a thread wanting a library another thread is compiling waits
+    for it.
+
+    A library's text is vector code written as it should run (``lower.llvm.intrinsics``: registers named, no
+    memory a pass could promote), so it takes ``objcompile.LIGHT_PASSES`` instead of O3's pipeline: a GEMM
+    micro-kernel library (28 variants) compiled in 0.5 s, and five of them were half of BERT's cold compile
+    time.  The loops come out as O3 left them; compiling full:mobilenet_v2 went 6.1 -> 4.6 s and
+    full:bert 2.3 -> 1.7 s (one compile job, 3 runs each), their run times within noise (3.3 ms, 36 ms)."""
     j = _jit(target)
     pending = _claim(j, name, lambda: name in j.libs)
     if pending is None:
         return
     try:
-        obj = _object_for(ir_text, cache_key(ir_text, target), target)
+        obj = _object_for(ir_text, cache_key(ir_text + LIBRARY_PASSES, target), target, passes=False)
         with _lock:
             j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             j.engine.finalize_object()

@@ -51,13 +51,34 @@ def target_machine(triple: str, cpu: str, features: str) -> llvm.TargetMachine:
     return new_target_machine(triple, cpu, features)
 
 
-def optimize(ir_text: str, tm: llvm.TargetMachine, triple: str) -> llvm.ModuleRef:
-    """Parse, verify and optimize (O3) ``ir_text`` for ``tm``."""
+# For hand-written vector code (GEMM micro-kernel libraries): folds, then loops rotated and unrolled as O3
+# unrolls them (a short edge tile's k loop by 2-4), at a third of O3's time.  O3's inlining, SLP and the rest
+# change nothing in the loops.
+LIGHT_PASSES = (
+    "instruction_combine",
+    "simplify_cfg",
+    "loop_rotate",
+    "loop_unroll",
+    "instruction_combine",
+    "simplify_cfg",
+)
+
+
+def optimize(ir_text: str, tm: llvm.TargetMachine, triple: str, passes: bool = True) -> llvm.ModuleRef:
+    """Parse, verify and optimize ``ir_text`` for ``tm``: O3, or with ``passes`` False the few passes that
+    code written as vector code already needs (``LIGHT_PASSES``; ``emit``'s code generation is O3 either way)."""
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
     mod.triple = triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    if not passes:
+        pb = llvm.create_pass_builder(tm, pto)
+        mpm = llvm.create_new_module_pass_manager()
+        for name in LIGHT_PASSES:
+            getattr(mpm, f"add_{name}_pass")()
+        mpm.run(mod, pb)
+        return mod
     # llvmlite leaves the SLP vectorizer off at O3.  Short vectorized loops that LLVM unrolls fully before
     # the loop vectorizer sees them (a 32-column panel copy through a ReLU or an add) were left one float at
     # a time; SLP packs them back into vectors.  1 thread, interleaved: 1x1 convolutions packing relu(x) or
@@ -69,14 +90,15 @@ def optimize(ir_text: str, tm: llvm.TargetMachine, triple: str) -> llvm.ModuleRe
     return mod
 
 
-def emit(ir_text: str, triple: str, cpu: str, features: str) -> bytes:
-    """``ir_text`` optimized and compiled to an object file for the machine (triple, cpu, features)."""
+def emit(ir_text: str, triple: str, cpu: str, features: str, passes: bool = True) -> bytes:
+    """``ir_text`` optimized (unless ``passes`` is False: see ``optimize``) and compiled to an object file for
+    the machine (triple, cpu, features)."""
     tm = target_machine(triple, cpu, features)
-    return tm.emit_object(optimize(ir_text, tm, triple))
+    return tm.emit_object(optimize(ir_text, tm, triple, passes))
 
 
 # A request and its answer on the pipes: a 4-byte length, then a pickle.  Request: (ir_text, triple, cpu,
-# features); answer: ("ok", object bytes) or ("error", message) (the parent compiles it again itself, so that
+# features, passes); answer: ("ok", object bytes) or ("error", message) (the parent compiles it again itself, so that
 # the error it raises is LLVM's own, as without workers).
 _LEN = struct.Struct("<I")
 
@@ -117,8 +139,8 @@ def serve(rfd: int, wfd: int) -> None:
         except EOFError:
             return
         try:
-            ir_text, triple, cpu, features = request
-            answer: tuple[str, object] = ("ok", emit(ir_text, triple, cpu, features))
+            ir_text, triple, cpu, features, passes = request
+            answer: tuple[str, object] = ("ok", emit(ir_text, triple, cpu, features, passes))
         except Exception as e:  # any failure goes back to the parent, which compiles it itself
             answer = ("error", f"{type(e).__name__}: {e}")
         send(wfd, answer)

@@ -85,8 +85,8 @@ def _fail(why: str) -> None:
         warnings.warn(f"{why}; LLVM compiles in this process from now on", CompileWorkerWarning, stacklevel=4)
 
 
-def compile_object(ir_text: str, target: Target) -> bytes | None:
-    """``ir_text``'s object code for ``target`` from an idle worker; None when no worker is idle, the pool is
+def compile_object(ir_text: str, target: Target, passes: bool = True) -> bytes | None:
+    """``ir_text``'s object code for ``target`` (``objcompile.emit``) from an idle worker; None when no worker is idle, the pool is
     off, or the worker could not compile it (the caller compiles it in-process: its error is LLVM's own)."""
     if _broken or jobs() < 2:
         return None
@@ -97,7 +97,7 @@ def compile_object(ir_text: str, target: Target) -> bytes | None:
     except queue.Empty:
         return None
     try:
-        objcompile.send(w.wfd, (ir_text, target.triple, target.cpu, ",".join(target.features)))
+        objcompile.send(w.wfd, (ir_text, target.triple, target.cpu, ",".join(target.features), passes))
         answer = objcompile.receive(w.rfd)
     except (OSError, EOFError) as e:
         _fail(f"compile worker {w.proc.pid} stopped ({type(e).__name__})")

@@ -49,6 +49,18 @@ def test_a_worker_returns_the_object_this_process_compiles(two_jobs):
     assert len(objpool._workers) == 1 and objpool._workers[0].proc.poll() is None
 
 
+def test_light_passes_reach_the_worker_and_rotate_the_loop(two_jobs):
+    """A library's request says ``passes=False``: the worker answers the light pipeline's object, not O3's,
+    and the light pipeline still rotates the loop (the body's block ends in its own back edge)."""
+    target = parse_target("llvm")
+    features = ",".join(target.features)
+    light = objcompile.emit(TEXT, target.triple, target.cpu, features, passes=False)
+    assert objpool.compile_object(TEXT, target, passes=False) == light
+    tm = objcompile.target_machine(target.triple, target.cpu, features)
+    text = str(objcompile.optimize(TEXT, tm, target.triple, passes=False))
+    assert "llvm.loop" in text or text.count("br i1") >= 2  # rotated: a guard and a latch
+
+
 def _mlp():
     b = GraphBuilder("mlp")
     x = b.input("x", (8, 64))
