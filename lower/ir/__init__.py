@@ -17,11 +17,14 @@ from lower.ir.kernel import (
     Kernel,
 )
 from lower.ir.nodes import (
+    BF16,
     BIN_OPS,
     BOOL,
     BOOL_OPS,
     CMP_OPS,
+    F16,
     F32,
+    HALF_TYPES,
     I64,
     INT_FUNCS,
     MATH_FUNCS,
@@ -58,6 +61,7 @@ from lower.ir.nodes import (
     loops,
     lt,
     ne,
+    register_type,
     seq,
 )
 from lower.ir.printer import (
@@ -107,11 +111,14 @@ from lower.ir.traverse import (
 )
 
 __all__ = [
+    "BF16",
     "BIN_OPS",
     "BOOL",
     "BOOL_OPS",
     "CMP_OPS",
+    "F16",
     "F32",
+    "HALF_TYPES",
     "I64",
     "INT_FUNCS",
     "MATH_FUNCS",
@@ -176,6 +183,7 @@ __all__ = [
     "outer_ranges",
     "perfect_nest",
     "perfect_prefix",
+    "register_type",
     "replace_loop",
     "rewrap_locals",
     "root_loop",

@@ -39,6 +39,16 @@ from enum import StrEnum
 from rewrite.ir.errors import LoweringError
 
 I64, F32, BOOL = "i64", "f32", "bool"
+# Storage-only types: a buffer may hold them, an expression never does.  A load converts to f32 (exact), a
+# store rounds an f32 to them (to nearest even), and ``Cast(F16, x)`` is that rounding kept in an f32
+# register: a half value computes as the f32 it equals.
+F16, BF16 = "f16", "bf16"
+HALF_TYPES = (F16, BF16)
+
+
+def register_type(dtype: str) -> str:
+    """The type an expression reading ``dtype`` has: f32 for the storage-only half types, else itself."""
+    return F32 if dtype in HALF_TYPES else dtype
 
 
 # ============================================================== memoization
@@ -298,11 +308,13 @@ class Call(Expr):
 @_node
 @dataclass(frozen=True, eq=True)
 class Cast(Expr):
+    """``a`` converted to ``to``; to a half type (``HALF_TYPES``): rounded to it, the result an f32."""
+
     to: str
     a: Expr
 
     def __post_init__(self):
-        self.__dict__["dtype"] = self.to
+        self.__dict__["dtype"] = register_type(self.to)
 
 
 @_node
@@ -312,7 +324,7 @@ class Load(Expr):
     idx: tuple[Expr, ...]
 
     def __post_init__(self):
-        self.__dict__["dtype"] = self.buf.dtype
+        self.__dict__["dtype"] = register_type(self.buf.dtype)
 
 
 ExprLike = Expr | int | float

@@ -17,8 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lower.ir import (
+    BF16,
     BOOL,
+    F16,
     F32,
+    HALF_TYPES,
     I64,
     Allocate,
     Bin,
@@ -112,6 +115,10 @@ class FunctionEmitter:
                 self.emit(f"{b} = load i8, ptr {p}, align 1")
                 self.emit(f"{r} = trunc i8 {b} to i1")
                 return r
+            if e.buf.dtype in HALF_TYPES:  # stored in 16 bits, computed on as the float it equals
+                h = self.tmp("h")
+                self.emit(f"{h} = load {T.MEM_TYPES[e.buf.dtype]}, ptr {p}, align 2")
+                return self.widen(h, e.buf.dtype)
             self.emit(f"{r} = load {T.TYPES[e.buf.dtype]}, ptr {p}, align 4")
             return r
         if isinstance(e, Select):
@@ -132,6 +139,9 @@ class FunctionEmitter:
             return r
         if isinstance(e, Cast):
             a = self.expr(e.a)
+            if e.to in HALF_TYPES:  # rounded to the half type, kept as the float it equals
+                f = self.to_float(a, e.a.dtype)
+                return self.widen(self.narrow(f, e.to), e.to)
             r = self.tmp("x")
             if e.a.dtype == I64 and e.to == F32:
                 self.emit(f"{r} = sitofp i64 {a} to float")
@@ -149,6 +159,51 @@ class FunctionEmitter:
                 raise CodegenError(f"cannot cast {e.a.dtype} to {e.to}")
             return r
         raise CodegenError(f"cannot generate code for expression {e!r}")
+
+    def to_float(self, a: str, dtype: str) -> str:
+        """An i64 or bool register's value as a float (an f32 one as is).  An int64 then rounded to a half
+        type is rounded twice: right for float16 (whatever it does not overflow on is below 2**24, exact in
+        float32) and for bfloat16 below 2**24; above that a bfloat16 tie may round one unit off."""
+        if dtype == F32:
+            return a
+        r = self.tmp("x")
+        self.emit(f"{r} = {'sitofp i64' if dtype == I64 else 'uitofp i1'} {a} to float")
+        return r
+
+    def narrow(self, f: str, half: str) -> str:
+        """The float ``f`` rounded to nearest even into ``half``'s 16 bits (a ``half`` or an ``i16`` register).
+        float16: LLVM's fptrunc (F16C's vcvtps2ph: overflow to inf, subnormals kept).  bfloat16: the upper 16
+        bits after adding 0x7fff plus the kept part's lowest bit (ties to even; an overflow carries into inf),
+        and every NaN as 0x7fc0, as torch's c10::BFloat16 rounds (no instruction needed: AVX-512 BF16 is
+        not on every machine)."""
+        r = self.tmp("n")
+        if half == F16:
+            self.emit(f"{r} = fptrunc float {f} to half")
+            return r
+        assert half == BF16
+        b, lsb, bias, hi, nan, w = (self.tmp(x) for x in ("nb", "nl", "nk", "nh", "nn", "nw"))
+        self.emit(f"{b} = bitcast float {f} to i32")
+        self.emit(f"{lsb} = lshr i32 {b}, 16")
+        self.emit(f"{bias} = and i32 {lsb}, 1")
+        self.emit(f"{hi} = add i32 {bias}, 32767")
+        self.emit(f"{w} = add i32 {b}, {hi}")
+        self.emit(f"{hi}.s = lshr i32 {w}, 16")
+        self.emit(f"{nan} = fcmp uno float {f}, 0.0")
+        self.emit(f"{w}.q = select i1 {nan}, i32 32704, i32 {hi}.s")
+        self.emit(f"{r} = trunc i32 {w}.q to i16")
+        return r
+
+    def widen(self, h: str, half: str) -> str:
+        """A 16-bit ``half`` register (``narrow``'s result, or a load) as the float it equals (exact)."""
+        r = self.tmp("w")
+        if half == F16:
+            self.emit(f"{r} = fpext half {h} to float")
+            return r
+        z = self.tmp("wz")
+        self.emit(f"{z} = zext i16 {h} to i32")
+        self.emit(f"{z}.s = shl i32 {z}, 16")
+        self.emit(f"{r} = bitcast i32 {z}.s to float")
+        return r
 
     def in_bounds(self, ld: Load) -> bool:
         """Whether every element ``ld`` can address lies inside its buffer, given the loop ranges."""
@@ -280,6 +335,8 @@ class FunctionEmitter:
                 b = self.tmp("b")
                 self.emit(f"{b} = zext i1 {v} to i8")
                 self.emit(f"store i8 {b}, ptr {p}, align 1")
+            elif s.buf.dtype in HALF_TYPES:
+                self.emit(f"store {T.MEM_TYPES[s.buf.dtype]} {self.narrow(v, s.buf.dtype)}, ptr {p}, align 2")
             else:
                 self.emit(f"store {T.TYPES[s.buf.dtype]} {v}, ptr {p}, align 4")
         elif isinstance(s, For):

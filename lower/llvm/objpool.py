@@ -86,8 +86,9 @@ def _fail(why: str) -> None:
 
 
 def compile_object(ir_text: str, target: Target, passes: bool = True) -> bytes | None:
-    """``ir_text``'s object code for ``target`` (``objcompile.emit``) from an idle worker; None when no worker is idle, the pool is
-    off, or the worker could not compile it (the caller compiles it in-process: its error is LLVM's own)."""
+    """``ir_text``'s object code for ``target`` (``objcompile.emit``) from an idle worker; None when no worker
+    is idle, the pool is off, or the worker could not compile it (the caller compiles it in-process: its error
+    is LLVM's own)."""
     if _broken or jobs() < 2:
         return None
     if not _workers:

@@ -39,7 +39,7 @@ I64_CMP = {"<": "slt", "<=": "sle", "==": "eq", "!=": "ne", ">": "sgt", ">=": "s
 F32_CMP = {"<": "olt", "<=": "ole", "==": "oeq", "!=": "une", ">": "ogt", ">=": "oge"}
 BOOL_OPS = {"and": "and", "or": "or"}
 TYPES = {"f32": "float", "i64": "i64", "bool": "i1"}
-MEM_TYPES = {"f32": "float", "i64": "i64", "bool": "i8"}  # in memory a bool is a byte, as in torch.bool
+MEM_TYPES = {"f32": "float", "i64": "i64", "bool": "i8", "f16": "half", "bf16": "i16"}  # a bool is a byte (torch.bool)
 
 DECLS = {
     "llvm.minimum.f32": "declare float @llvm.minimum.f32(float, float)",

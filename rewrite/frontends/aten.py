@@ -34,7 +34,8 @@ from rewrite.frontends.aten_base import converter
 from rewrite.frontends.aten_spatial import NotComputed
 from rewrite.frontends.aten_spelled import KeepWhole, RowTable, spelled
 from rewrite.frontends.aten_state import ImportState, _Unsupported
-from rewrite.ir.dtypes import INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
+from rewrite.frontends.compose import round_half
+from rewrite.ir.dtypes import HALF, INT32_NOTE, TORCH_DTYPE, dtype_name, exact_reciprocal
 from rewrite.ir.graph import Value
 
 aten = torch.ops.aten
@@ -207,13 +208,16 @@ def a_copy(st: ImportState, x: Any, *rest: Any, **kw: Any) -> Value:
 
 
 def cast_to(st: ImportState, v: Value, dtype: torch.dtype) -> Value:
-    """``v`` converted to torch dtype ``dtype`` (itself when it already is one)."""
+    """``v`` converted to torch dtype ``dtype`` (itself when it already is one); to float16 or bfloat16: rounded
+    to it and computed on as float32 (``round_half``)."""
     name = dtype_name(dtype)
     if dtype == torch.int32:  # RoBERTa's and CLIP's position arithmetic: computed as int64 (see INT32_NOTE)
         warnings.warn(INT32_NOTE.format(where=st.node_name()), stacklevel=2)
         name = "int64"
     if name is None:
-        raise _Unsupported(f"conversion to {dtype}; eqsat takes float32, int64 and bool")
+        raise _Unsupported(f"conversion to {dtype}; eqsat takes float32, int64, bool, float16 and bfloat16")
+    if name in HALF:
+        return round_half(st.emit(), cast_to(st, v, torch.float32), name)
     return v if name == st.b.graph.dtype_of(v) else st.b.cast(v, dtype=name)
 
 
@@ -358,7 +362,11 @@ def a_arith(st: ImportState, a: Any, b: Any, alpha: Any = 1, rounding_mode: Any 
     r = len(st.out_shape())
 
     if want not in ("float32", "int64"):
-        raise _Unsupported(f"arithmetic with a {want} result (float32 or int64)")
+        for v in (a, b):  # an operand eqsat cannot hold (a float64 input) says so by name
+            if not isinstance(v, (int, float)):
+                st.tensor(v)
+        val = st.meta_val()
+        raise _Unsupported(f"arithmetic with a {getattr(val, 'dtype', want)} result (float32 or int64)")
     tdt = TORCH_DTYPE[want]
 
     def operand(v: Any, s: float | None) -> Value:

@@ -24,7 +24,7 @@ import torch.fx
 
 from rewrite.frontends.compose import Emit
 from rewrite.ir.builder import GraphBuilder
-from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
+from rewrite.ir.dtypes import FLOAT32, HALF, INT64, TORCH_DTYPE, dtype_name
 from rewrite.ir.graph import Value
 from rewrite.ir.ops import Shape
 
@@ -56,9 +56,13 @@ def _triple(v: Any, what: str) -> tuple[int, int, int]:
 
 
 def computed_as(t: torch.dtype) -> str | None:
-    """The eqsat dtype a run-time tensor of torch dtype ``t`` is computed in: its own, or int64 for
-    int32 (``dtypes.INT32_NOTE``); None when eqsat has none."""
-    return "int64" if t == torch.int32 else dtype_name(t)
+    """The eqsat dtype a run-time tensor of torch dtype ``t`` is computed in: its own, int64 for int32
+    (``dtypes.INT32_NOTE``), float32 for float16 and bfloat16 (rounded to them after every op: ``compose.round_half``);
+    None when eqsat has none."""
+    if t == torch.int32:
+        return INT64
+    name = dtype_name(t)
+    return FLOAT32 if name in HALF else name
 
 
 class ImportState:

@@ -50,9 +50,11 @@ from rewrite.frontends.aten import KEEP_WHOLE, NotComputed
 from rewrite.frontends.aten_base import CONVERTER_FNS
 from rewrite.frontends.aten_state import ImportState, _Unsupported, computed_as
 from rewrite.frontends.aten_training import CONVERTERS
-from rewrite.ir.dtypes import TORCH_DTYPE, dtype_name
+from rewrite.frontends.compose import round_half
+from rewrite.ir.dtypes import ANY_SAME, FLOAT32, HALF, TORCH_DTYPE, dtype_name
 from rewrite.ir.errors import FrontendError, GraphError
 from rewrite.ir.graph import Graph, Value
+from rewrite.ir.ops import OPS, Group
 from rewrite.progress import bar, stage
 
 __all__ = ["TorchCapture", "capture", "direct_refusal", "from_torch"]
@@ -308,7 +310,7 @@ _TRAINING_ONLY: dict[Any, str] = {
 
 
 class _IntInput:
-    """A graph input eqsat cannot hold (not float32): any op that reads it is unsupported."""
+    """A graph input eqsat cannot hold (float64, int32, ...): any op that reads it is unsupported."""
 
     def __init__(self, name: str, dtype: torch.dtype) -> None:
         self.name, self.dtype = name, dtype
@@ -345,8 +347,8 @@ class _ExportImporter:
             return self.constant(v)
         if isinstance(v, _IntInput):
             raise _Unsupported(
-                f"reads input '{v.name}' of dtype {v.dtype}; eqsat takes float32, int64 and bool inputs "
-                "(convert it before export)"
+                f"reads input '{v.name}' of dtype {v.dtype}; eqsat takes float32, int64, bool, float16 and "
+                "bfloat16 inputs (convert it before export)"
             )
         if isinstance(v, NotComputed):
             raise _Unsupported(f"reads {v.what}, which eqsat does not compute")
@@ -418,9 +420,10 @@ class _ExportImporter:
             return val
         names.append(node.name)
         dtype = dtype_name(val.dtype)
-        if dtype is None:  # float16, bfloat16, float64, int32...: refused, never cast
+        if dtype is None:  # float64, int32...: refused, never cast
             return _IntInput(node.name, val.dtype)
-        return self.st.b.input(node.name, tuple(int(d) for d in val.shape), dtype)
+        v = self.st.b.input(node.name, tuple(int(d) for d in val.shape), dtype)
+        return self.st.b.cast(v, dtype=FLOAT32) if dtype in HALF else v  # exact: half values compute as float32
 
     def call(self, node: torch.fx.Node) -> Any:
         args, kwargs = self.arg(node.args), self.arg(node.kwargs)
@@ -446,7 +449,23 @@ class _ExportImporter:
         except (_Unsupported, GraphError) as e:  # GraphError: a dtype or shape the registry refuses
             raise self.fail(node, str(e)) from None
         self.check(node, result)
-        return result
+        return self.rounded(node, result)
+
+    def rounded(self, node: torch.fx.Node, result: Any) -> Any:
+        """``result`` with each tensor torch made in float16 or bfloat16 rounded to it (``round_half``), as
+        torch rounds every op's result; values only moved (layout ops, ``ANY_SAME`` dtype rules) already are."""
+        val = node.meta.get("val")
+        many = isinstance(result, (tuple, list))
+        results, vals = (list(result), list(val or ())) if many else ([result], [val])
+        out = []
+        for r, v in zip(results, vals, strict=True):
+            half = dtype_name(v.dtype) if isinstance(r, Value) and isinstance(v, torch.Tensor) else None
+            if half in HALF:
+                op = OPS[self.st.b.graph.nodes[r.node].op]
+                if op.group is not Group.LAYOUT and op.dtype_rule is not ANY_SAME:
+                    r = round_half(self.st.emit(), r, half)
+            out.append(r)
+        return type(result)(out) if many else out[0]
 
     def evaluate(self, a: Any) -> Any:
         """A weight-only graph value as the tensor it always equals (other leaves unchanged)."""
@@ -513,9 +532,14 @@ class _ExportImporter:
                 raise FrontendError(f"forward mutates '{spec.target}' ({spec.kind.name}); eqsat graphs are pure")
             self.st.node = item if isinstance(item, torch.fx.Node) else node
             try:
-                outs.append(self.st.tensor(self.arg(item), "output"))
+                out = self.st.tensor(self.arg(item), "output")
             except _Unsupported as e:
                 raise FrontendError(f"output '{getattr(item, 'name', item)}': {e}") from None
+            val = item.meta.get("val") if isinstance(item, torch.fx.Node) else None
+            half = dtype_name(val.dtype) if isinstance(val, torch.Tensor) else None
+            if half in HALF:  # handed back in the model's dtype (exact: the value was rounded to it)
+                out = self.st.b.cast(round_half(self.st.emit(), out, half), dtype=half)
+            outs.append(out)
         if not outs:
             raise FrontendError(f"{self.st.b.graph.name}.forward returns no tensors")
         self.st.b.origin = ""

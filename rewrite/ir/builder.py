@@ -76,7 +76,8 @@ class GraphBuilder:
         return self.graph.shape_of(self._mine(v, "shape() of"))
 
     def input(self, name: str, shape: Iterable[int], dtype: str = FLOAT32) -> Value:
-        """A run-time input: ``shape`` a sequence of positive ints, ``dtype`` float32, int64 or bool."""
+        """A run-time input: ``shape`` a sequence of positive ints, ``dtype`` float32, int64, bool, float16 or
+        bfloat16 (the last two stored only: ``cast`` them to float32 to compute)."""
         if not isinstance(name, str) or not name:
             raise UsageError(f"input name {_kind(name)} must be a non-empty str")
         if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable):
@@ -90,7 +91,7 @@ class GraphBuilder:
         return self.op("input", name=name, shape=tuple(shape), dtype=dtype)
 
     def weight(self, name: str, tensor: torch.Tensor) -> Value:
-        """A constant, kept in its dtype: float32, int64 or bool.
+        """A constant, kept in its dtype: float32, int64, bool, float16 or bfloat16.
 
         Anything else is refused, never cast (eqsat never rounds a value behind the caller's back): a
         float64 table computed for accuracy is rounded by whoever means it, with ``.float()``."""
@@ -105,7 +106,8 @@ class GraphBuilder:
         if dtype is None:
             fix = "pass w.float()" if tensor.is_floating_point() else "pass w.long() (indices) or w.bool() (masks)"
             raise GraphError(
-                f"weight '{name}' has dtype {tensor.dtype}; eqsat takes float32, int64 and bool, never casts: {fix}"
+                f"weight '{name}' has dtype {tensor.dtype}; eqsat takes float32, int64, bool, float16 and bfloat16, "
+                f"never casts: {fix}"
             )
         tensor = tensor.detach().contiguous()
         v = self.op("weight", name=name, shape=tuple(tensor.shape), dtype=dtype)

@@ -1,11 +1,15 @@
 """Element types of graph values, and each op's dtype rule.
 
-Three dtypes exist: ``float32`` (all compute), ``int64`` (indices: token ids,
-positions) and ``bool`` (masks).  Every value has exactly one; an op's
+Three dtypes compute: ``float32`` (all arithmetic), ``int64`` (indices: token ids,
+positions) and ``bool`` (masks).  Two more are stored: ``float16`` and ``bfloat16``
+values are what ``cast`` makes of float32 ones (rounded to nearest even, as torch
+and IEEE round) and what layout ops move, and a ``cast`` back to float32 (exact) is
+how arithmetic reads them: a half-precision model computes in float32 between the
+roundings its dtype puts on every tensor (``HALF``).  Every value has exactly one dtype; an op's
 :class:`DTypeRule` says which input dtypes it takes and what it produces, and
 ``Graph.add`` checks it, so a float op never reads an int value and nothing is
 ever converted implicitly (``cast`` is the one explicit conversion).  Other
-torch dtypes (float16, bfloat16, float64, int32, ...) are refused at import.
+torch dtypes (float64, int32, ...) are refused at import.
 
 A rule's entries are a concrete dtype or the type variable ``"T"`` (every
 ``T`` of one node is the same dtype, one of ``t_choices``); ``out`` may also
@@ -27,17 +31,30 @@ from typing import Any
 import torch
 
 FLOAT32, INT64, BOOL = "float32", "int64", "bool"
-DTYPES = (FLOAT32, INT64, BOOL)
-TORCH_DTYPE: dict[str, torch.dtype] = {FLOAT32: torch.float32, INT64: torch.int64, BOOL: torch.bool}
-ITEMSIZE = {FLOAT32: 4, INT64: 8, BOOL: 1}
+FLOAT16, BFLOAT16 = "float16", "bfloat16"
+HALF = (FLOAT16, BFLOAT16)  # storage dtypes: rounded to by ``cast``, computed on as float32
+DTYPES = (FLOAT32, INT64, BOOL, FLOAT16, BFLOAT16)
+COMPUTE_DTYPES = (FLOAT32, INT64, BOOL)  # what arithmetic and comparisons take
+TORCH_DTYPE: dict[str, torch.dtype] = {
+    FLOAT32: torch.float32,
+    INT64: torch.int64,
+    BOOL: torch.bool,
+    FLOAT16: torch.float16,
+    BFLOAT16: torch.bfloat16,
+}
+ITEMSIZE = {FLOAT32: 4, INT64: 8, BOOL: 1, FLOAT16: 2, BFLOAT16: 2}
 
 __all__ = [
     "ANY_SAME",
+    "BFLOAT16",
     "BOOL",
     "COMPARE",
+    "COMPUTE_DTYPES",
     "DTYPES",
     "FLOAT",
+    "FLOAT16",
     "FLOAT32",
+    "HALF",
     "INT32_NOTE",
     "INT64",
     "ITEMSIZE",

@@ -236,8 +236,8 @@ class Graph:
                 out[n.attrs["name"]] = torch.randint(0, self.index_bound(Value(n.id, 0)), s, generator=gen)
             elif n.dtype == BOOL:
                 out[n.attrs["name"]] = torch.rand(s, generator=gen) < 0.5
-            else:
-                out[n.attrs["name"]] = torch.randn(s, generator=gen)
+            else:  # float32, or float16/bfloat16 drawn as float32 and rounded (torch's round to nearest even)
+                out[n.attrs["name"]] = torch.randn(s, generator=gen).to(TORCH_DTYPE[n.dtype])
         return out
 
     def index_bound(self, v: Value, default: int = 4) -> int:

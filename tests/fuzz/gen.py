@@ -27,7 +27,7 @@ import torch
 
 from lower.ir.nodes import TRIG_FUNCS
 from rewrite.ir.builder import GraphBuilder
-from rewrite.ir.dtypes import ANY_SAME, FLOAT, NUMERIC
+from rewrite.ir.dtypes import ANY_SAME, FLOAT, HALF, NUMERIC
 from rewrite.ir.errors import GraphError, ShapeError
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import ACTS, OPS, Group
@@ -453,6 +453,20 @@ class _Grower:
             v = self.b.op(op, v, axes=(len(sx) - 1,), keepdim=1)
         self.emit(self.b.cast(v, dtype="float32"))
 
+    def half_round(self) -> None:
+        """A fresh input rounded to float16 or bfloat16, perhaps moved while it is one (a transpose, a slice or a
+        reshape of the 16-bit values), read back as float32.  Rounding is a step function, so it reads an input
+        only: upstream of it nothing a rule may reassociate could move a value across a step."""
+        x = self.input(self.shape())
+        sx = self.b.shape(x)
+        h = self.b.cast(x, dtype=self.rng.choice(HALF))
+        r = self.rng.random()
+        if r < 0.3 and len(sx) >= 2:
+            h = self.b.op("transpose", h, perm=tuple(reversed(range(len(sx)))))
+        elif r < 0.5:
+            h = self.b.op("reshape", h, shape=(math.prod(sx),))
+        self.emit(self.b.cast(h, dtype="float32"))
+
     MOVES = (
         (unary, 4),
         (trig, 1),
@@ -472,6 +486,7 @@ class _Grower:
         (reduce, 1),
         (layout_norm, 2),
         (int_arith, 1),
+        (half_round, 1),
     )
 
     def grow(self, moves: int) -> Graph:

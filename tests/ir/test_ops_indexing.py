@@ -261,15 +261,24 @@ class _LgammaOfInput(nn.Module):
         return torch.lgamma(x)
 
 
-class _Half(nn.Module):
+class _Twice(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x * 2
 
 
-@pytest.mark.parametrize("dt", [torch.float16, torch.bfloat16, torch.float64])
-def test_other_float_dtypes_are_refused_by_name(dt):
-    with pytest.raises(FrontendError, match="x"):
-        from_torch(_Half(), (torch.ones(3, dtype=dt),))
+def test_float64_inputs_are_refused_by_name():
+    with pytest.raises(FrontendError, match="input 'x' of dtype torch.float64"):
+        from_torch(_Twice(), (torch.ones(3, dtype=torch.float64),))
+
+
+@pytest.mark.parametrize("dt", [torch.float16, torch.bfloat16])
+def test_half_inputs_import_in_their_dtype(dt):
+    """float16 and bfloat16 are stored dtypes: the input and output keep them, the op computes in float32
+    and its result is rounded (``tests/frontends/test_half_precision.py`` has the rest)."""
+    g = from_torch(_Twice(), (torch.ones(3, dtype=dt),))
+    x = torch.tensor([1.0, 3.0, 1e4]).to(dt)
+    assert g.run({g.inputs[0].attrs["name"]: x})[0].dtype == dt
+    assert torch.equal(g.run({g.inputs[0].attrs["name"]: x})[0], x * 2)
 
 
 # ------------------------------------------------------------------ transformers (slow)

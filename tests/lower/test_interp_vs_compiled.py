@@ -23,6 +23,7 @@ import pytest
 import torch
 
 from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.dtypes import HALF
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import ACTS, OPS, Group
 from rewrite.pipeline import compile as compile_graph
@@ -315,6 +316,8 @@ def _select(op: str) -> Case:
             b.op(op, m, dtype="int64"),
             b.op(op, i, dtype="bool"),
             b.op(op, x, dtype="float32"),
+            *(b.op(op, b.op(op, v, dtype=h), dtype="float32") for h in HALF for v in (x, i, m)),
+            *(b.op(op, b.op("transpose", b.op(op, x, dtype=h), perm=(1, 0)), dtype=h) for h in HALF),
         ]
 
     return build
@@ -543,6 +546,9 @@ def test_extreme_elementwise_agree():
     names.append(("where", 2))
     outs.append(b.op("cast", x, dtype="bool"))
     names.append(("cast[bool]", 1))
+    for h in HALF:  # rounded to each half type and read back: overflow to inf, subnormals, NaN, ties to even
+        outs.append(b.op("cast", b.op("cast", x, dtype=h), dtype="float32"))
+        names.append((f"cast[{h}]", 1))
     g = b.build(outs)
     inputs = {"x": xs, "xr": xs.reshape(1, n), "yc": xs.reshape(n, 1)}
     run = compile_graph(g, "llvm", threads=1)

@@ -26,6 +26,16 @@ class Emit:
         return v if self.shape(v) == tuple(shape) else self.op("reshape", [v], shape=tuple(shape))
 
 
+def round_half(e: Emit, v: Value, half: str) -> Value:
+    """The float32 ``v`` rounded to ``half`` (float16 or bfloat16) and read back as float32: what a tensor of
+    that dtype holds after the op that made it (torch and onnxruntime compute in float32 inside an op and round
+    its result).  A value that already is such a rounding is itself."""
+    n = e.graph.nodes[v.node]
+    if n.op == "cast" and n.attrs["dtype"] == "float32" and e.graph.dtype_of(n.inputs[0]) == half:
+        return v
+    return e.op("cast", [e.op("cast", [v], dtype=half)], dtype="float32")
+
+
 Weight = Value | torch.Tensor  # a convolution's weight: a constant (rearranged now) or a run-time value (by ops)
 
 

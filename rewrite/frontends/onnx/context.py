@@ -18,7 +18,7 @@ import onnx  # the optional 'onnx' extra; this package is only imported when ONN
 import torch
 
 from rewrite.frontends.compose import Emit
-from rewrite.ir.dtypes import BOOL, FLOAT32, INT64
+from rewrite.ir.dtypes import BFLOAT16, BOOL, FLOAT16, FLOAT32, INT64
 from rewrite.ir.graph import Graph, Value
 
 # ONNX tensor element types eqsat has, and their eqsat dtype; everything else is refused
@@ -28,7 +28,15 @@ ONNX_DTYPES: dict[int, str] = {
     onnx.TensorProto.BOOL: BOOL,
 }
 NP_DTYPES: dict[str, np.dtype] = {FLOAT32: np.dtype(np.float32), INT64: np.dtype(np.int64), BOOL: np.dtype(np.bool_)}
-ONNX_OF: dict[str, int] = {v: k for k, v in ONNX_DTYPES.items()}
+# the stored half types: an ONNX tensor of one imports as the float32 values it holds (exact), and every op
+# that makes one has its result rounded to it (``importer._round_half_outputs``), as onnxruntime computes
+HALF_ONNX: dict[int, str] = {onnx.TensorProto.FLOAT16: FLOAT16, onnx.TensorProto.BFLOAT16: BFLOAT16}
+# what export writes: those, and the stored half types (a ``cast`` to them is ONNX's Cast, which rounds as eqsat)
+ONNX_OF: dict[str, int] = {
+    **{v: k for k, v in ONNX_DTYPES.items()},
+    FLOAT16: onnx.TensorProto.FLOAT16,
+    BFLOAT16: onnx.TensorProto.BFLOAT16,
+}
 
 Tensor = Value | np.ndarray  # a value in the graph, or a constant known at import time
 
@@ -83,6 +91,8 @@ class Ctx:
         # id(array) -> (array, weight node): one constant is one weight; the array is kept so its id stays unique
         self._weights: dict[int, tuple[np.ndarray, Value]] = {}
         self._int64: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(int32 constant) -> (it, as int64)
+        # names ONNX types float16/bfloat16 -> that dtype: they hold float32 values rounded to it (``HALF_ONNX``)
+        self.half: dict[str, str] = {}
         # subgraph(body, arguments, scope): a body (If's branches, Loop's and Scan's bodies) imported into this
         # graph with its inputs bound to ``arguments``, its outputs returned; set by the importer
         self.subgraph: Callable[[onnx.GraphProto, Sequence[Tensor], str], list[Tensor]] = _no_subgraphs
@@ -277,6 +287,7 @@ def all_const(*ts: Tensor) -> bool:
 
 
 __all__ = [
+    "HALF_ONNX",
     "HANDLERS",
     "IMPORTERS",
     "NP_DTYPES",

@@ -22,6 +22,7 @@ import onnx
 import torch
 
 from rewrite.frontends.onnx.context import (
+    HALF_ONNX,
     HANDLERS,
     IMPORTERS,
     NP_DTYPES,
@@ -466,8 +467,10 @@ def _cast_handler(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
             return [np.where(np.abs(wide) < 2**31, wide, np.iinfo(np.int32).min).astype(np.int32)]
         warnings.warn(INT32_NOTE.format(where=c.origin), stacklevel=2)
         to = INT64
+    if int(a["to"]) in HALF_ONNX:  # to float32 here; the importer rounds the result to the half type
+        to = FLOAT32
     if to is None:
-        raise Refuse(f"cast to {onnx_dtype_name(int(a['to']))}: eqsat has float32, int64 and bool")
+        raise Refuse(f"cast to {onnx_dtype_name(int(a['to']))}: eqsat has float32, int64, bool, float16 and bfloat16")
     return [_cast(c, x, to)]
 
 
@@ -476,7 +479,7 @@ def _castlike(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"saturate", "round_mode"})
     to = c.dtype(c.env[n.input[1]])
     if to not in NP_DTYPES:
-        raise Refuse(f"cast to {to}: eqsat has float32, int64 and bool")
+        raise Refuse(f"cast to {to}: eqsat has float32, int64, bool, float16 and bfloat16")
     return [_cast(c, c.env[n.input[0]], to)]
 
 

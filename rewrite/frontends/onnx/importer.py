@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
+import torch
 from onnx import numpy_helper
 
+from rewrite.frontends.compose import round_half
 from rewrite.frontends.onnx import (  # noqa: F401 (handlers)
     attention,
     control,
@@ -32,6 +35,7 @@ from rewrite.frontends.onnx import (  # noqa: F401 (handlers)
     sample,
 )
 from rewrite.frontends.onnx.context import (
+    HALF_ONNX,
     HANDLERS,
     ONNX_DTYPES,
     Ctx,
@@ -41,6 +45,7 @@ from rewrite.frontends.onnx.context import (
     attrs_of,
     onnx_dtype_name,
 )
+from rewrite.ir.dtypes import FLOAT32, HALF, TORCH_DTYPE
 from rewrite.ir.errors import EqsatError, FrontendError, UsageError
 from rewrite.ir.graph import Graph, Value
 from rewrite.progress import bar
@@ -117,9 +122,52 @@ def _type_problem(t: onnx.TypeProto) -> str:
     if not t.HasField("tensor_type"):
         return f"is a {t.WhichOneof('value')}, not a tensor"
     elem = t.tensor_type.elem_type
-    if elem not in ONNX_DTYPES:
-        return f"has dtype {onnx_dtype_name(elem)}; eqsat has float32, int64 and bool"
+    if elem not in ONNX_DTYPES and elem not in HALF_ONNX:
+        return f"has dtype {onnx_dtype_name(elem)}; eqsat has float32, int64, bool, float16 and bfloat16"
     return ""
+
+
+def _as_float32(arr: np.ndarray) -> np.ndarray:
+    """A float16/bfloat16 constant (numpy's float16, ml_dtypes' bfloat16) as the float32 values it holds
+    (exact)."""
+    return np.asarray(arr, dtype=np.float32)
+
+
+def _round_array(arr: np.ndarray, half: str) -> np.ndarray:
+    """A float32 constant rounded to ``half`` (to nearest even, as ONNX's Cast), kept as float32."""
+    return torch.from_numpy(np.ascontiguousarray(arr, np.float32)).to(TORCH_DTYPE[half]).float().numpy()
+
+
+def _half_of(c: Ctx, node: onnx.NodeProto, a: dict[str, Any]) -> str | None:
+    """The half type (float16 or bfloat16) ONNX gives ``node``'s float outputs, or None: a Cast's or
+    CastLike's target, else the type of its first half input (ONNX ops keep their float input's type)."""
+    if node.op_type == "Cast":
+        return HALF_ONNX.get(int(a.get("to", 0)))
+    if node.op_type == "CastLike":
+        return c.half.get(node.input[1])
+    return next((c.half[i] for i in node.input if i in c.half), None)
+
+
+def _round_half_outputs(c: Ctx, node: onnx.NodeProto, outs: Sequence[Tensor]) -> list[Tensor]:
+    """``outs`` with each float32 result of a half-typed node rounded to its type (``_half_of``), run-time
+    values by ``round_half`` (a cast pair the kernels fuse), constants here; their names noted in ``c.half``."""
+    cast = node.op_type in ("Cast", "CastLike")
+    half = _half_of(c, node, attrs_of(node)) if cast or any(i in c.half for i in node.input) else None
+    if half is None:
+        return list(outs)
+    rounded: list[Tensor] = []
+    for oname, t in zip(node.output, outs):
+        if isinstance(t, Value) and c.g.dtype_of(t) == FLOAT32:
+            t = round_half(c.emit(), t, half)
+        elif isinstance(t, np.ndarray) and t.dtype.kind == "f":
+            t = _round_array(t, half)
+        else:
+            rounded.append(t)
+            continue
+        rounded.append(t)
+        if oname:
+            c.half[oname] = half
+    return rounded
 
 
 def _static_shape(vi: onnx.ValueInfoProto, dims: Mapping[str, int] | None = None) -> tuple[int, ...] | None:
@@ -283,9 +331,10 @@ def _import_node(c: Ctx, node: onnx.NodeProto, where: str, idx: int, inputs: set
             raise
         except EqsatError as e:  # a shape or attribute the registry rejects
             raise FrontendError(f"{where}{label}: {e}") from None
-    for oname, t in zip(node.output, outs):
+    outs = [np.asarray(t) if isinstance(t, np.generic) else t for t in outs]  # numpy scalars are 0-d arrays
+    for oname, t in zip(node.output, _round_half_outputs(c, node, outs)):
         if oname:
-            c.env[oname] = np.asarray(t) if isinstance(t, np.generic) else t  # numpy scalars are 0-d arrays
+            c.env[oname] = t
 
 
 def model_file(path: object, call: str, want: str, missing: str) -> Path:
@@ -353,6 +402,9 @@ def import_model(
     c = Ctx(graph, _opset(model))
     for init in og.initializer:
         arr = numpy_helper.to_array(init)
+        if init.data_type in HALF_ONNX:
+            c.half[init.name] = HALF_ONNX[init.data_type]
+            arr = _as_float32(arr)
         c.env[init.name] = arr
         c.names[id(arr)] = (arr, init.name)
     inputs = {vi.name for vi in og.input}
@@ -374,9 +426,14 @@ def import_model(
         if why:
             raise (OpenDimensions if shape is None else FrontendError)(f"{where}ONNX graph input '{vi.name}' {why}")
         assert shape is not None
-        dtype = ONNX_DTYPES[vi.type.tensor_type.elem_type]
+        elem = vi.type.tensor_type.elem_type
+        dtype = HALF_ONNX.get(elem) or ONNX_DTYPES[elem]
         graph.add("input", [], {"name": vi.name, "shape": shape, "dtype": dtype}, origin=f"ONNX input '{vi.name}'")
-        c.env[vi.name] = Value(max(graph.nodes), 0)
+        held = Value(max(graph.nodes), 0)
+        if dtype in HALF:  # computed on as the float32 values it holds
+            c.half[vi.name] = dtype
+            held = c.add("cast", [held], dtype=FLOAT32)
+        c.env[vi.name] = held
     bound = set(constants or {})
 
     def subgraph(body: onnx.GraphProto, args: Sequence[Tensor], scope: str) -> list[Tensor]:
@@ -423,7 +480,9 @@ def import_model(
         except Refuse as e:
             raise FrontendError(f"{where}ONNX graph output '{vi.name}': {e}") from None
         elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
-        if elem and ONNX_DTYPES[elem] != graph.dtype_of(v):
+        if elem in HALF_ONNX and graph.dtype_of(v) == FLOAT32:  # handed back in its type (exact: rounded to it)
+            v = c.add("cast", [round_half(c.emit(), v, HALF_ONNX[elem])], dtype=HALF_ONNX[elem])
+        elif elem and ONNX_DTYPES[elem] != graph.dtype_of(v):
             raise FrontendError(
                 f"{where}ONNX graph output '{vi.name}' is declared {ONNX_DTYPES[elem]} but eqsat computes "
                 f"{graph.dtype_of(v)}"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.dtypes import BOOL, COMPARE, DTYPES, FLOAT32, INT64, DTypeRule
+from rewrite.ir.dtypes import BOOL, COMPARE, DTYPES, FLOAT32, INT64, TORCH_DTYPE, DTypeRule
 from rewrite.ir.ops.elementwise import _at, _ew_flops
 from rewrite.ir.ops.registry import (
     AttrKind,
@@ -31,7 +31,7 @@ from rewrite.ir.shapes import (
 # ops (dtype ANY_SAME below); every other op takes and gives float32 (rewrite/ir/dtypes.py).
 # An index out of range is an error in torch; the compiled kernels clamp it into range
 # (never read outside a buffer), so only valid indices are compared.
-_TORCH_DT = {"float32": torch.float32, "int64": torch.int64, "bool": torch.bool}
+_TORCH_DT = TORCH_DTYPE
 
 register_op(
     OpDef(

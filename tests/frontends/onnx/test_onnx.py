@@ -126,7 +126,11 @@ def test_import_broadcasts_ranks_and_spells_gemm_as_matmul_add():
     "node,inputs,why",
     [
         (oh.make_node("Gelu", ["x"], ["y"], approximate="erf"), [vi("x", [2, 3])], "approximate='erf'"),
-        (oh.make_node("Relu", ["x"], ["y"]), [vi("x", [2, 3], TensorProto.DOUBLE)], "float32, int64 and bool"),
+        (
+            oh.make_node("Relu", ["x"], ["y"]),
+            [vi("x", [2, 3], TensorProto.DOUBLE)],
+            "float32, int64, bool, float16 and bfloat16",
+        ),
         (oh.make_node("Relu", ["x"], ["y"]), [vi("x", ["n", 3])], "static shapes, give the symbolic dimension"),
         (oh.make_node("Det", ["x"], ["y"]), [vi("x", [2, 3])], "not in eqsat's op set"),
         (

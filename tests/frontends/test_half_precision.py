@@ -1,0 +1,143 @@
+"""float16 and bfloat16 on the CPU: values stored in 16 bits, computed on in float32, rounded where torch rounds.
+
+A half-precision model imports with its inputs and outputs in its dtype, its weights as the float32 values they
+equal (exact), and every op's result rounded to the dtype (``round_half``), as torch rounds each op's result.
+The compiled kernels round as torch does (to nearest even; overflow to inf; subnormals kept; a NaN stays NaN),
+bit for bit, and a model's outputs land within the dtype's tolerance of torch running it in that dtype."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+
+from rewrite.frontends import from_torch
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.dtypes import HALF, TORCH_DTYPE
+from rewrite.ir.errors import InputError
+from rewrite.pipeline import compile, optimize
+
+# torch.testing.assert_close's own tolerances for the two dtypes
+TOLERANCE = {"float16": {"rtol": 1e-3, "atol": 1e-5}, "bfloat16": {"rtol": 1.6e-2, "atol": 1e-5}}
+
+EDGES = [0.0, -0.0, 1.0, -1.0, float("inf"), float("-inf"), float("nan"), 65504.0, 65519.0, 65520.0, 1e5, -3.4e38]
+EDGES += [6e-8, 2.9e-8, 3e-8, 1e-40, -1e-40, 1e-45, 2.0**-126, 2.0**-133, 0.1, 1 / 3, 3.3895313892515355e38, 3.39e38]
+EDGES += [1.0009765625, 1.00048828125, 1.000732421875, 1.00390625, 1.001953125, 1.005859375]  # ties either way
+
+
+def _values() -> torch.Tensor:
+    gen = torch.Generator().manual_seed(1)
+    bits = torch.randint(-(2**31), 2**31 - 1, (4096,), generator=gen, dtype=torch.int64).to(torch.int32)
+    return torch.cat([torch.tensor(EDGES), bits.view(torch.float32), torch.randn(1000, generator=gen) * 1000])
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    nan = torch.isnan(a.float()) & torch.isnan(b.float())  # a NaN is a NaN; its payload is the hardware's
+    return bool(((a.view(torch.int16) == b.view(torch.int16)) | nan).all())
+
+
+@pytest.mark.parametrize("half", HALF)
+def test_rounding_matches_torch_bit_for_bit(half):
+    """float32 -> half in the kernels and the interpreter: torch's ``.to(dtype)`` on every edge case and on
+    4096 random bit patterns (NaNs, infinities, subnormals of both types included); back to float32 exactly."""
+    xs = _values()
+    b = GraphBuilder("round")
+    h = b.cast(b.input("x", tuple(xs.shape)), dtype=half)
+    g = b.build([h, b.cast(h, dtype="float32")])
+    want = xs.to(TORCH_DTYPE[half])
+    got_h, got_back = compile(g, threads=1)({"x": xs})
+    ref_h, _ = g.run({"x": xs})
+    assert got_h.dtype == want.dtype and _same_bits(got_h, want) and _same_bits(ref_h, want)
+    assert torch.equal(torch.nan_to_num(got_back, 7.0), torch.nan_to_num(want.float(), 7.0))
+
+
+@pytest.mark.parametrize("half", HALF)
+def test_half_values_move_and_round_inside_fused_kernels(half):
+    """A half input read by float ops, a rounding in the middle of a fused chain, a layout op moving half
+    values and a half output: the compiled graph equals the interpreter bit for bit."""
+    b = GraphBuilder("chain")
+    x, y = b.input("x", (4, 37), half), b.input("y", (4, 37))
+    s = b.op("add", b.op("relu", b.cast(x, dtype="float32")), y)
+    mid = b.cast(b.cast(b.op("mul", s, y), dtype=half), dtype="float32")  # rounded between two fused ops
+    g = b.build([b.cast(b.op("exp", mid), dtype=half), b.op("transpose", x, perm=(1, 0)), mid])
+    feed = g.random_inputs(3)
+    assert feed["x"].dtype == TORCH_DTYPE[half]  # drawn in the input's dtype
+    for r, c in zip(g.run(feed), compile(g, threads=1)(feed), strict=True):
+        assert r.dtype == c.dtype and torch.equal(r, c)
+
+
+class _Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.l1, self.ln, self.l2 = nn.Linear(64, 128), nn.LayerNorm(128), nn.Linear(128, 32)
+
+    def forward(self, x):
+        h = self.ln(nn.functional.gelu(self.l1(x)))
+        return torch.softmax(self.l2(h), dim=-1), h.sum(dim=-1)
+
+
+class _Cnn(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.bn, self.c2 = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.Conv2d(16, 8, 1)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        h = nn.functional.max_pool2d(torch.relu(self.bn(self.c1(x))), 2)
+        return self.fc(self.c2(h).mean(dim=(2, 3)))
+
+
+@pytest.mark.parametrize(
+    "half,model,shape",
+    [("float16", _Block, (8, 64)), ("bfloat16", _Block, (8, 64)), ("bfloat16", _Cnn, (2, 3, 16, 16))],
+)
+def test_a_half_model_runs_within_its_dtypes_tolerance_of_torch(half, model, shape):
+    torch.manual_seed(0)
+    dt = TORCH_DTYPE[half]
+    m = model().eval()
+    with torch.no_grad():  # batch-norm statistics that are not the identity
+        for mod in m.modules():
+            if isinstance(mod, nn.BatchNorm2d):
+                mod.running_mean.uniform_(-0.5, 0.5)
+                mod.running_var.uniform_(0.5, 2.0)
+    m = m.to(dt)
+    x = torch.randn(shape).to(dt)
+    g = from_torch(m, (x,))
+    name = g.inputs[0].attrs["name"]
+    assert [n.dtype for n in g.inputs] == [half] and all(g.dtype_of(v) == half for v in g.outputs)
+    assert all(w.dtype == torch.float32 for w in g.weights.values())  # the half weights' exact values
+    res = optimize(g, target="llvm")
+    got = compile(res.graph, threads=1)({name: x})
+    with torch.no_grad():
+        want = m(x)
+        exact = m.double()(x.double())  # the same weights and input, in float64
+    want, exact = (want, exact) if isinstance(want, tuple) else ((want,), (exact,))
+    for w, c, e in zip(want, got, exact, strict=True):
+        assert c.dtype == dt
+        # the dtype's tolerance, its absolute part at the output's scale (a sum that cancels to near 0 keeps
+        # the rounding error of its terms), and no less accurate than torch in that dtype
+        tol = TOLERANCE[half]
+        torch.testing.assert_close(c, w, rtol=tol["rtol"], atol=tol["rtol"] * float(w.abs().max()))
+        ours, theirs = float((c.double() - e).abs().max()), float((w.double() - e).abs().max())
+        assert ours <= 2 * theirs + tol["atol"], (ours, theirs)
+
+
+def test_a_float32_tensor_for_a_half_input_is_refused_by_name():
+    b = GraphBuilder("h")
+    g = b.build([b.cast(b.input("x", (2, 3), "bfloat16"), dtype="float32")])
+    with pytest.raises(InputError, match=r"input 'x'.*torch.float32; expected torch.bfloat16"):
+        compile(g, threads=1)({"x": torch.zeros(2, 3)})
+
+
+def test_cuda_refuses_half_buffers_in_one_line():
+    """No GPU needed: the CUDA C of a kernel holding float16 values is refused, naming the buffer and the
+    target that does compile it."""
+    from lower.cuda import cuda_target, graph_kernels, kernel_module
+    from rewrite.ir.errors import CodegenError
+
+    b = GraphBuilder("h")
+    g = b.build([b.cast(b.op("relu", b.cast(b.input("x", (4, 8), "float16"), dtype="float32")), dtype="float16")])
+    target = cuda_target("sm_90")
+    with pytest.raises(CodegenError, match="holds f16; float16 and bfloat16 values compile for the llvm"):
+        for bk in graph_kernels(g, target):
+            kernel_module(bk.kernel, target)
