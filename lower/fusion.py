@@ -72,6 +72,7 @@ from lower.ir import (
 from lower.ops_to_loops import LOOP_DTYPE, GemmInfo, LowerCtx, Namer, direct_conv, lower_node, stage_tag
 from lower.reshapes import pointwise
 from lower.schedule import Schedule, inline_stage
+from rewrite.ir.dtypes import HALF
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.ops import OPS, CostClass, FusionRole, Group
@@ -233,13 +234,15 @@ class _Grouper:
         while True:
             if self.private(cur.id):
                 e = self.graph.nodes[self.users[cur.id][0]]
-                if (
-                    not self._extends(n, e)
-                    or sum(1 for v in e.inputs if v.node == cur.id) != 1
-                    or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
-                ):
-                    break
-                added = [e.id]
+                added = self._rounding(n, e)
+                if not added:
+                    if (
+                        not self._extends(n, e)
+                        or sum(1 for v in e.inputs if v.node == cur.id) != 1
+                        or (e.op == "batchnorm" and e.inputs[0].node != cur.id)
+                    ):
+                        break
+                    added = [e.id]
             else:
                 added = self.pointwise_dag(n, cur)
                 if not added:
@@ -264,6 +267,23 @@ class _Grouper:
             and self.graph.dtype_of(Value(e.id, 0)) == self.graph.dtype_of(Value(n.id, 0))
         )
 
+    def _rounding(self, n: Node, e: Node) -> list[int]:
+        """``[e, its user]`` when ``e`` rounds to a half type (float16, bfloat16) and its one user, a cast back,
+        may follow contraction ``n``: a half model's rounding after every op (``compose.round_half``), taken
+        into the epilogue as one float-to-float step (in registers, ``Cast(F16, x)``), so the contraction still
+        accumulates in a buffer of its own dtype; else empty."""
+        if (
+            e.op != "cast"
+            or e.attrs["dtype"] not in HALF
+            or e.id in self.grouped
+            or e.id in self.constants
+            or e.shape != n.shape
+            or not self.private(e.id)
+        ):
+            return []
+        u = self.graph.nodes[self.users[e.id][0]]
+        return [e.id, u.id] if u.op == "cast" and self._extends(n, u) else []
+
     def pointwise_dag(self, n: Node, cur: Node) -> list[int]:
         """The pointwise ops (in graph order) that take every use of ``cur`` (a contraction's value, read several
         times: GPT-2's tanh GELU reads it four times) and meet in one op, the last, which alone is read outside;
@@ -283,11 +303,14 @@ class _Grouper:
             if u in dag:
                 continue
             e = self.graph.nodes[u]
-            if not self._extends(n, e) or not pointwise(e.op) or len(dag) >= EPILOGUE_DAG_MAX_NODES:
+            if not (self._extends(n, e) or self._rounding(n, e)) or not pointwise(e.op):
+                return []
+            if len(dag) >= EPILOGUE_DAG_MAX_NODES:
                 return []
             dag.add(u)
             users = list(dict.fromkeys(self.users[u]))
-            if len(users) == 1 and u not in self.out_nodes and self._extends(n, self.graph.nodes[users[0]]):
+            nxt = self.graph.nodes[users[0]] if len(users) == 1 else None
+            if nxt is not None and u not in self.out_nodes and (self._extends(n, nxt) or self._rounding(n, nxt)):
                 todo.append(users[0])
             else:
                 sinks.append(u)

@@ -89,6 +89,11 @@ def dtype_name(t: torch.dtype) -> str | None:
     return None
 
 
+def _stored(d: str) -> str:
+    """The hint a dtype error adds for a half value read by arithmetic."""
+    return f" ({d} values are stored, not computed on: cast to float32 first)" if d in HALF else ""
+
+
 @dataclass(frozen=True)
 class DTypeRule:
     ins: tuple[str, ...]  # per input; the last entry repeats for variadic ops
@@ -102,12 +107,12 @@ class DTypeRule:
             if want == "T":
                 if t is None:
                     if d not in self.t_choices:
-                        raise DTypeError(f"input {k} is {d}; it takes {' or '.join(self.t_choices)}")
+                        raise DTypeError(f"input {k} is {d}; it takes {' or '.join(self.t_choices)}{_stored(d)}")
                     t = d
                 elif d != t:
                     raise DTypeError(f"input {k} is {d} but an earlier operand is {t}; they must agree")
             elif want is not None and d != want:
-                raise DTypeError(f"input {k} is {d}; it takes {want}")
+                raise DTypeError(f"input {k} is {d}; it takes {want}{_stored(d)}")
         if self.out == "attr":
             return str(attrs["dtype"])
         if self.out == "T":

@@ -141,3 +141,34 @@ def test_cuda_refuses_half_buffers_in_one_line():
     with pytest.raises(CodegenError, match="holds f16; float16 and bfloat16 values compile for the llvm"):
         for bk in graph_kernels(g, target):
             kernel_module(bk.kernel, target)
+
+
+def test_arithmetic_on_a_half_value_says_to_cast_it_first():
+    from rewrite.ir.errors import GraphError
+
+    b = GraphBuilder("h")
+    with pytest.raises(GraphError, match=r"input 0 is bfloat16; it takes float32 \(bfloat16 values are stored"):
+        b.op("relu", b.input("x", (2,), "bfloat16"))
+
+
+def test_a_rounding_after_a_gemm_runs_in_its_epilogue():
+    """matmul -> bias -> round -> gelu -> round: one GEMM kernel, the roundings in registers, accumulating in a
+    float32 buffer; the result as the interpreter's within float16's tolerance."""
+
+    class Ffn(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.l1, self.l2 = nn.Linear(64, 256), nn.Linear(256, 64)
+
+        def forward(self, x):
+            return x + self.l2(nn.functional.gelu(self.l1(x)))
+
+    torch.manual_seed(0)
+    m, x = Ffn().eval().half(), torch.randn(32, 64).half()
+    g = from_torch(m, (x,))
+    cg = compile(g, threads=1)
+    gemms = [line for line in str(cg.plan).splitlines() if "matmul" in line]
+    assert len(gemms) == 2 and all("contraction+epilogue" in line and ">cast" in line for line in gemms)
+    assert "gelu" in gemms[0] and "add" in gemms[1]  # the residual add too, after its rounding
+    name = g.inputs[0].attrs["name"]
+    torch.testing.assert_close(cg({name: x})[0], g.run({name: x})[0], **TOLERANCE["float16"])

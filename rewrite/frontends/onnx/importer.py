@@ -148,6 +148,10 @@ def _half_of(c: Ctx, node: onnx.NodeProto, a: dict[str, Any]) -> str | None:
     return next((c.half[i] for i in node.input if i in c.half), None)
 
 
+# ops whose outputs after the first N are not of their input's float type (ONNX's ``U``: float32 statistics)
+_TYPED_OUTPUTS = {"LayerNormalization": 1, "BatchNormalization": 1}
+
+
 def _round_half_outputs(c: Ctx, node: onnx.NodeProto, outs: Sequence[Tensor]) -> list[Tensor]:
     """``outs`` with each float32 result of a half-typed node rounded to its type (``_half_of``), run-time
     values by ``round_half`` (a cast pair the kernels fuse), constants here; their names noted in ``c.half``."""
@@ -156,8 +160,10 @@ def _round_half_outputs(c: Ctx, node: onnx.NodeProto, outs: Sequence[Tensor]) ->
     if half is None:
         return list(outs)
     rounded: list[Tensor] = []
-    for oname, t in zip(node.output, outs):
-        if isinstance(t, Value) and c.g.dtype_of(t) == FLOAT32:
+    for k, (oname, t) in enumerate(zip(node.output, outs)):
+        if k >= _TYPED_OUTPUTS.get(node.op_type, len(outs)):  # typed apart from the input (float32 statistics)
+            rounded.append(t)
+        elif isinstance(t, Value) and c.g.dtype_of(t) == FLOAT32:
             t = round_half(c.emit(), t, half)
         elif isinstance(t, np.ndarray) and t.dtype.kind == "f":
             t = _round_array(t, half)
@@ -447,6 +453,9 @@ def import_model(
         try:
             for init in body.initializer:
                 arr = numpy_helper.to_array(init)
+                if init.data_type in HALF_ONNX:
+                    c.half[init.name] = HALF_ONNX[init.data_type]
+                    arr = _as_float32(arr)
                 c.env[init.name] = arr
                 c.names[id(arr)] = (arr, init.name)
             for vi, t in zip(body.input, args):
@@ -482,9 +491,9 @@ def import_model(
         elem = vi.type.tensor_type.elem_type if vi.type.HasField("tensor_type") else 0
         if elem in HALF_ONNX and graph.dtype_of(v) == FLOAT32:  # handed back in its type (exact: rounded to it)
             v = c.add("cast", [round_half(c.emit(), v, HALF_ONNX[elem])], dtype=HALF_ONNX[elem])
-        elif elem and ONNX_DTYPES[elem] != graph.dtype_of(v):
+        elif elem and (declared_dtype := HALF_ONNX.get(elem) or ONNX_DTYPES[elem]) != graph.dtype_of(v):
             raise FrontendError(
-                f"{where}ONNX graph output '{vi.name}' is declared {ONNX_DTYPES[elem]} but eqsat computes "
+                f"{where}ONNX graph output '{vi.name}' is declared {declared_dtype} but eqsat computes "
                 f"{graph.dtype_of(v)}"
             )
         declared = _static_shape(vi, sizes)
