@@ -300,6 +300,28 @@ _LAYOUT = {
     torch.ops.aten.lift_fresh_copy.default,  # a lifted constant's copy; decomposed, it is a clone
 }
 
+# Ops torch runs only on operands of one float dtype ("mat1 and mat2 must have the same dtype"), which
+# torch.export's fake tensors still trace: a float16 input fed to a float32 layer is refused here as eager
+# refuses it, not computed in float32 (eqsat computes both dtypes as float32 and would not notice).
+_SAME_FLOAT_DTYPE = frozenset(
+    getattr(torch.ops.aten, name).default
+    for name in ("mm", "addmm", "bmm", "baddbmm", "linear", "convolution", "conv1d", "conv2d", "conv3d")
+    if hasattr(getattr(torch.ops.aten, name, None), "default")
+)
+
+
+def _mixed_floats(node: torch.fx.Node) -> tuple[torch.dtype, ...]:
+    """The distinct float dtypes of ``node``'s tensor operands when it is an op that takes one (else ())."""
+    if node.target not in _SAME_FLOAT_DTYPE:
+        return ()
+    seen: list[torch.dtype] = []
+    for a in pytree.tree_leaves((node.args, node.kwargs)):
+        val = a.meta.get("val") if isinstance(a, torch.fx.Node) else None
+        if isinstance(val, torch.Tensor) and val.is_floating_point() and val.dtype not in seen:
+            seen.append(val.dtype)
+    return tuple(seen) if len(seen) > 1 else ()
+
+
 # What a model in training mode exports that no row converts: the reason, for the one line the user sees.
 _TRAINING_ONLY: dict[Any, str] = {
     torch.ops.aten._native_batch_norm_legit_functional.default: "batch norm in training mode",
@@ -426,6 +448,13 @@ class _ExportImporter:
         return self.st.b.cast(v, dtype=FLOAT32) if dtype in HALF else v  # exact: half values compute as float32
 
     def call(self, node: torch.fx.Node) -> Any:
+        mixed = _mixed_floats(node)
+        if mixed:
+            raise self.fail(
+                node,
+                f"its operands are {' and '.join(map(str, mixed))}; torch runs it only on one float dtype "
+                "(cast the input or the layer, e.g. model.half() with a float16 input)",
+            )
         args, kwargs = self.arg(node.args), self.arg(node.kwargs)
         leaves = pytree.tree_leaves((args, kwargs))
         if not any(isinstance(a, (Value, _IntInput, NotComputed)) for a in leaves) and (

@@ -200,3 +200,12 @@ def test_zoo_models_in_half_precision_match_torch(name, half):
     assert got.dtype == dt
     scale = float(want.double().abs().max())
     assert float((got.double() - want.double()).abs().max()) <= 2 * torch.finfo(dt).eps * scale
+
+
+def test_a_half_input_to_a_float32_layer_is_refused_as_torch_refuses_it():
+    """torch.export traces ``Linear(float32)(x.half())`` although eager raises; eqsat, which computes both as
+    float32, would run it: refused by name instead."""
+    from rewrite.ir.errors import FrontendError
+
+    with pytest.raises(FrontendError, match=r"addmm.*operands are torch.float32 and torch.float16"):
+        from_torch(nn.Linear(2, 2), (torch.zeros(1, 2, dtype=torch.float16),))
