@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
@@ -138,11 +137,11 @@ def _round_array(arr: np.ndarray, half: str) -> np.ndarray:
     return torch.from_numpy(np.ascontiguousarray(arr, np.float32)).to(TORCH_DTYPE[half]).float().numpy()
 
 
-def _half_of(c: Ctx, node: onnx.NodeProto, a: dict[str, Any]) -> str | None:
+def _half_of(c: Ctx, node: onnx.NodeProto) -> str | None:
     """The half type (float16 or bfloat16) ONNX gives ``node``'s float outputs, or None: a Cast's or
     CastLike's target, else the type of its first half input (ONNX ops keep their float input's type)."""
     if node.op_type == "Cast":
-        return HALF_ONNX.get(int(a.get("to", 0)))
+        return HALF_ONNX.get(int(attrs_of(node).get("to", 0)))
     if node.op_type == "CastLike":
         return c.half.get(node.input[1])
     return next((c.half[i] for i in node.input if i in c.half), None)
@@ -152,27 +151,27 @@ def _half_of(c: Ctx, node: onnx.NodeProto, a: dict[str, Any]) -> str | None:
 _TYPED_OUTPUTS = {"LayerNormalization": 1, "BatchNormalization": 1}
 
 
+def _rounded(c: Ctx, t: Tensor, half: str) -> Tensor | None:
+    """A float32 result ``t`` rounded to ``half``: a run-time value by ``round_half`` (a cast pair the kernels
+    fuse), a constant here; None when ``t`` is not a float32 tensor."""
+    if isinstance(t, Value):
+        return round_half(c.emit(), t, half) if c.g.dtype_of(t) == FLOAT32 else None
+    return _round_array(t, half) if isinstance(t, np.ndarray) and t.dtype.kind == "f" else None
+
+
 def _round_half_outputs(c: Ctx, node: onnx.NodeProto, outs: Sequence[Tensor]) -> list[Tensor]:
-    """``outs`` with each float32 result of a half-typed node rounded to its type (``_half_of``), run-time
-    values by ``round_half`` (a cast pair the kernels fuse), constants here; their names noted in ``c.half``."""
-    cast = node.op_type in ("Cast", "CastLike")
-    half = _half_of(c, node, attrs_of(node)) if cast or any(i in c.half for i in node.input) else None
+    """``outs`` with each float32 result of a half-typed node (``_half_of``) rounded to its type, the names of
+    the rounded ones noted in ``c.half``."""
+    half = _half_of(c, node)
     if half is None:
         return list(outs)
+    typed = _TYPED_OUTPUTS.get(node.op_type, len(outs))  # the later ones: float32 statistics, left alone
     rounded: list[Tensor] = []
     for k, (oname, t) in enumerate(zip(node.output, outs)):
-        if k >= _TYPED_OUTPUTS.get(node.op_type, len(outs)):  # typed apart from the input (float32 statistics)
-            rounded.append(t)
-        elif isinstance(t, Value) and c.g.dtype_of(t) == FLOAT32:
-            t = round_half(c.emit(), t, half)
-        elif isinstance(t, np.ndarray) and t.dtype.kind == "f":
-            t = _round_array(t, half)
-        else:
-            rounded.append(t)
-            continue
-        rounded.append(t)
-        if oname:
+        r = _rounded(c, t, half) if k < typed else None
+        if r is not None and oname:
             c.half[oname] = half
+        rounded.append(t if r is None else r)
     return rounded
 
 

@@ -99,3 +99,33 @@ def test_a_float16_constant_folds_in_float16():
     x = torch.tensor([1.0, -2.0]).half()
     want = x + torch.tensor([1 / 3]).half() * torch.tensor([1 / 3]).half()
     assert torch.equal(compile(from_onnx(model), threads=1)({"x": x})[0], want)
+
+
+def test_layernorm_statistics_stay_float32_and_each_output_keeps_its_value():
+    """A float16 LayerNormalization's Mean and InvStdDev are float32 (ONNX's stash type): they are not rounded,
+    and each of the three outputs is bound to its own value."""
+    rng = np.random.default_rng(0)
+    scale = numpy_helper.from_array(rng.standard_normal(8).astype(np.float16), "g")
+    bias = numpy_helper.from_array(rng.standard_normal(8).astype(np.float16), "b")
+    graph = helper.make_graph(
+        [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y", "mean", "inv"], axis=-1, epsilon=1e-5)],
+        "ln",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [3, 8])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT16, [3, 8]),
+            helper.make_tensor_value_info("mean", TensorProto.FLOAT, [3, 1]),
+            helper.make_tensor_value_info("inv", TensorProto.FLOAT, [3, 1]),
+        ],
+        [scale, bias],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = torch.randn(3, 8).half()
+    y, mean, inv = compile(from_onnx(model), threads=1)({"x": x})
+    xf = x.float()
+    want_mean = xf.mean(-1, keepdim=True)
+    want_inv = (xf.var(-1, unbiased=False, keepdim=True) + 1e-5).rsqrt()
+    assert y.dtype == torch.float16 and mean.dtype == torch.float32 and inv.dtype == torch.float32
+    torch.testing.assert_close(mean, want_mean, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(inv, want_inv, rtol=1e-5, atol=1e-6)
+    g, b = (torch.from_numpy(numpy_helper.to_array(t)).float() for t in (scale, bias))
+    torch.testing.assert_close(y, ((xf - want_mean) * want_inv * g + b).half(), rtol=1e-3, atol=2e-3)
