@@ -44,7 +44,7 @@ from rewrite.frontends.onnx.context import (
     attrs_of,
     onnx_dtype_name,
 )
-from rewrite.ir.dtypes import FLOAT32, HALF, TORCH_DTYPE
+from rewrite.ir.dtypes import BFLOAT16, FLOAT16, FLOAT32, HALF, TORCH_DTYPE
 from rewrite.ir.errors import EqsatError, FrontendError, UsageError
 from rewrite.ir.graph import Graph, Value
 from rewrite.progress import bar
@@ -159,12 +159,27 @@ def _rounded(c: Ctx, t: Tensor, half: str) -> Tensor | None:
     return _round_array(t, half) if isinstance(t, np.ndarray) and t.dtype.kind == "f" else None
 
 
+def _array_half(t: Tensor) -> str | None:
+    """The half type of a float16/bfloat16 constant (a Constant node's value, a fold in that type), else None."""
+    if not isinstance(t, np.ndarray):
+        return None
+    return FLOAT16 if t.dtype == np.float16 else BFLOAT16 if str(t.dtype) == "bfloat16" else None
+
+
 def _round_half_outputs(c: Ctx, node: onnx.NodeProto, outs: Sequence[Tensor]) -> list[Tensor]:
-    """``outs`` with each float32 result of a half-typed node (``_half_of``) rounded to its type, the names of
-    the rounded ones noted in ``c.half``."""
+    """``outs`` with each float32 result of a half-typed node (``_half_of``) rounded to its type, and each
+    half constant (a Constant node's, a fold's) as the float32 values it holds; the names of both noted in
+    ``c.half``."""
+    outs = list(outs)
+    for k, (oname, t) in enumerate(zip(node.output, outs)):
+        held = _array_half(t)
+        if held is not None:
+            outs[k] = _as_float32(t)
+            if oname:
+                c.half[oname] = held
     half = _half_of(c, node)
     if half is None:
-        return list(outs)
+        return outs
     typed = _TYPED_OUTPUTS.get(node.op_type, len(outs))  # the later ones: float32 statistics, left alone
     rounded: list[Tensor] = []
     for k, (oname, t) in enumerate(zip(node.output, outs)):

@@ -129,3 +129,37 @@ def test_layernorm_statistics_stay_float32_and_each_output_keeps_its_value():
     torch.testing.assert_close(inv, want_inv, rtol=1e-5, atol=1e-6)
     g, b = (torch.from_numpy(numpy_helper.to_array(t)).float() for t in (scale, bias))
     torch.testing.assert_close(y, ((xf - want_mean) * want_inv * g + b).half(), rtol=1e-3, atol=2e-3)
+
+
+def test_a_float16_constant_node_is_read_as_the_float32_it_holds():
+    """A Constant node's float16 value (torch's exporter writes attention's scale so) is a float16 tensor to
+    the ops that read it, not a constant of a dtype eqsat refuses."""
+    k = numpy_helper.from_array(np.array([0.125], np.float16), "k")
+    nodes = [helper.make_node("Constant", [], ["c"], value=k), helper.make_node("Mul", ["x", "c"], ["y"])]
+    graph = helper.make_graph(
+        nodes,
+        "const",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = torch.randn(4).half()
+    assert torch.equal(compile(from_onnx(model), threads=1)({"x": x})[0], x * torch.tensor([0.125]).half())
+
+
+@pytest.mark.slow  # ~10 s: a small BERT exported in float16 by torch, against onnxruntime
+def test_a_float16_bert_export_matches_onnxruntime(tmp_path):
+    pytest.importorskip("transformers")
+    from bench.zoo import zoo_builder
+
+    builder = zoo_builder("bert")
+    assert builder is not None
+    m, inputs = builder()
+    path = tmp_path / "bert16.onnx"
+    with pytest.warns(DeprecationWarning):
+        torch.onnx.export(m.eval().half(), tuple(inputs), str(path), dynamo=False)
+    g = from_onnx(path)
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {i.name: x.numpy() for i, x in zip(sess.get_inputs(), inputs)})[0].astype(np.float32)
+    got = compile(g, threads=1)({n.attrs["name"]: x for n, x in zip(g.inputs, inputs)})[0].float().numpy()
+    assert np.abs(got - want).max() <= 2 * float(torch.finfo(torch.float16).eps) * np.abs(want).max()
