@@ -159,10 +159,8 @@ def _rounded(c: Ctx, t: Tensor, half: str) -> Tensor | None:
     return _round_array(t, half) if isinstance(t, np.ndarray) and t.dtype.kind == "f" else None
 
 
-def _array_half(t: Tensor) -> str | None:
+def _array_half(t: np.ndarray) -> str | None:
     """The half type of a float16/bfloat16 constant (a Constant node's value, a fold in that type), else None."""
-    if not isinstance(t, np.ndarray):
-        return None
     return FLOAT16 if t.dtype == np.float16 else BFLOAT16 if str(t.dtype) == "bfloat16" else None
 
 
@@ -172,11 +170,11 @@ def _round_half_outputs(c: Ctx, node: onnx.NodeProto, outs: Sequence[Tensor]) ->
     ``c.half``."""
     outs = list(outs)
     for k, (oname, t) in enumerate(zip(node.output, outs)):
-        held = _array_half(t)
-        if held is not None:
-            outs[k] = _as_float32(t)
-            if oname:
-                c.half[oname] = held
+        if not isinstance(t, np.ndarray) or (held := _array_half(t)) is None:
+            continue
+        outs[k] = _as_float32(t)
+        if oname:
+            c.half[oname] = held
     half = _half_of(c, node)
     if half is None:
         return outs
