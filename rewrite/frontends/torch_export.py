@@ -50,11 +50,10 @@ from rewrite.frontends.aten import KEEP_WHOLE, NotComputed
 from rewrite.frontends.aten_base import CONVERTER_FNS
 from rewrite.frontends.aten_state import ImportState, _Unsupported, computed_as
 from rewrite.frontends.aten_training import CONVERTERS
-from rewrite.frontends.compose import round_half
-from rewrite.ir.dtypes import ANY_SAME, FLOAT32, HALF, TORCH_DTYPE, dtype_name
+from rewrite.frontends.compose import round_result
+from rewrite.ir.dtypes import FLOAT32, HALF, TORCH_DTYPE, dtype_name
 from rewrite.ir.errors import FrontendError, GraphError
 from rewrite.ir.graph import Graph, Value
-from rewrite.ir.ops import OPS, Group
 from rewrite.progress import bar, stage
 
 __all__ = ["TorchCapture", "capture", "direct_refusal", "from_torch"]
@@ -481,19 +480,15 @@ class _ExportImporter:
         return self.rounded(node, result)
 
     def rounded(self, node: torch.fx.Node, result: Any) -> Any:
-        """``result`` with each tensor torch made in float16 or bfloat16 rounded to it (``round_half``), as
-        torch rounds every op's result; values only moved (layout ops, ``ANY_SAME`` dtype rules) already are."""
+        """``result`` with each tensor torch made in float16 or bfloat16 rounded to it (``round_result``), as
+        torch rounds every op's result (a conversion to it rounds in its converter: ``aten.cast_to``)."""
         val = node.meta.get("val")
         many = isinstance(result, (tuple, list))
         results, vals = (list(result), list(val or ())) if many else ([result], [val])
         out = []
         for r, v in zip(results, vals, strict=True):
             half = dtype_name(v.dtype) if isinstance(r, Value) and isinstance(v, torch.Tensor) else None
-            if half in HALF:
-                op = OPS[self.st.b.graph.nodes[r.node].op]
-                if op.group is not Group.LAYOUT and op.dtype_rule is not ANY_SAME:
-                    r = round_half(self.st.emit(), r, half)
-            out.append(r)
+            out.append(round_result(self.st.emit(), r, half) if half in HALF else r)
         return type(result)(out) if many else out[0]
 
     def evaluate(self, a: Any) -> Any:
@@ -567,7 +562,7 @@ class _ExportImporter:
             val = item.meta.get("val") if isinstance(item, torch.fx.Node) else None
             half = dtype_name(val.dtype) if isinstance(val, torch.Tensor) else None
             if half in HALF:  # handed back in the model's dtype (exact: the value was rounded to it)
-                out = self.st.b.cast(round_half(self.st.emit(), out, half), dtype=half)
+                out = self.st.b.cast(round_result(self.st.emit(), out, half), dtype=half)
             outs.append(out)
         if not outs:
             raise FrontendError(f"{self.st.b.graph.name}.forward returns no tensors")

@@ -5,7 +5,7 @@ Each takes an ``Emit``: the frontend's way to add a node (its origin, its errors
 """
 
 from rewrite.frontends.compose.conv import conv3d, conv_transpose2d, conv_transpose3d
-from rewrite.frontends.compose.emit import Emit, Weight, round_half
+from rewrite.frontends.compose.emit import Emit, Weight, round_half, round_result
 from rewrite.frontends.compose.pool import pool3d, pool_out_size
 from rewrite.frontends.compose.sample import GRID_MODES, GRID_PADDINGS, grid_sample, grid_sample_refusal
 from rewrite.frontends.compose.scatter import RUNTIME_SCATTER_MAX, scatter, scatter_runtime
@@ -30,6 +30,7 @@ __all__ = [
     "pool_out_size",
     "resample",
     "round_half",
+    "round_result",
     "scatter",
     "scatter_runtime",
     "topk",

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 import torch
 
+from rewrite.ir.dtypes import ANY_SAME
 from rewrite.ir.graph import Graph, Value
+from rewrite.ir.ops import OPS, Group
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,14 @@ def round_half(e: Emit, v: Value, half: str) -> Value:
     if n.op == "cast" and n.attrs["dtype"] == "float32" and e.graph.dtype_of(n.inputs[0]) == half:
         return v
     return e.op("cast", [e.op("cast", [v], dtype=half)], dtype="float32")
+
+
+def round_result(e: Emit, v: Value, half: str) -> Value:
+    """``round_half`` of an op's result that its model types ``half`` when the op computes it from operands of
+    that type; itself when the op only moves values (a layout op, an ``ANY_SAME`` dtype rule), which are
+    rounded already.  Not for a conversion to ``half``: its operand may be float32 (call ``round_half``)."""
+    op = OPS[e.graph.nodes[v.node].op]
+    return v if op.group is Group.LAYOUT or op.dtype_rule is ANY_SAME else round_half(e, v, half)
 
 
 Weight = Value | torch.Tensor  # a convolution's weight: a constant (rearranged now) or a run-time value (by ops)

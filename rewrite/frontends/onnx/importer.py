@@ -17,7 +17,7 @@ import onnx
 import torch
 from onnx import numpy_helper
 
-from rewrite.frontends.compose import round_half
+from rewrite.frontends.compose import round_half, round_result
 from rewrite.frontends.onnx import (  # noqa: F401 (handlers)
     attention,
     control,
@@ -151,11 +151,14 @@ def _half_of(c: Ctx, node: onnx.NodeProto) -> str | None:
 _TYPED_OUTPUTS = {"LayerNormalization": 1, "BatchNormalization": 1}
 
 
-def _rounded(c: Ctx, t: Tensor, half: str) -> Tensor | None:
-    """A float32 result ``t`` rounded to ``half``: a run-time value by ``round_half`` (a cast pair the kernels
-    fuse), a constant here; None when ``t`` is not a float32 tensor."""
+def _rounded(c: Ctx, node: onnx.NodeProto, t: Tensor, half: str) -> Tensor | None:
+    """A float32 result ``t`` of ``node`` rounded to ``half``: a run-time value by ``round_result`` (a cast pair
+    the kernels fuse; ``round_half`` for a Cast, whose operand may be float32), a constant here; None when ``t``
+    is not a float32 tensor."""
     if isinstance(t, Value):
-        return round_half(c.emit(), t, half) if c.g.dtype_of(t) == FLOAT32 else None
+        if c.g.dtype_of(t) != FLOAT32:
+            return None
+        return (round_half if node.op_type in ("Cast", "CastLike") else round_result)(c.emit(), t, half)
     return _round_array(t, half) if isinstance(t, np.ndarray) and t.dtype.kind == "f" else None
 
 
@@ -181,7 +184,7 @@ def _round_half_outputs(c: Ctx, node: onnx.NodeProto, outs: Sequence[Tensor]) ->
     typed = _TYPED_OUTPUTS.get(node.op_type, len(outs))  # the later ones: float32 statistics, left alone
     rounded: list[Tensor] = []
     for k, (oname, t) in enumerate(zip(node.output, outs)):
-        r = _rounded(c, t, half) if k < typed else None
+        r = _rounded(c, node, t, half) if k < typed else None
         if r is not None and oname:
             c.half[oname] = half
         rounded.append(t if r is None else r)
