@@ -34,7 +34,6 @@ FLOAT32, INT64, BOOL = "float32", "int64", "bool"
 FLOAT16, BFLOAT16 = "float16", "bfloat16"
 HALF = (FLOAT16, BFLOAT16)  # storage dtypes: rounded to by ``cast``, computed on as float32
 DTYPES = (FLOAT32, INT64, BOOL, FLOAT16, BFLOAT16)
-COMPUTE_DTYPES = (FLOAT32, INT64, BOOL)  # what arithmetic and comparisons take
 TORCH_DTYPE: dict[str, torch.dtype] = {
     FLOAT32: torch.float32,
     INT64: torch.int64,
@@ -49,7 +48,6 @@ __all__ = [
     "BFLOAT16",
     "BOOL",
     "COMPARE",
-    "COMPUTE_DTYPES",
     "DTYPES",
     "FLOAT",
     "FLOAT16",

@@ -31,8 +31,6 @@ from rewrite.ir.shapes import (
 # ops (dtype ANY_SAME below); every other op takes and gives float32 (rewrite/ir/dtypes.py).
 # An index out of range is an error in torch; the compiled kernels clamp it into range
 # (never read outside a buffer), so only valid indices are compared.
-_TORCH_DT = TORCH_DTYPE
-
 register_op(
     OpDef(
         "embedding",
@@ -178,7 +176,7 @@ register_op(
         1,
         (AttrSpec("dtype", AttrKind.STR, choices=DTYPES),),
         Same(),
-        lambda xs, a: [xs[0].to(_TORCH_DT[a["dtype"]])],
+        lambda xs, a: [xs[0].to(TORCH_DTYPE[a["dtype"]])],
         _ew_flops(1),
         doc="explicit dtype conversion (torch .to semantics: float to int truncates, nonzero is true)",
         dtype_rule=DTypeRule(("T",), "attr"),
