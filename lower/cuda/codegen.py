@@ -138,7 +138,8 @@ class FunctionEmitter:
                 return f"(({T.TYPES[e.to]})({self.expr(e.a)}))"  # C's conversions: truncation; true is 1
             if e.to == BOOL:  # nonzero is true (NaN too), as torch's
                 return f"({self.expr(e.a)} != 0)"
-            raise CodegenError(f"kernel {self.k.name}: cannot cast {e.a.dtype} to {e.to}{_HALF_NOTE}")
+            note = _HALF_NOTE if e.to in HALF_TYPES else ""
+            raise CodegenError(f"kernel {self.k.name}: cannot cast {e.a.dtype} to {e.to}{note}")
         raise CodegenError(f"kernel {self.k.name}: cannot generate code for expression {e!r}")
 
     def binop(self, e: Bin) -> str:
