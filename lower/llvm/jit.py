@@ -268,7 +268,10 @@ def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str,
             STATS.memory_hits += 1
             return name, j.loaded[name]
     try:
-        obj = _object_for(text.replace(f"@{PLACEHOLDER}", f"@{name}"), key, target)
+        # the object is keyed by the text it compiles, its symbol named: the same text loaded under another
+        # name hint (a benchmark's loop, a kernel) is another object, not one whose symbol is not there
+        named = text.replace(f"@{PLACEHOLDER}", f"@{name}")
+        obj = _object_for(named, cache_key(named, target), target)
         with _lock:
             j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             j.engine.finalize_object()
