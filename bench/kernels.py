@@ -10,6 +10,11 @@
   ``torch.set_num_threads``: ``gemm_ratio_1t`` / ``gemm_ratio_2t`` are our
   GFLOP/s over torch's; ``gemm_pct_peak_1t`` is ours at 1 thread as a
   percent of the FMA peak.
+* int8 GEMM 1024^3 (``matmul_integer``: uint8 A less a zero point, int8 B, int32 sums), 1 and 2 threads,
+  against this CPU's single-thread dot-product peak (``vnni_peak_gops_1t``: independent chains of AVX-512
+  VNNI ``vpdpbusd``, 64 multiply-adds each; absent without VNNI) and onnxruntime's MatMulInteger in the
+  same process: ``igemm_pct_peak_1t`` (ours at 1 thread, percent of the peak), ``igemm_ratio_ort_1t`` /
+  ``_2t`` (onnxruntime time / ours).  Operations count a multiply and an add each (2 n^3).
 * fused ``relu(a * b + c)`` on 16M floats vs torch eager (three ops) and numpy:
   ``elementwise_speedup_vs_torch`` (torch time / ours) and ``elementwise_gbps``
   (ours, counting 3 reads + 1 write).  Our runtime recycles an output buffer
@@ -62,6 +67,7 @@ from bench.gpu_timing import (
     torch_tf32,
 )
 from costs.timing import SETTLE_S, interleaved
+from lower.llvm.igemm import has_vnni
 from lower.llvm.jit import PLACEHOLDER, cfunc, load_function
 from lower.target import parse_target
 from rewrite import config
@@ -112,6 +118,109 @@ def fma_peak_ir(width: int, chains: int = FMA_CHAINS) -> str:
         acc = f"%s{c}"
     L += [f"  store {VF} {acc}, ptr %out, align 4", "  ret void", "}"]
     return "\n".join(L) + "\n"
+
+
+def vnni_peak_ir(chains: int = FMA_CHAINS) -> str:
+    """``fma_peak_ir``'s loop with ``<16 x i32>`` ``vpdpbusd`` chains (each lane: four byte products added)."""
+    V = "<16 x i32>"
+    ones = "<" + ", ".join(["i32 16843009"] * 16) + ">"  # four bytes of 1 per lane
+    L = [
+        f"declare {V} @llvm.x86.avx512.vpdpbusd.512({V}, {V}, {V})",
+        f"define void @{PLACEHOLDER}(ptr %out, i64 %lo, i64 %hi) {{",
+        "entry:",
+        "  %any = icmp slt i64 %lo, %hi",
+        "  br i1 %any, label %loop, label %done",
+        "loop:",
+        "  %i = phi i64 [ %lo, %entry ], [ %i1, %loop ]",
+    ]
+    L += [f"  %a{c} = phi {V} [ zeroinitializer, %entry ], [ %n{c}, %loop ]" for c in range(chains)]
+    L += [f"  %n{c} = call {V} @llvm.x86.avx512.vpdpbusd.512({V} %a{c}, {V} {ones}, {V} {ones})" for c in range(chains)]
+    L += ["  %i1 = add i64 %i, 1", "  %more = icmp slt i64 %i1, %hi", "  br i1 %more, label %loop, label %done"]
+    L.append("done:")
+    L += [f"  %r{c} = phi {V} [ zeroinitializer, %entry ], [ %n{c}, %loop ]" for c in range(chains)]
+    acc = "%r0"
+    for c in range(1, chains):
+        L.append(f"  %s{c} = add {V} {acc}, %r{c}")
+        acc = f"%s{c}"
+    L += [f"  store {V} {acc}, ptr %out, align 4", "  ret void", "}"]
+    return "\n".join(L) + "\n"
+
+
+def vnni_peak(repeats: int, iters: int = 1 << 22) -> dict | None:
+    """This CPU's single-thread int8 dot-product peak (GOP/s: a multiply and an add per byte pair), measured
+    as ``fma_peak``; None when the CPU has no AVX-512 VNNI."""
+    t = parse_target("llvm", threads=1)
+    if not has_vnni(t):
+        return None
+    _, addr = load_function(vnni_peak_ir(), t, "vnni_peak")
+    fn = cfunc(addr)
+    out = torch.zeros(16, dtype=torch.int32)
+    fn(out.data_ptr(), 0, 1 << 16)
+    best = math.inf
+    for _ in range(max(3, repeats)):
+        t0 = time.perf_counter()
+        fn(out.data_ptr(), 0, iters)
+        best = min(best, time.perf_counter() - t0)
+    return {"gops": 2.0 * 64 * FMA_CHAINS * iters / best / 1e9, "chains": FMA_CHAINS}
+
+
+def bench_igemm(n: int, threads: int, repeats: int) -> dict:
+    """``matmul_integer`` n^3 (B a constant: packed at compile time, as a quantized model's weights) against
+    onnxruntime's MatMulInteger (its weights an initializer) on the same integers; results must be equal."""
+    gen = torch.Generator().manual_seed(0)
+    A = torch.randint(0, 256, (n, n), generator=gen).to(torch.uint8)
+    B = torch.randint(-128, 128, (n, n), generator=gen).to(torch.int8)
+    zp = 128
+    b = GraphBuilder("igemm")
+    g = b.build([b.op("matmul_integer", b.input("a", (n, n), "uint8"), b.weight("b", B), a_zero_point=zp)])
+    cg = compile(g, threads=threads)
+    ref = torch.matmul(A.long() - zp, B.long()).to(torch.int32)
+    if not torch.equal(cg([A])[0], ref):
+        raise AssertionError("int8 GEMM: our result differs from the exact one")
+    out: dict[str, Any] = {}
+    peer: Callable[[], object] | None = None
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+
+        node = helper.make_node("MatMulInteger", ["a", "b", "zp"], ["y"])
+        inits = [numpy_helper.from_array(B.numpy(), "b"), numpy_helper.from_array(np.array(zp, np.uint8), "zp")]
+        graph = helper.make_graph(
+            [node],
+            "igemm",
+            [helper.make_tensor_value_info("a", TensorProto.UINT8, [n, n])],
+            [helper.make_tensor_value_info("y", TensorProto.INT32, [n, n])],
+            inits,
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        feed = {"a": A.numpy()}
+        if not np.array_equal(sess.run(None, feed)[0], ref.numpy()):
+            raise AssertionError("int8 GEMM: onnxruntime's result differs from the exact one")
+        peer = functools.partial(sess.run, None, feed)
+    except ImportError:
+        out["onnxruntime"] = "not installed"
+    ops = 2.0 * n**3
+    if peer is None:
+        ours = statistics.median(_timed(lambda: cg([A]), repeats))
+        out.update(ours_gops=ops / ours / 1e9)
+        return out
+    ours, theirs = alternate(lambda: cg([A]), peer, repeats, threads=threads)
+    out.update(ours_gops=ops / ours / 1e9, ort_gops=ops / theirs / 1e9, ratio_ort=theirs / ours)
+    return out
+
+
+def _timed(fn: Callable[[], object], repeats: int) -> list[float]:
+    fn()
+    ts = []
+    for _ in range(max(3, repeats)):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return ts
 
 
 def fma_peak(repeats: int, iters: int = 1 << 22) -> dict:
@@ -416,6 +525,20 @@ def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
             f"{t} x the FMA peak (rel err {r['rel_err']:.1e})",
             flush=True,
         )
+    vpeak = vnni_peak(reps)
+    res["vnni_peak"] = vpeak
+    if vpeak is not None:
+        print(f"VNNI peak {vpeak['gops']:.0f} GOP/s (1 thread, measured: {vpeak['chains']} chains of vpdpbusd)")
+    for t in (1, args.threads):
+        r = bench_igemm(n_gemm, t, reps)
+        res[f"igemm_{t}t"] = r
+        pct = f", {100 * r['ours_gops'] / (t * vpeak['gops']):.0f}% of {t} x the VNNI peak" if vpeak else ""
+        ort = (
+            f", onnxruntime MatMulInteger {r['ort_gops']:.0f} GOP/s, ratio {r['ratio_ort']:.2f}"
+            if "ort_gops" in r
+            else ""
+        )
+        print(f"int8 gemm {n_gemm}^3 {t} thread(s): ours {r['ours_gops']:.0f} GOP/s{pct}{ort}", flush=True)
     ew = bench_elementwise(n_ew, args.threads, reps)
     res["elementwise"] = ew
     print(
@@ -438,6 +561,10 @@ def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
         "gemm_ratio_2t": res[f"gemm_{args.threads}t"]["ratio"],
         "fma_peak_gflops_1t": peak["gflops"],
         "gemm_pct_peak_1t": 100 * res["gemm_1t"]["ours_gflops"] / peak["gflops"],
+        "vnni_peak_gops_1t": vpeak["gops"] if vpeak else None,
+        "igemm_pct_peak_1t": 100 * res["igemm_1t"]["ours_gops"] / vpeak["gops"] if vpeak else None,
+        "igemm_ratio_ort_1t": res["igemm_1t"].get("ratio_ort"),
+        "igemm_ratio_ort_2t": res[f"igemm_{args.threads}t"].get("ratio_ort"),
         "elementwise_speedup_vs_torch": ew["speedup_vs_torch"],
         "elementwise_gbps": ew["ours_gbps"],
         "softmax_ratio": res["softmax"]["ratio"],

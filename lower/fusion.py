@@ -372,6 +372,8 @@ class _Grouper:
         """Inline private injective producers into the group (walking its inputs backwards), and the
         shared prologues it reads (each consumer computes its own copy)."""
         graph = self.graph
+        if _role(graph.nodes[grp.anchor].op) is FusionRole.CALL:
+            return  # its routine reads the operands where they are stored
         stack = [grp.anchor, *grp.prologue]
         while stack:
             c = graph.nodes[stack.pop()]

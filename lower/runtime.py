@@ -242,7 +242,7 @@ class CompiledGraph:
 
     def _compile(self, k: int, bk: BuiltKernel) -> _Launch:
         for name, t in bk.new_consts.items():
-            bk.new_consts[name] = t.to(self._device, torch.float32).contiguous()
+            bk.new_consts[name] = t.to(self._device, _const_dtype(t)).contiguous()
         kernel = bk.kernel
         fn = self.backend.compile(kernel, self.target, "k")
         n = len(kernel.params)
@@ -431,6 +431,12 @@ class CompiledGraph:
                 raise GraphError(f"output {v} has no storage")  # pragma: no cover
             result.append(t.reshape(shape) if tuple(t.shape) != shape else t)
         return result
+
+
+def _const_dtype(t: torch.Tensor) -> torch.dtype:
+    """The dtype a constant a lowering derived is kept in: a packed quantized operand's integers as they are,
+    anything else as float32 (the loop IR's buffers of derived tables)."""
+    return t.dtype if t.dtype in (torch.uint8, torch.int8, torch.int32) else torch.float32
 
 
 def _is_numpy(x: object) -> bool:

@@ -44,11 +44,17 @@ I64, F32, BOOL = "i64", "f32", "bool"
 # register: a half value computes as the f32 it equals.
 F16, BF16 = "f16", "bf16"
 HALF_TYPES = (F16, BF16)
+# Storage-only integers: a load sign- or zero-extends to i64 (exact), a store truncates an i64 that
+# ``Cast(U8, x)`` (saturating to the range, a float truncated toward zero, NaN to 0) put in range.
+U8, I8, I32 = "u8", "i8", "i32"
+INT_TYPES = (U8, I8, I32)
+INT_BOUNDS = {U8: (0, 255), I8: (-128, 127), I32: (-(2**31), 2**31 - 1)}
 
 
 def register_type(dtype: str) -> str:
-    """The type an expression reading ``dtype`` has: f32 for the storage-only half types, else itself."""
-    return F32 if dtype in HALF_TYPES else dtype
+    """The type an expression reading ``dtype`` has: f32 for the storage-only half types, i64 for the
+    storage-only integers, else itself."""
+    return F32 if dtype in HALF_TYPES else I64 if dtype in INT_TYPES else dtype
 
 
 # ============================================================== memoization
@@ -308,7 +314,8 @@ class Call(Expr):
 @_node
 @dataclass(frozen=True, eq=True)
 class Cast(Expr):
-    """``a`` converted to ``to``; to a half type (``HALF_TYPES``): rounded to it, the result an f32."""
+    """``a`` converted to ``to``; to a half type (``HALF_TYPES``): rounded to it, the result an f32; to a stored
+    integer (``INT_TYPES``): saturated to its range, the result an i64."""
 
     to: str
     a: Expr

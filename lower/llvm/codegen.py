@@ -23,6 +23,9 @@ from lower.ir import (
     F32,
     HALF_TYPES,
     I64,
+    INT_BOUNDS,
+    INT_TYPES,
+    U8,
     Allocate,
     Bin,
     Buffer,
@@ -119,6 +122,11 @@ class FunctionEmitter:
                 h = self.tmp("h")
                 self.emit(f"{h} = load {T.MEM_TYPES[e.buf.dtype]}, ptr {p}, align 2")
                 return self.widen(h, e.buf.dtype)
+            if e.buf.dtype in INT_TYPES:  # stored in 8 or 32 bits, computed on as the i64 it equals
+                h = self.tmp("h")
+                self.emit(f"{h} = load {T.MEM_TYPES[e.buf.dtype]}, ptr {p}, align 1")
+                self.emit(f"{r} = {'zext' if e.buf.dtype == U8 else 'sext'} {T.MEM_TYPES[e.buf.dtype]} {h} to i64")
+                return r
             self.emit(f"{r} = load {T.TYPES[e.buf.dtype]}, ptr {p}, align 4")
             return r
         if isinstance(e, Select):
@@ -142,6 +150,8 @@ class FunctionEmitter:
             if e.to in HALF_TYPES:  # rounded to the half type, kept as the float it equals
                 f = self.to_float(a, e.a.dtype)
                 return self.widen(self.narrow(f, e.to), e.to)
+            if e.to in INT_TYPES:  # saturated into the stored integer's range, kept as the i64 it equals
+                return self.saturate(a, e.a.dtype, e.to)
             r = self.tmp("x")
             if e.a.dtype == I64 and e.to == F32:
                 self.emit(f"{r} = sitofp i64 {a} to float")
@@ -159,6 +169,23 @@ class FunctionEmitter:
                 raise CodegenError(f"cannot cast {e.a.dtype} to {e.to}")
             return r
         raise CodegenError(f"cannot generate code for expression {e!r}")
+
+    def saturate(self, a: str, dtype: str, to: str) -> str:
+        """An f32, i64 or bool register's value in ``to``'s range (``INT_BOUNDS``), as an i64: a float
+        truncated toward zero and saturated, NaN to 0 (LLVM's ``fptosi.sat``), an i64 clamped."""
+        lo, hi = INT_BOUNDS[to]
+        r = self.tmp("q")
+        if dtype == BOOL:
+            self.emit(f"{r} = zext i1 {a} to i64")
+            return r
+        if dtype == F32:
+            self.mod.need((), ("llvm.fptosi.sat.i64.f32",))
+            self.emit(f"{r}.f = call i64 @llvm.fptosi.sat.i64.f32(float {a})")
+            a = f"{r}.f"
+        self.mod.need((), ("llvm.smax.i64", "llvm.smin.i64"))
+        self.emit(f"{r}.l = call i64 @llvm.smax.i64(i64 {a}, i64 {lo})")
+        self.emit(f"{r} = call i64 @llvm.smin.i64(i64 {r}.l, i64 {hi})")
+        return r
 
     def to_float(self, a: str, dtype: str) -> str:
         """An i64 or bool register's value as a float (an f32 one as is).  An int64 then rounded to a half
@@ -337,6 +364,10 @@ class FunctionEmitter:
                 self.emit(f"store i8 {b}, ptr {p}, align 1")
             elif s.buf.dtype in HALF_TYPES:
                 self.emit(f"store {T.MEM_TYPES[s.buf.dtype]} {self.narrow(v, s.buf.dtype)}, ptr {p}, align 2")
+            elif s.buf.dtype in INT_TYPES:  # the value is in range (a Cast saturated it): truncation is exact
+                b = self.tmp("b")
+                self.emit(f"{b} = trunc i64 {v} to {T.MEM_TYPES[s.buf.dtype]}")
+                self.emit(f"store {T.MEM_TYPES[s.buf.dtype]} {b}, ptr {p}, align 1")
             else:
                 self.emit(f"store {T.TYPES[s.buf.dtype]} {v}, ptr {p}, align 4")
         elif isinstance(s, For):

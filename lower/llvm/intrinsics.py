@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lower.ir import Intrinsic
+from lower.llvm.igemm import IGEMM_INTRINSICS
 from lower.llvm.tables import DECLS, vector_decls
 from lower.schedule import STREAMS, micro_kernel_name, micro_kernel_parts
 from rewrite.ir.errors import CodegenError
@@ -485,4 +486,4 @@ INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
     for st in STREAMS
     # a q kind names its C's run length: a whole number of them per NR columns
     for runs in ([r for r in (4, 8, 16, 32, 48, 64) if nr % r == 0] if _c_runs(kind) else [0])
-}
+} | IGEMM_INTRINSICS  # and the quantized GEMM's (lower.llvm.igemm)

@@ -39,7 +39,17 @@ I64_CMP = {"<": "slt", "<=": "sle", "==": "eq", "!=": "ne", ">": "sgt", ">=": "s
 F32_CMP = {"<": "olt", "<=": "ole", "==": "oeq", "!=": "une", ">": "ogt", ">=": "oge"}
 BOOL_OPS = {"and": "and", "or": "or"}
 TYPES = {"f32": "float", "i64": "i64", "bool": "i1"}
-MEM_TYPES = {"f32": "float", "i64": "i64", "bool": "i8", "f16": "half", "bf16": "i16"}  # a bool is a byte (torch.bool)
+# in memory a bool is a byte (torch.bool); u8 and i8 are bytes too, zero- or sign-extended when loaded
+MEM_TYPES = {
+    "f32": "float",
+    "i64": "i64",
+    "bool": "i8",
+    "f16": "half",
+    "bf16": "i16",
+    "u8": "i8",
+    "i8": "i8",
+    "i32": "i32",
+}
 
 DECLS = {
     "llvm.minimum.f32": "declare float @llvm.minimum.f32(float, float)",
@@ -48,6 +58,7 @@ DECLS = {
     "llvm.maxnum.f32": "declare float @llvm.maxnum.f32(float, float)",
     "llvm.smin.i64": "declare i64 @llvm.smin.i64(i64, i64)",
     "llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
+    "llvm.fptosi.sat.i64.f32": "declare i64 @llvm.fptosi.sat.i64.f32(float)",
     "llvm.sqrt.f32": "declare float @llvm.sqrt.f32(float)",
     "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
     "llvm.log.f32": "declare float @llvm.log.f32(float)",

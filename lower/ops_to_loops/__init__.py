@@ -23,7 +23,18 @@ Anything that cannot be lowered raises ``LoweringError`` naming the node.
 from __future__ import annotations
 
 # each module registers its ops' lowerings in LOWERINGS when imported
-from lower.ops_to_loops import blocked, contraction, elementwise, indexing, layout, norm, pool, reduce, winograd  # noqa: F401
+from lower.ops_to_loops import (  # noqa: F401
+    blocked,
+    contraction,
+    elementwise,
+    indexing,
+    layout,
+    norm,
+    pool,
+    quantized,
+    reduce,
+    winograd,
+)
 from lower.ops_to_loops.contraction import direct_conv
 from lower.ops_to_loops.core import (
     LOWERINGS,

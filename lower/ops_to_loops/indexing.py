@@ -9,7 +9,10 @@ from lower.ir import (
     BOOL,
     F16,
     F32,
+    I8,
+    I32,
     I64,
+    U8,
     Bin,
     Buffer,
     Cast,
@@ -33,8 +36,17 @@ from rewrite.ir.graph import Node
 
 # ============================================================== indexing, comparison, selection
 # Value dtypes map onto the loop IR's: float32 -> f32, int64 -> i64, bool -> bool, and the storage-only
-# float16 -> f16, bfloat16 -> bf16.
-LOOP_DTYPE = {"float32": F32, "int64": I64, "bool": BOOL, "float16": F16, "bfloat16": BF16}
+# float16 -> f16, bfloat16 -> bf16, and the storage-only integers uint8 -> u8, int8 -> i8, int32 -> i32.
+LOOP_DTYPE = {
+    "float32": F32,
+    "int64": I64,
+    "bool": BOOL,
+    "float16": F16,
+    "bfloat16": BF16,
+    "uint8": U8,
+    "int8": I8,
+    "int32": I32,
+}
 COMPARE: dict[str, Callable[[Expr, Expr], Expr]] = {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge}
 LOGICAL: dict[str, Callable[..., Expr]] = {
     "logical_not": lambda x: eq(Cast(I64, x), IntImm(0)),

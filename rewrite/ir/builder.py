@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from rewrite.ir.dtypes import FLOAT32, dtype_name
+from rewrite.ir.dtypes import DTYPES, FLOAT32, dtype_name
 from rewrite.ir.errors import UsageError
 from rewrite.ir.graph import Graph, GraphError, Value
 from rewrite.ir.ops import OPS, Group, Shape, get_op
@@ -76,8 +76,8 @@ class GraphBuilder:
         return self.graph.shape_of(self._mine(v, "shape() of"))
 
     def input(self, name: str, shape: Iterable[int], dtype: str = FLOAT32) -> Value:
-        """A run-time input: ``shape`` a sequence of positive ints, ``dtype`` float32, int64, bool, float16 or
-        bfloat16 (the last two stored only: ``cast`` them to float32 to compute)."""
+        """A run-time input: ``shape`` a sequence of positive ints, ``dtype`` float32, int64, bool, float16,
+        bfloat16, uint8, int8 or int32 (the last five stored only: ``cast`` them to float32 to compute)."""
         if not isinstance(name, str) or not name:
             raise UsageError(f"input name {_kind(name)} must be a non-empty str")
         if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable):
@@ -102,12 +102,11 @@ class GraphBuilder:
             raise UsageError(f"weight '{name}' is {_kind(tensor)}, not a torch.Tensor: pass {fix}")
         if name in self.graph.weights:
             raise GraphError(f"weight '{name}' is defined twice")
-        dtype = dtype_name(tensor.dtype)
+        dtype = dtype_name(tensor.dtype, DTYPES)
         if dtype is None:
             fix = "pass w.float()" if tensor.is_floating_point() else "pass w.long() (indices) or w.bool() (masks)"
             raise GraphError(
-                f"weight '{name}' has dtype {tensor.dtype}; eqsat takes float32, int64, bool, float16 and bfloat16, "
-                f"never casts: {fix}"
+                f"weight '{name}' has dtype {tensor.dtype}; eqsat takes {', '.join(DTYPES)}, never casts: {fix}"
             )
         tensor = tensor.detach().contiguous()
         v = self.op("weight", name=name, shape=tuple(tensor.shape), dtype=dtype)

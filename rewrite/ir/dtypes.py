@@ -5,7 +5,11 @@ positions) and ``bool`` (masks).  Two more are stored: ``float16`` and ``bfloat1
 values are what ``cast`` makes of float32 ones (rounded to nearest even, as torch
 and IEEE round) and what layout ops move, and a ``cast`` back to float32 (exact) is
 how arithmetic reads them: a half-precision model computes in float32 between the
-roundings its dtype puts on every tensor (``HALF``).  Every value has exactly one dtype; an op's
+roundings its dtype puts on every tensor (``HALF``).  Three integer dtypes are
+stored the same way (``STORED_INT``): ``uint8`` and ``int8`` hold quantized tensors,
+``int32`` the exact sums ``matmul_integer`` makes of them; ``cast`` makes them
+(saturating, truncating toward zero, NaN to 0) and reads them back exactly, layout
+ops move them.  Every value has exactly one dtype; an op's
 :class:`DTypeRule` says which input dtypes it takes and what it produces, and
 ``Graph.add`` checks it, so a float op never reads an int value and nothing is
 ever converted implicitly (``cast`` is the one explicit conversion).  Other
@@ -33,15 +37,26 @@ import torch
 FLOAT32, INT64, BOOL = "float32", "int64", "bool"
 FLOAT16, BFLOAT16 = "float16", "bfloat16"
 HALF = (FLOAT16, BFLOAT16)  # storage dtypes: rounded to by ``cast``, computed on as float32
-DTYPES = (FLOAT32, INT64, BOOL, FLOAT16, BFLOAT16)
+UINT8, INT8, INT32 = "uint8", "int8", "int32"
+QUANTIZED = (UINT8, INT8)  # a quantized tensor's integers
+STORED_INT = (UINT8, INT8, INT32)  # storage dtypes: made by a saturating ``cast``, read exactly by one
+# what a tensor of a model (torch, a weight) may be at import: int32 tensors are computed as int64
+# (INT32_NOTE), and the quantized integers come only from quantization ops (QDQ) and the builder
+IMPORTED = (FLOAT32, INT64, BOOL, FLOAT16, BFLOAT16)
+DTYPES = (*IMPORTED, *STORED_INT)
 TORCH_DTYPE: dict[str, torch.dtype] = {
     FLOAT32: torch.float32,
     INT64: torch.int64,
     BOOL: torch.bool,
     FLOAT16: torch.float16,
     BFLOAT16: torch.bfloat16,
+    UINT8: torch.uint8,
+    INT8: torch.int8,
+    INT32: torch.int32,
 }
-ITEMSIZE = {FLOAT32: 4, INT64: 8, BOOL: 1, FLOAT16: 2, BFLOAT16: 2}
+ITEMSIZE = {FLOAT32: 4, INT64: 8, BOOL: 1, FLOAT16: 2, BFLOAT16: 2, UINT8: 1, INT8: 1, INT32: 4}
+# the range of each stored integer dtype: where a cast to it saturates
+INT_RANGE = {UINT8: (0, 255), INT8: (-128, 127), INT32: (-(2**31), 2**31 - 1)}
 
 __all__ = [
     "ANY_SAME",
@@ -53,11 +68,18 @@ __all__ = [
     "FLOAT16",
     "FLOAT32",
     "HALF",
+    "IMPORTED",
+    "INT8",
+    "INT32",
     "INT32_NOTE",
     "INT64",
+    "INT_RANGE",
     "ITEMSIZE",
     "NUMERIC",
+    "QUANTIZED",
+    "STORED_INT",
     "TORCH_DTYPE",
+    "UINT8",
     "DTypeError",
     "DTypeRule",
     "dtype_name",
@@ -79,17 +101,18 @@ def exact_reciprocal(v: float) -> float | None:
     return 1.0 / v if m == 0.5 and -125 <= e - 1 <= 126 else None
 
 
-def dtype_name(t: torch.dtype) -> str | None:
-    """The eqsat dtype of a torch dtype, or None when eqsat has no such dtype (never converted)."""
-    for k, v in TORCH_DTYPE.items():
-        if v == t:
+def dtype_name(t: torch.dtype, among: tuple[str, ...] = IMPORTED) -> str | None:
+    """The eqsat dtype of a torch dtype, or None when eqsat has no such dtype ``among`` those asked (never
+    converted): by default what a model's tensors may be (``IMPORTED``), ``DTYPES`` for every dtype."""
+    for k in among:
+        if TORCH_DTYPE[k] == t:
             return k
     return None
 
 
 def _stored(d: str) -> str:
-    """The hint a dtype error adds for a half value read by arithmetic."""
-    return f" ({d} values are stored, not computed on: cast to float32 first)" if d in HALF else ""
+    """The hint a dtype error adds for a stored (half or integer) value read by arithmetic."""
+    return f" ({d} values are stored, not computed on: cast to float32 first)" if d in (*HALF, *STORED_INT) else ""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import torch
 if TYPE_CHECKING:
     import networkx as nx
 
-from rewrite.ir.dtypes import BOOL, FLOAT32, INT64, ITEMSIZE, TORCH_DTYPE, DTypeError
+from rewrite.ir.dtypes import BOOL, FLOAT32, INT64, INT_RANGE, ITEMSIZE, QUANTIZED, STORED_INT, TORCH_DTYPE, DTypeError
 from rewrite.ir.errors import GraphError, InputError, UsageError
 from rewrite.ir.ops import OPS, Group, Shape, ShapeError, constant_tensor, get_op, norm_axis, numel
 
@@ -236,6 +236,9 @@ class Graph:
                 out[n.attrs["name"]] = torch.randint(0, self.index_bound(Value(n.id, 0)), s, generator=gen)
             elif n.dtype == BOOL:
                 out[n.attrs["name"]] = torch.rand(s, generator=gen) < 0.5
+            elif n.dtype in STORED_INT:  # the whole range of a quantized byte; an int32 within +-2**20
+                lo, hi = INT_RANGE[n.dtype] if n.dtype in QUANTIZED else (-(2**20), 2**20)
+                out[n.attrs["name"]] = torch.randint(lo, hi + 1, s, generator=gen).to(TORCH_DTYPE[n.dtype])
             else:  # float32, or float16/bfloat16 drawn as float32 and rounded (torch's round to nearest even)
                 out[n.attrs["name"]] = torch.randn(s, generator=gen).to(TORCH_DTYPE[n.dtype])
         return out

@@ -467,6 +467,27 @@ class _Grower:
             h = self.b.op("reshape", h, shape=(math.prod(sx),))
         self.emit(self.b.cast(h, dtype="float32"))
 
+    def quantized_matmul(self) -> None:
+        """A fresh input quantized to uint8 (a saturating cast: a step function, so it reads an input only, as
+        ``half_round``), times int8 weights in ``matmul_integer`` (K a multiple of 4 or not: the packed and the
+        plain kernels), the int32 sums read back as float32 and scaled."""
+        k = self.rng.choice((4, 8, 12, 5, 7))
+        lead = self.shape(self.rng.choice((2, 3)))[:-1]
+        x = self.input((*lead, k))
+        zp = self.rng.choice((0, 128, 255))
+        shifted = self.b.add(self.b.smul(x, scalar=40.0), self.weight_value(float(zp)))
+        q = self.b.cast(shifted, dtype="uint8")
+        w = torch.randint(-128, 128, ((1,) * (len(lead) - 1) + (k, self.rng.randint(1, 60))), generator=self.gen)
+        wv = self.b.weight(f"w{self.n_weights}", w.to(torch.int8))
+        self.n_weights += 1
+        y = self.b.op("matmul_integer", q, wv, a_zero_point=zp)
+        self.emit(self.b.smul(self.b.cast(y, dtype="float32"), scalar=1.0 / 1024))
+
+    def weight_value(self, v: float) -> Value:
+        w = self.b.weight(f"w{self.n_weights}", torch.tensor([v]))
+        self.n_weights += 1
+        return w
+
     MOVES = (
         (unary, 4),
         (trig, 1),
@@ -487,6 +508,7 @@ class _Grower:
         (layout_norm, 2),
         (int_arith, 1),
         (half_round, 1),
+        (quantized_matmul, 1),
     )
 
     def grow(self, moves: int) -> Graph:

@@ -26,7 +26,7 @@ def test_generator_covers_the_op_set():
     from rewrite.ir.ops import OPS, Group
     from tests.fuzz.gen import STEPS
 
-    seen = {n.op for seed in range(300) for n in random_graph(seed)}
+    seen = {n.op for seed in range(400) for n in random_graph(seed)}
     compute = {name for name, d in OPS.items() if d.group is not Group.SOURCE} - STEPS
     assert compute - seen == set()
 

@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from rewrite.ir.builder import GraphBuilder
-from rewrite.ir.dtypes import HALF
+from rewrite.ir.dtypes import HALF, STORED_INT
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import ACTS, OPS, Group
 from rewrite.pipeline import compile as compile_graph
@@ -308,6 +308,7 @@ def _select(op: str) -> Case:
             return [b.op(op, m, n)]
         assert op == "cast"
         i = b.input(f"{p}i", (3, 7), dtype="int64")
+        big = b.op("smul", x, scalar=200.0)
         return [
             b.op(op, x, dtype="int64"),
             b.op(op, x, dtype="bool"),
@@ -318,6 +319,9 @@ def _select(op: str) -> Case:
             b.op(op, x, dtype="float32"),
             *(b.op(op, b.op(op, v, dtype=h), dtype="float32") for h in HALF for v in (x, i, m)),
             *(b.op(op, b.op("transpose", b.op(op, x, dtype=h), perm=(1, 0)), dtype=h) for h in HALF),
+            # the stored integers: saturated (x * 200 reaches past a byte's range), read back exactly
+            *(b.op(op, b.op(op, v, dtype=d), dtype="float32") for d in STORED_INT for v in (big, i, m)),
+            *(b.op(op, b.op("transpose", b.op(op, big, dtype=d), perm=(1, 0)), dtype=d) for d in STORED_INT),
         ]
 
     return build
@@ -333,6 +337,11 @@ def _contraction(op: str) -> Case:
             ]
         if op == "matmul_at":
             return [b.op(op, b.input(f"{p}a", (2, 7, 5)), b.input(f"{p}c", (1, 7, 6)))]
+        if op == "matmul_integer":  # packed constant weights (K a multiple of 4), and the plain loop
+            q = b.input(f"{p}q", (2, 5, 12), dtype="uint8")
+            w = _w(b, f"{p}w", torch.randint(-128, 128, (1, 12, 50), generator=_gen(11)).to(torch.int8))
+            r = b.input(f"{p}r", (1, 12, 3), dtype="int8")
+            return [b.op(op, q, w, a_zero_point=131), b.op(op, q, r), b.op(op, q, r, a_zero_point=255)]
         assert op == "linear"
         x = b.input(f"{p}x", (2, 3, 7))
         return [
@@ -374,7 +383,7 @@ CASES: dict[str, Case] = {
         op: _layout(op)
         for op in ("transpose", "reshape", "concat", "split", "slice", "expand", "pad", "pad2d", "resize")
     },
-    **{op: _contraction(op) for op in ("matmul", "matmul_at", "linear")},
+    **{op: _contraction(op) for op in ("matmul", "matmul_at", "matmul_integer", "linear")},
     "conv2d": _conv("conv2d"),
     "conv2d_bias_act": _conv("conv2d_bias_act"),
     "matmul_bias_act": _matmul_bias_act,
@@ -549,6 +558,9 @@ def test_extreme_elementwise_agree():
     for h in HALF:  # rounded to each half type and read back: overflow to inf, subnormals, NaN, ties to even
         outs.append(b.op("cast", b.op("cast", x, dtype=h), dtype="float32"))
         names.append((f"cast[{h}]", 1))
+    for d in STORED_INT:  # saturated to each stored integer and read back: NaN to 0, +-inf to the bounds
+        outs.append(b.op("cast", b.op("cast", x, dtype=d), dtype="float32"))
+        names.append((f"cast[{d}]", 1))
     g = b.build(outs)
     inputs = {"x": xs, "xr": xs.reshape(1, n), "yc": xs.reshape(n, 1)}
     run = compile_graph(g, "llvm", threads=1)

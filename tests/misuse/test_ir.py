@@ -111,8 +111,8 @@ def test_float64_weight_refused_with_the_cast_to_write():
     v = b.weight("w", w.float())
     assert b.graph.weights["w"].dtype == torch.float32 and b.graph.dtype_of(v) == "float32"
     with pytest.raises(EqsatError) as e:
-        b.weight("i", torch.ones(3, dtype=torch.int32))
-    one_line(e, GraphError, "'i'", "torch.int32", "w.long()")
+        b.weight("i", torch.ones(3, dtype=torch.int16))
+    one_line(e, GraphError, "'i'", "torch.int16", "w.long()")
 
 
 def test_torch_import_still_stores_float64_tables_as_float32():

@@ -18,7 +18,7 @@ import onnx  # the optional 'onnx' extra; this package is only imported when ONN
 import torch
 
 from rewrite.frontends.compose import Emit
-from rewrite.ir.dtypes import BFLOAT16, BOOL, FLOAT16, FLOAT32, INT64
+from rewrite.ir.dtypes import BFLOAT16, BOOL, FLOAT16, FLOAT32, INT8, INT32, INT64, UINT8
 from rewrite.ir.graph import Graph, Value
 
 # ONNX tensor element types eqsat has, and their eqsat dtype; everything else is refused
@@ -31,11 +31,15 @@ NP_DTYPES: dict[str, np.dtype] = {FLOAT32: np.dtype(np.float32), INT64: np.dtype
 # the stored half types: an ONNX tensor of one imports as the float32 values it holds (exact), and every op
 # that makes one has its result rounded to it (``importer._round_half_outputs``), as onnxruntime computes
 HALF_ONNX: dict[int, str] = {onnx.TensorProto.FLOAT16: FLOAT16, onnx.TensorProto.BFLOAT16: BFLOAT16}
-# what export writes: those, and the stored half types (a ``cast`` to them is ONNX's Cast, which rounds as eqsat)
+# what export writes: those, the stored half types (a ``cast`` to them is ONNX's Cast, which rounds as eqsat)
+# and the stored integers (a saturating ``cast`` to them is a Clip and a Cast)
 ONNX_OF: dict[str, int] = {
     **{v: k for k, v in ONNX_DTYPES.items()},
     FLOAT16: onnx.TensorProto.FLOAT16,
     BFLOAT16: onnx.TensorProto.BFLOAT16,
+    UINT8: onnx.TensorProto.UINT8,
+    INT8: onnx.TensorProto.INT8,
+    INT32: onnx.TensorProto.INT32,
 }
 
 Tensor = Value | np.ndarray  # a value in the graph, or a constant known at import time

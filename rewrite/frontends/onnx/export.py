@@ -28,6 +28,7 @@ import torch
 from onnx import helper, numpy_helper
 
 from rewrite.frontends.onnx.context import ONNX_OF
+from rewrite.ir.dtypes import FLOAT32, INT64, INT_RANGE, STORED_INT
 from rewrite.ir.errors import FrontendError, UsageError
 from rewrite.ir.graph import Graph, Node, Value, expect_graph
 from rewrite.ir.ops import ACTS, OPS
@@ -243,7 +244,14 @@ def _idiv(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
 
 @_emits("cast")
 def _cast(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
-    w.emit("Cast", ins, outs[0], to=ONNX_OF[n.attrs["dtype"]])
+    to, src = n.attrs["dtype"], w.g.dtype_of(n.inputs[0])
+    if to in STORED_INT and src in (FLOAT32, INT64):  # eqsat's cast saturates; ONNX's leaves that undefined
+        lo, hi = INT_RANGE[to]
+        kind = np.float32 if src == FLOAT32 else np.int64
+        x = w.emit("Clip", [ins[0], w.const(np.array(lo, kind), "lo"), w.const(np.array(hi, kind), "hi")])
+        w.emit("Cast", [x], outs[0], to=ONNX_OF[to])
+        return
+    w.emit("Cast", ins, outs[0], to=ONNX_OF[to])
 
 
 @_emits("masked_fill")
@@ -265,6 +273,12 @@ def _matmul_at(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     r = len(_shape(w, n, 0))
     at = w.emit("Transpose", [ins[0]], perm=[*range(r - 2), r - 1, r - 2])
     w.emit("MatMul", [at, ins[1]], outs[0])
+
+
+@_emits("matmul_integer")
+def _matmul_integer(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    zp = w.const(np.array(n.attrs["a_zero_point"], np.uint8), "a_zero_point")
+    w.emit("MatMulInteger", [ins[0], ins[1], zp], outs[0])
 
 
 @_emits("matmul_bias_act")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from rewrite.ir.dtypes import BOOL, COMPARE, DTYPES, FLOAT32, INT64, TORCH_DTYPE, DTypeRule
+from rewrite.ir.dtypes import BOOL, COMPARE, DTYPES, FLOAT32, INT64, INT_RANGE, STORED_INT, TORCH_DTYPE, DTypeRule
 from rewrite.ir.ops.elementwise import _at, _ew_flops
 from rewrite.ir.ops.registry import (
     AttrKind,
@@ -169,6 +169,20 @@ for _name, _lfn, _aten, _onnx in (
             onnx=OnnxSpelling(_onnx),
         )
     )
+
+
+def _cast(x: torch.Tensor, to: str) -> torch.Tensor:
+    """``x`` as dtype ``to``.  To a stored integer dtype (``STORED_INT``) the value saturates to its range (a
+    float truncated toward zero first, NaN to 0), as the compiled kernels convert (LLVM's ``fptosi.sat``):
+    torch leaves an out-of-range conversion undefined, and a quantizer's rounding may land one past it."""
+    if to not in STORED_INT or x.dtype == torch.bool:
+        return x.to(TORCH_DTYPE[to])
+    lo, hi = INT_RANGE[to]
+    if x.is_floating_point():
+        x = torch.nan_to_num(x.double(), nan=0.0).trunc()
+    return x.clamp(lo, hi).to(TORCH_DTYPE[to])
+
+
 register_op(
     OpDef(
         "cast",
@@ -176,9 +190,10 @@ register_op(
         1,
         (AttrSpec("dtype", AttrKind.STR, choices=DTYPES),),
         Same(),
-        lambda xs, a: [xs[0].to(TORCH_DTYPE[a["dtype"]])],
+        lambda xs, a: [_cast(xs[0], a["dtype"])],
         _ew_flops(1),
-        doc="explicit dtype conversion (torch .to semantics: float to int truncates, nonzero is true)",
+        doc="explicit dtype conversion (torch .to semantics: float to int truncates, nonzero is true; to the "
+        "stored integers uint8/int8/int32 it saturates, NaN to 0)",
         dtype_rule=DTypeRule(("T",), "attr"),
         aten=_at("a_to", "aten.to.dtype", "aten.to.dtype_layout", "aten.type_as.default", training_only=True),
     )

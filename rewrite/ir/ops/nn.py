@@ -9,6 +9,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
+from rewrite.ir.dtypes import INT8, INT32, UINT8, DTypeRule
 from rewrite.ir.ops.elementwise import ACTS, _at, _ew_flops, act_flops, apply_act
 from rewrite.ir.ops.registry import (
     AttrKind,
@@ -48,6 +49,28 @@ register_op(
         packed_operand=1,
         aten=_at("a_matmul", "aten.mm.default", "aten.bmm.default", "aten.matmul.default"),
         onnx=OnnxSpelling("MatMul"),
+    )
+)
+
+
+def _matmul_integer(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    """sum_k (A - a_zero_point) * B, exact in int64, wrapped to int32 (it fits for K < 65793)."""
+    return [torch.matmul(xs[0].long() - a["a_zero_point"], xs[1].long()).to(torch.int32)]
+
+
+register_op(
+    OpDef(
+        "matmul_integer",
+        Group.CONTRACTION,
+        2,
+        (AttrSpec("a_zero_point", AttrKind.INT, 0),),
+        MatMul(),
+        _matmul_integer,
+        lambda i, o, a: 2 * numel(o[0]) * i[0][-1],
+        doc="(batched) product of a uint8 A (less its zero point) and an int8 B, exact int32 sums (ONNX "
+        "MatMulInteger with a scalar A zero point and none for B): a quantized GEMM, VNNI's vpdpbusd on the CPU",
+        fusion=FusionRole.CALL,
+        dtype_rule=DTypeRule((UINT8, INT8), INT32),
     )
 )
 

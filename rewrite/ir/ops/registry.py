@@ -55,6 +55,9 @@ class FusionRole(str, Enum):
     ROW = "row"  # a single fused row kernel by construction (softmax, layernorm)
     POOL = "pool"  # a pooling kernel
     OPAQUE = "layout"  # its own kernel (concat, split), or no kernel (sources)
+    # its own kernel, reading its operands where they are stored and writing its result in place (a backend
+    # routine's call: matmul_integer's micro-kernel): no producer inlined into it, nothing fused after it
+    CALL = "call"
 
 
 class AttrKind(str, Enum):

@@ -1,0 +1,132 @@
+"""The quantized GEMM (``matmul_integer``) and the stored integer dtypes on the CPU (issue 47).
+
+Results are integers: the compiled kernels must equal the exact sums, bit for bit, on every shape the
+packed form handles (rows and columns past a tile, K in several blocks, batch dimensions, zero points at
+the ends of the byte) and on the plain loop's (a run-time B, K not a multiple of 4); the micro-kernel is
+checked in both of its forms (AVX-512 VNNI's ``vpdpbusd`` where this CPU has it, and the portable one).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+import torch
+
+from lower.ir import format_kernel
+from lower.llvm.igemm import has_vnni, igemm_module, igemm_symbol
+from lower.llvm.jit import _jit, load_library
+from lower.ops_to_loops.quantized import IGEMM_MR, IGEMM_NR, KC_GROUPS, igemm_name, pack_weights
+from lower.target import parse_target
+from rewrite.ir.builder import GraphBuilder
+from rewrite.ir.errors import GraphError
+from rewrite.pipeline import compile as compile_graph
+
+
+def _exact(a: torch.Tensor, b: torch.Tensor, zp: int) -> torch.Tensor:
+    return torch.matmul(a.long() - zp, b.long()).to(torch.int32)
+
+
+def _gemm(a_shape, b_shape, zp, const_b=True, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    A = torch.randint(0, 256, a_shape, generator=gen).to(torch.uint8)
+    B = torch.randint(-128, 128, b_shape, generator=gen).to(torch.int8)
+    b = GraphBuilder("igemm")
+    bv = b.weight("b", B) if const_b else b.input("b", b_shape, dtype="int8")
+    g = b.build([b.op("matmul_integer", b.input("a", a_shape, dtype="uint8"), bv, a_zero_point=zp)])
+    run = compile_graph(g, "llvm", threads=2)
+    feed = {"a": A} if const_b else {"a": A, "b": B}
+    return run, run(feed)[0], _exact(A, B, zp), g.run(feed)[0]
+
+
+@pytest.mark.parametrize(
+    "a_shape,b_shape,zp",
+    [
+        ((1, 4), (4, 1), 0),  # one row, one column, one group of four k
+        ((37, 1024), (1024, 300), 128),  # partial row tile and panel, K in two blocks
+        ((9, 4 * KC_GROUPS + 8), (4 * KC_GROUPS + 8, IGEMM_NR), 255),  # K one group past a block
+        ((2, 9, 64), (1, 64, 100), 3),  # batch dimensions flattened into rows
+        ((IGEMM_MR, 16), (16, 2 * IGEMM_NR + 1), 1),  # a panel of one column
+    ],
+)
+def test_packed_form_equals_the_exact_sums(a_shape, b_shape, zp):
+    run, got, exact, ref = _gemm(a_shape, b_shape, zp)
+    assert got.dtype == torch.int32 and torch.equal(ref, exact)
+    assert torch.equal(got, exact)
+    assert igemm_name(IGEMM_MR, IGEMM_NR) in format_kernel(run._launches[0].kernel)  # the packed form ran
+
+
+@pytest.mark.parametrize("a_shape,b_shape,const_b", [((5, 7), (7, 9), True), ((6, 16), (16, 5), False)])
+def test_plain_form_equals_the_exact_sums(a_shape, b_shape, const_b):
+    run, got, exact, _ = _gemm(a_shape, b_shape, 77, const_b)
+    assert torch.equal(got, exact)
+    assert igemm_name(IGEMM_MR, IGEMM_NR) not in format_kernel(run._launches[0].kernel)
+
+
+@pytest.mark.parametrize("vnni", [False, True])
+def test_micro_kernel_forms_compute_the_same_tile(vnni):
+    """The routine called directly: C overwritten less the zero point's share (beta 0), then accumulated
+    (beta 1), rows and columns past m and n untouched."""
+    target = parse_target("llvm", threads=1)
+    if vnni and not has_vnni(target):
+        pytest.skip("this CPU has no AVX-512 VNNI")
+    load_library(f"test_igemm_{vnni}", igemm_module(IGEMM_MR, IGEMM_NR, vnni), target)
+    addr = _jit(target).engine.get_function_address(igemm_symbol(IGEMM_MR, IGEMM_NR, vnni))
+    args = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 4]
+    fn = ctypes.CFUNCTYPE(None, *args, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(addr)
+    gen = torch.Generator().manual_seed(1)
+    m, n, k, zp = IGEMM_MR - 3, IGEMM_NR - 5, 40, 200
+    A = torch.randint(0, 256, (IGEMM_MR, k), generator=gen).to(torch.uint8)
+    B = torch.randint(-128, 128, (k, n), generator=gen).to(torch.int8)
+    packed, sums = pack_weights(B)
+    C = torch.full((IGEMM_MR, IGEMM_NR), -7, dtype=torch.int32)
+    fn(A.data_ptr(), k, packed.data_ptr(), C.data_ptr(), IGEMM_NR, k // 4, m, n, sums.data_ptr(), zp, 0)
+    want = _exact(A[:m], B, zp)
+    assert torch.equal(C[:m, :n], want)
+    assert (C[m:] == -7).all() and (C[:, n:] == -7).all()
+    fn(A.data_ptr(), k, packed.data_ptr(), C.data_ptr(), IGEMM_NR, k // 4, m, n, sums.data_ptr(), zp, 1)
+    assert torch.equal(C[:m, :n], want + _exact(A[:m], B, 0))
+
+
+def test_stored_integers_take_no_arithmetic_and_refuse_other_operands():
+    b = GraphBuilder("q")
+    q = b.input("q", (2, 4), dtype="uint8")
+    with pytest.raises(GraphError, match="uint8 values are stored, not computed on: cast to float32 first"):
+        b.op("relu", q)
+    with pytest.raises(GraphError, match="input 1 is uint8; it takes int8"):
+        b.op("matmul_integer", q, b.input("r", (4, 3), dtype="uint8"))
+
+
+def test_saturating_casts_match_the_reference_at_the_edges():
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 255.9, 256.0, -0.9, -128.5, 127.99, 3e9, -3e9])
+    b = GraphBuilder("c")
+    v = b.input("x", (x.numel(),))
+    g = b.build([b.op("cast", v, dtype=d) for d in ("uint8", "int8", "int32")])
+    got = compile_graph(g, "llvm", threads=1)({"x": x})
+    ref = g.run({"x": x})
+    assert [r.tolist() for r in ref] == [
+        [0, 255, 0, 255, 255, 0, 0, 127, 255, 0],
+        [0, 127, -128, 127, 127, 0, -128, 127, 127, -128],
+        [0, 2**31 - 1, -(2**31), 255, 256, 0, -128, 127, 2**31 - 1, -(2**31)],
+    ]
+    for r, c in zip(ref, got, strict=True):
+        assert c.dtype == r.dtype and torch.equal(c, r)
+
+
+def test_onnx_export_runs_in_onnxruntime_with_the_same_integers():
+    ort = pytest.importorskip("onnxruntime")
+    from rewrite.frontends.onnx.export import to_onnx
+
+    gen = torch.Generator().manual_seed(2)
+    b = GraphBuilder("q")
+    a = b.input("a", (6, 8), dtype="uint8")
+    x = b.input("x", (6, 5))
+    w = b.weight("w", torch.randint(-128, 128, (8, 5), generator=gen).to(torch.int8))
+    y = b.op("mul", b.op("cast", b.op("matmul_integer", a, w, a_zero_point=9), dtype="float32"), x)
+    g = b.build([y, b.op("cast", b.op("smul", x, scalar=100.0), dtype="int8")])
+    feed = g.random_inputs()
+    sess = ort.InferenceSession(to_onnx(g).SerializeToString(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {k: t.numpy() for k, t in feed.items()})
+    for r, o in zip(g.run(feed), got, strict=True):
+        assert np.array_equal(r.numpy(), o)
