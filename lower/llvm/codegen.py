@@ -22,6 +22,7 @@ from lower.ir import (
     F16,
     F32,
     HALF_TYPES,
+    I32,
     I64,
     INT_BOUNDS,
     INT_TYPES,
@@ -178,10 +179,21 @@ class FunctionEmitter:
         if dtype == BOOL:
             self.emit(f"{r} = zext i1 {a} to i64")
             return r
-        if dtype == F32:
-            self.mod.need((), ("llvm.fptosi.sat.i64.f32",))
-            self.emit(f"{r}.f = call i64 @llvm.fptosi.sat.i64.f32(float {a})")
-            a = f"{r}.f"
+        if dtype == F32 and to != I32:  # a byte's bounds are floats: NaN to 0, clamped, then an in-range
+            # conversion (vcvttps2dq on 16 lanes; LLVM scalarizes a vector fptosi.sat on x86)
+            self.mod.need((), ("llvm.minnum.f32", "llvm.maxnum.f32"))
+            self.emit(f"{r}.n = fcmp uno float {a}, 0.0")
+            self.emit(f"{r}.z = select i1 {r}.n, float 0.0, float {a}")
+            self.emit(f"{r}.l = call float @llvm.maxnum.f32(float {r}.z, float {T.f32_literal(lo)})")
+            self.emit(f"{r}.h = call float @llvm.minnum.f32(float {r}.l, float {T.f32_literal(hi)})")
+            self.emit(f"{r}.i = fptosi float {r}.h to i32")
+            self.emit(f"{r} = sext i32 {r}.i to i64")
+            return r
+        if dtype == F32:  # int32's upper bound is no float: LLVM's saturating conversion
+            self.mod.need((), ("llvm.fptosi.sat.i32.f32",))
+            self.emit(f"{r}.f = call i32 @llvm.fptosi.sat.i32.f32(float {a})")
+            self.emit(f"{r} = sext i32 {r}.f to i64")
+            return r
         self.mod.need((), ("llvm.smax.i64", "llvm.smin.i64"))
         self.emit(f"{r}.l = call i64 @llvm.smax.i64(i64 {a}, i64 {lo})")
         self.emit(f"{r} = call i64 @llvm.smin.i64(i64 {r}.l, i64 {hi})")

@@ -58,7 +58,7 @@ DECLS = {
     "llvm.maxnum.f32": "declare float @llvm.maxnum.f32(float, float)",
     "llvm.smin.i64": "declare i64 @llvm.smin.i64(i64, i64)",
     "llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
-    "llvm.fptosi.sat.i64.f32": "declare i64 @llvm.fptosi.sat.i64.f32(float)",
+    "llvm.fptosi.sat.i32.f32": "declare i32 @llvm.fptosi.sat.i32.f32(float)",
     "llvm.sqrt.f32": "declare float @llvm.sqrt.f32(float)",
     "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
     "llvm.log.f32": "declare float @llvm.log.f32(float)",

@@ -97,6 +97,11 @@ class Ctx:
         self._int64: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(int32 constant) -> (it, as int64)
         # names ONNX types float16/bfloat16 -> that dtype: they hold float32 values rounded to it (``HALF_ONNX``)
         self.half: dict[str, str] = {}
+        # what a QDQ model's DequantizeLinear made, for the contractions that compute on the integers instead
+        # (``quantize.integer_matmul``): a dequantized activation's value -> (its integers as float32, scale,
+        # zero point, integer type), and a dequantized constant's ONNX name -> (integers, scale, zero point, axis)
+        self.dequantized: dict[Value, tuple[Value, np.ndarray, np.ndarray, str]] = {}
+        self.dequantized_consts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
         # subgraph(body, arguments, scope): a body (If's branches, Loop's and Scan's bodies) imported into this
         # graph with its inputs bound to ``arguments``, its outputs returned; set by the importer
         self.subgraph: Callable[[onnx.GraphProto, Sequence[Tensor], str], list[Tensor]] = _no_subgraphs
@@ -145,6 +150,16 @@ class Ctx:
         v = self.add("weight", [], name=name, shape=shape, dtype=dtype)
         self._weights[id(arr)] = (arr, v)
         return v
+
+    def integer_weight(self, arr: np.ndarray, hint: str) -> Value:
+        """An 8-bit integer constant as a weight of its own dtype (``value`` refuses them: only the quantized
+        contractions read one)."""
+        dtype = {np.dtype(np.int8): INT8, np.dtype(np.uint8): UINT8}[arr.dtype]
+        name = f"{hint}.{len(self.g.weights)}"
+        while name in self.g.weights:
+            name += "_"
+        self.g.weights[name] = torch.from_numpy(np.array(arr, copy=True, order="C"))
+        return self.add("weight", [], name=name, shape=tuple(int(d) for d in arr.shape), dtype=dtype)
 
     def const(self, name: str, what: str) -> np.ndarray:
         """The constant bound to ONNX name ``name`` (shapes, axes, pads): refuses a run-time tensor."""

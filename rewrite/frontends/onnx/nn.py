@@ -19,6 +19,7 @@ import torch
 
 from rewrite.frontends.compose import conv3d, conv_transpose2d, conv_transpose3d, pool3d
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, imports, one_output, only_attrs, opt_input
+from rewrite.frontends.onnx.quantize import integer_matmul
 from rewrite.ir.graph import Value
 
 
@@ -26,6 +27,8 @@ from rewrite.ir.graph import Value
 def _matmul(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, set())
     x, y = c.env[n.input[0]], c.env[n.input[1]]
+    if (q := integer_matmul(c, x, n.input[1])) is not None:  # a QDQ model's quantized linear layer
+        return [q]
     xs, ys = c.shape(x), c.shape(y)
     if not xs or not ys:
         raise Refuse("matmul of a scalar is not defined")
@@ -61,9 +64,13 @@ def _gemm(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         raise Refuse(f"Gemm needs 2-d A and B, got {c.shape(x)} and {c.shape(w)}")
     # matmul + add, the form the rules work on (as the torch frontend builds nn.Linear);
     # a constant operand is transposed at import time, so it stays one weight
-    xv = _transposed(c, x) if ta else c.value(x)
-    wv = _transposed(c, w) if tb else c.value(w)
-    out = c.add("matmul", [xv, wv])
+    quantized = None if ta else integer_matmul(c, x, n.input[1], bool(tb))  # a QDQ model's quantized layer
+    if quantized is not None:
+        out = quantized
+    else:
+        xv = _transposed(c, x) if ta else c.value(x)
+        wv = _transposed(c, w) if tb else c.value(w)
+        out = c.add("matmul", [xv, wv])
     if alpha != 1.0:
         out = c.add("smul", [out], scalar=alpha)
     if b is not None and beta != 0.0:

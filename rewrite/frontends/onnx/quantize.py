@@ -90,6 +90,10 @@ def _dequantize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     only_attrs(a, {"axis", "block_size", "output_dtype"})
     x = cast(Any, c.env[n.input[0]])
     if isinstance(x, np.ndarray):
+        if x.dtype in (np.int8, np.uint8) and not int(a.get("block_size", 0)):  # a quantized weight, kept
+            rank = max(x.ndim, 1)
+            scale, zp, _ = _params(c, n, a, rank)
+            c.dequantized_consts[n.output[0]] = (x, scale, zp, int(a.get("axis", 1)) % rank)
         raise Refuse("a constant input: the reference evaluator folds it")
     if not isinstance(x, Quantized):
         raise Refuse(f"input is a run-time {c.dtype(x)} tensor; eqsat dequantizes only QuantizeLinear's output")
@@ -100,7 +104,40 @@ def _dequantize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     if onnx.TensorProto.DataType.Name(kind).lower() != x.dtype:
         raise Refuse(f"zero point of type {onnx.TensorProto.DataType.Name(kind).lower()} for a {x.dtype} input")
     centred = q if not zp.any() else c.add("sub", [q, c.value(zp)])
-    return [c.add("mul", [centred, c.value(scale)])]
+    out = c.add("mul", [centred, c.value(scale)])
+    c.dequantized[out] = (q, scale, zp, x.dtype)
+    return [out]
+
+
+def integer_matmul(c: Ctx, x: Tensor, w_name: str, tb: bool = False) -> Value | None:
+    """``MatMul(DequantizeLinear(uint8 x), DequantizeLinear(int8 W))`` computed on the integers, as onnxruntime
+    runs a QDQ model's linear layers: ``matmul_integer(x, W, zero point) * (x's scale * W's scales)``, the sums
+    exact in int32 (onnxruntime's MatMulIntegerToFloat), or None when the operands are not that: x a run-time
+    uint8 activation with one scale and zero point, W a constant int8 matrix [K, N] with zero points 0 and one
+    scale or one per column (``tb``: W given as [N, K], Gemm's transB).  x's integers are what its
+    QuantizeLinear computed (whole numbers in 0..255, exact in float32), so casting them to uint8 is exact."""
+    info = c.dequantized.get(x) if isinstance(x, Value) else None
+    wq = c.dequantized_consts.get(w_name)
+    if info is None or wq is None:
+        return None
+    q, sx, zx, kind = info
+    w, sw, zw, axis = wq
+    if tb and w.ndim == 2:
+        w, sw, axis = np.ascontiguousarray(w.T), sw.T, 1 - axis
+    if kind != "uint8" or w.dtype != np.int8 or w.ndim != 2 or zw.any() or sx.size != 1 or zx.size != 1:
+        return None
+    if sw.size != 1 and axis != 1:
+        return None  # scales per row of W (per k) do not factor out of the sum
+    r = len(c.shape(q))
+    if r < 2:
+        return None
+    q8 = c.add("cast", [q], dtype="uint8")
+    wv = c.integer_weight(w, "qweight")
+    if r > 2:
+        wv = c.add("reshape", [wv], shape=(1,) * (r - 2) + w.shape)
+    acc = c.add("matmul_integer", [q8, wv], a_zero_point=int(zx.reshape(-1)[0]))
+    scale = (sx.reshape(-1)[0] * sw.reshape(-1)).astype(np.float32)  # float32, as onnxruntime multiplies them
+    return c.add("mul", [c.add("cast", [acc], dtype="float32"), c.value(scale.reshape((1,) * (r - 1) + (-1,)))])
 
 
 __all__: list[str] = []

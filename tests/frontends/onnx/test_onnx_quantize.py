@@ -105,3 +105,53 @@ def test_a_quantized_graph_output_is_refused():
     model.graph.output.append(oh.make_tensor_value_info("rq", TensorProto.UINT8, None))
     with pytest.raises(FrontendError, match="rq"):
         from_onnx(model)
+
+
+def _quantized_mlp(tmp_path, gemm: bool) -> tuple[str, np.ndarray]:
+    """A Linear-ReLU-Linear block quantized by onnxruntime's quantize_static (QDQ, per-channel int8 weights,
+    uint8 activations), as a Gemm (2-d input) or a MatMul (3-d input)."""
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16)).eval()
+    shape = (8, 32) if gemm else (1, 8, 32)
+    x = torch.randn(shape)
+    fp32, q = tmp_path / "mlp.onnx", tmp_path / "mlp_q.onnx"
+    torch.onnx.export(m, (x,), str(fp32), input_names=["x"], dynamo=False)
+    rng = np.random.default_rng(1)
+
+    class Reader(quantization.CalibrationDataReader):
+        def __init__(self) -> None:
+            self.batches = iter([{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantization.quantize_static(
+        str(fp32),
+        str(q),
+        Reader(),
+        quant_format=quantization.QuantFormat.QDQ,
+        per_channel=True,
+        activation_type=quantization.QuantType.QUInt8,
+        weight_type=quantization.QuantType.QInt8,
+    )
+    return str(q), rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("gemm", [True, False])
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_quantized_linear_layers_compute_on_the_integers_as_onnxruntime(tmp_path, gemm):
+    """A QDQ model's linear layers import as matmul_integer on the uint8 activations and int8 weights (exact
+    int32 sums times the two scales, onnxruntime's MatMulIntegerToFloat), and the compiled model's output is
+    onnxruntime's int8 output: within one output quantization step everywhere (its requantization may
+    round a tie the other way), equal almost everywhere."""
+    path, x = _quantized_mlp(tmp_path, gemm)
+    g = from_onnx(path)
+    assert sum(n.op == "matmul_integer" for n in g.nodes.values()) == 2
+    assert not any(n.op == "matmul" for n in g.nodes.values())
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = compile(g, target="llvm")({"x": torch.from_numpy(x)})[0].numpy()
+    y_scale = [numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer if t.name.endswith("scale")]
+    step = float(min(s.min() for s in y_scale if s.size == 1))
+    assert np.abs(got - want).max() <= step * 1.001
+    assert np.mean(got == want) >= 0.99
