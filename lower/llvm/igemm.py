@@ -25,15 +25,15 @@ import functools
 from typing import Any
 
 from lower.ir import Intrinsic
-from lower.ops_to_loops.quantized import IGEMM_MR, IGEMM_NR, igemm_name
+from lower.ops_to_loops.quantized import IGEMM_KINDS, IGEMM_MR, IGEMM_NR, igemm_name
 from rewrite.ir.errors import CodegenError
 
 V = "<16 x i32>"
 _DPB = "llvm.x86.avx512.vpdpbusd.512"
 
 
-def igemm_symbol(mr: int, nr: int, vnni: bool) -> str:
-    return f"eqsat_{igemm_name(mr, nr)}{'_vnni' if vnni else ''}"
+def igemm_symbol(mr: int, nr: int, vnni: bool, kind: str = "igemm") -> str:
+    return f"eqsat_{kind}_{mr}x{nr}{'_vnni' if vnni else ''}"
 
 
 def _dot(L: list[str], out: str, acc: str, a: str, b: str, vnni: bool) -> None:
@@ -61,12 +61,15 @@ def _dot(L: list[str], out: str, acc: str, a: str, b: str, vnni: bool) -> None:
     ]
 
 
-def igemm_routine(mr: int, nr: int, vnni: bool) -> str:
-    """The routine's LLVM IR (see the module docstring)."""
+def igemm_routine(mr: int, nr: int, vnni: bool, kind: str = "igemm") -> str:
+    """The routine's LLVM IR (see the module docstring).  ``kind`` ``igemmw``: the operands' roles swapped
+    (A int8 weights broadcast, B a uint8 panel of activations) and the zero point's share per row of C
+    (``cs`` holds A's row sums)."""
     if nr % 16 or not 1 <= mr <= 16:
         raise CodegenError(f"igemm tile {mr}x{nr}: NR must be a multiple of 16 and MR 1..16")
     h = nr // 16
-    sym = igemm_symbol(mr, nr, vnni)
+    rows_w = kind == "igemmw"
+    sym = igemm_symbol(mr, nr, vnni, kind)
     L = [
         f"define void @{sym}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, i64 %kq, "
         "i64 %m, i64 %n, ptr noalias %cs, i64 %zp, i64 %beta) nounwind {",
@@ -99,8 +102,9 @@ def igemm_routine(mr: int, nr: int, vnni: bool) -> str:
             f"  %ai{r} = insertelement {V} poison, i32 %as{r}, i64 0",
             f"  %ab{r} = shufflevector {V} %ai{r}, {V} poison, {V} zeroinitializer",
         ]
-        for v in range(h):
-            _dot(L, f"%nacc{r}_{v}", f"%acc{r}_{v}", f"%ab{r}", f"%b{v}", vnni)
+        for v in range(h):  # vpdpbusd: unsigned bytes (first), signed (second)
+            u, w = (f"%b{v}", f"%ab{r}") if rows_w else (f"%ab{r}", f"%b{v}")
+            _dot(L, f"%nacc{r}_{v}", f"%acc{r}_{v}", u, w, vnni)
     L += ["  %q1 = add i64 %q, 1", "  %more = icmp slt i64 %q1, %kq", "  br i1 %more, label %loop, label %done"]
     L.append("done:")
     for r in range(mr):
@@ -118,12 +122,22 @@ def igemm_routine(mr: int, nr: int, vnni: bool) -> str:
     ]
     for v in range(h):
         lanes = ", ".join(f"i32 {16 * v + j}" for j in range(16))
+        L.append(f"  %cm{v} = icmp slt {V} <{lanes}>, %nb")
+        if not rows_w:  # the share per column of C
+            L += [
+                f"  %csp{v} = getelementptr i32, ptr %cs, i64 {16 * v}",
+                f"  %csv{v} = load {V}, ptr %csp{v}, align 4",
+                f"  %zc{v} = mul {V} %csv{v}, %zb",
+                f"  %sub{v} = select i1 %over, {V} %zc{v}, {V} zeroinitializer",
+            ]
+    for r in range(mr if rows_w else 0):  # the share per row of C (rows past m read the last row's sum)
         L += [
-            f"  %cm{v} = icmp slt {V} <{lanes}>, %nb",
-            f"  %csp{v} = getelementptr i32, ptr %cs, i64 {16 * v}",
-            f"  %csv{v} = load {V}, ptr %csp{v}, align 4",
-            f"  %zc{v} = mul {V} %csv{v}, %zb",
-            f"  %sub{v} = select i1 %over, {V} %zc{v}, {V} zeroinitializer",
+            f"  %rsp{r} = getelementptr i32, ptr %cs, i64 %rr{r}",
+            f"  %rs{r} = load i32, ptr %rsp{r}, align 4",
+            f"  %rsi{r} = insertelement {V} poison, i32 %rs{r}, i64 0",
+            f"  %rsb{r} = shufflevector {V} %rsi{r}, {V} poison, {V} zeroinitializer",
+            f"  %rzc{r} = mul {V} %rsb{r}, %zb",
+            f"  %rsub{r} = select i1 %over, {V} %rzc{r}, {V} zeroinitializer",
         ]
     for r in range(mr):
         L += [
@@ -139,7 +153,7 @@ def igemm_routine(mr: int, nr: int, vnni: bool) -> str:
                 f"  %old{r}_{v} = call {V} @llvm.masked.load.v16i32.p0(ptr %cq{r}_{v}, i32 4, <16 x i1> "
                 f"%lm{r}_{v}, {V} zeroinitializer)",
                 f"  %x{r}_{v} = add {V} %r{r}_{v}, %old{r}_{v}",
-                f"  %y{r}_{v} = sub {V} %x{r}_{v}, %sub{v}",
+                f"  %y{r}_{v} = sub {V} %x{r}_{v}, {f'%rsub{r}' if rows_w else f'%sub{v}'}",
                 f"  call void @llvm.masked.store.v16i32.p0({V} %y{r}_{v}, ptr %cq{r}_{v}, i32 4, <16 x i1> %sm{r}_{v})",
             ]
     L += ["  ret void", "}"]
@@ -147,7 +161,7 @@ def igemm_routine(mr: int, nr: int, vnni: bool) -> str:
 
 
 @functools.cache
-def igemm_module(mr: int, nr: int, vnni: bool) -> str:
+def igemm_module(mr: int, nr: int, vnni: bool, kind: str = "igemm") -> str:
     """The routine as a stand-alone module (a library: compiled once per target and loaded beside kernels)."""
     decls = [
         "declare i64 @llvm.smin.i64(i64, i64)",
@@ -156,7 +170,7 @@ def igemm_module(mr: int, nr: int, vnni: bool) -> str:
     ]
     if vnni:
         decls.append(f"declare {V} @{_DPB}({V}, {V}, {V})")
-    return "\n".join(decls) + "\n\n" + igemm_routine(mr, nr, vnni) + "\n"
+    return "\n".join(decls) + "\n\n" + igemm_routine(mr, nr, vnni, kind) + "\n"
 
 
 def has_vnni(target: Any) -> bool:
@@ -168,10 +182,11 @@ def has_vnni(target: Any) -> bool:
 def emit_igemm(fe: Any, s: Intrinsic) -> None:
     """Call the quantized micro-kernel (``fe``: the codegen's ``FunctionEmitter``), defining its library."""
     A, a_off, lda, B, b_off, C, c_off, ldc, kq, m, n, CS, cs_off, zp, beta = s.args
-    mr, nr = (int(x) for x in s.name.split("_")[1].split("x"))
+    kind, shape = s.name.split("_")
+    mr, nr = (int(x) for x in shape.split("x"))
     vnni = has_vnni(fe.mod.target)
-    sym = igemm_symbol(mr, nr, vnni)
-    fe.mod.libraries[sym] = igemm_module(mr, nr, vnni)
+    sym = igemm_symbol(mr, nr, vnni, kind)
+    fe.mod.libraries[sym] = igemm_module(mr, nr, vnni, kind)
     fe.mod.define(sym, lambda: f"declare void @{sym}(ptr, i64, ptr, ptr, i64, i64, i64, i64, ptr, i64, i64)")
     pa, pb, pc, pcs = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off), fe.pointer(CS, cs_off)
     v = [fe.expr(x) for x in (lda, ldc, kq, m, n, zp, beta)]
@@ -181,6 +196,6 @@ def emit_igemm(fe: Any, s: Intrinsic) -> None:
     )
 
 
-IGEMM_INTRINSICS = {igemm_name(IGEMM_MR, IGEMM_NR): emit_igemm}
+IGEMM_INTRINSICS = {igemm_name(IGEMM_MR, IGEMM_NR, k): emit_igemm for k in IGEMM_KINDS}
 
 __all__ = ["IGEMM_INTRINSICS", "emit_igemm", "has_vnni", "igemm_module"]

@@ -19,6 +19,7 @@ from lower.ir import (
     I8,
     I32,
     I64,
+    U8,
     Allocate,
     Buffer,
     Cast,
@@ -26,14 +27,18 @@ from lower.ir import (
     IntImm,
     Intrinsic,
     LoopKind,
+    Select,
     Stage,
     Stmt,
     Store,
     emin,
+    ge,
+    land,
     loops,
+    lt,
     seq,
 )
-from lower.ops_to_loops.core import LowerCtx, bcast_index, loop_vars, lowering
+from lower.ops_to_loops.core import LowerCtx, bcast_index, clip, loop_vars, lowering
 from rewrite.ir.graph import Node
 
 # The micro-kernel's tile (the CPU backend defines ``igemm_MRxNR``: ``lower.llvm.igemm``): 8 rows by 48
@@ -42,9 +47,15 @@ IGEMM_MR, IGEMM_NR = 8, 48
 KC_GROUPS = 128  # groups of four k per block: a 48-column panel's block of B is 24 KiB, L1-resident
 
 
-def igemm_name(mr: int, nr: int) -> str:
+# ``igemm``: A the uint8 activations (rows broadcast), B packed int8 weights, the zero point's share per
+# column; ``igemmw``: A int8 weights (rows broadcast), B a packed uint8 panel of activations (a convolution's
+# im2col), the share per row
+IGEMM_KINDS = ("igemm", "igemmw")
+
+
+def igemm_name(mr: int, nr: int, kind: str = "igemm") -> str:
     """The name a lowered nest calls (an ``Intrinsic``) for the MR x NR tile."""
-    return f"igemm_{mr}x{nr}"
+    return f"{kind}_{mr}x{nr}"
 
 
 def pack_weights(b: torch.Tensor, nr: int = IGEMM_NR) -> tuple[torch.Tensor, torch.Tensor]:
@@ -144,4 +155,126 @@ def _packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, k: int, n
     return Stage(ctx.tag, nest)
 
 
-__all__ = ["IGEMM_MR", "IGEMM_NR", "KC_GROUPS", "igemm_name", "lower_matmul_integer", "pack_weights"]
+def pack_conv_weights(w: torch.Tensor, mr: int = IGEMM_MR) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """OIHW int8 weights as rows [O (padded to mr)][K (= I * kh * kw, padded to a multiple of 4)], zeros in the
+    padding, their row sums [O padded] int32, and the padded K."""
+    co = w.shape[0]
+    k = w[0].numel()
+    kp = -(-k // 4) * 4
+    cop = -(-co // mr) * mr
+    rows = torch.zeros((cop, kp), dtype=torch.int8)
+    rows[:co, :k] = w.reshape(co, k)
+    return rows.reshape(-1), rows.to(torch.int32).sum(1, dtype=torch.int32), kp
+
+
+@lowering("conv2d_integer")
+def lower_conv2d_integer(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
+    x, w = ins
+    out = outs[0]
+    a = node.attrs
+    zp = a["a_zero_point"]
+    (sh, sw), (ph, pw), (dh, dw), g = a["stride"], a["padding"], a["dilation"], a["groups"]
+    nb, _, hh, ww = x.shape
+    co, cig, kh, kw = w.shape
+    ho, wo = out.shape[2], out.shape[3]
+    contiguous = all(
+        (b.strides is None or b.strides == Buffer(b.name, b.shape).elem_strides) and b.offset == 0 for b in (x, out)
+    )
+    if not ctx.grid and g == 1 and w.name in ctx.consts and contiguous:
+        return _conv_packed(ctx, x, w, out, zp, (sh, sw), (ph, pw), (dh, dw))
+    # the plain form: sum over the group's channels and taps of (x - zp) * w in i64, padding contributing 0
+    n, o, oh, ow = loop_vars(ctx, out.shape)
+    c, i, j = ctx.var("c"), ctx.var("kh"), ctx.var("kw")
+    ih, iw = oh * sh + i * dh - ph, ow * sw + j * dw - pw
+    inside = land(ge(ih, 0), lt(ih, hh), ge(iw, 0), lt(iw, ww))
+    xc = (o // (co // g)) * cig + c
+    xv = x[(n, xc, clip(ih, hh - 1), clip(iw, ww - 1))]
+    acc = Buffer(ctx.namer.name(f"{ctx.tag}_acc"), (1,), I64, scope="local")
+    step = Select(inside, (xv - IntImm(zp)) * w[(o, c, i, j)], IntImm(0))
+    body = seq(
+        Store(acc, (IntImm(0),), IntImm(0)),
+        loops([(c, cig), (i, kh), (j, kw)], Store(acc, (IntImm(0),), acc[(IntImm(0),)] + step)),
+        Store(out, (n, o, oh, ow), Cast(I32, acc[(IntImm(0),)])),
+    )
+    return Stage(ctx.tag, loops([(n, nb), (o, co), (oh, ho), (ow, wo)], Allocate(acc, body)))
+
+
+def _conv_packed(
+    ctx: LowerCtx,
+    x: Buffer,
+    w: Buffer,
+    out: Buffer,
+    zp: int,
+    stride: tuple[int, int],
+    pad: tuple[int, int],
+    dil: tuple[int, int],
+) -> Stmt:
+    """The convolution as ``igemmw`` over im2col panels: per batch image and panel of ``IGEMM_NR`` output
+    pixels, the panel's ``[K / 4][NR][4]`` input bytes are gathered (the zero point where a tap falls in the
+    padding or past K), then every block of output channels runs the micro-kernel on it, C written in place
+    in NCHW (rows: channels ``P`` apart; columns: pixels)."""
+    nb, ci, hh, ww = x.shape
+    co, _, kh, kw = w.shape
+    ho, wo = out.shape[2], out.shape[3]
+    npix = ho * wo
+    rows, sums, kp = pack_conv_weights(ctx.consts[w.name])
+    k = ci * kh * kw
+    kq = kp // 4
+    wp = Buffer(ctx.namer.name(f"{ctx.tag}_wrows"), (rows.numel(),), I8)
+    rs = Buffer(ctx.namer.name(f"{ctx.tag}_rowsum"), (sums.numel(),), I32)
+    ctx.new_consts[wp.name] = rows
+    ctx.new_consts[rs.name] = sums
+    npan = -(-npix // IGEMM_NR)
+    panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kq * IGEMM_NR * 4,), U8, scope="local")
+    pn, q, jv, tv = ctx.var("pn"), ctx.var("q"), ctx.var("j"), ctx.var("t")
+    n, jp = pn // npan, pn % npan
+    kk = q * 4 + tv
+    pix = jp * IGEMM_NR + jv
+    c, r = kk // (kh * kw), kk % (kh * kw)
+    oh, ow = pix // wo, pix % wo
+    ih, iw = oh * stride[0] + (r // kw) * dil[0] - pad[0], ow * stride[1] + (r % kw) * dil[1] - pad[1]
+    valid = land(lt(kk, k), lt(pix, npix), ge(ih, 0), lt(ih, hh), ge(iw, 0), lt(iw, ww))
+    xv = x[(clip(n, nb - 1), clip(c, ci - 1), clip(ih, hh - 1), clip(iw, ww - 1))]
+    gather = loops(
+        [(q, kq), (jv, IGEMM_NR), (tv, 4)],
+        Store(panel, ((q * IGEMM_NR + jv) * 4 + tv,), Select(valid, xv, IntImm(zp))),
+    )
+    kb, ib = ctx.var("kb"), ctx.var("ib")
+    call = Intrinsic(
+        igemm_name(IGEMM_MR, IGEMM_NR, "igemmw"),
+        (
+            wp,
+            ib * (IGEMM_MR * kp) + kb * (4 * KC_GROUPS),
+            IntImm(kp),
+            panel,
+            kb * (KC_GROUPS * IGEMM_NR * 4),
+            out,
+            n * (co * npix) + ib * (IGEMM_MR * npix) + jp * IGEMM_NR,
+            IntImm(npix),
+            emin(IntImm(KC_GROUPS), IntImm(kq) - kb * KC_GROUPS),
+            emin(IntImm(IGEMM_MR), IntImm(co) - ib * IGEMM_MR),
+            emin(IntImm(IGEMM_NR), IntImm(npix) - jp * IGEMM_NR),
+            rs,
+            ib * IGEMM_MR,
+            IntImm(zp),
+            emin(kb, IntImm(1)),
+        ),
+        reads=(wp, panel, rs),
+        writes=(out,),
+    )
+    nkb = -(-kq // KC_GROUPS)
+    body = Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call)))
+    return Stage(ctx.tag, For(pn, IntImm(nb * npan), body, LoopKind.PARALLEL))
+
+
+__all__ = [
+    "IGEMM_KINDS",
+    "IGEMM_MR",
+    "IGEMM_NR",
+    "KC_GROUPS",
+    "igemm_name",
+    "lower_conv2d_integer",
+    "lower_matmul_integer",
+    "pack_conv_weights",
+    "pack_weights",
+]

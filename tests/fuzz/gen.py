@@ -470,17 +470,29 @@ class _Grower:
     def quantized_matmul(self) -> None:
         """A fresh input quantized to uint8 (a saturating cast: a step function, so it reads an input only, as
         ``half_round``), times int8 weights in ``matmul_integer`` (K a multiple of 4 or not: the packed and the
-        plain kernels), the int32 sums read back as float32 and scaled."""
+        plain kernels) or ``conv2d_integer``, the int32 sums read back as float32 and scaled."""
+        conv = self.rng.random() < 0.4  # or conv2d_integer: its im2col panels, or a grouped plain loop
         k = self.rng.choice((4, 8, 12, 5, 7))
-        lead = self.shape(self.rng.choice((2, 3)))[:-1]
-        x = self.input((*lead, k))
+        lead = (1, self.rng.randint(3, 7), self.rng.randint(3, 7)) if conv else self.shape(self.rng.choice((2, 3)))[:-1]
+        x = self.input((lead[0], k, *lead[1:]) if conv else (*lead, k))
         zp = self.rng.choice((0, 128, 255))
         shifted = self.b.add(self.b.smul(x, scalar=40.0), self.weight_value(float(zp)))
         q = self.b.cast(shifted, dtype="uint8")
-        w = torch.randint(-128, 128, ((1,) * (len(lead) - 1) + (k, self.rng.randint(1, 60))), generator=self.gen)
+        if conv:
+            groups = self.rng.choice((1, 1, k))
+            kh, kw = self.rng.choice(((1, 1), (3, 3), (2, 3)))
+            w = torch.randint(-128, 128, (groups * self.rng.randint(1, 3), k // groups, kh, kw), generator=self.gen)
+        else:
+            w = torch.randint(-128, 128, ((1,) * (len(lead) - 1) + (k, self.rng.randint(1, 60))), generator=self.gen)
         wv = self.b.weight(f"w{self.n_weights}", w.to(torch.int8))
         self.n_weights += 1
-        y = self.b.op("matmul_integer", q, wv, a_zero_point=zp)
+        if conv:
+            pad = (kh // 2, kw // 2)
+            y = self.b.op(
+                "conv2d_integer", q, wv, padding=pad, stride=(1, self.rng.randint(1, 2)), groups=groups, a_zero_point=zp
+            )
+        else:
+            y = self.b.op("matmul_integer", q, wv, a_zero_point=zp)
         self.emit(self.b.smul(self.b.cast(y, dtype="float32"), scalar=1.0 / 1024))
 
     def weight_value(self, v: float) -> Value:

@@ -66,6 +66,8 @@ NO_ATEN_OTHER = {
     "matmul_at": "A^T B, built by the Winograd rules; torch's mm of a transpose imports as transpose and matmul",
     "matmul_integer": "a quantized GEMM (uint8 x int8 -> int32): torch has no ATen op of it; quantized models "
     "import as ONNX QDQ",
+    "conv2d_integer": "a quantized convolution (uint8 x int8 -> int32): torch has no ATen op of it; quantized "
+    "models import as ONNX QDQ",
     "linear": "aten.linear / addmm add the bias by a separate add (a_linear, a_addmm: matmul, add); rules fuse",
     "conv2d": "aten.convolution adds the bias by an add and reads 1-d, 3-d and transposed convolutions "
     "(a_convolution: conv2d, add)",
@@ -86,8 +88,10 @@ NO_ATEN_OTHER = {
 # the ops of those groups with no ONNX spelling (no one op type their importer and emitter are keyed by), and why
 NO_ONNX_OTHER = {
     "matmul_at": "exported as Transpose then MatMul",
-    "matmul_integer": "ONNX MatMulInteger takes its zero points as inputs, not attributes: not yet imported or "
-    "exported",
+    "matmul_integer": "ONNX MatMulInteger takes its zero points as inputs, not attributes: exported as it, "
+    "QDQ MatMul/Gemm import as it",
+    "conv2d_integer": "ONNX ConvInteger takes its zero points as inputs, not attributes: exported as it, QDQ "
+    "Conv imports as it",
     "linear": "Gemm imports as matmul, smul and add (alpha, beta, transposes); exported as Gemm or MatMul and Add",
     "adaptive_avgpool": "ONNX has no adaptive pooling: exported as GlobalAveragePool or AveragePool",
     "pad2d": "exported as Pad, which imports as pad",

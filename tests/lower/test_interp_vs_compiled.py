@@ -342,6 +342,14 @@ def _contraction(op: str) -> Case:
             w = _w(b, f"{p}w", torch.randint(-128, 128, (1, 12, 50), generator=_gen(11)).to(torch.int8))
             r = b.input(f"{p}r", (1, 12, 3), dtype="int8")
             return [b.op(op, q, w, a_zero_point=131), b.op(op, q, r), b.op(op, q, r, a_zero_point=255)]
+        if op == "conv2d_integer":  # im2col panels (constant weights, one group), and the plain loop
+            x = b.input(f"{p}x", (1, 5, 7, 6), dtype="uint8")
+            w = _w(b, f"{p}w", torch.randint(-128, 128, (6, 5, 3, 3), generator=_gen(12)).to(torch.int8))
+            d = _w(b, f"{p}d", torch.randint(-128, 128, (5, 1, 3, 3), generator=_gen(13)).to(torch.int8))
+            return [
+                b.op(op, x, w, padding=(1, 1), stride=(2, 1), a_zero_point=97),
+                b.op(op, x, d, padding=(1, 0), groups=5, a_zero_point=3),
+            ]
         assert op == "linear"
         x = b.input(f"{p}x", (2, 3, 7))
         return [
@@ -383,7 +391,7 @@ CASES: dict[str, Case] = {
         op: _layout(op)
         for op in ("transpose", "reshape", "concat", "split", "slice", "expand", "pad", "pad2d", "resize")
     },
-    **{op: _contraction(op) for op in ("matmul", "matmul_at", "matmul_integer", "linear")},
+    **{op: _contraction(op) for op in ("matmul", "matmul_at", "matmul_integer", "conv2d_integer", "linear")},
     "conv2d": _conv("conv2d"),
     "conv2d_bias_act": _conv("conv2d_bias_act"),
     "matmul_bias_act": _matmul_bias_act,

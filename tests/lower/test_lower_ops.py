@@ -389,7 +389,7 @@ def test_all_groups_covered_by_this_file():
     tested |= {"to_blocked", "from_blocked", "blocked_weight", "conv2d_blocked", "conv2d_blocked_bias_act"}
     tested |= {"maxpool2d_blocked", "avgpool2d_blocked"}
     tested |= {"lrn"}  # tests/lower/test_lower_lrn.py compiles it against its ONNX definition and onnxruntime
-    tested |= {"matmul_integer"}  # tests/lower/test_quantized_gemm.py compiles it against the exact sums
+    tested |= {"matmul_integer", "conv2d_integer"}  # tests/lower/test_quantized_gemm.py: against the exact sums
     ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}
     assert ops <= tested, ops - tested
 

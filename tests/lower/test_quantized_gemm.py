@@ -124,9 +124,45 @@ def test_onnx_export_runs_in_onnxruntime_with_the_same_integers():
     x = b.input("x", (6, 5))
     w = b.weight("w", torch.randint(-128, 128, (8, 5), generator=gen).to(torch.int8))
     y = b.op("mul", b.op("cast", b.op("matmul_integer", a, w, a_zero_point=9), dtype="float32"), x)
-    g = b.build([y, b.op("cast", b.op("smul", x, scalar=100.0), dtype="int8")])
+    c = b.input("c", (1, 4, 5, 5), dtype="uint8")
+    k = b.weight("k", torch.randint(-128, 128, (3, 4, 3, 3), generator=gen).to(torch.int8))
+    conv = b.op("conv2d_integer", c, k, padding=(1, 1), stride=(2, 1), a_zero_point=200)
+    g = b.build([y, b.op("cast", b.op("smul", x, scalar=100.0), dtype="int8"), conv])
     feed = g.random_inputs()
     sess = ort.InferenceSession(to_onnx(g).SerializeToString(), providers=["CPUExecutionProvider"])
     got = sess.run(None, {k: t.numpy() for k, t in feed.items()})
     for r, o in zip(g.run(feed), got, strict=True):
         assert np.array_equal(r.numpy(), o)
+
+
+@pytest.mark.parametrize(
+    "x_shape,w_shape,stride,padding,dilation,zp",
+    [
+        ((1, 3, 8, 8), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 7),  # K = 27: padded to 28
+        ((1, 16, 10, 9), (20, 16, 1, 1), (1, 1), (0, 0), (1, 1), 0),  # a GEMM: 90 pixels, 2 panels
+        ((2, 5, 11, 7), (9, 5, 3, 2), (2, 1), (1, 0), (1, 2), 255),  # batch, strides, dilation
+        ((1, 80, 9, 9), (10, 80, 3, 3), (1, 1), (1, 1), (1, 1), 128),  # K = 720: two blocks of k
+    ],
+)
+def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, padding, dilation, zp):
+    """conv2d_integer of constant weights: im2col panels through the weights-as-A micro-kernel, C written in
+    NCHW; the padding is the zero point (it contributes nothing)."""
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randint(0, 256, x_shape, generator=gen).to(torch.uint8)
+    w = torch.randint(-128, 128, w_shape, generator=gen).to(torch.int8)
+    b = GraphBuilder("qconv")
+    y = b.op(
+        "conv2d_integer",
+        b.input("x", x_shape, dtype="uint8"),
+        b.weight("w", w),
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        a_zero_point=zp,
+    )
+    g = b.build([y])
+    run = compile_graph(g, "llvm", threads=2)
+    exact = torch.nn.functional.conv2d(x.double() - zp, w.double(), None, stride, padding, dilation).to(torch.int32)
+    assert torch.equal(g.run({"x": x})[0], exact)
+    assert torch.equal(run({"x": x})[0], exact)
+    assert igemm_name(IGEMM_MR, IGEMM_NR, "igemmw") in format_kernel(run._launches[0].kernel)

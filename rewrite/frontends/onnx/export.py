@@ -281,6 +281,12 @@ def _matmul_integer(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None
     w.emit("MatMulInteger", [ins[0], ins[1], zp], outs[0])
 
 
+@_emits("conv2d_integer")
+def _conv2d_integer(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
+    zp = w.const(np.array(n.attrs["a_zero_point"], np.uint8), "x_zero_point")
+    w.emit("ConvInteger", [ins[0], ins[1], zp], outs[0], **_conv_attrs(n.attrs, _shape(w, n, 1)))
+
+
 @_emits("matmul_bias_act")
 def _matmul_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     _act(w, n.attrs["act"], w.emit("Add", [w.emit(_type("matmul"), ins[:2]), ins[2]]), outs[0])

@@ -19,7 +19,7 @@ import torch
 
 from rewrite.frontends.compose import conv3d, conv_transpose2d, conv_transpose3d, pool3d
 from rewrite.frontends.onnx.context import Ctx, Refuse, Tensor, handles, imports, one_output, only_attrs, opt_input
-from rewrite.frontends.onnx.quantize import integer_matmul
+from rewrite.frontends.onnx.quantize import integer_conv2d, integer_matmul
 from rewrite.ir.graph import Value
 
 
@@ -244,9 +244,12 @@ def _conv2d(c: Ctx, n: onnx.NodeProto, a: dict[str, Any], x: Tensor, w: Tensor) 
             raise Refuse(f"negative pads {[t, l_, b, r]} are not supported")
         xv = c.add("pad2d", [xv], pads=(t, b, l_, r))
         t = l_ = 0
-    out = c.add(
-        "conv2d", [xv, c.value(w)], stride=strides, padding=(t, l_), dilation=dil, groups=int(a.get("group", 1))
-    )
+    groups = int(a.get("group", 1))
+    quantized = None if xv is not x else integer_conv2d(c, x, n.input[1], strides, (t, l_), dil, groups)
+    if quantized is not None:  # a QDQ model's quantized convolution, on the integers
+        out = quantized
+    else:
+        out = c.add("conv2d", [xv, c.value(w)], stride=strides, padding=(t, l_), dilation=dil, groups=groups)
     bias = opt_input(n, 2)
     if bias:
         bv = c.env[bias]

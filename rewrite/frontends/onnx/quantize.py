@@ -141,3 +141,35 @@ def integer_matmul(c: Ctx, x: Tensor, w_name: str, tb: bool = False) -> Value | 
 
 
 __all__: list[str] = []
+
+
+def integer_conv2d(
+    c: Ctx, x: Tensor, w_name: str, stride: tuple[int, ...], padding: tuple[int, int], dil: tuple[int, ...], groups: int
+) -> Value | None:
+    """``Conv(DequantizeLinear(uint8 x), DequantizeLinear(int8 W))`` on the integers (onnxruntime's
+    ConvInteger, scaled: its QLinearConv before requantizing): ``conv2d_integer(x, W, zero point)`` times x's
+    scale and W's per-output-channel scales, or None where the operands are not a uint8 activation with one
+    scale and zero point and a constant int8 OIHW weight with zero points 0 and one scale or one per output
+    channel, or the convolution is grouped (depthwise convolutions stay float32)."""
+    info = c.dequantized.get(x) if isinstance(x, Value) else None
+    wq = c.dequantized_consts.get(w_name)
+    if info is None or wq is None or groups != 1:
+        return None
+    q, sx, zx, kind = info
+    w, sw, zw, axis = wq
+    if kind != "uint8" or w.dtype != np.int8 or w.ndim != 4 or zw.any() or sx.size != 1 or zx.size != 1:
+        return None
+    if sw.size != 1 and axis != 0:
+        return None
+    q8 = c.add("cast", [q], dtype="uint8")
+    acc = c.add(
+        "conv2d_integer",
+        [q8, c.integer_weight(w, "qweight")],
+        stride=tuple(stride),
+        padding=padding,
+        dilation=tuple(dil),
+        groups=1,
+        a_zero_point=int(zx.reshape(-1)[0]),
+    )
+    scale = (sx.reshape(-1)[0] * sw.reshape(-1)).astype(np.float32)
+    return c.add("mul", [c.add("cast", [acc], dtype="float32"), c.value(scale.reshape(1, -1, 1, 1))])

@@ -125,6 +125,32 @@ register_op(
 )
 
 
+def _conv2d_integer(xs: list[torch.Tensor], a: Attrs) -> list[torch.Tensor]:
+    """conv2d of (x - x_zero_point) and w, exact in float64 (the sums stay far below 2**53), as int32; the
+    padding is the zero point (0 once it is subtracted), as ONNX ConvInteger pads."""
+    x = xs[0].double() - a["a_zero_point"]
+    y = F.conv2d(x, xs[1].double(), None, a["stride"], a["padding"], a["dilation"], a["groups"])
+    return [y.round().to(torch.int32)]
+
+
+register_op(
+    OpDef(
+        "conv2d_integer",
+        Group.CONTRACTION,
+        2,
+        (*CONV_ATTRS, AttrSpec("a_zero_point", AttrKind.INT, 0)),
+        Conv2d(),
+        _conv2d_integer,
+        lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3],
+        doc="2-d convolution of a uint8 NCHW input (less its zero point, which also pads it) and int8 OIHW "
+        "weights, exact int32 sums (ONNX ConvInteger with a scalar input zero point and none for the weights)",
+        cost_class=CostClass.CONV,
+        fusion=FusionRole.CALL,
+        dtype_rule=DTypeRule((UINT8, INT8), INT32),
+    )
+)
+
+
 # ---------------------------------------------------------------- pooling
 _POOL_ATTRS = (
     AttrSpec("kernel", AttrKind.INTS),
