@@ -9,6 +9,8 @@
     eqsat bench zoo [--models a,b] [--json OUT]  # CNNs from their papers and transformers models, end to end
     eqsat bench overhead [--models a,b] [--json OUT]  # eqsat's import, optimize and compile seconds and memory,
                                         # cold and warm, beside onnxruntime, OpenVINO and torch.compile builds
+    eqsat bench quant [--models a,b] [--threads 1,2]   # onnxruntime's int8 QDQ export: eqsat int8 against
+                                        # onnxruntime int8 and eqsat float32
 
 Each suite parses the rest of the line itself (``eqsat bench e2e --help``).
 """
@@ -19,6 +21,12 @@ from collections.abc import Callable
 
 from bench import e2e, fidelity, kernels, overhead, search, tensat_table
 from bench.zoo import run as zoo_run
+
+
+def _quant(argv: list[str]) -> int:
+    from bench import quant  # deferred: needs onnxruntime's quantizer
+
+    return quant.main(argv)
 
 
 def _onnx_conformance(argv: list[str]) -> int:
@@ -36,6 +44,7 @@ SUITES: dict[str, Callable[[list[str]], int]] = {
     "onnx-conformance": _onnx_conformance,
     "zoo": zoo_run.main,
     "overhead": overhead.main,
+    "quant": _quant,
 }
 DEFAULT = "tensat"
 
