@@ -14,6 +14,11 @@ kernel parameter, in the kernel's ABI order, so one argument array serves all of
 launches.  Other loop kinds run serially in a thread (``unrolled`` ones get ``#pragma unroll``).
 Spellings are looked up in ``tables``; tensorized routines in ``intrinsics.INTRINSICS``.
 
+A buffer of a half type (float16, bfloat16: ``lower.ir.HALF_TYPES``) holds its 16 bits (``unsigned short``):
+a load widens the element to the float it equals, a store and a ``Cast`` round to nearest even
+(``tables.WIDEN`` / ``tables.NARROW``), so a half kernel computes in float registers, as the CPU backend's
+does.  The GEMM tiles widen half operands as they stage them (no half-precision tensor-core instructions).
+
     >>> mod = kernel_to_cuda(kernel, cuda_target("sm_90"))  # doctest: +SKIP
     >>> [(l.name, l.grid, l.block) for l in mod.launches]      # doctest: +SKIP
     [('relu_s0', 64, 256)]
@@ -60,6 +65,7 @@ from lower.ir import (
     stores_of,
     top_stmts,
     unwrap_locals,
+    walk_stmt,
 )
 from lower.schedule.gpu_steps import WGMMA_TILE, is_block_rows, tile_params
 from rewrite.ir.errors import CodegenError
@@ -122,7 +128,7 @@ class FunctionEmitter:
             except KeyError:
                 raise CodegenError(f"kernel {self.k.name}: variable {e.name} used outside its loop") from None
         if isinstance(e, Load):
-            return self.address(e.buf, e.idx)
+            return self.load(e.buf, e.idx)
         if isinstance(e, Bin):
             return self.binop(e)
         if isinstance(e, Select):
@@ -134,12 +140,14 @@ class FunctionEmitter:
         if isinstance(e, Cast):
             if e.a.dtype == e.to:
                 return self.expr(e.a)
+            if e.to in HALF_TYPES:  # rounded to the half type, kept as the float it equals
+                self.mod.need(e.to)
+                return f"{T.WIDEN[e.to]}({T.NARROW[e.to]}({self.float_of(e.a)}))"
             if (e.a.dtype, e.to) in ((I64, F32), (F32, I64), (BOOL, I64), (BOOL, F32)):
                 return f"(({T.TYPES[e.to]})({self.expr(e.a)}))"  # C's conversions: truncation; true is 1
             if e.to == BOOL:  # nonzero is true (NaN too), as torch's
                 return f"({self.expr(e.a)} != 0)"
-            note = _HALF_NOTE if e.to in HALF_TYPES else ""
-            raise CodegenError(f"kernel {self.k.name}: cannot cast {e.a.dtype} to {e.to}{note}")
+            raise CodegenError(f"kernel {self.k.name}: cannot cast {e.a.dtype} to {e.to}")
         raise CodegenError(f"kernel {self.k.name}: cannot generate code for expression {e!r}")
 
     def binop(self, e: Bin) -> str:
@@ -173,12 +181,47 @@ class FunctionEmitter:
         self.mod.need("floordiv")
         return f"{'eqsat_floordiv' if e.op == '//' else 'eqsat_floormod'}({a}, {b})"
 
+    def float_of(self, e: Expr) -> str:
+        """``e`` (f32, i64 or bool) as a float, for a rounding to a half type.  An int64 is then rounded twice:
+        right for float16 (whatever it does not overflow on is below 2**24, exact in float32) and for bfloat16
+        below 2**24, as on the CPU backend."""
+        return self.expr(e) if e.dtype == F32 else f"((float)({self.expr(e)}))"
+
     def address(self, buf: Buffer, idx: tuple[Expr, ...]) -> str:
+        """The element ``buf[idx]`` as a C lvalue of its storage type (16 bits for a half type)."""
         base = self.ptrs.get(buf.name)
         if base is None:
             raise CodegenError(f"kernel {self.k.name}: buffer {buf.name} is neither a parameter nor allocated")
         off = simplify(flat_offset(buf, idx), self.ranges)
         return f"{base}[{self.expr(off)}]"
+
+    def load(self, buf: Buffer, idx: tuple[Expr, ...]) -> str:
+        """The value of ``buf[idx]`` in a register: a half element widened to the float it equals (exact)."""
+        if buf.dtype in HALF_TYPES:
+            self.mod.need(buf.dtype)
+            return f"{T.WIDEN[buf.dtype]}({self.address(buf, idx)})"
+        return self.address(buf, idx)
+
+    def store(self, buf: Buffer, idx: tuple[Expr, ...], value: str) -> str:
+        """The C statement storing the register value ``value`` (C text) at ``buf[idx]``: into a half element
+        rounded to nearest even."""
+        if buf.dtype in HALF_TYPES:
+            self.mod.need(buf.dtype)
+            value = f"{T.NARROW[buf.dtype]}({value})"
+        return f"{self.address(buf, idx)} = {value};"
+
+    def store_stmt(self, s: Store) -> str:
+        """A ``Store`` as C.  Into a half buffer, the roundings to its type that the value ends with are dropped
+        (rounding twice to one type is rounding once) and a load of the same type is copied as its 16 bits (it
+        round-trips exactly), so the common ``y = f16(f(f16 x))`` costs one widening and one rounding."""
+        v = s.value
+        half = s.buf.dtype
+        if half in HALF_TYPES:
+            while isinstance(v, Cast) and (v.to == half or (v.to == F32 and v.a.dtype == F32)):
+                v = v.a
+            if isinstance(v, Load) and v.buf.dtype == half:
+                return f"{self.address(s.buf, s.idx)} = {self.address(v.buf, v.idx)};"
+        return self.store(s.buf, s.idx, self.expr(v))
 
     # ------------------------------------------------------------ statements
     def stmt(self, s: Stmt) -> None:
@@ -189,7 +232,7 @@ class FunctionEmitter:
             self.emit(f"// stage {s.name}")
             self.stmt(s.body)
         elif isinstance(s, Store):
-            self.emit(f"{self.address(s.buf, s.idx)} = {self.expr(s.value)};")
+            self.emit(self.store_stmt(s))
         elif isinstance(s, For):
             self.loop(s)
         elif isinstance(s, If):
@@ -352,11 +395,6 @@ class ModuleBuilder:
         return "\n\n".join([head, *(T.HELPERS[h] for h in self.helpers), *self.functions]) + "\n"
 
 
-# float16/bfloat16 values (stored dtypes: rewrite.ir.dtypes) compile for the CPU; on CUDA they wait for the
-# tensor-core tiles of issue 47
-_HALF_NOTE = "; float16 and bfloat16 values compile for the llvm (CPU) target, not yet for cuda"
-
-
 def kernel_module(kernel: Kernel, target: Target, name: str | None = None) -> CudaModule:
     """The CUDA C of one kernel: one function per top-level statement, each with its launch shape.
 
@@ -365,9 +403,13 @@ def kernel_module(kernel: Kernel, target: Target, name: str | None = None) -> Cu
     base = T.ident(name or kernel.name)
     mb = ModuleBuilder(target)
     locals_, _ = unwrap_locals(kernel.body)
-    half = next((b for b in (*kernel.params, *locals_) if b.dtype in HALF_TYPES), None)
-    if half is not None:
-        raise CodegenError(f"kernel {kernel.name}: buffer {half.name} holds {half.dtype}{_HALF_NOTE}")
+    allocated = [s.buf for s in walk_stmt(kernel.body) if isinstance(s, Allocate)]
+    other = next((b for b in (*kernel.params, *allocated) if b.dtype not in T.TYPES), None)
+    if other is not None:
+        raise CodegenError(
+            f"kernel {kernel.name}: buffer {other.name} holds {other.dtype}; "
+            f"the cuda target stores {', '.join(T.TYPES)}"
+        )
     tops = [unwrap_locals(kernel.body)[1]] if locals_ else top_stmts(kernel.body)
     launches = [FunctionEmitter(kernel, mb).function(f"{base}_s{i}", top, locals_) for i, top in enumerate(tops)]
     return CudaModule(mb.text(), tuple(launches))

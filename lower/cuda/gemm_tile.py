@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from lower.ir import Bin, For, IntImm, Intrinsic, Seq, Stmt, Store, free_vars, perfect_nest
+from lower.ir import F32, Bin, For, IntImm, Intrinsic, Seq, Stmt, Store, free_vars, perfect_nest
 from lower.schedule.gpu_steps import TILE_THREADS, tile_params
 from rewrite.ir.errors import CodegenError
 
@@ -253,8 +253,14 @@ def owned_element(
     fe.depth += 1
     for s in pre:
         fe.stmt(s)
-    addr = fe.address(upd.buf, upd.idx)
-    fe.emit(f"atomicAdd(&{addr}, {acc});" if atomic else f"{addr} = {addr} + {acc};")
+    if atomic and upd.buf.dtype != F32:  # TileGemm refuses a half C: the loop IR rounds it at every step
+        raise CodegenError(
+            f"kernel {fe.k.name}: a split gemm_tile adds into {upd.buf.name} ({upd.buf.dtype}) atomically"
+        )
+    if atomic:
+        fe.emit(f"atomicAdd(&{fe.address(upd.buf, upd.idx)}, {acc});")
+    else:
+        fe.emit(fe.store(upd.buf, upd.idx, f"{fe.load(upd.buf, upd.idx)} + {acc}"))
     for s in post:
         fe.stmt(s)
     fe.depth -= 1

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lower.cuda import tables as T
 from lower.ir import Bin, Buffer, For, IntImm, Seq, Stmt, Store, bounds, simplify
 from lower.schedule.gpu_steps import WARP, reduction_of, row_plan
 from rewrite.ir.errors import CodegenError, ScheduleError
@@ -53,7 +54,7 @@ def emit_block_rows(fe: Any, threads: int, row: For) -> tuple[int, int]:
     e(f"__shared__ float {sh}[{WARP}];")
     for b in plan.scalars:
         name = fe.fresh(b.name, "l_")
-        e(f"float {name}[1];")
+        e(f"{T.TYPES[b.dtype]} {name}[1];")
         fe.ptrs[b.name] = name
     for n, s in enumerate(plan.body):
         last = n == len(plan.body) - 1  # no barrier needed after the row's last statement
@@ -103,11 +104,8 @@ def _column_loop(fe: Any, lp: For, threads: int, nwarps: int, sh: str, scalars: 
     del fe.env[lp.var.name], fe.ranges[lp.var.name]
     for x, op, name in reds:
         e(f"{name} = eqsat_block_{COMBINE[op]}({name}, {sh}, {nwarps});")
-        target = fe.address(x.buf, x.idx)
-        if x.buf in scalars:
-            e(f"{target} = {_combine(op, target, name)};")
-        else:
-            e(f"if (threadIdx.x == 0) {target} = {_combine(op, target, name)};")
+        update = fe.store(x.buf, x.idx, _combine(op, fe.load(x.buf, x.idx), name))
+        e(update if x.buf in scalars else f"if (threadIdx.x == 0) {update}")
     if not last and any(x.buf not in scalars for x in stmts if isinstance(x, Store)):
         e("__syncthreads();")
 

@@ -13,7 +13,10 @@ import math
 from lower.ir import INT_FUNCS
 from lower.ir.nodes import TRIG_FUNCS
 
-TYPES = {"f32": "float", "i64": "long long", "bool": "bool"}
+# C types of buffer elements (a register of a half type is a float: ``lower.ir.register_type``); a float16 or
+# bfloat16 element is its 16 bits (NVRTC finds no cuda_fp16.h / cuda_bf16.h without the toolkit's include path,
+# and needs none: the conversions below are one instruction or a few integer operations)
+TYPES = {"f32": "float", "i64": "long long", "bool": "bool", "f16": "unsigned short", "bf16": "unsigned short"}
 
 F32_BINOPS = {"+": "+", "-": "-", "*": "*", "/": "/"}
 I64_BINOPS = {"+": "+", "-": "-", "*": "*"}
@@ -48,7 +51,33 @@ MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     **{fn: (f"eqsat_{fn}", ("intdiv",)) for fn in INT_FUNCS},
 }
 
+# half type -> (16 bits to the float they equal, a float rounded to nearest even into 16 bits): the helper
+# named by the half type (``HELPERS[F16]``) defines both
+WIDEN = {"f16": "eqsat_f16_to_f32", "bf16": "eqsat_bf16_to_f32"}
+NARROW = {"f16": "eqsat_f32_to_f16", "bf16": "eqsat_f32_to_bf16"}
+
 HELPERS: dict[str, str] = {
+    # float16: PTX's conversions (any sm): cvt.f32.f16 is exact; cvt.rn.f16.f32 rounds to nearest even, overflows
+    # to inf, keeps subnormals and makes every NaN the canonical one (0x7fff; a NaN stays a NaN).  A host emulation
+    # of the generated code defines EQSAT_HOST_EMULATION and its own versions.
+    "f16": (
+        "#ifndef EQSAT_HOST_EMULATION\n"
+        "__device__ __forceinline__ float eqsat_f16_to_f32(unsigned short h) {\n"
+        '  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;\n}\n'
+        "__device__ __forceinline__ unsigned short eqsat_f32_to_f16(float f) {\n"
+        '  unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;\n}\n'
+        "#endif"
+    ),
+    # bfloat16: the upper half of a float's bits (exact); rounded with integer operations as the CPU backend and
+    # torch's c10::BFloat16 round (ties to even, an overflow carries into inf, every NaN 0x7fc0), bit for bit
+    # and on any sm (sm_80's cvt.rn.bf16.f32 would make NaNs 0x7fff)
+    "bf16": (
+        "__device__ __forceinline__ float eqsat_bf16_to_f32(unsigned short h) { "
+        "return __uint_as_float((unsigned)h << 16); }\n"
+        "__device__ __forceinline__ unsigned short eqsat_f32_to_bf16(float f) {\n"
+        "  const unsigned u = __float_as_uint(f);\n"
+        "  return f != f ? (unsigned short)0x7fc0u : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n}"
+    ),
     "minmax_i64": (
         "__device__ __forceinline__ long long eqsat_min_i64(long long a, long long b) { return a < b ? a : b; }\n"
         "__device__ __forceinline__ long long eqsat_max_i64(long long a, long long b) { return a > b ? a : b; }"
@@ -183,7 +212,9 @@ __all__ = [
     "I64_MINMAX",
     "MATH",
     "MAX_UNROLL",
+    "NARROW",
     "TYPES",
+    "WIDEN",
     "f32_literal",
     "ident",
 ]

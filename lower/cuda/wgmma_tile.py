@@ -34,7 +34,7 @@ import math
 from typing import Any
 
 from lower.cuda.gemm_tile import RESERVED, owned_element, tile_origin, tile_parts
-from lower.ir import Bin, Expr, For, IntImm, Load, perfect_nest
+from lower.ir import F32, Bin, Expr, For, IntImm, Load, perfect_nest
 from lower.ir.simplify import affine_in, flat_offset, simplify
 from rewrite.ir.errors import CodegenError
 
@@ -72,6 +72,8 @@ def emit_wgmma_tile(fe: Any, nest_top: For) -> tuple[int, int, int]:
         a_e, b_e = b_e, a_e
     if not (isinstance(a_e, Load) and isinstance(b_e, Load)):  # the schedule step checked plain_operands
         raise CodegenError(f"kernel {kname}: a wgmma tile loads both operands")
+    if a_e.buf.dtype != F32 or b_e.buf.dtype != F32 or upd.buf.dtype != F32:  # so did it: cp.async moves floats
+        raise CodegenError(f"kernel {kname}: a wgmma tile copies float32 operands into float32 accumulators")
     mt, nt = math.ceil(M / BM), math.ceil(N / BN)
     grid = mt * nt * math.prod(ext[:-2])
     e = fe.emit

@@ -22,6 +22,8 @@ import itertools
 from dataclasses import dataclass
 
 from lower.ir import (
+    F32,
+    HALF_TYPES,
     Allocate,
     Bin,
     Buffer,
@@ -44,6 +46,7 @@ from lower.ir import (
     loads_of,
     perfect_nest,
     perfect_prefix,
+    register_type,
     replace_loop,
     seq,
     substitute,
@@ -242,6 +245,8 @@ class TileGemm(Step):
             and v.b.op == "*"
         ):
             raise ScheduleError(f"{step}: the store is not C[x] = C[x] + A * B: {format_expr(v)}")
+        if upd.buf.dtype != F32:  # a tile sums in float registers; the loop IR rounds a half C at every step
+            raise ScheduleError(f"{step}: the output {upd.buf.name} holds {upd.buf.dtype}, not f32")
         iv, jv, kv = coords[-2].var.name, coords[-1].var.name, kl.var.name
         if any(kv in free_vars(e) for e in upd.idx):
             raise ScheduleError(f"{step}: the output index depends on the reduction loop {kv}")
@@ -299,11 +304,15 @@ def plain_operands(a: Expr, b: Expr, iv: str, jv: str, kv: str, kext: int, n: in
     """Why ``A[.., i, k]`` and ``B[.., k, j]`` cannot be copied to shared memory 16 bytes at a time (the
     wgmma tile's ``cp.async`` rows), or "" when they can: each a plain load whose last index is the
     reduction (A) or column (B) loop itself, contiguous there, every other stride and the offset a
-    multiple of 4 elements, and the reduction and column extents multiples of 4."""
+    multiple of 4 elements, and the reduction and column extents multiples of 4.  The copies move float32
+    bits as they are: an operand of a half type (float16, bfloat16) is refused (its elements would need widening
+    on the way; the ``mma.sync`` tiles widen them as they stage them)."""
     for name, e, last, other in (("A", a, kv, jv), ("B", b, jv, iv)):
         if not isinstance(e, Load):
             return f"operand {name} is computed ({format_expr(e)}), not loaded"
         idx, buf = e.idx, e.buf
+        if buf.dtype != F32:
+            return f"{name} ({buf.name}) holds {buf.dtype}, not f32"
         if not idx or not (isinstance(idx[-1], Var) and idx[-1].name == last):
             return f"the last index of {name} ({format_expr(e)}) is not {last}"
         if any(last in free_vars(x) or other in free_vars(x) for x in idx[:-1]):
@@ -400,6 +409,15 @@ def row_plan(lp: For, step: str = "block_rows") -> RowPlan:
             assert isinstance(x, Store)
             red = reduction_of(x, s.var.name)
             if red is not None:
+                # a block reduces float partials: an integer accumulator would lose bits, and a half one is
+                # rounded at every step by the loop IR (max and min round the same once or every step)
+                if register_type(x.buf.dtype) != F32:
+                    raise ScheduleError(f"{step}: {x.buf.name} ({x.buf.dtype}) is reduced; a block reduces floats")
+                if red[0] == "+" and x.buf.dtype in HALF_TYPES:
+                    raise ScheduleError(
+                        f"{step}: {x.buf.name} ({x.buf.dtype}) sums column loop {s.var.name} rounding every term; "
+                        "a block sums in float"
+                    )
                 if x.buf.name in reduced:
                     raise ScheduleError(f"{step}: {x.buf.name} is reduced twice in column loop {s.var.name}")
                 reduced[x.buf.name] = red[0]
@@ -436,7 +454,8 @@ class BlockRows(Step):
     Refused for a loop that is not a top-level stage's outermost, a non-constant extent, a thread
     count that is not a multiple of the warp size up to 1024, row scratch of more than one element,
     column loops holding anything but stores, a row scalar assigned in a column loop other than by a
-    reduction, reading an accumulator while reducing it, or dependent rows or column iterations.
+    reduction, reading an accumulator while reducing it, an accumulator that is not a float (or a half one
+    summed: the loop IR rounds it at every term), or dependent rows or column iterations.
     """
 
     loop: str

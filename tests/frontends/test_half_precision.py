@@ -129,20 +129,6 @@ def test_a_float32_tensor_for_a_half_input_is_refused_by_name():
         compile(g, threads=1)({"x": torch.zeros(2, 3)})
 
 
-def test_cuda_refuses_half_buffers_in_one_line():
-    """No GPU needed: the CUDA C of a kernel holding float16 values is refused, naming the buffer and the
-    target that does compile it."""
-    from lower.cuda import cuda_target, graph_kernels, kernel_module
-    from rewrite.ir.errors import CodegenError
-
-    b = GraphBuilder("h")
-    g = b.build([b.cast(b.op("relu", b.cast(b.input("x", (4, 8), "float16"), dtype="float32")), dtype="float16")])
-    target = cuda_target("sm_90")
-    with pytest.raises(CodegenError, match="holds f16; float16 and bfloat16 values compile for the llvm"):
-        for bk in graph_kernels(g, target):
-            kernel_module(bk.kernel, target)
-
-
 def test_arithmetic_on_a_half_value_says_to_cast_it_first():
     from rewrite.ir.errors import GraphError
 
