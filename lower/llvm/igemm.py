@@ -15,6 +15,13 @@ when it is 1 (a later block).
 With AVX-512 VNNI (``+avx512vnni``) a dot product is one ``vpdpbusd``; without it, the same sums in plain
 vector IR (widen, multiply, add the four), which LLVM selects as it can: correct everywhere, fast with VNNI.
 
+``igemmw_MRxNR``: the same with the operands' roles swapped for a convolution (A the int8 weights, rows
+broadcast; B a uint8 panel of im2col activations: vpdpbusd's unsigned operand is its vector one), the zero
+point's share per row of C (``cs``: the weights' row sums), C rows the output channels in NCHW.
+``igather_NR`` fills such a panel from an NCHW image four channels of one tap at a time: dword gathers, or
+four plain 16-byte loads where sixteen pixels read consecutive bytes inside the image (a 1x1 convolution,
+a stride-1 row).
+
     >>> "vpdpbusd" in igemm_module(8, 48, vnni=True)
     True
 """
@@ -22,9 +29,10 @@ vector IR (widen, multiply, add the four), which LLVM selects as it can: correct
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
-from lower.ir import Intrinsic
+from lower.ir import IntImm, Intrinsic
 from lower.ops_to_loops.quantized import IGEMM_KINDS, IGEMM_MR, IGEMM_NR, igemm_name
 from rewrite.ir.errors import CodegenError
 
@@ -196,6 +204,198 @@ def emit_igemm(fe: Any, s: Intrinsic) -> None:
     )
 
 
-IGEMM_INTRINSICS = {igemm_name(IGEMM_MR, IGEMM_NR, k): emit_igemm for k in IGEMM_KINDS}
+def igather_routine(nr: int) -> str:
+    """``eqsat_igather_NR(x, hw, w, h, taps, pix, kq, panel, zp)``: a convolution's im2col panel of ``nr``
+    output pixels in vpdpbusd's layout, for k ordered (tap, channel) with four channels to a group: word
+    ``(q, j)`` of the panel is the four channels ``c0 .. c0 + 3`` of group ``q`` at pixel ``j``'s input position
+    for the group's tap.  ``x``: the image's first plane (``hw`` bytes a plane, rows ``w`` bytes, ``h`` rows);
+    ``taps``: three int32 per group (``c0``, row and column offset of the tap, padding subtracted); ``pix``:
+    two int32 tables of the panel's ``nr`` pixels (the input row and column of the window's corner; far
+    outside for pixels past the image).  Sixteen pixels at a time: a position inside the image reads its four
+    channels by four dword gathers (each from the lane's byte, or up to 3 bytes before it near a plane's
+    start: never past the plane), keeps the byte, and packs the four into the lane; outside it is the zero
+    point in all four bytes."""
+    h = nr // 16
+    W = V
+    sym = f"eqsat_igather_{nr}"
+    L = [
+        f"define void @{sym}(ptr noalias %x, i64 %hw, i64 %w, i64 %h, i64 %ci, ptr noalias %taps, "
+        "ptr noalias %pix, i64 %kq, ptr noalias %panel, i64 %zp) nounwind {",
+        "entry:",
+        "  %w32 = trunc i64 %w to i32",
+        "  %h32 = trunc i64 %h to i32",
+        f"  %wi = insertelement {W} poison, i32 %w32, i64 0",
+        f"  %wb = shufflevector {W} %wi, {W} poison, {W} zeroinitializer",
+        f"  %hi = insertelement {W} poison, i32 %h32, i64 0",
+        f"  %hb = shufflevector {W} %hi, {W} poison, {W} zeroinitializer",
+        "  %zp32 = trunc i64 %zp to i32",
+        f"  %zwi = insertelement {W} poison, i32 %zp32, i64 0",
+        f"  %zw = shufflevector {W} %zwi, {W} poison, {W} zeroinitializer",
+        "  %zp8 = trunc i64 %zp to i8",
+        "  %zvi = insertelement <16 x i8> poison, i8 %zp8, i64 0",
+        "  %zv = shufflevector <16 x i8> %zvi, <16 x i8> poison, <16 x i32> zeroinitializer",
+        "  %zp2 = mul i32 %zp32, 16843009",  # the zero point in each of the four bytes
+        f"  %zi = insertelement {W} poison, i32 %zp2, i64 0",
+        f"  %zb = shufflevector {W} %zi, {W} poison, {W} zeroinitializer",
+        f"  %pcol = getelementptr i32, ptr %pix, i64 {nr}",
+    ]
+    for v in range(h):
+        L += [
+            f"  %prp{v} = getelementptr i32, ptr %pix, i64 {16 * v}",
+            f"  %pr{v} = load {W}, ptr %prp{v}, align 4",
+            f"  %pcp{v} = getelementptr i32, ptr %pcol, i64 {16 * v}",
+            f"  %pc{v} = load {W}, ptr %pcp{v}, align 4",
+        ]
+    L += ["  %any = icmp sgt i64 %kq, 0", "  br i1 %any, label %loop, label %done", "loop:"]
+    L.append(f"  %q = phi i64 [ 0, %entry ], [ %q1, %join{h - 1} ]")
+    L += [
+        "  %tq = mul i64 %q, 3",
+        "  %tp0 = getelementptr i32, ptr %taps, i64 %tq",
+        "  %c0 = load i32, ptr %tp0, align 4",
+        "  %tp1 = getelementptr i32, ptr %tp0, i64 1",
+        "  %dh = load i32, ptr %tp1, align 4",
+        "  %tp2 = getelementptr i32, ptr %tp0, i64 2",
+        "  %dw = load i32, ptr %tp2, align 4",
+        f"  %dhi = insertelement {W} poison, i32 %dh, i64 0",
+        f"  %dhb = shufflevector {W} %dhi, {W} poison, {W} zeroinitializer",
+        f"  %dwi = insertelement {W} poison, i32 %dw, i64 0",
+        f"  %dwb = shufflevector {W} %dwi, {W} poison, {W} zeroinitializer",
+        "  %c064 = sext i32 %c0 to i64",
+        "  %pl = mul i64 %c064, %hw",
+        "  %plane = getelementptr i8, ptr %x, i64 %pl",
+    ]
+    for t in range(4):  # channels past the image's (a group of fewer than four): the zero point, never read
+        L += [
+            f"  %cv{t} = add i64 %c064, {t}",
+            f"  %ck{t} = icmp slt i64 %cv{t}, %ci",
+            f"  %cmi{t} = insertelement <16 x i1> poison, i1 %ck{t}, i64 0",
+            f"  %cm{t} = shufflevector <16 x i1> %cmi{t}, <16 x i1> poison, <16 x i32> zeroinitializer",
+        ]
+    for v in range(h):
+        L += [
+            f"  %ih{v} = add {W} %pr{v}, %dhb",
+            f"  %iw{v} = add {W} %pc{v}, %dwb",
+            f"  %m0_{v} = icmp sge {W} %ih{v}, zeroinitializer",
+            f"  %m1_{v} = icmp slt {W} %ih{v}, %hb",
+            f"  %m2_{v} = icmp sge {W} %iw{v}, zeroinitializer",
+            f"  %m3_{v} = icmp slt {W} %iw{v}, %wb",
+            f"  %ma{v} = and <16 x i1> %m0_{v}, %m1_{v}",
+            f"  %mb{v} = and <16 x i1> %m2_{v}, %m3_{v}",
+            f"  %m{v} = and <16 x i1> %ma{v}, %mb{v}",
+            f"  %rw{v} = mul {W} %ih{v}, %wb",
+            f"  %off{v} = add {W} %rw{v}, %iw{v}",
+            # read the dword ending at the byte, or starting at the plane's start: never past the plane
+            f"  %bk{v} = call {W} @llvm.smin.v16i32({W} %off{v}, {W} <{', '.join(['i32 3'] * 16)}>)",
+            f"  %bks{v} = call {W} @llvm.smax.v16i32({W} %bk{v}, {W} zeroinitializer)",
+            f"  %st{v} = sub {W} %off{v}, %bks{v}",
+            f"  %sh{v} = shl {W} %bks{v}, <{', '.join(['i32 3'] * 16)}>",
+        ]
+        iota = ", ".join(f"i32 {i}" for i in range(16))
+        L += [  # sixteen consecutive bytes inside the image (a 1x1 or stride-1 row): four plain loads
+            f"  %o0_{v} = extractelement {W} %off{v}, i64 0",
+            f"  %oi_{v} = insertelement {W} poison, i32 %o0_{v}, i64 0",
+            f"  %os_{v} = shufflevector {W} %oi_{v}, {W} poison, {W} zeroinitializer",
+            f"  %seq_{v} = add {W} %os_{v}, <{iota}>",
+            f"  %eqv_{v} = icmp eq {W} %off{v}, %seq_{v}",
+            f"  %all_{v} = and <16 x i1> %eqv_{v}, %m{v}",
+            f"  %allb_{v} = bitcast <16 x i1> %all_{v} to i16",
+            f"  %full_{v} = icmp eq i16 %allb_{v}, -1",
+            f"  br i1 %full_{v}, label %fast{v}, label %slow{v}",
+            f"fast{v}:",
+            f"  %o64_{v} = sext i32 %o0_{v} to i64",
+        ]
+        fparts, sparts = [], []
+        for t in range(4):
+            L += [
+                f"  %fq{v}_{t} = mul i64 %hw, {t}",
+                f"  %fo{v}_{t} = add i64 %fq{v}_{t}, %o64_{v}",
+                f"  %fp{v}_{t} = getelementptr i8, ptr %plane, i64 %fo{v}_{t}",
+                f"  %fl{v}_{t} = call <16 x i8> @llvm.masked.load.v16i8.p0(ptr %fp{v}_{t}, i32 1, <16 x i1> "
+                f"%cm{t}, <16 x i8> %zv)",
+                f"  %fz{v}_{t} = zext <16 x i8> %fl{v}_{t} to {W}",
+            ]
+            fparts.append(_byte_at(L, f"%fz{v}_{t}", f"%fs{v}_{t}", t))
+        _or4(L, f"%fval{v}", fparts)
+        L += [f"  br label %join{v}", f"slow{v}:"]
+        for t in range(4):
+            L += [
+                f"  %cq{v}_{t} = mul i64 %hw, {t}",
+                f"  %cb{v}_{t} = getelementptr i8, ptr %plane, i64 %cq{v}_{t}",
+                f"  %ps{v}_{t} = getelementptr i8, ptr %cb{v}_{t}, {W} %st{v}",
+                f"  %gm{v}_{t} = and <16 x i1> %m{v}, %cm{t}",
+                f"  %g{v}_{t} = call {W} @llvm.masked.gather.v16i32.v16p0(<16 x ptr> %ps{v}_{t}, i32 1, "
+                f"<16 x i1> %gm{v}_{t}, {W} zeroinitializer)",
+                f"  %gs{v}_{t} = lshr {W} %g{v}_{t}, %sh{v}",
+                f"  %gb{v}_{t} = and {W} %gs{v}_{t}, <{', '.join(['i32 255'] * 16)}>",
+                f"  %gz{v}_{t} = select <16 x i1> %cm{t}, {W} %gb{v}_{t}, {W} %zw",
+            ]
+            sparts.append(_byte_at(L, f"%gz{v}_{t}", f"%gp{v}_{t}", t))
+        _or4(L, f"%o{v}", sparts)
+        L += [
+            f"  %sval{v} = select <16 x i1> %m{v}, {W} %o{v}, {W} %zb",
+            f"  br label %join{v}",
+            f"join{v}:",
+            f"  %val{v} = phi {W} [ %fval{v}, %fast{v} ], [ %sval{v}, %slow{v} ]",
+            f"  %po{v} = mul i64 %q, {nr}",
+            f"  %pv{v} = add i64 %po{v}, {16 * v}",
+            f"  %pp{v} = getelementptr i32, ptr %panel, i64 %pv{v}",
+            f"  store {W} %val{v}, ptr %pp{v}, align 4",
+        ]
+    L += ["  %q1 = add i64 %q, 1", "  %more = icmp slt i64 %q1, %kq", "  br i1 %more, label %loop, label %done"]
+    L += ["done:", "  ret void", "}"]
+    return "\n".join(L)
+
+
+def _byte_at(L: list[str], b: str, out: str, t: int) -> str:
+    """``b`` (bytes in the low 8 bits of each lane) moved to byte ``t`` of the lane."""
+    if not t:
+        return b
+    L.append(f"  {out} = shl {V} {b}, <{', '.join([f'i32 {8 * t}'] * 16)}>")
+    return out
+
+
+def _or4(L: list[str], out: str, parts: list[str]) -> None:
+    L += [
+        f"  {out}.a = or {V} {parts[0]}, {parts[1]}",
+        f"  {out}.b = or {V} {parts[2]}, {parts[3]}",
+        f"  {out} = or {V} {out}.a, {out}.b",
+    ]
+
+
+@functools.cache
+def igather_module(nr: int) -> str:
+    decls = [
+        f"declare {V} @llvm.smin.v16i32({V}, {V})",
+        f"declare {V} @llvm.smax.v16i32({V}, {V})",
+        f"declare {V} @llvm.masked.gather.v16i32.v16p0(<16 x ptr>, i32, <16 x i1>, {V})",
+        "declare <16 x i8> @llvm.masked.load.v16i8.p0(ptr, i32, <16 x i1>, <16 x i8>)",
+    ]
+    return "\n".join(decls) + "\n\n" + igather_routine(nr) + "\n"
+
+
+def emit_igather(fe: Any, s: Intrinsic) -> None:
+    """Call the im2col panel gather (``igather_routine``), defining its library."""
+    X, x_off, hw, w, h, ci, TAPS, PIX, pix_off, kq, PANEL, zp = s.args
+    nr = int(s.name.split("_")[1])
+    sym = f"eqsat_igather_{nr}"
+    fe.mod.libraries[sym] = igather_module(nr)
+    fe.mod.define(sym, lambda: f"declare void @{sym}(ptr, i64, i64, i64, i64, ptr, ptr, i64, ptr, i64)")
+    px, pt, pp, pn = (
+        fe.pointer(X, x_off),
+        fe.pointer(TAPS, IntImm(0)),
+        fe.pointer(PIX, pix_off),
+        fe.pointer(PANEL, IntImm(0)),
+    )
+    v = [fe.expr(e) for e in (hw, w, h, ci, kq, zp)]
+    fe.emit(
+        f"call void @{sym}(ptr {px}, i64 {v[0]}, i64 {v[1]}, i64 {v[2]}, i64 {v[3]}, ptr {pt}, ptr {pp}, "
+        f"i64 {v[4]}, ptr {pn}, i64 {v[5]})"
+    )
+
+
+IGEMM_INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
+    igemm_name(IGEMM_MR, IGEMM_NR, k): emit_igemm for k in IGEMM_KINDS
+}
+IGEMM_INTRINSICS[f"igather_{IGEMM_NR}"] = emit_igather
 
 __all__ = ["IGEMM_INTRINSICS", "emit_igemm", "has_vnni", "igemm_module"]

@@ -479,11 +479,14 @@ _KINDS = ("gemm", "gemmt", "gemmr", "gemmtr", "gemms", "gemmq", "gemmtq", "gemms
 KINDS = _KINDS + tuple(k + "z" for k in _KINDS if "s" not in k[4:])  # and each but ``s`` with beta
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
-    micro_kernel_name(kind, mr, nr, st, runs): emit_gemm
-    for kind in KINDS
-    for mr in range(1, 17)
-    for nr in (16, 32, 48, 64)
-    for st in STREAMS
-    # a q kind names its C's run length: a whole number of them per NR columns
-    for runs in ([r for r in (4, 8, 16, 32, 48, 64) if nr % r == 0] if _c_runs(kind) else [0])
-} | IGEMM_INTRINSICS  # and the quantized GEMM's (lower.llvm.igemm)
+    **IGEMM_INTRINSICS,  # the quantized GEMM's (lower.llvm.igemm)
+    **{
+        micro_kernel_name(kind, mr, nr, st, runs): emit_gemm
+        for kind in KINDS
+        for mr in range(1, 17)
+        for nr in (16, 32, 48, 64)
+        for st in STREAMS
+        # a q kind names its C's run length: a whole number of them per NR columns
+        for runs in ([r for r in (4, 8, 16, 32, 48, 64) if nr % r == 0] if _c_runs(kind) else [0])
+    },
+}

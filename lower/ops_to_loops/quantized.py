@@ -1,12 +1,20 @@
-"""The quantized GEMM, ``matmul_integer``: uint8 A (less a zero point) times int8 B, exact int32 sums.
+"""The quantized contractions, ``matmul_integer`` and ``conv2d_integer``: uint8 activations (less a zero
+point) times int8 weights, exact int32 sums.
 
-With B a constant whose batch dimensions are 1, A contiguous and K a multiple of 4 (a quantized model's
-linear layers and 1x1 convolutions), B is packed once, at compile time, into panels of ``IGEMM_NR`` columns
+``matmul_integer``: with B a constant whose batch dimensions are 1, A contiguous and K a multiple of 4 (a
+quantized model's linear layers), B is packed once, at compile time, into panels of ``IGEMM_NR`` columns
 in the layout the CPU's dot-product instruction reads (``lower.llvm.igemm``: for each four k, the panel's
 columns' four bytes side by side), with each panel's column sums (the zero point's share), and the nest is a
 parallel loop over panels calling the micro-kernel on blocks of ``IGEMM_MR`` rows and ``KC_GROUPS`` groups of
 four k (a block of B that stays in L1 while the rows stream past it).  Otherwise (a run-time B, a K not a
 multiple of 4, a grid target) it is the plain triple loop, exact in i64.
+
+``conv2d_integer``: with constant weights and one group, the weights are packed as rows [O][K] with k ordered
+(tap, channel), the channels padded to a multiple of 4 (a tap's four channels are one 32-bit word), with
+their row sums; per image and panel of ``IGEMM_NR`` output pixels (the parallel loop) the panel's im2col
+words are gathered (``igather``: the zero point in the padding) and every block of ``IGEMM_MR`` output
+channels runs ``igemmw`` on it, writing C in place in NCHW.  Grouped convolutions, run-time weights and grid
+targets take the plain loop.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from lower.ir import (
     Allocate,
     Buffer,
     Cast,
+    Expr,
     For,
     IntImm,
     Intrinsic,
@@ -213,12 +222,17 @@ def _conv_packed(
     pixels, the panel's ``[K / 4][NR][4]`` input bytes are gathered (the zero point where a tap falls in the
     padding or past K), then every block of output channels runs the micro-kernel on it, C written in place
     in NCHW (rows: channels ``P`` apart; columns: pixels)."""
-    nb, ci, hh, ww = x.shape
+    nb, ci, _hh, _ww = x.shape
     co, _, kh, kw = w.shape
     ho, wo = out.shape[2], out.shape[3]
     npix = ho * wo
-    rows, sums, kp = pack_conv_weights(ctx.consts[w.name])
-    k = ci * kh * kw
+    # k ordered (tap, channel), the channels padded to a multiple of 4 (zero weights): four channels of one tap
+    # are one word of the panel, gathered four at a time
+    cp = -(-ci // 4) * 4
+    wt = torch.zeros((co, kh, kw, cp), dtype=torch.int8)
+    wt[..., :ci] = ctx.consts[w.name].permute(0, 2, 3, 1)
+    rows, sums, kp = pack_conv_weights(wt)
+    ci * kh * kw
     kq = kp // 4
     wp = Buffer(ctx.namer.name(f"{ctx.tag}_wrows"), (rows.numel(),), I8)
     rs = Buffer(ctx.namer.name(f"{ctx.tag}_rowsum"), (sums.numel(),), I32)
@@ -226,19 +240,9 @@ def _conv_packed(
     ctx.new_consts[rs.name] = sums
     npan = -(-npix // IGEMM_NR)
     panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kq * IGEMM_NR * 4,), U8, scope="local")
-    pn, q, jv, tv = ctx.var("pn"), ctx.var("q"), ctx.var("j"), ctx.var("t")
+    pn, _q, _jv, _tv = ctx.var("pn"), ctx.var("q"), ctx.var("j"), ctx.var("t")
     n, jp = pn // npan, pn % npan
-    kk = q * 4 + tv
-    pix = jp * IGEMM_NR + jv
-    c, r = kk // (kh * kw), kk % (kh * kw)
-    oh, ow = pix // wo, pix % wo
-    ih, iw = oh * stride[0] + (r // kw) * dil[0] - pad[0], ow * stride[1] + (r % kw) * dil[1] - pad[1]
-    valid = land(lt(kk, k), lt(pix, npix), ge(ih, 0), lt(ih, hh), ge(iw, 0), lt(iw, ww))
-    xv = x[(clip(n, nb - 1), clip(c, ci - 1), clip(ih, hh - 1), clip(iw, ww - 1))]
-    gather = loops(
-        [(q, kq), (jv, IGEMM_NR), (tv, 4)],
-        Store(panel, ((q * IGEMM_NR + jv) * 4 + tv,), Select(valid, xv, IntImm(zp))),
-    )
+    gather = _gather_words(ctx, x, panel, n, jp, zp, ((kh, kw), stride, pad, dil, (ho, wo)), npan)
     kb, ib = ctx.var("kb"), ctx.var("ib")
     call = Intrinsic(
         igemm_name(IGEMM_MR, IGEMM_NR, "igemmw"),
@@ -265,6 +269,58 @@ def _conv_packed(
     nkb = -(-kq // KC_GROUPS)
     body = Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call)))
     return Stage(ctx.tag, For(pn, IntImm(nb * npan), body, LoopKind.PARALLEL))
+
+
+def _gather_words(
+    ctx: LowerCtx,
+    x: Buffer,
+    panel: Buffer,
+    n: Expr,
+    jp: Expr,
+    zp: int,
+    geometry: tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]],
+    npan: int,
+) -> Stmt:
+    """The panel four channels at a time (``igather_NR``), k ordered (tap, channel) with the channels padded to
+    a multiple of 4: a constant table of each group's first channel and tap offsets, and one of each pixel's
+    window corner (far outside for pixels past the image)."""
+    _nb, ci, hh, ww = x.shape
+    (kh, kw), stride, pad, dil, (ho, wo) = geometry
+    cp = -(-ci // 4) * 4
+    kq = kh * kw * cp // 4
+    g = torch.arange(kq) * 4
+    tap = g // cp
+    taps = torch.stack([g % cp, (tap // kw) * dil[0] - pad[0], (tap % kw) * dil[1] - pad[1]], 1)
+    far = -(1 << 20)
+    pp = torch.arange(npan * IGEMM_NR)
+    inside = pp < ho * wo
+    corner = torch.stack(
+        [torch.where(inside, (pp // wo) * stride[0], far), torch.where(inside, (pp % wo) * stride[1], far)]
+    )  # [2][pixels] -> per panel [2][NR]
+    corner = corner.view(2, npan, IGEMM_NR).permute(1, 0, 2).contiguous()
+    tb = Buffer(ctx.namer.name(f"{ctx.tag}_taps"), (taps.numel(),), I32)
+    cb = Buffer(ctx.namer.name(f"{ctx.tag}_corners"), (corner.numel(),), I32)
+    ctx.new_consts[tb.name] = taps.to(torch.int32).reshape(-1)
+    ctx.new_consts[cb.name] = corner.to(torch.int32).reshape(-1)
+    return Intrinsic(
+        f"igather_{IGEMM_NR}",
+        (
+            x,
+            n * (ci * hh * ww),
+            IntImm(hh * ww),
+            IntImm(ww),
+            IntImm(hh),
+            IntImm(ci),
+            tb,
+            cb,
+            jp * (2 * IGEMM_NR),
+            IntImm(kq),
+            panel,
+            IntImm(zp),
+        ),
+        reads=(x, tb, cb),
+        writes=(panel,),
+    )
 
 
 __all__ = [
