@@ -393,9 +393,10 @@ def emit_igather(fe: Any, s: Intrinsic) -> None:
     )
 
 
+PANEL_WIDTHS = (16, 32, IGEMM_NR)  # a convolution's last panel is as wide as its pixels need
 IGEMM_INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
-    igemm_name(IGEMM_MR, IGEMM_NR, k): emit_igemm for k in IGEMM_KINDS
+    igemm_name(IGEMM_MR, nr, k): emit_igemm for k in IGEMM_KINDS for nr in PANEL_WIDTHS
 }
-IGEMM_INTRINSICS[f"igather_{IGEMM_NR}"] = emit_igather
+IGEMM_INTRINSICS.update({f"igather_{nr}": emit_igather for nr in PANEL_WIDTHS})
 
 __all__ = ["IGEMM_INTRINSICS", "emit_igemm", "has_vnni", "igemm_module"]

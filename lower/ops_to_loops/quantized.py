@@ -31,8 +31,8 @@ from lower.ir import (
     Allocate,
     Buffer,
     Cast,
-    Expr,
     For,
+    If,
     IntImm,
     Intrinsic,
     LoopKind,
@@ -239,88 +239,88 @@ def _conv_packed(
     ctx.new_consts[wp.name] = rows
     ctx.new_consts[rs.name] = sums
     npan = -(-npix // IGEMM_NR)
-    panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kq * IGEMM_NR * 4,), U8, scope="local")
-    pn, _q, _jv, _tv = ctx.var("pn"), ctx.var("q"), ctx.var("j"), ctx.var("t")
+    # the last panel as wide as its pixels need (16, 32 or 48): a 7x7 map's 49 pixels are a panel of 48 and
+    # one of 16, not two of 48 (the micro-kernel's work is its width, whatever n it stores)
+    tail = -(-(npix - (npan - 1) * IGEMM_NR) // 16) * 16
+    widths = [IGEMM_NR] * (npan - 1) + [tail]
+    corners = _corner_table(widths, stride, (ho, wo))
+    cb = Buffer(ctx.namer.name(f"{ctx.tag}_corners"), (corners.numel(),), I32)
+    ctx.new_consts[cb.name] = corners
+    taps = _tap_table(ci, (kh, kw), pad, dil)
+    tb = Buffer(ctx.namer.name(f"{ctx.tag}_taps"), (taps.numel(),), I32)
+    ctx.new_consts[tb.name] = taps
+    pn = ctx.var("pn")
     n, jp = pn // npan, pn % npan
-    gather = _gather_words(ctx, x, panel, n, jp, zp, ((kh, kw), stride, pad, dil, (ho, wo)), npan)
     kb, ib = ctx.var("kb"), ctx.var("ib")
-    call = Intrinsic(
-        igemm_name(IGEMM_MR, IGEMM_NR, "igemmw"),
-        (
-            wp,
-            ib * (IGEMM_MR * kp) + kb * (4 * KC_GROUPS),
-            IntImm(kp),
-            panel,
-            kb * (KC_GROUPS * IGEMM_NR * 4),
-            out,
-            n * (co * npix) + ib * (IGEMM_MR * npix) + jp * IGEMM_NR,
-            IntImm(npix),
-            emin(IntImm(KC_GROUPS), IntImm(kq) - kb * KC_GROUPS),
-            emin(IntImm(IGEMM_MR), IntImm(co) - ib * IGEMM_MR),
-            emin(IntImm(IGEMM_NR), IntImm(npix) - jp * IGEMM_NR),
-            rs,
-            ib * IGEMM_MR,
-            IntImm(zp),
-            emin(kb, IntImm(1)),
-        ),
-        reads=(wp, panel, rs),
-        writes=(out,),
-    )
     nkb = -(-kq // KC_GROUPS)
-    body = Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call)))
+
+    def panel_body(nr: int) -> Stmt:
+        """Gather the panel of ``nr`` pixels starting at pixel ``jp * IGEMM_NR``, then run every block of
+        output channels on it."""
+        panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kq * nr * 4,), U8, scope="local")
+        gather = Intrinsic(
+            f"igather_{nr}",
+            (x, n * (ci * x.shape[2] * x.shape[3]), IntImm(x.shape[2] * x.shape[3]), IntImm(x.shape[3]),
+             IntImm(x.shape[2]), IntImm(ci), tb, cb, jp * (2 * IGEMM_NR), IntImm(kq), panel, IntImm(zp)),
+            reads=(x, tb, cb),
+            writes=(panel,),
+        )  # fmt: skip
+        call = Intrinsic(
+            igemm_name(IGEMM_MR, nr, "igemmw"),
+            (
+                wp,
+                ib * (IGEMM_MR * kp) + kb * (4 * KC_GROUPS),
+                IntImm(kp),
+                panel,
+                kb * (KC_GROUPS * nr * 4),
+                out,
+                n * (co * npix) + ib * (IGEMM_MR * npix) + jp * IGEMM_NR,
+                IntImm(npix),
+                emin(IntImm(KC_GROUPS), IntImm(kq) - kb * KC_GROUPS),
+                emin(IntImm(IGEMM_MR), IntImm(co) - ib * IGEMM_MR),
+                emin(IntImm(nr), IntImm(npix) - jp * IGEMM_NR),
+                rs,
+                ib * IGEMM_MR,
+                IntImm(zp),
+                emin(kb, IntImm(1)),
+            ),
+            reads=(wp, panel, rs),
+            writes=(out,),
+        )
+        return Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call)))
+
+    body = panel_body(IGEMM_NR)
+    if tail < IGEMM_NR:
+        body = If(lt(jp, npan - 1), body, panel_body(tail)) if npan > 1 else panel_body(tail)
     return Stage(ctx.tag, For(pn, IntImm(nb * npan), body, LoopKind.PARALLEL))
 
 
-def _gather_words(
-    ctx: LowerCtx,
-    x: Buffer,
-    panel: Buffer,
-    n: Expr,
-    jp: Expr,
-    zp: int,
-    geometry: tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]],
-    npan: int,
-) -> Stmt:
-    """The panel four channels at a time (``igather_NR``), k ordered (tap, channel) with the channels padded to
-    a multiple of 4: a constant table of each group's first channel and tap offsets, and one of each pixel's
-    window corner (far outside for pixels past the image)."""
-    _nb, ci, hh, ww = x.shape
-    (kh, kw), stride, pad, dil, (ho, wo) = geometry
+def _tap_table(ci: int, kernel: tuple[int, int], pad: tuple[int, int], dil: tuple[int, int]) -> torch.Tensor:
+    """Per group of four k (ordered tap, channel; channels padded to a multiple of 4): its first channel and
+    the tap's row and column offsets, padding subtracted (int32, three per group)."""
+    kh, kw = kernel
     cp = -(-ci // 4) * 4
-    kq = kh * kw * cp // 4
-    g = torch.arange(kq) * 4
+    g = torch.arange(kh * kw * cp // 4) * 4
     tap = g // cp
     taps = torch.stack([g % cp, (tap // kw) * dil[0] - pad[0], (tap % kw) * dil[1] - pad[1]], 1)
+    return taps.to(torch.int32).reshape(-1)
+
+
+def _corner_table(widths: list[int], stride: tuple[int, int], out_hw: tuple[int, int]) -> torch.Tensor:
+    """Per panel (``2 * IGEMM_NR`` entries apart), its pixels' window corners: ``width`` input rows, then
+    ``width`` columns (far outside for pixels past the image)."""
+    ho, wo = out_hw
     far = -(1 << 20)
-    pp = torch.arange(npan * IGEMM_NR)
-    inside = pp < ho * wo
-    corner = torch.stack(
-        [torch.where(inside, (pp // wo) * stride[0], far), torch.where(inside, (pp % wo) * stride[1], far)]
-    )  # [2][pixels] -> per panel [2][NR]
-    corner = corner.view(2, npan, IGEMM_NR).permute(1, 0, 2).contiguous()
-    tb = Buffer(ctx.namer.name(f"{ctx.tag}_taps"), (taps.numel(),), I32)
-    cb = Buffer(ctx.namer.name(f"{ctx.tag}_corners"), (corner.numel(),), I32)
-    ctx.new_consts[tb.name] = taps.to(torch.int32).reshape(-1)
-    ctx.new_consts[cb.name] = corner.to(torch.int32).reshape(-1)
-    return Intrinsic(
-        f"igather_{IGEMM_NR}",
-        (
-            x,
-            n * (ci * hh * ww),
-            IntImm(hh * ww),
-            IntImm(ww),
-            IntImm(hh),
-            IntImm(ci),
-            tb,
-            cb,
-            jp * (2 * IGEMM_NR),
-            IntImm(kq),
-            panel,
-            IntImm(zp),
-        ),
-        reads=(x, tb, cb),
-        writes=(panel,),
-    )
+    table = torch.full((len(widths), 2, IGEMM_NR), far, dtype=torch.int32)
+    for jp, width in enumerate(widths):
+        pp = jp * IGEMM_NR + torch.arange(width)
+        inside = pp < ho * wo
+        rows = torch.where(inside, (pp // wo) * stride[0], far)
+        cols = torch.where(inside, (pp % wo) * stride[1], far)
+        flat = table[jp].view(-1)
+        flat[:width] = rows.to(torch.int32)
+        flat[width : 2 * width] = cols.to(torch.int32)
+    return table.reshape(-1)
 
 
 __all__ = [
