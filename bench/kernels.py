@@ -90,13 +90,12 @@ def alternate(
 FMA_CHAINS = 12  # independent accumulators: > 2 FMA ports x 4 cycles latency, fewer than the 16/32 registers
 
 
-def fma_peak_ir(width: int, chains: int = FMA_CHAINS) -> str:
-    """A kernel ``f(out, lo, hi)`` running ``hi - lo`` iterations of ``chains`` independent ``<width x float>``
-    FMA chains (the results stored to ``out`` so nothing is dead)."""
-    VF = f"<{width} x float>"
-    half = "<" + ", ".join(["float 5.000000e-01"] * width) + ">"  # a = a/2 + 1/2: stays finite and normal
+def peak_ir(vtype: str, decl: str, step: str, combine: str, chains: int = FMA_CHAINS) -> str:
+    """A kernel ``f(out, lo, hi)`` running ``hi - lo`` iterations of ``chains`` independent chains of
+    ``step`` (``{a}`` the chain's value) on ``vtype`` vectors, combined with ``combine`` and stored to ``out``
+    so nothing is dead."""
     L = [
-        f"declare {VF} @llvm.fma.v{width}f32({VF}, {VF}, {VF})",
+        decl,
         f"define void @{PLACEHOLDER}(ptr %out, i64 %lo, i64 %hi) {{",
         "entry:",
         "  %any = icmp slt i64 %lo, %hi",
@@ -104,63 +103,60 @@ def fma_peak_ir(width: int, chains: int = FMA_CHAINS) -> str:
         "loop:",
         "  %i = phi i64 [ %lo, %entry ], [ %i1, %loop ]",
     ]
-    for c in range(chains):
-        L.append(f"  %a{c} = phi {VF} [ zeroinitializer, %entry ], [ %n{c}, %loop ]")
-    for c in range(chains):
-        L.append(f"  %n{c} = call {VF} @llvm.fma.v{width}f32({VF} %a{c}, {VF} {half}, {VF} {half})")
+    L += [f"  %a{c} = phi {vtype} [ zeroinitializer, %entry ], [ %n{c}, %loop ]" for c in range(chains)]
+    L += [f"  %n{c} = {step.format(a=f'%a{c}')}" for c in range(chains)]
     L += ["  %i1 = add i64 %i, 1", "  %more = icmp slt i64 %i1, %hi", "  br i1 %more, label %loop, label %done"]
     L.append("done:")
-    for c in range(chains):
-        L.append(f"  %r{c} = phi {VF} [ zeroinitializer, %entry ], [ %n{c}, %loop ]")
+    L += [f"  %r{c} = phi {vtype} [ zeroinitializer, %entry ], [ %n{c}, %loop ]" for c in range(chains)]
     acc = "%r0"
     for c in range(1, chains):
-        L.append(f"  %s{c} = fadd {VF} {acc}, %r{c}")
+        L.append(f"  %s{c} = {combine} {vtype} {acc}, %r{c}")
         acc = f"%s{c}"
-    L += [f"  store {VF} {acc}, ptr %out, align 4", "  ret void", "}"]
+    L += [f"  store {vtype} {acc}, ptr %out, align 4", "  ret void", "}"]
     return "\n".join(L) + "\n"
+
+
+def fma_peak_ir(width: int, chains: int = FMA_CHAINS) -> str:
+    """``chains`` independent ``<width x float>`` FMA chains (``peak_ir``)."""
+    VF = f"<{width} x float>"
+    half = "<" + ", ".join(["float 5.000000e-01"] * width) + ">"  # a = a/2 + 1/2: stays finite and normal
+    fma = f"llvm.fma.v{width}f32"
+    return peak_ir(
+        VF, f"declare {VF} @{fma}({VF}, {VF}, {VF})", f"call {VF} @{fma}({VF} {{a}}, {VF} {half}, {VF} {half})",
+        "fadd", chains,
+    )  # fmt: skip
 
 
 def vnni_peak_ir(chains: int = FMA_CHAINS) -> str:
-    """``fma_peak_ir``'s loop with ``<16 x i32>`` ``vpdpbusd`` chains (each lane: four byte products added)."""
+    """``chains`` independent ``<16 x i32>`` ``vpdpbusd`` chains (each lane: four byte products added)."""
     V = "<16 x i32>"
     ones = "<" + ", ".join(["i32 16843009"] * 16) + ">"  # four bytes of 1 per lane
-    L = [
-        f"declare {V} @llvm.x86.avx512.vpdpbusd.512({V}, {V}, {V})",
-        f"define void @{PLACEHOLDER}(ptr %out, i64 %lo, i64 %hi) {{",
-        "entry:",
-        "  %any = icmp slt i64 %lo, %hi",
-        "  br i1 %any, label %loop, label %done",
-        "loop:",
-        "  %i = phi i64 [ %lo, %entry ], [ %i1, %loop ]",
-    ]
-    L += [f"  %a{c} = phi {V} [ zeroinitializer, %entry ], [ %n{c}, %loop ]" for c in range(chains)]
-    L += [f"  %n{c} = call {V} @llvm.x86.avx512.vpdpbusd.512({V} %a{c}, {V} {ones}, {V} {ones})" for c in range(chains)]
-    L += ["  %i1 = add i64 %i, 1", "  %more = icmp slt i64 %i1, %hi", "  br i1 %more, label %loop, label %done"]
-    L.append("done:")
-    L += [f"  %r{c} = phi {V} [ zeroinitializer, %entry ], [ %n{c}, %loop ]" for c in range(chains)]
-    acc = "%r0"
-    for c in range(1, chains):
-        L.append(f"  %s{c} = add {V} {acc}, %r{c}")
-        acc = f"%s{c}"
-    L += [f"  store {V} {acc}, ptr %out, align 4", "  ret void", "}"]
-    return "\n".join(L) + "\n"
+    dp = "llvm.x86.avx512.vpdpbusd.512"
+    return peak_ir(
+        V, f"declare {V} @{dp}({V}, {V}, {V})", f"call {V} @{dp}({V} {{a}}, {V} {ones}, {V} {ones})", "add", chains
+    )
+
+
+def _best_run(ir: str, name: str, lanes: torch.Tensor, repeats: int, iters: int) -> float:
+    """The best of ``repeats`` timed runs of ``iters`` iterations of a ``peak_ir`` kernel (a peak is what the
+    core does when nothing else runs on it), after a warm-up (clock, page)."""
+    _, addr = load_function(ir, parse_target("llvm", threads=1), name)
+    fn = cfunc(addr)
+    fn(lanes.data_ptr(), 0, 1 << 16)
+    best = math.inf
+    for _ in range(max(3, repeats)):
+        t0 = time.perf_counter()
+        fn(lanes.data_ptr(), 0, iters)
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def vnni_peak(repeats: int, iters: int = 1 << 22) -> dict | None:
     """This CPU's single-thread int8 dot-product peak (GOP/s: a multiply and an add per byte pair), measured
     as ``fma_peak``; None when the CPU has no AVX-512 VNNI."""
-    t = parse_target("llvm", threads=1)
-    if not has_vnni(t):
+    if not has_vnni(parse_target("llvm", threads=1)):
         return None
-    _, addr = load_function(vnni_peak_ir(), t, "vnni_peak")
-    fn = cfunc(addr)
-    out = torch.zeros(16, dtype=torch.int32)
-    fn(out.data_ptr(), 0, 1 << 16)
-    best = math.inf
-    for _ in range(max(3, repeats)):
-        t0 = time.perf_counter()
-        fn(out.data_ptr(), 0, iters)
-        best = min(best, time.perf_counter() - t0)
+    best = _best_run(vnni_peak_ir(), "vnni_peak", torch.zeros(16, dtype=torch.int32), repeats, iters)
     return {"gops": 2.0 * 64 * FMA_CHAINS * iters / best / 1e9, "chains": FMA_CHAINS}
 
 
@@ -225,20 +221,9 @@ def _timed(fn: Callable[[], object], repeats: int) -> list[float]:
 
 def fma_peak(repeats: int, iters: int = 1 << 22) -> dict:
     """This CPU's single-thread FMA peak (GFLOP/s), measured: ``FMA_CHAINS`` independent FMA chains of the
-    target's vector width, the best of ``repeats`` timed runs of ``iters`` iterations (the best, not the
-    median: a peak is what the core can do when nothing else runs on it)."""
-    t = parse_target("llvm", threads=1)
-    w = t.vector_width
-    _, addr = load_function(fma_peak_ir(w), t, "fma_peak")
-    fn = cfunc(addr)
-    out = torch.zeros(w)
-    ptr = out.data_ptr()
-    fn(ptr, 0, 1 << 16)  # warm up (clock, page)
-    best = math.inf
-    for _ in range(max(3, repeats)):
-        t0 = time.perf_counter()
-        fn(ptr, 0, iters)
-        best = min(best, time.perf_counter() - t0)
+    target's vector width, the best of ``repeats`` timed runs of ``iters`` iterations."""
+    w = parse_target("llvm", threads=1).vector_width
+    best = _best_run(fma_peak_ir(w), "fma_peak", torch.zeros(w), repeats, iters)
     return {"gflops": 2.0 * w * FMA_CHAINS * iters / best / 1e9, "vector_width": w, "chains": FMA_CHAINS}
 
 

@@ -107,8 +107,7 @@ def igemm_routine(mr: int, nr: int, vnni: bool, kind: str = "igemm") -> str:
         L += [
             f"  %apq{r} = getelementptr i8, ptr %ap{r}, i64 %aq",
             f"  %as{r} = load i32, ptr %apq{r}, align 1",
-            f"  %ai{r} = insertelement {V} poison, i32 %as{r}, i64 0",
-            f"  %ab{r} = shufflevector {V} %ai{r}, {V} poison, {V} zeroinitializer",
+            *_splat(f"%ab{r}", "i32", f"%as{r}"),
         ]
         for v in range(h):  # vpdpbusd: unsigned bytes (first), signed (second)
             u, w = (f"%b{v}", f"%ab{r}") if rows_w else (f"%ab{r}", f"%b{v}")
@@ -121,11 +120,9 @@ def igemm_routine(mr: int, nr: int, vnni: bool, kind: str = "igemm") -> str:
     # column masks, the zero point's share (subtracted when C is overwritten), C read back when accumulated
     L += [
         "  %n32 = trunc i64 %n to i32",
-        f"  %ni = insertelement {V} poison, i32 %n32, i64 0",
-        f"  %nb = shufflevector {V} %ni, {V} poison, {V} zeroinitializer",
+        *_splat("%nb", "i32", "%n32"),
         "  %zp32 = trunc i64 %zp to i32",
-        f"  %zi = insertelement {V} poison, i32 %zp32, i64 0",
-        f"  %zb = shufflevector {V} %zi, {V} poison, {V} zeroinitializer",
+        *_splat("%zb", "i32", "%zp32"),
         "  %over = icmp eq i64 %beta, 0",
     ]
     for v in range(h):
@@ -142,8 +139,7 @@ def igemm_routine(mr: int, nr: int, vnni: bool, kind: str = "igemm") -> str:
         L += [
             f"  %rsp{r} = getelementptr i32, ptr %cs, i64 %rr{r}",
             f"  %rs{r} = load i32, ptr %rsp{r}, align 4",
-            f"  %rsi{r} = insertelement {V} poison, i32 %rs{r}, i64 0",
-            f"  %rsb{r} = shufflevector {V} %rsi{r}, {V} poison, {V} zeroinitializer",
+            *_splat(f"%rsb{r}", "i32", f"%rs{r}"),
             f"  %rzc{r} = mul {V} %rsb{r}, %zb",
             f"  %rsub{r} = select i1 %over, {V} %rzc{r}, {V} zeroinitializer",
         ]
@@ -224,19 +220,14 @@ def igather_routine(nr: int) -> str:
         "entry:",
         "  %w32 = trunc i64 %w to i32",
         "  %h32 = trunc i64 %h to i32",
-        f"  %wi = insertelement {W} poison, i32 %w32, i64 0",
-        f"  %wb = shufflevector {W} %wi, {W} poison, {W} zeroinitializer",
-        f"  %hi = insertelement {W} poison, i32 %h32, i64 0",
-        f"  %hb = shufflevector {W} %hi, {W} poison, {W} zeroinitializer",
+        *_splat("%wb", "i32", "%w32"),
+        *_splat("%hb", "i32", "%h32"),
         "  %zp32 = trunc i64 %zp to i32",
-        f"  %zwi = insertelement {W} poison, i32 %zp32, i64 0",
-        f"  %zw = shufflevector {W} %zwi, {W} poison, {W} zeroinitializer",
+        *_splat("%zw", "i32", "%zp32"),
         "  %zp8 = trunc i64 %zp to i8",
-        "  %zvi = insertelement <16 x i8> poison, i8 %zp8, i64 0",
-        "  %zv = shufflevector <16 x i8> %zvi, <16 x i8> poison, <16 x i32> zeroinitializer",
+        *_splat("%zv", "i8", "%zp8"),
         "  %zp2 = mul i32 %zp32, 16843009",  # the zero point in each of the four bytes
-        f"  %zi = insertelement {W} poison, i32 %zp2, i64 0",
-        f"  %zb = shufflevector {W} %zi, {W} poison, {W} zeroinitializer",
+        *_splat("%zb", "i32", "%zp2"),
         f"  %pcol = getelementptr i32, ptr %pix, i64 {nr}",
     ]
     for v in range(h):
@@ -256,10 +247,8 @@ def igather_routine(nr: int) -> str:
         "  %dh = load i32, ptr %tp1, align 4",
         "  %tp2 = getelementptr i32, ptr %tp0, i64 2",
         "  %dw = load i32, ptr %tp2, align 4",
-        f"  %dhi = insertelement {W} poison, i32 %dh, i64 0",
-        f"  %dhb = shufflevector {W} %dhi, {W} poison, {W} zeroinitializer",
-        f"  %dwi = insertelement {W} poison, i32 %dw, i64 0",
-        f"  %dwb = shufflevector {W} %dwi, {W} poison, {W} zeroinitializer",
+        *_splat("%dhb", "i32", "%dh"),
+        *_splat("%dwb", "i32", "%dw"),
         "  %c064 = sext i32 %c0 to i64",
         "  %pl = mul i64 %c064, %hw",
         "  %plane = getelementptr i8, ptr %x, i64 %pl",
@@ -268,8 +257,7 @@ def igather_routine(nr: int) -> str:
         L += [
             f"  %cv{t} = add i64 %c064, {t}",
             f"  %ck{t} = icmp slt i64 %cv{t}, %ci",
-            f"  %cmi{t} = insertelement <16 x i1> poison, i1 %ck{t}, i64 0",
-            f"  %cm{t} = shufflevector <16 x i1> %cmi{t}, <16 x i1> poison, <16 x i32> zeroinitializer",
+            *_splat(f"%cm{t}", "i1", f"%ck{t}"),
         ]
     for v in range(h):
         L += [
@@ -293,8 +281,7 @@ def igather_routine(nr: int) -> str:
         iota = ", ".join(f"i32 {i}" for i in range(16))
         L += [  # sixteen consecutive bytes inside the image (a 1x1 or stride-1 row): four plain loads
             f"  %o0_{v} = extractelement {W} %off{v}, i64 0",
-            f"  %oi_{v} = insertelement {W} poison, i32 %o0_{v}, i64 0",
-            f"  %os_{v} = shufflevector {W} %oi_{v}, {W} poison, {W} zeroinitializer",
+            *_splat(f"%os_{v}", "i32", f"%o0_{v}"),
             f"  %seq_{v} = add {W} %os_{v}, <{iota}>",
             f"  %eqv_{v} = icmp eq {W} %off{v}, %seq_{v}",
             f"  %all_{v} = and <16 x i1> %eqv_{v}, %m{v}",
@@ -344,6 +331,15 @@ def igather_routine(nr: int) -> str:
     L += ["  %q1 = add i64 %q, 1", "  %more = icmp slt i64 %q1, %kq", "  br i1 %more, label %loop, label %done"]
     L += ["done:", "  ret void", "}"]
     return "\n".join(L)
+
+
+def _splat(out: str, elem: str, value: str) -> list[str]:
+    """``out`` = ``value`` (of type ``elem``: i32, i8 or i1) in all sixteen lanes."""
+    vt = f"<16 x {elem}>"
+    return [
+        f"  {out}.i = insertelement {vt} poison, {elem} {value}, i64 0",
+        f"  {out} = shufflevector {vt} {out}.i, {vt} poison, <16 x i32> zeroinitializer",
+    ]
 
 
 def _byte_at(L: list[str], b: str, out: str, t: int) -> str:

@@ -31,6 +31,7 @@ from lower.ir import (
     Allocate,
     Buffer,
     Cast,
+    Expr,
     For,
     If,
     IntImm,
@@ -40,6 +41,7 @@ from lower.ir import (
     Stage,
     Stmt,
     Store,
+    Var,
     emin,
     ge,
     land,
@@ -133,27 +135,16 @@ def _packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, k: int, n
     af, cf = a, out  # read and written by flat offsets: rows of A (its batch dimensions flattened) and of C
     jp, kb, ib = ctx.var("jp"), ctx.var("kb"), ctx.var("ib")
     nkb = -(-kq // KC_GROUPS)
-    call = Intrinsic(
-        igemm_name(IGEMM_MR, IGEMM_NR),
-        (
-            af,
-            ib * (IGEMM_MR * k) + kb * (4 * KC_GROUPS),
-            IntImm(k),
-            bp,
-            jp * (kq * IGEMM_NR * 4) + kb * (KC_GROUPS * IGEMM_NR * 4),
-            cf,
-            ib * (IGEMM_MR * n) + jp * IGEMM_NR,
-            IntImm(n),
-            emin(IntImm(KC_GROUPS), IntImm(kq) - kb * KC_GROUPS),
-            emin(IntImm(IGEMM_MR), IntImm(rows) - ib * IGEMM_MR),
-            emin(IntImm(IGEMM_NR), IntImm(n) - jp * IGEMM_NR),
-            cs,
-            jp * IGEMM_NR,
-            IntImm(zp),
-            emin(kb, IntImm(1)),
-        ),
-        reads=(af, bp, cs),
-        writes=(cf,),
+    call = _tile_call(
+        "igemm",
+        IGEMM_NR,
+        (af, ib * (IGEMM_MR * k), k),
+        (bp, jp * (kq * IGEMM_NR * 4)),
+        (cf, ib * (IGEMM_MR * n) + jp * IGEMM_NR, n),
+        (cs, jp * IGEMM_NR),
+        (kb, kq),
+        (IntImm(rows) - ib * IGEMM_MR, IntImm(n) - jp * IGEMM_NR),
+        zp,
     )
     nest = For(
         jp,
@@ -162,6 +153,53 @@ def _packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, k: int, n
         LoopKind.PARALLEL,
     )
     return Stage(ctx.tag, nest)
+
+
+def _tile_call(
+    kind: str,
+    nr: int,
+    a: tuple[Buffer, Expr, int],
+    b: tuple[Buffer, Expr],
+    c: tuple[Buffer, Expr, int],
+    sums: tuple[Buffer, Expr],
+    kblock: tuple[Var, int],
+    left: tuple[Expr, Expr],
+    zp: int,
+) -> Intrinsic:
+    """The micro-kernel call for one tile and block of k: A (buffer, offset of the tile's first row, row
+    length in bytes), B (the panel, offset of its first group), C (buffer, offset, row length), the zero
+    point's sums (buffer, offset), the k block (its loop variable, the groups of four in all) and the rows
+    and columns left from the tile's corner (the tile stores at most ``IGEMM_MR`` x ``nr``)."""
+    (abuf, aoff, lda), (bbuf, boff), (cbuf, coff, ldc), (sbuf, soff), (kb, kq), (rows, cols) = (
+        a,
+        b,
+        c,
+        sums,
+        kblock,
+        left,
+    )
+    return Intrinsic(
+        igemm_name(IGEMM_MR, nr, kind),
+        (
+            abuf,
+            aoff + kb * (4 * KC_GROUPS),
+            IntImm(lda),
+            bbuf,
+            boff + kb * (KC_GROUPS * nr * 4),
+            cbuf,
+            coff,
+            IntImm(ldc),
+            emin(IntImm(KC_GROUPS), IntImm(kq) - kb * KC_GROUPS),
+            emin(IntImm(IGEMM_MR), rows),
+            emin(IntImm(nr), cols),
+            sbuf,
+            soff,
+            IntImm(zp),
+            emin(kb, IntImm(1)),  # beta: C overwritten by the first block of k, accumulated by the others
+        ),
+        reads=(abuf, bbuf, sbuf),
+        writes=(cbuf,),
+    )
 
 
 def pack_conv_weights(w: torch.Tensor, mr: int = IGEMM_MR) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -265,27 +303,16 @@ def _conv_packed(
             reads=(x, tb, cb),
             writes=(panel,),
         )  # fmt: skip
-        call = Intrinsic(
-            igemm_name(IGEMM_MR, nr, "igemmw"),
-            (
-                wp,
-                ib * (IGEMM_MR * kp) + kb * (4 * KC_GROUPS),
-                IntImm(kp),
-                panel,
-                kb * (KC_GROUPS * nr * 4),
-                out,
-                n * (co * npix) + ib * (IGEMM_MR * npix) + jp * IGEMM_NR,
-                IntImm(npix),
-                emin(IntImm(KC_GROUPS), IntImm(kq) - kb * KC_GROUPS),
-                emin(IntImm(IGEMM_MR), IntImm(co) - ib * IGEMM_MR),
-                emin(IntImm(nr), IntImm(npix) - jp * IGEMM_NR),
-                rs,
-                ib * IGEMM_MR,
-                IntImm(zp),
-                emin(kb, IntImm(1)),
-            ),
-            reads=(wp, panel, rs),
-            writes=(out,),
+        call = _tile_call(
+            "igemmw",
+            nr,
+            (wp, ib * (IGEMM_MR * kp), kp),
+            (panel, IntImm(0)),
+            (out, n * (co * npix) + ib * (IGEMM_MR * npix) + jp * IGEMM_NR, npix),
+            (rs, ib * IGEMM_MR),
+            (kb, kq),
+            (IntImm(co) - ib * IGEMM_MR, IntImm(npix) - jp * IGEMM_NR),
+            zp,
         )
         return Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call)))
 
