@@ -28,6 +28,7 @@ from rewrite.frontends.onnx import (  # noqa: F401 (handlers)
     loss,
     nn,
     norm,
+    qlinear,
     quantize,
     reduce,
     rnn,
@@ -44,6 +45,7 @@ from rewrite.frontends.onnx.context import (
     attrs_of,
     onnx_dtype_name,
 )
+from rewrite.frontends.onnx.quantize import QUANTIZED_READERS
 from rewrite.ir.dtypes import BFLOAT16, FLOAT16, FLOAT32, HALF, TORCH_DTYPE
 from rewrite.ir.errors import EqsatError, FrontendError, UsageError
 from rewrite.ir.graph import Graph, Value
@@ -323,10 +325,10 @@ def _import_node(c: Ctx, node: onnx.NodeProto, where: str, idx: int, inputs: set
     outs: Sequence[Tensor]
     for i in node.input:
         q = c.env.get(i) if i else None
-        if isinstance(q, Quantized) and node.op_type != "DequantizeLinear":
+        if isinstance(q, Quantized) and node.op_type not in QUANTIZED_READERS:
             raise FrontendError(
-                f"{where}{label}: reads '{i}', the {q.dtype} output of {q.producer}; eqsat has no {q.dtype} "
-                "tensors and reads a quantized one only by DequantizeLinear (QDQ)"
+                f"{where}{label}: reads '{i}', the {q.dtype} output of {q.producer}; eqsat reads a quantized "
+                f"tensor only by {', '.join(QUANTIZED_READERS)}"
             )
     if handler is None:  # an op eqsat has no handler for: only on constants, which fold
         folded = _fold_by_reference(node, c)

@@ -26,6 +26,9 @@ RANGES: dict[int, tuple[int, int]] = {
     onnx.TensorProto.INT16: (-32768, 32767),
     onnx.TensorProto.UINT16: (0, 65535),
 }
+# the ops that read a quantized tensor (a ``Quantized`` marker): DequantizeLinear, and the QOperator
+# contractions (``frontends.onnx.qlinear``), which compute on its integers
+QUANTIZED_READERS = ("DequantizeLinear", "QLinearConv", "QLinearMatMul")
 _NP: dict[int, type[np.integer[Any]]] = {
     onnx.TensorProto.INT8: np.int8,
     onnx.TensorProto.UINT8: np.uint8,

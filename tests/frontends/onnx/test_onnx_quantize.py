@@ -155,3 +155,63 @@ def test_quantized_linear_layers_compute_on_the_integers_as_onnxruntime(tmp_path
     step = float(min(s.min() for s in y_scale if s.size == 1))
     assert np.abs(got - want).max() <= step * 1.001
     assert np.mean(got == want) >= 0.99
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_qoperator_convolutions_equal_onnxruntime_bit_for_bit(tmp_path):
+    """A CNN quantized by quantize_static in the QOperator format (QLinearConv nodes, int32 biases) imports as
+    conv2d_integer plus onnxruntime's requantization (bias added in integers, the float32 multiplier, round to
+    even, zero point, saturate), so the compiled model's uint8 results, dequantized, are onnxruntime's exactly."""
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 32, 3, padding=1, stride=2),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 8, 1),
+    ).eval()
+    fp32, q = tmp_path / "cnn.onnx", tmp_path / "cnn_q.onnx"
+    torch.onnx.export(m, (torch.randn(1, 3, 16, 16),), str(fp32), input_names=["x"], dynamo=False)
+    rng = np.random.default_rng(2)
+
+    class Reader(quantization.CalibrationDataReader):
+        def __init__(self) -> None:
+            self.batches = iter([{"x": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantization.quantize_static(
+        str(fp32),
+        str(q),
+        Reader(),
+        quant_format=quantization.QuantFormat.QOperator,
+        per_channel=True,
+        activation_type=quantization.QuantType.QUInt8,
+        weight_type=quantization.QuantType.QInt8,
+    )
+    assert [n.op_type for n in onnx.load(str(q)).graph.node].count("QLinearConv") == 3
+    g = from_onnx(str(q))
+    assert sum(n.op == "conv2d_integer" for n in g.nodes.values()) == 3
+    x = rng.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    want = ort.InferenceSession(str(q), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = compile(g, target="llvm")({"x": torch.from_numpy(x)})[0].numpy()
+    assert np.array_equal(got, want)
+
+
+def test_qoperator_node_reading_a_non_quantized_input_is_refused_naming_it():
+    nodes = [
+        oh.make_node("QLinearMatMul", ["x", "s", "z", "w", "s", "wz", "s", "z"], ["y"]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.float32(0.1), "s"),
+        numpy_helper.from_array(np.uint8(0), "z"),
+        numpy_helper.from_array(np.ones((4, 2), np.int8), "w"),
+        numpy_helper.from_array(np.int8(0), "wz"),
+    ]
+    g = oh.make_graph(
+        nodes, "q", [oh.make_tensor_value_info("x", F, [2, 4])], [oh.make_tensor_value_info("y", F, None)], inits
+    )
+    with pytest.raises(FrontendError, match="QLinearMatMul.*input 'x' is not a quantized run-time tensor"):
+        from_onnx(oh.make_model(g, opset_imports=[oh.make_opsetid("", 21)]))
