@@ -276,12 +276,15 @@ def _conv_packed(
     rs = Buffer(ctx.namer.name(f"{ctx.tag}_rowsum"), (sums.numel(),), I32)
     ctx.new_consts[wp.name] = rows
     ctx.new_consts[rs.name] = sums
-    npan = -(-npix // IGEMM_NR)
+    # panels of 48 pixels, or of 32 on a small map (fewer than 4 panels of 48: a late stage's 7x7): the same
+    # total width (49 pixels are 32 + 32 or 48 + 16) in panels that share out between threads evenly
+    step = IGEMM_NR if -(-npix // IGEMM_NR) >= 4 else 32
+    npan = -(-npix // step)
     # the last panel as wide as its pixels need (16, 32 or 48): a 7x7 map's 49 pixels are a panel of 48 and
     # one of 16, not two of 48 (the micro-kernel's work is its width, whatever n it stores)
-    tail = -(-(npix - (npan - 1) * IGEMM_NR) // 16) * 16
-    widths = [IGEMM_NR] * (npan - 1) + [tail]
-    corners = _corner_table(widths, stride, (ho, wo))
+    tail = -(-(npix - (npan - 1) * step) // 16) * 16
+    widths = [step] * (npan - 1) + [tail]
+    corners = _corner_table(widths, step, stride, (ho, wo))
     cb = Buffer(ctx.namer.name(f"{ctx.tag}_corners"), (corners.numel(),), I32)
     ctx.new_consts[cb.name] = corners
     taps = _tap_table(ci, (kh, kw), pad, dil)
@@ -293,13 +296,13 @@ def _conv_packed(
     nkb = -(-kq // KC_GROUPS)
 
     def panel_body(nr: int) -> Stmt:
-        """Gather the panel of ``nr`` pixels starting at pixel ``jp * IGEMM_NR``, then run every block of
+        """Gather the panel of ``nr`` pixels starting at pixel ``jp * step``, then run every block of
         output channels on it."""
         panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kq * nr * 4,), U8, scope="local")
         gather = Intrinsic(
             f"igather_{nr}",
             (x, n * (ci * x.shape[2] * x.shape[3]), IntImm(x.shape[2] * x.shape[3]), IntImm(x.shape[3]),
-             IntImm(x.shape[2]), IntImm(ci), tb, cb, jp * (2 * IGEMM_NR), IntImm(kq), panel, IntImm(zp)),
+             IntImm(x.shape[2]), IntImm(ci), tb, cb, jp * (2 * step), IntImm(kq), panel, IntImm(zp)),
             reads=(x, tb, cb),
             writes=(panel,),
         )  # fmt: skip
@@ -308,16 +311,16 @@ def _conv_packed(
             nr,
             (wp, ib * (IGEMM_MR * kp), kp),
             (panel, IntImm(0)),
-            (out, n * (co * npix) + ib * (IGEMM_MR * npix) + jp * IGEMM_NR, npix),
+            (out, n * (co * npix) + ib * (IGEMM_MR * npix) + jp * step, npix),
             (rs, ib * IGEMM_MR),
             (kb, kq),
-            (IntImm(co) - ib * IGEMM_MR, IntImm(npix) - jp * IGEMM_NR),
+            (IntImm(co) - ib * IGEMM_MR, IntImm(npix) - jp * step),
             zp,
         )
         return Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call)))
 
-    body = panel_body(IGEMM_NR)
-    if tail < IGEMM_NR:
+    body = panel_body(step)
+    if tail < step:
         body = If(lt(jp, npan - 1), body, panel_body(tail)) if npan > 1 else panel_body(tail)
     return Stage(ctx.tag, For(pn, IntImm(nb * npan), body, LoopKind.PARALLEL))
 
@@ -333,14 +336,14 @@ def _tap_table(ci: int, kernel: tuple[int, int], pad: tuple[int, int], dil: tupl
     return taps.to(torch.int32).reshape(-1)
 
 
-def _corner_table(widths: list[int], stride: tuple[int, int], out_hw: tuple[int, int]) -> torch.Tensor:
-    """Per panel (``2 * IGEMM_NR`` entries apart), its pixels' window corners: ``width`` input rows, then
-    ``width`` columns (far outside for pixels past the image)."""
+def _corner_table(widths: list[int], step: int, stride: tuple[int, int], out_hw: tuple[int, int]) -> torch.Tensor:
+    """Per panel (of ``step`` pixels; ``2 * step`` entries apart), its pixels' window corners: ``width`` input
+    rows, then ``width`` columns (far outside for pixels past the image)."""
     ho, wo = out_hw
     far = -(1 << 20)
-    table = torch.full((len(widths), 2, IGEMM_NR), far, dtype=torch.int32)
+    table = torch.full((len(widths), 2, step), far, dtype=torch.int32)
     for jp, width in enumerate(widths):
-        pp = jp * IGEMM_NR + torch.arange(width)
+        pp = jp * step + torch.arange(width)
         inside = pp < ho * wo
         rows = torch.where(inside, (pp // wo) * stride[0], far)
         cols = torch.where(inside, (pp % wo) * stride[1], far)

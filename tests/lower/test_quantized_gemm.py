@@ -142,7 +142,8 @@ def test_onnx_export_runs_in_onnxruntime_with_the_same_integers():
         ((1, 16, 10, 9), (20, 16, 1, 1), (1, 1), (0, 0), (1, 1), 0),  # a GEMM: 90 pixels, 2 panels
         ((2, 5, 11, 7), (9, 5, 3, 2), (2, 1), (1, 0), (1, 2), 255),  # batch, strides, dilation
         ((1, 80, 9, 9), (10, 80, 3, 3), (1, 1), (1, 1), (1, 1), 128),  # K = 720: two blocks of k
-        ((1, 8, 7, 7), (12, 8, 3, 3), (1, 1), (1, 1), (1, 1), 9),  # 49 pixels: a panel of 48 and one of 16
+        ((1, 8, 7, 7), (12, 8, 3, 3), (1, 1), (1, 1), (1, 1), 9),  # 49 pixels: two panels of 32
+        ((1, 8, 14, 14), (12, 8, 1, 1), (1, 1), (0, 0), (1, 1), 9),  # 196 pixels: four of 48 and one of 16
     ],
 )
 def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, padding, dilation, zp):
@@ -169,6 +170,7 @@ def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, paddi
     text = format_kernel(run._launches[0].kernel)
     widths = {nr for nr in (16, 32, IGEMM_NR) if igemm_name(IGEMM_MR, nr, "igemmw") in text}
     pixels = g.shape_of(y)[2] * g.shape_of(y)[3]
-    full, rest = divmod(pixels, IGEMM_NR)
-    # panels of 48 pixels, the last as wide as its pixels need
-    assert widths == ({IGEMM_NR} if full else set()) | ({-(-rest // 16) * 16} if rest else set())
+    step = IGEMM_NR if pixels >= 3 * IGEMM_NR + 1 else 32  # 32-pixel panels on a small map
+    full, rest = divmod(pixels, step)
+    # panels of ``step`` pixels, the last as wide as its pixels need
+    assert widths == ({step} if full else set()) | ({-(-rest // 16) * 16} if rest else set())
