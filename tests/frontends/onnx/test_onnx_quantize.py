@@ -114,10 +114,16 @@ def _quantized_mlp(tmp_path, gemm: bool) -> tuple[str, np.ndarray]:
     torch.manual_seed(0)
     m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16)).eval()
     shape = (8, 32) if gemm else (1, 8, 32)
-    x = torch.randn(shape)
-    fp32, q = tmp_path / "mlp.onnx", tmp_path / "mlp_q.onnx"
-    torch.onnx.export(m, (x,), str(fp32), input_names=["x"], dynamo=False)
     rng = np.random.default_rng(1)
+    q = _quantize_static(quantization, m, shape, tmp_path / "mlp", quantization.QuantFormat.QDQ, rng)
+    return q, rng.standard_normal(shape).astype(np.float32)
+
+
+def _quantize_static(quantization, m: torch.nn.Module, shape: tuple[int, ...], stem, fmt, rng) -> str:
+    """``m`` exported to ONNX and quantized by onnxruntime's quantize_static in format ``fmt`` (per-channel int8
+    weights, uint8 activations, calibrated on 8 random inputs drawn from ``rng``); the quantized file's path."""
+    fp32, q = f"{stem}.onnx", f"{stem}_q.onnx"
+    torch.onnx.export(m, (torch.randn(shape),), fp32, input_names=["x"], dynamo=False)
 
     class Reader(quantization.CalibrationDataReader):
         def __init__(self) -> None:
@@ -127,15 +133,15 @@ def _quantized_mlp(tmp_path, gemm: bool) -> tuple[str, np.ndarray]:
             return next(self.batches, None)
 
     quantization.quantize_static(
-        str(fp32),
-        str(q),
+        fp32,
+        q,
         Reader(),
-        quant_format=quantization.QuantFormat.QDQ,
+        quant_format=fmt,
         per_channel=True,
         activation_type=quantization.QuantType.QUInt8,
         weight_type=quantization.QuantType.QInt8,
     )
-    return str(q), rng.standard_normal(shape).astype(np.float32)
+    return q
 
 
 @pytest.mark.parametrize("gemm", [True, False])
@@ -171,26 +177,8 @@ def test_qoperator_convolutions_equal_onnxruntime_bit_for_bit(tmp_path):
         torch.nn.ReLU(),
         torch.nn.Conv2d(32, 8, 1),
     ).eval()
-    fp32, q = tmp_path / "cnn.onnx", tmp_path / "cnn_q.onnx"
-    torch.onnx.export(m, (torch.randn(1, 3, 16, 16),), str(fp32), input_names=["x"], dynamo=False)
     rng = np.random.default_rng(2)
-
-    class Reader(quantization.CalibrationDataReader):
-        def __init__(self) -> None:
-            self.batches = iter([{"x": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)} for _ in range(8)])
-
-        def get_next(self):
-            return next(self.batches, None)
-
-    quantization.quantize_static(
-        str(fp32),
-        str(q),
-        Reader(),
-        quant_format=quantization.QuantFormat.QOperator,
-        per_channel=True,
-        activation_type=quantization.QuantType.QUInt8,
-        weight_type=quantization.QuantType.QInt8,
-    )
+    q = _quantize_static(quantization, m, (1, 3, 16, 16), tmp_path / "cnn", quantization.QuantFormat.QOperator, rng)
     assert [n.op_type for n in onnx.load(str(q)).graph.node].count("QLinearConv") == 3
     g = from_onnx(str(q))
     assert sum(n.op == "conv2d_integer" for n in g.nodes.values()) == 3
