@@ -201,22 +201,12 @@ def bench_igemm(n: int, threads: int, repeats: int) -> dict:
         out["onnxruntime"] = "not installed"
     ops = 2.0 * n**3
     if peer is None:
-        ours = statistics.median(_timed(lambda: cg([A]), repeats))
+        ours = interleaved([lambda: cg([A])], repeats, threads=threads).timings[0].median
         out.update(ours_gops=ops / ours / 1e9)
         return out
     ours, theirs = alternate(lambda: cg([A]), peer, repeats, threads=threads)
     out.update(ours_gops=ops / ours / 1e9, ort_gops=ops / theirs / 1e9, ratio_ort=theirs / ours)
     return out
-
-
-def _timed(fn: Callable[[], object], repeats: int) -> list[float]:
-    fn()
-    ts = []
-    for _ in range(max(3, repeats)):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return ts
 
 
 def fma_peak(repeats: int, iters: int = 1 << 22) -> dict:

@@ -82,12 +82,11 @@ def quantize(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], tmp: str
     return q, names
 
 
-def output_step(path: str) -> float | None:
-    """The quantization scale of the model's first output: the scale of the DequantizeLinear that makes it."""
-    import onnx
+def output_step(m: Any) -> float | None:
+    """The quantization scale of the ONNX model ``m``'s first output: the scale of the DequantizeLinear that
+    makes it."""
     from onnx import numpy_helper
 
-    m = onnx.load(path)
     inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
     by_out = {o: n for n in m.graph.node for o in n.output}
     node = by_out.get(m.graph.output[0].name)
@@ -100,6 +99,7 @@ def output_step(path: str) -> float | None:
 
 
 def run_model(spec: str, threads_list: Sequence[int], repeats: int) -> list[dict[str, Any]]:
+    import onnx
     import onnxruntime as ort
 
     module, inputs = load_model(spec)
@@ -107,11 +107,9 @@ def run_model(spec: str, threads_list: Sequence[int], repeats: int) -> list[dict
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path, names = quantize(module, inputs, tmp)
-        import onnx
-
         qmodel = onnx.load(path)
         contractions = sum(n.op_type in ("MatMul", "Gemm", "Conv") for n in qmodel.graph.node)
-        step = output_step(path)
+        step = output_step(qmodel)
         t0 = time.perf_counter()
         qgraph = from_onnx(path)
         import_s = time.perf_counter() - t0

@@ -33,7 +33,14 @@ from collections.abc import Callable
 from typing import Any
 
 from lower.ir import IntImm, Intrinsic
-from lower.ops_to_loops.quantized import IGEMM_KINDS, IGEMM_MR, IGEMM_NR, igemm_name
+from lower.ops_to_loops.quantized import (
+    IGEMM_KINDS,
+    IGEMM_MR,
+    PANEL_WIDTHS,
+    igather_name,
+    igemm_name,
+    igemm_parts,
+)
 from rewrite.ir.errors import CodegenError
 
 V = "<16 x i32>"
@@ -186,8 +193,7 @@ def has_vnni(target: Any) -> bool:
 def emit_igemm(fe: Any, s: Intrinsic) -> None:
     """Call the quantized micro-kernel (``fe``: the codegen's ``FunctionEmitter``), defining its library."""
     A, a_off, lda, B, b_off, C, c_off, ldc, kq, m, n, CS, cs_off, zp, beta = s.args
-    kind, shape = s.name.split("_")
-    mr, nr = (int(x) for x in shape.split("x"))
+    kind, mr, nr = igemm_parts(s.name)
     vnni = has_vnni(fe.mod.target)
     sym = igemm_symbol(mr, nr, vnni, kind)
     fe.mod.libraries[sym] = igemm_module(mr, nr, vnni, kind)
@@ -372,7 +378,7 @@ def igather_module(nr: int) -> str:
 def emit_igather(fe: Any, s: Intrinsic) -> None:
     """Call the im2col panel gather (``igather_routine``), defining its library."""
     X, x_off, hw, w, h, ci, TAPS, PIX, pix_off, kq, PANEL, zp = s.args
-    nr = int(s.name.split("_")[1])
+    nr = next(w for w in PANEL_WIDTHS if igather_name(w) == s.name)
     sym = f"eqsat_igather_{nr}"
     fe.mod.libraries[sym] = igather_module(nr)
     fe.mod.define(sym, lambda: f"declare void @{sym}(ptr, i64, i64, i64, i64, ptr, ptr, i64, ptr, i64)")
@@ -389,10 +395,9 @@ def emit_igather(fe: Any, s: Intrinsic) -> None:
     )
 
 
-PANEL_WIDTHS = (16, 32, IGEMM_NR)  # a convolution's last panel is as wide as its pixels need
 IGEMM_INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
     igemm_name(IGEMM_MR, nr, k): emit_igemm for k in IGEMM_KINDS for nr in PANEL_WIDTHS
 }
-IGEMM_INTRINSICS.update({f"igather_{nr}": emit_igather for nr in PANEL_WIDTHS})
+IGEMM_INTRINSICS.update({igather_name(nr): emit_igather for nr in PANEL_WIDTHS})
 
 __all__ = ["IGEMM_INTRINSICS", "emit_igemm", "has_vnni", "igemm_module"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import torch
 
 from lower.ir import (
+    F32,
     Buffer,
     Expr,
     IntImm,
@@ -157,8 +158,8 @@ def unflatten(flat: Expr, shape: Sequence[int]) -> tuple[Expr, ...]:
     return tuple(idx)
 
 
-def local_scalar(ctx: LowerCtx, base: str) -> Buffer:
-    return Buffer(ctx.namer.name(base), (1,), scope="local")
+def local_scalar(ctx: LowerCtx, base: str, dtype: str = F32) -> Buffer:
+    return Buffer(ctx.namer.name(base), (1,), dtype, scope="local")
 
 
 def clip(e: Expr, hi: int) -> Expr:

@@ -49,12 +49,13 @@ from lower.ir import (
     lt,
     seq,
 )
-from lower.ops_to_loops.core import LowerCtx, bcast_index, clip, loop_vars, lowering
+from lower.ops_to_loops.core import LowerCtx, bcast_index, clip, local_scalar, loop_vars, lowering
 from rewrite.ir.graph import Node
 
 # The micro-kernel's tile (the CPU backend defines ``igemm_MRxNR``: ``lower.llvm.igemm``): 8 rows by 48
 # columns is 24 accumulators, 3 B vectors and a broadcast, 28 of AVX-512's 32 registers
 IGEMM_MR, IGEMM_NR = 8, 48
+PANEL_WIDTHS = (16, 32, IGEMM_NR)  # a convolution's panels: 48 pixels, 32 on a small map, the last as needed
 KC_GROUPS = 128  # groups of four k per block: a 48-column panel's block of B is 24 KiB, L1-resident
 
 
@@ -67,6 +68,18 @@ IGEMM_KINDS = ("igemm", "igemmw")
 def igemm_name(mr: int, nr: int, kind: str = "igemm") -> str:
     """The name a lowered nest calls (an ``Intrinsic``) for the MR x NR tile."""
     return f"{kind}_{mr}x{nr}"
+
+
+def igemm_parts(name: str) -> tuple[str, int, int]:
+    """``igemm_name``'s arguments back from its result: ``"igemmw_8x32"`` -> ``("igemmw", 8, 32)``."""
+    kind, shape = name.split("_")
+    mr, nr = (int(x) for x in shape.split("x"))
+    return kind, mr, nr
+
+
+def igather_name(nr: int) -> str:
+    """The name a lowered nest calls to gather a convolution's im2col panel of ``nr`` pixels (``igemmw``'s B)."""
+    return f"igather_{nr}"
 
 
 def pack_weights(b: torch.Tensor, nr: int = IGEMM_NR) -> tuple[torch.Tensor, torch.Tensor]:
@@ -93,15 +106,12 @@ def lower_matmul_integer(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     out = outs[0]
     zp = node.attrs["a_zero_point"]
     k, n = b.shape[-2], b.shape[-1]
-    contiguous = all(  # read and written in place by flat offsets
-        (x.strides is None or x.strides == Buffer(x.name, x.shape).elem_strides) and x.offset == 0 for x in (a, out)
-    )
     if (
         not ctx.grid
         and b.name in ctx.consts
         and all(d == 1 for d in b.shape[:-2])
         and tuple(out.shape[:-1]) == tuple(a.shape[:-1])
-        and contiguous
+        and _flat(a, out)
         and k % 4 == 0
     ):
         return _packed(ctx, a, b, out, zp, k, n)
@@ -112,14 +122,27 @@ def lower_matmul_integer(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     r = len(out.shape)
     a_idx = (*bcast_index(a.shape[:-2], out.shape[:-2], vs[: r - 2]), vs[-2], kv)
     b_idx = (*bcast_index(b.shape[:-2], out.shape[:-2], vs[: r - 2]), kv, vs[-1])
-    acc = Buffer(ctx.namer.name(f"{ctx.tag}_acc"), (1,), I64, scope="local")
+    total = _exact_sum(ctx, [(kv, k)], (a[a_idx] - IntImm(zp)) * b[b_idx], out, tuple(vs))
+    return Stage(ctx.tag, loops(list(zip(vs, out.shape, strict=False)), total))
 
+
+def _flat(*bufs: Buffer) -> bool:
+    """Whether each buffer is its whole storage in row-major order: a routine reads or writes it in place by
+    flat offsets."""
+    return all((b.strides is None or b.strides == Buffer(b.name, b.shape).elem_strides) and b.offset == 0 for b in bufs)
+
+
+def _exact_sum(ctx: LowerCtx, reduce: list[tuple[Var, int]], term: Expr, out: Buffer, idx: tuple[Expr, ...]) -> Stmt:
+    """The plain form's element: ``term`` summed over the ``reduce`` loops in an i64 scalar (exact: an int32
+    result's sums never leave its range for the sizes eqsat takes), stored into ``out[idx]`` as int32."""
+    acc = local_scalar(ctx, f"{ctx.tag}_acc", I64)
+    zero = (IntImm(0),)
     body = seq(
-        Store(acc, (IntImm(0),), IntImm(0)),
-        For(kv, IntImm(k), Store(acc, (IntImm(0),), acc[(IntImm(0),)] + (a[a_idx] - IntImm(zp)) * b[b_idx])),
-        Store(out, tuple(vs), Cast(I32, acc[(IntImm(0),)])),
+        Store(acc, zero, IntImm(0)),
+        loops(reduce, Store(acc, zero, acc[zero] + term)),
+        Store(out, idx, Cast(I32, acc[zero])),
     )
-    return Stage(ctx.tag, loops(list(zip(vs, out.shape, strict=False)), Allocate(acc, body)))
+    return Allocate(acc, body)
 
 
 def _packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, k: int, n: int) -> Stmt:
@@ -132,15 +155,14 @@ def _packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, k: int, n
     cs = Buffer(ctx.namer.name(f"{ctx.tag}_colsum"), (sums.numel(),), I32)
     ctx.new_consts[bp.name] = packed
     ctx.new_consts[cs.name] = sums
-    af, cf = a, out  # read and written by flat offsets: rows of A (its batch dimensions flattened) and of C
     jp, kb, ib = ctx.var("jp"), ctx.var("kb"), ctx.var("ib")
     nkb = -(-kq // KC_GROUPS)
     call = _tile_call(
         "igemm",
         IGEMM_NR,
-        (af, ib * (IGEMM_MR * k), k),
+        (a, ib * (IGEMM_MR * k), k),  # A and C by flat offsets: rows, the batch dimensions flattened
         (bp, jp * (kq * IGEMM_NR * 4)),
-        (cf, ib * (IGEMM_MR * n) + jp * IGEMM_NR, n),
+        (out, ib * (IGEMM_MR * n) + jp * IGEMM_NR, n),
         (cs, jp * IGEMM_NR),
         (kb, kq),
         (IntImm(rows) - ib * IGEMM_MR, IntImm(n) - jp * IGEMM_NR),
@@ -224,10 +246,7 @@ def lower_conv2d_integer(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     nb, _, hh, ww = x.shape
     co, cig, kh, kw = w.shape
     ho, wo = out.shape[2], out.shape[3]
-    contiguous = all(
-        (b.strides is None or b.strides == Buffer(b.name, b.shape).elem_strides) and b.offset == 0 for b in (x, out)
-    )
-    if not ctx.grid and g == 1 and w.name in ctx.consts and contiguous:
+    if not ctx.grid and g == 1 and w.name in ctx.consts and _flat(x, out):
         return _conv_packed(ctx, x, w, out, zp, (sh, sw), (ph, pw), (dh, dw))
     # the plain form: sum over the group's channels and taps of (x - zp) * w in i64, padding contributing 0
     n, o, oh, ow = loop_vars(ctx, out.shape)
@@ -236,14 +255,9 @@ def lower_conv2d_integer(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     inside = land(ge(ih, 0), lt(ih, hh), ge(iw, 0), lt(iw, ww))
     xc = (o // (co // g)) * cig + c
     xv = x[(n, xc, clip(ih, hh - 1), clip(iw, ww - 1))]
-    acc = Buffer(ctx.namer.name(f"{ctx.tag}_acc"), (1,), I64, scope="local")
     step = Select(inside, (xv - IntImm(zp)) * w[(o, c, i, j)], IntImm(0))
-    body = seq(
-        Store(acc, (IntImm(0),), IntImm(0)),
-        loops([(c, cig), (i, kh), (j, kw)], Store(acc, (IntImm(0),), acc[(IntImm(0),)] + step)),
-        Store(out, (n, o, oh, ow), Cast(I32, acc[(IntImm(0),)])),
-    )
-    return Stage(ctx.tag, loops([(n, nb), (o, co), (oh, ho), (ow, wo)], Allocate(acc, body)))
+    total = _exact_sum(ctx, [(c, cig), (i, kh), (j, kw)], step, out, (n, o, oh, ow))
+    return Stage(ctx.tag, loops([(n, nb), (o, co), (oh, ho), (ow, wo)], total))
 
 
 def _conv_packed(
@@ -270,7 +284,6 @@ def _conv_packed(
     wt = torch.zeros((co, kh, kw, cp), dtype=torch.int8)
     wt[..., :ci] = ctx.consts[w.name].permute(0, 2, 3, 1)
     rows, sums, kp = pack_conv_weights(wt)
-    ci * kh * kw
     kq = kp // 4
     wp = Buffer(ctx.namer.name(f"{ctx.tag}_wrows"), (rows.numel(),), I8)
     rs = Buffer(ctx.namer.name(f"{ctx.tag}_rowsum"), (sums.numel(),), I32)
@@ -300,7 +313,7 @@ def _conv_packed(
         output channels on it."""
         panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kq * nr * 4,), U8, scope="local")
         gather = Intrinsic(
-            f"igather_{nr}",
+            igather_name(nr),
             (x, n * (ci * x.shape[2] * x.shape[3]), IntImm(x.shape[2] * x.shape[3]), IntImm(x.shape[3]),
              IntImm(x.shape[2]), IntImm(ci), tb, cb, jp * (2 * step), IntImm(kq), panel, IntImm(zp)),
             reads=(x, tb, cb),
@@ -358,7 +371,10 @@ __all__ = [
     "IGEMM_MR",
     "IGEMM_NR",
     "KC_GROUPS",
+    "PANEL_WIDTHS",
+    "igather_name",
     "igemm_name",
+    "igemm_parts",
     "lower_conv2d_integer",
     "lower_matmul_integer",
     "pack_conv_weights",

@@ -112,13 +112,15 @@ def _dequantize(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
     return [out]
 
 
-def integer_matmul(c: Ctx, x: Tensor, w_name: str, tb: bool = False) -> Value | None:
-    """``MatMul(DequantizeLinear(uint8 x), DequantizeLinear(int8 W))`` computed on the integers, as onnxruntime
-    runs a QDQ model's linear layers: ``matmul_integer(x, W, zero point) * (x's scale * W's scales)``, the sums
-    exact in int32 (onnxruntime's MatMulIntegerToFloat), or None when the operands are not that: x a run-time
-    uint8 activation with one scale and zero point, W a constant int8 matrix [K, N] with zero points 0 and one
-    scale or one per column (``tb``: W given as [N, K], Gemm's transB).  x's integers are what its
-    QuantizeLinear computed (whole numbers in 0..255, exact in float32), so casting them to uint8 is exact."""
+def _integer_operands(
+    c: Ctx, x: Tensor, w_name: str, ndim: int, out_axis: int, tb: bool = False
+) -> tuple[Value, np.ndarray, int, np.ndarray] | None:
+    """A quantized contraction's operands, or None where they are not a run-time uint8 activation with one
+    scale and zero point (``x``: a DequantizeLinear's output, rank 2 or more) and a constant int8 weight of
+    rank ``ndim`` with zero points 0 and one scale or one per ``out_axis`` slice (scales along the summed axis
+    do not factor out of the sum; ``tb``: a matrix given transposed, Gemm's transB).  Returns x's integers as
+    uint8 (exact: whole numbers in 0..255 that its QuantizeLinear computed), the weights, x's zero point and the
+    scales to multiply the sums by (float32, as onnxruntime multiplies them)."""
     info = c.dequantized.get(x) if isinstance(x, Value) else None
     wq = c.dequantized_consts.get(w_name)
     if info is None or wq is None:
@@ -127,23 +129,34 @@ def integer_matmul(c: Ctx, x: Tensor, w_name: str, tb: bool = False) -> Value | 
     w, sw, zw, axis = wq
     if tb and w.ndim == 2:
         w, sw, axis = np.ascontiguousarray(w.T), sw.T, 1 - axis
-    if kind != "uint8" or w.dtype != np.int8 or w.ndim != 2 or zw.any() or sx.size != 1 or zx.size != 1:
+    if kind != "uint8" or w.dtype != np.int8 or w.ndim != ndim or zw.any() or sx.size != 1 or zx.size != 1:
         return None
-    if sw.size != 1 and axis != 1:
-        return None  # scales per row of W (per k) do not factor out of the sum
-    r = len(c.shape(q))
-    if r < 2:
+    if (sw.size != 1 and axis != out_axis) or len(c.shape(q)) < 2:
         return None
-    q8 = c.add("cast", [q], dtype="uint8")
+    scale = (sx.reshape(-1)[0] * sw.reshape(-1)).astype(np.float32)
+    return c.add("cast", [q], dtype="uint8"), w, int(zx.reshape(-1)[0]), scale
+
+
+def _scaled(c: Ctx, acc: Value, scale: np.ndarray, shape: tuple[int, ...]) -> Value:
+    """The int32 sums ``acc`` as float32 times ``scale`` (shaped to broadcast along the output's channels)."""
+    return c.add("mul", [c.add("cast", [acc], dtype="float32"), c.value(scale.reshape(shape))])
+
+
+def integer_matmul(c: Ctx, x: Tensor, w_name: str, tb: bool = False) -> Value | None:
+    """``MatMul(DequantizeLinear(uint8 x), DequantizeLinear(int8 W))`` computed on the integers, as onnxruntime
+    runs a QDQ model's linear layers: ``matmul_integer(x, W, zero point) * (x's scale * W's scales)``, the sums
+    exact in int32 (onnxruntime's MatMulIntegerToFloat), or None when the operands are not that
+    (``_integer_operands``: W a matrix [K, N], scales per column; ``tb``: W given as [N, K])."""
+    ops = _integer_operands(c, x, w_name, 2, 1, tb)
+    if ops is None:
+        return None
+    q8, w, zx, scale = ops
+    r = len(c.shape(q8))
     wv = c.integer_weight(w, "qweight")
     if r > 2:
         wv = c.add("reshape", [wv], shape=(1,) * (r - 2) + w.shape)
-    acc = c.add("matmul_integer", [q8, wv], a_zero_point=int(zx.reshape(-1)[0]))
-    scale = (sx.reshape(-1)[0] * sw.reshape(-1)).astype(np.float32)  # float32, as onnxruntime multiplies them
-    return c.add("mul", [c.add("cast", [acc], dtype="float32"), c.value(scale.reshape((1,) * (r - 1) + (-1,)))])
-
-
-__all__: list[str] = []
+    acc = c.add("matmul_integer", [q8, wv], a_zero_point=zx)
+    return _scaled(c, acc, scale, (1,) * (r - 1) + (-1,))
 
 
 def integer_conv2d(
@@ -151,20 +164,12 @@ def integer_conv2d(
 ) -> Value | None:
     """``Conv(DequantizeLinear(uint8 x), DequantizeLinear(int8 W))`` on the integers (onnxruntime's
     ConvInteger, scaled: its QLinearConv before requantizing): ``conv2d_integer(x, W, zero point)`` times x's
-    scale and W's per-output-channel scales, or None where the operands are not a uint8 activation with one
-    scale and zero point and a constant int8 OIHW weight with zero points 0 and one scale or one per output
-    channel, or the convolution is grouped (depthwise convolutions stay float32)."""
-    info = c.dequantized.get(x) if isinstance(x, Value) else None
-    wq = c.dequantized_consts.get(w_name)
-    if info is None or wq is None or groups != 1:
+    scale and W's per-output-channel scales, or None where the operands are not that (``_integer_operands``:
+    W OIHW, scales per output channel) or the convolution is grouped (depthwise convolutions stay float32)."""
+    ops = None if groups != 1 else _integer_operands(c, x, w_name, 4, 0)
+    if ops is None:
         return None
-    q, sx, zx, kind = info
-    w, sw, zw, axis = wq
-    if kind != "uint8" or w.dtype != np.int8 or w.ndim != 4 or zw.any() or sx.size != 1 or zx.size != 1:
-        return None
-    if sw.size != 1 and axis != 0:
-        return None
-    q8 = c.add("cast", [q], dtype="uint8")
+    q8, w, zx, scale = ops
     acc = c.add(
         "conv2d_integer",
         [q8, c.integer_weight(w, "qweight")],
@@ -172,7 +177,9 @@ def integer_conv2d(
         padding=padding,
         dilation=tuple(dil),
         groups=1,
-        a_zero_point=int(zx.reshape(-1)[0]),
+        a_zero_point=zx,
     )
-    scale = (sx.reshape(-1)[0] * sw.reshape(-1)).astype(np.float32)
-    return c.add("mul", [c.add("cast", [acc], dtype="float32"), c.value(scale.reshape(1, -1, 1, 1))])
+    return _scaled(c, acc, scale, (1, -1, 1, 1))
+
+
+__all__: list[str] = []
