@@ -26,8 +26,8 @@ from numbers import Real
 import torch
 
 from rewrite.ir.errors import UsageError
-from rewrite.ir.graph import Graph, expect_graph
-from rewrite.ir.target import FP32_REL_TOL
+from rewrite.ir.graph import Graph, Value, expect_graph
+from rewrite.ir.target import FP32_REL_TOL, HALF_REL_TOL
 
 REL_TOL = FP32_REL_TOL  # float32 graphs: the tolerance of verify() (and of exact targets' compiled-vs-PyTorch checks)
 
@@ -125,10 +125,23 @@ class VerifyResult:
     why: str = ""
 
 
-def verify(original: Graph, optimized: Graph, trials: int = 2, rtol: float = REL_TOL) -> VerifyResult:
-    """Run both graphs on the same random inputs (``trials`` seeds) and compare every output."""
+def graph_tolerance(graph: Graph) -> float:
+    """The relative tolerance ``graph``'s results are compared to: float32's (``REL_TOL``), or where the graph
+    rounds values to a half type, the largest such type's (``HALF_REL_TOL``)."""
+    tol = REL_TOL
+    for n in graph:
+        for i in range(len(n.shapes)):
+            tol = max(tol, HALF_REL_TOL.get(graph.dtype_of(Value(n.id, i)), tol))
+    return tol
+
+
+def verify(original: Graph, optimized: Graph, trials: int = 2, rtol: float | None = None) -> VerifyResult:
+    """Run both graphs on the same random inputs (``trials`` seeds) and compare every output, to ``rtol``
+    (by default ``graph_tolerance(original)``)."""
     expect_graph(original, "verify", "original")
     expect_graph(optimized, "verify", "optimized")
+    if rtol is None:
+        rtol = graph_tolerance(original)
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise UsageError(f"verify: trials must be an int >= 1 (random input seeds), got {trials!r}")
     if isinstance(rtol, bool) or not isinstance(rtol, Real) or not rtol > 0:
