@@ -24,7 +24,10 @@ Policy (greedy, over live nodes that are not precomputed constants):
 * **Prologues**: an injective producer (elementwise, batchnorm, transpose,
   slice) whose only consumer is in a group is inlined into that group's loads
   (for a contraction: anything into the B operand, which is packed anyway;
-  only index remaps — transpose, slice — into the A operand).  This
+  only index remaps — transpose, slice — into the A operand; on a grid backend,
+  whose tiles stage both operands through shared memory, also a widening cast
+  of a float16 / bfloat16 value, so a half GEMM reads its 16-bit operands and
+  multiplies them on their own tensor cores).  This
   fuses elementwise chains into one kernel, and elementwise ops into softmax,
   layernorm, pooling, concat and split kernels.
 * **Shared prologues**: an injective producer with several consumers, every one
@@ -72,7 +75,7 @@ from lower.ir import (
 from lower.ops_to_loops import LOOP_DTYPE, GemmInfo, LowerCtx, Namer, direct_conv, lower_node, stage_tag
 from lower.reshapes import pointwise
 from lower.schedule import Schedule, inline_stage
-from rewrite.ir.dtypes import HALF
+from rewrite.ir.dtypes import HALF, dtype_name
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.ops import OPS, CostClass, FusionRole, Group
@@ -209,8 +212,8 @@ class _Grouper:
     """Which live nodes are already in a group, and who uses each node: the state the two fusion moves
     (growing a contraction's epilogue, absorbing producers) share."""
 
-    def __init__(self, graph: Graph, constants: set[int]) -> None:
-        self.graph, self.constants = graph, constants
+    def __init__(self, graph: Graph, constants: set[int], grid: bool = False) -> None:
+        self.graph, self.constants, self.grid = graph, constants, grid
         self.live = live_nodes(graph)
         self.users: dict[int, list[int]] = {n: [] for n in graph.nodes}
         for n in graph:
@@ -368,6 +371,10 @@ class _Grouper:
         packed = OPS[u.op].packed_operand
         return all(slot == packed for slot, v in enumerate(u.inputs) if v.node == nid)
 
+    def _widens_half(self, n: Node) -> bool:
+        """``n`` converts a float16 / bfloat16 value to float32 (exactly)."""
+        return n.op == "cast" and n.attrs["dtype"] == "float32" and self.graph.dtype_of(n.inputs[0]) in HALF
+
     def absorb(self, grp: FusedGroup) -> None:
         """Inline private injective producers into the group (walking its inputs backwards), and the
         shared prologues it reads (each consumer computes its own copy)."""
@@ -393,7 +400,12 @@ class _Grouper:
                 q = chain[-1]
                 if not all(self.free(x.id) for x in chain) or not _injective(q.op):
                     continue
-                if _contraction(c.op) and slot != OPS[c.op].packed_operand and not _layout_only(q.op):
+                if (
+                    _contraction(c.op)
+                    and slot != OPS[c.op].packed_operand
+                    and not _layout_only(q.op)
+                    and not (self.grid and self._widens_half(q))
+                ):
                     continue  # the A operand is read in place by the micro-kernel: only index remaps
                 if _contraction(c.op) and _taps_each_input(graph, c) and not _layout_only(q.op):
                     continue  # a window reads each input element once per tap: the chain would run that often
@@ -438,8 +450,9 @@ def _place_pieces(graph: Graph, compute: list[Node], aliases: list[int]) -> dict
     return placed
 
 
-def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True) -> FusionPlan:
-    g = _Grouper(graph, constants)
+def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True, grid: bool = False) -> FusionPlan:
+    """The kernels of ``graph`` (module docstring); ``grid``: for a backend that runs them as grids of threads."""
+    g = _Grouper(graph, constants, grid)
     compute = [n for n in graph if n.id in g.live and n.id not in constants and OPS[n.op].group is not Group.SOURCE]
     aliases = [n.id for n in compute if _alias(n.op)]
     placed = _place_pieces(graph, compute, aliases) if fuse else {}
@@ -571,7 +584,11 @@ def build_kernel(
     def buf(v: Value) -> Buffer:
         if v not in bufs:
             kind = BUFFER_KINDS.get(graph.nodes[v.node].op, "t")
-            bufs[v] = Buffer(namer.name(f"{kind}{len(bufs)}"), graph.shape_of(v), LOOP_DTYPE[graph.dtype_of(v)])
+            # a constant is stored in its tensor's dtype: float32 values that are all float16 / bfloat16 ones may
+            # be kept in 16 bits (``plan.half_constants``), each load widening them back
+            c = const_values.get(resolve(v))
+            dt = dtype_name(c.dtype, HALF) if c is not None else None
+            bufs[v] = Buffer(namer.name(f"{kind}{len(bufs)}"), graph.shape_of(v), LOOP_DTYPE[dt or graph.dtype_of(v)])
         return bufs[v]
 
     consts: dict[str, torch.Tensor] = {}

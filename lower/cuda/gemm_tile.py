@@ -7,6 +7,10 @@ expression of the loop IR, so a convolution's im2col gather happens here: implic
 
 * ``tf32``: each warp multiplies its 32 x 32 sub-tile with ``mma.sync.m16n8k8`` (2 x 4 fragments,
   operands rounded to TF32 with ``cvt.rna``, FP32 accumulation), or
+* ``f16``, ``bf16`` (both operands hold values of that type: ``gpu_steps.half_valued``): shared memory holds
+  their 16 bits, B's tile transposed (``Bs[n][k]``) so that both operands' fragments are pairs of adjacent
+  elements, one 32-bit load each; each warp multiplies with ``mma.sync.m16n8k16`` (2 x 4 or 4 x 4 fragments,
+  FP32 accumulation; every product of two half values is exact in FP32, as in the ``tf32`` tile), or
 * ``fp32``: each thread accumulates 8 rows x 4 columns (strided by 8 and 16) with FP32 FMAs.
 
 Finally each thread runs, for each output element it owns, the fused init store, ``C[x] += acc``
@@ -15,7 +19,9 @@ and the fused epilogue stores (the loop nest under the marker, element by elemen
 Fragment layout of m16n8k8 (PTX ISA, per lane: ``g = lane / 4``, ``t = lane % 4``): A (16 x 8, row)
 ``a0 = (g, t)``, ``a1 = (g+8, t)``, ``a2 = (g, t+4)``, ``a3 = (g+8, t+4)``; B (8 x 8, col)
 ``b0 = (t, g)``, ``b1 = (t+4, g)``; C/D (16 x 8) ``c0 = (g, 2t)``, ``c1 = (g, 2t+1)``, ``c2 = (g+8, 2t)``,
-``c3 = (g+8, 2t+1)``.
+``c3 = (g+8, 2t+1)``.  m16n8k16 (two 16-bit elements per register, the lower index in the lower half): A (16 x 16)
+``a0 = (g, 2t..2t+1)``, ``a1 = (g+8, 2t..)``, ``a2 = (g, 2t+8..)``, ``a3 = (g+8, 2t+8..)``; B (16 x 8)
+``b0 = (2t..2t+1, g)``, ``b1 = (2t+8..2t+9, g)``; C/D as m16n8k8's.
 """
 
 from __future__ import annotations
@@ -24,14 +30,18 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from lower.ir import F32, Bin, For, IntImm, Intrinsic, Seq, Stmt, Store, free_vars, perfect_nest
+from lower.cuda.tables import NARROW
+from lower.ir import F16, F32, HALF_TYPES, Bin, For, IntImm, Intrinsic, Seq, Stmt, Store, free_vars, perfect_nest
 from lower.schedule.gpu_steps import TILE_THREADS, tile_params
 from rewrite.ir.errors import CodegenError
 
 APAD, BPAD = 4, 8  # shared-memory row padding (floats) against bank conflicts
+# half tiles: rows of bk + HPAD 16-bit elements (12 or 20 words: the 8 rows x 4 words a fragment load reads fall
+# in 32 different banks)
+HPAD = 8
 # the tile's own C names; IR loop variables get fresh ones around them
 RESERVED = set("tid bid tn tm m0 n0 As Bs acc q k0 r el mm kk nn val warp lane g t wm wn k8".split())
-RESERVED |= set("a b mi ni c ty tx av bv p f h c2 ks kb ke kn ra rb".split())
+RESERVED |= set("a b mi ni c ty tx av bv p f h c2 ks kb ke kn ra rb k16".split())
 
 
 def tile_parts(k_name: str, nest_top: For, ncoords: int) -> tuple[list[For], For, Store, list[Stmt], list[Stmt]]:
@@ -76,8 +86,12 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
         raise CodegenError(f"kernel {kname}: a split gemm_tile cannot fuse init or epilogue stores")
     threads = TILE_THREADS[(bm, bn, bk)]
     e = fe.emit
-    if precision == "tf32":
-        fe.mod.need("tf32_mma")
+    half = precision in HALF_TYPES
+    mma = precision != "fp32"
+    if mma:
+        fe.mod.need(f"{precision}_mma")
+    if precision == "f16":
+        fe.mod.need(F16)  # the bits of a float16 value: cvt.rn.f16.f32 (exact on such a value)
     fe.used_idents.update(RESERVED)
 
     # block -> (batch.., tile row, tile column)
@@ -89,7 +103,7 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     if splits > 1:
         e(f"const {ix} ks = bid % {splits}; bid /= {splits};")
     tile_origin(fe, ix, coords, ext, (mt, nt), (bm, bn))
-    if precision == "tf32":
+    if mma:
         # warps in a wr x wc grid, each multiplying a (16 mi_n) x (8 ni_n) sub-tile
         wc = 2 if threads == 128 else 4
         wr = threads // 32 // wc
@@ -98,8 +112,12 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
         e(f"const int wm = (warp / {wc}) * {bm // wr}, wn = (warp % {wc}) * {bn // wc};")
     else:
         e("const int ty = tid >> 4, tx = tid & 15;")
-    e(f"__shared__ float As[{bm}][{bk + APAD}];")
-    e(f"__shared__ float Bs[{bk}][{bn + BPAD}];")
+    if half:
+        e(f"__shared__ __align__(16) unsigned short As[{bm}][{bk + HPAD}];")
+        e(f"__shared__ __align__(16) unsigned short Bs[{bn}][{bk + HPAD}];")
+    else:
+        e(f"__shared__ float As[{bm}][{bk + APAD}];")
+        e(f"__shared__ float Bs[{bk}][{bn + BPAD}];")
     nacc = bm * bn // threads
     e(f"float acc[{nacc}];")
     e("#pragma unroll")
@@ -155,7 +173,27 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     e("}")
     e("if (kn > kb) {")
     fe.depth += 1
-    if precision == "tf32":
+    if half:
+        e("#pragma unroll")
+        e(f"for (int k16 = 0; k16 < {bk}; k16 += 16) {{")
+        e(f"  unsigned a[{mi_n}][4], b[{ni_n}][2];")
+        e("  #pragma unroll")
+        e(f"  for (int mi = 0; mi < {mi_n}; ++mi) {{")
+        e("    const int r = wm + mi * 16 + g, kk = k16 + 2 * t;")
+        e("    a[mi][0] = eqsat_ld2(&As[r][kk]); a[mi][1] = eqsat_ld2(&As[r + 8][kk]);")
+        e("    a[mi][2] = eqsat_ld2(&As[r][kk + 8]); a[mi][3] = eqsat_ld2(&As[r + 8][kk + 8]);")
+        e("  }")
+        e("  #pragma unroll")
+        e(f"  for (int ni = 0; ni < {ni_n}; ++ni) {{")
+        e("    const int c = wn + ni * 8 + g, kk = k16 + 2 * t;")
+        e("    b[ni][0] = eqsat_ld2(&Bs[c][kk]); b[ni][1] = eqsat_ld2(&Bs[c][kk + 8]);")
+        e("  }")
+        e("  #pragma unroll")
+        e(f"  for (int mi = 0; mi < {mi_n}; ++mi)")
+        e("    #pragma unroll")
+        e(f"    for (int ni = 0; ni < {ni_n}; ++ni) eqsat_mma_{precision}(&acc[(mi * {ni_n} + ni) * 4], a[mi], b[ni]);")
+        e("}")
+    elif precision == "tf32":
         e("#pragma unroll")
         e(f"for (int k8 = 0; k8 < {bk}; k8 += 8) {{")
         # shared memory holds the operands already rounded to TF32 (rounded once, read by several warps)
@@ -193,18 +231,23 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     fe.depth -= 1
     e("}")
     e("if (kn >= ke) break;")
-    rnd = "__uint_as_float(eqsat_tf32({}))" if precision == "tf32" else "{}"
+    # what shared memory holds of a staged value: TF32-rounded; a half value's 16 bits (exact: it is one); as is
+    rnd = {"tf32": "__uint_as_float(eqsat_tf32({}))", "bf16": "(unsigned short)(__float_as_uint({}) >> 16)"}
+    rnd["f16"] = f"{NARROW[F16]}({{}})"
+    cell = rnd.get(precision, "{}")
     for what, per, cols, regs in (("As", per_a, bk, "ra"), ("Bs", per_b, bn, "rb")):
+        # B's half tile is transposed: Bs[n][k]
+        at = "[el % {c}][el / {c}]" if half and what == "Bs" else "[el / {c}][el % {c}]"
         e("#pragma unroll")
         e(f"for (int r = 0; r < {per}; ++r) {{")
-        e(f"  const int el = tid + r * {threads}; {what}[el / {cols}][el % {cols}] = {rnd.format(regs + '[r]')};")
+        e(f"  const int el = tid + r * {threads}; {what}{at.format(c=cols)} = {cell.format(regs + '[r]')};")
         e("}")
     e("__syncthreads();")
     fe.depth -= 1
     e("}")
 
     # each owned element: fused init, C += acc, fused epilogue
-    if precision == "tf32":
+    if mma:
         e("#pragma unroll")
         e(f"for (int q = 0; q < {nacc}; ++q) {{")
         e(f"  const int f = q >> 2, h = (q >> 1) & 1, c2 = q & 1, mi = f / {ni_n}, ni = f % {ni_n};")

@@ -122,6 +122,29 @@ HELPERS: dict[str, str] = {
 }
 
 
+def _half_mma(half: str) -> str:
+    """``mma.sync.m16n8k16`` on float16 or bfloat16 operands (sm_80 on), FP32 accumulators: D = A * B + D on a
+    16 x 16 x 16 warp tile, each 32-bit register two 16-bit elements (the lower index in the lower half); and
+    ``eqsat_ld2``, two adjacent 16-bit elements of shared memory as one register.  A host emulation of the
+    generated code defines EQSAT_HOST_EMULATION and its own versions."""
+    return (
+        "#ifndef EQSAT_HOST_EMULATION\n"
+        "#ifndef EQSAT_LD2\n#define EQSAT_LD2 1\n"
+        "__device__ __forceinline__ unsigned eqsat_ld2(const unsigned short* p) { return *(const unsigned*)p; }\n"
+        "#endif\n"
+        f"__device__ __forceinline__ void eqsat_mma_{half}(float* d, const unsigned* a, const unsigned* b) {{\n"
+        f'  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.{half}.{half}.f32 {{%0, %1, %2, %3}}, '
+        '{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"\n'
+        '      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])\n'
+        '      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));\n}\n'
+        "#endif"
+    )
+
+
+# float16 / bfloat16 tensor cores (``gemm_tile`` precisions ``f16``, ``bf16``)
+HELPERS["f16_mma"], HELPERS["bf16_mma"] = _half_mma("f16"), _half_mma("bf16")
+
+
 def _wgmma_helpers(nacc: int = 128) -> str:
     """sm_90a (Hopper) only: 16-byte / 4-byte copies into shared memory that bypass registers (zero-filled,
     reading nothing, when ``ok`` is false), and D(64 x 256) += A(64 x 8, registers) * B(8 x 256, shared

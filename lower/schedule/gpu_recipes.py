@@ -18,9 +18,17 @@ from __future__ import annotations
 
 import math
 
-from lower.ir import For, IntImm, Kernel, Stage, Stmt, perfect_nest, top_stmts, walk_stmt
+from lower.ir import Bin, For, IntImm, Kernel, Stage, Stmt, Store, perfect_nest, top_stmts, walk_stmt
 from lower.ops_to_loops import GemmInfo
-from lower.schedule.gpu_steps import WARP, WGMMA_TILE, BindBlocks, BindThreads, BlockRows, TileGemm
+from lower.schedule.gpu_steps import (
+    WARP,
+    WGMMA_TILE,
+    BindBlocks,
+    BindThreads,
+    BlockRows,
+    TileGemm,
+    half_operands,
+)
 from lower.schedule.loop_steps import Fuse, Split, Step
 from lower.schedule.record import Schedule
 from rewrite import config
@@ -103,8 +111,10 @@ def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32
                     print(f"wgmma tile refused for {s.kernel.name}: {e}")
     if gemm is not None and not gemm.direct:
         ext = _extents(s.kernel, gemm.stage)
+        if precision == "tf32":  # operands that are float16 / bfloat16 values: their tensor cores, at twice the rate
+            precision = _half_precision(s.kernel, gemm.stage) or precision
         big = (
-            precision == "tf32"
+            precision != "fp32"
             and bool(ext)
             and min(ext[-3], ext[-2]) >= 128  # both sides fill a 128 tile
             and _blocks(s.kernel, gemm.stage, 128, 128) >= LARGE_TILE_MIN_BLOCKS
@@ -146,6 +156,16 @@ def _extents(k: Kernel, stage: str) -> list[int]:
             ext = [lp.extent.value if isinstance(lp.extent, IntImm) else -1 for lp in perfect_nest(t.body)]
             return ext if len(ext) >= 3 and min(ext) > 0 else []
     return []
+
+
+def _half_precision(k: Kernel, stage: str) -> str | None:
+    """The half type both operands of a contraction stage hold (``gpu_steps.half_operands``), else None."""
+    for t in top_stmts(k.body):
+        if isinstance(t, Stage) and t.name == stage and isinstance(t.body, For):
+            upd = perfect_nest(t.body)[-1].body
+            if isinstance(upd, Store) and isinstance(upd.value, Bin) and isinstance(upd.value.b, Bin):
+                return half_operands(upd.value.b.a, upd.value.b.b)
+    return None
 
 
 def _blocks(k: Kernel, stage: str, bm: int, bn: int) -> int:

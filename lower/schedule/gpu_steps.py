@@ -27,13 +27,16 @@ from lower.ir import (
     Allocate,
     Bin,
     Buffer,
+    Cast,
     Expr,
+    FloatImm,
     For,
     IntImm,
     Intrinsic,
     Kernel,
     Load,
     LoopKind,
+    Select,
     Seq,
     Stage,
     Stmt,
@@ -144,7 +147,9 @@ class BindThreads(Step):
 
 # ------------------------------------------------------------ tiled GEMM (tensor cores / FMA tiles)
 GEMM_TILE = "gemm_tile"  # the marker intrinsic heading a tiled contraction stage
-PRECISIONS = ("tf32", "fp32")  # mma.sync m16n8k8 TF32 with FP32 accumulation; exact FP32 FMA tiles
+# mma.sync m16n8k8 TF32 with FP32 accumulation; exact FP32 FMA tiles; mma.sync m16n8k16 on float16 / bfloat16
+# operands (the loop IR's half types: operands that hold such values already, never rounded to them)
+PRECISIONS = ("tf32", "fp32", "f16", "bf16")
 # (bm, bn, bk) -> threads per block: 4 warps of 32 x 32, or (TF32 only) 8 warps of 64 x 32 for large grids
 TILE_THREADS = {(64, 64, 16): 128, (128, 128, 32): 256, (256, 128, 32): 256}
 WGMMA_TILE = (256, 128, 32)  # sm_90 only: wgmma.m64n256k8 (two warpgroups), operands staged by cp.async
@@ -188,7 +193,8 @@ class TileGemm(Step):
     The loop nest under the marker is the exact meaning (init, update and epilogue of each output
     element run in that order by the thread owning it); the CUDA walker emits it as a grid of
     ``bm`` x ``bn`` output tiles per batch index, operands staged through shared memory ``bk`` deep,
-    multiplied by ``mma.sync`` (``tf32``) or FP32 FMAs (``fp32``).  Refused unless the stage is a
+    multiplied by ``mma.sync`` (``tf32``; ``f16``, ``bf16``: both operands are values of that half type,
+    ``half_valued``) or FP32 FMAs (``fp32``).  Refused unless the stage is a
     perfect constant nest ``(batch.., i, j, k)`` around ``C[x] = C[x] + A * B`` with ``x`` free of
     ``k``, one operand free of ``j`` and the other free of ``i``; the fused stages are maps over the
     same output (the init one storing at ``x``) and no two output elements touch each other's data.
@@ -215,10 +221,14 @@ class TileGemm(Step):
         if self.precision not in PRECISIONS:
             raise ScheduleError(f"{step}: precision must be one of {PRECISIONS}, got {self.precision!r}")
         shape = (self.bm, self.bn, self.bk)
-        if shape not in TILE_THREADS or (self.precision == "fp32" and shape != (64, 64, 16)):
+        if (
+            shape not in TILE_THREADS
+            or (self.precision == "fp32" and shape != (64, 64, 16))
+            or (self.precision in HALF_TYPES and shape == WGMMA_TILE)
+        ):
             raise ScheduleError(
-                f"{step}: tiles are 64 x 64 x 16 or (tf32) 128 x 128 x 32 or 256 x 128 x 32, "
-                f"got {self.bm} x {self.bn} x {self.bk}"
+                f"{step}: tiles are 64 x 64 x 16, or 128 x 128 x 32 (tf32, f16, bf16), or 256 x 128 x 32 (tf32), "
+                f"got {self.bm} x {self.bn} x {self.bk} ({self.precision})"
             )
         if shape == WGMMA_TILE and self.splits != 1:
             raise ScheduleError(f"{step}: a 256 x 128 (wgmma) tile does not split its reduction")
@@ -257,6 +267,13 @@ class TileGemm(Step):
             raise ScheduleError(f"{step}: one operand must be free of {jv} and the other free of {iv}")
         extents = [lp.extent.value for lp in coords if isinstance(lp.extent, IntImm)]
         kext = kl.extent.value if isinstance(kl.extent, IntImm) else 0
+        if self.precision in HALF_TYPES:
+            for what, e in (("A", v.b.a), ("B", v.b.b)):
+                if half_valued(e) not in (self.precision, ""):
+                    raise ScheduleError(
+                        f"{step}: {self.precision} tensor cores would round operand {what} ({format_expr(e)}): "
+                        f"it is not a {self.precision} value"
+                    )
         if shape == WGMMA_TILE:
             a_e, b_e = (v.b.a, v.b.b) if jv not in free_vars(v.b.a) else (v.b.b, v.b.a)
             why = plain_operands(a_e, b_e, iv, jv, kv, kext, extents[-1])
@@ -298,6 +315,33 @@ class TileGemm(Step):
     def _marker(self) -> Intrinsic:
         args = (self.bm, self.bn, self.bk, PRECISIONS.index(self.precision), self.splits)
         return Intrinsic(GEMM_TILE, tuple(IntImm(a) for a in args))
+
+
+def half_valued(e: Expr) -> str | None:
+    """The half type (``f16``, ``bf16``) every value of ``e`` is exactly, read from its form: a load of a buffer of
+    that type (widened), a ``select`` between such values, a zero; "" for a zero alone (any type holds it); None
+    when ``e`` may hold a float32 value no half type holds (anything computed)."""
+    if isinstance(e, Cast) and e.to == F32:
+        return half_valued(e.a)
+    if isinstance(e, Load):
+        return e.buf.dtype if e.buf.dtype in HALF_TYPES else None
+    if isinstance(e, FloatImm):
+        return "" if e.value == 0.0 else None
+    if isinstance(e, Select):
+        a, b = half_valued(e.a), half_valued(e.b)
+        if a is None or b is None or (a and b and a != b):
+            return None
+        return a or b
+    return None
+
+
+def half_operands(a: Expr, b: Expr) -> str | None:
+    """The half type both contraction operands hold (``half_valued``), or None: the precision of a tensor-core
+    tile that rounds neither."""
+    ha, hb = half_valued(a), half_valued(b)
+    if ha is None or hb is None or (ha and hb and ha != hb) or not (ha or hb):
+        return None
+    return ha or hb
 
 
 def plain_operands(a: Expr, b: Expr, iv: str, jv: str, kv: str, kext: int, n: int) -> str:
@@ -507,6 +551,8 @@ __all__ = [
     "BlockRows",
     "RowPlan",
     "TileGemm",
+    "half_operands",
+    "half_valued",
     "is_block_rows",
     "plain_operands",
     "reduction_of",
