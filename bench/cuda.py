@@ -37,6 +37,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", default=",".join(e2e.CUDA_PEERS), help=f"subset of {','.join(e2e.CUDA_PEERS)}")
     p.add_argument("--cost", choices=e2e.COSTS, default=e2e.COSTS[0], help="the cost model e2e optimizes with")
     p.add_argument("--imported", action="store_true", help="e2e: also time each graph compiled as imported")
+    p.add_argument("--dtype", default="float32", choices=("float32", *e2e.HALF_TOLERANCE), help="e2e: models in this")
     p.add_argument("--repeats", type=int, default=20, help="timed rounds per contender")
     p.add_argument("--quick", action="store_true", help="kernels: 1024^3 GEMMs and a 2^20 chain only")
     p.add_argument("--out", type=Path, help=f"JSON file (default {RESULTS}/cuda-<gpu>.json)")
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
         return 2
     target = parse_target("cuda")
     t0 = time.perf_counter()
-    record_e2e = e2e.run_cuda(names, peers, args.repeats, args.cost, args.imported, timer)
+    record_e2e = e2e.run_cuda(names, peers, args.repeats, args.cost, args.imported, timer, args.dtype)
     e2e.print_cuda_table(record_e2e["rows"], record_e2e["gpu"])
     t1 = time.perf_counter()
     record_kernels = kernels.run_cuda(args.quick, args.repeats, timer)

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import json
 import os
 import subprocess
@@ -75,6 +76,7 @@ from rewrite import config
 from rewrite.frontends import from_torch
 from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph
+from rewrite.ir.target import HALF_REL_TOL
 from rewrite.pipeline import COSTS, compile, compiled_cost, optimize, priced_for
 from rewrite.progress import each
 from rewrite.verification.numeric import REL_TOL, compare_all, max_normwise_rel_err
@@ -82,7 +84,13 @@ from rewrite.verification.numeric import REL_TOL, compare_all, max_normwise_rel_
 PEERS = ("ort", "openvino", "inductor")
 COLS = ("eager", *PEERS, "noopt", "eqsat")  # the llvm table's columns: each row has ms_<col> and iqr_<col>
 PEER_REL_TOL = 1e-3  # a peer is timed only when max|peer - eager| <= this * max(1, max|eager|) (compare_all)
-CUDA_PEERS = ("eager", "inductor")  # on the GPU: eager CUDA and torch.compile (onnxruntime is CPU-only here)
+# on the GPU: eager CUDA, torch.compile's default mode, and its mode="max-autotune" (Triton GEMM templates tuned per
+# shape, CUDA graphs); onnxruntime is CPU-only here
+CUDA_PEERS = ("eager", "inductor", "max-autotune")
+# --dtype on cuda: the model and its inputs in a half type.  Correct when eqsat's normwise error against the model
+# in exact float32 is at most twice torch eager's own in that dtype, or within the dtype's tolerance (torch.testing's
+# rtol for it) when torch's is smaller still
+HALF_TOLERANCE = HALF_REL_TOL
 DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")
 TF32_TOLERANCE = TF32_REL_TOL  # max|ours - ref| <= this * max|ref|: TF32 (10-bit mantissa) products, FP32 sums
 
@@ -176,14 +184,19 @@ def _freezing() -> Iterator[None]:
         inductor_config.freezing = before
 
 
-def inductor_runner(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Runner | None:
-    """``torch.compile`` with Inductor and freezing, compiled (and warmed) here; None when it fails."""
+def inductor_runner(
+    module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], mode: str | None = None
+) -> Runner | None:
+    """``torch.compile`` with Inductor and freezing (in ``mode``: ``max-autotune`` tunes GEMM templates and runs
+    CUDA graphs), compiled (and warmed) here; None when it fails."""
+    label = mode or "inductor"
     try:
         with _freezing(), torch.no_grad():
-            compiled = torch.compile(module, backend="inductor")
-            compiled(*inputs)  # compile now, not inside the timed rounds
+            compiled = torch.compile(module, backend="inductor", mode=mode)
+            for _ in range(2 if mode else 1):  # compile now, not inside the timed rounds (CUDA graphs: record)
+                compiled(*inputs)
     except Exception as e:  # a missing C++ compiler or an unsupported op only means "no inductor column"
-        print(f"  inductor: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
+        print(f"  {label}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
         return None
 
     def run() -> object:
@@ -443,13 +456,21 @@ def run_model_cuda(
     cost: str = "compiled",
     imported: bool = False,
     timer: Timer = cuda_event_ms,
+    dtype: str = "float32",
 ) -> dict[str, Any]:
     """One row: ``name`` optimized for the GPU, compiled for ``cuda``, checked, and timed against the peers
-    (and, with ``imported``, against its graph compiled as imported), interleaved."""
+    (and, with ``imported``, against its graph compiled as imported), interleaved.  ``dtype`` (bfloat16,
+    float16): the model and its floating inputs converted to it first, every contender run in it."""
     module, inputs = load_model(name)
+    module32 = copy.deepcopy(module).to(DEVICE).eval() if dtype != "float32" else None
+    inputs32 = tuple(t.to(DEVICE) for t in inputs)
+    if dtype != "float32":
+        tdt = getattr(torch, dtype)
+        module = module.to(tdt)
+        inputs = tuple(t.to(tdt) if t.is_floating_point() else t for t in inputs)
     graph = from_torch(module, inputs, name=name)
-    row: dict[str, Any] = {"model": short_name(name), "cost": cost, "error": None}
-    for k in ("eager", "inductor", "imported", "eqsat"):
+    row: dict[str, Any] = {"model": short_name(name), "cost": cost, "dtype": dtype, "error": None}
+    for k in CUDA_COLS:
         row[f"ms_{k}"] = row[f"iqr_{k}"] = None
     row["verified"], row["max_rel_err"] = False, None
     model = _cuda_cost_model(cost)
@@ -470,9 +491,16 @@ def run_model_cuda(
     gpu_inputs = tuple(t.to(DEVICE) for t in inputs)
     names = [n.attrs["name"] for n in res.graph.inputs]  # decode keeps the original input order
     feed = dict(zip(names, gpu_inputs, strict=False))
-    with torch.no_grad(), torch_tf32(False):  # the reference in exact FP32
-        ref = gpu_module(*gpu_inputs)
+    with torch.no_grad(), torch_tf32(False):  # the reference in exact FP32 (of the float32 model: --dtype)
+        ref = gpu_module(*gpu_inputs) if module32 is None else module32(*inputs32)
     refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
+    tol = TF32_TOLERANCE
+    if module32 is not None:
+        with torch.no_grad():
+            own = gpu_module(*gpu_inputs)
+        row["torch_rel_err"] = torch_err = max_normwise_rel_err(_tensors(own), [r.cpu() for r in refs])
+        tol = max(2 * torch_err, HALF_TOLERANCE[dtype])
+        del module32
     tf32 = not config.CUDA_EXACT_FP32.flag()  # the peers in the precision our contractions use
     contenders: dict[str, Runner] = {}
     graphs = [("eqsat", res.graph)] + ([("imported", graph)] if imported else [])
@@ -490,14 +518,16 @@ def run_model_cuda(
             print(f"  {name}: {row['error']}", file=sys.stderr)
             row[f"verified{suffix}"], row[f"max_rel_err{suffix}"] = False, None
             continue
-        row[f"verified{suffix}"], row[f"max_rel_err{suffix}"] = err <= TF32_TOLERANCE, err
-        if err > TF32_TOLERANCE:
-            print(f"  {name} ({label}): max rel err {err:.2e} over {TF32_TOLERANCE:g}", file=sys.stderr)
+        row[f"verified{suffix}"], row[f"max_rel_err{suffix}"] = err <= tol, err
+        if err > tol:
+            print(f"  {name} ({label}): max rel err {err:.2e} over {tol:g}", file=sys.stderr)
         contenders[label] = _bound(run, feed)
     with torch_tf32(tf32):
         contenders["eager"] = _eager(gpu_module, gpu_inputs)
         if "inductor" in peers and (ind := inductor_runner(gpu_module, gpu_inputs)) is not None:
             contenders["inductor"] = ind
+        if "max-autotune" in peers and (mx := inductor_runner(gpu_module, gpu_inputs, "max-autotune")) is not None:
+            contenders["max-autotune"] = mx
         keys = list(contenders)
         timed = interleaved_ms([contenders[k] for k in keys], repeats, timer=timer)
     for k, t in zip(keys, timed, strict=True):
@@ -509,8 +539,8 @@ def run_model_cuda(
     return row
 
 
-CUDA_COLS = ("eager", "inductor", "imported", "eqsat")
-CUDA_RATIOS = ("eager", "inductor", "imported")  # each as peer ms / eqsat ms: above 1, eqsat is faster
+CUDA_COLS = ("eager", "inductor", "max-autotune", "imported", "eqsat")
+CUDA_RATIOS = ("eager", "inductor", "max-autotune", "imported")  # each as peer ms / eqsat ms: above 1, eqsat faster
 
 
 def _ratio_cuda(r: dict[str, Any], peer: str) -> float | None:
@@ -534,7 +564,7 @@ def print_cuda_table(rows: Sequence[dict[str, Any]], target: str) -> None:
     print(f"e2e on {target} (CUDA-event medians, ms; ratios are peer / eqsat: above 1, eqsat is faster)")
     print(
         f"{'model':<12} "
-        + " ".join(f"{c:>10}" for c in cols)
+        + " ".join(f"{c:>12}" for c in cols)
         + " ".join(f" {p[:3] + '/eq':>7}" for p in ratios)
         + f" {'rel err':>8}  ok"
     )
@@ -542,7 +572,7 @@ def print_cuda_table(rows: Sequence[dict[str, Any]], target: str) -> None:
         err = r.get("max_rel_err")
         print(
             f"{r['model']:<12} "
-            + " ".join(f"{r[f'ms_{c}']:>10.3f}" if r.get(f"ms_{c}") is not None else f"{'-':>10}" for c in cols)
+            + " ".join(f"{r[f'ms_{c}']:>12.3f}" if r.get(f"ms_{c}") is not None else f"{'-':>12}" for c in cols)
             + " ".join(f" {x:7.2f}" if (x := _ratio_cuda(r, p)) is not None else f" {'-':>7}" for p in ratios)
             + (f" {err:8.1e}" if err is not None else f" {'-':>8}")
             + f"  {'yes' if r.get('verified') else 'NO'}"
@@ -564,15 +594,16 @@ def run_cuda(
     cost: str = "compiled",
     imported: bool = False,
     timer: Timer = cuda_event_ms,
+    dtype: str = "float32",
 ) -> dict[str, Any]:
     """The ``--target cuda`` table as one JSON-able record: the GPU target's key, the rows, the summary."""
     target = parse_target("cuda")
-    rows = [run_model_cuda(n, peers, repeats, cost, imported, timer) for n in each(names, "bench e2e (cuda)")]
+    rows = [run_model_cuda(n, peers, repeats, cost, imported, timer, dtype) for n in each(names, "bench e2e (cuda)")]
     settings = {"exact_fp32": config.CUDA_EXACT_FP32.flag(), "cuda_graph": config.CUDA_GRAPH.flag()}
     return {
         "target": target.cache_key,
         "gpu": target.name,
-        "settings": {**settings, "tolerance": TF32_TOLERANCE, "repeats": repeats, "cost": cost},
+        "settings": {**settings, "tolerance": TF32_TOLERANCE, "repeats": repeats, "cost": cost, "dtype": dtype},
         "rows": rows,
         "summary": cuda_summary(rows),
     }
@@ -654,6 +685,13 @@ def parser() -> argparse.ArgumentParser:
         "(llvm: priced for eager PyTorch; cuda: the roofline)",
     )
     p.add_argument("--imported", action="store_true", help="cuda: also time the graph compiled as imported")
+    p.add_argument(
+        "--dtype",
+        default="float32",
+        choices=("float32", *HALF_TOLERANCE),
+        help="cuda: the model and its inputs in this dtype (every contender runs it so; correct within twice torch's "
+        "own error against float32, or the dtype's tolerance)",
+    )
     p.add_argument("--json", help="write the rows (llvm: a JSON list; cuda: target, rows, summary) to this file")
     p.add_argument(
         "--in-process",
@@ -681,11 +719,14 @@ def main(argv: Sequence[str] | None = None, timer: Timer = cuda_event_ms) -> int
         if (missing := cuda_missing("bench e2e --target cuda")) is not None:
             print(missing, file=sys.stderr)
             return 2
-        record = run_cuda(names, peers, args.repeats, args.cost, args.imported, timer)
+        record = run_cuda(names, peers, args.repeats, args.cost, args.imported, timer, args.dtype)
         print_cuda_table(record["rows"], record["gpu"])
         if args.json:
             Path(args.json).write_text(json.dumps(record, indent=1))
         return 0 if all(r["verified"] for r in record["rows"]) else 1
+    if args.dtype != "float32":
+        print(f"--dtype {args.dtype} is for --target cuda; the llvm table runs float32 models", file=sys.stderr)
+        return 2
     try:
         threads = [int(x) for x in args.threads.split(",") if x]
     except ValueError:

@@ -35,7 +35,9 @@ is outside the timed region.
 * GEMM M = N = K in 1024, 2048, 4096: our TF32 tensor-core tiles (the default) against
   ``torch.matmul`` with ``allow_tf32`` (cuBLAS TF32), and the exact FP32 pair
   (``EQSAT_CUDA_EXACT_FP32=1`` against ``allow_tf32 = False``): TFLOP/s and
-  ``ratio_vs_cublas`` (cuBLAS time / ours: 1 is cuBLAS's speed);
+  ``ratio_vs_cublas`` (cuBLAS time / ours: 1 is cuBLAS's speed); and in bfloat16 and float16 (operands of
+  that type, FP32 accumulation and a float32 result: our ``mma.sync.m16n8k16`` tiles) against ``torch.matmul``
+  on the same operands (cuBLAS, its result in their type);
 * a chain of 8 elementwise ops on 2^26 floats, one fused kernel in our lowering, against
   the device's copy bandwidth (a torch device-to-device copy of the same tensor) in GB/s
   and percent, and against the 8 ops in torch eager.
@@ -342,9 +344,46 @@ def exact_fp32(on: bool) -> Iterator[None]:
             os.environ[name] = before
 
 
-def gemm_graph(n: int) -> Graph:
+def gemm_graph(n: int, dtype: str = "float32") -> Graph:
+    """``a @ b`` on n x n inputs; of a half ``dtype``: the inputs in it, the product summed in float32."""
     b = GraphBuilder(f"gemm{n}")
-    return b.build([b.matmul(b.input("a", (n, n)), b.input("b", (n, n)))])
+    a, c = b.input("a", (n, n), dtype), b.input("b", (n, n), dtype)
+    if dtype != "float32":
+        a, c = b.cast(a, dtype="float32"), b.cast(c, dtype="float32")
+    return b.build([b.matmul(a, c)])
+
+
+HALF_GEMMS = ("bfloat16", "float16")
+
+
+def bench_gemm_cuda_half(n: int, dtype: str, repeats: int, timer: Timer = cuda_event_ms) -> dict[str, Any]:
+    """Ours (half operands, float32 result) against cuBLAS (``torch.matmul`` of the same operands) at one size."""
+    cg = compile(gemm_graph(n, dtype), target="cuda")
+    gen = torch.Generator(device=DEVICE).manual_seed(0)
+    tdt = getattr(torch, dtype)
+    x, y = (torch.randn(n, n, device=DEVICE, generator=gen).to(tdt) for _ in range(2))
+    with torch_tf32(False):
+        ref = torch.matmul(x.float(), y.float())
+    err = max_normwise_rel_err(cg([x, y]), [ref])
+    contenders: list[Callable[[], object]] = [functools.partial(cg, [x, y]), functools.partial(torch.matmul, x, y)]
+    ours, cublas = interleaved_ms(contenders, repeats, timer=timer)
+    ours_loop, cublas_loop = back_to_back_ms(contenders, LOOP_ROUNDS, timer=timer)
+    flops = 2.0 * n**3
+    tiles = [str(bk.schedule) for bk in cg.built if bk.schedule is not None and "tilegemm" in str(bk.schedule)]
+    return {
+        "n": n,
+        "precision": dtype,
+        "tile": tiles[0].splitlines()[0] if tiles else None,
+        "ours_ms": ours.median,
+        "cublas_ms": cublas.median,
+        "ours_tflops": flops / ours.median / 1e9,
+        "cublas_tflops": flops / cublas.median / 1e9,
+        "ratio_vs_cublas": cublas.median / ours.median,
+        "ours_loop_ms": ours_loop.median,
+        "cublas_loop_ms": cublas_loop.median,
+        "ratio_vs_cublas_loop": cublas_loop.median / ours_loop.median,
+        "max_rel_err": err,
+    }
 
 
 def chain_graph(n: int) -> Graph:
@@ -434,6 +473,16 @@ def run_cuda(quick: bool = False, repeats: int | None = None, timer: Timer = cud
                 f"rel err {r['max_rel_err']:.1e})",
                 flush=True,
             )
+    for dtype in HALF_GEMMS:
+        for n in sizes:
+            r = bench_gemm_cuda_half(n, dtype, reps, timer)
+            gemm[f"{dtype}_{n}"] = r
+            print(
+                f"gemm {n}^3 {dtype}: ours {r['ours_tflops']:.1f} TFLOP/s, cuBLAS {r['cublas_tflops']:.1f} TFLOP/s, "
+                f"ours/cuBLAS {r['ratio_vs_cublas']:.2f} (back to back {r['ratio_vs_cublas_loop']:.2f}; "
+                f"rel err {r['max_rel_err']:.1e}; {r['tile']})",
+                flush=True,
+            )
     res["gemm"] = gemm
     chain = bench_chain_cuda(20 if quick else CHAIN_LOG2, reps, timer)
     res["elementwise_chain"] = chain
@@ -448,6 +497,7 @@ def run_cuda(quick: bool = False, repeats: int | None = None, timer: Timer = cud
         f"gemm{big}_tf32_ratio_vs_cublas": gemm[f"tf32_{big}"]["ratio_vs_cublas"],
         f"gemm{big}_tf32_ratio_vs_cublas_loop": gemm[f"tf32_{big}"]["ratio_vs_cublas_loop"],
         f"gemm{big}_fp32_ratio_vs_cublas": gemm[f"fp32_{big}"]["ratio_vs_cublas"],
+        **{f"gemm{big}_{d}_ratio_vs_cublas": gemm[f"{d}_{big}"]["ratio_vs_cublas"] for d in HALF_GEMMS},
         "chain_pct_of_copy": chain["pct_of_copy"],
     }
     return res

@@ -217,7 +217,8 @@ def test_gpu_check_writes_one_json_with_e2e_and_kernels(on_cpu, tmp_path, capsys
     assert record["target"] == FAKE_GPU.cache_key and set(record) >= {"e2e", "kernels", "seconds"}
     assert record["e2e"]["rows"][0]["verified"]
     k = record["kernels"]
-    assert set(k["gemm"]) == {"tf32_64", "fp32_64"} and k["gemm"]["tf32_64"]["ratio_vs_cublas"] == 1.0
+    assert set(k["gemm"]) == {"tf32_64", "fp32_64", "bfloat16_64", "float16_64"}
+    assert k["gemm"]["tf32_64"]["ratio_vs_cublas"] == 1.0
     assert k["gemm"]["tf32_64"]["ratio_vs_cublas_loop"] == 1.0 and k["gemm"]["tf32_64"]["ours_loop_ms"] == 1.0 / 30
     assert k["gemm"]["fp32_64"]["max_rel_err"] < 1e-5
     chain = k["elementwise_chain"]
@@ -227,6 +228,21 @@ def test_gpu_check_writes_one_json_with_e2e_and_kernels(on_cpu, tmp_path, capsys
         "gemm64_tf32_ratio_vs_cublas",
         "gemm64_tf32_ratio_vs_cublas_loop",
         "gemm64_fp32_ratio_vs_cublas",
+        "gemm64_bfloat16_ratio_vs_cublas",
+        "gemm64_float16_ratio_vs_cublas",
         "chain_pct_of_copy",
     }
+    for half in ("bfloat16", "float16"):  # half operands, float32 products and sums: as close as float32's
+        assert k["gemm"][f"{half}_64"]["max_rel_err"] < 1e-5 and k["gemm"][f"{half}_64"]["ours_ms"] == 1.0
     assert f"wrote {out}" in capsys.readouterr().out
+
+
+def test_e2e_cuda_in_bfloat16_checks_against_float32_and_torch_in_bfloat16(on_cpu):
+    """``--dtype bfloat16``: the model and inputs converted, eqsat's error against the float32 model within twice
+    torch's own bfloat16 error (or bfloat16's tolerance), both recorded."""
+    record = e2e.run_cuda(["tiny"], ["eager"], repeats=2, cost="analytical", timer=on_cpu, dtype="bfloat16")
+    (row,) = record["rows"]
+    assert row["dtype"] == "bfloat16" and record["settings"]["dtype"] == "bfloat16"
+    assert 0 < row["torch_rel_err"] < 1.6e-2 and row["verified"], row
+    assert row["max_rel_err"] <= max(2 * row["torch_rel_err"], e2e.HALF_TOLERANCE["bfloat16"])
+    assert e2e.main(["--dtype", "float16", "--models", "tiny"]) == 2  # llvm runs float32 models
