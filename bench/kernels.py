@@ -354,36 +354,7 @@ def gemm_graph(n: int, dtype: str = "float32") -> Graph:
 
 
 HALF_GEMMS = ("bfloat16", "float16")
-
-
-def bench_gemm_cuda_half(n: int, dtype: str, repeats: int, timer: Timer = cuda_event_ms) -> dict[str, Any]:
-    """Ours (half operands, float32 result) against cuBLAS (``torch.matmul`` of the same operands) at one size."""
-    cg = compile(gemm_graph(n, dtype), target="cuda")
-    gen = torch.Generator(device=DEVICE).manual_seed(0)
-    tdt = getattr(torch, dtype)
-    x, y = (torch.randn(n, n, device=DEVICE, generator=gen).to(tdt) for _ in range(2))
-    with torch_tf32(False):
-        ref = torch.matmul(x.float(), y.float())
-    err = max_normwise_rel_err(cg([x, y]), [ref])
-    contenders: list[Callable[[], object]] = [functools.partial(cg, [x, y]), functools.partial(torch.matmul, x, y)]
-    ours, cublas = interleaved_ms(contenders, repeats, timer=timer)
-    ours_loop, cublas_loop = back_to_back_ms(contenders, LOOP_ROUNDS, timer=timer)
-    flops = 2.0 * n**3
-    tiles = [str(bk.schedule) for bk in cg.built if bk.schedule is not None and "tilegemm" in str(bk.schedule)]
-    return {
-        "n": n,
-        "precision": dtype,
-        "tile": tiles[0].splitlines()[0] if tiles else None,
-        "ours_ms": ours.median,
-        "cublas_ms": cublas.median,
-        "ours_tflops": flops / ours.median / 1e9,
-        "cublas_tflops": flops / cublas.median / 1e9,
-        "ratio_vs_cublas": cublas.median / ours.median,
-        "ours_loop_ms": ours_loop.median,
-        "cublas_loop_ms": cublas_loop.median,
-        "ratio_vs_cublas_loop": cublas_loop.median / ours_loop.median,
-        "max_rel_err": err,
-    }
+GEMM_PRECISIONS = ("tf32", "fp32", *HALF_GEMMS)
 
 
 def chain_graph(n: int) -> Graph:
@@ -394,23 +365,29 @@ def chain_graph(n: int) -> Graph:
     return b.build([v])
 
 
-def bench_gemm_cuda(n: int, exact: bool, repeats: int, timer: Timer = cuda_event_ms) -> dict[str, Any]:
-    """Ours against cuBLAS (``torch.matmul``) at one size, both TF32 or both exact FP32."""
-    with exact_fp32(exact):
-        cg = compile(gemm_graph(n), target="cuda")
+def bench_gemm_cuda(n: int, precision: str, repeats: int, timer: Timer = cuda_event_ms) -> dict[str, Any]:
+    """Ours against cuBLAS (``torch.matmul``) at one size in ``precision``: ``tf32`` or exact ``fp32`` on float32
+    operands (both sides alike), or operands in a half type (``HALF_GEMMS``; ours sums into a float32 result,
+    cuBLAS into one of their type)."""
+    half = precision in HALF_GEMMS
+    with exact_fp32(precision == "fp32"):
+        cg = compile(gemm_graph(n, precision if half else "float32"), target="cuda")
     gen = torch.Generator(device=DEVICE).manual_seed(0)
-    x, y = (torch.randn(n, n, device=DEVICE, generator=gen) for _ in range(2))
+    tdt = getattr(torch, precision) if half else torch.float32
+    x, y = (torch.randn(n, n, device=DEVICE, generator=gen).to(tdt) for _ in range(2))
     with torch_tf32(False):
-        ref = torch.matmul(x, y)
+        ref = torch.matmul(x.float(), y.float())
     err = max_normwise_rel_err(cg([x, y]), [ref])
     contenders: list[Callable[[], object]] = [functools.partial(cg, [x, y]), functools.partial(torch.matmul, x, y)]
-    with torch_tf32(not exact):
+    with torch_tf32(precision == "tf32"):
         ours, cublas = interleaved_ms(contenders, repeats, timer=timer)
         ours_loop, cublas_loop = back_to_back_ms(contenders, LOOP_ROUNDS, timer=timer)
     flops = 2.0 * n**3
+    tiles = [str(bk.schedule).splitlines()[0] for bk in cg.built if "tilegemm" in str(bk.schedule)]
     return {
         "n": n,
-        "precision": "fp32" if exact else "tf32",
+        "precision": precision,
+        "tile": tiles[0] if tiles else None,
         "ours_ms": ours.median,
         "cublas_ms": cublas.median,
         "ours_tflops": flops / ours.median / 1e9,
@@ -463,23 +440,13 @@ def run_cuda(quick: bool = False, repeats: int | None = None, timer: Timer = cud
     sizes = CUDA_GEMM_SIZES[:1] if quick else CUDA_GEMM_SIZES
     res: dict[str, Any] = {"target": target.cache_key, "gpu": target.name, "repeats": reps}
     gemm: dict[str, dict[str, Any]] = {}
-    for exact in (False, True):
+    for precision in GEMM_PRECISIONS:
         for n in sizes:
-            r = bench_gemm_cuda(n, exact, reps, timer)
-            gemm[f"{r['precision']}_{n}"] = r
+            r = bench_gemm_cuda(n, precision, reps, timer)
+            gemm[f"{precision}_{n}"] = r
             print(
-                f"gemm {n}^3 {r['precision']}: ours {r['ours_tflops']:.1f} TFLOP/s, cuBLAS {r['cublas_tflops']:.1f} "
+                f"gemm {n}^3 {precision}: ours {r['ours_tflops']:.1f} TFLOP/s, cuBLAS {r['cublas_tflops']:.1f} "
                 f"TFLOP/s, ours/cuBLAS {r['ratio_vs_cublas']:.2f} (back to back {r['ratio_vs_cublas_loop']:.2f}; "
-                f"rel err {r['max_rel_err']:.1e})",
-                flush=True,
-            )
-    for dtype in HALF_GEMMS:
-        for n in sizes:
-            r = bench_gemm_cuda_half(n, dtype, reps, timer)
-            gemm[f"{dtype}_{n}"] = r
-            print(
-                f"gemm {n}^3 {dtype}: ours {r['ours_tflops']:.1f} TFLOP/s, cuBLAS {r['cublas_tflops']:.1f} TFLOP/s, "
-                f"ours/cuBLAS {r['ratio_vs_cublas']:.2f} (back to back {r['ratio_vs_cublas_loop']:.2f}; "
                 f"rel err {r['max_rel_err']:.1e}; {r['tile']})",
                 flush=True,
             )

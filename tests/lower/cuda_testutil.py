@@ -61,7 +61,6 @@ static inline unsigned short eqsat_f32_to_f16(float f) {
 }
 // TF32: round to nearest, ties away from zero, keeping 10 mantissa bits (finite inputs)
 static inline unsigned eqsat_tf32(float x) { unsigned u; std::memcpy(&u, &x, 4); return (u + 0x1000u) & 0xffffe000u; }
-// mma.sync m16n8k8: every lane of the warp deposits its fragments (PTX ISA layout), then reads its D
 // __shfl_xor_sync: every lane deposits its value, then reads its partner's
 static float eqsat_shfl[32][32];
 static inline float __shfl_xor_sync(unsigned, float v, int o) {
@@ -72,43 +71,40 @@ static inline float __shfl_xor_sync(unsigned, float v, int o) {
   eqsat_warp_bar[w]->arrive_and_wait();
   return r;
 }
-static float eqsat_wa[32][16][8], eqsat_wb[32][8][8];
+// the warp's A (16 x K) and B (K x 8), deposited by every lane (PTX ISA layout), multiplied into each lane's D
+static float eqsat_wa[32][16][16], eqsat_wb[32][16][8];
+static inline void eqsat_mma_deposited(float* d, int k) {
+  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  eqsat_warp_bar[w]->arrive_and_wait();
+  for (int q = 0; q < 4; ++q) {
+    const int row = g + 8 * (q >> 1), col = 2 * t + (q & 1);
+    float s = d[q];
+    for (int kk = 0; kk < k; ++kk) s += eqsat_wa[w][row][kk] * eqsat_wb[w][kk][col];
+    d[q] = s;
+  }
+  eqsat_warp_bar[w]->arrive_and_wait();
+}
 static inline void eqsat_mma_tf32(float* d, const unsigned* a, const unsigned* b) {
   const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   eqsat_wa[w][g][t] = __int_as_float(a[0]); eqsat_wa[w][g + 8][t] = __int_as_float(a[1]);
   eqsat_wa[w][g][t + 4] = __int_as_float(a[2]); eqsat_wa[w][g + 8][t + 4] = __int_as_float(a[3]);
   eqsat_wb[w][t][g] = __int_as_float(b[0]); eqsat_wb[w][t + 4][g] = __int_as_float(b[1]);
-  eqsat_warp_bar[w]->arrive_and_wait();
-  for (int q = 0; q < 4; ++q) {
-    const int row = g + 8 * (q >> 1), col = 2 * t + (q & 1);
-    float s = d[q];
-    for (int kk = 0; kk < 8; ++kk) s += eqsat_wa[w][row][kk] * eqsat_wb[w][kk][col];
-    d[q] = s;
-  }
-  eqsat_warp_bar[w]->arrive_and_wait();
+  eqsat_mma_deposited(d, 8);
 }
-// mma.sync m16n8k16 on float16 / bfloat16 pairs (PTX ISA layout, the lower index in the lower 16 bits)
+// mma.sync m16n8k16 on float16 / bfloat16 pairs (the lower index in the lower 16 bits)
 static inline unsigned eqsat_ld2(const unsigned short* p) { unsigned v; std::memcpy(&v, p, 4); return v; }
 static inline float eqsat_h16(unsigned r, int i, bool bf) {
   const unsigned short h = (unsigned short)(r >> (16 * i));
   return bf ? __uint_as_float((unsigned)h << 16) : eqsat_f16_to_f32(h);
 }
-static float eqsat_ha[32][16][16], eqsat_hb[32][16][8];
 static inline void eqsat_mma_h16(float* d, const unsigned* a, const unsigned* b, bool bf) {
   const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   for (int i = 0; i < 2; ++i) {
-    eqsat_ha[w][g][2 * t + i] = eqsat_h16(a[0], i, bf); eqsat_ha[w][g + 8][2 * t + i] = eqsat_h16(a[1], i, bf);
-    eqsat_ha[w][g][2 * t + 8 + i] = eqsat_h16(a[2], i, bf); eqsat_ha[w][g + 8][2 * t + 8 + i] = eqsat_h16(a[3], i, bf);
-    eqsat_hb[w][2 * t + i][g] = eqsat_h16(b[0], i, bf); eqsat_hb[w][2 * t + 8 + i][g] = eqsat_h16(b[1], i, bf);
+    eqsat_wa[w][g][2 * t + i] = eqsat_h16(a[0], i, bf); eqsat_wa[w][g + 8][2 * t + i] = eqsat_h16(a[1], i, bf);
+    eqsat_wa[w][g][2 * t + 8 + i] = eqsat_h16(a[2], i, bf); eqsat_wa[w][g + 8][2 * t + 8 + i] = eqsat_h16(a[3], i, bf);
+    eqsat_wb[w][2 * t + i][g] = eqsat_h16(b[0], i, bf); eqsat_wb[w][2 * t + 8 + i][g] = eqsat_h16(b[1], i, bf);
   }
-  eqsat_warp_bar[w]->arrive_and_wait();
-  for (int q = 0; q < 4; ++q) {
-    const int row = g + 8 * (q >> 1), col = 2 * t + (q & 1);
-    float s = d[q];
-    for (int kk = 0; kk < 16; ++kk) s += eqsat_ha[w][row][kk] * eqsat_hb[w][kk][col];
-    d[q] = s;
-  }
-  eqsat_warp_bar[w]->arrive_and_wait();
+  eqsat_mma_deposited(d, 16);
 }
 static inline void eqsat_mma_f16(float* d, const unsigned* a, const unsigned* b) { eqsat_mma_h16(d, a, b, false); }
 static inline void eqsat_mma_bf16(float* d, const unsigned* a, const unsigned* b) { eqsat_mma_h16(d, a, b, true); }
