@@ -75,7 +75,7 @@ from lower.ir import (
 from lower.ops_to_loops import LOOP_DTYPE, GemmInfo, LowerCtx, Namer, direct_conv, lower_node, stage_tag
 from lower.reshapes import pointwise
 from lower.schedule import Schedule, inline_stage
-from rewrite.ir.dtypes import HALF, dtype_name
+from rewrite.ir.dtypes import HALF
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.ops import OPS, CostClass, FusionRole, Group
@@ -584,11 +584,7 @@ def build_kernel(
     def buf(v: Value) -> Buffer:
         if v not in bufs:
             kind = BUFFER_KINDS.get(graph.nodes[v.node].op, "t")
-            # a constant is stored in its tensor's dtype: float32 values that are all float16 / bfloat16 ones may
-            # be kept in 16 bits (``plan.half_constants``), each load widening them back
-            c = const_values.get(resolve(v))
-            dt = dtype_name(c.dtype, HALF) if c is not None else None
-            bufs[v] = Buffer(namer.name(f"{kind}{len(bufs)}"), graph.shape_of(v), LOOP_DTYPE[dt or graph.dtype_of(v)])
+            bufs[v] = Buffer(namer.name(f"{kind}{len(bufs)}"), graph.shape_of(v), LOOP_DTYPE[graph.dtype_of(v)])
         return bufs[v]
 
     consts: dict[str, torch.Tensor] = {}

@@ -19,7 +19,6 @@ import torch
 from lower.fusion import BuiltKernel, FusionPlan, build_kernel, plan_fusion
 from lower.reshapes import sink_reshapes
 from lower.schedule.cache import cached_schedule
-from rewrite.ir.dtypes import HALF, TORCH_DTYPE
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.target import Target
 
@@ -30,18 +29,6 @@ class KernelPlan:
     consts: dict[Value, torch.Tensor]  # every live weight-only value, on the kernels' device
     fusion: FusionPlan
     built: list[BuiltKernel]  # in launch order
-
-
-def half_constants(graph: Graph, consts: dict[Value, torch.Tensor]) -> dict[Value, torch.Tensor]:
-    """``consts`` with each one that widens a float16 / bfloat16 constant (a half model's weight, converted to
-    float32 where an op reads it) kept in that half type: exactly the same values, half the bytes to read, and
-    operands a contraction multiplies on that type's tensor cores (each load widens them back to float32)."""
-    out = dict(consts)
-    for v, t in consts.items():
-        n = graph.nodes[v.node]
-        if n.op == "cast" and n.attrs["dtype"] == "float32" and (h := graph.dtype_of(n.inputs[0])) in HALF:
-            out[v] = t.to(TORCH_DTYPE[h])
-    return out
 
 
 def plan_kernels(
@@ -61,8 +48,6 @@ def plan_kernels(
         graph = sink_reshapes(graph)
     # folded on the host (where the weights are and the refs build their own constants), then placed
     consts = {v: t.to(device) for v, t in graph.weight_values(graph.live()).items()}
-    if grid:
-        consts = half_constants(graph, consts)
     fusion = plan_fusion(graph, {v.node for v in consts}, fuse=fuse, grid=grid)
     built = []
     for k, grp in enumerate(fusion.groups):
@@ -74,4 +59,4 @@ def plan_kernels(
     return KernelPlan(graph, consts, fusion, built)
 
 
-__all__ = ["KernelPlan", "half_constants", "plan_kernels"]
+__all__ = ["KernelPlan", "plan_kernels"]

@@ -221,9 +221,8 @@ class CompiledGraph:
         if isinstance(p, Scratch):
             return self._arena_ptr[(k, p.name)], None
         r, at = self.fusion.place(p)
+        at *= ITEMSIZE[self.graph.dtype_of(r)]
         kind = self._kinds[r]
-        # a constant in its tensor's dtype (a half model's widened weight stays 16-bit: plan.half_constants)
-        at *= self.consts[r].element_size() if kind == "const" else ITEMSIZE[self.graph.dtype_of(r)]
         if kind == "input":
             return None, ("input", r, at)
         if kind == "const":
@@ -427,7 +426,7 @@ class CompiledGraph:
             elif r in bound:
                 t = bound[r]
             elif r in self.consts:
-                t = self.consts[r].to(TORCH_DTYPE[g.dtype_of(r)], copy=True)
+                t = self.consts[r].clone()
             else:
                 raise GraphError(f"output {v} has no storage")  # pragma: no cover
             result.append(t.reshape(shape) if tuple(t.shape) != shape else t)

@@ -250,15 +250,15 @@ def test_half_operands_take_their_own_tensor_cores_in_large_split_tiles(half, tm
     emulate(monkeypatch, tmp_path)
     dt, g = TORCH_DTYPE[half], torch.Generator().manual_seed(5)
     b = GraphBuilder("bighalf")
-    x, y = b.input("x", (130, 300), half), b.input("y", (130, 300), half)
-    w = b.cast(b.weight("w", torch.randn(300, 140, generator=g).to(dt)), dtype="float32")  # kept in 16 bits
-    mm = b.matmul(b.cast(x, dtype="float32"), w)
+    x, y, z = b.input("x", (130, 300), half), b.input("y", (130, 300), half), b.input("z", (300, 140), half)
+    mm = b.matmul(b.cast(x, dtype="float32"), b.cast(z, dtype="float32"))
+    w = b.cast(b.weight("w", torch.randn(300, 140, generator=g).to(dt)), dtype="float32")  # folded: float32
     graph = b.build([b.relu(mm), b.matmul(b.op("exp", b.cast(y, dtype="float32")), w)])
     cg = compile_graph(graph, TARGET)
     scheds = [str(bk.schedule) for bk in cg.built if "tilegemm" in str(bk.schedule)]
     assert any(f"128, 128, 32, '{LOOP_HALF[half]}', 2)" in x for x in scheds), scheds
     assert any("'tf32'" in x for x in scheds), scheds
-    feed = {n: torch.randn(130, 300, generator=g).to(dt) for n in ("x", "y")}
+    feed = {n.attrs["name"]: torch.randn(n.shapes[0], generator=g).to(dt) for n in graph.inputs}
     got, ref = cg(feed), graph.run(feed)
     torch.testing.assert_close(got[0], ref[0], rtol=1e-4, atol=1e-4)
     assert normwise_rel_err(got[1], ref[1]) < 5e-3  # TF32 products of float32 values
