@@ -137,6 +137,10 @@ class Graph:
     def dtype_of(self, v: Value) -> str:
         return self.nodes[v.node].dtype
 
+    def dtypes(self) -> set[str]:
+        """Every dtype a value of the graph has."""
+        return {n.dtype for n in self}
+
     @property
     def inputs(self) -> list[Node]:
         return [n for n in self if n.op == "input"]

@@ -26,7 +26,7 @@ from numbers import Real
 import torch
 
 from rewrite.ir.errors import UsageError
-from rewrite.ir.graph import Graph, Value, expect_graph
+from rewrite.ir.graph import Graph, expect_graph
 from rewrite.ir.target import FP32_REL_TOL, HALF_REL_TOL
 
 REL_TOL = FP32_REL_TOL  # float32 graphs: the tolerance of verify() (and of exact targets' compiled-vs-PyTorch checks)
@@ -128,11 +128,7 @@ class VerifyResult:
 def graph_tolerance(graph: Graph) -> float:
     """The relative tolerance ``graph``'s results are compared to: float32's (``REL_TOL``), or where the graph
     rounds values to a half type, the largest such type's (``HALF_REL_TOL``)."""
-    tol = REL_TOL
-    for n in graph:
-        for i in range(len(n.shapes)):
-            tol = max(tol, HALF_REL_TOL.get(graph.dtype_of(Value(n.id, i)), tol))
-    return tol
+    return max([REL_TOL, *(HALF_REL_TOL[d] for d in graph.dtypes() if d in HALF_REL_TOL)])
 
 
 def verify(original: Graph, optimized: Graph, trials: int = 2, rtol: float | None = None) -> VerifyResult:
