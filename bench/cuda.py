@@ -21,6 +21,7 @@ from bench import e2e, kernels
 from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing
 from bench.models import MODELS
 from lower import parse_target
+from rewrite.ir.target import HALF_REL_TOL
 
 # the models gpu-check runs by default: compiling one model's kernels takes 8-40 s today, and the compiled
 # cost model first compiles and times each distinct e-node configuration of the saturated e-graph (default
@@ -37,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", default=",".join(e2e.CUDA_PEERS), help=f"subset of {','.join(e2e.CUDA_PEERS)}")
     p.add_argument("--cost", choices=e2e.COSTS, default=e2e.COSTS[0], help="the cost model e2e optimizes with")
     p.add_argument("--imported", action="store_true", help="e2e: also time each graph compiled as imported")
-    p.add_argument("--dtype", default="float32", choices=("float32", *e2e.HALF_TOLERANCE), help="e2e: models in this")
+    p.add_argument("--dtype", default="float32", choices=("float32", *HALF_REL_TOL), help="e2e: models in this")
     p.add_argument("--repeats", type=int, default=20, help="timed rounds per contender")
     p.add_argument("--quick", action="store_true", help="kernels: 1024^3 GEMMs and a 2^20 chain only")
     p.add_argument("--out", type=Path, help=f"JSON file (default {RESULTS}/cuda-<gpu>.json)")

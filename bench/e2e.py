@@ -87,10 +87,6 @@ PEER_REL_TOL = 1e-3  # a peer is timed only when max|peer - eager| <= this * max
 # on the GPU: eager CUDA, torch.compile's default mode, and its mode="max-autotune" (Triton GEMM templates tuned per
 # shape, CUDA graphs); onnxruntime is CPU-only here
 CUDA_PEERS = ("eager", "inductor", "max-autotune")
-# --dtype on cuda: the model and its inputs in a half type.  Correct when eqsat's normwise error against the model
-# in exact float32 is at most twice torch eager's own in that dtype, or within the dtype's tolerance (torch.testing's
-# rtol for it) when torch's is smaller still
-HALF_TOLERANCE = HALF_REL_TOL
 DEVICE = "cuda"  # where the module and its inputs go with --target cuda (the tests' seam: "cpu")
 TF32_TOLERANCE = TF32_REL_TOL  # max|ours - ref| <= this * max|ref|: TF32 (10-bit mantissa) products, FP32 sums
 
@@ -462,9 +458,11 @@ def run_model_cuda(
     (and, with ``imported``, against its graph compiled as imported), interleaved.  ``dtype`` (bfloat16,
     float16): the model and its floating inputs converted to it first, every contender run in it."""
     module, inputs = load_model(name)
-    module32 = copy.deepcopy(module).to(DEVICE).eval() if dtype != "float32" else None
-    inputs32 = tuple(t.to(DEVICE) for t in inputs)
+    # --dtype: the model in exact float32 is the reference; correct when eqsat's normwise error against it is at most
+    # twice torch eager's own in that dtype, or within the dtype's tolerance (HALF_REL_TOL) when torch's is smaller
+    module32, inputs32 = None, inputs
     if dtype != "float32":
+        module32, inputs32 = copy.deepcopy(module).to(DEVICE).eval(), tuple(t.to(DEVICE) for t in inputs)
         tdt = getattr(torch, dtype)
         module = module.to(tdt)
         inputs = tuple(t.to(tdt) if t.is_floating_point() else t for t in inputs)
@@ -499,7 +497,7 @@ def run_model_cuda(
         with torch.no_grad():
             own = gpu_module(*gpu_inputs)
         row["torch_rel_err"] = torch_err = max_normwise_rel_err(_tensors(own), [r.cpu() for r in refs])
-        tol = max(2 * torch_err, HALF_TOLERANCE[dtype])
+        tol = max(2 * torch_err, HALF_REL_TOL[dtype])
         del module32
     tf32 = not config.CUDA_EXACT_FP32.flag()  # the peers in the precision our contractions use
     contenders: dict[str, Runner] = {}
@@ -688,7 +686,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dtype",
         default="float32",
-        choices=("float32", *HALF_TOLERANCE),
+        choices=("float32", *HALF_REL_TOL),
         help="cuda: the model and its inputs in this dtype (every contender runs it so; correct within twice torch's "
         "own error against float32, or the dtype's tolerance)",
     )

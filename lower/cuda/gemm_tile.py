@@ -232,9 +232,11 @@ def emit_gemm_tile(fe: Any, marker: Intrinsic, nest_top: For) -> tuple[int, int]
     e("}")
     e("if (kn >= ke) break;")
     # what shared memory holds of a staged value: TF32-rounded; a half value's 16 bits (exact: it is one); as is
-    rnd = {"tf32": "__uint_as_float(eqsat_tf32({}))", "bf16": "(unsigned short)(__float_as_uint({}) >> 16)"}
-    rnd["f16"] = f"{NARROW[F16]}({{}})"
-    cell = rnd.get(precision, "{}")
+    cell = {
+        "tf32": "__uint_as_float(eqsat_tf32({}))",
+        "bf16": "(unsigned short)(__float_as_uint({}) >> 16)",
+        "f16": NARROW[F16] + "({})",
+    }.get(precision, "{}")
     for what, per, cols, regs in (("As", per_a, bk, "ra"), ("Bs", per_b, bn, "rb")):
         # B's half tile is transposed: Bs[n][k]
         at = "[el % {c}][el / {c}]" if half and what == "Bs" else "[el / {c}][el % {c}]"

@@ -149,22 +149,26 @@ def gpu_recipe(s: Schedule, gemm: GemmInfo | None = None, precision: str = "tf32
             break
 
 
-def _extents(k: Kernel, stage: str) -> list[int]:
-    """The loop extents (batch.., i, j, k) of a contraction stage; [] if it is not a constant nest."""
+def _nest(k: Kernel, stage: str) -> list[For]:
+    """The perfect loop nest of the top-level stage named ``stage``; [] if there is none."""
     for t in top_stmts(k.body):
         if isinstance(t, Stage) and t.name == stage and isinstance(t.body, For):
-            ext = [lp.extent.value if isinstance(lp.extent, IntImm) else -1 for lp in perfect_nest(t.body)]
-            return ext if len(ext) >= 3 and min(ext) > 0 else []
+            return perfect_nest(t.body)
     return []
+
+
+def _extents(k: Kernel, stage: str) -> list[int]:
+    """The loop extents (batch.., i, j, k) of a contraction stage; [] if it is not a constant nest."""
+    ext = [lp.extent.value if isinstance(lp.extent, IntImm) else -1 for lp in _nest(k, stage)]
+    return ext if len(ext) >= 3 and min(ext) > 0 else []
 
 
 def _half_precision(k: Kernel, stage: str) -> str | None:
     """The half type both operands of a contraction stage hold (``gpu_steps.half_operands``), else None."""
-    for t in top_stmts(k.body):
-        if isinstance(t, Stage) and t.name == stage and isinstance(t.body, For):
-            upd = perfect_nest(t.body)[-1].body
-            if isinstance(upd, Store) and isinstance(upd.value, Bin) and isinstance(upd.value.b, Bin):
-                return half_operands(upd.value.b.a, upd.value.b.b)
+    nest = _nest(k, stage)
+    upd = nest[-1].body if nest else None
+    if isinstance(upd, Store) and isinstance(upd.value, Bin) and isinstance(upd.value.b, Bin):
+        return half_operands(upd.value.b.a, upd.value.b.b)
     return None
 
 

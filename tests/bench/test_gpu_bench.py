@@ -20,7 +20,7 @@ from lower.cuda import cuda_target
 from lower.cuda.measure import cost_key
 from rewrite.cli import optimize as optimize_cli
 from rewrite.ir.errors import LoweringError
-from rewrite.ir.target import KINDS
+from rewrite.ir.target import HALF_REL_TOL, KINDS
 from rewrite.pipeline import compile as compile_llvm
 from rewrite.pipeline import compiled_cost, default_cost_model
 
@@ -244,5 +244,5 @@ def test_e2e_cuda_in_bfloat16_checks_against_float32_and_torch_in_bfloat16(on_cp
     (row,) = record["rows"]
     assert row["dtype"] == "bfloat16" and record["settings"]["dtype"] == "bfloat16"
     assert 0 < row["torch_rel_err"] < 1.6e-2 and row["verified"], row
-    assert row["max_rel_err"] <= max(2 * row["torch_rel_err"], e2e.HALF_TOLERANCE["bfloat16"])
+    assert row["max_rel_err"] <= max(2 * row["torch_rel_err"], HALF_REL_TOL["bfloat16"])
     assert e2e.main(["--dtype", "float16", "--models", "tiny"]) == 2  # llvm runs float32 models
