@@ -47,6 +47,7 @@ import torch
 from lower.backend import KernelFn, Launch
 from lower.fusion import BuiltKernel, FusionPlan, Scratch
 from lower.ir import (
+    Buffer,
     IntImm,
     Kernel,
     LoopKind,
@@ -270,34 +271,24 @@ class CompiledGraph:
         return None
 
     def _hoist_constant_stages(self, k: int, bk: BuiltKernel) -> None:
-        """Buffers added by scheduling (packed operands): computed now if they only read constants,
-        else given scratch storage."""
-        kern = bk.kernel
-        extra = kern.params[len(bk.params) :]
-        for P in extra:
-            wrappers, inner = unwrap_locals(kern.body)
-            tops = list(inner.stmts) if isinstance(inner, Seq) else [inner]
-            writers = [t for t in tops if any(st.buf.name == P.name for st in stores_of(t))]
-            srcs = {ld.buf.name for w in writers for ld in loads_of(w)}
-            by_name = {b.name: (b, p) for b, p in zip(kern.params, bk.params, strict=False)}
-            if len(writers) == 1 and srcs <= bk.const_names and all(n in by_name for n in srcs):
-                src_bufs = [by_name[n][0] for n in sorted(srcs)]
-                tensors = [self._param_tensor(bk, by_name[n][1]) for n in sorted(srcs)]
-                assert all(t is not None for t in tensors), f"{kern.name}: a constant source has no tensor"
-                pk = Kernel(f"{kern.name}_prepack", [*src_bufs, P], writers[0])
-                out = torch.zeros(P.size, dtype=torch.float32, device=self._device)
-                args = (ctypes.c_void_p * (len(src_bufs) + 1))(
-                    *[t.data_ptr() for t in tensors if t is not None], out.data_ptr()
-                )
-                fn = self.backend.compile(pk, self.target, "p")
-                self.backend.launcher(fn, ctypes.cast(args, ctypes.c_void_p), None, 1)()
-                bk.new_consts[P.name] = out
-                bk.const_names.add(P.name)
-                bk.params.append(P.name)
-                kern = kern.with_body(rewrap_locals(wrappers, seq(*[t for t in tops if t is not writers[0]])))
-                self.prepacked_bytes += 4 * P.size
-            else:
+        """Buffers added by scheduling (packed operands): computed now if they only read constants
+        (``constant_stages``), else given scratch storage."""
+        kern, extras = constant_stages(bk.kernel, len(bk.params), bk.const_names)
+        by_name = {b.name: p for b, p in zip(kern.params, bk.params, strict=False)}
+        for P, pk in extras:
+            if pk is None:
                 bk.params.append(Scratch(P.name, P.size))
+                continue
+            tensors = [self._param_tensor(bk, by_name.get(b.name, b.name)) for b in pk.params[:-1]]
+            assert all(t is not None for t in tensors), f"{kern.name}: a constant source has no tensor"
+            out = torch.zeros(P.size, dtype=torch.float32, device=self._device)
+            args = (ctypes.c_void_p * len(pk.params))(*[t.data_ptr() for t in tensors if t is not None], out.data_ptr())
+            fn = self.backend.compile(pk, self.target, "p")
+            self.backend.launcher(fn, ctypes.cast(args, ctypes.c_void_p), None, 1)()
+            bk.new_consts[P.name] = out
+            bk.const_names.add(P.name)
+            bk.params.append(P.name)
+            self.prepacked_bytes += 4 * P.size
         bk.kernel = kern
 
     # ------------------------------------------------------------ info
@@ -431,6 +422,33 @@ class CompiledGraph:
                 raise GraphError(f"output {v} has no storage")  # pragma: no cover
             result.append(t.reshape(shape) if tuple(t.shape) != shape else t)
         return result
+
+
+def constant_stages(
+    kern: Kernel, n_params: int, const_names: set[str]
+) -> tuple[Kernel, list[tuple[Buffer, Kernel | None]]]:
+    """The parameters scheduling added to ``kern`` (past its first ``n_params``: packed operands), in order,
+    each with a kernel ``(*sources, P)`` computing it once at compile time when one top-level stage writes it
+    from constants alone (``const_names``, or a parameter hoisted before it; the stage is taken out of
+    ``kern``), or None: scratch the kernel fills per run.  Returns ``(kernel without the hoisted stages,
+    extras)``."""
+    extras: list[tuple[Buffer, Kernel | None]] = []
+    names = {b.name: b for b in kern.params[:n_params]}
+    known = set(const_names)
+    for P in kern.params[n_params:]:
+        wrappers, inner = unwrap_locals(kern.body)
+        tops = list(inner.stmts) if isinstance(inner, Seq) else [inner]
+        writers = [t for t in tops if any(st.buf.name == P.name for st in stores_of(t))]
+        srcs = {ld.buf.name for w in writers for ld in loads_of(w)}
+        if len(writers) == 1 and srcs <= known and all(n in names for n in srcs):
+            pk = Kernel(f"{kern.name}_prepack", [*(names[n] for n in sorted(srcs)), P], writers[0])
+            extras.append((P, pk))
+            known.add(P.name)
+            names[P.name] = P
+            kern = kern.with_body(rewrap_locals(wrappers, seq(*[t for t in tops if t is not writers[0]])))
+        else:
+            extras.append((P, None))
+    return kern, extras
 
 
 def _const_dtype(t: torch.Tensor) -> torch.dtype:
