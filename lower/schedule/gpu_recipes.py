@@ -86,10 +86,13 @@ def _bind_steps(k: Kernel, idx: int, names: list[str], block: int) -> tuple[list
 WGMMA_ARCHS = frozenset({"sm_90"})  # compute capabilities with the ``wgmma`` tile (Hopper; PTX for sm_90a)
 
 
-def gpu_schedule(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Schedule:
+def gpu_schedule(
+    kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target, sched: Schedule | None = None
+) -> Schedule:
     """The cuda kind's recipe (``TargetKind.recipe``): ``gpu_recipe`` in the target's precision, with the
-    ``wgmma`` tile where its arch has one.  Constants need no packing on a GPU: ``const_names`` is unused."""
-    s = Schedule(kernel)
+    ``wgmma`` tile where its arch has one.  Constants need no packing on a GPU: ``const_names`` is unused.
+    ``sched``: the empty schedule to fill (it asks no decisions yet: the GPU recipe is not tuned)."""
+    s = sched if sched is not None else Schedule(kernel)
     gpu_recipe(s, gemm, target.precision, wgmma=target.arch in WGMMA_ARCHS)
     return s
 

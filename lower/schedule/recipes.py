@@ -29,6 +29,8 @@ import contextlib
 import dataclasses
 import functools
 import math
+import random
+from collections.abc import Hashable, Mapping
 
 from lower.ir import (
     F32,
@@ -112,13 +114,26 @@ PANEL_OUTER_MAX_M = 128
 ONE_K_BLOCK_MAX_K = 4096
 STREAM_A_MAX_PANELS = 8  # a constant A is prefetched when at most this many NR-column panels use each tile
 SHORT_TILE = 8  # the fallback micro-tile height when the target's MR leaves a mostly empty last tile
+# Other micro-tile heights a tuner may try, with at most this many vector accumulators (of the 32 registers:
+# B's vectors and A's broadcast need the rest).
+MICRO_ROWS = (4, 6, 8, 12, 14)
+MICRO_ACCUMULATORS = 28
 SHORT_TILE_SPEED = 0.95  # its measured speed relative to the target's tile on full tiles (12 x 32 vs 8 x 32)
 
 
-def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Schedule | None:
+def schedule_kernel(
+    kernel: Kernel,
+    gemm: GemmInfo | None,
+    const_names: set[str],
+    target: Target,
+    fixed: Mapping[str, Hashable] | None = None,
+    rng: random.Random | None = None,
+) -> Schedule | None:
     """Pick and apply the default schedule for ``target``: its kind's recipe (``TargetKind.recipe``,
-    ``recipe(kernel, gemm, const_names, target) -> Schedule``: ``cpu_recipe`` below,
-    ``gpu_recipes.gpu_schedule``); None when ``EQSAT_NO_SCHEDULE`` is set.
+    ``recipe(kernel, gemm, const_names, target, sched) -> Schedule``: ``cpu_recipe`` below,
+    ``gpu_recipes.gpu_schedule``); None when ``EQSAT_NO_SCHEDULE`` is set.  The recipe's decisions
+    (``Schedule.decide``) take their defaults, or the values ``fixed`` names, or with ``rng`` random ones
+    (a tuning candidate: ``lower.tune``).
 
     ``gemm`` describes the loops of a contraction kernel (None for other kernels), ``const_names`` the
     buffers whose contents are known at compile time (a constant B is packed once).
@@ -128,22 +143,28 @@ def schedule_kernel(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str]
     """
     if config.NO_SCHEDULE.flag():
         return None
-    return target.kind_info.load_recipe()(kernel, gemm, const_names, target)
+    sched = Schedule(kernel, fixed=dict(fixed or {}), rng=rng)
+    return target.kind_info.load_recipe()(kernel, gemm, const_names, target, sched)
 
 
-def cpu_recipe(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Schedule:
+def cpu_recipe(
+    kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target, sched: Schedule | None = None
+) -> Schedule:
     """A CPU's schedule (the llvm kind's recipe): a direct convolution's, a blocked GEMM (a small
-    contraction's loop order where the GEMM recipe refuses), or the generic one."""
-    sched = Schedule(kernel)
+    contraction's loop order where the GEMM recipe refuses), or the generic one.  ``sched``: the empty
+    schedule to fill (its decisions asked for), a fresh one by default."""
+    sched = sched if sched is not None else Schedule(kernel)
     if gemm is not None and gemm.direct:
         direct_conv_recipe(sched, gemm, target.threads, target.vector_width)
     elif gemm is not None:
         try:
             gemm_recipe(sched, gemm, const_names, target)
         except ScheduleError as e:
+            if sched.fixed and e.args and str(e.args[0]).startswith("decision "):
+                raise  # a candidate asking for a value that is not legal here: refused, not a fallback
             if config.DEBUG.flag():
                 print(f"gemm recipe refused for {kernel.name}: {e}")
-            sched = Schedule(kernel)
+            sched = sched.restart(kernel)
             small_contraction_recipe(sched, gemm)
     else:
         generic_recipe(sched, target.threads)
@@ -346,12 +367,24 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
             s.fold_init(g.init_stage, g.stage, g.k)
     # outer batch loops (GemmInfo.outer): one product per iteration, each on one thread, blocked as one
     batch_n = 1 if g.outer else every
-    MR = gemm_rows(g.m, target)
+    # the micro-tile: the target's, or (a tuner's choice) another shape whose accumulators fit the registers
+    vw = target.vector_width
+    if g.nr is None and vw > 0 and NR % vw == 0:
+        NR = s.decide("nr", [vw * c for c in (1, 2, 3)], NR)
+    mrs = [target.mr, SHORT_TILE, *(m for m in MICRO_ROWS if vw <= 0 or m * (NR // vw) <= MICRO_ACCUMULATORS)]
+    MR = s.decide("mr", mrs, gemm_rows(g.m, target))
     a_deps, b_deps = (_const_operand(s.kernel, const_names, g, w) for w in (0, 1))
     a_const, b_const = a_deps is not None, b_deps is not None
     blk_target = dataclasses.replace(target, threads=1) if g.outer else target
+    if NR != target.nr:
+        blk_target = dataclasses.replace(blk_target, nr=NR)
     blk = gemm_blocking(g.m, g.n, g.kdim, batch_n, blk_target, MR, a_const, b_const)
-    NC, KC, MC, rows = blk["NC"], g.kc or blk["KC"], blk["MC"], blk["ROWS"] == 1
+    # the blocking's choices (tuned: ``lower.tune``); the rule's picks are the defaults
+    mtiles, ntiles = math.ceil(g.m / MR), math.ceil(g.n / NR)
+    rows = s.decide("rows", [False, True] if blk_target.threads > 1 else [False], blk["ROWS"] == 1)
+    NC = NR * s.decide("nc", _block_choices(ntiles), min(ntiles, blk["NC"] // NR))
+    MC = MR * s.decide("mc", _block_choices(mtiles), min(mtiles, math.ceil(blk["MC"] / MR)))
+    KC = g.kc or s.decide("kc", [c for c in (64, 128, 256, 512, g.kdim) if c <= g.kdim], min(blk["KC"], g.kdim))
     i, j, kk = g.i, g.j, g.k
     s.split(j, NC).split(f"{j}.i", NR).split(kk, KC).split(i, MC).split(f"{i}.i", MR)
     jo, jr, ji = f"{j}.o", f"{j}.i.o", f"{j}.i.i"
@@ -359,7 +392,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     io, ir, ii = f"{i}.o", f"{i}.i.o", f"{i}.i.i"
     # an MR x KC tile of A stays in L1 while the KC x NR panels of B stream past it from L2 (or, with few
     # rows, the other way round: PANEL_OUTER_MAX_M); the parallel axis (row or column blocks) outermost
-    panels_outer = g.kc is None and not rows and g.m <= PANEL_OUTER_MAX_M
+    panels_outer = g.kc is None and not rows and s.decide("panels_outer", [False, True], g.m <= PANEL_OUTER_MAX_M)
     if g.kc is not None:  # short k blocks: each micro-tile of C stays in L1 across them, not the whole output
         s.reorder(*g.batch, io, jo, ir, jr, ko, ii, ji, ki) if rows else s.reorder(
             *g.batch, jo, io, ir, jr, ko, ii, ji, ki
@@ -412,13 +445,15 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     moved = (g.m * g.kdim + g.kdim * g.n + g.m * g.n) * every
     if (
         threads > 1
-        and (flops >= PAR_MIN_FLOPS or moved >= PAR_MIN_ELEMS)
         and isinstance(root_lp.extent, IntImm)
         and root_lp.extent.value > 1
+        and s.decide("parallel", [False, True], flops >= PAR_MIN_FLOPS or moved >= PAR_MIN_ELEMS)
     ):
         s.parallel(root)
     # otherwise B in NR-wide panels per (NC, KC) block on the stack, unless it is read in place
-    if not b_const and not (g.m <= PANEL_OUTER_MAX_M and _b_in_place(s.kernel, g, (ii, ji, ki))):
+    if not b_const and not (
+        _b_in_place(s.kernel, g, (ii, ji, ki)) and s.decide("b_in_place", [False, True], g.m <= PANEL_OUTER_MAX_M)
+    ):
         if panels_outer:  # each panel copied right before the row tiles use it, still in L1 (NASNet-A's and
             # ResNeXt-50's convolutions 1-3% faster than with all of a block's panels copied first)
             s.pack(g.stage, "#1", jr, (ki, ji), f"{g.b_buf}_panel", pad[3:])
@@ -431,14 +466,14 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     if isinstance(a_op, Load):
         f = affine_in(flat_offset(a_op.buf, a_op.idx), {ii, ji, ki})
         unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
-    if not a_const and (not unit or (config.PACK_A.flag() and g.kc is None)):
+    if not a_const and (not unit or (g.kc is None and s.decide("pack_a", [False, True], config.PACK_A.flag()))):
         # padded to MR rows (a full-width vector copy, the tail tile's rows zero) unless A is shorter than a tile
         a_pad = (1, 1, MR) if g.m >= MR else ()
         s.pack(g.stage, "#0", ko if rows else io, (ir, ki, ii), f"{g.a_buf}_apanel", a_pad)
     # an operand packed at compile time is read from memory once per run (a model's weights do not stay in
     # cache between runs): the micro-kernel prefetches it ahead; A only when few column panels share each
     # of its tiles (else the prefetches of a tile already in L1 only cost issue slots: VGG's convs 1% slower)
-    stream_a = a_const and math.ceil(min(NC, g.n) / NR) <= STREAM_A_MAX_PANELS
+    stream_a = a_const and s.decide("stream_a", [False, True], math.ceil(min(NC, g.n) / NR) <= STREAM_A_MAX_PANELS)
     # B read in place (gemmr: an activation, left in memory by an earlier layer): its next panel is prefetched
     b_in_place = not b_const and find_stage(s.kernel.body, f"{g.stage}.pack_{g.b_buf}_panel") is None
     stream = ("a" if stream_a else "") + ("b" if b_const or b_in_place else "")
@@ -448,6 +483,13 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels and slices: vectorize their innermost loop
         if isinstance(st, Stage) and (".pack_" in st.name or st.name == f"{g.stage}.row"):
             _vectorize_innermost(s, st.name)
+
+
+def _block_choices(tiles: int) -> list[int]:
+    """Block sizes, in micro-tiles, a tuner may try for ``tiles`` of them: powers of two and the even splits
+    into up to 8 blocks (``_even_splits``), at most ``tiles``."""
+    even = {math.ceil(tiles / p) for p in range(1, min(tiles, 8) + 1)}
+    return sorted({min(tiles, 1 << e) for e in range(8)} | even)
 
 
 def _fuse_all(s: Schedule, names: list[str]) -> str:
@@ -496,7 +538,7 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int, vector_width: int
     # and the epilogues (bias, batchnorm, activation) are applied as they are stored, not in passes after
     with contextlib.suppress(ScheduleError):
         s.fold_init_rows(g.init_stage, g.stage)
-        if not _row_tail_calls(s.kernel, g, vector_width):
+        if g.post and s.decide("fold_post", [False, True], not _row_tail_calls(s.kernel, g, vector_width)):
             for post in g.post:
                 s.fold_post_rows(g.stage, post)
     for stage in [g.init_stage, *g.post]:
@@ -508,7 +550,7 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int, vector_width: int
     upd = next(x for x in walk_stmt(st) if isinstance(x, For) and x.var.name == g.j)
     wins = [x for x in walk_stmt(upd.body) if isinstance(x, For)]
     exts = [w.extent.value for w in wins if isinstance(w.extent, IntImm)]
-    if len(exts) == len(wins) and math.prod(exts) <= DIRECT_CONV_MAX_UNROLL:
+    if len(exts) == len(wins) and math.prod(exts) <= DIRECT_CONV_MAX_UNROLL and s.decide("unroll", [False, True], True):
         for w in wins:
             s.unroll(w.var.name)
     for stage in [g.init_stage, *g.post]:  # whole planes: one contiguous loop, not a short loop per row
@@ -525,7 +567,7 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int, vector_width: int
         and root_lp is not None
         and isinstance(root_lp.extent, IntImm)
         and root_lp.extent.value > 1
-        and 2 * g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_FLOPS // 4
+        and s.decide("parallel", [False, True], 2 * g.m * g.n * g.kdim * root_lp.extent.value >= PAR_MIN_FLOPS // 4)
     ):
         s.parallel(root)
 
@@ -663,7 +705,12 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
             s.vectorize(names[-1])
         except ScheduleError:
             pass
-    if threads <= 1 or work < PAR_MIN_ELEMS:
+    # worth a parallel launch (a tuner may try one from an eighth of the size, or none)
+    if (
+        threads <= 1
+        or work < PAR_MIN_ELEMS // 8
+        or not s.decide(f"{stage}:parallel", [False, True], work >= PAR_MIN_ELEMS)
+    ):
         return
     # one parallel root with enough iterations
     if len(names) == 1:
@@ -677,6 +724,13 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
             per = max(1, work // n)
             chunk = max(1, math.ceil(8192 / per), math.ceil(n / (threads * 8)))
             chunk = math.ceil(n / math.ceil(n / chunk))  # as many chunks, of even size (8 rows: 4 + 4, not 5 + 3)
+        # chunks of half to four times the rule's (whole vectors of 64 in a flat pass) for a tuner to try
+        unit = 64 if perfect else 1
+        chunk = s.decide(
+            f"{stage}:chunk",
+            [c for c in {max(unit, chunk * f // 4 // unit * unit) for f in (2, 8, 16)} if c < n],
+            chunk,
+        )
         if chunk >= n:
             return
         kind = lp.kind

@@ -16,13 +16,29 @@ same steps to a fresh copy; ``str(schedule)`` prints them one per line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from lower.ir import Kernel
 from lower.schedule.gemm_steps import FoldInit, FoldInitRows, FoldPostRows, Tensorize
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.stage_steps import ComputeAt, Inline, Pack
+from rewrite.ir.errors import ScheduleError
+
+
+# ============================================================== decisions
+@dataclass(frozen=True)
+class Decision:
+    """One choice a recipe makes (``Schedule.decide``): its name, the values that are legal for this kernel
+    where the recipe asks, and the one the recipe picks by rule.  A recipe's decisions, read from one run, are
+    its search space (``lower.tune``): TVM's knobs, MetaSchedule's sampling instructions, asked define-by-run
+    so a choice's legal values may depend on the ones before it."""
+
+    name: str
+    choices: tuple[Hashable, ...]
+    default: Hashable
 
 
 # ============================================================== schedule record
@@ -32,6 +48,36 @@ class Schedule:
 
     kernel: Kernel
     steps: list[Step] = field(default_factory=list)
+    # the values asked for by name (a tuning candidate); a name not here takes its default, or with ``rng`` a
+    # value drawn from its choices
+    fixed: Mapping[str, Hashable] = field(default_factory=dict)
+    rng: random.Random | None = None
+    decisions: dict[str, Hashable] = field(default_factory=dict)  # every decision taken, by name
+    space: dict[str, Decision] = field(default_factory=dict)  # and where it was taken, what was legal
+
+    def decide(self, name: str, choices: Sequence[Hashable], default: Hashable) -> Any:
+        """The value of decision ``name``: ``fixed[name]`` when asked for (a ``ScheduleError`` when it is not
+        one of ``choices``), else with ``rng`` a random one of ``choices``, else ``default``; recorded in
+        ``decisions`` and ``space``.  ``choices`` lists the legal values (``default`` among them)."""
+        opts = tuple(dict.fromkeys([default, *choices]))
+        if name in self.space:
+            raise ScheduleError(f"decision {name!r} asked twice")
+        if name in self.fixed:
+            value = self.fixed[name]
+            if value not in opts:
+                raise ScheduleError(f"decision {name}={value!r} is not one of {list(opts)}")
+        elif self.rng is not None:
+            value = opts[self.rng.randrange(len(opts))]
+        else:
+            value = default
+        self.space[name] = Decision(name, opts, default)
+        self.decisions[name] = value
+        return value
+
+    def restart(self, kernel: Kernel) -> Schedule:
+        """A fresh schedule of ``kernel`` taking decisions as this one does, with the ones taken so far kept (a
+        recipe that falls back to another after a refusal)."""
+        return Schedule(kernel, [], self.fixed, self.rng, dict(self.decisions), dict(self.space))
 
     def apply(self, step: Step) -> Schedule:
         self.kernel = step.apply(self.kernel)
