@@ -17,6 +17,8 @@ before it decides what heavy modules it needs.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +76,20 @@ class Setting:
         """The value as stripped text (the default where unset)."""
         assert self.kind == "text", self.name
         return self._text()
+
+    @contextmanager
+    def set(self, value: str) -> Iterator[None]:
+        """The setting at ``value`` while the block runs (its environment variable), as before after it:
+        ``with TUNING.set("0"): ...``."""
+        old = os.environ.get(self.name)
+        os.environ[self.name] = value
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop(self.name, None)
+            else:
+                os.environ[self.name] = old
 
     def describe(self) -> str:
         """The current value as text, for ``eqsat config``."""
@@ -135,6 +151,13 @@ CUDA_GRAPH = _declare(
     "bool",
     "1",
     "CUDA: replay a compiled graph's launches as one captured CUDA graph (one per set of input/output addresses)",
+)
+TUNING = _declare(
+    "EQSAT_TUNING",
+    "bool",
+    "1",
+    "kernels take the schedules eqsat tune measured fastest (the cache folder's tuning/records.jsonl); 0: every "
+    "kernel takes its recipe's default schedule",
 )
 PACK_A = _declare(
     "EQSAT_PACK_A", "bool", "1", "pack a GEMM's A operand into k-major panels (0: read a row-major A in place)"

@@ -336,7 +336,7 @@ def _loop_index(s: Stmt) -> tuple[tuple[str, ...], dict[str, For]]:
         first: dict[str, For] = {}
         if isinstance(s, For):
             names, first = (s.var.name,), {s.var.name: s}
-        for kid in _stmt_children(s):
+        for kid in stmt_children(s):
             kn, kf = _loop_index(kid)
             if kn:
                 names += kn
@@ -345,7 +345,8 @@ def _loop_index(s: Stmt) -> tuple[tuple[str, ...], dict[str, For]]:
     return r
 
 
-def _stmt_children(s: Stmt) -> tuple[Stmt, ...]:
+def stmt_children(s: Stmt) -> tuple[Stmt, ...]:
+    """The statements directly inside ``s``."""
     if isinstance(s, (For, Allocate, Stage)):
         return (s.body,)
     if isinstance(s, Seq):

@@ -10,6 +10,7 @@ in it, its LLVM objects loading from disk in 1.7 s.  So a schedule is kept under
   names buffers and stages by place, not graph ids), its notes but the fused group's (provenance: node ids);
 * ``repr`` of its ``GemmInfo`` and its sorted constant buffers;
 * the target's cache key (kind, threads, vector width, codegen version) and ``EQSAT_PACK_A``;
+* the decisions of the kernel's tuning record, when ``eqsat tune`` left one (``lower.tune.records``);
 * the digest of the ``lower`` package's source (``lower_digest``, which keys measured kernel costs too):
   a change to a recipe, a step or the simplifier is a new key, with nothing to bump by hand,
 
@@ -24,7 +25,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import pickle
+import warnings
 from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
 
 from lower import filecache
 from lower.ir import Kernel
@@ -32,7 +36,9 @@ from lower.measure_graphs import lower_digest
 from lower.ops_to_loops.core import GemmInfo
 from lower.schedule.recipes import schedule_kernel
 from lower.schedule.record import Schedule
+from lower.tune import records
 from rewrite import config
+from rewrite.ir.errors import ScheduleError, TuningWarning
 from rewrite.ir.target import Target
 
 MEMO_SIZE = 512
@@ -40,11 +46,15 @@ FORMAT = "1"  # of the pickled entry (a Schedule); the source hash covers the cl
 _memo: OrderedDict[str, Schedule] = OrderedDict()
 
 
-def schedule_key(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> str:
-    """The hash a schedule is kept under (see the module docstring)."""
+def schedule_key(
+    kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target, fixed: Mapping[str, Any] | None = None
+) -> str:
+    """The hash a schedule is kept under (see the module docstring); ``fixed``: the decisions of a tuning
+    record it was built with."""
     text = "\n".join(
         [
             FORMAT,
+            repr(sorted((fixed or {}).items())),
             lower_digest(),
             target.cache_key,
             f"pack_a={config.PACK_A.flag()}",
@@ -61,9 +71,10 @@ def cached_schedule(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str]
     """``schedule_kernel(kernel, gemm, const_names, target)``, from memory or disk when it was built before."""
     if config.NO_SCHEDULE.flag():
         return None
+    fixed = _tuned(kernel, gemm, const_names, target)
     if config.NO_CACHE.flag():
-        return schedule_kernel(kernel, gemm, const_names, target)
-    key = schedule_key(kernel, gemm, const_names, target)
+        return _build(kernel, gemm, const_names, target, fixed)
+    key = schedule_key(kernel, gemm, const_names, target, fixed)
     hit = _memo.get(key)
     if hit is None:
         blob = filecache.read(key, filecache.SCHEDULES)
@@ -75,7 +86,7 @@ def cached_schedule(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str]
             if not isinstance(hit, Schedule):
                 hit = None
     if hit is None:
-        built = schedule_kernel(kernel, gemm, const_names, target)
+        built = _build(kernel, gemm, const_names, target, fixed)
         if built is None:
             return None
         hit = dataclasses.replace(built, kernel=_named(built.kernel, "_"))
@@ -85,6 +96,29 @@ def cached_schedule(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str]
     while len(_memo) > MEMO_SIZE:
         _memo.popitem(last=False)
     return dataclasses.replace(hit, kernel=_named(hit.kernel, kernel.name), steps=list(hit.steps))
+
+
+def _tuned(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> dict[str, Any]:
+    """The decisions of ``kernel``'s tuning record on ``target`` (``lower.tune.records``), or none."""
+    rec = records.lookup(kernel, gemm, const_names, target)
+    return dict(rec.decisions) if rec is not None else {}
+
+
+def _build(
+    kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target, fixed: dict[str, Any]
+) -> Schedule | None:
+    """The recipe's schedule, with a tuning record's decisions when there is one; a record the recipe no longer
+    accepts is passed over with one warning (the default schedule is built)."""
+    if fixed:
+        try:
+            return schedule_kernel(kernel, gemm, const_names, target, fixed=fixed)
+        except ScheduleError as e:
+            warnings.warn(
+                f"tuning record for {kernel.name} not used: {e}; its default schedule is built",
+                TuningWarning,
+                stacklevel=4,
+            )
+    return schedule_kernel(kernel, gemm, const_names, target)
 
 
 def _named(k: Kernel, name: str) -> Kernel:

@@ -108,6 +108,11 @@ class CacheWarning(UserWarning):
     """A cache entry or folder was unusable and was worked around (rebuilt, or skipped): only costs time."""
 
 
+class TuningWarning(UserWarning):
+    """A tuning record that cannot be used (a damaged line, decisions the recipe no longer accepts), or a
+    measurement worker lost mid-run: tuning goes on without it."""
+
+
 class LoweringError(EqsatError, ValueError):
     """A graph node cannot be lowered to kernels for the target; names the node."""
 
@@ -138,6 +143,7 @@ __all__ = [
     "ScheduleError",
     "SearchError",
     "ShapeError",
+    "TuningWarning",
     "UsageError",
     "VerificationError",
 ]
