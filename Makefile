@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev,onnx,cuda,zoo]'  # cuda: NVRTC for the PTX tests (no GPU needed); zoo: transformers
+	$(PY) -m pip install --quiet -e '.[dev,onnx,cuda,zoo,tune]'  # cuda: NVRTC for the PTX tests (no GPU needed); zoo: transformers; tune: lightgbm, ray
 	touch $(STAMP)
 
 demo: $(STAMP)

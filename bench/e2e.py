@@ -22,6 +22,8 @@ torch's OpenMP workers ~10 ms, and a contender timed while they spin runs on one
 * ``inductor``: ``torch.compile`` (Inductor, ``freezing=True`` so weights are constants it can fold);
 * ``noopt``: the graph as imported (``from_torch``, no saturation) compiled for the same target and threads
   the same way as eqsat's: what the compiler alone gives, so that ``noopt / eqsat`` is the e-graph's own share;
+* ``untuned``: eqsat's graph with every kernel on its recipe's default schedule (``EQSAT_TUNING=0``), where
+  ``eqsat tune`` left records for this machine: ``untuned / eqsat`` is tuning's own share;
 * ``eqsat``: the graph ``optimize`` chose for the LLVM target on that many threads, compiled for it.
 
 ``--cost compiled`` (the default) extracts with the costs of the target the graph runs on: every e-node
@@ -72,6 +74,7 @@ from costs.compiled import CompiledCost
 from costs.timing import SETTLE_S, Timing, interleaved
 from lower import parse_target
 from lower.cuda import TF32_REL_TOL
+from lower.tune import records as tuning_records
 from rewrite import config
 from rewrite.frontends import from_torch
 from rewrite.ir.errors import EqsatError
@@ -82,7 +85,7 @@ from rewrite.progress import each
 from rewrite.verification.numeric import REL_TOL, compare_all, max_normwise_rel_err
 
 PEERS = ("ort", "openvino", "inductor")
-COLS = ("eager", *PEERS, "noopt", "eqsat")  # the llvm table's columns: each row has ms_<col> and iqr_<col>
+COLS = ("eager", *PEERS, "noopt", "untuned", "eqsat")  # the llvm table's columns: each row has ms_<col> and iqr_<col>
 PEER_REL_TOL = 1e-3  # a peer is timed only when max|peer - eager| <= this * max(1, max|eager|) (compare_all)
 # on the GPU: eager CUDA, torch.compile's default mode, and its mode="max-autotune" (Triton GEMM templates tuned per
 # shape, CUDA graphs); onnxruntime is CPU-only here
@@ -280,6 +283,18 @@ def _noopt(graph: Graph, threads: int, feed: dict[str, torch.Tensor]) -> tuple[R
     return _bound(run, feed), time.perf_counter() - t0, run.kernels
 
 
+def _untuned(graph: Graph, threads: int, feed: dict[str, torch.Tensor]) -> Runner | None:
+    """eqsat's graph compiled with every kernel on its recipe's default schedule (``EQSAT_TUNING=0``), bound to
+    its inputs: tuning's own share, beside eqsat's (which uses ``eqsat tune``'s records); None when no record
+    is kept for this machine's target (the two would be one)."""
+    key = parse_target("llvm", threads).cache_key
+    if not any(r.target == key for r in tuning_records.store().load().values()):
+        return None
+    with config.TUNING.set("0"):
+        run = compile(graph, threads=threads)
+    return _bound(run, feed)
+
+
 def run_model(
     name: str, threads_list: Sequence[int], peers: Sequence[str], repeats: int, cost: str = "compiled"
 ) -> list[dict[str, Any]]:
@@ -309,12 +324,15 @@ def run_model(
                 "inductor": inductor,
             }
             noopt, noopt_s, noopt_kernels = _noopt(graph, threads, dict(zip(imported, inputs, strict=False)))
+            untuned = _untuned(best, threads, feed)
             contenders: dict[str, Runner] = {"eager": _eager(module, inputs), "eqsat": _bound(run, feed)}
             for k, r in others.items():
                 if r is not None and (r := _checked(k, r, refs)) is not None:
                     contenders[k] = r
             if noopt is not None and (noopt := _checked("noopt", noopt, refs, REL_TOL)) is not None:
                 contenders["noopt"] = noopt
+            if untuned is not None and (untuned := _checked("untuned", untuned, refs, REL_TOL)) is not None:
+                contenders["untuned"] = untuned
             keys = list(contenders)
             timed = interleaved(
                 [contenders[k] for k in keys],
@@ -384,7 +402,14 @@ def _cell(r: dict[str, Any], k: str) -> str:
     return f"{r[f'ms_{k}']:.2f} ({lo:.2f}–{hi:.2f})"
 
 
-RATIO_LABELS = {"ort": "ort/eq", "openvino": "ov/eq", "inductor": "ind/eq", "best": "best/eq", "noopt": "noopt/eq"}
+RATIO_LABELS = {
+    "ort": "ort/eq",
+    "openvino": "ov/eq",
+    "inductor": "ind/eq",
+    "best": "best/eq",
+    "noopt": "noopt/eq",
+    "untuned": "untun/eq",
+}
 
 
 def print_table(rows: Sequence[dict[str, Any]]) -> None:
@@ -393,7 +418,7 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
     the models where eqsat beat each and where the best peer beat eqsat.  Columns no row has are left out."""
     cols = [c for c in COLS if c in ("eager", "eqsat") or any(r.get(f"ms_{c}") is not None for r in rows)]
     peers = [p for p in PEERS if p in cols]
-    ratios = [*peers, *(["best"] if peers else []), *(["noopt"] if "noopt" in cols else [])]
+    ratios = [*peers, *(["best"] if peers else []), *(c for c in ("noopt", "untuned") if c in cols)]
     w = max([12, *(len(str(r["model"])) for r in rows)])
     print(
         f"{'model':<{w}} {'thr':>3} "
@@ -431,6 +456,11 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
             print(
                 f"{threads} thread(s): geomean noopt/eqsat {geomean(rs):.2f}× (the e-graph's own share: the imported "
                 f"graph compiled the same way; rewriting faster on {sum(x > 1 for x in rs)}/{len(rs)})"
+            )
+        if rs := [x for r in sub if (x := _ratio(r, "untuned")) is not None]:
+            print(
+                f"{threads} thread(s): geomean untuned/eqsat {geomean(rs):.2f}× (tuning's own share: eqsat's graph "
+                f"with every kernel on its default schedule; tuned faster on {sum(x > 1 for x in rs)}/{len(rs)})"
             )
 
 

@@ -11,6 +11,7 @@
                                         # cold and warm, beside onnxruntime, OpenVINO and torch.compile builds
     eqsat bench quant [--models a,b] [--threads 1,2]   # onnxruntime's int8 QDQ export: eqsat int8 against
                                         # onnxruntime int8 and eqsat float32
+    eqsat bench tune-ray [--models a,b] [--trials N]   # one tuning budget on a 1- and a 2-node local Ray cluster
 
 Each suite parses the rest of the line itself (``eqsat bench e2e --help``).
 """
@@ -29,6 +30,12 @@ def _quant(argv: list[str]) -> int:
     return quant.main(argv)
 
 
+def _tune_ray(argv: list[str]) -> int:
+    from bench import tune_ray  # deferred: needs ray
+
+    return tune_ray.main(argv)
+
+
 def _onnx_conformance(argv: list[str]) -> int:
     from bench import onnx_conformance  # deferred: needs the optional 'onnx' extra
 
@@ -45,6 +52,7 @@ SUITES: dict[str, Callable[[list[str]], int]] = {
     "zoo": zoo_run.main,
     "overhead": overhead.main,
     "quant": _quant,
+    "tune-ray": _tune_ray,
 }
 DEFAULT = "tensat"
 

@@ -35,6 +35,9 @@ COMMANDS: dict[str, Command] = {
     "rules": Command("rewrite.cli.rules", "list, check and prove rules"),
     "costs": Command("rewrite.cli.costs", "measure operator costs on this machine and inspect the cache"),
     "bench": Command("rewrite.cli.bench", "benchmarks: the Tensat table, fidelity, kernels, e2e"),
+    "tune": Command(
+        "rewrite.cli.tune", "search each kernel's schedule, measured, and keep the fastest (--ray: on a cluster)"
+    ),
     "report": Command("rewrite.cli.htmlpage", "optimize a model and write a before/after HTML report"),
     "diff": Command("rewrite.cli.diff", "structural diff of two graphs (models, .onnx files, saved graphs)"),
     "config": Command("rewrite.cli.config", "show every EQSAT_* setting with its current value"),
