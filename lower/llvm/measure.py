@@ -33,6 +33,7 @@ from lower.measure_graphs import (
 )
 from lower.runtime import CompiledGraph, compile_graph
 from lower.target import backend_of, parse_target
+from lower.tune import records
 from rewrite.ir.errors import EqsatError, UsageError
 from rewrite.ir.graph import Graph
 from rewrite.ir.ops import Shape
@@ -158,9 +159,13 @@ RUNNER_VERSION = ("runner", "3")  # bump when the llvm runners measure different
 
 def cost_key(target: str | Target = "llvm", threads: int | None = None) -> CostKey:
     """What compiled costs on ``target`` (for this host, on ``threads`` threads) are keyed by: the target, a
-    digest of the lowering's source (an edit to the code generator never reads stale measurements) and the
-    runner's version."""
+    digest of the lowering's source (an edit to the code generator never reads stale measurements), the
+    runner's version and, where ``eqsat tune`` kept records for the target, a digest of them (the kernels
+    measured run their tuned schedules: costs measured before were of other schedules)."""
     host = parse_target(target, threads)
     if backend_of(host) is not BACKEND:
         raise UsageError(f"llvm compiled costs are measured on a target the llvm backend compiles, not '{host.kind}'")
-    return CostKey(host, versions=((LOWER_VERSION, lower_digest()), RUNNER_VERSION))
+    tuned = records.digest(host)
+    return CostKey(
+        host, versions=((LOWER_VERSION, lower_digest()), RUNNER_VERSION, *((("tuning", tuned),) if tuned else ()))
+    )

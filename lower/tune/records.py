@@ -306,6 +306,21 @@ def forget() -> None:
         _logs.clear()
 
 
+def digest(target: Target) -> str | None:
+    """A short digest of the records kept for ``target`` (their keys and decisions), None when there are none
+    or ``EQSAT_TUNING=0``: measured kernel costs are keyed by it (``lower.llvm.measure.cost_key``), so the
+    compiled cost model measures again, with the tuned schedules, after ``eqsat tune`` changed a record."""
+    if not config.TUNING.flag():
+        return None
+    s = store()
+    if s.path is None or (s._records is None and not s.path.exists()):
+        return None
+    mine = sorted(
+        (r.key, json.dumps(r.decisions, sort_keys=True)) for r in s.load().values() if r.target == target.cache_key
+    )
+    return hashlib.sha256(repr(mine).encode()).hexdigest()[:16] if mine else None
+
+
 def lookup(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Record | None:
     """``kernel``'s record on ``target``, or None (none kept, or ``EQSAT_TUNING=0``)."""
     if not config.TUNING.flag():
@@ -324,6 +339,7 @@ __all__ = [
     "RecordStore",
     "Trial",
     "TrialLog",
+    "digest",
     "forget",
     "lookup",
     "record_key",

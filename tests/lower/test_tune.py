@@ -198,3 +198,19 @@ def test_no_warning_on_a_clean_run(cache_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tune(tasks_of(_graph(), _target(1), "g"), TuneOptions(trials=4, batch=4), LocalRunner())
+
+
+def test_measured_costs_are_keyed_by_the_records_of_their_target(cache_dir, monkeypatch):
+    from lower.llvm.measure import cost_key
+
+    t = _target(1)
+    before = cost_key(t).cache_key
+    assert "tuning=" not in before
+    records.store().add(records.Record("a" * 64, t.cache_key, "k0", {"nc": 2}, 1e-4, 2e-4, 3))
+    records.store().add(records.Record("b" * 64, _target(2).cache_key, "k0", {"nc": 2}, 1e-4, 2e-4, 3))
+    tuned = cost_key(t).cache_key
+    assert tuned.startswith(before) and "tuning=" in tuned
+    records.store().add(records.Record("c" * 64, _target(2).cache_key, "k1", {"nc": 4}, 1e-4, 2e-4, 3))
+    assert cost_key(t).cache_key == tuned  # another target's records: not this one's costs
+    monkeypatch.setenv("EQSAT_TUNING", "0")
+    assert cost_key(t).cache_key == before

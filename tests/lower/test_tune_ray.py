@@ -63,3 +63,17 @@ def test_tunes_across_two_nodes_and_survives_losing_one(cluster):
     assert sum(len(v) for v in log.values()) == 56
     for r in recs.values():
         assert r.seconds > 0 and r.default_seconds > r.seconds
+
+
+def test_cli_tunes_on_a_local_cluster_it_starts_and_stops(capsys, tmp_path, monkeypatch):
+    from tests.cli.test_cli_tune import NET
+    from tests.misuse.test_cli import run
+
+    monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path / "cache"))
+    records.forget()
+    (tmp_path / "net.py").write_text(NET)
+    rc, out, err = run(capsys, "tune", f"{tmp_path / 'net.py'}:make", "--imported", "--trials", "8", "--ray", "local:2")
+    assert rc == 0, err
+    assert "8 candidates measured this run (0 before)" in out and "on ray" in out
+    assert not ray.is_initialized()  # the cluster it started is gone
+    records.forget()
