@@ -34,7 +34,9 @@ def factory(tmp_path: Path, monkeypatch) -> str:
 
 def test_tune_prints_a_table_and_logs_its_trials(capsys, factory, tmp_path):
     out_json = tmp_path / "tune.json"
-    rc, out, err = run(capsys, "tune", factory, "--imported", "--trials", "12", "--threads", "1", "--json", str(out_json))
+    rc, out, err = run(
+        capsys, "tune", factory, "--imported", "--trials", "12", "--threads", "1", "--json", str(out_json)
+    )
     assert rc == 0, err
     assert "kernel" in out and "default us" in out and "12 candidates measured this run (0 before)" in out
     rep = json.loads(out_json.read_text())
