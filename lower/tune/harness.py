@@ -24,6 +24,7 @@ import functools
 import socket
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import torch
@@ -146,9 +147,16 @@ def close(got: torch.Tensor, ref: torch.Tensor) -> bool:
         return False
     if not got.dtype.is_floating_point:
         return bool(torch.equal(got, ref))
-    g, r = got.double(), ref.double()
-    scale = float(r.abs().nan_to_num(0.0, 0.0, 0.0).max()) if r.numel() else 0.0
-    return bool(torch.allclose(g, r, rtol=RTOL, atol=RTOL * max(scale, 1e-30), equal_nan=True))
+    g, r = got.float(), ref.float()
+    nan = r.isnan()
+    if not torch.equal(nan, g.isnan()):
+        return False
+    if not r.numel():
+        return True
+    r, g = r.masked_fill(nan, 0.0), g.masked_fill(nan, 0.0)
+    diff = torch.where(g == r, 0.0, (g - r).abs())  # equal infinities: no difference
+    scale = float(r.abs().nan_to_num(0.0, 0.0, 0.0).max())
+    return float(diff.max()) <= RTOL * max(scale, 1e-30)
 
 
 def measure(
@@ -161,7 +169,13 @@ def measure(
     default = build(task, {}, bufs, want_features)
     if default.run is None:
         raise EqsatError(f"{task.name}: its default schedule does not build: {default.error}")
-    built = [build(task, d, bufs, want_features) for d in candidates]
+    backend = backend_of(task.target)
+    jobs = min(len(candidates), backend.compile_jobs() if backend.compile_jobs else 1)
+    if jobs > 1:  # scheduled here, compiled by LLVM in this process and its compile workers at once
+        with ThreadPoolExecutor(jobs, thread_name_prefix="eqsat-tune-build") as pool:
+            built = list(pool.map(lambda d: build(task, d, bufs, want_features), candidates))
+    else:
+        built = [build(task, d, bufs, want_features) for d in candidates]
     with torch.no_grad():
         for i in outs:
             bufs[i].zero_()
