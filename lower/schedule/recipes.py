@@ -574,17 +574,24 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int, vector_width: int
 
 # Math calls that are one instruction or a few, not a polynomial: cheap in a scalar remainder.
 CHEAP_CALLS = frozenset({"abs", "sqrt", "rsqrt", "floor", "ceil", "round"})
+SHORT_ROW_VECTORS = 2  # rows shorter than this many vectors, not whole ones: any epilogue as a plane pass
 
 
 def _row_tail_calls(k: Kernel, g: GemmInfo, vector_width: int) -> bool:
-    """Whether a direct convolution's output rows are not whole vectors and an epilogue calls a costly math
-    function (exp, sigmoid, tanh: ``CHEAP_CALLS`` aside).  Folded into the rows (``FoldPostRows``), each row's
-    last lanes would compute it one at a time; a pass over the plane leaves one scalar remainder per plane.
-    1 thread, interleaved, depthwise + batchnorm + SiLU: 672x14x14 5x5 1.9x faster as a plane pass, 240x28x28
-    5x5 1.25x, 1152x7x7 5x5 the same; 144x56x56 3x3 (whole vectors) 0.87x, so those stay folded."""
+    """Whether a direct convolution's epilogue is better as a pass over each plane than folded into its
+    accumulator rows (``FoldPostRows``): its output rows are not whole vectors and either shorter than two
+    (``SHORT_ROW_VECTORS``) or the epilogue calls a costly math function (exp, sigmoid, tanh: ``CHEAP_CALLS``
+    aside).  Folded, each row's last lanes compute the epilogue one at a time; a plane pass leaves one scalar
+    remainder per plane.  1 thread, interleaved, depthwise + batchnorm + SiLU: 672x14x14 5x5 1.9x faster as a
+    plane pass, 240x28x28 5x5 1.25x, 1152x7x7 5x5 the same; 144x56x56 3x3 0.87x, so those stay folded.  With a
+    cheap epilogue (batchnorm + ReLU6), ``eqsat tune`` found the plane pass 1.2-2.6x faster on MobileNetV2's
+    28-, 14- and 7-wide depthwise layers (none on its 56- and 112-wide ones); taken as the rule, whole models
+    untuned ran 1.15x (MobileNetV2, 1 and 2 threads) and 1.13x (ShuffleNetV2) faster, EfficientNet-B0 the same."""
     ow = g.init_extents[-1]
     if ow % vector_width == 0:
         return False
+    if ow < SHORT_ROW_VECTORS * vector_width:
+        return True
     stages = [st for post in g.post if (st := find_stage(k.body, post)) is not None]
     return any(
         isinstance(x, Call) and x.fn not in CHEAP_CALLS and x.dtype == F32 for st in stages for x in all_exprs(st)

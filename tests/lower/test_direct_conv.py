@@ -81,10 +81,11 @@ def test_direct_conv_with_a_fused_prologue():
 
 def test_direct_conv_folds_its_init_and_activation_into_the_rows():
     """No pass over the output before or after the update: the accumulator rows start from the bias
-    (``FoldInitRows``) and the activation is applied as each row is stored (``FoldPostRows``)."""
+    (``FoldInitRows``) and the activation is applied as each row is stored (``FoldPostRows``): rows of 40, two
+    vectors or more (``SHORT_ROW_VECTORS``)."""
     w, bias = _weights((16, 1, 3, 3), 6)
     b = GraphBuilder("planes")
-    x = b.input("x", (1, 16, 14, 14))
+    x = b.input("x", (1, 16, 14, 40))
     g = b.build([b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), padding=(1, 1), groups=16, act="relu")])
     cg = compile_graph(g)
     src = cg.kernel_source(0)
@@ -93,6 +94,20 @@ def test_direct_conv_folds_its_init_and_activation_into_the_rows():
     assert "_acc[r_1, i_1, ow_1] = w1[" in src, src
     assert "= max(conv2d_bias_act0_acc[r_2, i_2, ow_2], 0.0)" in src, src
     assert [type(st).__name__ for st in cg.built[0].schedule.steps[:2]] == ["FoldInitRows", "FoldPostRows"]
+    xt = torch.randn(1, 16, 14, 40)
+    assert normwise_rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, padding=1, groups=16))) < 1e-5
+
+
+def test_direct_conv_keeps_any_epilogue_over_planes_when_rows_are_short():
+    """Rows shorter than two vectors and not whole ones (MobileNetV2's 28-, 14- and 7-wide layers): even a
+    ReLU is a pass over each plane (``SHORT_ROW_VECTORS``); the accumulator rows still start from the bias."""
+    w, bias = _weights((16, 1, 3, 3), 6)
+    b = GraphBuilder("short")
+    x = b.input("x", (1, 16, 14, 14))
+    g = b.build([b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), padding=(1, 1), groups=16, act="relu")])
+    cg = compile_graph(g)
+    steps = [type(st).__name__ for st in cg.built[0].schedule.steps]
+    assert steps[0] == "FoldInitRows" and "FoldPostRows" not in steps, steps
     xt = torch.randn(1, 16, 14, 14)
     assert normwise_rel_err(cg({"x": xt})[0], torch.relu(F.conv2d(xt, w, bias, padding=1, groups=16))) < 1e-5
 
