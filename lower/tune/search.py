@@ -64,10 +64,13 @@ class KernelResult:
     default_seconds: float | None = None
     tuned_seconds: float | None = None  # the confirmed time of the kept schedule (None: the default stays)
     decisions: dict[str, Any] = field(default_factory=dict)
+    default_decisions: dict[str, Any] = field(default_factory=dict)  # the recipe's own, for this kernel
     trials: int = 0  # measured this run
     known: int = 0  # measured by earlier runs
     wrong: int = 0  # candidates whose output differed from the default's (dropped)
-    status: str = "default"  # "tuned", "default" (nothing confirmed faster), "known" (earlier record kept), "failed"
+    # "tuned", "default" (nothing confirmed faster), "known" (an earlier run's record), "failed", "reverted" (the
+    # whole model ran slower with it: ``eqsat tune``'s model check)
+    status: str = "default"
     error: str = ""
 
     @property
@@ -261,6 +264,7 @@ def tune(
         st.result.default_seconds = dflt
         if not st.default_id:
             st.default_id = decisions_id(b.default.decisions)
+            st.result.default_decisions = dict(b.default.decisions)
             st.decisions[st.default_id] = b.default.decisions
             st.ratios.setdefault(st.default_id, 1.0)
         new: list[Trial] = []
@@ -301,12 +305,16 @@ def tune(
                 break
             for b in runner.done(block=True):
                 receive(b)
-        # confirm each kernel's best against its default, measured once more
+        # confirm each kernel's best against its default, measured once more: where this run measured
+        # something, and its best is not already the kernel's record (nothing known is measured again)
         for st in states.values():
             best = st.best()
-            if st.failed or best is None or best[1] > 1 / opts.min_speedup:
+            if st.failed or best is None or best[1] > 1 / opts.min_speedup or st.result.trials == 0:
                 continue
             i = best[0]
+            rec = records.get(st.task.key)
+            if rec is not None and decisions_id(rec.decisions) == i:
+                continue
             send(st, [(i, st.decisions[i], st.feats.get(i, []))], confirm=True)
             while runner.pending() >= runner.slots:
                 for b in runner.done(block=True):
@@ -320,7 +328,7 @@ def tune(
     if not math.isinf(deadline) and time.perf_counter() > deadline:
         stop = "time"
     for st in states.values():
-        if st.result.status == "default" and st.result.trials == 0 and (rec := records.get(st.task.key)) is not None:
+        if st.result.status == "default" and (rec := records.get(st.task.key)) is not None:
             st.result.status, st.result.decisions = "known", rec.decisions
             st.result.default_seconds, st.result.tuned_seconds = rec.default_seconds, rec.seconds
     return TuneReport(

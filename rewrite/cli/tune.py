@@ -13,21 +13,33 @@ confirmed faster, is kept in the cache folder (``tuning/records.jsonl``); ``comp
 model use it from then on (``EQSAT_TUNING=0``: they do not).  Every candidate measured is logged too
 (``tuning/trials.jsonl``): a second run with the same budget measures nothing it measured before.
 
-Prints a table per model (kernel, uses, default and tuned time, speedup, trials) on stdout; exits 0, or 2
-on errors.
+Each kernel's candidates are timed alone; the model then runs them together: unless ``--no-check``, the
+compiled model is timed with and without the records (interleaved), and when it runs 2% slower or more with
+them the run's new records are taken back (replaced by the kernels' default decisions).
+
+Prints a table per model (kernel, uses, default and tuned time, speedup, trials) and the model check on
+stdout; exits 0, or 2 on errors.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from rewrite import config
 from rewrite.cli.args import json_output, positive_float, positive_int
 from rewrite.cli.main import Parser
 from rewrite.ir.errors import UsageError
 from rewrite.progress import counter, say
+
+if TYPE_CHECKING:
+    from lower.tune.search import TuneReport
+    from rewrite.ir.graph import Graph
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
@@ -46,9 +58,66 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--pin-cores", action="store_true", help="with --ray: pin each node's worker to its own core")
     p.add_argument("--imported", action="store_true", help="tune the graph as imported, not optimize's result")
     p.add_argument(
+        "--no-check", action="store_true", help="skip timing the whole model with and without the new records"
+    )
+    p.add_argument(
         "--json", type=json_output, metavar="FILE", help="write the reports as JSON (-: stdout, tables on stderr)"
     )
     return p
+
+
+# A model whose compiled graph runs this much slower with the run's new records than without (median of
+# interleaved rounds) gets them taken back: each kernel's measurements were alone, the model runs them together.
+CHECK_SLOWER = 0.98
+CHECK_REPEATS = 20
+
+
+@dataclass
+class ModelCheck:
+    """The whole model timed with every record (``tuned``) against every kernel on its default schedule."""
+
+    speedup: float  # untuned / tuned, median of per-round ratios
+    lo: float
+    hi: float
+    reverted: int  # records of this run taken back (the model ran slower with them)
+
+    @property
+    def line(self) -> str:
+        verdict = f"; slower: the run's {self.reverted} record(s) taken back" if self.reverted else ""
+        return f"model check: tuned {self.speedup:.3f}x ({self.lo:.3f}-{self.hi:.3f}) the untuned compile{verdict}"
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def model_check(graph: Graph, threads: int, report: TuneReport) -> ModelCheck | None:
+    """Time ``graph`` compiled with the tuning records against it compiled without (``EQSAT_TUNING=0``),
+    interleaved; when it runs ``CHECK_SLOWER`` or slower with them, the records this run kept are taken back
+    (each replaced by one holding its kernel's default decisions: the last record of a key wins).  None when
+    the run kept no record."""
+    from costs.timing import speedup
+    from lower.tune import records
+    from rewrite.pipeline import compile
+
+    kept = [k for k in report.kernels if k.status == "tuned"]
+    if not kept:
+        return None
+    say(f"timing the model with and without {len(kept)} new record(s) ...")
+    feed = graph.random_inputs(0)
+    with config.TUNING.set("0"):
+        base = compile(graph, threads=threads)
+    tuned = compile(graph, threads=threads)
+    sp = speedup(lambda: tuned(feed), lambda: base(feed), repeats=CHECK_REPEATS, threads=threads)
+    reverted = 0
+    if sp.ratio < CHECK_SLOWER:
+        store = records.store()
+        for k in kept:
+            rec = store.get(k.key)
+            if rec is not None:
+                store.add(dataclasses.replace(rec, decisions=dict(k.default_decisions), seconds=rec.default_seconds))
+                k.status = "reverted"
+                reverted += 1
+    return ModelCheck(sp.ratio, sp.lo, sp.hi, reverted)
 
 
 def main(argv: list[str], prog: str = "eqsat tune") -> int:
@@ -79,10 +148,20 @@ def main(argv: list[str], prog: str = "eqsat tune") -> int:
             say(f"tuning {len(tasks)} distinct kernels of {spec} ({args.trials} trials) ...")
             opts = TuneOptions(trials=args.trials, minutes=args.minutes, batch=args.batch, seed=args.seed)
             report = tune(tasks, opts, runner, progress=counter(f"tune {spec}", unit="trial"))
+            check = model_check(graph, target.threads, report) if not args.no_check else None
             table = sys.stderr if args.json == "-" else sys.stdout
             print(f"{spec} ({target.threads} thread(s)):", file=table)
             print(report.table(), file=table)
-            out.append({"model": spec, "threads": target.threads, **report.to_json()})
+            if check is not None:
+                print(check.line, file=table)
+            out.append(
+                {
+                    "model": spec,
+                    "threads": target.threads,
+                    **report.to_json(),
+                    "model_check": check.to_json() if check is not None else None,
+                }
+            )
     finally:
         runner.close()
     if args.json:

@@ -55,3 +55,32 @@ def test_tune_refuses_bad_arguments_in_one_line(capsys, factory):
     rc, _, err = run(capsys, "tune", factory, "--trials", "0")
     assert rc == 2
     one_error(err, "--trials", "at least 1")
+
+
+def test_model_check_takes_back_the_runs_records_when_the_model_runs_slower(monkeypatch, tmp_path):
+    from lower import parse_target
+    from lower.tune.search import KernelResult, TuneReport
+    from lower.tune.space import tasks_of
+    from rewrite.cli import tune as tune_cli
+    from tests.lower.test_tune import _graph
+
+    monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path / "cache"))
+    records.forget()
+    g = _graph()
+    t = next(t for t in tasks_of(g, parse_target("llvm", 1), "g") if t.gemm is not None and not t.gemm.direct)
+    default = t.schedule()
+    other = next(c for c in default.space["nc"].choices if c != default.decisions["nc"])
+    records.store().add(records.Record(t.key, t.target.cache_key, t.name, {"nc": other}, 1e-4, 2e-4, 5))
+    kept = KernelResult(t.name, t.key, 1, [], 2e-4, 1e-4, {"nc": other}, dict(default.decisions), status="tuned")
+    report = TuneReport([kept], 5, 0, 1.0, "local", ["host"])
+    monkeypatch.setattr(tune_cli, "CHECK_SLOWER", 0.0)  # never slower enough: kept
+    check = tune_cli.model_check(g, 1, report)
+    assert check is not None and check.reverted == 0 and check.speedup > 0
+    assert records.store().get(t.key).decisions == {"nc": other}
+    monkeypatch.setattr(tune_cli, "CHECK_SLOWER", 100.0)  # always slower: taken back
+    check = tune_cli.model_check(g, 1, report)
+    assert check is not None and check.reverted == 1 and "taken back" in check.line
+    assert records.store().get(t.key).decisions == default.decisions and kept.status == "reverted"
+    records.forget()
+    assert records.store().get(t.key).decisions == default.decisions  # on disk too: the last line wins
+    records.forget()

@@ -185,8 +185,16 @@ def test_search_spends_its_budget_and_a_second_run_measures_nothing_known(cache_
     ids = [decisions_id(t.decisions) for v in log.values() for t in v]
     assert len(ids) == len(set(ids))  # nothing measured twice
     records.forget()  # a new process: read back from disk
-    again = tune(tasks_of(_graph(), _target(1), "g"), TuneOptions(trials=20, batch=4), LocalRunner())
+
+    class Counting(LocalRunner):
+        def submit(self, b, want_features=True):
+            sent.append(b)
+            super().submit(b, want_features)
+
+    sent: list = []
+    again = tune(tasks_of(_graph(), _target(1), "g"), TuneOptions(trials=20, batch=4), Counting())
     assert again.trials == 0 and again.known == 20
+    assert sent == []  # not even a confirmation: nothing known is measured again
     assert "kernel time" in again.table()
     more = tune(tasks_of(_graph(), _target(1), "g"), TuneOptions(trials=28, batch=4), LocalRunner())
     assert more.trials == 8 and more.known == 20
