@@ -25,6 +25,7 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -208,7 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             rows += run_model(name, threads, args.repeats)
         except Exception as e:  # one model failing leaves the others' rows
-            print(f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
+            where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
+            at = f" (at {where.filename}:{where.lineno} in {where.name})" if where else ""
+            print(f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{at}", file=sys.stderr)
     print_table(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))

@@ -32,6 +32,7 @@ def factory(tmp_path: Path, monkeypatch) -> str:
     records.forget()
 
 
+@pytest.mark.slow  # 5 s: an import, a search and a second run; the search itself is in tests/lower/test_tune.py
 def test_tune_prints_a_table_and_logs_its_trials(capsys, factory, tmp_path):
     out_json = tmp_path / "tune.json"
     rc, out, err = run(

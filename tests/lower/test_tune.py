@@ -85,7 +85,7 @@ def test_random_candidates_build_match_the_default_and_are_timed():
     rng = random.Random(1)
     for t in tasks_of(_graph(), _target(), "g"):
         cands = []
-        for _ in range(6):
+        for _ in range(4):
             try:
                 cands.append(t.schedule(rng=rng).decisions)
             except ScheduleError:
@@ -176,12 +176,12 @@ def test_compile_takes_a_records_decisions_and_tuning_off_ignores_them(cache_dir
 def test_search_spends_its_budget_and_a_second_run_measures_nothing_known(cache_dir):
     tasks = tasks_of(_graph(), _target(1), "g")
     seen = []
-    rep = tune(tasks, TuneOptions(trials=20, batch=4), LocalRunner(), progress=lambda d, n, w: seen.append((d, n)))
-    assert rep.trials == 20 and rep.known == 0 and seen[-1] == (20, 20)
-    assert sum(k.trials for k in rep.kernels) == 20
+    rep = tune(tasks, TuneOptions(trials=12, batch=4), LocalRunner(), progress=lambda d, n, w: seen.append((d, n)))
+    assert rep.trials == 12 and rep.known == 0 and seen[-1] == (12, 12)
+    assert sum(k.trials for k in rep.kernels) == 12
     assert all(k.default_seconds for k in rep.kernels if k.trials)
     log = records.trial_log().load()
-    assert sum(len(v) for v in log.values()) == 20
+    assert sum(len(v) for v in log.values()) == 12
     ids = [decisions_id(t.decisions) for v in log.values() for t in v]
     assert len(ids) == len(set(ids))  # nothing measured twice
     records.forget()  # a new process: read back from disk
@@ -192,14 +192,14 @@ def test_search_spends_its_budget_and_a_second_run_measures_nothing_known(cache_
             super().submit(b, want_features)
 
     sent: list = []
-    again = tune(tasks_of(_graph(), _target(1), "g"), TuneOptions(trials=20, batch=4), Counting())
-    assert again.trials == 0 and again.known == 20
+    again = tune(tasks_of(_graph(), _target(1), "g"), TuneOptions(trials=12, batch=4), Counting())
+    assert again.trials == 0 and again.known == 12
     assert sent == []  # not even a confirmation: nothing known is measured again
     assert "kernel time" in again.table()
-    more = tune(tasks_of(_graph(), _target(1), "g"), TuneOptions(trials=28, batch=4), LocalRunner())
-    assert more.trials == 8 and more.known == 20
+    more = tune(tasks_of(_graph(), _target(1), "g"), TuneOptions(trials=16, batch=4), LocalRunner())
+    assert more.trials == 4 and more.known == 12
     ids = [decisions_id(t.decisions) for v in records.trial_log().load().values() for t in v]
-    assert len(ids) == len(set(ids)) == 28
+    assert len(ids) == len(set(ids)) == 16
 
 
 def test_no_warning_on_a_clean_run(cache_dir):
