@@ -222,3 +222,17 @@ def test_measured_costs_are_keyed_by_the_records_of_their_target(cache_dir, monk
     assert cost_key(t).cache_key == tuned  # another target's records: not this one's costs
     monkeypatch.setenv("EQSAT_TUNING", "0")
     assert cost_key(t).cache_key == before
+
+
+def test_a_candidate_that_raises_anything_is_dropped_not_the_kernel():
+    t = next(t for t in tasks_of(_graph(), _target(), "g") if "softmax" in t.name)
+
+    class Raising(type(t)):
+        def schedule(self, fixed=None, rng=None):
+            if fixed:
+                raise KeyError("a bug in a step")
+            return super().schedule(fixed, rng)
+
+    rt = Raising(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
+    default, got = measure(rt, [{"anything": 1}])
+    assert default.seconds and got[0].seconds is None and got[0].error.startswith("KeyError")
