@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from rewrite.ir.target import KINDS
 HAS_PTX = nvrtc.available() and nvrtc.ptxas_path() is not None
 needs_ptx = pytest.mark.skipif(not HAS_PTX, reason="needs NVRTC (the 'cuda' extra) and ptxas")
 gpu = pytest.mark.gpu
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")  # emulated_backend compiles with it
 needs_gpu = pytest.mark.skipif(cuda_driver.device_count() == 0, reason="needs a CUDA device")
 TARGET = cuda_target("sm_90", precision="tf32")
 LOAD16, STORE16 = re.compile(r"\bld\.global(\.nc)?\.u16\b"), re.compile(r"\bst\.global\.u16\b")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -40,7 +39,7 @@ from rewrite.ir.dtypes import HALF, TORCH_DTYPE
 from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import KINDS
 from rewrite.verification.numeric import normwise_rel_err
-from tests.lower.cuda_testutil import LOAD16, STORE16, TARGET, emulated_backend, gpu, needs_gpu, needs_ptx
+from tests.lower.cuda_testutil import LOAD16, STORE16, TARGET, emulated_backend, gpu, needs_gpu, needs_gxx, needs_ptx
 from tests.tiers import rotated
 
 SNAP = Path(__file__).parent / "snapshots"
@@ -248,7 +247,7 @@ def test_loop_kinds_of_gpu_are_printed():
 
 
 # ------------------------------------------------------------ numerics: the CUDA C run on the CPU
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@needs_gxx
 # every case, emulated on the CPU: in the fast tier each in one precision (in turn), in the slow tier both;
 # Winograd's unrolled transforms, int_arith and conv_maxpool take g++ seconds (4-4.5 s each in the fast tier): slow
 # tier only
@@ -274,7 +273,7 @@ def test_generated_cuda_computes_the_graph(name, precision, tmp_path, monkeypatc
 
 
 @pytest.mark.slow  # 13 s emulated; the small tiles stay in the fast tier
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@needs_gxx
 def test_generated_cuda_large_tf32_tiles_split_and_edges(tmp_path, monkeypatch):
     """128 x 128 x 32 TF32 tiles (8 warps of 64 x 32), partial at both edges, reduction split in 2."""
     import lower.schedule.gpu_recipes as recipes

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ctypes
 import re
-import shutil
 
 import pytest
 import torch
@@ -43,6 +42,7 @@ from tests.lower.cuda_testutil import (
     emulated_backend,
     gpu,
     needs_gpu,
+    needs_gxx,
     needs_ptx,
 )
 
@@ -187,7 +187,7 @@ def test_half_values_are_refused_where_a_tile_would_change_their_meaning():
         kernel_module(odd, TARGET)
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@needs_gxx
 @pytest.mark.parametrize("half", HALF)
 def test_generated_cuda_rounds_half_values_as_torch(half, tmp_path, monkeypatch):
     """The generated CUDA C run on the CPU: float32 -> half as torch's ``.to(dtype)`` bit for bit (ties to even,
@@ -207,7 +207,7 @@ def test_generated_cuda_rounds_half_values_as_torch(half, tmp_path, monkeypatch)
     assert got[3].dtype == ref[3].dtype and torch.equal(got[3], ref[3])
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@needs_gxx
 @pytest.mark.parametrize("own", [False, True], ids=["tf32", "own"])
 @pytest.mark.parametrize("half", HALF)
 def test_generated_cuda_half_tile_and_rows_compute(half, own, tmp_path):
@@ -237,7 +237,7 @@ def test_generated_cuda_half_tile_and_rows_compute(half, own, tmp_path):
 
 
 @pytest.mark.slow  # 13 s emulated, as the float32 one
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@needs_gxx
 @pytest.mark.parametrize("half", HALF)
 def test_half_operands_take_their_own_tensor_cores_in_large_split_tiles(half, tmp_path, monkeypatch):
     """A GEMM of two half inputs takes the m16n8k16 tile of their type (128 x 128 x 32, partial at both edges,
