@@ -287,8 +287,7 @@ def _untuned(graph: Graph, threads: int, feed: dict[str, torch.Tensor]) -> Runne
     """eqsat's graph compiled with every kernel on its recipe's default schedule (``EQSAT_TUNING=0``), bound to
     its inputs: tuning's own share, beside eqsat's (which uses ``eqsat tune``'s records); None when no record
     is kept for this machine's target (the two would be one)."""
-    key = parse_target("llvm", threads).cache_key
-    if not any(r.target == key for r in tuning_records.store().load().values()):
+    if tuning_records.digest(parse_target("llvm", threads)) is None:
         return None
     with config.TUNING.set("0"):
         run = compile(graph, threads=threads)

@@ -35,7 +35,7 @@ from lower.ir import Kernel
 from lower.measure_graphs import lower_digest
 from lower.ops_to_loops.core import GemmInfo
 from lower.schedule.recipes import schedule_kernel
-from lower.schedule.record import Schedule
+from lower.schedule.record import Schedule, recipe_inputs
 from lower.tune import records
 from rewrite import config
 from rewrite.ir.errors import ScheduleError, TuningWarning
@@ -52,17 +52,7 @@ def schedule_key(
     """The hash a schedule is kept under (see the module docstring); ``fixed``: the decisions of a tuning
     record it was built with."""
     text = "\n".join(
-        [
-            FORMAT,
-            repr(sorted((fixed or {}).items())),
-            lower_digest(),
-            target.cache_key,
-            f"pack_a={config.PACK_A.flag()}",
-            repr(gemm),
-            repr(sorted(const_names)),
-            repr(sorted((k, v) for k, v in kernel.meta.items() if k != "group")),  # the group: provenance only
-            str(dataclasses.replace(kernel, name="_")),
-        ]
+        [FORMAT, repr(sorted((fixed or {}).items())), lower_digest(), recipe_inputs(kernel, gemm, const_names, target)]
     )
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -67,7 +67,7 @@ from lower.schedule.checks import need_loop
 from lower.schedule.loop_steps import Fuse
 from lower.schedule.record import Schedule
 from rewrite import config
-from rewrite.ir.errors import ScheduleError
+from rewrite.ir.errors import DecisionError, ScheduleError
 from rewrite.ir.target import Target
 
 # Below these a parallel launch costs more than it saves.  A launch on the LLVM backend's native pool
@@ -159,9 +159,9 @@ def cpu_recipe(
     elif gemm is not None:
         try:
             gemm_recipe(sched, gemm, const_names, target)
+        except DecisionError:
+            raise  # a candidate asking for a value that is not legal here: refused, not a fallback
         except ScheduleError as e:
-            if sched.fixed and e.args and str(e.args[0]).startswith("decision "):
-                raise  # a candidate asking for a value that is not legal here: refused, not a fallback
             if config.DEBUG.flag():
                 print(f"gemm recipe refused for {kernel.name}: {e}")
             sched = sched.restart(kernel)

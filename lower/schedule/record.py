@@ -16,16 +16,38 @@ same steps to a fresh copy; ``str(schedule)`` prints them one per line.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lower.ir import Kernel
+from lower.ops_to_loops.core import GemmInfo
 from lower.schedule.gemm_steps import FoldInit, FoldInitRows, FoldPostRows, Tensorize
 from lower.schedule.loop_steps import Fuse, Parallel, Reorder, Split, Step, Unroll, Vectorize
 from lower.schedule.stage_steps import ComputeAt, Inline, Pack
-from rewrite.ir.errors import ScheduleError
+from rewrite import config
+from rewrite.ir.errors import DecisionError
+from rewrite.ir.target import Target
+
+
+def recipe_inputs(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> str:
+    """What a recipe's schedule of ``kernel`` is a function of, as text: the target's cache key and
+    ``EQSAT_PACK_A``, ``repr`` of its ``GemmInfo`` and sorted constant buffers, its notes but the fused group's
+    (provenance: node ids), and the kernel as printed under a fixed name (kernels of another graph or position
+    are the same).  Schedules (``cache.schedule_key``) and tuning records (``lower.tune.records.record_key``)
+    are keyed by it."""
+    return "\n".join(
+        [
+            target.cache_key,
+            f"pack_a={config.PACK_A.flag()}",
+            repr(gemm),
+            repr(sorted(const_names)),
+            repr(sorted((k, v) for k, v in kernel.meta.items() if k != "group")),
+            str(dataclasses.replace(kernel, name="_")),
+        ]
+    )
 
 
 # ============================================================== decisions
@@ -56,16 +78,16 @@ class Schedule:
     space: dict[str, Decision] = field(default_factory=dict)  # and where it was taken, what was legal
 
     def decide(self, name: str, choices: Sequence[Hashable], default: Hashable) -> Any:
-        """The value of decision ``name``: ``fixed[name]`` when asked for (a ``ScheduleError`` when it is not
+        """The value of decision ``name``: ``fixed[name]`` when asked for (a ``DecisionError`` when it is not
         one of ``choices``), else with ``rng`` a random one of ``choices``, else ``default``; recorded in
         ``decisions`` and ``space``.  ``choices`` lists the legal values (``default`` among them)."""
         opts = tuple(dict.fromkeys([default, *choices]))
         if name in self.space:
-            raise ScheduleError(f"decision {name!r} asked twice")
+            raise DecisionError(f"decision {name!r} asked twice")
         if name in self.fixed:
             value = self.fixed[name]
             if value not in opts:
-                raise ScheduleError(f"decision {name}={value!r} is not one of {list(opts)}")
+                raise DecisionError(f"decision {name}={value!r} is not one of {list(opts)}")
         elif self.rng is not None:
             value = opts[self.rng.randrange(len(opts))]
         else:

@@ -27,16 +27,19 @@ import json
 import os
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lower.ir import Kernel
 from lower.ops_to_loops.core import GemmInfo
+from lower.schedule.record import recipe_inputs
 from rewrite import config
 from rewrite.ir.errors import ConfigError, TuningWarning
 from rewrite.ir.target import Target
 
+T = TypeVar("T")
 SPACE_VERSION = 1  # of the recipes' decisions (names, meanings): records of another version are not read
 FILE = "records.jsonl"
 TRIALS_FILE = "trials.jsonl"
@@ -66,17 +69,7 @@ class Record:
 
 def record_key(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> str:
     """The key of ``kernel``'s record on ``target`` (see the module docstring)."""
-    text = "\n".join(
-        [
-            f"tuning {SPACE_VERSION}",
-            target.cache_key,
-            f"pack_a={config.PACK_A.flag()}",
-            repr(gemm),
-            repr(sorted(const_names)),
-            repr(sorted((k, v) for k, v in kernel.meta.items() if k != "group")),
-            str(dataclasses.replace(kernel, name="_")),
-        ]
-    )
+    text = "\n".join([f"tuning {SPACE_VERSION}", recipe_inputs(kernel, gemm, const_names, target)])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -117,7 +110,6 @@ class RecordStore:
         self.path = path
         self._records: dict[str, Record] | None = None
         self._lock = threading.Lock()
-        self.dropped = 0  # damaged lines passed over on load
 
     def load(self) -> dict[str, Record]:
         with self._lock:
@@ -129,30 +121,8 @@ class RecordStore:
 
     def _read_file(self) -> None:
         assert self.path is not None and self._records is not None
-        try:
-            lines = self.path.read_text(errors="replace").splitlines()
-        except OSError as e:
-            warnings.warn(
-                f"tuning records {self.path}: cannot be read ({e.strerror}); none used", TuningWarning, stacklevel=3
-            )
-            return
-        bad = []
-        for no, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            r = _parse(line)
-            if isinstance(r, str):
-                bad.append(f"line {no}: {r}")
-                continue
+        for r in _read_lines(self.path, _parse, "records"):
             self._records[r.key] = r
-        self.dropped = len(bad)
-        if bad:
-            more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
-            warnings.warn(
-                f"tuning records {self.path}: {len(bad)} damaged line(s) dropped: {'; '.join(bad[:3])}{more}",
-                TuningWarning,
-                stacklevel=3,
-            )
 
     def get(self, key: str) -> Record | None:
         return self.load().get(key)
@@ -196,21 +166,9 @@ class TrialLog:
             if self._trials is None:
                 self._trials = {}
                 if self.path is not None and self.path.exists():
-                    bad = []
-                    for no, line in enumerate(self.path.read_text(errors="replace").splitlines(), 1):
-                        if line.strip():
-                            got = _parse_trials(line)
-                            if isinstance(got, str):
-                                bad.append(f"line {no}: {got}")
-                            else:
-                                for t in got:
-                                    self._trials.setdefault(t.key, []).append(t)
-                    if bad:
-                        warnings.warn(
-                            f"tuning trials {self.path}: {len(bad)} damaged line(s) dropped: {'; '.join(bad[:3])}",
-                            TuningWarning,
-                            stacklevel=3,
-                        )
+                    for got in _read_lines(self.path, _parse_trials, "trials"):
+                        for t in got:
+                            self._trials.setdefault(t.key, []).append(t)
             return self._trials
 
     def of(self, key: str) -> list[Trial]:
@@ -245,6 +203,32 @@ def _parse_trials(line: str) -> list[Trial] | str:
         if not (isinstance(t, list) and len(t) == 3 and isinstance(t[0], dict) and isinstance(t[1], (int, float))):
             return "a trial is not [decisions, ratio, features]"
         out.append(Trial(d["key"], t[0], float(t[1]), tuple(float(x) for x in t[2] or ())))
+    return out
+
+
+def _read_lines(path: Path, parse: Callable[[str], T | str], what: str) -> list[T]:
+    """What ``parse`` makes of each line of ``path`` (blank ones skipped); the lines it cannot use (it returns why,
+    a phrase) dropped with one ``TuningWarning`` naming the file and the first three."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError as e:
+        warnings.warn(f"tuning {what} {path}: cannot be read ({e.strerror}); none used", TuningWarning, stacklevel=4)
+        return []
+    out, bad = [], []
+    for no, line in enumerate(lines, 1):
+        if line.strip():
+            got = parse(line)
+            if isinstance(got, str):
+                bad.append(f"line {no}: {got}")
+            else:
+                out.append(got)
+    if bad:
+        more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+        warnings.warn(
+            f"tuning {what} {path}: {len(bad)} damaged line(s) dropped: {'; '.join(bad[:3])}{more}",
+            TuningWarning,
+            stacklevel=4,
+        )
     return out
 
 
@@ -306,14 +290,22 @@ def forget() -> None:
         _logs.clear()
 
 
-def digest(target: Target) -> str | None:
-    """A short digest of the records kept for ``target`` (their keys and decisions), None when there are none
-    or ``EQSAT_TUNING=0``: measured kernel costs are keyed by it (``lower.llvm.measure.cost_key``), so the
-    compiled cost model measures again, with the tuned schedules, after ``eqsat tune`` changed a record."""
+def _in_use() -> RecordStore | None:
+    """The cache folder's store, None when ``EQSAT_TUNING=0`` or it has no file (nothing read, nothing kept)."""
     if not config.TUNING.flag():
         return None
     s = store()
     if s.path is None or (s._records is None and not s.path.exists()):
+        return None
+    return s
+
+
+def digest(target: Target) -> str | None:
+    """A short digest of the records kept for ``target`` (their keys and decisions), None when there are none
+    or ``EQSAT_TUNING=0``: measured kernel costs are keyed by it (``lower.llvm.measure.cost_key``), so the
+    compiled cost model measures again, with the tuned schedules, after ``eqsat tune`` changed a record."""
+    s = _in_use()
+    if s is None:
         return None
     mine = sorted(
         (r.key, json.dumps(r.decisions, sort_keys=True)) for r in s.load().values() if r.target == target.cache_key
@@ -323,12 +315,8 @@ def digest(target: Target) -> str | None:
 
 def lookup(kernel: Kernel, gemm: GemmInfo | None, const_names: set[str], target: Target) -> Record | None:
     """``kernel``'s record on ``target``, or None (none kept, or ``EQSAT_TUNING=0``)."""
-    if not config.TUNING.flag():
-        return None
-    s = store()
-    if s.path is None or (s._records is None and not s.path.exists()):
-        return None
-    return s.get(record_key(kernel, gemm, const_names, target))
+    s = _in_use()
+    return s.get(record_key(kernel, gemm, const_names, target)) if s is not None else None
 
 
 __all__ = [

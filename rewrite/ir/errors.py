@@ -121,6 +121,11 @@ class ScheduleError(LoweringError):
     """A schedule step is illegal or does not apply to the loop nest."""
 
 
+class DecisionError(ScheduleError):
+    """A schedule decision asked a value that is not among its legal choices for the kernel (a tuning
+    candidate or record), or asked twice: never a reason for a recipe to fall back to another."""
+
+
 class CodegenError(LoweringError):
     """The code generator met loop IR it cannot translate."""
 
@@ -130,6 +135,7 @@ __all__ = [
     "CacheWarning",
     "CodegenError",
     "ConfigError",
+    "DecisionError",
     "EqsatError",
     "ExtractionError",
     "FrontendError",
