@@ -98,12 +98,18 @@ LOWER_VERSION = "lower"  # the versions entry of a cost target that fingerprints
 
 @functools.cache
 def lower_digest() -> str:
-    """A digest of ``lower``'s source: kernels (and so their measured costs) change when it does."""
+    """A digest of ``lower``'s source and of what the op registry tells the lowering (each op's fusion role,
+    cost class and packed operand): kernels (and so their measured costs, schedules and run checks) change
+    when either does.  A registry fact alone (a blocked conv's packed operand, which decides what fusion
+    inlines into it) changed kernels while cached costs and run-check verdicts kept their keys."""
     root = Path(__file__).resolve().parent  # lower/ (parents[1], the checkout with its venv, hashed 12k files)
     h = hashlib.sha256()
     for f in sorted(root.rglob("*.py")):
         h.update(str(f.relative_to(root)).encode())
         h.update(f.read_bytes())
+    for name in sorted(OPS):
+        d = OPS[name]
+        h.update(f"{name} {d.group} {d.fusion} {d.cost_class} {d.packed_operand}\n".encode())
     return h.hexdigest()[:12]
 
 

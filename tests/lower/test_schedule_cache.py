@@ -94,3 +94,18 @@ def test_a_damaged_entry_is_rebuilt_and_no_cache_keeps_nothing(counted, tmp_path
     cache.cached_schedule(bk.kernel, bk.gemm, bk.const_names, target)
     cache.cached_schedule(bk.kernel, bk.gemm, bk.const_names, target)  # nor is anything kept in memory
     assert not list((tmp_path / "schedules").rglob("*.pkl")) and len(counted) == 4
+
+
+def test_what_the_registry_tells_the_lowering_is_in_the_digest(monkeypatch):
+    """An op's fusion role, cost class or packed operand decides what one kernel holds, so it keys cached
+    schedules, measured costs and run checks beside ``lower``'s source (a blocked conv's packed operand once
+    changed kernels under unchanged keys)."""
+    from lower.measure_graphs import lower_digest
+    from rewrite.ir.ops import OPS
+
+    digest = lower_digest.__wrapped__  # uncached (once per process otherwise: the registry is whole on import)
+    before = digest()
+    monkeypatch.setitem(OPS, "conv2d_blocked", dataclasses.replace(OPS["conv2d_blocked"], packed_operand=0))
+    assert digest() != before
+    monkeypatch.undo()
+    assert digest() == before
