@@ -236,3 +236,21 @@ def test_a_candidate_that_raises_anything_is_dropped_not_the_kernel():
     rt = Raising(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
     default, got = measure(rt, [{"anything": 1}])
     assert default.seconds and got[0].seconds is None and got[0].error.startswith("KeyError")
+
+
+def test_a_contractions_operands_are_drawn_so_its_sums_are_near_one():
+    """Candidates are timed on values a model has: a GEMM's sums near 1, not near K (positive draws summed
+    over K sent a GELU epilogue's erfc into denormals, 1.5x slower than the model runs it)."""
+    from lower.tune.harness import _buffers
+
+    b = GraphBuilder("gelu_gemm")
+    y = b.op("gelu_erf", b.matmul(b.input("x", (64, 384)), b.weight("w", torch.randn(384, 96))))
+    (t,) = [t for t in tasks_of(b.build([y]), _target(1), "g") if t.gemm is not None]
+    bufs = _buffers(t)
+    names = [p.name for p in t.kernel.params[: t.n_params]]
+    a = bufs[names.index(t.gemm.a_buf)][: 64 * 384].reshape(64, 384)
+    w = bufs[names.index(t.gemm.b_buf)][: 384 * 96].reshape(384, 96)
+    sums = a @ w
+    assert 0.5 < float(sums.mean()) < 2.0, float(sums.mean())
+    default, got = measure(t, [])
+    assert default.seconds and default.seconds > 0 and got == []
