@@ -15,12 +15,10 @@
   post-processed while it is in cache; the init folded away first where it
   can be (``FoldInit``: the first k block stores, a bias goes to the epilogue).
 * small contractions: loop order (batch, i, k, j) with j vectorized.
-* elementwise / layout stages: inner loops fused where the fusion keeps every
-  access affine, innermost loop vectorized, root loop parallel when big.
-* softmax / layernorm: row loops fused into one parallel root; each pass
-  over a row vectorized (reductions included).
-* pooling: window loops unrolled, output-width loop vectorized, (n, c) fused
-  into a parallel root.
+* direct convolutions: window unrolled, output width vectorized, (n, group)
+  the parallel root.
+* everything else (elementwise, layout, softmax / layernorm, pooling):
+  ``lower.schedule.generic``.
 """
 
 from __future__ import annotations
@@ -38,15 +36,10 @@ from lower.ir import (
     Call,
     Expr,
     For,
-    If,
     IntImm,
     Kernel,
     Load,
-    LoopKind,
-    Seq,
     Stage,
-    Stmt,
-    Store,
     Var,
     affine_in,
     all_exprs,
@@ -54,9 +47,7 @@ from lower.ir import (
     find_stage,
     flat_offset,
     loads_of,
-    perfect_nest,
     root_loop,
-    stmt_exprs,
     stores_of,
     walk_expr,
     walk_stmt,
@@ -64,21 +55,19 @@ from lower.ir import (
 from lower.ops_to_loops import GemmInfo
 from lower.ops_to_loops.contraction import DIRECT_CONV_MAX_UNROLL
 from lower.schedule.checks import need_loop
-from lower.schedule.loop_steps import Fuse
+from lower.schedule.generic import (
+    PAR_MIN_ELEMS,
+    PAR_MIN_FLOPS,
+    generic_recipe,
+    stage_loops,
+    try_fuse,
+    vectorize_innermost,
+)
 from lower.schedule.record import Schedule
 from rewrite import config
 from rewrite.ir.errors import DecisionError, ScheduleError
 from rewrite.ir.target import Target
 
-# Below these a parallel launch costs more than it saves.  A launch on the LLVM backend's native pool
-# (lower/llvm/driver.py) costs a few microseconds and late workers never hold it up, so kernels of a few
-# microseconds pay: 2**13 elements (~32 KiB read and written) or 2**19 flops (~5 us of GEMM).  Whole models,
-# 2 threads, interleaved in one process against the earlier 2**15 / 2**21: ShuffleNetV2 1.18-1.21x faster,
-# MobileNetV2 1.08-1.11x (their 14x14 and 28x28 layers and residual adds), EfficientNet-B0 1.00-1.02x;
-# BERT, GPT-2, ViT, Llama, ConvNeXt, DenseNet, NASRNN, SqueezeNet, NASNet-A, ResNeXt-50 and Inception-v3
-# within 1%.  Lower still (2**16 / 2**10) gained nothing more.
-PAR_MIN_ELEMS = 1 << 13
-PAR_MIN_FLOPS = 1 << 19
 GEMM_MIN_FLOPS = 1 << 16
 B_BLOCK_BYTES = 1 << 20  # packed B of one (KC, NC) block on one thread: half this CPU's 2 MiB L2
 # The output block (all rows x NC) on one thread when the reduction is one k block: its init, product and
@@ -172,13 +161,6 @@ def cpu_recipe(
 
 
 # ============================================================== contraction
-def _stage_loops(k: Kernel, stage: str) -> list[For]:
-    st = find_stage(k.body, stage)
-    if st is None or not isinstance(st.body, For):
-        raise ScheduleError(f"no loop nest for stage {stage}")
-    return perfect_nest(st.body)
-
-
 def gemm_rows(m: int, target: Target) -> int:
     """The micro-tile height for ``m`` rows: the target's MR, or ``SHORT_TILE`` when MR's last tile would be
     mostly empty (m = 64 with MR = 12: five full tiles and one of 4 rows) and the smaller tile wastes less.
@@ -408,7 +390,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is None:
             continue
-        lps = [lp.var.name for lp in _stage_loops(s.kernel, stage)]
+        lps = [lp.var.name for lp in stage_loops(s.kernel, stage)]
         *bv, ei, ej = lps
         s.split(ej, NC)
         lanes = [f"{ej}.i"]
@@ -482,7 +464,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     s.tensorize(ko if segments else ii, MR, NR, stream=stream, segments=segments, runs=g.nr or 0)
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels and slices: vectorize their innermost loop
         if isinstance(st, Stage) and (".pack_" in st.name or st.name == f"{g.stage}.row"):
-            _vectorize_innermost(s, st.name)
+            vectorize_innermost(s, st.name)
 
 
 def _block_choices(tiles: int) -> list[int]:
@@ -507,7 +489,7 @@ def _run_loop(s: Schedule, rows: str, lanes: list[str]) -> str:
     16-lane loop alone was left scalar: a ReLU pass took 160 us after a 250 us 64-channel 1x1 conv, fused 8)."""
     if len(lanes) == 1:
         return lanes[0]
-    return _try_fuse(s, rows, lanes[-1]) or lanes[-1]
+    return try_fuse(s, rows, lanes[-1]) or lanes[-1]
 
 
 def _b_in_place(k: Kernel, g: GemmInfo, tile: tuple[str, str, str]) -> bool:
@@ -555,12 +537,12 @@ def direct_conv_recipe(s: Schedule, g: GemmInfo, threads: int, vector_width: int
             s.unroll(w.var.name)
     for stage in [g.init_stage, *g.post]:  # whole planes: one contiguous loop, not a short loop per row
         if find_stage(s.kernel.body, stage) is not None:
-            names = [lp.var.name for lp in _stage_loops(s.kernel, stage)]
-            while len(names) >= 2 and (f := _try_fuse(s, names[-2], names[-1])) is not None:
+            names = [lp.var.name for lp in stage_loops(s.kernel, stage)]
+            while len(names) >= 2 and (f := try_fuse(s, names[-2], names[-1])) is not None:
                 names = [*names[:-2], f]
     for stage in [f"{g.stage}.pad", g.init_stage, *g.post, g.stage]:
         if find_stage(s.kernel.body, stage) is not None:
-            _vectorize_innermost(s, stage)
+            vectorize_innermost(s, stage)
     root_lp = root_loop(s.kernel.body)
     if (
         threads > 1
@@ -607,205 +589,4 @@ def small_contraction_recipe(s: Schedule, g: GemmInfo) -> None:
         pass
     for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is not None:
-            _vectorize_innermost(s, stage)
-
-
-# ============================================================== generic
-def _vectorize_innermost(s: Schedule, stage: str) -> None:
-    st = find_stage(s.kernel.body, stage)
-    if st is None:
-        return
-    for x in walk_stmt(st):
-        if (
-            isinstance(x, For)
-            and x.kind is LoopKind.SERIAL
-            and not any(isinstance(y, For) and y.kind is not LoopKind.UNROLLED for y in walk_stmt(x.body))
-        ):
-            try:
-                s.vectorize(x.var.name)
-            except ScheduleError:
-                pass
-
-
-def _clean(k: Kernel, var: str) -> bool:
-    """No access in ``k`` indexes through ``var`` with // or %."""
-    for st in walk_stmt(k.body):
-        accs = []
-        if isinstance(st, Store):
-            accs.append((st.buf, st.idx))
-        for e in stmt_exprs(st):
-            accs += [(ld.buf, ld.idx) for ld in loads_of(e)]
-        for buf, idx in accs:
-            off = flat_offset(buf, idx)
-            for e in walk_expr(off):
-                if (
-                    isinstance(e, Bin)
-                    and e.op in ("//", "%")
-                    and any(isinstance(v, Var) and v.name == var for v in walk_expr(e))
-                ):
-                    return False
-    return True
-
-
-def _try_fuse(s: Schedule, outer: str, inner: str) -> str | None:
-    """Fuse ``outer`` and ``inner`` unless that fails or leaves a // or % in an access; the fused name."""
-    step = Fuse(outer, inner)
-    try:
-        k2 = step.apply(s.kernel)
-    except ScheduleError:
-        return None
-    name = f"{outer}.{inner}"
-    if not _clean(k2, name):
-        return None
-    s.applied(step, k2)
-    return name
-
-
-def _elems(lps: list[For]) -> int:
-    n = 1
-    for lp in lps:
-        n *= lp.extent.value if isinstance(lp.extent, IntImm) else 1
-    return n
-
-
-def generic_recipe(s: Schedule, threads: int) -> None:
-    tops = list(s.kernel.body.stmts) if isinstance(s.kernel.body, Seq) else [s.kernel.body]
-    single = len(tops) == 1
-    for top in tops:
-        if not isinstance(top, Stage) or not isinstance(top.body, For):
-            continue
-        _schedule_stage(s, top.name, threads if single else 1)
-
-
-def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
-    lps = _stage_loops(s.kernel, stage)
-    names = [lp.var.name for lp in lps]
-    inner_stmt = lps[-1].body
-    perfect = isinstance(inner_stmt, Store)
-    work = _elems(lps)
-    if not perfect:
-        # reductions inside (softmax, layernorm, pools): unroll small window loops, vectorize passes
-        _unroll_windows(s, stage)
-        work *= _inner_work(lps[-1].body)
-        # loops of the perfect prefix: fuse the last two when the windows were unrolled (pools: ow innermost)
-        lps = _stage_loops(s.kernel, stage)
-        names = [lp.var.name for lp in lps]
-        _vectorize_innermost(s, stage)
-        lps = _stage_loops(s.kernel, stage)
-        last = lps[-1]
-        if last.kind is LoopKind.SERIAL and all(
-            y.kind is LoopKind.UNROLLED for y in walk_stmt(last.body) if isinstance(y, For)
-        ):
-            try:
-                s.vectorize(last.var.name)
-            except ScheduleError:
-                pass
-        names = [lp.var.name for lp in _stage_loops(s.kernel, stage)]
-    else:
-        # fuse from the innermost outwards while accesses stay affine
-        while len(names) >= 2:
-            f = _try_fuse(s, names[-2], names[-1])
-            if f is None:
-                break
-            names = [*names[:-2], f]
-        try:
-            s.vectorize(names[-1])
-        except ScheduleError:
-            pass
-    # worth a parallel launch (a tuner may try one from an eighth of the size, or none)
-    if (
-        threads <= 1
-        or work < PAR_MIN_ELEMS // 8
-        or not s.decide(f"{stage}:parallel", [False, True], work >= PAR_MIN_ELEMS)
-    ):
-        return
-    # one parallel root with enough iterations
-    if len(names) == 1:
-        lp = _stage_loops(s.kernel, stage)[0]
-        if not isinstance(lp.extent, IntImm):
-            return
-        n = lp.extent.value
-        if perfect:
-            chunk = max(1024, math.ceil(n / (threads * 8) / 64) * 64)
-        else:  # row kernels: an iteration is a whole row; chunks of rows for dynamic balancing
-            per = max(1, work // n)
-            chunk = max(1, math.ceil(8192 / per), math.ceil(n / (threads * 8)))
-            chunk = math.ceil(n / math.ceil(n / chunk))  # as many chunks, of even size (8 rows: 4 + 4, not 5 + 3)
-        # chunks of half to four times the rule's (whole vectors of 64 in a flat pass) for a tuner to try
-        unit = 64 if perfect else 1
-        chunk = s.decide(
-            f"{stage}:chunk",
-            [c for c in {max(unit, chunk * f // 4 // unit * unit) for f in (2, 8, 16)} if c < n],
-            chunk,
-        )
-        if chunk >= n:
-            return
-        kind = lp.kind
-        s.split(names[0], chunk)
-        try:
-            if kind is LoopKind.VECTORIZED:
-                s.vectorize(f"{names[0]}.i")
-            s.parallel(f"{names[0]}.o")
-        except ScheduleError:
-            pass
-        return
-    k = 1
-    lps = _stage_loops(s.kernel, stage)
-    while (
-        isinstance(lps[0].extent, IntImm)
-        and lps[0].extent.value < 4 * threads
-        and k < len(names) - 1
-        and lps[0].body is lps[1]
-        and isinstance(lps[1].extent, IntImm)
-    ):
-        try:
-            s.fuse(lps[0].var.name, lps[1].var.name)
-        except ScheduleError:
-            break
-        lps = _stage_loops(s.kernel, stage)
-        k += 1
-    try:
-        s.parallel(lps[0].var.name)
-    except ScheduleError:
-        pass
-
-
-def _inner_work(body: Stmt) -> int:
-    """Stores one iteration of the loop around ``body`` executes: every store counted once per iteration of
-    the loops around it (a Winograd tile's 36 stores, a pool row's window passes), the larger branch of an
-    ``If``.  What decides whether a non-perfect stage is worth a parallel launch."""
-    if isinstance(body, Store):
-        return 1
-    if isinstance(body, For):
-        return (body.extent.value if isinstance(body.extent, IntImm) else 1) * _inner_work(body.body)
-    if isinstance(body, Seq):
-        return max(1, sum(_inner_work(x) for x in body.stmts))
-    if isinstance(body, If):
-        return max(_inner_work(body.then), _inner_work(body.orelse) if body.orelse is not None else 1)
-    inner = getattr(body, "body", None)
-    return _inner_work(inner) if isinstance(inner, Stmt) else 1
-
-
-def _unroll_windows(s: Schedule, stage: str) -> None:
-    """Pools: fully unroll kh/kw window loops when small, so the output loop becomes innermost."""
-    st = find_stage(s.kernel.body, stage)
-    if st is None:
-        return
-    wins = [x for x in walk_stmt(st) if isinstance(x, For) and x.var.name.startswith(("kh", "kw"))]
-    total = 1
-    for w in wins:
-        total *= w.extent.value if isinstance(w.extent, IntImm) else 1 << 30
-    if wins and total <= 64:
-        for w in wins:
-            s.unroll(w.var.name)
-    # global pools: one reduction loop over the contiguous h*w plane, so it vectorizes over all of it
-    for x in walk_stmt(st):
-        if (
-            isinstance(x, For)
-            and x.var.name.startswith("h")
-            and isinstance(x.body, For)
-            and x.body.var.name.startswith("w")
-            and not any(isinstance(y, For) for y in walk_stmt(x.body.body))
-        ):
-            _try_fuse(s, x.var.name, x.body.var.name)
-            return
+            vectorize_innermost(s, stage)
