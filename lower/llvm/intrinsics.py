@@ -41,6 +41,7 @@ from typing import Any
 from lower.ir import Intrinsic
 from lower.llvm.igemm import IGEMM_INTRINSICS
 from lower.llvm.tables import DECLS, vector_decls
+from lower.llvm.transpose import TRANSPOSE_INTRINSICS
 from lower.schedule import STREAMS, micro_kernel_name, micro_kernel_parts
 from rewrite.ir.errors import CodegenError
 
@@ -480,6 +481,7 @@ KINDS = _KINDS + tuple(k + "z" for k in _KINDS if "s" not in k[4:])  # and each 
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
     **IGEMM_INTRINSICS,  # the quantized GEMM's (lower.llvm.igemm)
+    **TRANSPOSE_INTRINSICS,  # the blocked layout's conversions (lower.llvm.transpose)
     **{
         micro_kernel_name(kind, mr, nr, st, runs): emit_gemm
         for kind in KINDS

@@ -14,9 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lower.ir import (
+    F32,
     Allocate,
     Buffer,
     Expr,
+    For,
+    If,
+    IntImm,
+    Intrinsic,
+    LoopKind,
     Select,
     Stage,
     Stmt,
@@ -38,6 +44,12 @@ from rewrite.ir.graph import Node
 
 DW_TILE = 8  # output pixels per pass of a depthwise row: independent FMA chains, each tap's weight vector reused
 DW_TILE_MAX_TAPS = 32  # with larger windows 4 pixels a pass (the unrolled taps x pixels stay near 200)
+TRANSPOSE_BLOCKS = (4, 8, 16)  # the block sizes whose conversions call a backend's tile transpose
+
+
+def transpose_name(b: int) -> str:
+    """The ``Intrinsic`` transposing a local ``b`` x ``b`` tile into place (``lower/llvm/transpose.py``)."""
+    return f"transpose_{b}"
 
 
 def _lanes(c: Expr, n: int, total: int, load: Callable[[], Expr]) -> Expr:
@@ -59,16 +71,89 @@ def _block_copy(ctx: LowerCtx, src: Buffer, out: Buffer, axis: int) -> Stmt:
     return copy_stage(ctx, ctx.tag, out, load)
 
 
+def _tiled(ctx: LowerCtx, nchw: Buffer, blocked: Buffer) -> bool:
+    """Whether a conversion between these two runs by tiles through the backend's transpose: float32, a block
+    size it has, a CPU (a grid backend runs the copy, one thread an element)."""
+    return (
+        not ctx.grid
+        and blocked.shape[4] in TRANSPOSE_BLOCKS
+        and nchw.dtype == F32
+        and blocked.dtype == F32
+        and len(nchw.shape) == 4
+    )
+
+
+def _tile_stage(
+    ctx: LowerCtx, nchw: Buffer, blocked: Buffer, load: Callable[[Expr, Expr, Expr, Var, Var], Expr], to: bool
+) -> Stmt:
+    """A conversion by ``b`` x ``b`` tiles: per (image, channel block, run of ``b`` pixels) the tile is read into
+    a local copy (``load(n, cb, p0, i, j)``: element ``(i, j)``, contiguous along ``j``; an inlined producer
+    computes there), then the backend's routine transposes it into place.  ``to``: NCHW -> NCHWc (tile rows
+    are channels, stored as the ``b`` lanes of each pixel, the lanes past the channels zero), else NCHWc -> NCHW
+    (tile rows are pixels, stored as a run of pixels per real channel).
+
+    The last run of a plane (``P % b`` pixels) reads only those, and an NCHW block past the channels only its
+    real rows: no loads guarded lane by lane (LLVM left such a copy scalar), no reads past a buffer; what the
+    tile holds past them lands in lanes the routine does not store."""
+    N, C, H, W = nchw.shape
+    CB, B = blocked.shape[1], blocked.shape[4]
+    P = H * W
+    PT, tail = -(-P // B), P % B
+    t = ctx.var("t")
+    n, cb, pt = t // (CB * PT), (t // PT) % CB, t % PT
+    tile = Buffer(ctx.namer.name(f"{ctx.tag}_tile"), (B, B), F32, scope="local")
+
+    def copy(rows: int, cols: int, first: int = 0, value: Expr | None = None) -> Stmt:
+        i, j = ctx.var("i"), ctx.var("j")
+        v = value if value is not None else load(n, cb, pt * B, i, j)
+        return For(i, IntImm(rows), For(j, IntImm(cols), Store(tile, (i + first, j), v), LoopKind.VECTORIZED))
+
+    def branch(cond: Expr | None, then: Stmt, orelse: Stmt) -> Stmt:
+        return then if cond is None else If(cond, then, orelse)
+
+    pix_tail = lt(pt, PT - 1) if tail else None
+    if to:
+        real = C - (CB - 1) * B  # the last block's real channels
+        chan_tail = lt(cb, CB - 1) if real < B else None
+
+        def rows_of(cols: int) -> Stmt:
+            part = seq(copy(real, cols), copy(B - real, B, real, const(0.0))) if real < B else copy(B, cols)
+            return branch(chan_tail, copy(B, cols), part)
+
+        fill = branch(pix_tail, rows_of(B), rows_of(tail))
+    else:
+        fill = branch(pix_tail, copy(B, B), copy(tail, B))
+    pixels: Expr = IntImm(B) if not tail else Select(lt(pt, PT - 1), IntImm(B), IntImm(tail))
+    args: tuple[Buffer, Expr, Expr, Expr, Expr]
+    if to:
+        args = (blocked, ((n * CB + cb) * P + pt * B) * B, IntImm(B), pixels, IntImm(B))
+    else:
+        chans: Expr = IntImm(B) if C % B == 0 else emin(IntImm(B), IntImm(C) - cb * B)
+        args = (nchw, (n * C + cb * B) * P + pt * B, IntImm(P), chans, pixels)
+    call = Intrinsic(transpose_name(B), (tile, IntImm(0), *args), reads=(tile,), writes=(args[0],))
+    return Stage(ctx.tag, For(t, IntImm(N * CB * PT), Allocate(tile, seq(fill, call)), LoopKind.PARALLEL))
+
+
 @lowering("to_blocked")
 def lower_to_blocked(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    return _block_copy(ctx, ins[0], outs[0], 1)
+    x, out = ins[0], outs[0]
+    # a block of a few channels (an RGB image) is mostly zero lanes: a copy gathering the few real ones stores
+    # each pixel's block once, the tiles shuffle 16 rows for it (3 x 224 x 224: 69 us copied, 89 us in tiles;
+    # 8 channels: 32 us against 23)
+    if not _tiled(ctx, x, out) or x.shape[1] <= out.shape[4] // 4:
+        return _block_copy(ctx, x, out, 1)
+    W, B = x.shape[3], out.shape[4]
+    return _tile_stage(ctx, x, out, lambda n, cb, p0, i, j: x[n, cb * B + i, (p0 + j) // W, (p0 + j) % W], True)
 
 
 @lowering("from_blocked")
 def lower_from_blocked(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    y = ins[0]
+    y, out = ins[0], outs[0]
     B = y.shape[4]
-    return copy_stage(ctx, ctx.tag, outs[0], lambda v: y[v[0], v[1] // B, v[2], v[3], v[1] % B])
+    if not _tiled(ctx, out, y):
+        return copy_stage(ctx, ctx.tag, out, lambda v: y[v[0], v[1] // B, v[2], v[3], v[1] % B])
+    W = out.shape[3]
+    return _tile_stage(ctx, out, y, lambda n, cb, p0, i, j: y[n, cb, (p0 + i) // W, (p0 + i) % W, j], False)
 
 
 @lowering("blocked_weight")

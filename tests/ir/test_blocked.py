@@ -131,6 +131,55 @@ def test_a_scale_into_a_dense_blocked_1x1_conv_runs_once():
     torch.testing.assert_close(cg({"x": x, "s": s})[0], want, rtol=1e-4, atol=1e-4)
 
 
+# (N, C, H, W, block): partial last blocks (20 of 32, 12 of 16 lanes) and planes that are not whole tiles
+# (63, 25 and 21 pixels), whole tiles, blocks of 8 and 4, and a few channels (5 of 16: the gathering copy)
+CONVERSIONS = [(2, 20, 7, 9, 16), (1, 32, 4, 8, 16), (1, 12, 5, 5, 8), (2, 6, 3, 7, 4), (1, 5, 6, 6, 16)]
+
+
+@pytest.mark.parametrize("shape", CONVERSIONS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conversions_run_by_tiles_transposed_in_registers(shape, threads):
+    """``to_blocked`` / ``from_blocked`` read each tile into a local copy (where an inlined producer computes)
+    and call the backend's in-register transpose (``lower/llvm/transpose.py``); the lanes past the channels are
+    zero, the pixels past a plane's last tile are neither read nor stored.  A block of at most a quarter real
+    channels stays a gathering copy."""
+    n, c, h, w, blk = shape
+    x = torch.randn(n, c, h, w)
+    b = GraphBuilder("conv")
+    xb = b.op("to_blocked", b.op("relu", b.input("x", x.shape)), block=blk)
+    y = b.op("tanh", b.op("from_blocked", b.op("sigmoid", xb), channels=c))
+    graph = b.build([y, xb])
+    cg = compile_graph(graph, target=parse_target("llvm", threads=threads))
+    src = "\n".join(cg.kernel_source(k) for k in range(cg.kernels))
+    assert src.count(f"transpose_{blk}(") == (2 if c > blk // 4 else 1), src
+    got_y, got_xb = cg({"x": x})
+    want_xb = torch.zeros(n, -(-c // blk) * blk, h, w)
+    want_xb[:, :c] = torch.relu(x)
+    want_xb = want_xb.reshape(n, -1, blk, h, w).permute(0, 1, 3, 4, 2)
+    torch.testing.assert_close(got_xb, want_xb, rtol=0, atol=0)
+    torch.testing.assert_close(got_y, torch.tanh(torch.sigmoid(torch.relu(x))), rtol=1e-6, atol=1e-6)
+
+
+def test_the_transpose_routine_is_the_transpose():
+    """The routine's shuffles, level by level (each swaps one bit of the row index with the same bit of the
+    column index), applied to lane numbers: the transpose of every block size the lowering calls."""
+    from lower.llvm.transpose import _mask
+    from lower.ops_to_loops.blocked import TRANSPOSE_BLOCKS
+
+    for blk in TRANSPOSE_BLOCKS:
+        rows = [[(i, j) for j in range(blk)] for i in range(blk)]
+        d = blk // 2
+        while d:
+            new = [list(r) for r in rows]
+            for i in range(blk):
+                if not i & d:
+                    for hi, dst in ((False, i), (True, i + d)):
+                        lanes = [int(x.split()[1]) for x in _mask(d, blk, hi).split(", ")]
+                        new[dst] = [(rows[i] + rows[i + d])[q] for q in lanes]
+            rows, d = new, d // 2
+        assert rows == [[(j, i) for j in range(blk)] for i in range(blk)]
+
+
 def test_dense_blocked_conv_on_8_lane_vectors():
     """On 8-lane (AVX2) vectors a 16-channel block is two vectors of a micro-tile's columns: the second is 8
     floats into the block, the third ``ldq`` on (it was stored ``ldq`` on from the first: wrong results on
