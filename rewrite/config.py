@@ -160,7 +160,10 @@ TUNING = _declare(
     "kernel takes its recipe's default schedule",
 )
 PACK_A = _declare(
-    "EQSAT_PACK_A", "bool", "1", "pack a GEMM's A operand into k-major panels (0: read a row-major A in place)"
+    "EQSAT_PACK_A",
+    "bool",
+    "1",
+    "pack a row-major GEMM A operand into k-major panels where its rows would share an L1 set (0: never)",
 )
 TRACE = _declare("EQSAT_TRACE", "bool", "0", "print each saturation iteration's rule matches (like optimize -v)")
 UPDATE_SNAPSHOTS = _declare(

@@ -7,8 +7,10 @@
   (once at compile time when it is a constant, else per (NC, KC) block on
   the stack, or with few rows read in place when row-major: a 1x1 conv's
   input), A packed per (MC, KC) block into k-major MR-row panels (the MR
-  values a k step broadcasts are adjacent; ``EQSAT_PACK_A=0`` reads a
-  row-major A in place); the MR x NR x KC nest is tensorized to the
+  values a k step broadcasts are adjacent) unless it is row-major: then read
+  in place, its rows as MR streams, but where their pitch would put them all
+  in one L1 set (``A_ALIAS_PITCH_BYTES``); ``EQSAT_PACK_A=0`` never packs a
+  row-major A; the MR x NR x KC nest is tensorized to the
   register-blocked micro-kernel.
   The init stage (zero or bias) and the fused epilogue are computed at the
   column-block loop, so each output block is produced, finished and
@@ -102,6 +104,14 @@ PANEL_OUTER_MAX_M = 128
 # block (MC x k) fits A_BLOCK_BYTES on the stack.
 ONE_K_BLOCK_MAX_K = 4096
 STREAM_A_MAX_PANELS = 8  # a constant A is prefetched when at most this many NR-column panels use each tile
+# A row-major A (an activation: a linear layer's input) is read in place by the micro-kernel, its MR rows as
+# MR streams, unless their pitch is a multiple of this: then every row maps to one L1 set (64 sets of 64-byte
+# lines) and MR rows outnumber its ways; such an A is packed into k-major panels first.  Timed per kernel
+# (lower.tune's harness, interleaved), read in place against packed: at 1 thread 3136x192x48 1.48x,
+# 784x384x96 1.39x, 1024x256x64 1.47x, 196x768x192 1.10x, 128x768x768 1.08x, 197x768x3072 1.03x,
+# 196x192x768 0.96x; with K a multiple of 1024 0.80x (256x1024x1024), 0.91x (128x3072x768), 0.90x
+# (197x3072x768).  At 2 threads read in place 1.02-1.80x faster on all but those three (0.73-0.93x).
+A_ALIAS_PITCH_BYTES = 4096
 SHORT_TILE = 8  # the fallback micro-tile height when the target's MR leaves a mostly empty last tile
 # Other micro-tile heights a tuner may try, with at most this many vector accumulators (of the 32 registers:
 # B's vectors and A's broadcast need the rest).
@@ -441,14 +451,18 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
             s.pack(g.stage, "#1", jr, (ki, ji), f"{g.b_buf}_panel", pad[3:])
         else:
             s.pack(g.stage, "#1", ko, (jr, ki, ji), f"{g.b_buf}_panel", pad[2:])
-    # and A in k-major MR-row panels per (MC, KC) block (or, with EQSAT_PACK_A=0, read in place when unit
-    # stride along k)
+    # and A in k-major MR-row panels per (MC, KC) block when it is not unit stride along k, or its rows would
+    # crowd an L1 set (``A_ALIAS_PITCH_BYTES``; never with EQSAT_PACK_A=0)
     a_op = _update_factors(s.kernel, g)[0]
-    unit = False
+    unit, pitch = False, 0
     if isinstance(a_op, Load):
         f = affine_in(flat_offset(a_op.buf, a_op.idx), {ii, ji, ki})
         unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
-    if not a_const and (not unit or (g.kc is None and s.decide("pack_a", [False, True], config.PACK_A.flag()))):
+        pitch = f[0].get(ii, 0) * 4 if f is not None else 0
+    crowded = pitch % A_ALIAS_PITCH_BYTES == 0  # (a pitch of 0: one row broadcast, packed as before)
+    if not a_const and (
+        not unit or (g.kc is None and s.decide("pack_a", [False, True], config.PACK_A.flag() and crowded))
+    ):
         # padded to MR rows (a full-width vector copy, the tail tile's rows zero) unless A is shorter than a tile
         a_pad = (1, 1, MR) if g.m >= MR else ()
         s.pack(g.stage, "#0", ko if rows else io, (ir, ki, ii), f"{g.a_buf}_apanel", a_pad)

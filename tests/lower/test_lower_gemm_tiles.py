@@ -60,15 +60,18 @@ def test_odd_shapes_match_torch(tname, m, k, n, const_b):
     target = TARGETS[tname]
     cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=target)
     assert _tiles(cg) == [(gemm_rows(m, target), target.nr)]
-    # A packed into k-major panels by default (one row: the panel is a row, read by the row-major kernel); the
-    # bias init folded into the ReLU epilogue, the first k block stored (z)
-    assert _kinds(cg) == {("gemmt" if m > 1 else "gemm") + ("" if const_b else "r") + "z"}
+    # a row-major A read in place by the row-major micro-kernel; the bias init folded into the ReLU epilogue,
+    # the first k block stored (z)
+    assert _kinds(cg) == {"gemm" + ("" if const_b else "r") + "z"}
 
 
 @pytest.mark.parametrize("tname", sorted(TARGETS))
-@pytest.mark.parametrize("m,k,n,const_b", [(37, 300, 75, True), (64, 261, 97, False)])
-def test_row_major_a_read_in_place_matches_torch(monkeypatch, tname, m, k, n, const_b):
-    """EQSAT_PACK_A=0: a unit-stride A is read in place by the row-major micro-kernel."""
+@pytest.mark.parametrize("m,k,n,const_b", [(37, 1024, 75, True), (64, 2048, 97, False)])
+def test_a_row_major_a_is_packed_where_its_rows_share_an_l1_set(monkeypatch, tname, m, k, n, const_b):
+    """Rows a multiple of 4 KiB apart map to one L1 set: such an A is packed into k-major panels (the ``t``
+    kernels), and with EQSAT_PACK_A=0 read in place all the same."""
+    cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=TARGETS[tname])
+    assert _kinds(cg) == {"gemmt" + ("" if const_b else "r") + "z"}
     monkeypatch.setenv("EQSAT_PACK_A", "0")
     cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=TARGETS[tname])
     assert _kinds(cg) == {"gemm" + ("" if const_b else "r") + "z"}
@@ -208,9 +211,9 @@ def _conv3x3(c: int, hw: int, oc: int):
     [
         (_conv3x3(64, 7, 96), "a", "gemmtz_12x32_pa"),  # constant weights, 49 columns: each A tile meets 2 panels
         (_conv3x3(16, 40, 24), "", "gemmtz_12x32"),  # 1600 columns: each A tile stays in L1 across many panels
-        (_matmul(48, 300, 100, True), "b", "gemmtz_12x32_pb"),  # constant B (a linear's weight)
+        (_matmul(48, 300, 100, True), "b", "gemmz_12x32_pb"),  # constant B (a linear's weight), A read in place
         # B read in place (an activation a layer left in memory): the next panel's columns of each row ahead
-        (_matmul(48, 300, 100, False), "b", "gemmtrz_12x32_pb"),
+        (_matmul(48, 300, 100, False), "b", "gemmrz_12x32_pb"),
     ],
 )
 def test_weights_read_once_per_run_are_prefetched_by_the_micro_kernel(graph, stream, call):

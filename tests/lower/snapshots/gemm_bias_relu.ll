@@ -2,11 +2,10 @@ declare i64 @llvm.smin.i64(i64, i64)
 
 declare float @llvm.maximum.f32(float, float)
 
-declare void @eqsat_gemmtz_8x32_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64, i64)
+declare void @eqsat_gemmz_8x32_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64, i64)
 
 define internal void @gemm_bias_relu.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, ptr noalias nocapture align 4 %param.4, i64 %lo, i64 %hi) nounwind {
 entry:
-  %l.t4_apanel = alloca [3072 x float], align 64
   ; stage matmul0
   br label %i_1_o_j_1_o.head1
 i_1_o_j_1_o.head1:
@@ -14,134 +13,88 @@ i_1_o_j_1_o.head1:
   %t7 = icmp slt i64 %i_1_o_j_1_o.5, %hi
   br i1 %t7, label %i_1_o_j_1_o.body2, label %i_1_o_j_1_o.exit4
 i_1_o_j_1_o.body2:
-  ; stage matmul0.pack_t4_apanel
-  br label %i_1_i_o_p.head8
-i_1_i_o_p.head8:
-  %i_1_i_o_p.12 = phi i64 [ 0, %i_1_o_j_1_o.body2 ], [ %n13, %i_1_i_o_p.latch10 ]
-  %t14 = icmp slt i64 %i_1_i_o_p.12, 4
-  br i1 %t14, label %i_1_i_o_p.body9, label %i_1_i_o_p.exit11
-i_1_i_o_p.body9:
-  br label %k_i_p1.head15
-k_i_p1.head15:
-  %k_i_p1.19 = phi i64 [ 0, %i_1_i_o_p.body9 ], [ %n20, %k_i_p1.latch17 ]
-  %t21 = icmp slt i64 %k_i_p1.19, 96
-  br i1 %t21, label %k_i_p1.body16, label %k_i_p1.exit18
-k_i_p1.body16:
-  br label %i_1_i_i_p.head22
-i_1_i_i_p.head22:
-  %i_1_i_i_p.26 = phi i64 [ 0, %k_i_p1.body16 ], [ %n27, %i_1_i_i_p.latch24 ]
-  %t28 = icmp slt i64 %i_1_i_i_p.26, 8
-  br i1 %t28, label %i_1_i_i_p.body23, label %i_1_i_i_p.exit25
-i_1_i_i_p.body23:
-  %t29 = mul i64 %i_1_i_i_p.26, 96
-  %t30 = mul i64 %i_1_i_o_p.12, 768
-  %t31 = add i64 %t29, %t30
-  %t32 = mul i64 %i_1_o_j_1_o.5, 3072
-  %t33 = add i64 %t31, %t32
-  %t34 = add i64 %t33, %k_i_p1.19
-  %t35 = mul i64 0, 96
+  br label %i_1_i_o.head8
+i_1_i_o.head8:
+  %i_1_i_o.12 = phi i64 [ 0, %i_1_o_j_1_o.body2 ], [ %n13, %i_1_i_o.latch10 ]
+  %t14 = icmp slt i64 %i_1_i_o.12, 4
+  br i1 %t14, label %i_1_i_o.body9, label %i_1_i_o.exit11
+i_1_i_o.body9:
+  br label %j_1_i_o.head15
+j_1_i_o.head15:
+  %j_1_i_o.19 = phi i64 [ 0, %i_1_i_o.body9 ], [ %n20, %j_1_i_o.latch17 ]
+  %t21 = icmp slt i64 %j_1_i_o.19, 3
+  br i1 %t21, label %j_1_i_o.body16, label %j_1_i_o.exit18
+j_1_i_o.body16:
+  %t22 = mul i64 %i_1_i_o.12, 768
+  %t23 = mul i64 %i_1_o_j_1_o.5, 3072
+  %t24 = add i64 %t22, %t23
+  %t25 = mul i64 0, 96
+  %t26 = add i64 %t24, %t25
+  %p27 = getelementptr inbounds float, ptr %param.2, i64 %t26
+  %t28 = mul i64 %j_1_i_o.19, 3072
+  %t29 = mul i64 0, 3072
+  %t30 = add i64 %t28, %t29
+  %p31 = getelementptr inbounds float, ptr %param.4, i64 %t30
+  %t32 = mul i64 %i_1_i_o.12, 640
+  %t33 = mul i64 %i_1_o_j_1_o.5, 2560
+  %t34 = add i64 %t32, %t33
+  %t35 = mul i64 %j_1_i_o.19, 32
   %t36 = add i64 %t34, %t35
-  %p37 = getelementptr inbounds float, ptr %param.2, i64 %t36
-  %v38 = load float, ptr %p37, align 4
-  %t39 = mul i64 %i_1_i_o_p.12, 768
-  %t40 = add i64 %i_1_i_i_p.26, %t39
-  %t41 = mul i64 %k_i_p1.19, 8
-  %t42 = add i64 %t40, %t41
-  %p43 = getelementptr inbounds float, ptr %l.t4_apanel, i64 %t42
-  store float %v38, ptr %p43, align 4
-  br label %i_1_i_i_p.latch24
-i_1_i_i_p.latch24:
-  %n27 = add nuw nsw i64 %i_1_i_i_p.26, 1
-  br label %i_1_i_i_p.head22, !llvm.loop !0
-i_1_i_i_p.exit25:
-  br label %k_i_p1.latch17
-k_i_p1.latch17:
-  %n20 = add nuw nsw i64 %k_i_p1.19, 1
-  br label %k_i_p1.head15, !llvm.loop !3
-k_i_p1.exit18:
-  br label %i_1_i_o_p.latch10
-i_1_i_o_p.latch10:
-  %n13 = add nuw nsw i64 %i_1_i_o_p.12, 1
-  br label %i_1_i_o_p.head8, !llvm.loop !5
-i_1_i_o_p.exit11:
-  br label %i_1_i_o.head44
-i_1_i_o.head44:
-  %i_1_i_o.48 = phi i64 [ 0, %i_1_i_o_p.exit11 ], [ %n49, %i_1_i_o.latch46 ]
-  %t50 = icmp slt i64 %i_1_i_o.48, 4
-  br i1 %t50, label %i_1_i_o.body45, label %i_1_i_o.exit47
-i_1_i_o.body45:
-  br label %j_1_i_o.head51
-j_1_i_o.head51:
-  %j_1_i_o.55 = phi i64 [ 0, %i_1_i_o.body45 ], [ %n56, %j_1_i_o.latch53 ]
-  %t57 = icmp slt i64 %j_1_i_o.55, 3
-  br i1 %t57, label %j_1_i_o.body52, label %j_1_i_o.exit54
-j_1_i_o.body52:
-  %t58 = mul i64 %i_1_i_o.48, 768
-  %p59 = getelementptr inbounds float, ptr %l.t4_apanel, i64 %t58
-  %t60 = mul i64 %j_1_i_o.55, 3072
-  %t61 = mul i64 0, 3072
-  %t62 = add i64 %t60, %t61
-  %p63 = getelementptr inbounds float, ptr %param.4, i64 %t62
-  %t64 = mul i64 %i_1_i_o.48, 640
-  %t65 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t66 = add i64 %t64, %t65
-  %t67 = mul i64 %j_1_i_o.55, 32
-  %t68 = add i64 %t66, %t67
-  %p69 = getelementptr inbounds float, ptr %param.0, i64 %t68
-  %t70 = mul i64 %j_1_i_o.55, 32
-  %t71 = sub i64 80, %t70
-  %t72 = call i64 @llvm.smin.i64(i64 32, i64 %t71)
-  %t73 = mul i64 0, 96
-  call void @eqsat_gemmtz_8x32_pb(ptr %p59, i64 8, ptr %p63, ptr %p69, i64 80, i64 96, i64 8, i64 %t72, i64 %t73)
-  br label %j_1_i_o.latch53
-j_1_i_o.latch53:
-  %n56 = add nuw nsw i64 %j_1_i_o.55, 1
-  br label %j_1_i_o.head51
-j_1_i_o.exit54:
-  br label %i_1_i_o.latch46
-i_1_i_o.latch46:
-  %n49 = add nuw nsw i64 %i_1_i_o.48, 1
-  br label %i_1_i_o.head44, !llvm.loop !7
-i_1_i_o.exit47:
+  %p37 = getelementptr inbounds float, ptr %param.0, i64 %t36
+  %t38 = mul i64 %j_1_i_o.19, 32
+  %t39 = sub i64 80, %t38
+  %t40 = call i64 @llvm.smin.i64(i64 32, i64 %t39)
+  %t41 = mul i64 0, 96
+  call void @eqsat_gemmz_8x32_pb(ptr %p27, i64 96, ptr %p31, ptr %p37, i64 80, i64 96, i64 8, i64 %t40, i64 %t41)
+  br label %j_1_i_o.latch17
+j_1_i_o.latch17:
+  %n20 = add nuw nsw i64 %j_1_i_o.19, 1
+  br label %j_1_i_o.head15
+j_1_i_o.exit18:
+  br label %i_1_i_o.latch10
+i_1_i_o.latch10:
+  %n13 = add nuw nsw i64 %i_1_i_o.12, 1
+  br label %i_1_i_o.head8, !llvm.loop !0
+i_1_i_o.exit11:
   ; stage matmul0.epilogue
-  br label %ie_i.head74
-ie_i.head74:
-  %ie_i.78 = phi i64 [ 0, %i_1_i_o.exit47 ], [ %n79, %ie_i.latch76 ]
-  %t80 = icmp slt i64 %ie_i.78, 32
-  br i1 %t80, label %ie_i.body75, label %ie_i.exit77
-ie_i.body75:
-  br label %je_i.head81
-je_i.head81:
-  %je_i.85 = phi i64 [ 0, %ie_i.body75 ], [ %n86, %je_i.latch83 ]
-  %t87 = icmp slt i64 %je_i.85, 80
-  br i1 %t87, label %je_i.body82, label %je_i.exit84
-je_i.body82:
-  %t88 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t89 = mul i64 %ie_i.78, 80
-  %t90 = add i64 %t88, %t89
-  %t91 = add i64 %t90, %je_i.85
-  %p92 = getelementptr inbounds float, ptr %param.0, i64 %t91
-  %v93 = load float, ptr %p92, align 4
-  %p94 = getelementptr inbounds float, ptr %param.1, i64 %je_i.85
-  %v95 = load float, ptr %p94, align 4
-  %t96 = fadd nsz contract arcp afn float %v93, %v95
-  %t97 = call nsz contract arcp afn float @llvm.maximum.f32(float %t96, float 0x0000000000000000)
-  %t98 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t99 = mul i64 %ie_i.78, 80
-  %t100 = add i64 %t98, %t99
-  %t101 = add i64 %t100, %je_i.85
-  %p102 = getelementptr inbounds float, ptr %param.0, i64 %t101
-  store float %t97, ptr %p102, align 4
-  br label %je_i.latch83
-je_i.latch83:
-  %n86 = add nuw nsw i64 %je_i.85, 1
-  br label %je_i.head81, !llvm.loop !9
-je_i.exit84:
-  br label %ie_i.latch76
-ie_i.latch76:
-  %n79 = add nuw nsw i64 %ie_i.78, 1
-  br label %ie_i.head74, !llvm.loop !12
-ie_i.exit77:
+  br label %ie_i.head42
+ie_i.head42:
+  %ie_i.46 = phi i64 [ 0, %i_1_i_o.exit11 ], [ %n47, %ie_i.latch44 ]
+  %t48 = icmp slt i64 %ie_i.46, 32
+  br i1 %t48, label %ie_i.body43, label %ie_i.exit45
+ie_i.body43:
+  br label %je_i.head49
+je_i.head49:
+  %je_i.53 = phi i64 [ 0, %ie_i.body43 ], [ %n54, %je_i.latch51 ]
+  %t55 = icmp slt i64 %je_i.53, 80
+  br i1 %t55, label %je_i.body50, label %je_i.exit52
+je_i.body50:
+  %t56 = mul i64 %i_1_o_j_1_o.5, 2560
+  %t57 = mul i64 %ie_i.46, 80
+  %t58 = add i64 %t56, %t57
+  %t59 = add i64 %t58, %je_i.53
+  %p60 = getelementptr inbounds float, ptr %param.0, i64 %t59
+  %v61 = load float, ptr %p60, align 4
+  %p62 = getelementptr inbounds float, ptr %param.1, i64 %je_i.53
+  %v63 = load float, ptr %p62, align 4
+  %t64 = fadd nsz contract arcp afn float %v61, %v63
+  %t65 = call nsz contract arcp afn float @llvm.maximum.f32(float %t64, float 0x0000000000000000)
+  %t66 = mul i64 %i_1_o_j_1_o.5, 2560
+  %t67 = mul i64 %ie_i.46, 80
+  %t68 = add i64 %t66, %t67
+  %t69 = add i64 %t68, %je_i.53
+  %p70 = getelementptr inbounds float, ptr %param.0, i64 %t69
+  store float %t65, ptr %p70, align 4
+  br label %je_i.latch51
+je_i.latch51:
+  %n54 = add nuw nsw i64 %je_i.53, 1
+  br label %je_i.head49, !llvm.loop !2
+je_i.exit52:
+  br label %ie_i.latch44
+ie_i.latch44:
+  %n47 = add nuw nsw i64 %ie_i.46, 1
+  br label %ie_i.head42, !llvm.loop !5
+ie_i.exit45:
   br label %i_1_o_j_1_o.latch3
 i_1_o_j_1_o.latch3:
   %n6 = add nuw nsw i64 %i_1_o_j_1_o.5, 1
@@ -166,32 +119,18 @@ entry:
   ret void
 }
 
-!0 = distinct !{!0, !1, !2}
+!0 = distinct !{!0, !1}
 
-!1 = !{!"llvm.loop.vectorize.enable", i1 true}
+!1 = !{!"llvm.loop.unroll.disable"}
 
-!2 = !{!"llvm.loop.vectorize.width", i32 16}
+!2 = distinct !{!2, !3, !4}
 
-!3 = distinct !{!3, !4}
+!3 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!4 = !{!"llvm.loop.unroll.disable"}
+!4 = !{!"llvm.loop.vectorize.width", i32 16}
 
-!5 = distinct !{!5, !6}
+!5 = distinct !{!5, !6, !7}
 
 !6 = !{!"llvm.loop.unroll.disable"}
 
-!7 = distinct !{!7, !8}
-
-!8 = !{!"llvm.loop.unroll.disable"}
-
-!9 = distinct !{!9, !10, !11}
-
-!10 = !{!"llvm.loop.vectorize.enable", i1 true}
-
-!11 = !{!"llvm.loop.vectorize.width", i32 16}
-
-!12 = distinct !{!12, !13, !14}
-
-!13 = !{!"llvm.loop.unroll.disable"}
-
-!14 = !{!"llvm.loop.vectorize.enable", i1 false}
+!7 = !{!"llvm.loop.vectorize.enable", i1 false}
