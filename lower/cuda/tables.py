@@ -30,6 +30,7 @@ I64_MINMAX = {"min": "eqsat_min_i64", "max": "eqsat_max_i64"}
 # the CPU backend's polynomials are within a few ulp, and results are compared across backends.
 MATH: dict[str, tuple[str, tuple[str, ...]]] = {
     "exp": ("expf", ()),
+    "exp88": ("eqsat_exp88", ("exp88",)),
     "tanh": ("tanhf", ()),
     "sqrt": ("sqrtf", ()),
     "rsqrt": ("rsqrtf", ()),
@@ -102,6 +103,7 @@ HELPERS: dict[str, str] = {
         for fn, (floor, rem) in INT_FUNCS.items()
     ),
     "sigmoid": "__device__ __forceinline__ float eqsat_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }",
+    "exp88": "__device__ __forceinline__ float eqsat_exp88(float x) { return expf(fminf(fmaxf(x, -88.0f), 88.0f)); }",
     "gelu_tanh": (
         "__device__ __forceinline__ float eqsat_gelu_tanh(float x) {\n"
         f"  return 0.5f * x * (1.0f + tanhf({math.sqrt(2.0 / math.pi)!r}f * (x + 0.044715f * x * x * x)));\n}}"

@@ -241,6 +241,7 @@ def _rsqrt_body() -> str:
 # helper definitions it needs (in order), declarations it needs)
 MATH = {
     "exp": ("eqsat_exp", ["exp"], ["llvm.rint.f32", "llvm.fma.f32"]),
+    "exp88": ("eqsat_exp88", ["exp88"], ["llvm.rint.f32", "llvm.fma.f32"]),
     "tanh": ("eqsat_tanh", ["exp88", "tanh"], ["llvm.rint.f32", "llvm.fma.f32", "llvm.fabs.f32", "llvm.copysign.f32"]),
     "sigmoid": ("eqsat_sigmoid", ["exp88", "sigmoid"], ["llvm.rint.f32", "llvm.fma.f32"]),
     "gelu_tanh": (

@@ -122,7 +122,10 @@ def _hardsig(x: Expr) -> Expr:
 
 def _erfc_pos(z: Expr) -> Expr:
     """erfc(z) for z >= 0 with relative error below 1.2e-7 (the Chebyshev fit of Numerical Recipes'
-    ``erfcc``), so GELU keeps its relative accuracy in the negative tail."""
+    ``erfcc``), so GELU keeps its relative accuracy in the negative tail down to z = 9.3 (erfc 1e-39): its
+    exponential is ``exp88``, whose argument stops at -88 there, and past it erfc stays near 1e-39 instead of
+    falling through the denormals (exp's two-factor scaling for those made a GELU over 96x112x112 floats 1.18x
+    slower: 1053 against 891 us, 1 thread)."""
     t = const(1.0) / (const(1.0) + const(0.5) * z)
     coef = (
         -1.26551223,
@@ -139,7 +142,7 @@ def _erfc_pos(z: Expr) -> Expr:
     poly: Expr = const(coef[-1])
     for c in reversed(coef[:-1]):
         poly = const(c) + t * poly
-    return t * call("exp", poly - z * z)
+    return t * call("exp88", poly - z * z)
 
 
 def _gelu_erf(x: Expr) -> Expr:
