@@ -242,9 +242,19 @@ def _depthwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
     WP = (OWT * T - 1) * SW + (KW - 1) * DW + 1
     n, g = ctx.var("n"), ctx.var("g")
     xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (HP, WP, B), scope="local")
-    p, c0 = ctx.var("p"), ctx.var("c")
-    fill: list[Stmt] = [loops([(p, HP * WP), (c0, B)], Store(xp, (p // WP, p % WP, c0), const(0.0)))]
-    rows, cols = min(H, HP - PH), min(W, WP - PW)
+    rows, cols = max(0, min(H, HP - PH)), max(0, min(W, WP - PW))
+    fill: list[Stmt] = []
+    # zero only the border the copy leaves (above, below, left and right of the image): zeroing the whole
+    # plane first was one more pass over it (114 x 114 x 16 floats, 0.8 MiB, for a 112 x 112 map)
+    for r0, nr, q0, nq in (
+        (0, PH, 0, WP),
+        (PH + rows, HP - PH - rows, 0, WP),
+        (PH, rows, 0, PW),
+        (PH, rows, PW + cols, WP - PW - cols),
+    ):
+        if nr > 0 and nq > 0:
+            p, c0 = ctx.var("p"), ctx.var("c")
+            fill.append(loops([(p, nr * nq), (c0, B)], Store(xp, (r0 + p // nq, q0 + p % nq, c0), const(0.0))))
     if rows > 0 and cols > 0:
         ih, iw, c1 = ctx.var("ih"), ctx.var("iw"), ctx.var("c")
         fill.append(loops([(ih, rows), (iw, cols), (c1, B)], Store(xp, (ih + PH, iw + PW, c1), x[n, g, ih, iw, c1])))
