@@ -4,9 +4,10 @@ convolutions in it.
 * dense (``groups`` 1): per image one GEMM ``C[OH*OW, KB*b] = im2col(x)[OH*OW, Cg*KH*KW] @ W``, pixels
   as rows and output channels as columns, so every micro-tile's columns are one block's ``b`` lanes of
   consecutive pixels: ``b`` floats apart, a row-major tile (``GemmInfo.nr``: the tile is one block wide);
-* depthwise: direct, per (image, block) a zero-padded local copy of the block's input plane, then per
-  output row ``T`` pixels at a time: each tap is one ``b``-lane multiply-add per pixel, ``T`` pixels
-  independent accumulation chains, no row tails (the lanes are channels, not pixels).
+* depthwise: direct, per (image, block) a ring of the zero-padded input rows the current output row's
+  windows read (each row copied in once), then per output row ``T`` pixels at a time: each tap is one
+  ``b``-lane multiply-add per pixel, ``T`` pixels independent accumulation chains, no row tails (the lanes
+  are channels, not pixels).
 """
 
 from __future__ import annotations
@@ -221,14 +222,17 @@ def lower_conv2d_blocked(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
 
 
 def _depthwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    """Per (n, block g): ``xp[hp, wp, c]`` = the block's plane zero-padded, then per output row ``oh`` and
-    run of ``T`` pixels::
+    """Per (n, block g), a ring ``xr[slot, wp, c]`` of the ``span = (KH - 1) * DH + 1`` zero-padded input rows
+    the current output row's windows read (padded row ``r`` in slot ``r % span``), each row copied in once,
+    as the output rows reach it; then per output row ``oh`` and run of ``T`` pixels::
 
         acc[t, c] = out[n, g, oh, ow0 + t, c]                                   (init, folded residual)
-        acc[t, c] += w[g, 0, kh, kw, c] * xp[oh*SH + kh*DH, (ow0 + t)*SW + kw*DW, c]   for c, kh, kw, t
+        acc[t, c] += w[g, 0, kh, kw, c] * xr[(oh*SH + kh*DH) % span, (ow0 + t)*SW + kw*DW, c]
         out[n, g, oh, ow0 + t, c] = acc[t, c]                                   for t < OW - ow0
 
-    ``c`` is the vector loop (whole blocks: no tails); the init and activation passes run over the plane."""
+    ``c`` is the vector loop (whole blocks: no tails); the init and activation passes run over the plane.
+    The ring stays in L1 (3 x 114 x 16 floats for a 3x3 window over 112 columns); the whole padded plane it
+    replaced (0.8 MiB at 112 x 112) was copied through L2 before any output."""
     x, wb = ins[:2]
     out = outs[0]
     a = node.attrs
@@ -238,41 +242,38 @@ def _depthwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
     T = min(OW, DW_TILE if KH * KW <= DW_TILE_MAX_TAPS else DW_TILE // 2)
     OWT = -(-OW // T)
-    HP = (OH - 1) * SH + (KH - 1) * DH + 1
+    span = (KH - 1) * DH + 1
     WP = (OWT * T - 1) * SW + (KW - 1) * DW + 1
-    n, g = ctx.var("n"), ctx.var("g")
-    xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (HP, WP, B), scope="local")
-    rows, cols = max(0, min(H, HP - PH)), max(0, min(W, WP - PW))
-    fill: list[Stmt] = []
-    # zero only the border the copy leaves (above, below, left and right of the image): zeroing the whole
-    # plane first was one more pass over it (114 x 114 x 16 floats, 0.8 MiB, for a 112 x 112 map)
-    for r0, nr, q0, nq in (
-        (0, PH, 0, WP),
-        (PH + rows, HP - PH - rows, 0, WP),
-        (PH, rows, 0, PW),
-        (PH, rows, PW + cols, WP - PW - cols),
-    ):
-        if nr > 0 and nq > 0:
-            p, c0 = ctx.var("p"), ctx.var("c")
-            fill.append(loops([(p, nr * nq), (c0, B)], Store(xp, (r0 + p // nq, q0 + p % nq, c0), const(0.0))))
-    if rows > 0 and cols > 0:
-        ih, iw, c1 = ctx.var("ih"), ctx.var("iw"), ctx.var("c")
-        fill.append(loops([(ih, rows), (iw, cols), (c1, B)], Store(xp, (ih + PH, iw + PW, c1), x[n, g, ih, iw, c1])))
-    pad = Stage(f"{ctx.tag}.pad", seq(*fill))
+    n, g, oh = ctx.var("n"), ctx.var("g"), ctx.var("oh")
+    xr = Buffer(ctx.namer.name(f"{ctx.tag}_xrow"), (span, WP, B), scope="local")
+    cols = max(0, min(W, WP - PW))  # input columns inside a padded row; the columns around them stay zero
+    p, c0 = ctx.var("p"), ctx.var("c")
+    zero = Stage(f"{ctx.tag}.zero", loops([(p, span * WP), (c0, B)], Store(xr, (p // WP, p % WP, c0), const(0.0))))
+    # the rows new to this output row: all ``span`` for the first, then the last min(SH, span) of its window
+    fresh = min(SH, span)
+    q, iw, c1, iw2, c2 = (ctx.var(s) for s in ("q", "iw", "c", "iw", "c"))
+    # first padded row to copy: 0 for the first output row, else oh*SH + span - fresh (the min picks it: for
+    # oh >= 1, oh*SH*span >= oh*SH + span - fresh since fresh = SH whenever it is below span)
+    start = oh * SH if fresh == span else emin(oh * SH + (span - fresh), oh * (SH * span))
+    ih = start + q - PH
+    slot = (start + q) % span
+    copy = loops([(iw, cols), (c1, B)], Store(xr, (slot, iw + PW, c1), x[n, g, ih, iw, c1]))
+    blank = loops([(iw2, cols), (c2, B)], Store(xr, (slot, iw2 + PW, c2), const(0.0)))
+    pad = Stage(f"{ctx.tag}.pad", loops([(q, oh * SH + span - start)], If(land(ge(ih, 0), lt(ih, H)), copy, blank)))
     acc = Buffer(ctx.namer.name(f"{ctx.tag}_acc"), (T, B), scope="local")
-    oh, ob = ctx.var("oh"), ctx.var("ob")
+    ob = ctx.var("ob")
     live = emin(T, OW - ob * T)  # pixels of this run inside the row
     t1, c2, t2, c3, t3, c4 = (ctx.var(s) for s in ("t", "c", "t", "c", "t", "c"))
     load = [loops([(t1, live), (c2, B)], Store(acc, (t1, c2), out[n, g, oh, ob * T + t1, c2]))]
     if OW % T:  # the last run's pixels past the row: zero, never stored
         load.append(loops([(t3, emax(0, T - live)), (c4, B)], Store(acc, (T - 1 - t3, c4), const(0.0))))
     c, kh, kw, t = (ctx.var(s) for s in ("c", "kh", "kw", "t"))
-    tap = xp[oh * SH + kh * DH, (ob * T + t) * SW + kw * DW, c]
+    tap = xr[(oh * SH + kh * DH) % span, (ob * T + t) * SW + kw * DW, c]
     upd = Store(acc, (t, c), acc[t, c] + wb[g, 0, kh, kw, c] * tap)
     main = loops([(c, B), (kh, KH), (kw, KW), (t, T)], upd)
     store = loops([(t2, live), (c3, B)], Store(out, (n, g, oh, ob * T + t2, c3), acc[t2, c3]))
-    runs = loops([(oh, OH), (ob, OWT)], Allocate(acc, seq(*load, main, store)))
-    body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xp, seq(pad, runs))))
+    runs = loops([(oh, OH)], seq(pad, loops([(ob, OWT)], Allocate(acc, seq(*load, main, store)))))
+    body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xr, seq(zero, runs))))
     init_v = _bias_init(node, ins, G * B)
     v0 = [ctx.var(s) for s in ("n", "g", "oh", "ow", "c")]
     cidx0 = tuple(v0)

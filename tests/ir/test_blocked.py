@@ -82,6 +82,31 @@ def test_reference_and_compiled_match_conv2d(case, act):
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
+# (N, C, H, W, kernel, stride, padding, dilation): the depthwise kernel's ring of padded rows when the window
+# is dilated (span 5 from 3 taps), strides past the window's rows (3 over 3, 2 over 1: every row fresh) and
+# padding wider than half the window (rows above and below that are all zero)
+RING_CASES = [
+    (1, 32, 9, 11, 3, 1, 2, 2),
+    (2, 16, 13, 10, 3, 3, 1, 1),
+    (1, 16, 6, 7, 3, 1, 3, 1),
+    (1, 16, 4, 4, 1, 2, 0, 1),
+]
+
+
+@pytest.mark.parametrize("case", RING_CASES)
+def test_depthwise_ring_of_padded_rows_matches_conv2d(case):
+    n, c, h, w, k, s, p, d = case
+    gen = torch.Generator().manual_seed(sum(case))
+    x, wt, bias = torch.randn(n, c, h, w, generator=gen), torch.randn(c, 1, k, k, generator=gen), torch.randn(c)
+    b = GraphBuilder("ring")
+    xb = b.op("to_blocked", b.input("x", x.shape), block=16)
+    wb = b.op("blocked_weight", b.weight("w", wt), block=16)
+    attrs = {"stride": (s, s), "padding": (p, p), "dilation": (d, d), "groups": c, "act": "relu"}
+    y = b.op("conv2d_blocked_bias_act", xb, wb, b.weight("b", bias), **attrs)
+    got = compile_graph(b.build([b.op("from_blocked", y, channels=c)]), parse_target("llvm", threads=2))({"x": x})[0]
+    torch.testing.assert_close(got, torch.relu(F.conv2d(x, wt, bias, s, p, d, c)), rtol=1e-5, atol=1e-5)
+
+
 def test_shapes_and_refusals():
     assert OPS["to_blocked"].infer([(1, 20, 5, 6)], {"block": 16}) == [(1, 2, 5, 6, 16)]
     assert OPS["from_blocked"].infer([(1, 2, 5, 6, 16)], {"channels": 20}) == [(1, 20, 5, 6)]
