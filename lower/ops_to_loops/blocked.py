@@ -74,13 +74,16 @@ def _block_copy(ctx: LowerCtx, src: Buffer, out: Buffer, axis: int) -> Stmt:
 
 def _tiled(ctx: LowerCtx, nchw: Buffer, blocked: Buffer) -> bool:
     """Whether a conversion between these two runs by tiles through the backend's transpose: float32, a block
-    size it has, a CPU (a grid backend runs the copy, one thread an element)."""
+    size it has, a CPU (a grid backend runs the copy, one thread an element), and planes of at least one
+    tile's pixels (a squeeze-and-excitation's [N, C, 1, 1] scale is C floats: a copy, scheduled like any
+    other, where tiles would shuffle 16 rows per pixel and always launch in parallel)."""
     return (
         not ctx.grid
         and blocked.shape[4] in TRANSPOSE_BLOCKS
         and nchw.dtype == F32
         and blocked.dtype == F32
         and len(nchw.shape) == 4
+        and nchw.shape[2] * nchw.shape[3] >= blocked.shape[4]
     )
 
 
