@@ -127,7 +127,7 @@ def _tile_stage(
         fill = branch(pix_tail, rows_of(B), rows_of(tail))
     else:
         fill = branch(pix_tail, copy(B, B), copy(tail, B))
-    pixels: Expr = IntImm(B) if not tail else Select(lt(pt, PT - 1), IntImm(B), IntImm(tail))
+    pixels: Expr = IntImm(B) if pix_tail is None else Select(pix_tail, IntImm(B), IntImm(tail))
     args: tuple[Buffer, Expr, Expr, Expr, Expr]
     if to:
         args = (blocked, ((n * CB + cb) * P + pt * B) * B, IntImm(B), pixels, IntImm(B))
@@ -254,14 +254,14 @@ def _depthwise(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx)
     zero = Stage(f"{ctx.tag}.zero", loops([(p, span * WP), (c0, B)], Store(xr, (p // WP, p % WP, c0), const(0.0))))
     # the rows new to this output row: all ``span`` for the first, then the last min(SH, span) of its window
     fresh = min(SH, span)
-    q, iw, c1, iw2, c2 = (ctx.var(s) for s in ("q", "iw", "c", "iw", "c"))
+    q, iw, c1, iw0, c0b = (ctx.var(s) for s in ("q", "iw", "c", "iw", "c"))
     # first padded row to copy: 0 for the first output row, else oh*SH + span - fresh (the min picks it: for
     # oh >= 1, oh*SH*span >= oh*SH + span - fresh since fresh = SH whenever it is below span)
     start = oh * SH if fresh == span else emin(oh * SH + (span - fresh), oh * (SH * span))
     ih = start + q - PH
     slot = (start + q) % span
     copy = loops([(iw, cols), (c1, B)], Store(xr, (slot, iw + PW, c1), x[n, g, ih, iw, c1]))
-    blank = loops([(iw2, cols), (c2, B)], Store(xr, (slot, iw2 + PW, c2), const(0.0)))
+    blank = loops([(iw0, cols), (c0b, B)], Store(xr, (slot, iw0 + PW, c0b), const(0.0)))
     pad = Stage(f"{ctx.tag}.pad", loops([(q, oh * SH + span - start)], If(land(ge(ih, 0), lt(ih, H)), copy, blank)))
     acc = Buffer(ctx.namer.name(f"{ctx.tag}_acc"), (T, B), scope="local")
     ob = ctx.var("ob")
