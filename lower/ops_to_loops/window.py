@@ -41,14 +41,14 @@ def padded_slice(
     Column ``ow*SW + kw*DW`` of the padded input is ``xp[c, h, (kw*DW) % SW, ow + (kw*DW) // SW]``: unit
     stride in ``ow`` whatever the stride.  The stage writes ``fill`` where no input lands (the rows above
     and below it, each input row's columns outside it per phase), then copies the input's rows in (bounds
-    known at compile time: no per-element selects), every phase in one loop over the columns they all
-    have, and the few that only some phases have one loop per phase::
+    known at compile time: no per-element selects) by groups of ``SW`` adjacent input columns, one to each
+    phase (``row_copy``, ``column_pieces``)::
 
         xp[c, hp, ph, wq] = fill                       for (c, hp) outside the input rows, (ph, wq)
         xp[c, ih + PH, ph, wq] = fill                  for c, ih; ph, wq outside phase ph's columns
-        xp[c, ih + PH, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   for c, ih, t; ph
+        xp[c, ih + PH, (j + PW) % SW, t + (j + PW) // SW] = x[n, ch0 + c, ih, t*SW + j]   for c, ih, t; j
     """
-    _, _, H, W = x.shape
+    H = x.shape[2]
     SW, (PH, PW) = stride[1], pad
     HP, WQ = slice_shape(out_hw, kernel, stride, dilation)
     xp = Buffer(ctx.namer.name(f"{ctx.tag}_xpad"), (channels, HP, SW, WQ), scope="local")
@@ -63,45 +63,65 @@ def padded_slice(
             a, b = ctx.var("cr"), ctx.var("pw")
             fill_idx = (a // (h1 - h0), h0 + a % (h1 - h0), b // WQ, b % WQ)
             parts.append(loops([(a, channels * (h1 - h0)), (b, SW * WQ)], Store(xp, fill_idx, const(fill))))
-    if rows > 0:
-        for p, e0, e1 in edge_spans(W, WQ, SW, PW):
-            c0, ih0, t0 = ctx.var("c"), ctx.var("ih"), ctx.var("e")
-            edge = Store(xp, (c0, ih0 + PH, IntImm(p), t0 + e0), const(fill))
-            parts.append(loops([(c0, channels), (ih0, rows), (t0, e1 - e0)], edge))
-    for phases, lo, hi in column_pieces(W, WQ, SW, PW):
-        if rows <= 0:
-            continue
-        c1, ih, t = ctx.var("c"), ctx.var("ih"), ctx.var("t")
-        copies = [
-            Store(xp, (c1, ih + PH, IntImm(p), t + lo), x[n, ch0 + c1, ih, (t + lo) * SW + p - PW]) for p in phases
-        ]
-        parts.append(loops([(c1, channels), (ih, rows), (t, hi - lo + 1)], seq(*copies)))
+    if rows > 0:  # every input row's pieces (its edges per phase, its columns) in one loop over (channel, row)
+        c1, ih = ctx.var("c"), ctx.var("ih")
+        row = row_copy(ctx, xp, (c1, ih + PH), x, (n, ch0 + c1, ih), WQ, SW, PW, fill)
+        parts.append(loops([(c1, channels), (ih, rows)], row))
     return xp, Stage(f"{ctx.tag}.pad", seq(*parts))
 
 
-def column_pieces(W: int, WQ: int, SW: int, PW: int) -> list[tuple[list[int], int, int]]:
+def column_pieces(W: int, WQ: int, SW: int, PW: int) -> list[tuple[list[tuple[int, int, int]], int, int]]:
     """How a padded, phase-split row of ``WQ`` columns per phase is copied from an input row of ``W``:
-    ``(phases, lo, hi)`` loops over ``wq`` in ``[lo, hi]``, each copying column ``wq*SW + p - PW`` of the
-    input for every ``p`` in ``phases`` (the columns outside the input are left to the fill).
+    ``(taps, lo, hi)`` loops over ``t`` in ``[lo, hi]``, each copying input column ``t*SW + j`` to phase ``p``,
+    column ``t + q`` for every ``(p, q, j)`` in ``taps`` (the columns outside the input are left to the fill).
 
-    The columns every phase has are copied in one loop that reads all SW phases of each: the SW loads of
-    an iteration are adjacent, one interleaved group that LLVM loads as whole vectors and shuffles (a loop
-    per phase reads at stride SW with gaps, which it left scalar: a 3x3/2 pool's copy took longer than the
-    pool); the few columns only some phases have go one loop per phase.
+    The loops run over the input's groups of ``SW`` adjacent columns, which land one in each phase: every
+    iteration reads one contiguous group, which LLVM loads as whole vectors and shuffles, and a row of ``W``
+    columns is ``W // SW`` iterations with no remainder where ``SW`` divides it (looping over the slice's
+    columns instead, ``[1, 55]`` for a 112-wide row's 3x3/2 windows, left seven iterations of each row to a
+    scalar remainder: a 48x112x112 depthwise convolution ran 1.15x faster this way).  A loop per phase
+    would read at stride SW with gaps, which LLVM left scalar.  Columns only some phases keep (past the
+    slice's last window) go in loops of their own.
 
         >>> column_pieces(224, 115, 2, 3)      # a 7x7/2 convolution's row, padding 3
-        [([0, 1], 2, 112), ([0], 113, 113), ([1], 1, 1)]
+        [([(1, 1, 0), (0, 2, 1)], 0, 111)]
+        >>> column_pieces(113, 57, 2, 1)       # an odd row: its last column alone
+        [([(1, 0, 0), (0, 1, 1)], 0, 55), ([(1, 0, 0)], 56, 56)]
     """
-    spans = [(p, *span) for p, span in enumerate(phase_spans(W, WQ, SW, PW))]
-    both_lo, both_hi = max(lo for _, lo, _ in spans), min(hi for _, _, hi in spans)
-    pieces: list[tuple[list[int], int, int]] = []
-    if both_hi >= both_lo:
-        pieces.append((list(range(SW)), both_lo, both_hi))
-        for p, lo, hi in spans:
-            pieces += [([p], lo, min(hi, both_lo - 1)), ([p], max(lo, both_hi + 1), hi)]
-    else:
-        pieces += [([p], lo, hi) for p, lo, hi in spans]
-    return [(ph, lo, hi) for ph, lo, hi in pieces if hi >= lo]
+    taps = [((j + PW) % SW, (j + PW) // SW, j) for j in range(SW)]
+    # per tap, the last t whose input column lies inside the row and whose slice column inside the slice
+    last = [min((W - 1 - j) // SW, WQ - 1 - q) for _, q, j in taps]
+    common = min(last)
+    pieces = [(taps, 0, common)] if common >= 0 else []
+    for tap, hi in zip(taps, last, strict=True):
+        if hi > max(common, -1):
+            pieces.append(([tap], max(common, -1) + 1, hi))
+    return pieces
+
+
+def row_copy(
+    ctx: LowerCtx,
+    dst: Buffer,
+    at: tuple[Expr, ...],
+    x: Buffer,
+    row: tuple[Expr, Expr, Expr],
+    WQ: int,
+    SW: int,
+    PW: int,
+    fill: float,
+) -> Stmt:
+    """The copy of input row ``x[row]`` into a padded, phase-split row ``dst[*at, ph, wq]`` of ``WQ`` columns
+    per phase: its columns (``column_pieces``) and, per phase, the columns outside the input (``fill``)."""
+    W = x.shape[-1]
+    parts: list[Stmt] = []
+    for p, a, b in edge_spans(W, WQ, SW, PW):
+        e = ctx.var("e")
+        parts.append(loops([(e, b - a)], Store(dst, (*at, IntImm(p), e + a), const(fill))))
+    for taps, lo, hi in column_pieces(W, WQ, SW, PW):
+        t = ctx.var("t")
+        copies = [Store(dst, (*at, IntImm(p), t + lo + q), x[(*row, (t + lo) * SW + j)]) for p, q, j in taps]
+        parts.append(loops([(t, hi - lo + 1)], seq(*copies)))
+    return seq(*parts)
 
 
 def edge_spans(W: int, WQ: int, SW: int, PW: int) -> list[tuple[int, int, int]]:
@@ -149,21 +169,52 @@ def row_slice(
         if 0 <= ih < H:  xr[c, kh, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   (and the edges 0)
         else:            xr[c, kh, ph, wq] = 0
     """
-    _, _, H, W = x.shape
+    H = x.shape[2]
     (KH, _), (SH, SW), (PH, PW), (DH, _) = kernel, stride, pad, dilation
     WQ = slice_shape((1, out_w), kernel, stride, dilation)[1]
     xr = Buffer(ctx.namer.name(f"{ctx.tag}_xrow"), (channels, KH, SW, WQ), scope="local")
     c1, kh = ctx.var("c"), ctx.var("kh")
     ih = oh * SH - PH + kh * DH
-    inside: list[Stmt] = []
-    for p, a, b in edge_spans(W, WQ, SW, PW):  # each phase's columns outside the input: zero
-        t = ctx.var("e")
-        inside.append(loops([(t, b - a)], Store(xr, (c1, kh, IntImm(p), t + a), const(0.0))))
-    for phases, lo, hi in column_pieces(W, WQ, SW, PW):
-        t = ctx.var("t")
-        copies = [Store(xr, (c1, kh, IntImm(p), t + lo), x[n, ch0 + c1, ih, (t + lo) * SW + p - PW]) for p in phases]
-        inside.append(loops([(t, hi - lo + 1)], seq(*copies)))
+    inside = row_copy(ctx, xr, (c1, kh), x, (n, ch0 + c1, ih), WQ, SW, PW, 0.0)
     ph, wq = ctx.var("ph"), ctx.var("wq")
     outside = loops([(ph, SW), (wq, WQ)], Store(xr, (c1, kh, ph, wq), const(0.0)))
-    body = loops([(c1, channels), (kh, KH)], If(land(ge(ih, 0), lt(ih, H)), seq(*inside), outside))
+    body = loops([(c1, channels), (kh, KH)], If(land(ge(ih, 0), lt(ih, H)), inside, outside))
     return xr, Stage(f"{ctx.tag}.row", body)
+
+
+def block_slice(
+    ctx: LowerCtx,
+    x: Buffer,
+    n: Expr,
+    ch0: Expr,
+    channels: int,
+    oh0: Expr,
+    out_rows: int,
+    out_w: int,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    pad: tuple[int, int],
+    dilation: tuple[int, int],
+) -> tuple[Buffer, Stmt]:
+    """The windows of ``out_rows`` output rows from ``oh0``: a local ``xb[c, hb, ph, wq]`` holding input row
+    ``oh0*SH - PH + hb`` of channel ``ch0 + c``, column ``wq*SW + ph - PW`` (zero outside the input), and the
+    stage filling it: ``padded_slice`` for one block of output rows, its input rows chosen at run time.
+
+    Output row ``oh0 + r``'s tap ``(kh, kw)`` at column ``ow`` is ``xb[c, r*SH + kh*DH, (kw*DW) % SW,
+    ow + (kw*DW) // SW]``.  A block's slice stays in L1 where a large plane's does not (a 112x112 plane split
+    by phase is 51 KiB), at the cost of copying again the rows two blocks share::
+
+        if 0 <= ih < H:  xb[c, hb, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   (and the edges 0)
+        else:            xb[c, hb, ph, wq] = 0
+    """
+    H = x.shape[2]
+    (SH, SW), (PH, PW) = stride, pad
+    HB, WQ = slice_shape((out_rows, out_w), kernel, stride, dilation)
+    xb = Buffer(ctx.namer.name(f"{ctx.tag}_xblk"), (channels, HB, SW, WQ), scope="local")
+    c1, hb = ctx.var("c"), ctx.var("hb")
+    ih = oh0 * SH - PH + hb
+    inside = row_copy(ctx, xb, (c1, hb), x, (n, ch0 + c1, ih), WQ, SW, PW, 0.0)
+    ph, wq = ctx.var("ph"), ctx.var("wq")
+    outside = loops([(ph, SW), (wq, WQ)], Store(xb, (c1, hb, ph, wq), const(0.0)))
+    body = loops([(c1, channels), (hb, HB)], If(land(ge(ih, 0), lt(ih, H)), inside, outside))
+    return xb, Stage(f"{ctx.tag}.pad", body)

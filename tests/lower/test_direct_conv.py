@@ -22,7 +22,12 @@ CASES = [
     ((1, 3, 6, 5), (3, 1, 3, 2), (1, 3), (2, 1), (1, 1), 3),  # column stride 3, wide padding, tiny rows
     ((1, 16, 12, 14), (16, 8, 3, 3), (1, 1), (1, 1), (1, 1), 2),  # Og 8 (ResNeXt's 32 groups of 8)
     ((1, 32, 15, 15), (32, 16, 3, 3), (2, 2), (1, 1), (1, 1), 2),  # Og 16, strided
+    # planes whose padded slice passes L1: copied per block of output rows (window.block_slice)
+    ((1, 2, 101, 99), (2, 1, 3, 3), (2, 2), (1, 1), (1, 1), 2),  # stride 2, odd sizes, rows past the last block
+    ((1, 2, 90, 100), (2, 1, 5, 5), (1, 1), (4, 4), (2, 2), 2),  # dilation 2, padding past the window's reach
+    ((2, 4, 64, 70), (4, 2, 3, 3), (1, 1), (1, 1), (1, 1), 2),  # two channels a group, batch 2
 ]
+PER_BLOCK = CASES[-3:]
 
 
 def test_direct_conv_is_taken_up_to_8_outputs_a_group_and_16_strided():
@@ -46,7 +51,10 @@ def test_direct_conv_matches_torch(xs, ws, stride, pad, dil, groups):
     b = GraphBuilder("dconv")
     g = b.build([b.conv2d(b.input("x", xs), b.weight("w", w), stride=stride, padding=pad, dilation=dil, groups=groups)])
     cg = compile_graph(g)
-    assert "_xpad" in cg.kernel_source(0)  # the direct path, not the batch-GEMM one
+    src = cg.kernel_source(0)
+    assert "_xpad" in src or "_xblk" in src  # the direct path, not the batch-GEMM one
+    if (xs, ws, stride, pad, dil, groups) in PER_BLOCK:
+        assert "_xblk" in src and "_xpad" not in src
     x = torch.randn(xs, generator=torch.Generator().manual_seed(2))
     ref = F.conv2d(x, w, stride=stride, padding=pad, dilation=dil, groups=groups)
     assert normwise_rel_err(cg({"x": x})[0], ref) < 1e-5
