@@ -200,6 +200,9 @@ WORLDS: dict[str, World] = {
         _w("image", "x=b,c,h,w y=b,c,h,w w*=c,c,3,3 v*=c,c,3,3", "images and 3x3 kernels of one channel count", 3, 8),
         _w("channels", "x=b,c,h,w y=b,d,h,w w*=o,c,3,3 v*=o,d,3,3", "inputs of different channel counts", 3, 8),
         _w("outputs", "x=b,c,h,w w*=o,c,3,3 v*=p,c,3,3", "kernels of different output counts", 3, 8),
+        # 1x1 kernels: a pointwise convolution commutes with what mixes pixels linearly and not channels (it
+        # found avgpool2d(conv2d(x, w)) = conv2d(avgpool2d(x), w), DenseNet's transitions with 4x fewer pixels)
+        _w("pointwise", "x=b,c,h,w y=b,c,h,w w*=o,c,1,1 v*=o,c,1,1", "images and 1x1 kernels", 3, 8),
     )
 }
 
