@@ -100,7 +100,12 @@ def cmd_effect(args: argparse.Namespace) -> int:
     for f in args.replace or []:
         if f not in families:
             raise UsageError(f"--replace {f}: not a shipped family", hint=f"families: {', '.join(families)}")
-    shipped = default_rules("torch")  # what optimize() uses by default for the analytical model's target
+    target: Any = "torch"  # the analytical model's target, what optimize() uses by default
+    if args.run:
+        from lower import parse_target
+
+        target = parse_target(args.run, args.threads or None)
+    shipped = default_rules(target)
     kept = [r for r in shipped if r.family not in (args.replace or [])]
     names = {d.name for r in added for d in r.directions()}
     models = _list(args.models) if args.models else list(DEFAULT_MODELS)
@@ -108,14 +113,21 @@ def cmd_effect(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     label = "shipped" + "".join(f" - {f}" for f in args.replace or []) + f" + {path.name}"
     out = sys.stderr if args.json == "-" else sys.stdout
-    print(f"{'model':<14} {'before':>10} {'shipped':>10} {'with file':>10} {'change':>8}  new rules fired", file=out)
+    ran = f"  {'ran: shipped':>12} {'with file':>10} {'speedup':>8}" if args.run else ""
+    print(
+        f"{'model':<14} {'before':>10} {'shipped':>10} {'with file':>10} {'change':>8}{ran}  new rules fired",
+        file=out,
+    )
     for spec in models:
         name, graph = _model(spec)
-        base = rewrite.optimize(graph, rules=shipped, limits=limits, check=False)
-        new = rewrite.optimize(graph, rules=kept + added, limits=limits, check=False)
+        # with --run the graph the file gives is verified (a synthesized rule must not change a result)
+        base = rewrite.optimize(graph, rules=shipped, limits=limits, check=False, target=target, run_check=False)
+        new = rewrite.optimize(
+            graph, rules=kept + added, limits=limits, check=bool(args.run), target=target, run_check=False
+        )
         fired = {k: v for k, v in new.stats.rules_fired.items() if k in names and v}
         b, a, w = base.stats.cost_before, base.stats.cost_after, new.stats.cost_after
-        row = {
+        row: dict[str, Any] = {
             "model": name,
             "cost_before": b,
             "cost_shipped": a,
@@ -125,16 +137,27 @@ def cmd_effect(args: argparse.Namespace) -> int:
             "change": w / a - 1 if a else 0.0,
             "fired": fired,
         }
+        ran_row = _ran(base.graph, new.graph, target) if args.run else None
+        if ran_row is not None:
+            row["ran"] = ran_row
         rows.append(row)
         shown = ", ".join(f"{k} x{v}" for k, v in sorted(fired.items(), key=lambda kv: -kv[1])[:6])
         more = f" (+{len(fired) - 6})" if len(fired) > 6 else ""
         print(
-            f"{name:<14} {b * 1e3:>8.3f}ms {a * 1e3:>8.3f}ms {w * 1e3:>8.3f}ms {row['change']:>+7.1%}  "
-            f"{shown or '-'}{more}",
+            f"{name:<14} {b * 1e3:>8.3f}ms {a * 1e3:>8.3f}ms {w * 1e3:>8.3f}ms {row['change']:>+7.1%}"
+            + (_ran_text(ran_row) if ran_row is not None else "")
+            + f"  {shown or '-'}{more}",
             file=out,
             flush=True,
         )
-    print(f"with file = {label}; cost is modelled (the analytical model), lower is better", file=out)
+    model = f"the {args.run} target's compiled kernels" if args.run else "the analytical model"
+    print(f"with file = {label}; cost is modelled ({model}), lower is better", file=out)
+    if args.run:
+        print(
+            f"ran: both graphs compiled for {target.name} ({target.threads} thread(s)) and timed interleaved, median "
+            "ms; speedup = shipped / with file, per round",
+            file=out,
+        )
     if args.json:
         report = json.dumps({"file": str(path), "variant": label, "models": rows}, indent=1)
         if args.json == "-":
@@ -142,6 +165,28 @@ def cmd_effect(args: argparse.Namespace) -> int:
         else:
             Path(args.json).write_text(report + "\n")
     return 0
+
+
+def _ran(base: Any, new: Any, target: Any) -> dict[str, float]:
+    """Both chosen graphs compiled for ``target`` and timed interleaved on one random feed: their median times
+    (ms) and the median per-round speedup of the file's graph (1.0 without timing when they are one graph)."""
+    from costs.timing import speedup
+    from rewrite.pipeline import compile as compile_graph
+
+    a = compile_graph(base, target=target)
+    if new.pretty() == base.pretty():
+        feed = base.random_inputs(0)
+        t = speedup(lambda: a(feed), lambda: a(feed), repeats=3, warmup=1, threads=target.threads)
+        ms = t.ours.median * 1e3
+        return {"shipped_ms": ms, "with_file_ms": ms, "speedup": 1.0}
+    b = compile_graph(new, target=target)
+    feed = base.random_inputs(0)
+    sp = speedup(lambda: b(feed), lambda: a(feed), repeats=20, warmup=2, threads=target.threads)
+    return {"shipped_ms": sp.baseline.median * 1e3, "with_file_ms": sp.ours.median * 1e3, "speedup": sp.ratio}
+
+
+def _ran_text(r: dict[str, float]) -> str:
+    return f"  {r['shipped_ms']:>10.3f}ms {r['with_file_ms']:>8.3f}ms {r['speedup']:>7.3f}x"
 
 
 # ------------------------------------------------------------------ parsers
@@ -190,6 +235,13 @@ def add_parsers(sub: Any) -> None:
         metavar="FAMILY",
         help="leave this shipped family out when the file is used (repeatable): the file instead of it",
     )
+    e.add_argument(
+        "--run",
+        choices=("llvm",),
+        help="optimize for this target (its compiled kernels as the cost model), verify the file's graph, and "
+        "compile and time both chosen graphs interleaved",
+    )
+    e.add_argument("--threads", type=positive_int, help="with --run: threads the kernels run on (default: the cores)")
     add_limits(e)
     e.add_argument("--json", type=json_output, metavar="FILE", help="the table as JSON ('-': stdout)")
     e.set_defaults(fn=cmd_effect)

@@ -75,3 +75,39 @@ def test_effect_refuses_a_missing_file_and_an_unknown_family(capsys, tmp_path: P
     rules.write_text("r: (relu (relu ?x)) => (relu ?x)\n")
     rc, _, err = run(capsys, "rules", "effect", str(rules), "--replace", "algebrah")
     assert rc == 2 and "not a shipped family" in err
+
+
+TRANSITION = """
+import torch
+
+
+def transition():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Conv2d(64, 32, 1, bias=False), torch.nn.AvgPool2d(2, 2))
+    return m.eval(), (torch.randn(1, 64, 32, 32),)
+"""
+
+
+def test_effect_with_run_verifies_and_times_the_file_graph(capsys, tmp_path: Path):
+    # a DenseNet transition (1x1 convolution, then a 2x2 average pool): the synthesized commutation pools first,
+    # so the convolution runs over a quarter of the pixels; --run optimizes for llvm, verifies, times both
+    model = tmp_path / "transition.py"
+    model.write_text(TRANSITION)
+    rules = tmp_path / "pw.rules"
+    rules.write_text(
+        "pw: (avgpool2d (conv2d ?a ?b :stride [1 1] :padding [0 0] :dilation [1 1] :groups 1) :kernel [2 2] "
+        ":stride [2 2] :padding [0 0] :ceil_mode 0 :count_include_pad 1) <=> (conv2d (avgpool2d ?a :kernel [2 2] "
+        ":stride [2 2] :padding [0 0] :ceil_mode 0 :count_include_pad 1) ?b :stride [1 1] :padding [0 0] "
+        ":dilation [1 1] :groups 1)  if (= (dim ?b 2) 1) (= (dim ?b 3) 1)\n"
+    )
+    rc, out, err = run(
+        capsys, "rules", "effect", str(rules), "--models", f"{model}:transition", "--run", "llvm", "--threads", "1",
+        "--json", str(tmp_path / "e.json"),
+    )  # fmt: skip
+    assert rc == 0, err
+    assert "compiled for llvm (1 thread(s))" in out
+    row = json.loads((tmp_path / "e.json").read_text())["models"][0]
+    assert row["fired"].get("pw", 0) > 0
+    assert row["cost_with_file"] < row["cost_shipped"]  # priced by the compiled kernels
+    ran = row["ran"]
+    assert ran["shipped_ms"] > 0 and ran["with_file_ms"] > 0 and ran["speedup"] > 0
