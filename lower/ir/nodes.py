@@ -49,6 +49,8 @@ HALF_TYPES = (F16, BF16)
 U8, I8, I32 = "u8", "i8", "i32"
 INT_TYPES = (U8, I8, I32)
 INT_BOUNDS = {U8: (0, 255), I8: (-128, 127), I32: (-(2**31), 2**31 - 1)}
+# Bytes of one element of a buffer of each type (``bool``: one byte, as torch.bool and the backends store it).
+ITEM_BYTES = {F32: 4, I64: 8, BOOL: 1, F16: 2, BF16: 2, U8: 1, I8: 1, I32: 4}
 
 
 def register_type(dtype: str) -> str:

@@ -34,6 +34,7 @@ from collections.abc import Hashable, Mapping
 
 from lower.ir import (
     F32,
+    ITEM_BYTES,
     Bin,
     Call,
     Expr,
@@ -458,7 +459,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     if isinstance(a_op, Load):
         f = affine_in(flat_offset(a_op.buf, a_op.idx), {ii, ji, ki})
         unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
-        pitch = f[0].get(ii, 0) * 4 if f is not None else 0
+        pitch = f[0].get(ii, 0) * ITEM_BYTES[a_op.buf.dtype] if f is not None else 0
     crowded = pitch % A_ALIAS_PITCH_BYTES == 0  # (a pitch of 0: one row broadcast, packed as before)
     if not a_const and (
         not unit or (g.kc is None and s.decide("pack_a", [False, True], config.PACK_A.flag() and crowded))

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 
-from lower.ir import Allocate, For, LoopKind, Stage, Stmt, walk_stmt
+from lower.ir import ITEM_BYTES, Allocate, For, LoopKind, Stage, Stmt, walk_stmt
 from lower.ir.traverse import stmt_children
 from lower.schedule import Schedule, Tensorize
-from lower.tune.space import ITEM_BYTES, TuneTask
+from lower.tune.space import TuneTask
 
 DECISION_NAMES = (
     "mr",

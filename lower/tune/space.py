@@ -25,7 +25,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
 from lower.fusion import BuiltKernel
-from lower.ir import Allocate, Kernel, walk_stmt
+from lower.ir import ITEM_BYTES, Allocate, Kernel, walk_stmt
 from lower.ops_to_loops.core import GemmInfo
 from lower.plan import plan_kernels
 from lower.schedule import Schedule, ScheduleError, schedule_kernel
@@ -37,7 +37,6 @@ from rewrite.ir.target import Target
 # The most scratch one kernel may keep on its stack: the packing buffers of the default schedules stay under
 # 2 MiB (``lower.llvm.driver``'s native threads have 32 MiB, a process's main thread 8 MiB).
 STACK_MAX_BYTES = (2 << 20) + (64 << 10)
-ITEM_BYTES = {"f32": 4, "i64": 8, "bool": 1, "f16": 2, "bf16": 2, "u8": 1, "i8": 1, "i32": 4}
 
 Decisions = dict[str, Hashable]
 
