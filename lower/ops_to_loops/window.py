@@ -3,7 +3,9 @@ local buffer, so that every window tap reads it at unit stride along the output 
 
 from __future__ import annotations
 
-from lower.ir import Buffer, Expr, If, IntImm, Stage, Stmt, Store, const, ge, land, loops, lt, seq
+from collections.abc import Callable
+
+from lower.ir import Buffer, Expr, If, IntImm, Stage, Stmt, Store, Var, const, ge, land, loops, lt, seq
 from lower.ops_to_loops.core import LowerCtx
 
 ROW = 16  # output rows computed into a local row padded to a multiple of this (the widest f32 vector)
@@ -169,16 +171,10 @@ def row_slice(
         if 0 <= ih < H:  xr[c, kh, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   (and the edges 0)
         else:            xr[c, kh, ph, wq] = 0
     """
-    H = x.shape[2]
     (KH, _), (SH, SW), (PH, PW), (DH, _) = kernel, stride, pad, dilation
     WQ = slice_shape((1, out_w), kernel, stride, dilation)[1]
     xr = Buffer(ctx.namer.name(f"{ctx.tag}_xrow"), (channels, KH, SW, WQ), scope="local")
-    c1, kh = ctx.var("c"), ctx.var("kh")
-    ih = oh * SH - PH + kh * DH
-    inside = row_copy(ctx, xr, (c1, kh), x, (n, ch0 + c1, ih), WQ, SW, PW, 0.0)
-    ph, wq = ctx.var("ph"), ctx.var("wq")
-    outside = loops([(ph, SW), (wq, WQ)], Store(xr, (c1, kh, ph, wq), const(0.0)))
-    body = loops([(c1, channels), (kh, KH)], If(land(ge(ih, 0), lt(ih, H)), inside, outside))
+    body = _rows_or_zeros(ctx, xr, x, n, ch0, "kh", lambda kh: oh * SH - PH + kh * DH, PW)
     return xr, Stage(f"{ctx.tag}.row", body)
 
 
@@ -207,14 +203,23 @@ def block_slice(
         if 0 <= ih < H:  xb[c, hb, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   (and the edges 0)
         else:            xb[c, hb, ph, wq] = 0
     """
-    H = x.shape[2]
     (SH, SW), (PH, PW) = stride, pad
     HB, WQ = slice_shape((out_rows, out_w), kernel, stride, dilation)
     xb = Buffer(ctx.namer.name(f"{ctx.tag}_xblk"), (channels, HB, SW, WQ), scope="local")
-    c1, hb = ctx.var("c"), ctx.var("hb")
-    ih = oh0 * SH - PH + hb
-    inside = row_copy(ctx, xb, (c1, hb), x, (n, ch0 + c1, ih), WQ, SW, PW, 0.0)
-    ph, wq = ctx.var("ph"), ctx.var("wq")
-    outside = loops([(ph, SW), (wq, WQ)], Store(xb, (c1, hb, ph, wq), const(0.0)))
-    body = loops([(c1, channels), (hb, HB)], If(land(ge(ih, 0), lt(ih, H)), inside, outside))
+    body = _rows_or_zeros(ctx, xb, x, n, ch0, "hb", lambda hb: oh0 * SH - PH + hb, PW)
     return xb, Stage(f"{ctx.tag}.pad", body)
+
+
+def _rows_or_zeros(
+    ctx: LowerCtx, dst: Buffer, x: Buffer, n: Expr, ch0: Expr, row: str, input_row: Callable[[Var], Expr], PW: int
+) -> Stmt:
+    """Fill ``dst[c, r, ph, wq]`` (its shape: channels, rows, phases, columns per phase) with input row
+    ``input_row(r)`` of channel ``ch0 + c`` where that row lies inside the input (``row_copy``), zeros where
+    it does not (the rows above and below the input, chosen at run time)."""
+    channels, rows, SW, WQ = dst.shape
+    c1, r = ctx.var("c"), ctx.var(row)
+    ih = input_row(r)
+    inside = row_copy(ctx, dst, (c1, r), x, (n, ch0 + c1, ih), WQ, SW, PW, 0.0)
+    ph, wq = ctx.var("ph"), ctx.var("wq")
+    outside = loops([(ph, SW), (wq, WQ)], Store(dst, (c1, r, ph, wq), const(0.0)))
+    return loops([(c1, channels), (r, rows)], If(land(ge(ih, 0), lt(ih, x.shape[2])), inside, outside))
