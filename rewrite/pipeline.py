@@ -248,10 +248,11 @@ def _compiled_or_why(g: Graph, host: Target) -> CompiledGraph | str:
         return str(e).splitlines()[0]
 
 
-def _time_pair(ours: CompiledGraph, baseline: CompiledGraph, feed: dict[str, torch.Tensor], host: Target) -> Speedup:
+def time_pair(ours: CompiledGraph, baseline: CompiledGraph, feed: dict[str, torch.Tensor], host: Target) -> Speedup:
     """``costs.timing.speedup`` of two compiled graphs on ``feed`` (per round, the baseline's time over ours),
     after a warm-up call each, in rounds sized to fill ``RUN_CHECK_SECONDS``.  On a device (a kind that is not
-    ``threaded``: a GPU) each call waits for its kernels, and the host's thread count does not apply."""
+    ``threaded``: a GPU) each call waits for its kernels, and the host's thread count does not apply.  The run
+    check times its pair this way, and so does ``eqsat rules effect --run``."""
     on_host = host.kind_info.threaded
     device = backend_of(host).device
 
@@ -321,7 +322,7 @@ def _run_check(graph: Graph, chosen: Graph, host: Target) -> tuple[Graph, Compil
     if isinstance(ours, str) or isinstance(theirs, str):
         keep_input = isinstance(ours, str) and not isinstance(theirs, str)
     else:
-        sp = _time_pair(ours, theirs, graph.random_inputs(0), host)
+        sp = time_pair(ours, theirs, graph.random_inputs(0), host)
         ms = {"extracted": sp.ours.median * 1e3, "input": sp.baseline.median * 1e3}
         rounds, margin = len(sp.ours.samples), _noise(sp.hi - sp.lo, len(sp.ours.samples))
         keep_input = sp.ratio < 1.0  # the input's time over the chosen graph's, in the median round

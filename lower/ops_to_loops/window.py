@@ -165,12 +165,8 @@ def row_slice(
 
     Column ``ow*SW + kw*DW`` of tap ``(kh, kw)`` is ``xr[c, kh, (kw*DW) % SW, ow + (kw*DW) // SW]``: unit
     stride in ``ow``, no bounds select, whatever the stride (``padded_slice`` for one output row, its input
-    rows chosen at run time).  A tap row inside the input is copied (``column_pieces``) and only its columns
-    outside the input zeroed; a row outside it is zeroed whole::
-
-        if 0 <= ih < H:  xr[c, kh, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   (and the edges 0)
-        else:            xr[c, kh, ph, wq] = 0
-    """
+    rows chosen at run time).  A tap row inside the input is copied (``row_copy``) and only its columns
+    outside the input zeroed; a row outside it is zeroed whole (``_rows_or_zeros``)."""
     (KH, _), (SH, SW), (PH, PW), (DH, _) = kernel, stride, pad, dilation
     WQ = slice_shape((1, out_w), kernel, stride, dilation)[1]
     xr = Buffer(ctx.namer.name(f"{ctx.tag}_xrow"), (channels, KH, SW, WQ), scope="local")
@@ -198,11 +194,8 @@ def block_slice(
 
     Output row ``oh0 + r``'s tap ``(kh, kw)`` at column ``ow`` is ``xb[c, r*SH + kh*DH, (kw*DW) % SW,
     ow + (kw*DW) // SW]``.  A block's slice stays in L1 where a large plane's does not (a 112x112 plane split
-    by phase is 51 KiB), at the cost of copying again the rows two blocks share::
-
-        if 0 <= ih < H:  xb[c, hb, ph, lo + t] = x[n, ch0 + c, ih, (lo + t)*SW + ph - PW]   (and the edges 0)
-        else:            xb[c, hb, ph, wq] = 0
-    """
+    by phase is 51 KiB), at the cost of copying again the rows two blocks share.  Rows are filled as
+    ``row_slice``'s are (``_rows_or_zeros``)."""
     (SH, SW), (PH, PW) = stride, pad
     HB, WQ = slice_shape((out_rows, out_w), kernel, stride, dilation)
     xb = Buffer(ctx.namer.name(f"{ctx.tag}_xblk"), (channels, HB, SW, WQ), scope="local")

@@ -168,21 +168,19 @@ def cmd_effect(args: argparse.Namespace) -> int:
 
 
 def _ran(base: Any, new: Any, target: Any) -> dict[str, float]:
-    """Both chosen graphs compiled for ``target`` and timed interleaved on one random feed: their median times
-    (ms) and the median per-round speedup of the file's graph (1.0 without timing when they are one graph)."""
-    from costs.timing import speedup
+    """Both chosen graphs compiled for ``target`` and timed as the run check times its pair
+    (``rewrite.pipeline.time_pair``, on one random feed): their median times (ms) and the median per-round
+    speedup of the file's graph (1.0 where they are one graph)."""
     from rewrite.pipeline import compile as compile_graph
+    from rewrite.pipeline import time_pair
 
     a = compile_graph(base, target=target)
-    if new.pretty() == base.pretty():
-        feed = base.random_inputs(0)
-        t = speedup(lambda: a(feed), lambda: a(feed), repeats=3, warmup=1, threads=target.threads)
-        ms = t.ours.median * 1e3
-        return {"shipped_ms": ms, "with_file_ms": ms, "speedup": 1.0}
-    b = compile_graph(new, target=target)
-    feed = base.random_inputs(0)
-    sp = speedup(lambda: b(feed), lambda: a(feed), repeats=20, warmup=2, threads=target.threads)
-    return {"shipped_ms": sp.baseline.median * 1e3, "with_file_ms": sp.ours.median * 1e3, "speedup": sp.ratio}
+    same = new.pretty() == base.pretty()
+    b = a if same else compile_graph(new, target=target)
+    sp = time_pair(b, a, base.random_inputs(0), target)
+    shipped = sp.baseline.median * 1e3
+    with_file = shipped if same else sp.ours.median * 1e3
+    return {"shipped_ms": shipped, "with_file_ms": with_file, "speedup": 1.0 if same else sp.ratio}
 
 
 def _ran_text(r: dict[str, float]) -> str:

@@ -96,7 +96,7 @@ def test_a_check_of_the_same_two_graphs_is_not_timed_again(monkeypatch, tmp_path
     def untimed(*a, **k):
         raise AssertionError("timed again")
 
-    monkeypatch.setattr(pipeline, "_time_pair", untimed)
+    monkeypatch.setattr(pipeline, "time_pair", untimed)
     res = _optimize()
     again = res.stats.run_check
     assert again is not None and (again.kept, again.ms, again.rounds) == (first.kept, first.ms, first.rounds)
