@@ -98,6 +98,25 @@ def test_concat_and_split_of_contiguous_stretches_are_free(fake):
     assert model.missing(configs) == []
 
 
+def test_a_bias_epilogue_is_priced_as_its_base_kernel_plus_fused_increments(fake):
+    """conv2d_bias_act is the conv's kernel with a bias and an activation in its epilogue: the conv is
+    measured once for every epilogue variant, the bias add and the activation by what they add fused."""
+    model, alone, fused = fake
+    x, w, b = (1, 3, 8, 8), (4, 3, 3, 3), (4,)
+    relu = model("conv2d_bias_act", {"padding": (1, 1), "act": "relu"}, [x, w, b])
+    assert relu == pytest.approx(1e-3 + 2e-6)  # conv + add + relu
+    assert model("conv2d_bias_act", {"padding": (1, 1), "act": "none"}, [x, w, b]) == pytest.approx(1e-3 + 1e-6)
+    assert model("conv2d", {"padding": (1, 1)}, [x, w]) == 1e-3
+    assert alone.asked == [("fake", "conv2d")]  # one anchor row for the three
+    assert fused.asked == [("fake-fused", "add"), ("fake-fused", "relu")]
+    parts = model.parts("matmul_bias_act", {"act": "sigmoid"}, [(5, 8), (8, 6), (6,)])
+    assert [(op, shapes) for op, _, shapes, _ in parts] == [
+        ("matmul", ((5, 8), (8, 6))), ("add", ((5, 6), (1, 6))), ("sigmoid", ((5, 6),))
+    ]  # fmt: skip
+    configs = [("conv2d_bias_act", {"stride": (2, 2), "act": "tanh"}, (x, w, b), "float32")]
+    assert [c[0] for c in model.missing(configs)] == ["conv2d", "add", "tanh"]
+
+
 def test_unmeasurable_config_falls_back_once_and_is_counted(fake):
     model, alone, _ = fake
     assert model("softmax", {"axis": -1}, [(4, 6)]) == 7.0

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from rewrite import GraphBuilder, GraphError, ShapeError
-from rewrite.ir.ops import OPS, Group, ops_in
+from rewrite.ir.ops import ACTS, OPS, Group, ops_in
 from rewrite.ir.shapes import ShapeRule
 
 
@@ -81,3 +81,30 @@ def test_folded_precomputes_weight_only_subgraphs():
     assert f.weight_only() == {f.weight_nodes[0].id}
     ins = g.random_inputs()
     assert torch.allclose(g.run(ins)[0], f.run(ins)[0])
+
+
+# one example per op with a bias epilogue: inputs but the bias, the bias, attributes
+EPILOGUE_EXAMPLES = {
+    "conv2d_bias_act": ([(1, 3, 6, 6), (4, 3, 3, 3)], (4,), {"padding": (1, 1), "act": "relu"}),
+    "matmul_bias_act": ([(5, 8), (8, 6)], (6,), {"act": "sigmoid"}),
+    "conv2d_blocked_bias_act": ([(1, 1, 6, 6, 8), (1, 8, 3, 3, 8)], (8,), {"padding": (1, 1), "act": "tanh"}),
+    "winograd_output_bias_act": ([(36, 6, 5)], (5,), {"out": (7, 9), "act": "relu"}),
+}
+
+
+@pytest.mark.parametrize("op", sorted(EPILOGUE_EXAMPLES))
+def test_a_bias_epilogue_op_is_its_base_op_plus_the_bias_then_the_activation(op):
+    """``OpDef.epilogue_of`` (what the compiled cost model prices such an op by) says what the op computes."""
+    assert sorted(n for n, d in OPS.items() if d.epilogue_of) == sorted(EPILOGUE_EXAMPLES)
+    shapes, bias_shape, attrs = EPILOGUE_EXAMPLES[op]
+    d = OPS[op]
+    (base, base_attrs, base_in), out, bias_b, act = d.epilogue_parts(attrs, [*shapes, bias_shape])
+    assert base == d.epilogue_of[0] and base_in == shapes and act == attrs["act"]
+    assert set(OPS[base].attr_names) == set(d.attr_names) - {"act"}
+    torch.manual_seed(0)
+    xs, b = [torch.randn(s) for s in shapes], torch.randn(bias_shape)
+    got = d.ref([*xs, b], d.normalize_attrs(attrs))[0]
+    base_y = OPS[base].ref(xs, OPS[base].normalize_attrs(base_attrs))[0]
+    assert tuple(got.shape) == out
+    want = OPS[ACTS[act]].ref([base_y + b.reshape(bias_b)], {})[0]
+    torch.testing.assert_close(got, want)

@@ -137,6 +137,7 @@ register_op(
         doc="act(conv2d_blocked(x, w) + b), bias [K] over the output channels (conv2d_bias_act's epilogue)",
         cost_class=CostClass.CONV,
         packed_operand=None,  # as conv2d_blocked's
+        epilogue_of=("conv2d_blocked", (1, 4)),  # channel k is block k // kb, lane k % kb
     )
 )
 

@@ -359,6 +359,7 @@ register_op(
         doc="act(conv2d(x, w) + b): NCHW x OIHW, bias [O] along the channel axis",
         cost_class=CostClass.CONV,
         packed_operand=0,
+        epilogue_of=("conv2d", (1,)),
     )
 )
 
@@ -373,5 +374,6 @@ register_op(
         _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[0][-1]),
         doc="act(x @ w + b): (batched) matmul, bias [N] along the last axis",
         packed_operand=1,
+        epilogue_of=("matmul", (-1,)),
     )
 )

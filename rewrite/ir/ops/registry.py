@@ -194,6 +194,9 @@ class OpDef:
     dtype_rule: DTypeRule = FLOAT  # input and output dtypes (rewrite/ir/dtypes.py)
     aten: tuple[str | AtenSpelling, ...] = ()
     onnx: OnnxSpelling | None = None
+    # (base op, output axes of the bias): this op is act(base(inputs but the last) + bias), its last input a
+    # bias along those output axes, its attributes base's and "act" (conv2d_bias_act: ("conv2d", (1,)))
+    epilogue_of: tuple[str, tuple[int, ...]] | None = None
 
     def __post_init__(self) -> None:
         if self.cost_class is None:
@@ -251,6 +254,20 @@ class OpDef:
             return [tuple(int(d) for d in s) for s in self.shape_rule.infer([tuple(s) for s in in_shapes], attrs)]
         except ShapeError as e:
             raise ShapeError(f"op '{self.name}': {e} (inputs {list(in_shapes)}, attrs {dict(attrs)})") from None
+
+    def epilogue_parts(
+        self, attrs: Attrs, in_shapes: Sequence[Shape]
+    ) -> tuple[tuple[str, dict[str, Any], list[Shape]], Shape, Shape, str] | None:
+        """For an op with ``epilogue_of``: its base op's ``(op, attrs, in_shapes)``, the output shape, the bias
+        broadcast to the output's rank (ones but along the bias axes) and the ``act``; None for other ops."""
+        if self.epilogue_of is None:
+            return None
+        base, axes = self.epilogue_of
+        base_attrs = {k: v for k, v in attrs.items() if k != "act"}
+        out = tuple(int(d) for d in self.infer(in_shapes, self.normalize_attrs(attrs))[0])
+        along = {a % len(out) for a in axes}
+        bias = tuple(d if i in along else 1 for i, d in enumerate(out))
+        return (base, base_attrs, [tuple(s) for s in in_shapes[:-1]]), out, bias, str(attrs.get("act", "none"))
 
     def pieces(self, in_shapes: Sequence[Shape], attrs: Attrs) -> list[int] | None:
         """Element offsets of the pieces in the whole when this op only joins or cuts contiguous stretches

@@ -215,5 +215,6 @@ register_op(
         doc="act(winograd_output(m) + b), bias [K] along the channel axis (conv2d_bias_act's epilogue)",
         cost_class=CostClass.OP,
         fusion=FusionRole.OPAQUE,
+        epilogue_of=("winograd_output", (1,)),
     )
 )
