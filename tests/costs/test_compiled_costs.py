@@ -82,7 +82,7 @@ def test_each_role_is_priced_by_its_table(fake):
     assert model("transpose", {"perm": (1, 0)}, [(4, 6)]) == 1e-6
     assert model("reshape", {"shape": (24,)}, [(4, 6)]) == 0.0  # a view: no kernel
     assert model("input", {"name": "x", "shape": (4,)}, []) == 0.0
-    assert alone.asked == [("fake", "conv2d")]
+    assert alone.asked == [("fake", "conv2d_bias_act")]  # a conv's row is its biased twin's (below)
     assert fused.asked == [("fake-fused", "relu"), ("fake-fused", "transpose")]
 
 
@@ -98,23 +98,25 @@ def test_concat_and_split_of_contiguous_stretches_are_free(fake):
     assert model.missing(configs) == []
 
 
-def test_a_bias_epilogue_is_priced_as_its_base_kernel_plus_fused_increments(fake):
-    """conv2d_bias_act is the conv's kernel with a bias and an activation in its epilogue: the conv is
-    measured once for every epilogue variant, the bias add and the activation by what they add fused."""
+def test_a_convolution_and_its_bias_epilogue_are_one_row(fake):
+    """conv2d, conv2d_bias_act and relu(conv2d_bias_act) lower to one kernel: its act "none" row prices all
+    three, an activation adding its fused increment; a matmul keeps its own row (its right operand is a
+    layer's weight only when it is one)."""
     model, alone, fused = fake
     x, w, b = (1, 3, 8, 8), (4, 3, 3, 3), (4,)
     relu = model("conv2d_bias_act", {"padding": (1, 1), "act": "relu"}, [x, w, b])
-    assert relu == pytest.approx(1e-3 + 2e-6)  # conv + add + relu
-    assert model("conv2d_bias_act", {"padding": (1, 1), "act": "none"}, [x, w, b]) == pytest.approx(1e-3 + 1e-6)
+    assert relu == pytest.approx(1e-3 + 1e-6)  # the biased conv + relu
+    assert model("conv2d_bias_act", {"padding": (1, 1), "act": "none"}, [x, w, b]) == 1e-3
     assert model("conv2d", {"padding": (1, 1)}, [x, w]) == 1e-3
-    assert alone.asked == [("fake", "conv2d")]  # one anchor row for the three
-    assert fused.asked == [("fake-fused", "add"), ("fake-fused", "relu")]
-    parts = model.parts("matmul_bias_act", {"act": "sigmoid"}, [(5, 8), (8, 6), (6,)])
-    assert [(op, shapes) for op, _, shapes, _ in parts] == [
-        ("matmul", ((5, 8), (8, 6))), ("add", ((5, 6), (1, 6))), ("sigmoid", ((5, 6),))
-    ]  # fmt: skip
+    assert alone.asked == [("fake", "conv2d_bias_act")] and fused.asked == [("fake-fused", "relu")]
+    parts = model.parts("conv2d", {"stride": (2, 2)}, [x, w])
+    assert parts == [("conv2d_bias_act", {"stride": (2, 2), "act": "none"}, (x, w, (4,)), "float32")]
+    assert model.parts("matmul", {}, [(5, 8), (8, 6)]) == [("matmul", {}, ((5, 8), (8, 6)), "float32")]
+    # a depthwise blocked conv over 24 channels in 2 blocks: no bias spans its 32 lanes, so it is its own row
+    dw = ("conv2d_blocked", {"groups": 24, "padding": (1, 1)}, ((1, 2, 8, 8, 16), (2, 1, 3, 3, 16)), "float32")
+    assert model.parts(*dw) == [dw]
     configs = [("conv2d_bias_act", {"stride": (2, 2), "act": "tanh"}, (x, w, b), "float32")]
-    assert [c[0] for c in model.missing(configs)] == ["conv2d", "add", "tanh"]
+    assert [c[0] for c in model.missing(configs)] == ["conv2d_bias_act", "tanh"]
 
 
 def test_unmeasurable_config_falls_back_once_and_is_counted(fake):
@@ -203,8 +205,9 @@ def test_a_batch_runner_measures_the_batch_and_notes_what_it_could_not(fake, mon
     ]
     seen = []
     assert model.profile(configs, lambda done, total, op: seen.append((done, total, op))) == 3
-    assert batches == [["matmul", "softmax", "conv2d"]] and alone.asked == []  # one batch, no single runs
-    assert seen == [(1, 3, "matmul"), (2, 3, "softmax"), (3, 3, "conv2d")]
+    # one batch, no single runs; the conv measured as its biased twin (one row for both)
+    assert batches == [["matmul", "softmax", "conv2d_bias_act"]] and alone.asked == []
+    assert seen == [(1, 3, "matmul"), (2, 3, "softmax"), (3, 3, "conv2d_bias_act")]
     assert model("matmul", {}, [(4, 8), (8, 8)]) == 2e-3
     assert model("softmax", {"axis": -1}, [(4, 8)]) == 7.0 and model.stats["unmeasurable"] == 1
     assert model.missing(configs) == []  # measured or known unmeasurable: nothing is measured twice

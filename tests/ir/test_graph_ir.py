@@ -98,13 +98,14 @@ def test_a_bias_epilogue_op_is_its_base_op_plus_the_bias_then_the_activation(op)
     assert sorted(n for n, d in OPS.items() if d.epilogue_of) == sorted(EPILOGUE_EXAMPLES)
     shapes, bias_shape, attrs = EPILOGUE_EXAMPLES[op]
     d = OPS[op]
-    (base, base_attrs, base_in), out, bias_b, act = d.epilogue_parts(attrs, [*shapes, bias_shape])
-    assert base == d.epilogue_of[0] and base_in == shapes and act == attrs["act"]
-    assert set(OPS[base].attr_names) == set(d.attr_names) - {"act"}
+    base, axes = d.epilogue_of
+    assert set(OPS[base].attr_names) == set(d.attr_names) - {"act"} and OPS[base].arity == d.arity - 1
     torch.manual_seed(0)
     xs, b = [torch.randn(s) for s in shapes], torch.randn(bias_shape)
     got = d.ref([*xs, b], d.normalize_attrs(attrs))[0]
+    base_attrs = {k: v for k, v in attrs.items() if k != "act"}
     base_y = OPS[base].ref(xs, OPS[base].normalize_attrs(base_attrs))[0]
-    assert tuple(got.shape) == out
-    want = OPS[ACTS[act]].ref([base_y + b.reshape(bias_b)], {})[0]
+    along = {a % base_y.dim() for a in axes}
+    bias_b = [n if i in along else 1 for i, n in enumerate(base_y.shape)]  # the bias spans those axes
+    want = OPS[ACTS[attrs["act"]]].ref([base_y + b.reshape(bias_b)], {})[0]
     torch.testing.assert_close(got, want)

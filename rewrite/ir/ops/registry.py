@@ -255,20 +255,6 @@ class OpDef:
         except ShapeError as e:
             raise ShapeError(f"op '{self.name}': {e} (inputs {list(in_shapes)}, attrs {dict(attrs)})") from None
 
-    def epilogue_parts(
-        self, attrs: Attrs, in_shapes: Sequence[Shape]
-    ) -> tuple[tuple[str, dict[str, Any], list[Shape]], Shape, Shape, str] | None:
-        """For an op with ``epilogue_of``: its base op's ``(op, attrs, in_shapes)``, the output shape, the bias
-        broadcast to the output's rank (ones but along the bias axes) and the ``act``; None for other ops."""
-        if self.epilogue_of is None:
-            return None
-        base, axes = self.epilogue_of
-        base_attrs = {k: v for k, v in attrs.items() if k != "act"}
-        out = tuple(int(d) for d in self.infer(in_shapes, self.normalize_attrs(attrs))[0])
-        along = {a % len(out) for a in axes}
-        bias = tuple(d if i in along else 1 for i, d in enumerate(out))
-        return (base, base_attrs, [tuple(s) for s in in_shapes[:-1]]), out, bias, str(attrs.get("act", "none"))
-
     def pieces(self, in_shapes: Sequence[Shape], attrs: Attrs) -> list[int] | None:
         """Element offsets of the pieces in the whole when this op only joins or cuts contiguous stretches
         (``ShapeRule.pieces``: a channel concat or split of one image); the runtime runs no kernel for it and
