@@ -41,7 +41,7 @@ MAGIC = b"EQSATOBJ"
 FORMAT = 1  # bump when the frame changes; files of another format are rebuilt
 _HEADER = struct.Struct("<8sIQ32s32s")
 
-_warned_dirs: set[str] = set()  # one warning per unusable folder per process
+_warned_dirs: set[str] = set()  # one warning per unusable cache folder per process
 
 
 def frame(key: str, obj: bytes) -> bytes:
@@ -72,9 +72,12 @@ def _digest(b: bytes) -> bytes:
     return hashlib.sha256(b).digest()
 
 
-def _disable(where: str, why: str) -> None:
-    if where not in _warned_dirs:
-        _warned_dirs.add(where)
+def _disable(where: str, why: str, cache: str | None = None) -> None:
+    """One warning per unusable ``cache`` folder (default ``where``): a read-only cache folder refuses its
+    kernels and its schedules alike, and one line says so."""
+    cache = where if cache is None else cache
+    if cache not in _warned_dirs:
+        _warned_dirs.add(cache)
         warnings.warn(
             f"kernel cache {where} cannot be used ({why}); working without a disk cache", CacheWarning, stacklevel=4
         )
@@ -134,7 +137,7 @@ def write(key: str, obj: bytes, kind: tuple[str, str] = KERNELS) -> None:
         os.replace(tmp, path)
         tmp = None
     except OSError as e:
-        _disable(str(root), e.strerror or str(e))  # read-only or full: only costs recompilation
+        _disable(str(root), e.strerror or str(e), str(root.parent))  # read-only or full: costs recompiling
     finally:
         if tmp is not None:
             try:
