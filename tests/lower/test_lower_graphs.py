@@ -231,3 +231,22 @@ def test_constant_b_is_prepacked_even_when_a_is_packed_too():
     cg = check_graph(g, threads=2)
     assert cg.prepacked_bytes >= 1024 * 256 * 4
     assert cg._launches[0].par_extent is not None
+
+
+def test_constant_packing_on_several_compile_threads_packs_what_one_thread_packs():
+    """The packing kernels of constant operands are compiled and run on the compile threads (``_each_kernel``):
+    every kernel gets its own packed weight, and the graph computes what it computes compiled on one."""
+    from rewrite import config
+
+    b = GraphBuilder("three")
+    x = b.input("x", (1, 24, 20, 20))
+    for i, (cin, cout) in enumerate([(24, 40), (40, 56), (56, 72)]):
+        x = b.relu(b.op("conv2d", x, b.weight(f"w{i}", rnd(cout, cin, 1, 1, scale=0.2))))
+    g = b.build([x])
+    with config.COMPILE_JOBS.set("1"):
+        one = check_graph(g, threads=1)
+    with config.COMPILE_JOBS.set("2"):
+        two = check_graph(g, threads=1)
+    assert two.prepacked_bytes == one.prepacked_bytes > 0
+    inputs = g.random_inputs(1)
+    assert torch.equal(two(inputs)[0], one(inputs)[0])
