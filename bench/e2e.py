@@ -34,11 +34,12 @@ for the wrong machine costs (VGG-19, 1 thread: 411 ms priced for torch vs 202 ms
 
 Each column is a median with its interquartile range; ratios are ``peer / eqsat`` (above 1: eqsat
 is faster), ``best`` is the fastest peer's (eager and noopt are not peers) and ``noopt/eq`` the compiled
-imported graph's; the geometric means of those ratios close the table, with the models where the best peer
-beat eqsat counted.  eqsat's outputs are checked against eager first (``verified``); every other contender's
-too, once before timing: a peer whose outputs differ from eager's by more than ``PEER_REL_TOL`` (noopt: by
-more than eqsat's tolerance) is not timed, with a warning on stderr, and a peer that cannot run a model gets
-``None`` (no column).
+imported graph's, marked ``=`` where eqsat returned the imported graph itself (its run check kept it, or
+nothing rewrote it: the two columns are then two timings of one graph); the geometric means of those ratios
+close the table, with the models where the best peer beat eqsat counted.  eqsat's outputs are checked
+against eager first (``verified``); every other contender's too, once before timing: a peer whose outputs
+differ from eager's by more than ``PEER_REL_TOL`` (noopt: by more than eqsat's tolerance) is not timed, with a
+warning on stderr, and a peer that cannot run a model gets ``None`` (no column).
 
 ``--target cuda`` (a CUDA device and torch built with CUDA): each model optimized for the GPU
 (``--cost compiled``, the default: e-nodes priced by kernels compiled and timed on it, cached per GPU;
@@ -311,6 +312,9 @@ def run_model(
         for threads in threads_list:
             torch.set_num_threads(threads)  # Inductor's kernels read the OpenMP count torch set
             best, optimize_s, run_check = optimize_for(graph, threads, cost)
+            # eqsat returned the imported graph itself (the run check kept it, or nothing rewrote it): its
+            # eqsat and noopt columns are two timings of one compiled graph
+            imported_kept = best is graph or best.pretty() == graph.pretty()
             names = [n.attrs["name"] for n in best.inputs]  # decode keeps the original input order
             feed = dict(zip(names, inputs, strict=False))
             t0 = time.perf_counter()
@@ -352,6 +356,7 @@ def run_model(
                 compile_seconds=compile_s,
                 kernels=run.kernels,
                 run_check=run_check,  # optimize's own timing of its graph against the input (noopt's)
+                imported_kept=imported_kept,
                 compile_seconds_noopt=noopt_s,
                 kernels_noopt=noopt_kernels,
                 notes=list(timed.notes),
@@ -387,6 +392,15 @@ def _ratio(r: dict[str, Any], peer: str) -> float | None:
     """``peer``'s ms over eqsat's (``best``: the fastest peer's), None where either is missing."""
     ms = _best_ms(r) if peer == "best" else r.get(f"ms_{peer}")
     return ms / r["ms_eqsat"] if ms is not None and r.get("ms_eqsat") else None
+
+
+def _ratio_cell(r: dict[str, Any], peer: str) -> str:
+    """A ratio as the table prints it: ``noopt/eq`` marked ``=`` where eqsat returned the imported graph (the
+    ratio is then the noise between two timings of one graph, not the e-graph's share)."""
+    x = _ratio(r, peer)
+    if x is None:
+        return f"{'-':>8}"
+    return f"{x:7.2f}=" if peer == "noopt" and r.get("imported_kept") else f"{x:8.2f}"
 
 
 def _best_ms(r: dict[str, Any]) -> float | None:
@@ -427,7 +441,7 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
         + "  ok"
     )
     for r in rows:
-        cells = " ".join(f"{x:8.2f}" if (x := _ratio(r, p)) is not None else f"{'-':>8}" for p in ratios)
+        cells = " ".join(_ratio_cell(r, p) for p in ratios)
         print(
             f"{r['model']:<{w}} {r['threads']:>3} "
             + " ".join(f"{_cell(r, c):>24}" for c in cols)
@@ -452,9 +466,11 @@ def print_table(rows: Sequence[dict[str, Any]]) -> None:
             + (f"; over 1.2× the best peer: {', '.join(over)}" if over else "")
         )
         if rs := [x for r in sub if (x := _ratio(r, "noopt")) is not None]:
+            same = sum(bool(r.get("imported_kept")) for r in sub if _ratio(r, "noopt") is not None)
+            kept = f"; {same}/{len(rs)} the imported graph itself (=): two timings of one graph" if same else ""
             print(
                 f"{threads} thread(s): geomean noopt/eqsat {geomean(rs):.2f}× (the e-graph's own share: the imported "
-                f"graph compiled the same way; rewriting faster on {sum(x > 1 for x in rs)}/{len(rs)})"
+                f"graph compiled the same way; rewriting faster on {sum(x > 1 for x in rs)}/{len(rs)}{kept})"
             )
         if rs := [x for r in sub if (x := _ratio(r, "untuned")) is not None]:
             print(

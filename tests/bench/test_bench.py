@@ -114,6 +114,15 @@ def test_e2e_table_has_openvino_noopt_and_the_best_peer(capsys):
     assert two_noopt.startswith("2 thread(s): geomean noopt/eqsat 1.50×")
 
 
+def test_e2e_table_marks_rows_where_eqsat_returned_the_imported_graph(capsys):
+    """Where the run check kept the imported graph, eqsat and noopt are one graph: its noopt/eq is marked."""
+    kept = {**_row("a", 1, 2.0, 4.0, None, noopt=1.9), "imported_kept": True}
+    print_table([kept, _row("b", 1, 2.0, 4.0, None, noopt=3.0)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[-2:] == ["0.95=", "yes"] and lines[2].split()[-2:] == ["1.50", "yes"]
+    assert "faster on 1/2; 1/2 the imported graph itself (=): two timings of one graph)" in lines[-1]
+
+
 def test_e2e_table_leaves_out_columns_no_row_has(capsys):
     print_table([_row("a", 1, 2.0, 4.0, None)])
     out = capsys.readouterr().out
