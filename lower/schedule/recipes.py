@@ -30,7 +30,7 @@ import dataclasses
 import functools
 import math
 import random
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Set
 
 from lower.ir import (
     F32,
@@ -165,7 +165,7 @@ def cpu_recipe(
             if config.DEBUG.flag():
                 print(f"gemm recipe refused for {kernel.name}: {e}")
             sched = sched.restart(kernel)
-            small_contraction_recipe(sched, gemm)
+            small_contraction_recipe(sched, gemm, const_names)
     else:
         generic_recipe(sched, target.threads)
     return sched
@@ -595,13 +595,22 @@ def _row_tail_calls(k: Kernel, g: GemmInfo, vector_width: int) -> bool:
     )
 
 
-def small_contraction_recipe(s: Schedule, g: GemmInfo) -> None:
-    """Loop order (batch, i, k, j) with j vectorized; init and epilogue stages vectorized innermost."""
+def small_contraction_recipe(s: Schedule, g: GemmInfo, const_names: Set[str] = frozenset()) -> None:
+    """Loop order (batch, i, k, j) with j vectorized; init and epilogue stages vectorized innermost.  A constant
+    B read at a stride along j (a convolution's weight ``w[j, c]`` in ``conv_pixel_rows``' form) is packed
+    ``[k, j]`` at compile time, so the vectorized loop reads it at unit stride instead of gathering lanes."""
     try:
         s.reorder(*g.batch, g.i, g.k, g.j)
         s.vectorize(g.j)
     except ScheduleError:
         pass
+    with contextlib.suppress(ScheduleError):
+        b_deps = _const_operand(s.kernel, const_names, g, 1)
+        b_op = _update_factors(s.kernel, g)[1]
+        if b_deps is not None and isinstance(b_op, Load):
+            f = affine_in(flat_offset(b_op.buf, b_op.idx), {g.j, g.k})
+            if f is not None and f[0].get(g.j, 0) > 1:
+                s.pack(g.stage, "#1", None, (*b_deps, g.k, g.j), f"{g.b_buf}_packed")
     for stage in [g.init_stage, *g.post]:
         if find_stage(s.kernel.body, stage) is not None:
             vectorize_innermost(s, stage)
