@@ -329,7 +329,7 @@ def _update_factors(k: Kernel, g: GemmInfo) -> tuple[Expr, Expr]:
     return prods[0].a, prods[0].b
 
 
-def _const_operand(k: Kernel, const_names: set[str], g: GemmInfo, which: int) -> list[str] | None:
+def _const_operand(k: Kernel, const_names: Set[str], g: GemmInfo, which: int) -> list[str] | None:
     """For an operand that only reads constants, the batch loops (outer ones too) it depends on (a grouped
     convolution's weights: the group); None when it reads anything else."""
     op = _update_factors(k, g)[which]
