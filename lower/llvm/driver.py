@@ -43,12 +43,14 @@ keeps ``lower.parallel``'s Python pool.  The table itself works everywhere (seri
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import platform
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from lower.llvm import jit
@@ -62,6 +64,12 @@ FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
 # the Python pool, 15-100 us 1.18-1.21x, none 1.14x).
 SPIN_PAUSES = 1000
 WAIT_PAUSES = 1000  # the caller's pauses waiting for a worker's chunk before it starts yielding its core
+# ``awake``: an idle launch of two chunks a thread of this many pauses (~6 us each), then a wait of at most
+# WAKE_WAIT_S until no worker sleeps (on this host a sleeping worker took 0.1-3 ms to run again, at times
+# longer); inside, a worker spins AWAKE_PAUSES (~25 ms) after each job, longer than a measurement's cache flush
+IDLE_PAUSES = 250
+WAKE_WAIT_S = 0.05
+AWAKE_PAUSES = 1_000_000
 CHUNKS_PER_THREAD = 8  # dynamic balancing on a shared machine; a chunk costs a cmpxchg and a call
 POOL_BYTES = 384
 _WORD, _DONE, _FN, _ARGS, _EXT, _CHUNK, _EPOCH, _SLEEPERS, _STOP, _SYSCALL, _SPINS, _GEN = (
@@ -228,6 +236,22 @@ exit:
   ret void
 }}
 
+; a kernel that only waits, IDLE_PAUSES pauses per iteration: what ``awake`` launches
+define void @__KERNEL__.idle(ptr %args, i64 %lo, i64 %hi) nounwind {{
+entry:
+  %n = sub i64 %hi, %lo
+  %spins = mul i64 %n, {IDLE_PAUSES}
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  {relax}
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %spins
+  br i1 %more, label %loop, label %out
+out:
+  ret void
+}}
+
 ; the launch table: {{fn, args, extent, chunk}} per kernel, in order; %pool null: everything serial
 define void @__KERNEL__(ptr %pool, ptr %table, i64 %n) nounwind {{
 entry:
@@ -291,11 +315,12 @@ def _host() -> Target:
 
 
 @functools.cache
-def _driver() -> tuple[Any, int]:
-    """The JIT'ed driver ``drive(pool, table, n)`` as a ctypes function, and its worker loop's address."""
+def _driver() -> tuple[Any, int, int]:
+    """The JIT'ed driver ``drive(pool, table, n)`` as a ctypes function, its worker loop's address and its idle
+    kernel's."""
     t = _host()
     name, addr = jit.load_function(_driver_ir(pool_supported() and t.triple.startswith("x86_64")), t, "drive")
-    return DRIVE_CFUNC(addr), jit.function_address(t, f"{name}.worker")
+    return DRIVE_CFUNC(addr), jit.function_address(t, f"{name}.worker"), jit.function_address(t, f"{name}.idle")
 
 
 class Pool:
@@ -310,7 +335,7 @@ class Pool:
         self._set(_SYSCALL, ctypes.cast(libc.syscall, ctypes.c_void_p).value or 0)
         self._set(_SPINS, SPIN_PAUSES)
         self.lock = threading.Lock()  # one caller at a time; another one runs its kernels alone
-        _, worker_addr = _driver()
+        _, worker_addr, _ = _driver()
         self._worker = WORKER_CFUNC(worker_addr)
         prev = threading.stack_size(32 << 20)  # kernels keep packing scratch (<= 2 MiB) on the stack
         try:
@@ -352,6 +377,31 @@ def native_pool(threads: int) -> Pool | None:
         return p
 
 
+@contextlib.contextmanager
+def awake(threads: int) -> Iterator[None]:
+    """Inside, the workers of the pool for ``threads`` threads are up and spin for ``AWAKE_PAUSES`` after each
+    job instead of ``SPIN_PAUSES``, so that a launch finds them spinning as a model's kernels find them after
+    the kernel before (an idle launch wakes them on entry; on exit they may sleep again).  For measurements
+    (``lower.llvm.measure``): there is a cache flush between two timed kernels, and a worker asleep by then
+    was called up by the kernel it should have helped with."""
+    pool = native_pool(threads)
+    if pool is None:
+        yield
+        return
+    pool._set(_SPINS, AWAKE_PAUSES)
+    try:
+        _, _, idle = _driver()
+        LaunchTable([(ctypes.c_void_p(idle), None, 2 * threads)], threads)()
+        # the caller may have run every chunk before a worker woke: wait (a while at most) until none sleeps
+        sleepers = ctypes.c_int32.from_address(pool.addr + _SLEEPERS)
+        deadline = time.perf_counter() + WAKE_WAIT_S
+        while sleepers.value > 0 and time.perf_counter() < deadline:
+            pass
+        yield
+    finally:
+        pool._set(_SPINS, SPIN_PAUSES)
+
+
 def chunk_of(extent: int | None, threads: int) -> int:
     """Iterations per claimed range of a parallel root loop of ``extent`` on ``threads`` threads; 0: one
     call (no parallel root, one thread, or one iteration)."""
@@ -380,7 +430,7 @@ class LaunchTable:
             e.args = args.value if isinstance(args, ctypes.c_void_p) else ctypes.cast(args, ctypes.c_void_p).value
             e.extent = extent or 0
             e.chunk = chunk_of(extent, self.threads) if self.pool is not None else 0
-        self._drive, _ = _driver()
+        self._drive, _, _ = _driver()
 
     @property
     def parallel(self) -> int:

@@ -10,8 +10,9 @@ time are built by ``lower.measure_graphs``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,7 +20,7 @@ import torch
 
 from costs.key import CostKey
 from costs.measured import Config, Measurement
-from lower.llvm import BACKEND
+from lower.llvm import BACKEND, driver
 from lower.measure_graphs import (
     LOWER_VERSION,
     alternating_rounds,
@@ -58,19 +59,36 @@ def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeat
     return _time([compile_graph(g, target) for g in graphs], warmup, repeats)
 
 
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """torch on this thread alone for a while: its OpenMP workers spin on the other cores after a parallel op,
+    and a kernel timed right after shared those cores with them."""
+    was = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(was)
+
+
 def _time(cgs: Sequence[CompiledGraph], warmup: int, repeats: int) -> list[list[float]]:
     """Each compiled graph's summed kernel time per round, the graphs alternating round by round; before each
-    timed run the caches are flushed and the activation inputs read back in (a producer just wrote them)."""
+    timed run the caches are flushed and the activation inputs read back in (a producer just wrote them) by
+    torch on one thread, with the kernels' thread pool kept awake throughout (``driver.awake``): in a model
+    the kernel before leaves the workers spinning, and no other pool's.  Timed with the workers asleep (a
+    worker here woke 0.1-3 ms after it was called) and torch's spinning after a flush on two threads, a
+    1152x7x7 layout conversion measured 26-28 us on 2 threads; 8-10 us in a run of kernels."""
     feeds = [cg.graph.random_inputs(0) for cg in cgs]
     flush = _flush_buffer()
 
     def timed(i: int) -> float:
-        flush.add_(1.0)
-        for t in feeds[i].values():
-            t.sum()
+        with _one_torch_thread():
+            flush.add_(1.0)
+            for t in feeds[i].values():
+                t.sum()
         return sum(k["seconds"] for k in cgs[i].profile(feeds[i], repeats=1))
 
-    with torch.no_grad():
+    with torch.no_grad(), driver.awake(max(cg.threads for cg in cgs)):
         return alternating_rounds(lambda i: cgs[i](feeds[i]), timed, len(cgs), warmup, repeats)
 
 

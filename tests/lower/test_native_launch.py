@@ -194,3 +194,26 @@ def test_a_pool_stops_its_workers():
 def test_chunks_cover_the_extent():
     assert driver.chunk_of(None, 4) == 0 and driver.chunk_of(100, 1) == 0 and driver.chunk_of(1, 2) == 0
     assert driver.chunk_of(7, 2) == 1 and driver.chunk_of(1000, 2) == 62
+
+
+def test_awake_keeps_the_workers_up():
+    """Inside ``driver.awake`` the workers are up and keep spinning between launches, as a model's kernels find
+    them after the kernel before: a measurement timed there does not pay their wake-up; outside they sleep
+    again."""
+    pool = driver.native_pool(2)
+    if pool is None:
+        pytest.skip("no native pool on this host")
+    sleepers = ctypes.c_int32.from_address(pool.addr + driver._SLEEPERS)
+
+    def settles_at(n: int) -> bool:
+        for _ in range(400):
+            if sleepers.value == n:
+                return True
+            threading.Event().wait(0.001)
+        return False
+
+    assert settles_at(1)  # idle for a while: the worker went to sleep
+    with driver.awake(2):
+        threading.Event().wait(0.0002)  # longer than a worker spins outside (SPIN_PAUSES)
+        assert sleepers.value == 0
+    assert settles_at(1)
