@@ -7,8 +7,16 @@ Here a whole model is ONE ctypes call, ``drive(pool, table, n)``, walking ``n`` 
 
 * ``chunk == 0`` (or no pool): ``fn(args, 0, extent)``, one call on the calling thread;
 * ``chunk > 0``: the entry is published to the pool's workers, and every thread (the caller is one)
-  claims ``[lo, lo + chunk)`` ranges until the extent is covered; the caller returns once every
-  claimed range is *finished* (a count of done iterations), not once every worker has checked in.
+  claims chunks of ``chunk`` iterations until the extent is covered, the caller from the front and the
+  workers from the back; the caller returns once every claimed chunk is *finished* (a count of done
+  iterations), not once every worker has checked in.
+
+Claiming from both ends keeps the work of consecutive kernels on the same core when nobody is late: on 2
+threads the caller runs the first part of every kernel, the worker the last, so a depthwise convolution
+finds its channels in the cache of the core that wrote them.  Claimed from the front by both (who came
+first took the next chunk), half of a small kernel's input came from the other core's cache: 2 threads,
+back-to-back runs in one process, MobileNetV2 1.11-1.18x, ShuffleNetV2 1.55x, DenseNet-121 1.14x faster
+this way; EfficientNet-B0, ViT and ConvNeXt 1.00-1.02x.
 
 Why not libgomp's ``GOMP_parallel`` (torch loads it): its end is a team barrier, so on a busy
 machine (2 cores shared with other processes) a descheduled worker that never took a chunk still
@@ -17,7 +25,8 @@ holds every launch up for its time slice.  Measured on this host with one other 
 
 The pool (one per thread count, ``threads - 1`` workers, started once) is a 384-byte record:
 
-    word     gen << 32 | next iteration   claimed with cmpxchg; a new gen publishes a new job
+    word     gen << 32 | lo << 16 | hi    chunks [lo, hi) unclaimed; claimed with cmpxchg (lo + 1 by the
+                                          caller, hi - 1 by a worker); a new gen publishes a new job
     done     iterations finished          the caller waits until it reaches the extent
     job      fn, args, extent, chunk      written before the gen that publishes them
     epoch, sleepers                       futex word and count: workers spin a while, then sleep
@@ -25,11 +34,11 @@ The pool (one per thread count, ``threads - 1`` workers, started once) is a 384-
 
 A late worker cannot run a stale job, nor the old job's claim under the new job's fields: it only runs
 a range after its cmpxchg on ``word`` succeeded with the word it read the fields under, and a launch
-first *closes* the old job (``word`` = a fresh gen with every iteration claimed, 0xffffffff) before it
-rewrites the fields (release; the worker reads them acquire), then publishes the job under the next
-gen.  Without the close, a worker holding the exhausted word of the last job (say ``(g, 7)``) could
-read the next job's extent (1000) before the new gen was stored, and its cmpxchg ``(g, 7) -> (g, 48)``
-would succeed: iterations 7..47 ran twice (27 in 20000 3-thread tables on 2 cores).
+first *closes* the old job (``word`` = a fresh gen with no chunk left, lo = hi = 0) before it rewrites the
+fields (release; the worker reads them acquire), then publishes the job under the next gen.  Without the
+close, a worker holding the last job's word could read the next job's fields before the new gen was
+stored, and its cmpxchg on the old word would succeed: with a next-iteration counter in place of the
+chunk bounds, iterations ran twice (27 in 20000 3-thread tables on 2 cores).
 
 The worker/caller handshake around sleeping is Dekker's: the caller stores ``word`` then reads
 ``sleepers`` (both seq_cst), a worker increments ``sleepers`` then re-reads ``word``; whichever comes
@@ -71,6 +80,7 @@ IDLE_PAUSES = 250
 WAKE_WAIT_S = 0.05
 AWAKE_PAUSES = 1_000_000
 CHUNKS_PER_THREAD = 8  # dynamic balancing on a shared machine; a chunk costs a cmpxchg and a call
+MAX_CHUNKS = 0xFFFF  # chunks of one launch: the claim word's 16-bit fields
 POOL_BYTES = 384
 _WORD, _DONE, _FN, _ARGS, _EXT, _CHUNK, _EPOCH, _SLEEPERS, _STOP, _SYSCALL, _SPINS, _GEN = (
     0, 64, 128, 136, 144, 152, 192, 196, 256, 264, 272, 320,
@@ -84,8 +94,9 @@ def _driver_ir(pause: bool) -> str:
     relax = "call void @llvm.x86.sse2.pause()" if pause else ""
     decl = "declare void @llvm.x86.sse2.pause()\n" if pause else ""
     return f"""{decl}
-; claim and run ranges of job `gen` until its iterations are all claimed or a newer job replaced it
-define internal void @__KERNEL__.run(ptr %pool, i64 %gen) nounwind {{
+; claim and run chunks of job `gen` until they are all claimed or a newer job replaced it: the caller
+; (%front) takes them from the front, the workers from the back
+define internal void @__KERNEL__.run(ptr %pool, i64 %gen, i1 %front) nounwind {{
 entry:
   %donep = {at(_DONE)}
   %fnp = {at(_FN)}
@@ -99,24 +110,30 @@ claim:
   %same = icmp eq i64 %cg, %gen
   br i1 %same, label %check, label %out
 check:
-  %idx = and i64 %c, 4294967295
-  %ext = load atomic i64, ptr %extp acquire, align 8
-  %left = icmp slt i64 %idx, %ext
+  %lo16 = lshr i64 %c, 16
+  %lo = and i64 %lo16, 65535
+  %hi = and i64 %c, 65535
+  %left = icmp ult i64 %lo, %hi
   br i1 %left, label %take, label %out
 take:
+  %ext = load atomic i64, ptr %extp acquire, align 8
   %chunk = load atomic i64, ptr %chunkp acquire, align 8
   %fn = load atomic ptr, ptr %fnp acquire, align 8
   %args = load atomic ptr, ptr %argsp acquire, align 8
-  %next = add i64 %c, %chunk
+  %hi1 = sub i64 %hi, 1
+  %k = select i1 %front, i64 %lo, i64 %hi1
+  %step = select i1 %front, i64 65536, i64 -1
+  %next = add i64 %c, %step
   %r = cmpxchg ptr %pool, i64 %c, i64 %next acq_rel acquire
   %ok = extractvalue {{ i64, i1 }} %r, 1
   br i1 %ok, label %work, label %claim
 work:
+  %idx = mul i64 %k, %chunk
   %end = add i64 %idx, %chunk
   %short = icmp slt i64 %end, %ext
-  %hi = select i1 %short, i64 %end, i64 %ext
-  call void %fn(ptr %args, i64 %idx, i64 %hi)
-  %n = sub i64 %hi, %idx
+  %top = select i1 %short, i64 %end, i64 %ext
+  call void %fn(ptr %args, i64 %idx, i64 %top)
+  %n = sub i64 %top, %idx
   %old = atomicrmw add ptr %donep, i64 %n release
   br label %claim
 out:
@@ -141,15 +158,18 @@ entry:
   %g2 = add i64 %g0, 2
   %gen = and i64 %g2, 4294967295
   store i64 %gen, ptr %genp, align 8
-  %s0 = shl i64 %shut, 32
-  %closed = or i64 %s0, 4294967295
+  %closed = shl i64 %shut, 32
   store atomic i64 %closed, ptr %pool seq_cst, align 8
   store atomic ptr %fn, ptr %fnp release, align 8
   store atomic ptr %args, ptr %argsp release, align 8
   store atomic i64 %ext, ptr %extp release, align 8
   store atomic i64 %chunk, ptr %chunkp release, align 8
   store atomic i64 0, ptr %donep monotonic, align 8
-  %w = shl i64 %gen, 32
+  %last = add i64 %ext, %chunk
+  %last1 = sub i64 %last, 1
+  %chunks = udiv i64 %last1, %chunk
+  %w0 = shl i64 %gen, 32
+  %w = or i64 %w0, %chunks
   store atomic i64 %w, ptr %pool seq_cst, align 8
   %sleepers = load atomic i32, ptr %sleepp seq_cst, align 4
   %anyone = icmp sgt i32 %sleepers, 0
@@ -160,7 +180,7 @@ wake:
   %wk = call i64 (i64, ...) %sys(i64 {SYS_FUTEX}, ptr %epochp, i64 {FUTEX_WAKE_PRIVATE}, i64 2147483647)
   br label %go
 go:
-  call void @__KERNEL__.run(ptr %pool, i64 %gen)
+  call void @__KERNEL__.run(ptr %pool, i64 %gen, i1 true)
   br label %wait
 wait:
   %i = phi i64 [ 0, %go ], [ %i1, %relax ], [ %i1, %yield ]
@@ -200,7 +220,7 @@ poll:
   %fresh = icmp ne i64 %g, %last
   br i1 %fresh, label %serve, label %idle
 serve:
-  call void @__KERNEL__.run(ptr %pool, i64 %g)
+  call void @__KERNEL__.run(ptr %pool, i64 %g, i1 false)
   br label %top
 idle:
   %stop = load atomic i64, ptr %stopp monotonic, align 8
@@ -407,9 +427,8 @@ def chunk_of(extent: int | None, threads: int) -> int:
     call (no parallel root, one thread, or one iteration)."""
     if extent is None or threads <= 1 or extent <= 1:
         return 0
-    if extent >= 1 << 31:  # the claim word holds the next iteration in 32 bits
-        return 0
-    return max(1, extent // (threads * CHUNKS_PER_THREAD))
+    # the claim word counts chunks in 16 bits
+    return max(1, extent // (threads * CHUNKS_PER_THREAD), -(-extent // MAX_CHUNKS))
 
 
 class LaunchTable:

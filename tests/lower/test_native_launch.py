@@ -94,9 +94,9 @@ def test_driver_runs_every_iteration_exactly_once(threads):
 
 
 def test_a_worker_late_from_the_last_job_never_claims_under_the_next_jobs_fields():
-    """Small and larger parallel jobs back to back: a worker that read the exhausted word ``(g, 3)`` of a
-    3-iteration job must not claim ``[3, 3 + chunk)`` under the next job's extent before the next gen is
-    out.  Before the launch closed the old gen first, about one call in 40 here ran such a range twice."""
+    """Small and larger parallel jobs back to back: a worker that read the last job's word must not claim a
+    chunk under the next job's fields before the next gen is out.  Before the launch closed the old gen
+    first (with a next-iteration counter for a word), about one call in 40 here ran a range twice."""
     fn, out, argp = _add_index(200)
     table = driver.LaunchTable([(fn, argp, 200), (fn, argp, 3)] * 8, 3)
     assert table.parallel == 16
@@ -194,6 +194,19 @@ def test_a_pool_stops_its_workers():
 def test_chunks_cover_the_extent():
     assert driver.chunk_of(None, 4) == 0 and driver.chunk_of(100, 1) == 0 and driver.chunk_of(1, 2) == 0
     assert driver.chunk_of(7, 2) == 1 and driver.chunk_of(1000, 2) == 62
+    # the claim word holds chunk bounds in 16 bits: never more chunks than that, whatever the extent
+    for extent, threads in [(1 << 40, 2), (10**9, 10_000), (65_536, 4096), (3 << 31, 3)]:
+        chunk = driver.chunk_of(extent, threads)
+        assert 0 < -(-extent // chunk) <= driver.MAX_CHUNKS
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_large_extent_runs_every_iteration_once(threads):
+    """An extent past 16 bits (the claim word counts chunks, not iterations) runs every iteration once."""
+    n = driver.MAX_CHUNKS * 3 + 5
+    fn, out, argp = _add_index(n)
+    driver.LaunchTable([(fn, argp, n)], threads)()
+    assert torch.equal(out, torch.arange(float(n)))
 
 
 def test_awake_keeps_the_workers_up():
