@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import e2e, kernels
+from bench import e2e, e2e_cuda, kernels
 from bench.gpu_timing import Timer, cuda_event_ms, cuda_missing
 from bench.models import MODELS
 from lower import parse_target
@@ -35,7 +35,7 @@ RESULTS = Path("bench/results")
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.cuda", description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(GPU_CHECK_MODELS), help="comma-separated built-in models, or 'all'")
-    p.add_argument("--peers", default=",".join(e2e.CUDA_PEERS), help=f"subset of {','.join(e2e.CUDA_PEERS)}")
+    p.add_argument("--peers", default=",".join(e2e_cuda.CUDA_PEERS), help=f"subset of {','.join(e2e_cuda.CUDA_PEERS)}")
     p.add_argument("--cost", choices=e2e.COSTS, default=e2e.COSTS[0], help="the cost model e2e optimizes with")
     p.add_argument("--imported", action="store_true", help="e2e: also time each graph compiled as imported")
     p.add_argument("--dtype", default="float32", choices=("float32", *HALF_REL_TOL), help="e2e: models in this")
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
     args = parser().parse_args(argv)
     try:
         names = list(MODELS) if args.models == "all" else e2e.list_arg(args.models, list(MODELS), "model")
-        peers = e2e.list_arg(args.peers, e2e.CUDA_PEERS, "peer")
+        peers = e2e.list_arg(args.peers, e2e_cuda.CUDA_PEERS, "peer")
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
         return 2
     target = parse_target("cuda")
     t0 = time.perf_counter()
-    record_e2e = e2e.run_cuda(names, peers, args.repeats, args.cost, args.imported, timer, args.dtype)
-    e2e.print_cuda_table(record_e2e["rows"], record_e2e["gpu"])
+    record_e2e = e2e_cuda.run_cuda(names, peers, args.repeats, args.cost, args.imported, timer, args.dtype)
+    e2e_cuda.print_cuda_table(record_e2e["rows"], record_e2e["gpu"])
     t1 = time.perf_counter()
     record_kernels = kernels.run_cuda(args.quick, args.repeats, timer)
     t2 = time.perf_counter()

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import bench.cuda as bench_cuda
-from bench import e2e, kernels
+from bench import e2e, e2e_cuda, kernels
 from bench.gpu_timing import back_to_back_ms, interleaved_ms
 from costs.compiled import CompiledCost
 from costs.measured import Measurement
@@ -178,7 +178,7 @@ def _tiny():
 def on_cpu(monkeypatch):
     """``--target cuda`` run on the CPU: the module and tensors stay there, 'cuda' compiles for llvm, the GPU
     target is a fake one, and every timed run takes 1 ms."""
-    for mod in (e2e, kernels):
+    for mod in (e2e_cuda, kernels):
         monkeypatch.setattr(mod, "DEVICE", "cpu")
         monkeypatch.setattr(mod, "parse_target", lambda t="llvm", threads=None: FAKE_GPU)
         monkeypatch.setattr(mod, "compile", lambda g, target="llvm", threads=None: compile_llvm(g, "llvm", threads=1))
@@ -192,9 +192,9 @@ def on_cpu(monkeypatch):
 
 
 def test_e2e_cuda_record_has_the_target_rows_and_geomeans(on_cpu, capsys):
-    record = e2e.run_cuda(["tiny"], ["eager"], repeats=3, cost="analytical", imported=True, timer=on_cpu)
+    record = e2e_cuda.run_cuda(["tiny"], ["eager"], repeats=3, cost="analytical", imported=True, timer=on_cpu)
     assert record["target"] == FAKE_GPU.cache_key and record["gpu"] == "cuda-fake-h100"
-    assert record["settings"]["tolerance"] == e2e.TF32_TOLERANCE and record["settings"]["cost"] == "analytical"
+    assert record["settings"]["tolerance"] == e2e_cuda.TF32_TOLERANCE and record["settings"]["cost"] == "analytical"
     (row,) = record["rows"]
     assert row["model"] == "tiny" and row["error"] is None
     assert row["verified"] and row["verified_imported"] and row["max_rel_err"] < 1e-5
@@ -204,7 +204,7 @@ def test_e2e_cuda_record_has_the_target_rows_and_geomeans(on_cpu, capsys):
     assert s["verified"] == s["models"] == 1 and s["geomean_speedup_vs_eager"] == 1.0
     assert s["geomean_speedup_vs_inductor"] is None and s["faster_than_eager"] == "0/1"
     json.dumps(record)  # JSON-able as written
-    e2e.print_cuda_table(record["rows"], record["gpu"])
+    e2e_cuda.print_cuda_table(record["rows"], record["gpu"])
     out = capsys.readouterr().out
     assert "tiny" in out and "correct 1/1" in out and "vs eager 1.00x" in out and "inductor" not in out
 
@@ -240,7 +240,7 @@ def test_gpu_check_writes_one_json_with_e2e_and_kernels(on_cpu, tmp_path, capsys
 def test_e2e_cuda_in_bfloat16_checks_against_float32_and_torch_in_bfloat16(on_cpu):
     """``--dtype bfloat16``: the model and inputs converted, eqsat's error against the float32 model within twice
     torch's own bfloat16 error (or bfloat16's tolerance), both recorded."""
-    record = e2e.run_cuda(["tiny"], ["eager"], repeats=2, cost="analytical", timer=on_cpu, dtype="bfloat16")
+    record = e2e_cuda.run_cuda(["tiny"], ["eager"], repeats=2, cost="analytical", timer=on_cpu, dtype="bfloat16")
     (row,) = record["rows"]
     assert row["dtype"] == "bfloat16" and record["settings"]["dtype"] == "bfloat16"
     assert 0 < row["torch_rel_err"] < 1.6e-2 and row["verified"], row
