@@ -19,6 +19,7 @@ generator reads the loop kinds, its ``launcher`` runs the parallel root loop's r
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -66,3 +67,6 @@ class Backend:
     grid: bool = False  # kernels run as grids of many threads (see above)
     prepare: Callable[[list[Kernel], Target], None] | None = None  # before compiling: e.g. all of them, in parallel
     compile_jobs: Callable[[], int] | None = None  # how many kernels ``compile`` may take at once (None: one)
+    # a context in which launches on that many threads find the backend's threads ready, as a model's kernels find
+    # them after the kernel before (the LLVM pool's workers awake): ``CompiledGraph.profile`` times kernels in it
+    steady: Callable[[int], AbstractContextManager[None]] | None = None

@@ -65,6 +65,7 @@ BACKEND = Backend(
     device="cpu",
     sequence=sequence,
     compile_jobs=objpool.jobs,  # thread-safe; LLVM runs in this process and the compile workers at once
+    steady=driver.awake,
 )
 
 __all__ = ["BACKEND", "compile_kernel", "launcher", "sequence"]

@@ -355,6 +355,7 @@ class Pool:
         self._set(_SYSCALL, ctypes.cast(libc.syscall, ctypes.c_void_p).value or 0)
         self._set(_SPINS, SPIN_PAUSES)
         self.lock = threading.Lock()  # one caller at a time; another one runs its kernels alone
+        self.lock_awake, self.awake_depth = threading.Lock(), 0  # ``awake``: how many are inside it
         _, worker_addr, _ = _driver()
         self._worker = WORKER_CFUNC(worker_addr)
         prev = threading.stack_size(32 << 20)  # kernels keep packing scratch (<= 2 MiB) on the stack
@@ -403,23 +404,29 @@ def awake(threads: int) -> Iterator[None]:
     job instead of ``SPIN_PAUSES``, so that a launch finds them spinning as a model's kernels find them after
     the kernel before (an idle launch wakes them on entry; on exit they may sleep again).  For measurements
     (``lower.llvm.measure``): there is a cache flush between two timed kernels, and a worker asleep by then
-    was called up by the kernel it should have helped with."""
+    was called up by the kernel it should have helped with.  Nests (the outermost exit restores the spin)."""
     pool = native_pool(threads)
     if pool is None:
         yield
         return
-    pool._set(_SPINS, AWAKE_PAUSES)
+    with pool.lock_awake:
+        pool.awake_depth += 1
+        pool._set(_SPINS, AWAKE_PAUSES)
     try:
-        _, _, idle = _driver()
-        LaunchTable([(ctypes.c_void_p(idle), None, 2 * threads)], threads)()
-        # the caller may have run every chunk before a worker woke: wait (a while at most) until none sleeps
         sleepers = ctypes.c_int32.from_address(pool.addr + _SLEEPERS)
-        deadline = time.perf_counter() + WAKE_WAIT_S
-        while sleepers.value > 0 and time.perf_counter() < deadline:
-            pass
+        if sleepers.value > 0:
+            _, _, idle = _driver()
+            LaunchTable([(ctypes.c_void_p(idle), None, 2 * threads)], threads)()
+            # the caller may have run every chunk before a worker woke: wait (a while at most) until none sleeps
+            deadline = time.perf_counter() + WAKE_WAIT_S
+            while sleepers.value > 0 and time.perf_counter() < deadline:
+                pass
         yield
     finally:
-        pool._set(_SPINS, SPIN_PAUSES)
+        with pool.lock_awake:  # nested (a measurement's rounds around each profile): the outermost one restores
+            pool.awake_depth -= 1
+            if pool.awake_depth == 0:
+                pool._set(_SPINS, SPIN_PAUSES)
 
 
 def chunk_of(extent: int | None, threads: int) -> int:

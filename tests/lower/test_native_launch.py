@@ -8,6 +8,7 @@ loop exactly once at any thread count, and stay correct when called from several
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import threading
 
 import pytest
@@ -230,3 +231,32 @@ def test_awake_keeps_the_workers_up():
         threading.Event().wait(0.0002)  # longer than a worker spins outside (SPIN_PAUSES)
         assert sleepers.value == 0
     assert settles_at(1)
+
+
+def test_awake_nests_and_the_outermost_exit_restores_the_spin():
+    """A measurement keeps the pool awake over its rounds and ``CompiledGraph.profile`` inside each: the inner exit
+    must not let the workers sleep while the outer one still runs."""
+    pool = driver.native_pool(2)
+    if pool is None:
+        pytest.skip("no native pool on this host")
+    spins = ctypes.c_int64.from_address(pool.addr + driver._SPINS)
+    with driver.awake(2):
+        with driver.awake(2):
+            assert spins.value == driver.AWAKE_PAUSES
+        assert spins.value == driver.AWAKE_PAUSES and pool.awake_depth == 1
+    assert spins.value == driver.SPIN_PAUSES and pool.awake_depth == 0
+
+
+def test_profile_runs_its_kernels_with_the_pool_awake():
+    """``CompiledGraph.profile`` times each kernel inside the backend's ``steady`` context (the pool awake)."""
+    entered = []
+
+    def spy(threads):
+        entered.append(threads)
+        return driver.awake(threads)
+
+    cg = compile_graph(_wide(), threads=2)
+    assert cg.backend.steady is driver.awake
+    cg.backend = dataclasses.replace(cg.backend, steady=spy)
+    prof = cg.profile(cg.graph.random_inputs(0), repeats=2)
+    assert entered == [2] and len(prof) == len(cg.built) and all(p["seconds"] > 0 for p in prof)
