@@ -10,9 +10,8 @@ time are built by ``lower.measure_graphs``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -20,6 +19,7 @@ import torch
 
 from costs.key import CostKey
 from costs.measured import Config, Measurement
+from costs.timing import torch_threads
 from lower.llvm import BACKEND, driver
 from lower.measure_graphs import (
     LOWER_VERSION,
@@ -59,18 +59,6 @@ def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeat
     return _time([compile_graph(g, target) for g in graphs], warmup, repeats)
 
 
-@contextlib.contextmanager
-def _one_torch_thread() -> Iterator[None]:
-    """torch on this thread alone for a while: its OpenMP workers spin on the other cores after a parallel op,
-    and a kernel timed right after shared those cores with them."""
-    was = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(was)
-
-
 def _time(cgs: Sequence[CompiledGraph], warmup: int, repeats: int) -> list[list[float]]:
     """Each compiled graph's summed kernel time per round, the graphs alternating round by round; before each
     timed run the caches are flushed and the activation inputs read back in (a producer just wrote them) by
@@ -82,7 +70,7 @@ def _time(cgs: Sequence[CompiledGraph], warmup: int, repeats: int) -> list[list[
     flush = _flush_buffer()
 
     def timed(i: int) -> float:
-        with _one_torch_thread():
+        with torch_threads(1):  # its OpenMP workers would spin on the other cores after a parallel op
             flush.add_(1.0)
             for t in feeds[i].values():
                 t.sum()

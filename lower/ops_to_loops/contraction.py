@@ -228,7 +228,8 @@ def conv_row_form(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape:
 def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     """The batch-GEMM form: per (image, group) ``C[Og, OH*OW] = W[Og, Cg*KH*KW] @ im2col(x)``, the im2col
     operand read implicitly (never materialised); or per (image, group, output row) over ``OW`` columns
-    (``conv_row_form``); or, for grouped convolutions with few channels per group, ``_direct_conv``."""
+    (``conv_row_form``); or, over a plane smaller than a vector, ``im2col(x) @ W^T`` (``conv_pixel_rows``); or,
+    for grouped convolutions with few channels per group, ``_direct_conv``."""
     x, w = ins[:2]
     out = outs[0]
     a = node.attrs
@@ -240,8 +241,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
     if not ctx.grid and direct_conv(w.shape, out.shape, a):
         return _direct_conv(node, ins, outs, ctx)
-    if not ctx.grid and conv_pixel_rows(Og, OH * OW):
-        return _conv_pixel_rows(node, ins, outs, ctx)
+    pixel_rows = not ctx.grid and conv_pixel_rows(Og, OH * OW)
     rows = not ctx.grid and conv_row_form(x.shape, w.shape, out.shape, (SH, SW))
     n, g, r = ctx.var("n"), ctx.var("g"), ctx.var("oh")
     batch = [(n, N), (g, G), (r, OH)] if rows else [(n, N), (g, G)]
@@ -286,6 +286,22 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         init = lambda bv, i, j: bias[bv[1] * Og + i]
     else:
         init = lambda bv, i, j: const(0.0)
+    if pixel_rows:  # the transposed product: rows the pixels, vectorized columns the output channels
+        return _gemm(
+            ctx,
+            out,
+            batch,
+            OH * OW,
+            Og,
+            Cg * KH * KW,
+            lambda bv, i, j: c_idx(bv, j, i),
+            lambda bv, i, k: b_val(bv, k, i),
+            lambda bv, k, j: a_val(bv, j, k),
+            lambda bv, i, j: init(bv, j, i),
+            x.name,
+            w.name,
+            node.attrs.get("act", "none"),
+        )
     return _gemm(
         ctx,
         out,
@@ -311,57 +327,6 @@ def conv_pixel_rows(og: int, pixels: int) -> bool:
     channels per group (a squeeze-and-excitation block's convolutions over one pixel, a classifier head
     written as a convolution).  The other way round every vector of the update holds one useful lane."""
     return pixels < ROW <= og
-
-
-def _conv_pixel_rows(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    """``conv_pixel_rows``' form: per (image, group) ``C[OH*OW, Og] = im2col(x)[OH*OW, Cg*KH*KW] @ W^T``,
-    read in place (pixel ``i`` at ``(i // OW, i % OW)``, weight ``w[g*Og + j, c, kh, kw]``)."""
-    x, w = ins[:2]
-    out = outs[0]
-    a = node.attrs
-    N, _, H, W = x.shape
-    OC, Cg, KH, KW = w.shape
-    _, _, OH, OW = out.shape
-    G = a["groups"]
-    Og = OC // G
-    (SH, SW), (PH, PW), (DH, DW) = a["stride"], a["padding"], a["dilation"]
-    n, g = ctx.var("n"), ctx.var("g")
-
-    def kdecomp(k):
-        return (k // KW) // KH, (k // KW) % KH, k % KW
-
-    def a_val(bv, i, k):
-        c, kh, kw = kdecomp(k)
-        ih = (i // OW) * SH - PH + kh * DH
-        iw = (i % OW) * SW - PW + kw * DW
-        v = x[bv[0], bv[1] * Cg + c, ih, iw]
-        return v if not (PH or PW) else Select(land(ge(ih, 0), lt(ih, H), ge(iw, 0), lt(iw, W)), v, const(0.0))
-
-    def b_val(bv, k, j):
-        c, kh, kw = kdecomp(k)
-        return w[bv[1] * Og + j, c, kh, kw]
-
-    init: Callable[[list[Var], Var, Var], Expr]
-    if node.op == "conv2d_bias_act":
-        bias = ins[2]
-        init = lambda bv, i, j: bias[bv[1] * Og + j]
-    else:
-        init = lambda bv, i, j: const(0.0)
-    return _gemm(
-        ctx,
-        out,
-        [(n, N), (g, G)],
-        OH * OW,
-        Og,
-        Cg * KH * KW,
-        lambda bv, i, j: (bv[0], bv[1] * Og + j, i // OW, i % OW),
-        a_val,
-        b_val,
-        init,
-        x.name,
-        w.name,
-        node.attrs.get("act", "none"),
-    )
 
 
 def direct_rows(oh: int, taps: int, row: int) -> int:

@@ -25,13 +25,13 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from costs.timing import torch_threads
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import GraphError, Value
 from rewrite.ir.ops import ShapeError
@@ -161,7 +161,7 @@ def check_rule(
     """
     if draws < 1 or not seeds:
         raise ValueError(f"need at least one draw and one seed, got draws={draws}, seeds={tuple(seeds)}")
-    with _one_thread():
+    with torch_threads(1):  # tiny tensors: a busy machine makes thread hand-offs cost milliseconds
         return _check_rule(rule, draws, seeds, extra_draws, max_tries, rtol, extra_seconds)
 
 
@@ -207,17 +207,6 @@ def _check_rule(
                     time.perf_counter() - t0,
                 )
     return CheckResult(rule.name, where, True, "", "", max_error=worst, draws=total, seconds=time.perf_counter() - t0)
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Tiny tensors: one intra-op thread (a busy machine makes thread hand-offs cost milliseconds)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def check_rules(
