@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from rewrite.ir import dtypes
 from rewrite.ir.errors import LoweringError
 
 I64, F32, BOOL = "i64", "f32", "bool"
@@ -48,9 +49,21 @@ HALF_TYPES = (F16, BF16)
 # ``Cast(U8, x)`` (saturating to the range, a float truncated toward zero, NaN to 0) put in range.
 U8, I8, I32 = "u8", "i8", "i32"
 INT_TYPES = (U8, I8, I32)
-INT_BOUNDS = {U8: (0, 255), I8: (-128, 127), I32: (-(2**31), 2**31 - 1)}
-# Bytes of one element of a buffer of each type (``bool``: one byte, as torch.bool and the backends store it).
-ITEM_BYTES = {F32: 4, I64: 8, BOOL: 1, F16: 2, BF16: 2, U8: 1, I8: 1, I32: 4}
+# A graph value's dtype as the loop IR's type: float32 -> f32, int64 -> i64, bool -> bool, the storage-only
+# float16 -> f16 and bfloat16 -> bf16, and the storage-only integers uint8 -> u8, int8 -> i8, int32 -> i32.
+LOOP_DTYPE = {
+    dtypes.FLOAT32: F32,
+    dtypes.INT64: I64,
+    dtypes.BOOL: BOOL,
+    dtypes.FLOAT16: F16,
+    dtypes.BFLOAT16: BF16,
+    dtypes.UINT8: U8,
+    dtypes.INT8: I8,
+    dtypes.INT32: I32,
+}
+# a stored integer's range (where a cast to it saturates) and the bytes of one element of each type: the graph's
+INT_BOUNDS = {LOOP_DTYPE[d]: r for d, r in dtypes.INT_RANGE.items()}
+ITEM_BYTES = {LOOP_DTYPE[d]: n for d, n in dtypes.ITEMSIZE.items()}
 
 
 def register_type(dtype: str) -> str:

@@ -22,6 +22,8 @@ Anything that cannot be lowered raises ``LoweringError`` naming the node.
 
 from __future__ import annotations
 
+from lower.ir import LOOP_DTYPE
+
 # each module registers its ops' lowerings in LOWERINGS when imported
 from lower.ops_to_loops import (  # noqa: F401
     blocked,
@@ -47,7 +49,6 @@ from lower.ops_to_loops.core import (
     stage_tag,
 )
 from lower.ops_to_loops.elementwise import ACTIVATIONS, BINARY, UNARY, register_unary, unregister_lowering
-from lower.ops_to_loops.indexing import LOOP_DTYPE
 
 __all__ = [
     "ACTIVATIONS",

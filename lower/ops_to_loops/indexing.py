@@ -5,14 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lower.ir import (
-    BF16,
-    BOOL,
-    F16,
-    F32,
-    I8,
-    I32,
     I64,
-    U8,
+    LOOP_DTYPE,
     Bin,
     Buffer,
     Cast,
@@ -35,18 +29,6 @@ from lower.ops_to_loops.core import LowerCtx, bcast_index, clip, copy_stage, loo
 from rewrite.ir.graph import Node
 
 # ============================================================== indexing, comparison, selection
-# Value dtypes map onto the loop IR's: float32 -> f32, int64 -> i64, bool -> bool, and the storage-only
-# float16 -> f16, bfloat16 -> bf16, and the storage-only integers uint8 -> u8, int8 -> i8, int32 -> i32.
-LOOP_DTYPE = {
-    "float32": F32,
-    "int64": I64,
-    "bool": BOOL,
-    "float16": F16,
-    "bfloat16": BF16,
-    "uint8": U8,
-    "int8": I8,
-    "int32": I32,
-}
 COMPARE: dict[str, Callable[[Expr, Expr], Expr]] = {"eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge}
 LOGICAL: dict[str, Callable[..., Expr]] = {
     "logical_not": lambda x: eq(Cast(I64, x), IntImm(0)),

@@ -39,8 +39,21 @@ from typing import Any
 
 import torch
 
-from lower.ir import Bin, Buffer, FloatImm, For, IntImm, Kernel, Load, LoopKind, Store, Var, root_loop, stores_of
-from lower.ops_to_loops.indexing import LOOP_DTYPE
+from lower.ir import (
+    LOOP_DTYPE,
+    Bin,
+    Buffer,
+    FloatImm,
+    For,
+    IntImm,
+    Kernel,
+    Load,
+    LoopKind,
+    Store,
+    Var,
+    root_loop,
+    stores_of,
+)
 from lower.runtime import constant_stages
 from lower.schedule import Schedule
 from lower.target import backend_of
