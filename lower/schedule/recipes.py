@@ -595,7 +595,7 @@ def _row_tail_calls(k: Kernel, g: GemmInfo, vector_width: int) -> bool:
     )
 
 
-def small_contraction_recipe(s: Schedule, g: GemmInfo, const_names: Set[str] = frozenset()) -> None:
+def small_contraction_recipe(s: Schedule, g: GemmInfo, const_names: Set[str]) -> None:
     """Loop order (batch, i, k, j) with j vectorized; init and epilogue stages vectorized innermost.  A constant
     B read at a stride along j (a convolution's weight ``w[j, c]`` in ``conv_pixel_rows``' form) is packed
     ``[k, j]`` at compile time, so the vectorized loop reads it at unit stride instead of gathering lanes."""

@@ -210,14 +210,20 @@ def test_a_large_extent_runs_every_iteration_once(threads):
     assert torch.equal(out, torch.arange(float(n)))
 
 
-def test_awake_keeps_the_workers_up():
-    """Inside ``driver.awake`` the workers are up and keep spinning between launches, as a model's kernels find
-    them after the kernel before: a measurement timed there does not pay their wake-up; outside they sleep
-    again."""
+@pytest.fixture
+def pool2() -> driver.Pool:
+    """The native pool for 2 threads (x86-64 Linux only: ``driver.pool_supported``)."""
     pool = driver.native_pool(2)
     if pool is None:
         pytest.skip("no native pool on this host")
-    sleepers = ctypes.c_int32.from_address(pool.addr + driver._SLEEPERS)
+    return pool
+
+
+def test_awake_keeps_the_workers_up(pool2):
+    """Inside ``driver.awake`` the workers are up and keep spinning between launches, as a model's kernels find
+    them after the kernel before: a measurement timed there does not pay their wake-up; outside they sleep
+    again."""
+    sleepers = ctypes.c_int32.from_address(pool2.addr + driver._SLEEPERS)
 
     def settles_at(n: int) -> bool:
         for _ in range(400):
@@ -233,18 +239,15 @@ def test_awake_keeps_the_workers_up():
     assert settles_at(1)
 
 
-def test_awake_nests_and_the_outermost_exit_restores_the_spin():
+def test_awake_nests_and_the_outermost_exit_restores_the_spin(pool2):
     """A measurement keeps the pool awake over its rounds and ``CompiledGraph.profile`` inside each: the inner exit
     must not let the workers sleep while the outer one still runs."""
-    pool = driver.native_pool(2)
-    if pool is None:
-        pytest.skip("no native pool on this host")
-    spins = ctypes.c_int64.from_address(pool.addr + driver._SPINS)
+    spins = ctypes.c_int64.from_address(pool2.addr + driver._SPINS)
     with driver.awake(2):
         with driver.awake(2):
             assert spins.value == driver.AWAKE_PAUSES
-        assert spins.value == driver.AWAKE_PAUSES and pool.awake_depth == 1
-    assert spins.value == driver.SPIN_PAUSES and pool.awake_depth == 0
+        assert spins.value == driver.AWAKE_PAUSES and pool2.awake_depth == 1
+    assert spins.value == driver.SPIN_PAUSES and pool2.awake_depth == 0
 
 
 def test_profile_runs_its_kernels_with_the_pool_awake():
