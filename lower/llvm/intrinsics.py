@@ -479,6 +479,10 @@ def emit_gemm(fe: Any, s: Intrinsic) -> None:
 _KINDS = ("gemm", "gemmt", "gemmr", "gemmtr", "gemms", "gemmq", "gemmtq", "gemmsq")
 KINDS = _KINDS + tuple(k + "z" for k in _KINDS if "s" not in k[4:])  # and each but ``s`` with beta
 
+# every NR a recipe or a tuning candidate asks for: one to four vectors of 8 (AVX) or 16 (AVX-512) lanes
+# (``gemm_recipe`` tries 1-3 of the target's); 24 was missing, and every 3-vector candidate on an AVX host failed
+MICRO_NRS = tuple(sorted({w * c for w in (8, 16) for c in (1, 2, 3, 4)}))
+
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
     **IGEMM_INTRINSICS,  # the quantized GEMM's (lower.llvm.igemm)
     **TRANSPOSE_INTRINSICS,  # the blocked layout's conversions (lower.llvm.transpose)
@@ -486,7 +490,7 @@ INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
         micro_kernel_name(kind, mr, nr, st, runs): emit_gemm
         for kind in KINDS
         for mr in range(1, 17)
-        for nr in (16, 32, 48, 64)
+        for nr in MICRO_NRS
         for st in STREAMS
         # a q kind names its C's run length: a whole number of them per NR columns
         for runs in ([r for r in (4, 8, 16, 32, 48, 64) if nr % r == 0] if _c_runs(kind) else [0])
