@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from lower.ir import (
     Bin,
@@ -132,6 +133,7 @@ def _schedule_stage(s: Schedule, stage: str, threads: int) -> None:
     if not perfect:
         # reductions inside (softmax, layernorm, pools): unroll small window loops, vectorize passes
         _unroll_windows(s, stage)
+        _fuse_reductions(s, stage)
         work *= _inner_work(lps[-1].body)
         # loops of the perfect prefix: fuse the last two when the windows were unrolled (pools: ow innermost)
         lps = stage_loops(s.kernel, stage)
@@ -230,6 +232,32 @@ def _inner_work(body: Stmt) -> int:
         return max(_inner_work(body.then), _inner_work(body.orelse) if body.orelse is not None else 1)
     inner = getattr(body, "body", None)
     return _inner_work(inner) if isinstance(inner, Stmt) else 1
+
+
+# a reduction's loops over its reduced axes (``lower.ops_to_loops.reduce``: ``r2``, ``r3``), fused ones too
+_REDUCTION_LOOP = re.compile(r"r\d+(_\d+)*(\.r\d+(_\d+)*)*")
+
+
+def _fuse_reductions(s: Schedule, stage: str) -> None:
+    """Nested reduction loops over axes contiguous in memory as one loop (``try_fuse``: only while the accesses
+    stay affine), so that the vectorized reduction runs over all of them, as a global pool's does: a
+    ``reduce_mean`` of (1, 672, 14, 14) over (2, 3) ran each row of 14 as one vector of 8 and six scalar steps,
+    a SiLU computed in it (an SE block's squeeze) too; over the 196-long plane it is 24 vectors and 4 steps."""
+    while True:
+        st = find_stage(s.kernel.body, stage)
+        pairs = [
+            (x.var.name, x.body.var.name)
+            for x in walk_stmt(st)
+            if isinstance(x, For)
+            and isinstance(x.body, For)
+            and x.kind is LoopKind.SERIAL
+            and x.body.kind is LoopKind.SERIAL
+            and _REDUCTION_LOOP.fullmatch(x.var.name)
+            and _REDUCTION_LOOP.fullmatch(x.body.var.name)
+            and not any(isinstance(y, For) for y in walk_stmt(x.body.body))
+        ]
+        if not any(try_fuse(s, outer, inner) is not None for outer, inner in pairs):  # one fused: look again
+            return
 
 
 def _unroll_windows(s: Schedule, stage: str) -> None:

@@ -386,3 +386,21 @@ def test_two_ends_or_an_outside_reader_keep_the_dag_out_of_the_epilogue():
     s = b.reduce_sum(mm, axes=(1,), keepdim=True)  # a reduction reads the product too
     cg = check_graph(b.build([b.mul(b.relu(mm), b.tanh(mm)), s]), tol=1e-5)
     assert len(kernels_of(cg)) >= 2
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_reduction_over_contiguous_axes_is_one_vectorized_loop(threads):
+    """An SE block's squeeze, ``reduce_mean(silu(x))`` over h and w: the SiLU is computed in the reduction, whose
+    two loops are one vectorized loop over the plane; a reduction over axes apart in memory (1 and 3) keeps its
+    loops; both equal the reference."""
+    b = GraphBuilder("squeeze")
+    x = b.input("x", (2, 24, 7, 9))
+    y = b.reduce_mean(b.silu(x), axes=(2, 3), keepdim=True)
+    z = b.reduce_sum(b.relu(x), axes=(1, 3), keepdim=False)
+    cg = check_graph(b.build([y, z]), tol=1e-6, target="llvm", threads=threads)
+    steps = {bk.kernel.name: [str(s) for s in bk.schedule.steps] for bk in cg.built if bk.schedule is not None}
+    mean = next(v for k, v in steps.items() if "reduce_mean" in k)
+    assert "fuse('r2', 'r3')" in mean and "vectorize('r2.r3')" in mean, mean
+    total = next(v for k, v in steps.items() if "reduce_sum" in k)
+    assert not any(s.startswith("fuse('r") for s in total), total
+    assert kernels_of(cg) == ["<silu%1 reduce_mean%2", "<relu%3 reduce_sum%4"]
