@@ -243,8 +243,7 @@ def _fuse_reductions(s: Schedule, stage: str) -> None:
     stay affine), so that the vectorized reduction runs over all of them, as a global pool's does: a
     ``reduce_mean`` of (1, 672, 14, 14) over (2, 3) ran each row of 14 as one vector of 8 and six scalar steps,
     a SiLU computed in it (an SE block's squeeze) too; over the 196-long plane it is 24 vectors and 4 steps."""
-    while True:
-        st = find_stage(s.kernel.body, stage)
+    while (st := find_stage(s.kernel.body, stage)) is not None:
         pairs = [
             (x.var.name, x.body.var.name)
             for x in walk_stmt(st)
