@@ -480,7 +480,7 @@ _KINDS = ("gemm", "gemmt", "gemmr", "gemmtr", "gemms", "gemmq", "gemmtq", "gemms
 KINDS = _KINDS + tuple(k + "z" for k in _KINDS if "s" not in k[4:])  # and each but ``s`` with beta
 
 # every NR a recipe or a tuning candidate asks for: one to four vectors of 8 (AVX) or 16 (AVX-512) lanes
-# (``gemm_recipe`` tries 1-3 of the target's); 24 was missing, and every 3-vector candidate on an AVX host failed
+# (``gemm_recipe`` tries 1-3 of the target's); 8 and 24 were missing: every such candidate on an AVX host failed
 MICRO_NRS = tuple(sorted({w * c for w in (8, 16) for c in (1, 2, 3, 4)}))
 
 INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
