@@ -21,6 +21,7 @@ from its float32 model).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -37,6 +38,7 @@ import torch
 
 from bench.e2e import load_model, model_args
 from costs.timing import SETTLE_S, interleaved
+from lower.llvm.igemm import has_vnni
 from lower.target import parse_target
 from rewrite import from_onnx, from_torch
 from rewrite.pipeline import compile, optimize
@@ -85,14 +87,15 @@ def quantize(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], tmp: str
     return q, names
 
 
+@functools.cache  # the host's: asked once per model and once per row
 def onnxruntime_sums_exactly() -> bool:
     """Whether onnxruntime's uint8 x int8 kernels sum exactly on this host: with VNNI (``vpdpbusd``, AVX-512 or
     AVX).  Without it they add the products in pairs saturated at int16 (``vpmaddubsw``: 255 * -128 twice), where
     eqsat's sums are exact: on an AVX host 37% of a quantized MobileNetV2's outputs were within 2 steps of each
     other.  There the weights are quantized to 7 bits (``reduce_range``, onnxruntime's advice for such hosts),
     whose pairs fit."""
-    features = parse_target("llvm", 1).features
-    return "+avx512vnni" in features or "+avxvnni" in features
+    host = parse_target("llvm", 1)
+    return has_vnni(host) or "+avxvnni" in host.features  # eqsat's int8 kernels use the first only
 
 
 def output_step(m: Any) -> float | None:
