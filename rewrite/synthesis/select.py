@@ -183,19 +183,38 @@ def _naming(*terms: Term) -> dict[str, str]:
     return {v: letters[i] for i, v in enumerate(order)}
 
 
-def _dtype(t: Term, dtypes: Mapping[str, str], inst: Mapping[str, int], params: Mapping[str, float]) -> str | None:
-    """The term's dtype with its variables of ``dtypes``, or None where an op refuses its inputs' dtypes."""
+_Typing = tuple[tuple[str, ...], dict[tuple[str, ...], str]]
+
+
+def _typings(t: Term, inst: Mapping[str, int], params: Mapping[str, float]) -> _Typing:
+    """The term's variables and, per assignment of dtypes to them under which every op takes its inputs'
+    dtypes, the term's dtype (assignments an op refuses are absent).
+
+    Built bottom-up by joining the arguments' typings on their shared variables, so a term costs what its
+    well-typed assignments cost: an elementwise op over k variables has ``len(DTYPES)`` of them, not
+    ``len(DTYPES) ** k``."""
     if not t.op:
-        return dtypes[t.var]
-    ins = [_dtype(a, dtypes, inst, params) for a in t.args]
-    if any(d is None for d in ins):
-        return None
+        return (t.var,), {(d,): d for d in DTYPES}
+    names: tuple[str, ...] = ()
+    rows: dict[tuple[str, ...], list[str]] = {(): []}
+    for a in t.args:
+        a_names, a_rows = _typings(a, inst, params)
+        shared = [(names.index(v), k) for k, v in enumerate(a_names) if v in names]
+        fresh = [k for k, v in enumerate(a_names) if v not in names]
+        joined: dict[tuple[str, ...], list[str]] = {}
+        for assign, ins in rows.items():
+            for a_assign, d in a_rows.items():
+                if all(assign[i] == a_assign[k] for i, k in shared):
+                    joined[assign + tuple(a_assign[k] for k in fresh)] = [*ins, d]
+        names, rows = names + tuple(a_names[k] for k in fresh), joined
     d = OPS[t.op]
-    try:
-        attrs = d.normalize_attrs(t.attrs_at(inst, params))
-        return d.infer_dtype([x for x in ins if x is not None], attrs)
-    except (DTypeError, TypeError, ValueError):
-        return None
+    out: dict[tuple[str, ...], str] = {}
+    for assign, ins in rows.items():
+        try:
+            out[assign] = d.infer_dtype(ins, d.normalize_attrs(t.attrs_at(inst, params)))
+        except (DTypeError, TypeError, ValueError):
+            pass
+    return names, out
 
 
 def dtype_safe(lhs: Term, rhs: Term, inst: Mapping[str, int], params: Mapping[str, float]) -> bool:
@@ -204,14 +223,13 @@ def dtype_safe(lhs: Term, rhs: Term, inst: Mapping[str, int], params: Mapping[st
     The checker compares values in float64 only; a graph's integer and boolean tensors reach the rules too,
     and an e-class whose members disagree on their dtype stops saturation (``(relu (mul ?a ?a)) <=> (mul ?a
     ?a)`` holds for floats, but its reverse would put a float relu into an int64 product's class).
+    Every assignment of dtypes to ``lhs``'s variables under which it is well-typed must type ``rhs`` (whose
+    variables are among them) the same.
     """
-    names = lhs.vars()
-    for combo in product(DTYPES, repeat=len(names)):
-        dtypes = dict(zip(names, combo))
-        left = _dtype(lhs, dtypes, inst, params)
-        if left is not None and _dtype(rhs, dtypes, inst, params) != left:
-            return False
-    return True
+    l_names, l_rows = _typings(lhs, inst, params)
+    r_names, r_rows = _typings(rhs, inst, params)
+    pick = [l_names.index(v) for v in r_names]
+    return all(r_rows.get(tuple(assign[i] for i in pick)) == d for assign, d in l_rows.items())
 
 
 def candidate(
