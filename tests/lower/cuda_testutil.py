@@ -4,11 +4,14 @@ block and thread in turn)."""
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import dataclasses
+import functools
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -129,6 +132,23 @@ template <class F> static void eqsat_launch(unsigned grid, unsigned block, F f) 
 """
 
 
+GXX = ["g++", "-std=c++20", "-O1", "-pthread", "-fPIC"]
+
+
+@functools.cache
+def _prelude_header() -> Path | None:
+    """The prelude as a header precompiled once per test process (its <barrier>, <thread> and <vector> were
+    four fifths of every kernel's g++ time), or None where g++ cannot precompile it: then each kernel's source
+    carries the prelude."""
+    d = Path(tempfile.mkdtemp(prefix="eqsat-cuda-prelude-"))
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
+    (d / "prelude.hpp").write_text(PRELUDE)
+    r = subprocess.run(
+        [*GXX, "-x", "c++-header", "-o", str(d / "prelude.hpp.gch"), str(d / "prelude.hpp")], capture_output=True
+    )
+    return d / "prelude.hpp" if r.returncode == 0 else None
+
+
 def emulated_backend(tmp_path: Path) -> Backend:
     """The CUDA walker's output compiled by g++ and run block by block, each block's threads as OS
     threads (``__syncthreads`` a barrier, ``__shared__`` a static, ``mma.sync`` emulated per warp)."""
@@ -141,14 +161,14 @@ def emulated_backend(tmp_path: Path) -> Backend:
         runs = "\n".join(
             f"  eqsat_launch({ln.grid}u, {ln.block}u, [&] {{ {ln.name}({casts}); }});" for ln in mod.launches
         )
-        src = PRELUDE + mod.text + f'\nextern "C" void eqsat_run(void** a) {{\n{runs}\n}}\n'
+        header = _prelude_header()
+        prelude = f'#include "{header}"\n' if header is not None else PRELUDE
+        src = prelude + mod.text + f'\nextern "C" void eqsat_run(void** a) {{\n{runs}\n}}\n'
         d = tmp_path / f"k{len(keep)}"
         d.mkdir()
         (d / "k.cpp").write_text(src)
         r = subprocess.run(
-            ["g++", "-std=c++20", "-O1", "-pthread", "-shared", "-fPIC", "-o", str(d / "k.so"), str(d / "k.cpp")],
-            capture_output=True,
-            text=True,
+            [*GXX, "-Winvalid-pch", "-shared", "-o", str(d / "k.so"), str(d / "k.cpp")], capture_output=True, text=True
         )
         assert r.returncode == 0, r.stderr[:4000]
         lib = ctypes.CDLL(str(d / "k.so"))
