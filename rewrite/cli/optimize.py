@@ -164,6 +164,16 @@ def _search_options(args: argparse.Namespace) -> None:
         raise UsageError("--ilp-seconds applies to --extractor ilp only, not --extractor greedy: drop --ilp-seconds")
 
 
+COLLECT_WEIGHT_BYTES = 64 << 20  # a let-go module's weights worth a garbage collection (VGG-19's: 575 MB)
+
+
+def _weight_bytes(module: Any) -> int:
+    """The bytes of a torch module's parameters and buffers (0 for anything else)."""
+    if not isinstance(module, torch.nn.Module):
+        return 0
+    return sum(t.numel() * t.element_size() for t in (*module.parameters(), *module.buffers()))
+
+
 def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     args = parser(prog).parse_args(argv)
     _search_options(args)
@@ -196,8 +206,12 @@ def main(argv: list[str], prog: str = "eqsat optimize") -> int:
     # the module is needed again only to check the compiled graph against (--run); without it, its parameters
     # (a second copy of the weights the import folded: VGG-19's 575 MB) are let go before saturation
     module = src.module if args.run else None
+    # torch.export's program holds the module in reference cycles: collected at once where its weights are worth
+    # it (a collection walks every object of the process: half a second in a long-lived one, a test session)
+    collect = module is None and _weight_bytes(src.module) >= COLLECT_WEIGHT_BYTES
     del src
-    gc.collect()  # torch.export's program holds the module in reference cycles
+    if collect:
+        gc.collect()
     say(f"{'saturating' if args.search == 'eqsat' else 'searching'} {graph.op_count()} operators ...")
     result = optimize(
         graph,
