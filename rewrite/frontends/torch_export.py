@@ -185,9 +185,7 @@ def capture(
             # fault in a training-IR row, must not fail an import the core-ATen path may complete
             why = f"the direct conversion stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     try:
-        table = torch.export.default_decompositions()
-        for op in KEEP_WHOLE:
-            table.pop(op, None)
+        table = _core_aten_table()
         with (
             warnings.catch_warnings(),
             _torch_quiet(),
@@ -200,6 +198,23 @@ def capture(
     cap = _ExportImporter(ep, gname, share_weights).convert()
     cap.decomposed_because = why
     return cap
+
+
+_TABLES: dict[tuple[str, ...], dict[Any, Any]] = {}
+
+
+def _core_aten_table() -> dict[Any, Any]:
+    """torch.export's core-ATen decompositions less ``KEEP_WHOLE``, materialized once per set of op namespaces
+    (materializing walks every namespace's operators: 0.1 s of each decomposed import); a copy, which
+    ``run_decompositions`` may change."""
+    key = tuple(sorted(getattr(torch.ops, "_dir", ())))
+    table = _TABLES.get(key)
+    if table is None:
+        lazy = torch.export.default_decompositions()
+        for op in KEEP_WHOLE:
+            lazy.pop(op, None)
+        table = _TABLES[key] = dict(lazy.materialize())
+    return dict(table)
 
 
 # in-place overloads that change only autograd's record of a tensor, never its values
