@@ -19,10 +19,10 @@ demo: $(STAMP)
 	$(VENV)/bin/eqsat optimize bert
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" -n 2  # two workers: the 2-core CI box; ~3 min
+	$(PY) -m pytest -q -m "not slow" -n 2 --dist worksteal  # two workers: the 2-core CI box; ~3 min (worksteal: no long tail left on one worker)
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m slow -n 2  # the slow tier (whole models, every kernel's PTX): ~10 min on 2 cores
+	$(PY) -m pytest -q -m slow -n 2 --dist worksteal  # the slow tier (whole models, every kernel's PTX): ~10 min on 2 cores
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q

@@ -175,6 +175,7 @@ def test_pooling_names_both_pooling_ops():
 # written by the command in its header: the ten TASO ops (pooling is two) at three ops, every default world
 
 
+@pytest.mark.slow  # 157 rules through the checker (8-9 s); the file changes only when regenerated
 def test_the_shipped_synthesized_file_passes_the_checker():
     rules = load_rule_file(SHIPPED)
     assert len(rules) >= 100
