@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from lower.ir import (
     Bin,
@@ -238,11 +239,10 @@ def _inner_work(body: Stmt) -> int:
 _REDUCTION_LOOP = re.compile(r"r\d+(_\d+)*(\.r\d+(_\d+)*)*")
 
 
-def _fuse_reductions(s: Schedule, stage: str) -> None:
-    """Nested reduction loops over axes contiguous in memory as one loop (``try_fuse``: only while the accesses
-    stay affine), so that the vectorized reduction runs over all of them, as a global pool's does: a
-    ``reduce_mean`` of (1, 672, 14, 14) over (2, 3) ran each row of 14 as one vector of 8 and six scalar steps,
-    a SiLU computed in it (an SE block's squeeze) too; over the 196-long plane it is 24 vectors and 4 steps."""
+def _fuse_innermost_pairs(s: Schedule, stage: str, outer: Callable[[str], bool], inner: Callable[[str], bool]) -> None:
+    """Fuse each serial loop named as ``outer`` takes with the innermost serial loop it directly holds named as
+    ``inner`` takes (``try_fuse``: only while the accesses stay affine), looking again after each fusion (the fused
+    loop may pair with the loop around it), so that the vectorized loop runs over all of them."""
     while (st := find_stage(s.kernel.body, stage)) is not None:
         pairs = [
             (x.var.name, x.body.var.name)
@@ -251,12 +251,20 @@ def _fuse_reductions(s: Schedule, stage: str) -> None:
             and isinstance(x.body, For)
             and x.kind is LoopKind.SERIAL
             and x.body.kind is LoopKind.SERIAL
-            and _REDUCTION_LOOP.fullmatch(x.var.name)
-            and _REDUCTION_LOOP.fullmatch(x.body.var.name)
+            and outer(x.var.name)
+            and inner(x.body.var.name)
             and not any(isinstance(y, For) for y in walk_stmt(x.body.body))
         ]
-        if not any(try_fuse(s, outer, inner) is not None for outer, inner in pairs):  # one fused: look again
+        if not any(try_fuse(s, o, i) is not None for o, i in pairs):  # one fused: look again
             return
+
+
+def _fuse_reductions(s: Schedule, stage: str) -> None:
+    """Nested reduction loops over axes contiguous in memory as one loop, as a global pool's h and w are: a
+    ``reduce_mean`` of (1, 672, 14, 14) over (2, 3) ran each row of 14 as one vector of 8 and six scalar steps,
+    a SiLU computed in it (an SE block's squeeze) too; over the 196-long plane it is 24 vectors and 4 steps."""
+    reduction = _REDUCTION_LOOP.fullmatch
+    _fuse_innermost_pairs(s, stage, lambda n: reduction(n) is not None, lambda n: reduction(n) is not None)
 
 
 def _unroll_windows(s: Schedule, stage: str) -> None:
@@ -272,13 +280,4 @@ def _unroll_windows(s: Schedule, stage: str) -> None:
         for w in wins:
             s.unroll(w.var.name)
     # global pools: one reduction loop over the contiguous h*w plane, so it vectorizes over all of it
-    for x in walk_stmt(st):
-        if (
-            isinstance(x, For)
-            and x.var.name.startswith("h")
-            and isinstance(x.body, For)
-            and x.body.var.name.startswith("w")
-            and not any(isinstance(y, For) for y in walk_stmt(x.body.body))
-        ):
-            try_fuse(s, x.var.name, x.body.var.name)
-            return
+    _fuse_innermost_pairs(s, stage, lambda n: n.startswith("h"), lambda n: n.startswith("w"))
