@@ -15,9 +15,9 @@ rules, and every pair whose two sides meet is dropped (:func:`derivable`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import product
 
 from rewrite.egraph.limits import Limits
 from rewrite.egraph.saturate import saturate
@@ -192,13 +192,19 @@ def _typings(t: Term, inst: Mapping[str, int], params: Mapping[str, float]) -> _
 
     Built bottom-up by joining the arguments' typings on their shared variables, so a term costs what its
     well-typed assignments cost: an elementwise op over k variables has ``len(DTYPES)`` of them, not
-    ``len(DTYPES) ** k``."""
+    ``len(DTYPES) ** k``.  Kept per term and instance (``_typings_at``): an enumeration's candidates share
+    their sides and subterms.  The answer is shared: read it, never change it."""
+    return _typings_at(t, tuple(sorted(inst.items())), tuple(sorted(params.items())))
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _typings_at(t: Term, inst: tuple[tuple[str, int], ...], params: tuple[tuple[str, float], ...]) -> _Typing:
     if not t.op:
         return (t.var,), {(d,): d for d in DTYPES}
     names: tuple[str, ...] = ()
     rows: dict[tuple[str, ...], list[str]] = {(): []}
     for a in t.args:
-        a_names, a_rows = _typings(a, inst, params)
+        a_names, a_rows = _typings_at(a, inst, params)
         shared = [(names.index(v), k) for k, v in enumerate(a_names) if v in names]
         fresh = [k for k, v in enumerate(a_names) if v not in names]
         joined: dict[tuple[str, ...], list[str]] = {}
@@ -209,9 +215,13 @@ def _typings(t: Term, inst: Mapping[str, int], params: Mapping[str, float]) -> _
         names, rows = names + tuple(a_names[k] for k in fresh), joined
     d = OPS[t.op]
     out: dict[tuple[str, ...], str] = {}
+    try:
+        attrs = d.normalize_attrs(t.attrs_at(dict(inst), dict(params)))
+    except (DTypeError, TypeError, ValueError):
+        return names, out
     for assign, ins in rows.items():
         try:
-            out[assign] = d.infer_dtype(ins, d.normalize_attrs(t.attrs_at(inst, params)))
+            out[assign] = d.infer_dtype(ins, attrs)
         except (DTypeError, TypeError, ValueError):
             pass
     return names, out
