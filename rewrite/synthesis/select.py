@@ -213,15 +213,15 @@ def _typings_at(t: Term, inst: tuple[tuple[str, int], ...], params: tuple[tuple[
                 if all(assign[i] == a_assign[k] for i, k in shared):
                     joined[assign + tuple(a_assign[k] for k in fresh)] = [*ins, d]
         names, rows = names + tuple(a_names[k] for k in fresh), joined
-    d = OPS[t.op]
+    op = OPS[t.op]
     out: dict[tuple[str, ...], str] = {}
     try:
-        attrs = d.normalize_attrs(t.attrs_at(dict(inst), dict(params)))
+        attrs = op.normalize_attrs(t.attrs_at(dict(inst), dict(params)))
     except (DTypeError, TypeError, ValueError):
         return names, out
     for assign, ins in rows.items():
         try:
-            out[assign] = d.infer_dtype(ins, attrs)
+            out[assign] = op.infer_dtype(ins, attrs)
         except (DTypeError, TypeError, ValueError):
             pass
     return names, out
