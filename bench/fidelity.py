@@ -71,7 +71,8 @@ def measure_compiled(graphs: Sequence[Any], threads: int, repeats: int, warmup: 
     """Latency of each graph compiled for llvm on ``threads`` threads: the reference's (``graphs[0]``) median time
     times the median, over rounds, of the graph's time over the reference's in the same round.  Candidates are
     compiled and timed interleaved in chunks (``CHUNK`` graphs, ``CHUNK_BYTES`` of weights), each chunk with the
-    reference, so drift within and between chunks cancels in the ratios (as in ``costs.timing.speedup``).
+    reference, so drift within and between chunks cancels in the ratios (``Timing.over``, as ``speedup`` takes
+    them).
 
     Not a graph's fastest round: on a shared host a whole graph's fastest of a few rounds says whether one of them
     fell in a quiet spell more than how fast the graph is.  ShuffleNetV2's 30 candidates (1 thread), all timed
@@ -95,7 +96,7 @@ def measure_compiled(graphs: Sequence[Any], threads: int, repeats: int, warmup: 
             t = interleaved(fns, repeats, warmup).timings
             ref_samples += t[0].samples
             for i, ti in zip(idx, t[1:], strict=True):
-                ratio[i] = statistics.median(a / b for a, b in zip(ti.samples, t[0].samples, strict=True))
+                ratio[i] = ti.over(t[0]).median
             tick(min(start + chunk, len(todo)) + 1, len(graphs))
     ref_time = statistics.median(ref_samples) if ref_samples else 0.0
     return [r * ref_time for r in ratio]

@@ -78,6 +78,11 @@ class Timing:
         """IQR relative to the median."""
         return self.iqr / self.median if self.median > 0 else 0.0
 
+    def over(self, other: Timing) -> Timing:
+        """Per-round ratios of this contender's times to ``other``'s, timed interleaved with it (rounds where
+        ``other`` took no time left out): what drifts between rounds cancels in each ratio."""
+        return Timing(tuple(a / b for a, b in zip(self.samples, other.samples, strict=True) if b > 0))
+
     def __str__(self) -> str:
         q1, q3 = self.quartiles
         return f"{self.median * 1e3:.3f} ms ({q1 * 1e3:.3f}–{q3 * 1e3:.3f})"
@@ -357,7 +362,7 @@ def speedup(
     """How many times faster ``ours`` runs than ``baseline``, interleaved, on the same thread count."""
     run = interleaved([ours, baseline], repeats, warmup, threads, names=("ours", "the baseline"))
     a, b = run.timings
-    ratios = Timing(tuple(tb / ta for ta, tb in zip(a.samples, b.samples, strict=True) if ta > 0))
+    ratios = b.over(a)
     lo, hi = ratios.quartiles
     notes = list(run.notes)
     if ratios.spread > NOISY:

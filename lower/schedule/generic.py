@@ -263,8 +263,11 @@ def _fuse_reductions(s: Schedule, stage: str) -> None:
     """Nested reduction loops over axes contiguous in memory as one loop, as a global pool's h and w are: a
     ``reduce_mean`` of (1, 672, 14, 14) over (2, 3) ran each row of 14 as one vector of 8 and six scalar steps,
     a SiLU computed in it (an SE block's squeeze) too; over the 196-long plane it is 24 vectors and 4 steps."""
-    reduction = _REDUCTION_LOOP.fullmatch
-    _fuse_innermost_pairs(s, stage, lambda n: reduction(n) is not None, lambda n: reduction(n) is not None)
+    _fuse_innermost_pairs(s, stage, _is_reduction_loop, _is_reduction_loop)
+
+
+def _is_reduction_loop(name: str) -> bool:
+    return _REDUCTION_LOOP.fullmatch(name) is not None
 
 
 def _unroll_windows(s: Schedule, stage: str) -> None:
