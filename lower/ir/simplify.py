@@ -552,6 +552,29 @@ def flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
 _OFFSETS: dict[tuple[Buffer, tuple[Expr, ...]], Expr] = {}
 
 
+def _split_quotient(x: Expr, c: int, rem: Bin) -> Expr | None:
+    """What ``(x // c) * m + rem`` folds to when ``rem`` is ``y % m``: ``x`` when ``y`` is ``x`` and ``m`` is ``c``
+    (``(x // c) * c + x % c == x``), ``x // c1`` when ``y`` is ``x // c1`` and ``c == c1 * m`` (floor division by
+    positive constants nests: ``x // (c1 * m) == (x // c1) // m``); None otherwise.  The second is the multi-index
+    of a flat offset over three or more dims (``unflatten``): ``j // (H * W)``, ``j // W % H``, ``j % W``."""
+    m = rem.b
+    assert isinstance(m, IntImm)
+    if rem.a == x and m.value == c:
+        return x
+    y = rem.a
+    if (
+        isinstance(y, Bin)
+        and y.op == "//"
+        and y.a == x
+        and isinstance(y.b, IntImm)
+        and y.b.value > 0
+        and m.value > 0
+        and y.b.value * m.value == c
+    ):
+        return y
+    return None
+
+
 def _flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
     terms: list[tuple[Expr, int]] = [(IntImm(1), buf.offset)]
     for i, st in zip(idx, buf.elem_strides, strict=False):
@@ -562,10 +585,13 @@ def _flat_offset(buf: Buffer, idx: Sequence[Expr]) -> Expr:
         for a_i, (ea, sa) in enumerate(terms):
             if isinstance(ea, Bin) and ea.op == "//" and isinstance(ea.b, IntImm):
                 for b_i, (eb, sb) in enumerate(terms):
-                    if isinstance(eb, Bin) and eb.op == "%" and eb.a == ea.a and eb.b == ea.b and sa == sb * ea.b.value:
-                        terms = [t for k, t in enumerate(terms) if k not in (a_i, b_i)] + _scaled_terms(ea.a, sb)
-                        changed = True
-                        break
+                    if isinstance(eb, Bin) and eb.op == "%" and isinstance(eb.b, IntImm) and sa == sb * eb.b.value:
+                        quotient = _split_quotient(ea.a, ea.b.value, eb)
+                        if quotient is not None:
+                            others = [t for k, t in enumerate(terms) if k not in (a_i, b_i)]
+                            terms = others + _scaled_terms(quotient, sb)
+                            changed = True
+                            break
             if changed:
                 break
     if all(type(e) is Var or type(e) is IntImm for e, _ in terms):

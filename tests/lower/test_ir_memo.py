@@ -134,8 +134,10 @@ def _reference_flat_offset(buf, idx):
         for a_i, (ea, sa) in enumerate(terms):
             if isinstance(ea, Bin) and ea.op == "//" and isinstance(ea.b, IntImm):
                 for b_i, (eb, sb) in enumerate(terms):
-                    if isinstance(eb, Bin) and eb.op == "%" and eb.a == ea.a and eb.b == ea.b and sa == sb * ea.b.value:
-                        terms = [t for k, t in enumerate(terms) if k not in (a_i, b_i)] + S._scaled_terms(ea.a, sb)
+                    if isinstance(eb, Bin) and eb.op == "%" and isinstance(eb.b, IntImm) and sa == sb * eb.b.value:
+                        if (q := S._split_quotient(ea.a, ea.b.value, eb)) is None:
+                            continue
+                        terms = [t for k, t in enumerate(terms) if k not in (a_i, b_i)] + S._scaled_terms(q, sb)
                         changed = True
                         break
             if changed:

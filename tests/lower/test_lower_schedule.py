@@ -671,6 +671,18 @@ def test_flat_offset_folds_divmod_split_across_indices_among_other_terms():
     assert "%" in format_expr(flat_offset(buf, (IntImm(0), Bin("//", j, IntImm(13)), ow2)))
 
 
+def test_flat_offset_folds_a_flat_index_unflattened_over_three_dims():
+    # groupnorm's statistics read a group's channels and positions as one flat j: x[n, g * 64 + j // 3136,
+    # j // 56 % 56, j % 56] is j past the group's start (unit stride), not a div and two mods per lane
+    j, g = Var("j"), Var("g")
+    buf = Buffer("x", (2, 128, 56, 56))
+    idx = (IntImm(1), g * 64 + j // 3136, j // 56 % 56, j % 56)
+    assert format_expr(flat_offset(buf, idx)) == "g * 200704 + j + 401408"
+    # (j // 3136) * 56 + (j // 56) % 57 is no flat index (57 * 56 != 3136): left alone
+    bad = Buffer("y", (4, 57, 56))
+    assert "%" in format_expr(flat_offset(bad, (j // 3136, j // 56 % 57, j % 56)))
+
+
 def test_boxes_through_different_collapsings_compare_on_common_dimensions():
     """A plane written through a fused (p // 28, p % 28) index (and (n.g // 32, n.g % 32) collapsed to one
     dimension) against the same buffer read row by row: disjoint where the channel differs, overlapping
