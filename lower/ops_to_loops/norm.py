@@ -116,15 +116,21 @@ def lower_layernorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lowe
 
 @lowering("groupnorm")
 def lower_groupnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
-    """Per (n, group): mean and variance over the group's channels and positions, then the affine map."""
+    """Per (n, group): mean and variance over the group's channels and positions, then the affine map.
+
+    A group's channels and positions are contiguous, so the statistics run over its ``m`` elements as one flat
+    row (the multi-index of ``j`` folds back to ``j`` in the address: a unit-stride vector loop); the affine map
+    runs per channel over its positions, the channel's weight and bias loop-invariant (a flat loop would gather
+    ``w[j // positions]`` per lane: 3-10x slower)."""
     x, w, b = ins
     out = outs[0]
     G, eps = node.attrs["num_groups"], node.attrs["eps"]
     N, C = x.shape[:2]
     rest = x.shape[2:]
     Cg = C // G
-    m = Cg * math.prod(rest)
-    n, g = ctx.var("n"), ctx.var("g")
+    P = math.prod(rest)
+    m = Cg * P
+    n, g, c = ctx.var("n"), ctx.var("g"), ctx.var("c")
     mean, rstd = local_scalar(ctx, "mean"), local_scalar(ctx, "rstd")
     z = IntImm(0)
 
@@ -132,8 +138,12 @@ def lower_groupnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lowe
         flat = unflatten(j, (Cg, *rest))
         return (n, g * Cg + flat[0], *flat[1:])
 
-    j1, j2, j3 = ctx.var("j"), ctx.var("j"), ctx.var("j")
+    def pos(p: Var) -> tuple[Expr, ...]:
+        return (n, g * Cg + c, *unflatten(p, rest)) if rest else (n, g * Cg + c)
+
+    j1, j2, p3 = ctx.var("j"), ctx.var("j"), ctx.var("p")
     inv = const(1.0 / m)
+    affine = Store(out, pos(p3), (x[pos(p3)] - mean[z]) * rstd[z] * w[g * Cg + c] + b[g * Cg + c])
     body = seq(
         Store(mean, (z,), const(0.0)),
         For(j1, IntImm(m), Store(mean, (z,), mean[z] + x[at(j1)])),
@@ -141,11 +151,7 @@ def lower_groupnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lowe
         Store(rstd, (z,), const(0.0)),
         For(j2, IntImm(m), Store(rstd, (z,), rstd[z] + (x[at(j2)] - mean[z]) * (x[at(j2)] - mean[z]))),
         Store(rstd, (z,), call("rsqrt", rstd[z] * inv + const(eps))),
-        For(
-            j3,
-            IntImm(m),
-            Store(out, at(j3), (x[at(j3)] - mean[z]) * rstd[z] * w[at(j3)[1]] + b[at(j3)[1]]),
-        ),
+        loops([(c, Cg), (p3, P)], affine),
     )
     return Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(mean, Allocate(rstd, body))))
 

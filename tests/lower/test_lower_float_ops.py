@@ -193,7 +193,9 @@ def test_adaptive_avgpool(out):
 
 @pytest.mark.parametrize(
     "shape,groups",
-    [((2, 6, 5, 3), 3), ((1, 4, 7), 1), ((2, 8, 3, 3), 8), ((1, 5, 1), 5)],  # last: one element a group
+    # last: one element a group; then positions over three dims, and none (the statistics' flat index folds to a
+    # unit stride however many dims it unflattens over)
+    [((2, 6, 5, 3), 3), ((1, 4, 7), 1), ((2, 8, 3, 3), 8), ((1, 5, 1), 5), ((2, 4, 3, 5, 2), 2), ((3, 6), 2)],
 )
 def test_groupnorm(shape, groups):
     c = shape[1]
