@@ -1,10 +1,11 @@
 """End to end: each benchmark model compiled by eqsat, against PyTorch eager and the peers.
 
 ``--models`` also takes zoo models (``bench.zoo``), the zoo at deployment sizes (``full:NAME``,
-``bench.zoo.full``; ``full`` alone: all of them) and ``FILE.py:FACTORY``: a model eqsat was not tuned for is
+``bench.zoo.full``; ``full`` alone: all of them), a wide sweep of other architectures (``wide:NAME``,
+``bench.zoo.wide``; ``wide`` alone: all 28) and ``FILE.py:FACTORY``: a model eqsat was not tuned for is
 timed against the same peers the same way.
 
-    python -m bench.e2e [--models a,b|full] [--peers ort,openvino,inductor] [--threads 1,2]
+    python -m bench.e2e [--models a,b|full|wide] [--peers ort,openvino,inductor] [--threads 1,2]
                         [--cost compiled|analytical] [--json OUT] [--in-process]
     python -m bench.e2e --target cuda [--peers eager,inductor] [--cost compiled|analytical] [--imported]
 
@@ -489,27 +490,34 @@ def load_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
 
 
 FULL_GROUP = "full"  # in --models: every zoo model at deployment size, full:NAME each
+WIDE_GROUP = "wide"  # in --models: the wide sweep of other architectures (bench.zoo.wide), wide:NAME each
 
 
 def model_args(text: str) -> list[str]:
-    """``--models``: benchmark or zoo names, ``full`` (every ``full:NAME``, the zoo at deployment sizes) and
-    ``FILE.py:FACTORY`` specs (files made absolute, since each model is timed in a process started in the
-    checkout); an unknown name is a ``ValueError`` listing them."""
+    """``--models``: benchmark or zoo names, ``full`` (every ``full:NAME``, the zoo at deployment sizes), ``wide``
+    (every ``wide:NAME``, the wide sweep) and ``FILE.py:FACTORY`` specs (files made absolute, since each model is
+    timed in a process started in the checkout); an unknown name is a ``ValueError`` listing them."""
     from bench.zoo import zoo_builder, zoo_names
     from bench.zoo.full import FULL
+    from bench.zoo.wide import WIDE
 
     out: list[str] = []
     for x in (x for x in text.split(",") if x):
         path, sep, factory = x.rpartition(":")
         if x == FULL_GROUP:
             out.extend(f"full:{k}" for k in FULL)
+        elif x == WIDE_GROUP:
+            out.extend(f"wide:{k}" for k in WIDE)
         elif sep and path.endswith(".py"):
             out.append(f"{Path(path).resolve()}:{factory}")
         elif x in MODELS or zoo_builder(x) is not None:
             out.append(x)
         else:
             known = ", ".join([*MODELS, *zoo_names()])
-            raise ValueError(f"unknown model {x!r}; known: {known}, {FULL_GROUP} (all full:NAME), or FILE.py:FACTORY")
+            raise ValueError(
+                f"unknown model {x!r}; known: {known}, {FULL_GROUP} (all full:NAME), {WIDE_GROUP} (all wide:NAME), or "
+                "FILE.py:FACTORY"
+            )
     return out
 
 
@@ -533,7 +541,8 @@ def parser() -> argparse.ArgumentParser:
         "--models",
         default=",".join(MODELS),
         help="comma-separated: benchmark models (the default: all eight), zoo models (bench.zoo: models eqsat was "
-        "not tuned for), full:NAME (the zoo at deployment sizes; 'full': all of them) or FILE.py:FACTORY",
+        "not tuned for), full:NAME (the zoo at deployment sizes; 'full': all of them), wide:NAME (the wide sweep of "
+        "other architectures; 'wide': all of them) or FILE.py:FACTORY",
     )
     p.add_argument(
         "--peers",

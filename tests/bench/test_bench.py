@@ -133,9 +133,10 @@ def test_e2e_table_leaves_out_columns_no_row_has(capsys):
 
 def test_e2e_peers_and_the_full_zoo_group(monkeypatch, capsys):
     """``--peers openvino`` is a peer on llvm (tvm is not); the default times all three; ``--models full`` is
-    every zoo model at deployment size."""
+    every zoo model at deployment size, ``--models wide`` every architecture of the wide sweep."""
     from bench import e2e
     from bench.zoo.full import FULL
+    from bench.zoo.wide import WIDE
 
     seen: list[tuple[str, list[str]]] = []
 
@@ -151,6 +152,9 @@ def test_e2e_peers_and_the_full_zoo_group(monkeypatch, capsys):
     full = [f"full:{k}" for k in FULL]
     assert e2e.model_args("full") == full and len(full) >= 9
     assert e2e.model_args("nasrnn,full") == ["nasrnn", *full]
+    wide = [f"wide:{k}" for k in WIDE]
+    assert e2e.model_args("wide") == wide and len(wide) == 28
+    assert e2e.model_args("wide:poolformer,full:bert") == ["wide:poolformer", "full:bert"]
 
 
 def test_e2e_peer_outputs_are_checked_before_timing(capsys):

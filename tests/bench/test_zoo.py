@@ -76,3 +76,22 @@ def test_bench_zoo_takes_full_size_names(monkeypatch, capsys):
     assert seen == ["full:bert", "vit"]
     assert zoo_run.main(["--models", "full:nope"]) == 2
     assert "full:mobilenet_v2" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # builds 28 transformers models (EfficientNet's default config is B7): ~40 s
+def test_every_wide_sweep_model_builds_and_runs_eagerly() -> None:
+    """Each ``wide:NAME`` builder gives an eval-mode module and inputs it runs on (what ``bench e2e --models
+    wide`` imports), one tensor out."""
+    import torch
+
+    from bench.zoo import zoo_builder
+    from bench.zoo.wide import WIDE
+
+    for name in WIDE:
+        build = zoo_builder(f"wide:{name}")
+        assert build is not None
+        module, inputs = build()
+        assert not any(m.training for m in module.modules()), name
+        with torch.no_grad():
+            out = module(*inputs)
+        assert isinstance(out, torch.Tensor) and out.numel() > 0 and bool(torch.isfinite(out).all()), name
