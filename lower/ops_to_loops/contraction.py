@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -195,15 +196,22 @@ DIRECT_CONV_MAX_UNROLL = 256  # taps (rows x window) unrolled in a direct convol
 SHORT_ROW = 64  # local rows up to this many lanes take more rows per block (see direct_rows)
 
 
-# A convolution over at most this many input channels per group, with a stride, is a GEMM per output row
-# (columns ow, not the flat oh*ow), instead of decomposing every column into (oh, ow) and gathering: 1
-# thread, interleaved, 3-channel stems 1.14x (7x7/2 over 224^2) to 1.24x (3x3/2) faster; with 32-256
-# channels (reductions of 288-2304) the per-row panels ran 0.80-0.88x, so those stay flat.  Each row's
-# input rows are first copied into a padded, phase-split slice (``row_slice``, beside the row's GEMM), so
-# the im2col panel copy reads at unit stride without bounds selects (reading the input directly, at stride 2
-# under the padding select, it compiled to scalar moves and gathers): the 7x7/2 stem 1.33x faster again at 1
-# and 2 threads, Inception's 3x3/2 over 299^2 1.11-1.15x, an unpadded 3x3/2 with 96 outputs 0.98-1.03x.
+# A strided convolution over at most this many input channels per group, or a padded one whose weights take at
+# most ``ROW_FORM_MAX_WEIGHT_BYTES``, is a GEMM per output row (columns ow, not the flat oh*ow), instead of
+# decomposing every column into (oh, ow) and gathering.  Each row's input rows are first copied into a padded,
+# phase-split slice (``row_slice``, beside the row's GEMM), so the im2col panel copy reads at unit stride
+# without bounds selects (reading the input directly, at stride 2 under the padding select, it compiles to
+# per-lane branches, scalar moves and inserts).  1 thread, interleaved: 3-channel stems 1.14x (7x7/2 over
+# 224^2) to 1.24x (3x3/2) faster before the slice, the 7x7/2 stem 1.33x faster again with it, Inception's
+# 3x3/2 over 299^2 1.11-1.15x.  With more channels (measured flat against rows after the slice, 1 thread, this
+# AVX2 host): 3x3/2 128 -> 128 over 112^2 2.03x faster (33.1 -> 16.3 ms), over 56^2 (ResNet's) 1.88-1.93x,
+# 64 -> 128 over 56^2 1.81-2.01x, 32 -> 64 over 112^2 1.86-1.95x, 5x5/2 16 -> 24 2.96x, dilation 2 1.87x,
+# two groups of 64 over 112^2 1.12-1.25x; unpadded (2x2/2, 1x1/2: no select to branch on) the same alone and
+# 0.88-0.99x in a ConvNeXt, so those stay flat; 256 -> 256 (2.4 MB of
+# weights, 16 columns a row) the same; 512 -> 512 (9.4 MB, 20 columns) 0.76x: every row streams the whole
+# weight panel again, from L3.  (Before the slice, 32-256 channels ran 0.80-0.88x in rows.)
 ROW_FORM_MAX_CG = 4
+ROW_FORM_MAX_WEIGHT_BYTES = 1 << 20
 ROW_FORM_MIN_OW = 16  # a row of fewer outputs leaves most of a micro-tile's columns empty
 
 
@@ -219,9 +227,13 @@ def direct_conv(w_shape: tuple[int, ...], out_shape: tuple[int, ...], attrs: Map
     return G > 1 and OC // G <= most and 4 * Cg * HP * WP <= DIRECT_CONV_MAX_SLICE
 
 
-def conv_row_form(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...], stride) -> bool:
-    """Whether ``lower_conv2d`` computes this convolution one output row at a time (``ROW_FORM_MAX_CG``)."""
-    return w_shape[1] <= ROW_FORM_MAX_CG and max(stride) > 1 and out_shape[3] >= ROW_FORM_MIN_OW
+def conv_row_form(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...], stride, padding=(0, 0)
+) -> bool:
+    """Whether ``lower_conv2d`` computes this convolution one output row at a time (``ROW_FORM_MAX_CG``; with
+    padding, also ``ROW_FORM_MAX_WEIGHT_BYTES``)."""
+    small = w_shape[1] <= ROW_FORM_MAX_CG or (any(padding) and 4 * math.prod(w_shape) <= ROW_FORM_MAX_WEIGHT_BYTES)
+    return small and max(stride) > 1 and out_shape[3] >= ROW_FORM_MIN_OW
 
 
 @lowering("conv2d", "conv2d_bias_act")
@@ -242,7 +254,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     if not ctx.grid and direct_conv(w.shape, out.shape, a):
         return _direct_conv(node, ins, outs, ctx)
     pixel_rows = not ctx.grid and conv_pixel_rows(Og, OH * OW)
-    rows = not ctx.grid and conv_row_form(x.shape, w.shape, out.shape, (SH, SW))
+    rows = not ctx.grid and conv_row_form(x.shape, w.shape, out.shape, (SH, SW), (PH, PW))
     n, g, r = ctx.var("n"), ctx.var("g"), ctx.var("oh")
     batch = [(n, N), (g, G), (r, OH)] if rows else [(n, N), (g, G)]
 

@@ -23,6 +23,8 @@ CASES = [
     ((1, 4, 45, 50), (12, 2, 3, 3), (2, 2), (2, 2), (2, 2), 2),  # dilation 2, two groups of 6 outputs
     ((1, 3, 47, 47), (20, 3, 3, 3), (2, 2), (0, 0), (1, 1), 1),  # no padding, 23 columns
     ((1, 2, 30, 64), (10, 2, 5, 5), (3, 2), (4, 1), (1, 1), 1),  # padding 4 of 5 tap rows: rows outside whole
+    ((1, 24, 36, 36), (40, 24, 3, 3), (2, 2), (1, 1), (1, 1), 1),  # many channels (small weights), 18 columns
+    ((1, 32, 40, 34), (32, 8, 3, 3), (2, 2), (1, 1), (1, 1), 4),  # four groups of 8 channels, 17 columns
 ]
 
 
@@ -44,7 +46,7 @@ def test_row_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
     x = torch.randn(xs, generator=gen)
     conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
     ref = F.conv2d(x, w, bias, **conv)
-    assert conv_row_form(xs, ws, tuple(ref.shape), stride) == (ref.shape[3] >= 16)
+    assert conv_row_form(xs, ws, tuple(ref.shape), stride, pad) == (ref.shape[3] >= 16)
     target = parse_target("llvm", threads=threads)
     got = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)({"x": x})[0]
     assert normwise_rel_err(got, torch.relu(ref)) < 1e-5
@@ -82,10 +84,12 @@ def test_a_row_slice_past_the_stack_bound_keeps_the_direct_read():
     assert normwise_rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
 
 
-def test_row_form_only_for_strided_convs_over_few_channels():
+def test_row_form_only_for_strided_convs_over_few_channels_or_small_weights():
     assert conv_row_form((1, 3, 224, 224), (64, 3, 7, 7), (1, 64, 112, 112), (2, 2))
     assert not conv_row_form((1, 3, 224, 224), (64, 3, 3, 3), (1, 64, 224, 224), (1, 1))  # stride 1: flat
-    assert not conv_row_form((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 28, 28), (2, 2))  # many channels: flat
+    assert conv_row_form((1, 128, 56, 56), (128, 128, 3, 3), (1, 128, 28, 28), (2, 2), (1, 1))  # 576 KiB weights
+    assert not conv_row_form((1, 128, 56, 56), (128, 128, 3, 3), (1, 128, 27, 27), (2, 2))  # unpadded: flat
+    assert not conv_row_form((1, 512, 40, 40), (512, 512, 3, 3), (1, 512, 20, 20), (2, 2), (1, 1))  # 9 MiB: flat
     assert not conv_row_form((1, 3, 20, 20), (8, 3, 3, 3), (1, 8, 10, 10), (2, 2))  # rows narrower than 16
 
 
