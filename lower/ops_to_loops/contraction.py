@@ -207,9 +207,9 @@ SHORT_ROW = 64  # local rows up to this many lanes take more rows per block (see
 # AVX2 host): 3x3/2 128 -> 128 over 112^2 2.03x faster (33.1 -> 16.3 ms), over 56^2 (ResNet's) 1.88-1.93x,
 # 64 -> 128 over 56^2 1.81-2.01x, 32 -> 64 over 112^2 1.86-1.95x, 5x5/2 16 -> 24 2.96x, dilation 2 1.87x,
 # two groups of 64 over 112^2 1.12-1.25x; unpadded (2x2/2, 1x1/2: no select to branch on) the same alone and
-# 0.88-0.99x in a ConvNeXt, so those stay flat; 256 -> 256 (2.4 MB of
-# weights, 16 columns a row) the same; 512 -> 512 (9.4 MB, 20 columns) 0.76x: every row streams the whole
-# weight panel again, from L3.  (Before the slice, 32-256 channels ran 0.80-0.88x in rows.)
+# 0.88-0.99x in a ConvNeXt, so those stay flat; 256 -> 256 (2.4 MB of weights, 16 columns a row) the same;
+# 512 -> 512 (9.4 MB, 20 columns) 0.76x: every row streams the whole weight panel again, from L3.  (Before the
+# slice, 32-256 channels ran 0.80-0.88x in rows.)
 ROW_FORM_MAX_CG = 4
 ROW_FORM_MAX_WEIGHT_BYTES = 1 << 20
 ROW_FORM_MIN_OW = 16  # a row of fewer outputs leaves most of a micro-tile's columns empty
