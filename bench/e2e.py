@@ -489,35 +489,26 @@ def load_model(spec: str) -> tuple[Any, tuple[Any, ...]]:
     return module, inputs
 
 
-FULL_GROUP = "full"  # in --models: every zoo model at deployment size, full:NAME each
-WIDE_GROUP = "wide"  # in --models: the wide sweep of other architectures (bench.zoo.wide), wide:NAME each
-
-
 def model_args(text: str) -> list[str]:
-    """``--models``: benchmark or zoo names, ``full`` (every ``full:NAME``, the zoo at deployment sizes), ``wide``
-    (every ``wide:NAME``, the wide sweep) and ``FILE.py:FACTORY`` specs (files made absolute, since each model is
-    timed in a process started in the checkout); an unknown name is a ``ValueError`` listing them."""
-    from bench.zoo import zoo_builder, zoo_names
-    from bench.zoo.full import FULL
-    from bench.zoo.wide import WIDE
+    """``--models``: benchmark or zoo names, a zoo group's name (``full``: every ``full:NAME``, the zoo at
+    deployment sizes; ``wide``: every ``wide:NAME``, the wide sweep; ``bench.zoo.zoo_groups``) and
+    ``FILE.py:FACTORY`` specs (files made absolute, since each model is timed in a process started in the
+    checkout); an unknown name is a ``ValueError`` listing them."""
+    from bench.zoo import zoo_builder, zoo_groups, zoo_names
 
+    groups = zoo_groups()
     out: list[str] = []
     for x in (x for x in text.split(",") if x):
         path, sep, factory = x.rpartition(":")
-        if x == FULL_GROUP:
-            out.extend(f"full:{k}" for k in FULL)
-        elif x == WIDE_GROUP:
-            out.extend(f"wide:{k}" for k in WIDE)
+        if x in groups:
+            out.extend(f"{x}:{k}" for k in groups[x])
         elif sep and path.endswith(".py"):
             out.append(f"{Path(path).resolve()}:{factory}")
         elif x in MODELS or zoo_builder(x) is not None:
             out.append(x)
         else:
-            known = ", ".join([*MODELS, *zoo_names()])
-            raise ValueError(
-                f"unknown model {x!r}; known: {known}, {FULL_GROUP} (all full:NAME), {WIDE_GROUP} (all wide:NAME), or "
-                "FILE.py:FACTORY"
-            )
+            known = ", ".join([*MODELS, *zoo_names(), *(f"{g} (all {g}:NAME)" for g in groups)])
+            raise ValueError(f"unknown model {x!r}; known: {known}, or FILE.py:FACTORY")
     return out
 
 

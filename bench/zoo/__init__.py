@@ -22,26 +22,27 @@ ZOO: dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]] = {
 }
 
 
-def zoo_builder(name: str) -> Callable[[], tuple[nn.Module, tuple[Any, ...]]] | None:
-    """The builder of a zoo model: a ``ZOO`` name, ``full:NAME`` for the architecture at deployment size
-    (``bench.zoo.full``) or ``wide:NAME`` for one of the wide sweep's (``bench.zoo.wide``); None for any other
-    name."""
+def zoo_groups() -> dict[str, dict[str, Callable[[], tuple[nn.Module, tuple[Any, ...]]]]]:
+    """The zoo's named groups, whose models are ``GROUP:NAME``: ``full`` (the zoo's architectures at deployment
+    size, ``bench.zoo.full``) and ``wide`` (the wide sweep of other architectures, ``bench.zoo.wide``)."""
     from bench.zoo.full import FULL  # deferred: full and wide build on this package's cnn and hf
     from bench.zoo.wide import WIDE
 
+    return {"full": FULL, "wide": WIDE}
+
+
+def zoo_builder(name: str) -> Callable[[], tuple[nn.Module, tuple[Any, ...]]] | None:
+    """The builder of a zoo model: a ``ZOO`` name or a group's ``GROUP:NAME`` (``zoo_groups``); None for any other
+    name."""
     if name in ZOO:
         return ZOO[name]
-    if name.startswith("wide:"):
-        return WIDE.get(name.removeprefix("wide:"))
-    return FULL.get(name.removeprefix("full:")) if name.startswith("full:") else None
+    group, sep, rest = name.partition(":")
+    return zoo_groups().get(group, {}).get(rest) if sep else None
 
 
 def zoo_names() -> list[str]:
     """Every name ``zoo_builder`` takes, for a usage error."""
-    from bench.zoo.full import FULL
-    from bench.zoo.wide import WIDE
-
-    return [*ZOO, *(f"full:{k}" for k in FULL), *(f"wide:{k}" for k in WIDE)]
+    return [*ZOO, *(f"{group}:{k}" for group, models in zoo_groups().items() for k in models)]
 
 
-__all__ = ["ZOO", "zoo_builder", "zoo_names"]
+__all__ = ["ZOO", "zoo_builder", "zoo_groups", "zoo_names"]

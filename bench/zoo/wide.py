@@ -32,26 +32,25 @@ _TEXT = {
 }
 
 
-def _text(config: str, model: str, **kw: Any) -> Builder:
-    def build() -> tuple[nn.Module, tuple[Any, ...]]:
-        import transformers  # optional 'zoo' extra
-
-        torch.manual_seed(0)
-        cfg = getattr(transformers, config)(**kw, **_EAGER)
-        return _Out(getattr(transformers, model)(cfg), "last_hidden_state").eval(), (torch.randint(0, VOCAB, (1, SEQ)),)
-
-    return build
-
-
-def _image(config: str, model: str, field: str = "last_hidden_state", size: int = IMAGE, **kw: Any) -> Builder:
+def _build(config: str, model: str, field: str, inputs: Callable[[], tuple[Any, ...]], **kw: Any) -> Builder:
     def build() -> tuple[nn.Module, tuple[Any, ...]]:
         import transformers  # optional 'zoo' extra
 
         torch.manual_seed(0)
         cfg = getattr(transformers, config)(**kw)
-        return _Out(getattr(transformers, model)(cfg), field).eval(), (torch.randn(1, 3, size, size),)
+        return _Out(getattr(transformers, model)(cfg), field).eval(), inputs()
 
     return build
+
+
+def _text(config: str, model: str, **kw: Any) -> Builder:
+    """A text model over ``SEQ`` random token ids, eager attention, its last hidden state out."""
+    return _build(config, model, "last_hidden_state", lambda: (torch.randint(0, VOCAB, (1, SEQ)),), **kw, **_EAGER)
+
+
+def _image(config: str, model: str, field: str = "last_hidden_state", size: int = IMAGE, **kw: Any) -> Builder:
+    """A vision model over one random ``size`` x ``size`` image, ``field`` out."""
+    return _build(config, model, field, lambda: (torch.randn(1, 3, size, size),), **kw)
 
 
 _NO_CACHE = {"use_cache": False}
