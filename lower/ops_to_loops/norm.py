@@ -139,7 +139,7 @@ def lower_groupnorm(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: Lowe
         return (n, g * Cg + flat[0], *flat[1:])
 
     def pos(p: Var) -> tuple[Expr, ...]:
-        return (n, g * Cg + c, *unflatten(p, rest)) if rest else (n, g * Cg + c)
+        return (n, g * Cg + c, *unflatten(p, rest))
 
     j1, j2, p3 = ctx.var("j"), ctx.var("j"), ctx.var("p")
     inv = const(1.0 / m)
