@@ -42,6 +42,7 @@ from lower.ir import (
     find_loop,
     format_expr,
     free_vars,
+    linear_form,
     loads_of,
     loop_names,
     stores_of,
@@ -101,12 +102,58 @@ def collapse_index(idx: Sequence[Expr], shape: Sequence[int]) -> tuple[tuple[Exp
     return tuple(idx), tuple(shape)
 
 
-def _box(idx: Sequence[Expr], ranges: dict[str, Range], shape: Sequence[int]) -> Box:
+# A loop split with a tail, ``for v in 0..min(F, N - a*F)`` (or ``0..N - a*F``), bounds ``a*F + v`` by ``N - 1``;
+# interval arithmetic bounds each term alone and overshoots by the last tile's missing part (64 rows in tiles of 6:
+# 0..65).  ``Cap`` is that relation, ``sum(coeffs[u] * u) <= last``, for the loops around an access.
+Cap = tuple[dict[str, int], int]
+
+
+def _cap(v: str, extent: Expr) -> Cap | None:
+    """The relation ``v``'s extent puts on ``v`` and the loops it depends on, or None (a constant extent, a form
+    not affine)."""
+    if isinstance(extent, Bin) and extent.op == "min":
+        sides = [x for x in (extent.a, extent.b) if not isinstance(x, IntImm)]
+        if len(sides) != 1:
+            return None
+        extent = sides[0]
+    lf = linear_form(extent)
+    if lf is None or not lf[0] or v in lf[0]:
+        return None
+    coeffs = {u: -c for u, c in lf[0].items()}
+    coeffs[v] = 1
+    return coeffs, lf[1] - 1
+
+
+def _capped_hi(e: Expr, ranges: dict[str, Range], caps: Sequence[Cap], hi: int) -> int:
+    """``hi`` (``e``'s interval bound) lowered by a cap whose terms ``e`` holds with the same coefficients."""
+    lf = linear_form(e)
+    if lf is None:
+        return hi
+    coeffs, c = lf
+    for cap, last in caps:
+        if any(coeffs.get(u) != k for u, k in cap.items()):
+            continue
+        rest = c + last
+        for u, k in coeffs.items():
+            if u in cap:
+                continue
+            r = ranges.get(u)
+            if r is None:
+                break
+            rest += k * (r[1] if k > 0 else r[0])
+        else:
+            hi = min(hi, rest)
+    return hi
+
+
+def _box(idx: Sequence[Expr], ranges: dict[str, Range], shape: Sequence[int], caps: Sequence[Cap] = ()) -> Box:
     idx, shape = collapse_index(idx, shape)
     out = []
     for e, n in zip(idx, shape, strict=False):
         b = bounds(e, ranges)
         lo, hi = b if b is not None else (0, n - 1)
+        if caps and b is not None:
+            hi = _capped_hi(e, ranges, caps, hi)
         out.append((lo, hi, n))
     return tuple(out)
 
@@ -116,11 +163,12 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
     reads: dict[str, list[Box]] = {}
     writes: dict[str, list[Box]] = {}
     local: set[str] = set()
+    caps: list[Cap] = []  # the relations of the enclosing loops' extents (``_cap``)
 
     def rd(e: Expr | Stmt, ranges: dict[str, Range]) -> None:
         for ld in loads_of(e):
             if ld.buf.scope != "local" and ld.buf.name not in local:
-                reads.setdefault(ld.buf.name, []).append(_box(ld.idx, ranges, ld.buf.shape))
+                reads.setdefault(ld.buf.name, []).append(_box(ld.idx, ranges, ld.buf.shape, caps))
 
     def go(st: Stmt, ranges: dict[str, Range]) -> None:
         if isinstance(st, For):
@@ -131,7 +179,12 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
             name = st.var.name
             outer = ranges.get(name)
             ranges[name] = (0, max(0, (ext[1] if ext else 1 << 40) - 1))  # for the body only
+            cap = None if isinstance(st.extent, IntImm) else _cap(name, st.extent)
+            if cap is not None:
+                caps.append(cap)
             go(st.body, ranges)
+            if cap is not None:
+                caps.pop()
             if outer is None:
                 del ranges[name]
             else:
@@ -139,7 +192,7 @@ def accesses(s: Stmt, fixed: dict[str, Range]) -> tuple[dict[str, list[Box]], di
         elif isinstance(st, Store):
             rd(st, ranges)  # its indices' loads, then its value's
             if st.buf.scope != "local" and st.buf.name not in local:
-                writes.setdefault(st.buf.name, []).append(_box(st.idx, ranges, st.buf.shape))
+                writes.setdefault(st.buf.name, []).append(_box(st.idx, ranges, st.buf.shape, caps))
         elif isinstance(st, Seq):
             for x in st.stmts:
                 go(x, ranges)

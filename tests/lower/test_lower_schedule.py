@@ -335,6 +335,40 @@ def test_compute_at_refuses_cross_iteration_reads():
         ComputeAt("scale", "i").apply(Kernel("two", [Y, Buffer("z", (4, 8))], Allocate(T, seq(s1, s2c))))
 
 
+def _grouped_init_kernel() -> Kernel:
+    """z[g*5 + i, j] = 0.5 (stage init, loops g, j, i), then z[g*5 + i, j] += 2 x[g*5 + i, j] (stage acc): two
+    groups of 5 rows, as a grouped convolution's output channels."""
+    X, Z = Buffer("x", (10, 4)), Buffer("z", (10, 4))
+    g, g2, i3 = Var("g"), Var("g2"), Var("i3")
+    init = Stage("init", loops([(g2, 2), (j2, 4), (i3, 5)], Store(Z, (g2 * 5 + i3, j2), FloatImm(0.5))))
+    upd = Store(Z, (g * 5 + i, j), Z[g * 5 + i, j] + X[g * 5 + i, j] * 2.0)
+    return Kernel("groups", [X, Z], seq(init, Stage("acc", loops([(g, 2), (j, 4), (i, 5)], upd))))
+
+
+def test_compute_at_into_a_split_with_a_tail_sees_each_group_apart():
+    """Rows split in tiles of 3 with a tail (5 = 3 + 2): the last tile's extent min(3, 5 - 3 i.o) keeps its rows
+    inside the group (interval arithmetic alone bounds i.o * 3 + i.i by 5, the next group's first row, and
+    refused the init computed per group: the grouped row-form convolutions fell back to a slow loop nest)."""
+    before = _grouped_init_kernel()
+    s = Schedule(before).split("i", 3).compute_at("init", "j")
+    src = format_kernel(s.kernel)
+    assert "for i.i in 0..min(3, 5 - i.o * 3)" in src and src.index("// stage init") > src.index("for j in 0..4")
+    same_results(before, s.kernel, {"x": torch.randn(10, 4)}, ["z"])
+
+
+def test_access_boxes_use_a_tail_split_only_where_its_terms_appear_whole():
+    from lower.schedule.checks import accesses
+
+    a, v = Var("a"), Var("v")
+    Z = Buffer("z", (64,))
+    last = Bin("min", IntImm(3), IntImm(5) - a * 3)  # rows split in 3s, 5 in all
+    tail = lambda idx: For(a, IntImm(2), For(v, last, Store(Z, (idx,), FloatImm(1.0))))
+    assert accesses(tail(a * 3 + v), {})[1]["z"] == [((0, 4, 64),)]  # 3 a + v <= 4
+    assert accesses(tail(a * 3 + v + 10), {})[1]["z"] == [((10, 14, 64),)]
+    assert accesses(tail(a * 3 + v * 2), {})[1]["z"] == [((0, 7, 64),)]  # 3 a + 2 v: interval arithmetic
+    assert accesses(tail(a * 4 + v), {})[1]["z"] == [((0, 6, 64),)]
+
+
 def _row_kernel(row_writes_z: bool = False) -> Kernel:
     """z = 0 (stage init), then per row i: a local slice r = x[i, :] * 2 (stage row) beside z[i, :] += w @ r
     (stage acc): the loop i holds a producer besides the nest (a convolution row's slice)."""
