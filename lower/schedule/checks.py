@@ -124,18 +124,43 @@ def _cap(v: str, extent: Expr) -> Cap | None:
     return coeffs, lf[1] - 1
 
 
+def _terms(e: Expr, sign: int, out: list[tuple[int, Expr]]) -> None:
+    """``e`` as a signed sum of terms (``+`` and ``-`` flattened)."""
+    if isinstance(e, Bin) and e.op in ("+", "-"):
+        _terms(e.a, sign, out)
+        _terms(e.b, sign if e.op == "+" else -sign, out)
+    else:
+        out.append((sign, e))
+
+
 def _capped_hi(e: Expr, ranges: dict[str, Range], caps: Sequence[Cap], hi: int) -> int:
-    """``hi`` (``e``'s interval bound) lowered by a cap whose terms ``e`` holds with the same coefficients."""
-    lf = linear_form(e)
-    if lf is None:
-        return hi
-    coeffs, c = lf
+    """``hi`` (``e``'s interval bound) lowered by a cap whose terms ``e`` holds with the same coefficients; the
+    other terms (a fused parallel loop's ``v // G`` among them) bounded alone."""
+    terms: list[tuple[int, Expr]] = []
+    _terms(e, 1, terms)
+    coeffs: dict[str, int] = {}
+    c = 0
+    other: list[tuple[int, Expr]] = []
+    for sign, t in terms:
+        lf = linear_form(t)
+        if lf is None:
+            other.append((sign, t))
+            continue
+        for u, k in lf[0].items():
+            coeffs[u] = coeffs.get(u, 0) + sign * k
+        c += sign * lf[1]
+    rest_other = 0
+    for sign, t in other:
+        b = bounds(t, ranges)
+        if b is None:
+            return hi
+        rest_other += sign * (b[1] if sign > 0 else b[0])
     for cap, last in caps:
         if any(coeffs.get(u) != k for u, k in cap.items()):
             continue
-        rest = c + last
+        rest = c + last + rest_other
         for u, k in coeffs.items():
-            if u in cap:
+            if u in cap or not k:
                 continue
             r = ranges.get(u)
             if r is None:

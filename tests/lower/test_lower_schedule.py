@@ -356,6 +356,16 @@ def test_compute_at_into_a_split_with_a_tail_sees_each_group_apart():
     same_results(before, s.kernel, {"x": torch.randn(10, 4)}, ["z"])
 
 
+def test_parallel_over_fused_groups_with_a_tail_split():
+    """The groups and the columns fused into one parallel loop: each group's rows are then ``v // 4 * 5`` plus a
+    tail-split tile, a term that is not affine beside the tile's; the tile is still bounded inside its group
+    (refused as a cross-iteration conflict before: grouped convolutions ran serially on 2 threads)."""
+    before = _grouped_init_kernel()
+    s = Schedule(before).compute_at("init", "j").split("i", 3).fuse("g", "j").parallel("g.j")
+    assert "parallel for g.j in 0..8" in format_kernel(s.kernel)
+    same_results(before, s.kernel, {"x": torch.randn(10, 4)}, ["z"])
+
+
 def test_access_boxes_use_a_tail_split_only_where_its_terms_appear_whole():
     from lower.schedule.checks import accesses
 
