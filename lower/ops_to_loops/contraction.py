@@ -215,6 +215,38 @@ ROW_FORM_MAX_WEIGHT_BYTES = 1 << 20
 ROW_FORM_MIN_OW = 16  # a row of fewer outputs leaves most of a micro-tile's columns empty
 
 
+# A grouped convolution in the flat form packs each B panel from its input through a gather: every lane's
+# (oh, ow) = divmod(j, OW) and, with padding or a stride, a bounds select or a strided load per lane, while only
+# the group's few output channels (the GEMM's rows) share each panel.  In blocks of ``conv_block_rows`` output
+# rows instead: the block's input rows are copied into a padded, phase-split slice (``block_slice``), the slice
+# into the block's im2col matrix ``col[Cg*KH*KW, rows*OW]`` one contiguous output row at a time, and the GEMM
+# reads that (its panels a plain copy, its tiles stored straight into the output: a block's pixels are
+# contiguous there).  The blocks are also the parallel units beside the groups.
+BLOCK_FORM_COLUMNS = 256  # columns (output pixels) per block at most, short of a whole plane of fewer
+BLOCK_FORM_MAX_COL = 1 << 20  # bytes of a block's im2col matrix at most (then fewer rows a block)
+BLOCK_FORM_MAX_DENSE_OC = 64  # a dense, unstrided convolution with more outputs keeps the flat form
+
+
+def conv_block_rows(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...], attrs: Mapping[str, Any]
+) -> int:
+    """Output rows per block of the block form (``BLOCK_FORM_COLUMNS``), or 0 where ``lower_conv2d`` keeps
+    another form: not grouped, neither padded nor strided (the flat form's loads are then contiguous), or
+    blocks of fewer than 16 columns."""
+    OC, Cg, KH, KW = w_shape
+    OH, OW = out_shape[2:4]
+    G, stride, padding = attrs["groups"], attrs["stride"], attrs["padding"]
+    if not (any(padding) or (max(stride) > 1 and KH * KW > 1)):
+        return 0
+    if G == 1 and max(stride) == 1 and OC > BLOCK_FORM_MAX_DENSE_OC:
+        return 0
+    per_col = 4 * Cg * KH * KW
+    fits = [r for r in range(1, OH + 1) if OH % r == 0 and r * OW <= BLOCK_FORM_COLUMNS]
+    fits = [r for r in fits if r * OW * per_col <= BLOCK_FORM_MAX_COL]
+    r = max(fits, default=0)
+    return r if r * OW >= 16 else 0
+
+
 def direct_conv(w_shape: tuple[int, ...], out_shape: tuple[int, ...], attrs: Mapping[str, Any]) -> bool:
     """Whether ``lower_conv2d`` (CPU) computes this convolution directly over a padded copy of each group's
     input (``_direct_conv``: grouped, at most ``DIRECT_CONV_MAX_OG`` outputs per group, the copy bounded by
@@ -254,12 +286,23 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     if not ctx.grid and direct_conv(w.shape, out.shape, a):
         return _direct_conv(node, ins, outs, ctx)
     pixel_rows = not ctx.grid and conv_pixel_rows(Og, OH * OW)
-    rows = not ctx.grid and conv_row_form(x.shape, w.shape, out.shape, (SH, SW), (PH, PW))
+    R = 0 if ctx.grid or pixel_rows else conv_block_rows(x.shape, w.shape, out.shape, a)
+    rows = not ctx.grid and not R and conv_row_form(x.shape, w.shape, out.shape, (SH, SW), (PH, PW))
     n, g, r = ctx.var("n"), ctx.var("g"), ctx.var("oh")
-    batch = [(n, N), (g, G), (r, OH)] if rows else [(n, N), (g, G)]
+    if rows:
+        batch = [(n, N), (g, G), (r, OH)]
+    elif R:
+        batch = [(n, N), (g, G), (r, OH // R)]
+    else:
+        batch = [(n, N), (g, G)]
 
     def pixel(bv, j) -> tuple[Expr, Expr]:  # (oh, ow) of GEMM column j
-        return (bv[2], j) if rows else (j // OW, j % OW)
+        if rows:
+            return bv[2], j
+        if R:  # the block's flat pixel, split: one collapsible (p // OW, p % OW) index
+            p = bv[2] * (R * OW) + j
+            return p // OW, p % OW
+        return j // OW, j % OW
 
     def c_idx(bv, i, j):
         return (bv[0], bv[1] * Og + i, *pixel(bv, j))
@@ -278,8 +321,22 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         xr, fill = row_slice(ctx, x, n, g * Cg, Cg, r, OW, (KH, KW), (SH, SW), (PH, PW), (DH, DW))
         around = lambda update: Allocate(xr, seq(fill, update))
 
+    if R:  # the block's slice, then its im2col matrix, beside the block's GEMM (on the stack)
+        xb, fill_xb = block_slice(ctx, x, n, g * Cg, Cg, r * R, R, OW, (KH, KW), (SH, SW), (PH, PW), (DH, DW))
+        col = Buffer(ctx.namer.name(f"{ctx.tag}_col"), (Cg * KH * KW, R * OW), scope="local")
+        cc, ckh, ckw, cr, cw = (ctx.var(v) for v in ("c", "kh", "kw", "r", "ow"))
+        tap = xb[cc, cr * SH + ckh * DH, (ckw * DW) % SW, cw + (ckw * DW) // SW]
+        fill = loops(
+            [(cc, Cg), (ckh, KH), (ckw, KW), (cr, R), (cw, OW)],
+            Store(col, ((cc * KH + ckh) * KW + ckw, cr * OW + cw), tap),
+        )
+        fill_col = Stage(f"{ctx.tag}.col", fill)
+        around = lambda update: Allocate(xb, Allocate(col, seq(fill_xb, fill_col, update)))
+
     def b_val(bv, k, j):
         c, kh, kw = kdecomp(k)
+        if R:
+            return col[k, j]
         if around is not None:
             return xr[c, kh, (kw * DW) % SW, j + (kw * DW) // SW]
         oh, ow = pixel(bv, j)
@@ -319,7 +376,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         out,
         batch,
         Og,
-        OW if rows else OH * OW,
+        OW if rows else R * OW if R else OH * OW,
         Cg * KH * KW,
         c_idx,
         a_val,

@@ -478,7 +478,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     segments = g.kc is not None and unit and not a_const and find_loop(s.kernel.body, ko) is not None
     s.tensorize(ko if segments else ii, MR, NR, stream=stream, segments=segments, runs=g.nr or 0)
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels and slices: vectorize their innermost loop
-        if isinstance(st, Stage) and (".pack_" in st.name or st.name == f"{g.stage}.row"):
+        if isinstance(st, Stage) and (".pack_" in st.name or st.name in (f"{g.stage}.row", f"{g.stage}.col")):
             vectorize_innermost(s, st.name)
 
 

@@ -1,7 +1,8 @@
-"""Convolutions over few input channels with a stride (image stems) as one GEMM per output row
-(``conv_row_form``) against torch.nn.functional.conv2d: padding, unequal strides, dilation, groups, batch > 1,
-output widths that are not a multiple of the micro-tile, fused bias / activation / residual epilogues, and
-1 and 2 threads (the row loop is the parallel root)."""
+"""Padded and strided convolutions as one GEMM per block of output rows over the block's im2col matrix
+(``conv_block_rows``), or, where no block fits, per output row (``conv_row_form``), against
+torch.nn.functional.conv2d: padding, unequal strides, dilation, groups, batch > 1, output widths that are not a
+multiple of the micro-tile, fused bias / activation / residual epilogues, and 1 and 2 threads (the blocks and
+rows are the parallel root)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from lower import compile_graph, parse_target
-from lower.ops_to_loops.contraction import conv_row_form
+from lower.ops_to_loops.contraction import BLOCK_FORM_COLUMNS, conv_block_rows, conv_row_form
 from rewrite.ir.builder import GraphBuilder
 from rewrite.verification.numeric import normwise_rel_err
 
@@ -25,6 +26,7 @@ CASES = [
     ((1, 2, 30, 64), (10, 2, 5, 5), (3, 2), (4, 1), (1, 1), 1),  # padding 4 of 5 tap rows: rows outside whole
     ((1, 24, 36, 36), (40, 24, 3, 3), (2, 2), (1, 1), (1, 1), 1),  # many channels (small weights), 18 columns
     ((1, 32, 40, 34), (32, 8, 3, 3), (2, 2), (1, 1), (1, 1), 4),  # four groups of 8 channels, 17 columns
+    ((1, 3, 12, 600), (8, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1),  # rows of 300 columns: no block fits, a row each
 ]
 
 
@@ -47,6 +49,8 @@ def test_row_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
     conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
     ref = F.conv2d(x, w, bias, **conv)
     assert conv_row_form(xs, ws, tuple(ref.shape), stride, pad) == (ref.shape[3] >= 16)
+    attrs = dict(stride=stride, padding=pad, groups=groups)
+    assert (conv_block_rows(xs, ws, tuple(ref.shape), attrs) == 0) == (ref.shape[3] > BLOCK_FORM_COLUMNS)
     target = parse_target("llvm", threads=threads)
     got = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)({"x": x})[0]
     assert normwise_rel_err(got, torch.relu(ref)) < 1e-5
@@ -62,11 +66,11 @@ def test_row_form_reads_a_padded_phase_split_slice_per_row(threads):
     stride-2 read in the panel copy; the rows are the parallel root."""
     gen = torch.Generator().manual_seed(3)
     w, bias = torch.randn(16, 3, 7, 7, generator=gen) * 0.3, torch.randn(16, generator=gen)
-    x = torch.randn(1, 3, 64, 70, generator=gen)
+    x = torch.randn(1, 3, 20, 600, generator=gen)  # rows of 300 outputs: wider than a block
     cg = compile_graph(_conv(x.shape, w, bias, (2, 2), (3, 3), (1, 1), 1, None), target=parse_target("llvm", threads))
     src = cg.kernel_source(0)
-    root = "parallel for n.g.oh in 0..32 {" if threads > 1 else "for n.g.oh in 0..32 {"
-    assert root in src and "_xrow: f32[3, 7, 2, 38]" in src.split(root)[1]
+    root = "parallel for n.g.oh in 0..10 {" if threads > 1 else "for n.g.oh in 0..10 {"
+    assert root in src and "_xrow: f32[3, 7, 2, 303]" in src.split(root)[1]
     panel = next(ln for ln in src.splitlines() if "_panel[" in ln and "= " in ln)
     x_buf = next(b.name for b in cg.built[0].kernel.params if b.shape == tuple(x.shape))
     assert "_xrow[" in panel and "select" not in panel and f"{x_buf}[" not in panel
@@ -82,6 +86,76 @@ def test_a_row_slice_past_the_stack_bound_keeps_the_direct_read():
     cg = compile_graph(_conv(x.shape, w, bias, (2, 2), (3, 3), (1, 1), 1, None), target=parse_target("llvm", 1))
     assert "_xrow" not in cg.kernel_source(0)
     assert normwise_rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, stride=2, padding=3))) < 1e-5
+
+
+# (N, C, H, W), (OC, C/g, KH, KW), stride, padding, dilation, groups
+BLOCK_CASES = [
+    ((1, 192, 14, 14), (192, 64, 3, 3), (1, 1), (1, 1), (1, 1), 3),  # RegNet's: three groups of 64, one block
+    ((1, 128, 28, 28), (128, 32, 3, 3), (2, 2), (1, 1), (1, 1), 4),  # groups of 32, stride 2
+    ((2, 32, 20, 18), (48, 32, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # dense, 48 outputs; batch 2
+    ((1, 16, 30, 23), (48, 8, 5, 5), (2, 1), (2, 2), (2, 1), 2),  # dilated rows, unequal stride: 13 blocks of a row
+    ((1, 64, 14, 14), (128, 64, 2, 2), (2, 2), (0, 0), (1, 1), 1),  # unpadded 2x2/2 (ConvNeXt's downsampling)
+    ((1, 8, 9, 9), (16, 8, 3, 3), (1, 1), (1, 1), (1, 1), 1),  # 9 x 9: one block of 81 columns, tail panel
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", BLOCK_CASES)
+def test_block_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
+    gen = torch.Generator().manual_seed(13)
+    w, bias = torch.randn(ws, generator=gen) * 0.3, torch.randn(ws[0], generator=gen)
+    x = torch.randn(xs, generator=gen)
+    conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
+    ref = F.conv2d(x, w, bias, **conv)
+    R = conv_block_rows(xs, ws, tuple(ref.shape), conv)
+    assert R > 0 and ref.shape[2] % R == 0 and 16 <= R * ref.shape[3] <= BLOCK_FORM_COLUMNS
+    target = parse_target("llvm", threads=threads)
+    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)
+    assert "_col: f32[" in cg.kernel_source(0)
+    assert normwise_rel_err(cg({"x": x})[0], torch.relu(ref)) < 1e-5
+    r = torch.randn(ref.shape, generator=gen)
+    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape)), target=target)
+    assert normwise_rel_err(cg({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_block_form_packs_its_panels_from_the_blocks_im2col_matrix(threads):
+    """Per (image, group, block of 14 rows): the padded slice, then the im2col matrix [64 * 9, 14 * 14] one
+    contiguous row at a time, then the GEMM, whose panel copy reads that matrix: no bounds select, no divmod of
+    the column into (oh, ow), no read of the input; the micro-kernel stores into the output directly."""
+    gen = torch.Generator().manual_seed(17)
+    w, bias = torch.randn(128, 64, 3, 3, generator=gen) * 0.1, torch.randn(128, generator=gen)
+    x = torch.randn(1, 128, 14, 14, generator=gen)
+    g = _conv(x.shape, w, bias, (1, 1), (1, 1), (1, 1), 2, None)
+    cg = compile_graph(g, target=parse_target("llvm", threads))
+    src = cg.kernel_source(0)
+    root = "parallel for n.g.oh in 0..2 {" if threads > 1 else "for n.g.oh in 0..2 {"
+    assert root in src and "_col: f32[576, 196]" in src.split(root)[1]
+    panel = next(ln for ln in src.splitlines() if "_panel[" in ln and "= " in ln)
+    x_buf = next(b.name for b in cg.built[0].kernel.params if b.shape == tuple(x.shape))
+    assert "_col[" in panel and "select" not in panel and "//" not in panel and f"{x_buf}[" not in panel
+    assert "gemmt" in src
+    assert normwise_rel_err(cg({"x": x})[0], torch.relu(F.conv2d(x, w, bias, padding=1, groups=2))) < 1e-5
+
+
+def test_block_form_for_padded_or_windowed_strided_convs_with_few_outputs_a_group():
+    a = dict(stride=(1, 1), padding=(1, 1), groups=8)
+    assert conv_block_rows((1, 512, 14, 14), (512, 64, 3, 3), (1, 512, 14, 14), a) == 14  # 196 columns
+    assert conv_block_rows((1, 128, 56, 56), (128, 64, 3, 3), (1, 128, 56, 56), dict(a, groups=2)) == 4
+    # 32 x 9 floats a column: 1 MiB of im2col past 910 columns; blocks of rows dividing 112, <= 256 columns
+    assert conv_block_rows((1, 32, 112, 112), (32, 32, 3, 3), (1, 32, 112, 112), dict(a, groups=1)) == 2
+    assert conv_block_rows((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 56, 56), dict(a, groups=1)) == 4
+    # dense with more than 64 outputs, unstrided: the flat form (the panel copy shared by enough rows)
+    assert conv_block_rows((1, 128, 28, 28), (128, 128, 3, 3), (1, 128, 28, 28), dict(a, groups=1)) == 0
+    # strided: any output count
+    s2 = dict(stride=(2, 2), padding=(1, 1), groups=1)
+    assert conv_block_rows((1, 256, 28, 28), (256, 256, 3, 3), (1, 256, 14, 14), s2) == 7  # 9 KiB a column
+    assert conv_block_rows((1, 512, 28, 28), (512, 512, 3, 3), (1, 512, 14, 14), s2) == 2  # 18 KiB: 56 at most
+    # neither padded nor a strided window: the flat form's reads are contiguous (1x1/2: one strided tap)
+    assert conv_block_rows((1, 64, 28, 28), (64, 64, 3, 3), (1, 64, 26, 26), dict(a, padding=(0, 0))) == 0
+    assert conv_block_rows((1, 256, 56, 56), (512, 256, 1, 1), (1, 512, 28, 28), dict(s2, padding=(0, 0))) == 0
+    # a block of fewer than 16 columns (3 rows of 5): none
+    assert conv_block_rows((1, 8, 3, 5), (8, 8, 3, 3), (1, 8, 3, 5), dict(a, groups=1)) == 0
 
 
 def test_row_form_only_for_strided_convs_over_few_channels_or_small_weights():

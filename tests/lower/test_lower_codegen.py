@@ -117,11 +117,12 @@ def test_softmax_reductions_are_vectorized():
 
 
 def test_padded_stride1_conv_reads_its_taps_with_masked_vector_loads():
-    # a 3x3 same-padded stride-1 convolution: each im2col row of a B panel is a contiguous run of the input
-    # with the padding masked off (no gather, no per-lane clamp), and taps in the padding read nothing
+    # a 3x3 same-padded stride-1 convolution in the flat form (more than 64 outputs; fewer take the block form):
+    # each im2col row of a B panel is a contiguous run of the input with the padding masked off (no gather, no
+    # per-lane clamp), and taps in the padding read nothing
     b = GraphBuilder("c")
     x = b.input("x", (1, 16, 20, 20))
-    wt = torch.randn(32, 16, 3, 3, generator=torch.Generator().manual_seed(0))
+    wt = torch.randn(96, 16, 3, 3, generator=torch.Generator().manual_seed(0))
     w = b.weight("w", wt)
     g = b.build([b.op("conv2d", x, w, stride=(1, 1), padding=(1, 1), dilation=(1, 1), groups=1)])
     cg = compile_graph(g, threads=1)

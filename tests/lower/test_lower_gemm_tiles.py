@@ -210,7 +210,7 @@ def _conv3x3(c: int, hw: int, oc: int):
     "graph,stream,call",
     [
         (_conv3x3(64, 7, 96), "a", "gemmtz_12x32_pa"),  # constant weights, 49 columns: each A tile meets 2 panels
-        (_conv3x3(16, 40, 24), "", "gemmtz_12x32"),  # 1600 columns: each A tile stays in L1 across many panels
+        (_conv3x3(16, 40, 96), "", "gemmtz_12x32"),  # 1600 columns: each A tile stays in L1 across many panels
         (_matmul(48, 300, 100, True), "b", "gemmz_12x32_pb"),  # constant B (a linear's weight), A read in place
         # B read in place (an activation a layer left in memory): the next panel's columns of each row ahead
         (_matmul(48, 300, 100, False), "b", "gemmrz_12x32_pb"),
