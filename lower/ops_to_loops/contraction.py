@@ -271,7 +271,8 @@ def conv_row_form(
 @lowering("conv2d", "conv2d_bias_act")
 def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     """The batch-GEMM form: per (image, group) ``C[Og, OH*OW] = W[Og, Cg*KH*KW] @ im2col(x)``, the im2col
-    operand read implicitly (never materialised); or per (image, group, output row) over ``OW`` columns
+    operand read implicitly (never materialised); or per (image, group, block of output rows) over the block's
+    im2col matrix, materialised (``conv_block_rows``); or per (image, group, output row) over ``OW`` columns
     (``conv_row_form``); or, over a plane smaller than a vector, ``im2col(x) @ W^T`` (``conv_pixel_rows``); or,
     for grouped convolutions with few channels per group, ``_direct_conv``."""
     x, w = ins[:2]

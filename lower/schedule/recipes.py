@@ -97,6 +97,9 @@ A_BLOCK_BYTES = 1 << 20  # the most packed A of one (MC, KC) block on the stack 
 # Timed at 1 thread, interleaved: 32/64/96/128 x 1024..3072 with constant B 2-8% faster panels-outer, a
 # 64-channel 3x3 conv 4%; 512 and 1024 rows 2-5% slower.
 PANEL_OUTER_MAX_M = 128
+# The copies a GEMM's stage fills beside it (``ops_to_loops.contraction``): a row's slice, a block's padded
+# slice and its im2col matrix; vectorized innermost like the panel copies.
+SLICE_COPIES = (".row", ".pad", ".col")
 # With few rows and a constant B (x @ W: RNN steps, batch-1 transformers), B is streamed from memory once and
 # A's panel is small: the whole reduction in one k block makes that stream one sequential pass and keeps C in
 # registers, up to this many k.  Timed at 1 thread, interleaved, 36 (or 8) weights too big for cache:
@@ -478,7 +481,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     segments = g.kc is not None and unit and not a_const and find_loop(s.kernel.body, ko) is not None
     s.tensorize(ko if segments else ii, MR, NR, stream=stream, segments=segments, runs=g.nr or 0)
     for st in list(walk_stmt(s.kernel.body)):  # the copies into panels and slices: vectorize their innermost loop
-        if isinstance(st, Stage) and (".pack_" in st.name or st.name in (f"{g.stage}.row", f"{g.stage}.col")):
+        if isinstance(st, Stage) and (".pack_" in st.name or st.name in [g.stage + c for c in SLICE_COPIES]):
             vectorize_innermost(s, st.name)
 
 
