@@ -40,23 +40,30 @@ def _conv(x_shape, w, bias, stride, pad, dil, groups, residual):
     return b.build([b.add(b.conv2d(x, b.weight("w2", w), **conv), b.input("r", residual))])
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", CASES)
-def test_row_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
-    gen = torch.Generator().manual_seed(7)
+def _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed) -> tuple[tuple[int, ...], str]:
+    """The convolution with bias and ReLU, and with a residual add, compiled and checked against torch; the
+    output shape and the first graph's kernel source."""
+    gen = torch.Generator().manual_seed(seed)
     w, bias = torch.randn(ws, generator=gen) * 0.3, torch.randn(ws[0], generator=gen)
     x = torch.randn(xs, generator=gen)
     conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
     ref = F.conv2d(x, w, bias, **conv)
-    assert conv_row_form(xs, ws, tuple(ref.shape), stride, pad) == (ref.shape[3] >= 16)
-    attrs = dict(stride=stride, padding=pad, groups=groups)
-    assert (conv_block_rows(xs, ws, tuple(ref.shape), attrs) == 0) == (ref.shape[3] > BLOCK_FORM_COLUMNS)
     target = parse_target("llvm", threads=threads)
-    got = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)({"x": x})[0]
-    assert normwise_rel_err(got, torch.relu(ref)) < 1e-5
+    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)
+    assert normwise_rel_err(cg({"x": x})[0], torch.relu(ref)) < 1e-5
     r = torch.randn(ref.shape, generator=gen)
-    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape)), target=target)
-    assert normwise_rel_err(cg({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
+    cg_r = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape)), target=target)
+    assert normwise_rel_err(cg_r({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
+    return tuple(ref.shape), cg.kernel_source(0)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", CASES)
+def test_row_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
+    shape, _ = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=7)
+    assert conv_row_form(xs, ws, shape, stride, pad) == (shape[3] >= 16)
+    attrs = dict(stride=stride, padding=pad, groups=groups)
+    assert (conv_block_rows(xs, ws, shape, attrs) == 0) == (shape[3] > BLOCK_FORM_COLUMNS)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -102,20 +109,10 @@ BLOCK_CASES = [
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", BLOCK_CASES)
 def test_block_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
-    gen = torch.Generator().manual_seed(13)
-    w, bias = torch.randn(ws, generator=gen) * 0.3, torch.randn(ws[0], generator=gen)
-    x = torch.randn(xs, generator=gen)
-    conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
-    ref = F.conv2d(x, w, bias, **conv)
-    R = conv_block_rows(xs, ws, tuple(ref.shape), conv)
-    assert R > 0 and ref.shape[2] % R == 0 and 16 <= R * ref.shape[3] <= BLOCK_FORM_COLUMNS
-    target = parse_target("llvm", threads=threads)
-    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)
-    assert "_col: f32[" in cg.kernel_source(0)
-    assert normwise_rel_err(cg({"x": x})[0], torch.relu(ref)) < 1e-5
-    r = torch.randn(ref.shape, generator=gen)
-    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape)), target=target)
-    assert normwise_rel_err(cg({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
+    shape, src = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13)
+    R = conv_block_rows(xs, ws, shape, dict(stride=stride, padding=pad, groups=groups))
+    assert R > 0 and shape[2] % R == 0 and 16 <= R * shape[3] <= BLOCK_FORM_COLUMNS
+    assert "_col: f32[" in src
 
 
 @pytest.mark.parametrize("threads", [1, 2])
