@@ -33,12 +33,12 @@ yet is measured first, once per machine), with that target's rules (Winograd amo
 optimizes for eager PyTorch instead (the roofline, torch's rules) and compiles that graph: what pricing
 for the wrong machine costs (VGG-19, 1 thread: 411 ms priced for torch vs 202 ms priced for llvm).
 
-Each column is a median with its interquartile range; ratios are ``peer / eqsat`` (above 1: eqsat
-is faster), ``best`` is the fastest peer's (eager and noopt are not peers) and ``noopt/eq`` the compiled
-imported graph's, marked ``=`` where eqsat returned the imported graph itself (its run check kept it, or
-nothing rewrote it: the two columns are then two timings of one graph); the geometric means of those ratios
-close the table, with the models where the best peer beat eqsat counted.  eqsat's outputs are checked
-against eager first (``verified``); every other contender's too, once before timing: a peer whose outputs
+Each column is a median over ``REPEATS`` interleaved rounds (``--repeats``) with its interquartile range; ratios
+are ``peer / eqsat`` (above 1: eqsat is faster), ``best`` is the fastest peer's (eager and noopt are not peers)
+and ``noopt/eq`` the compiled imported graph's, marked ``=`` where eqsat returned the imported graph itself (its
+run check kept it, or nothing rewrote it: the two columns are then two timings of one graph); the geometric means
+of those ratios close the table, with the models where the best peer beat eqsat counted. eqsat's outputs are
+checked against eager first (``verified``); every other contender's too, once before timing: a peer whose outputs
 differ from eager's by more than ``PEER_REL_TOL`` (noopt: by more than eqsat's tolerance) is not timed, with a
 warning on stderr, and a peer that cannot run a model gets ``None`` (no column).
 
@@ -359,6 +359,10 @@ def run_model(
 
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout, where ``python -m rewrite.cli`` resolves
+# Rounds per contender.  One graph timed twice in one run (the eqsat and noopt columns where eqsat kept the imported
+# graph) came out 0.99-1.13x apart over 10 rounds and 0.97-1.04x over 30 (MobileNetV2 and ViT, 2 threads, two runs
+# each on this 2-core host); the rounds cost 1-15 s a row on top of optimize and compile.
+REPEATS = 30
 
 
 def run_model_apart(
@@ -542,7 +546,12 @@ def parser() -> argparse.ArgumentParser:
         "timed; '' for none",
     )
     p.add_argument("--threads", default="1,2", help="llvm: comma-separated thread counts, each timed separately")
-    p.add_argument("--repeats", type=int, default=10)
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=REPEATS,
+        help=f"interleaved rounds each contender is timed in (default {REPEATS})",
+    )
     p.add_argument(
         "--cost",
         choices=COSTS,
