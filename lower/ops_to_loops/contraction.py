@@ -215,9 +215,9 @@ ROW_FORM_MAX_WEIGHT_BYTES = 1 << 20
 ROW_FORM_MIN_OW = 16  # a row of fewer outputs leaves most of a micro-tile's columns empty
 
 
-# A grouped convolution in the flat form packs each B panel from its input through a gather: every lane's
-# (oh, ow) = divmod(j, OW) and, with padding or a stride, a bounds select or a strided load per lane, while only
-# the group's few output channels (the GEMM's rows) share each panel.  In blocks of ``conv_block_rows`` output
+# A padded or strided convolution in the flat form packs each B panel from its input through a gather: every
+# lane's (oh, ow) = divmod(j, OW) and a bounds select or a strided load per lane, while only the GEMM's rows (a
+# group's few output channels) share each panel.  In blocks of ``conv_block_rows`` output
 # rows instead: the block's input rows are copied into a padded, phase-split slice (``block_slice``), the slice
 # into the block's im2col matrix ``col[Cg*KH*KW, rows*OW]`` one contiguous output row at a time, and the GEMM
 # reads that (its panels a plain copy, its tiles stored straight into the output: a block's pixels are
@@ -230,9 +230,10 @@ BLOCK_FORM_MAX_DENSE_OC = 64  # a dense, unstrided convolution with more outputs
 def conv_block_rows(
     x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...], attrs: Mapping[str, Any]
 ) -> int:
-    """Output rows per block of the block form (``BLOCK_FORM_COLUMNS``), or 0 where ``lower_conv2d`` keeps
-    another form: not grouped, neither padded nor strided (the flat form's loads are then contiguous), or
-    blocks of fewer than 16 columns."""
+    """Output rows per block of the block form (the most dividing the plane within ``BLOCK_FORM_COLUMNS`` and
+    ``BLOCK_FORM_MAX_COL``), or 0 where ``lower_conv2d`` keeps another form: neither padded nor strided with a
+    window (the flat form's loads are then contiguous, or one strided tap), dense and unstrided with more than
+    ``BLOCK_FORM_MAX_DENSE_OC`` outputs, or blocks of fewer than 16 columns."""
     OC, Cg, KH, KW = w_shape
     OH, OW = out_shape[2:4]
     G, stride, padding = attrs["groups"], attrs["stride"], attrs["padding"]
@@ -240,10 +241,8 @@ def conv_block_rows(
         return 0
     if G == 1 and max(stride) == 1 and OC > BLOCK_FORM_MAX_DENSE_OC:
         return 0
-    per_col = 4 * Cg * KH * KW
-    fits = [r for r in range(1, OH + 1) if OH % r == 0 and r * OW <= BLOCK_FORM_COLUMNS]
-    fits = [r for r in fits if r * OW * per_col <= BLOCK_FORM_MAX_COL]
-    r = max(fits, default=0)
+    cols = min(BLOCK_FORM_COLUMNS, BLOCK_FORM_MAX_COL // (4 * Cg * KH * KW))  # at most, a block
+    r = max((r for r in range(1, OH + 1) if OH % r == 0 and r * OW <= cols), default=0)
     return r if r * OW >= 16 else 0
 
 
@@ -289,13 +288,9 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     pixel_rows = not ctx.grid and conv_pixel_rows(Og, OH * OW)
     R = 0 if ctx.grid or pixel_rows else conv_block_rows(x.shape, w.shape, out.shape, a)
     rows = not ctx.grid and not R and conv_row_form(x.shape, w.shape, out.shape, (SH, SW), (PH, PW))
+    per = 1 if rows else R  # output rows one GEMM covers (0: the whole plane)
     n, g, r = ctx.var("n"), ctx.var("g"), ctx.var("oh")
-    if rows:
-        batch = [(n, N), (g, G), (r, OH)]
-    elif R:
-        batch = [(n, N), (g, G), (r, OH // R)]
-    else:
-        batch = [(n, N), (g, G)]
+    batch = [(n, N), (g, G), (r, OH // per)] if per else [(n, N), (g, G)]
 
     def pixel(bv, j) -> tuple[Expr, Expr]:  # (oh, ow) of GEMM column j
         if rows:
@@ -377,7 +372,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         out,
         batch,
         Og,
-        OW if rows else R * OW if R else OH * OW,
+        (per or OH) * OW,
         Cg * KH * KW,
         c_idx,
         a_val,

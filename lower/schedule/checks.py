@@ -133,34 +133,46 @@ def _terms(e: Expr, sign: int, out: list[tuple[int, Expr]]) -> None:
         out.append((sign, e))
 
 
+def _split_sum(e: Expr) -> tuple[dict[str, int], int, tuple[tuple[int, Expr], ...]]:
+    """``e`` as ``sum(coeffs[u] * u) + c`` plus its signed terms that are not affine; memoized on the node (the
+    legality checks ask it for every access box, many times)."""
+    d = e.__dict__ if isinstance(e, Bin) else {}
+    r = d.get("_split_sum")
+    if r is None:
+        terms: list[tuple[int, Expr]] = []
+        _terms(e, 1, terms)
+        coeffs: dict[str, int] = {}
+        c = 0
+        other: list[tuple[int, Expr]] = []
+        for sign, t in terms:
+            lf = linear_form(t)
+            if lf is None:
+                other.append((sign, t))
+                continue
+            for u, k in lf[0].items():
+                coeffs[u] = coeffs.get(u, 0) + sign * k
+            c += sign * lf[1]
+        r = d["_split_sum"] = ({u: k for u, k in coeffs.items() if k}, c, tuple(other))
+    return r
+
+
 def _capped_hi(e: Expr, ranges: dict[str, Range], caps: Sequence[Cap], hi: int) -> int:
     """``hi`` (``e``'s interval bound) lowered by a cap whose terms ``e`` holds with the same coefficients; the
     other terms (a fused parallel loop's ``v // G`` among them) bounded alone."""
-    terms: list[tuple[int, Expr]] = []
-    _terms(e, 1, terms)
-    coeffs: dict[str, int] = {}
-    c = 0
-    other: list[tuple[int, Expr]] = []
-    for sign, t in terms:
-        lf = linear_form(t)
-        if lf is None:
-            other.append((sign, t))
-            continue
-        for u, k in lf[0].items():
-            coeffs[u] = coeffs.get(u, 0) + sign * k
-        c += sign * lf[1]
+    coeffs, c, other = _split_sum(e)
+    held = [(cap, last) for cap, last in caps if all(coeffs.get(u) == k for u, k in cap.items())]
+    if not held:
+        return hi
     rest_other = 0
     for sign, t in other:
         b = bounds(t, ranges)
         if b is None:
             return hi
         rest_other += sign * (b[1] if sign > 0 else b[0])
-    for cap, last in caps:
-        if any(coeffs.get(u) != k for u, k in cap.items()):
-            continue
+    for cap, last in held:
         rest = c + last + rest_other
         for u, k in coeffs.items():
-            if u in cap or not k:
+            if u in cap:
                 continue
             r = ranges.get(u)
             if r is None:
