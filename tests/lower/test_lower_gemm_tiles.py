@@ -15,7 +15,7 @@ from lower_testutil import check_graph
 from lower import parse_target
 from lower.ir import Intrinsic, walk_stmt
 from lower.schedule import Reorder, Tensorize
-from lower.schedule.recipes import SHORT_TILE, _split_time, gemm_blocking, gemm_rows
+from lower.schedule.recipes import SHORT_TILE, _even_block, _split_time, gemm_blocking, gemm_rows
 from rewrite.ir.builder import GraphBuilder
 
 
@@ -104,6 +104,17 @@ def test_short_m_falls_back_to_the_8_row_tile():
     assert gemm_rows(64, dataclasses.replace(t, mr=6, nr=16)) == 6  # a tile no taller than the fallback stays
     blk = gemm_blocking(64, 3025, 576, 1, t, gemm_rows(64, t))
     assert blk["MC"] % 8 == 0 and blk["KC"] <= 256 and blk["NC"] % 32 == 0
+
+
+def test_column_blocks_on_one_thread_are_near_equal():
+    """Packed B's size caps a column block; the blocks under that cap are near-equal, not full ones and a short
+    last one (``_even_block``)."""
+    assert [_even_block(t, c) for t, c in ((96, 85), (72, 85), (196, 64), (5, 1), (7, 100))] == [48, 72, 49, 1, 7]
+    t = dataclasses.replace(parse_target("llvm", threads=1), mr=6, nr=16)
+    for m, n, k in ((197, 1536, 384), (3136, 64, 576), (128, 3072, 768)):
+        blk = gemm_blocking(m, n, k, 1, t, 6, b_const=True)
+        blocks = -(-n // blk["NC"])
+        assert n - (blocks - 1) * blk["NC"] > blk["NC"] - 16 * blocks  # the last block within a panel a block
 
 
 @pytest.mark.parametrize("threads", [1, 2])
