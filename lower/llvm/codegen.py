@@ -449,6 +449,8 @@ class FunctionEmitter:
         kind = s.kind.value
         if s.kind is LoopKind.VECTORIZED and _short_strided(s):
             kind = "vectorized-strided"
+        elif s.kind is LoopKind.VECTORIZED and _latency_bound(s, ext_b, self.mod.target.vector_width):
+            kind = "vectorized-chains"
         if s.kind is LoopKind.SERIAL and any(isinstance(x, For) for x in walk_stmt(s.body)):
             kind = "serial-outer"  # LLVM would fully unroll constant outer loops: code size, compile time
             if _encloses_vector_loop(s.body):
@@ -566,6 +568,35 @@ def _short_strided(loop: For) -> bool:
     loads = [ld for st in walk_stmt(loop.body) for e in stmt_exprs(st) for ld in loads_of(e)]
     steps = (affine_in(flat_offset(ld.buf, ld.idx), {v}) for ld in loads if ld.buf.scope == "global")
     return any(f is not None and 1 < abs(f[0].get(v, 0)) <= SHORT_STRIDED_MAX_STEP for f in steps)
+
+
+# Functions computed inline by a long dependent chain (``tables.HELPERS``: range reduction, a polynomial, a scale)
+# and the division: a loop of them is latency bound at one vector an iteration (LOOP_METADATA["vectorized-chains"])
+CHAIN_FUNCS = frozenset({"exp", "exp88", "tanh", "sigmoid", "gelu_tanh"})
+# At least this many vectors' worth of iterations for the interleaved loop, unless the interleaving leaves no more to
+# the scalar remainder than one vector at a time does: the vectorizer runs a trip count under width x interleave
+# scalar, and a remainder of up to width x interleave - 1 iterations one at a time
+CHAIN_MIN_VECTORS = 64
+
+
+def _latency_bound(loop: For, extent: tuple[int, int] | None, width: int) -> bool:
+    """Whether vectorized ``loop`` computes a ``CHAIN_FUNCS`` function or divides floats, over an extent (its
+    bounds: ``extent``) long enough to interleave ``tables.CHAIN_INTERLEAVE`` vectors: at least
+    ``CHAIN_MIN_VECTORS`` vectors, or a constant one that leaves the scalar remainder as one vector at a time does."""
+    if extent is None or width < 1:
+        return False
+    n, step = extent[0], width * T.CHAIN_INTERLEAVE
+    exact = isinstance(loop.extent, IntImm) and n >= step and n % step == n % width
+    if not exact and n < CHAIN_MIN_VECTORS * width:
+        return False
+    for st in walk_stmt(loop.body):
+        for e in stmt_exprs(st):
+            for x in walk_expr(e):
+                if isinstance(x, Call) and x.fn in CHAIN_FUNCS:
+                    return True
+                if isinstance(x, Bin) and x.op == "/" and x.dtype == F32:
+                    return True
+    return False
 
 
 def _encloses_vector_loop(body: Stmt) -> bool:

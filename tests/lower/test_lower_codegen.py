@@ -109,6 +109,39 @@ def test_elementwise_and_exp_are_vectorized():
     assert "@expf" not in opt and "@llvm.exp." not in opt  # the polynomial exp, vectorized, not libm
 
 
+@pytest.mark.parametrize(
+    ("op", "shape", "chains"),
+    [
+        ("gelu_erf", (197, 1536), True),  # exp88 and a division: latency bound
+        ("silu", (96, 56, 56), True),
+        ("tanh", (64, 257), True),  # 16448 elements: interleaved though a remainder is left
+        ("relu", (197, 1536), False),  # no chain: LLVM's own choice
+        ("exp", (3, 7), False),  # 21 floats: interleaved, the vectorizer would run them all scalar
+    ],
+)
+def test_long_dependent_chains_are_interleaved_and_compute_the_same(op, shape, chains):
+    """A vectorized loop of exp, tanh, sigmoid or GELU (``codegen._latency_bound``) interleaves
+    ``CHAIN_INTERLEAVE`` vectors an iteration; the values are those of one vector at a time, bit for bit."""
+    from lower.llvm import codegen, tables
+
+    b = GraphBuilder("c")
+    g = b.build([b.op(op, b.input("x", shape))])
+    feed = {"x": torch.randn(*shape) * 3}
+    cg = compile_graph(g, threads=1)
+    text = kernel_to_llvm(cg.built[0].kernel, cg.target, "c")
+    tag = f'!{{!"llvm.loop.interleave.count", i32 {tables.CHAIN_INTERLEAVE}}}'
+    assert (tag in text) is chains
+    if chains:
+        plain = pytest.MonkeyPatch()
+        plain.setattr(codegen, "_latency_bound", lambda *a: False)
+        try:
+            one = compile_graph(g, threads=1)
+            assert tag not in kernel_to_llvm(one.built[0].kernel, one.target, "c")
+        finally:
+            plain.undo()
+        assert torch.equal(cg(feed)[0], one(feed)[0])
+
+
 def test_softmax_reductions_are_vectorized():
     cg = compile_graph(CASES["softmax"])
     opt = jit.optimized_ir(kernel_to_llvm(cg.built[0].kernel, cg.target, "s"), cg.target)

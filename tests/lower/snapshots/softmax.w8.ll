@@ -139,12 +139,12 @@ j_2.body62:
   br label %j_2.latch63
 j_2.latch63:
   %n66 = add nuw nsw i64 %j_2.65, 1
-  br label %j_2.head61, !llvm.loop !6
+  br label %j_2.head61, !llvm.loop !7
 j_2.exit64:
   br label %i0_i.latch10
 i0_i.latch10:
   %n13 = add nuw nsw i64 %i0_i.12, 1
-  br label %i0_i.head8, !llvm.loop !9
+  br label %i0_i.head8, !llvm.loop !10
 i0_i.exit11:
   br label %i0_o.latch3
 i0_o.latch3:
@@ -170,20 +170,22 @@ entry:
 
 !2 = !{!"llvm.loop.vectorize.width", i32 8}
 
-!3 = distinct !{!3, !4, !5}
+!3 = distinct !{!3, !4, !5, !6}
 
 !4 = !{!"llvm.loop.vectorize.enable", i1 true}
 
 !5 = !{!"llvm.loop.vectorize.width", i32 8}
 
-!6 = distinct !{!6, !7, !8}
+!6 = !{!"llvm.loop.interleave.count", i32 4}
 
-!7 = !{!"llvm.loop.vectorize.enable", i1 true}
+!7 = distinct !{!7, !8, !9}
 
-!8 = !{!"llvm.loop.vectorize.width", i32 8}
+!8 = !{!"llvm.loop.vectorize.enable", i1 true}
 
-!9 = distinct !{!9, !10, !11}
+!9 = !{!"llvm.loop.vectorize.width", i32 8}
 
-!10 = !{!"llvm.loop.unroll.disable"}
+!10 = distinct !{!10, !11, !12}
 
-!11 = !{!"llvm.loop.vectorize.enable", i1 false}
+!11 = !{!"llvm.loop.unroll.disable"}
+
+!12 = !{!"llvm.loop.vectorize.enable", i1 false}
