@@ -571,10 +571,11 @@ def build_kernel(
     resolve: Callable[[Value], Value] | None = None,
     name: str | None = None,
     grid: bool = False,
+    threads: int = 1,
 ) -> BuiltKernel:
     """Lower a group's nodes and fuse them into one kernel (inlining prologues, placing epilogues).
     ``grid``: the backend runs kernels as grids of many threads (``Backend.grid``): lowerings pick their
-    data-parallel forms over the CPU's serial cache-blocked ones."""
+    data-parallel forms over the CPU's serial cache-blocked ones; ``threads``: the host threads it runs on."""
     resolve = resolve or (lambda v: v)
     in_group = set(grp.nodes)
     local = {nid: k for k, nid in enumerate(grp.nodes)}
@@ -603,7 +604,7 @@ def build_kernel(
         node = graph.nodes[node_id]
         if node_id in epi:
             continue
-        ctx = LowerCtx(node, namer, consts, new_consts, grid=grid, local=local[node_id])
+        ctx = LowerCtx(node, namer, consts, new_consts, grid=grid, threads=threads, local=local[node_id])
         outs = [buf(Value(node_id, i)) for i in range(len(node.shapes))]
         if node_id == anchor.id and grp.epilogue:
             outs = [buf(Value(grp.epilogue[-1], 0))]  # accumulate straight into the final buffer

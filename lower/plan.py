@@ -51,7 +51,8 @@ def plan_kernels(
     fusion = plan_fusion(graph, {v.node for v in consts}, fuse=fuse, grid=grid)
     built = []
     for k, grp in enumerate(fusion.groups):
-        bk = build_kernel(graph, grp, consts, fusion.resolve, name=f"k{k}_{graph.nodes[grp.anchor].op}", grid=grid)
+        name = f"k{k}_{graph.nodes[grp.anchor].op}"
+        bk = build_kernel(graph, grp, consts, fusion.resolve, name=name, grid=grid, threads=target.threads)
         sched = cached_schedule(bk.kernel, bk.gemm, bk.const_names, target) if schedule else None
         if sched is not None:
             bk.kernel, bk.schedule = sched.kernel, sched

@@ -228,12 +228,18 @@ BLOCK_FORM_MAX_DENSE_OC = 64  # a dense, unstrided convolution with more outputs
 
 
 def conv_block_rows(
-    x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...], attrs: Mapping[str, Any]
+    x_shape: tuple[int, ...],
+    w_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    attrs: Mapping[str, Any],
+    threads: int = 1,
 ) -> int:
     """Output rows per block of the block form (the most dividing the plane within ``BLOCK_FORM_COLUMNS`` and
     ``BLOCK_FORM_MAX_COL``), or 0 where ``lower_conv2d`` keeps another form: neither padded nor strided with a
     window (the flat form's loads are then contiguous, or one strided tap), dense and unstrided with more than
-    ``BLOCK_FORM_MAX_DENSE_OC`` outputs, or blocks of fewer than 16 columns."""
+    ``BLOCK_FORM_MAX_DENSE_OC`` outputs, or blocks of fewer than 16 columns.  On several ``threads`` the
+    blocks (with the images and groups: the parallel units, ``block_units_share``) must share out among them,
+    else another form, whose GEMM splits its own output, is kept."""
     OC, Cg, KH, KW = w_shape
     OH, OW = out_shape[2:4]
     G, stride, padding = attrs["groups"], attrs["stride"], attrs["padding"]
@@ -242,8 +248,15 @@ def conv_block_rows(
     if G == 1 and max(stride) == 1 and OC > BLOCK_FORM_MAX_DENSE_OC:
         return 0
     cols = min(BLOCK_FORM_COLUMNS, BLOCK_FORM_MAX_COL // (4 * Cg * KH * KW))  # at most, a block
-    r = max((r for r in range(1, OH + 1) if OH % r == 0 and r * OW <= cols), default=0)
-    return r if r * OW >= 16 else 0
+    fits = [r for r in range(1, OH + 1) if OH % r == 0 and 16 <= r * OW <= cols]
+    fits = [r for r in fits if block_units_share(out_shape[0] * G * (OH // r), threads)]
+    return max(fits, default=0)
+
+
+def block_units_share(units: int, threads: int) -> bool:
+    """Whether ``units`` equal parallel blocks keep ``threads`` threads busy: one thread alone, or a whole
+    number of rounds, or enough rounds that the last one's idle threads matter little (at least 4)."""
+    return threads == 1 or units % threads == 0 or units >= 4 * threads
 
 
 def direct_conv(w_shape: tuple[int, ...], out_shape: tuple[int, ...], attrs: Mapping[str, Any]) -> bool:
@@ -286,7 +299,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     if not ctx.grid and direct_conv(w.shape, out.shape, a):
         return _direct_conv(node, ins, outs, ctx)
     pixel_rows = not ctx.grid and conv_pixel_rows(Og, OH * OW)
-    R = 0 if ctx.grid or pixel_rows else conv_block_rows(x.shape, w.shape, out.shape, a)
+    R = 0 if ctx.grid or pixel_rows else conv_block_rows(x.shape, w.shape, out.shape, a, ctx.threads)
     rows = not ctx.grid and not R and conv_row_form(x.shape, w.shape, out.shape, (SH, SW), (PH, PW))
     per = 1 if rows else R  # output rows one GEMM covers (0: the whole plane)
     n, g, r = ctx.var("n"), ctx.var("g"), ctx.var("oh")

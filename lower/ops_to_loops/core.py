@@ -92,6 +92,7 @@ class LowerCtx:
     new_consts: dict[str, torch.Tensor] = field(default_factory=dict)  # constants derived while lowering
     gemm: GemmInfo | None = None
     grid: bool = False  # the kernel runs as a grid of many threads: data-parallel forms (Backend.grid)
+    threads: int = 1  # host threads the kernel runs on (a form whose parallel units are few may not fit)
     local: int | None = None  # the node's place in its kernel (``stage_tag``); None: its id in the graph
 
     @property

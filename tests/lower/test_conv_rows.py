@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from lower import compile_graph, parse_target
-from lower.ops_to_loops.contraction import BLOCK_FORM_COLUMNS, conv_block_rows, conv_row_form
+from lower.ops_to_loops.contraction import BLOCK_FORM_COLUMNS, block_units_share, conv_block_rows, conv_row_form
 from rewrite.ir.builder import GraphBuilder
 from rewrite.verification.numeric import normwise_rel_err
 
@@ -110,8 +110,13 @@ BLOCK_CASES = [
 @pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", BLOCK_CASES)
 def test_block_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
     shape, src = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13)
-    R = conv_block_rows(xs, ws, shape, dict(stride=stride, padding=pad, groups=groups))
-    assert R > 0 and shape[2] % R == 0 and 16 <= R * shape[3] <= BLOCK_FORM_COLUMNS
+    attrs = dict(stride=stride, padding=pad, groups=groups)
+    R = conv_block_rows(xs, ws, shape, attrs, threads)
+    assert conv_block_rows(xs, ws, shape, attrs) > 0
+    if R == 0:  # one block, two threads: the flat form (block_units_share)
+        assert threads > 1 and "_col: f32[" not in src
+        return
+    assert shape[2] % R == 0 and 16 <= R * shape[3] <= BLOCK_FORM_COLUMNS
     assert "_col: f32[" in src
 
 
@@ -153,6 +158,23 @@ def test_block_form_for_padded_or_windowed_strided_convs_with_few_outputs_a_grou
     assert conv_block_rows((1, 256, 56, 56), (512, 256, 1, 1), (1, 512, 28, 28), dict(s2, padding=(0, 0))) == 0
     # a block of fewer than 16 columns (3 rows of 5): none
     assert conv_block_rows((1, 8, 3, 5), (8, 8, 3, 3), (1, 8, 3, 5), dict(a, groups=1)) == 0
+
+
+def test_block_form_on_several_threads_only_where_its_blocks_share_out():
+    """The blocks (with images and groups) are the block form's parallel units: on 2 threads a plane that is one
+    block (ViT's 16x16/16 patch embedding: 14 x 14 outputs) takes two blocks of 7 rows, a 7 x 7 one (no two
+    blocks of 16 columns) the flat form, whose GEMM splits its own output; groups share out as they are."""
+    patch = dict(stride=(16, 16), padding=(0, 0), groups=1)
+    shapes = ((1, 3, 224, 224), (384, 3, 16, 16), (1, 384, 14, 14))
+    assert conv_block_rows(*shapes, patch) == 14
+    assert conv_block_rows(*shapes, patch, threads=2) == 7
+    assert conv_block_rows(*shapes, patch, threads=3) == 0  # 7 blocks: two rounds and a third
+    s2 = dict(stride=(2, 2), padding=(1, 1), groups=1)
+    shapes = ((1, 512, 14, 14), (512, 512, 3, 3), (1, 512, 7, 7))
+    assert conv_block_rows(*shapes, s2) == 7 and conv_block_rows(*shapes, s2, threads=2) == 0
+    grouped = ((1, 512, 14, 14), (512, 64, 3, 3), (1, 512, 14, 14), dict(s2, stride=(1, 1), groups=8))
+    assert conv_block_rows(*grouped, threads=2) == conv_block_rows(*grouped) == 14
+    assert [block_units_share(u, 2) for u in (1, 2, 3, 7, 8)] == [False, True, False, False, True]
 
 
 def test_row_form_only_for_strided_convs_over_few_channels_or_small_weights():
