@@ -25,7 +25,7 @@ from lower_testutil import run_kernel
 
 from lower import compile_graph
 from lower.ir import Buffer, For, IntImm, Kernel, Load, LoopKind, Select, Stage, Store, Var, lt
-from lower.llvm import jit
+from lower.llvm import codegen, jit, tables
 from lower.llvm.codegen import kernel_to_llvm
 from lower.llvm.intrinsics import PREFETCH_B_STEPS, library_module
 from lower.target import GEMM_TILE, parse_target
@@ -116,29 +116,22 @@ def test_elementwise_and_exp_are_vectorized():
         ("silu", (96, 56, 56), True),
         ("tanh", (64, 257), True),  # 16448 elements: interleaved though a remainder is left
         ("relu", (197, 1536), False),  # no chain: LLVM's own choice
-        ("exp", (3, 7), False),  # 21 floats: interleaved, the vectorizer would run them all scalar
+        ("exp", (3, 7), False),  # 21 floats: fewer than 4 vectors, interleaved they would all run scalar
     ],
 )
-def test_long_dependent_chains_are_interleaved_and_compute_the_same(op, shape, chains):
+def test_long_dependent_chains_are_interleaved_and_compute_the_same(op, shape, chains, monkeypatch):
     """A vectorized loop of exp, tanh, sigmoid or GELU (``codegen._latency_bound``) interleaves
     ``CHAIN_INTERLEAVE`` vectors an iteration; the values are those of one vector at a time, bit for bit."""
-    from lower.llvm import codegen, tables
-
     b = GraphBuilder("c")
     g = b.build([b.op(op, b.input("x", shape))])
     feed = {"x": torch.randn(*shape) * 3}
     cg = compile_graph(g, threads=1)
-    text = kernel_to_llvm(cg.built[0].kernel, cg.target, "c")
     tag = f'!{{!"llvm.loop.interleave.count", i32 {tables.CHAIN_INTERLEAVE}}}'
-    assert (tag in text) is chains
+    assert (tag in kernel_to_llvm(cg.built[0].kernel, cg.target, "c")) is chains
     if chains:
-        plain = pytest.MonkeyPatch()
-        plain.setattr(codegen, "_latency_bound", lambda *a: False)
-        try:
-            one = compile_graph(g, threads=1)
-            assert tag not in kernel_to_llvm(one.built[0].kernel, one.target, "c")
-        finally:
-            plain.undo()
+        monkeypatch.setattr(codegen, "_latency_bound", lambda *a: False)
+        one = compile_graph(g, threads=1)
+        assert tag not in kernel_to_llvm(one.built[0].kernel, one.target, "c")
         assert torch.equal(cg(feed)[0], one(feed)[0])
 
 

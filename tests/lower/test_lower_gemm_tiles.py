@@ -112,9 +112,9 @@ def test_column_blocks_on_one_thread_are_near_equal():
     assert [_even_block(t, c) for t, c in ((96, 85), (72, 85), (196, 64), (5, 1), (7, 100))] == [48, 72, 49, 1, 7]
     t = dataclasses.replace(parse_target("llvm", threads=1), mr=6, nr=16)
     for m, n, k in ((197, 1536, 384), (3136, 64, 576), (128, 3072, 768)):
-        blk = gemm_blocking(m, n, k, 1, t, 6, b_const=True)
-        blocks = -(-n // blk["NC"])
-        assert n - (blocks - 1) * blk["NC"] > blk["NC"] - 16 * blocks  # the last block within a panel a block
+        panels, per = -(-n // 16), gemm_blocking(m, n, k, 1, t, 6, b_const=True)["NC"] // 16
+        blocks = -(-panels // per)
+        assert per - (panels - (blocks - 1) * per) < blocks  # the last block short by fewer panels than blocks
 
 
 @pytest.mark.parametrize("threads", [1, 2])
