@@ -455,22 +455,33 @@ def emit_gemm(fe: Any, s: Intrinsic) -> None:
     """Call the micro-kernel (``fe`` is the codegen's ``FunctionEmitter``; its module knows the target)."""
     A, a_off, lda, B, b_off, ldb, C, c_off, ldc, kc, m, n, *segs = s.args
     kind, mr, nr, stream, runs = micro_kernel_parts(s.name)
-    sym = routine_name(kind, mr, nr, stream, runs)
-    fe.mod.libraries[s.name] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream, runs)
-    ldb_t = "i64, " if _b_in_place(kind) else ""
-    extra_t = ", i64" * len(segs)
     want = 3 * _segmented(kind) + _c_runs(kind) + _overwrites(kind)
     if len(segs) != want:
         raise CodegenError(f"{s.name}: {want} arguments after n, got {len(segs)}")
-    fe.mod.define(s.name, lambda: f"declare void @{sym}(ptr, i64, ptr, {ldb_t}ptr, i64, i64, i64, i64{extra_t})")
+    beta = ""
+    if shares_overwriting(kind):  # the kind's ``z`` twin with beta 1 adds the tile into C, as the kind does
+        kind, beta = kind + "z", ", i64 1"
+    sym = routine_name(kind, mr, nr, stream, runs)
+    fe.mod.libraries[sym] = library_module(mr, nr, fe.mod.target.vector_width, kind, stream, runs)
+    ldb_t = "i64, " if _b_in_place(kind) else ""
+    extra_t = ", i64" * (len(segs) + bool(beta))
+    fe.mod.define(sym, lambda: f"declare void @{sym}(ptr, i64, ptr, {ldb_t}ptr, i64, i64, i64, i64{extra_t})")
     pa, pb, pc = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off)
     vals = [fe.expr(x) for x in (lda, ldc, kc, m, n)]
     ldb_v = f"i64 {fe.expr(ldb)}, " if _b_in_place(kind) else ""
     seg_v = "".join(f", i64 {fe.expr(x)}" for x in segs)
     fe.emit(
         f"call void @{sym}(ptr {pa}, i64 {vals[0]}, ptr {pb}, {ldb_v}ptr {pc}, i64 {vals[1]}, "
-        f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]}{seg_v})"
+        f"i64 {vals[2]}, i64 {vals[3]}, i64 {vals[4]}{seg_v}{beta})"
     )
+
+
+def shares_overwriting(kind: str) -> bool:
+    """Whether a call of ``kind`` runs its ``z`` twin's routine with ``beta`` 1 (the same arithmetic: one compare
+    and branch after the k loop), so that a kernel and its neighbour calling the two kinds load one library.  A
+    library (16 specialised bodies) cost LLVM 0.13-0.4 s: MobileNetV2's cold optimize compiled 11, five of them
+    such twins, and a three-layer MLP's first ``torch.compile`` call 3 (``gemm_6x16_pb`` beside ``gemmz_6x16_pb``)."""
+    return not _overwrites(kind) and kind + "z" in KINDS
 
 
 # A row-major (unit stride along k) / column-major (unit stride along i); B a packed panel, or with the

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from lower_testutil import run_kernel
+from lower_testutil import check_graph, run_kernel
 
 from lower import compile_graph
-from lower.ir import Buffer, For, IntImm, Kernel, Load, LoopKind, Select, Stage, Store, Var, lt
+from lower.ir import Buffer, For, IntImm, Intrinsic, Kernel, Load, LoopKind, Select, Stage, Store, Var, lt, walk_stmt
 from lower.llvm import codegen, jit, tables
-from lower.llvm.codegen import kernel_to_llvm
+from lower.llvm.codegen import kernel_module, kernel_to_llvm
 from lower.llvm.intrinsics import PREFETCH_B_STEPS, library_module
 from lower.target import GEMM_TILE, parse_target
 from rewrite.ir.builder import GraphBuilder
@@ -294,6 +294,21 @@ def test_disk_cache_is_reused_across_processes(tmp_path):
     assert compiled1 >= 2 and hits1 == 0
     assert compiled2 == 0 and hits2 == compiled1
     assert len(list(tmp_path.rglob("*.o"))) == compiled1
+
+
+def test_a_plain_micro_kernel_call_runs_its_z_twin_with_beta_one():
+    """A 3x3 convolution's micro-kernel adds its tiles into C (``gemmt``): the call runs ``gemmtz``'s routine with
+    beta 1, so the kernels calling either kind load one library, and the results are torch's."""
+    b = GraphBuilder("conv3x3")
+    x = b.input("x", (1, 32, 14, 14))
+    y = b.op("conv2d", x, b.weight("w", torch.randn(64, 32, 3, 3)), stride=(1, 1), padding=(1, 1))
+    target = dataclasses.replace(parse_target("llvm", threads=1), vector_width=8, mr=6, nr=16)
+    cg = check_graph(b.build([y]), target=target)
+    kinds = {x.name.split("_")[0] for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)}
+    assert kinds == {"gemmt"}
+    texts = [kernel_module(bk.kernel, target) for bk in cg.built]
+    assert {name for _, libs in texts for name in libs} == {"eqsat_gemmtz_6x16"}
+    assert any("call void @eqsat_gemmtz_6x16(" in text and ", i64 1)" in text for text, _ in texts)
 
 
 def test_micro_kernel_peels_a_short_last_panel_off_to_column_bodies():
