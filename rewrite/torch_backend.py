@@ -7,9 +7,10 @@
 The name comes from the ``torch_dynamo_backends`` entry point in ``pyproject.toml`` (an
 installed eqsat); :func:`register` registers it by hand in a source checkout.  For each
 subgraph dynamo hands over, :func:`eqsat_backend` imports it with
-:func:`rewrite.frontends.capture` (parameters arrive as inputs, so a changed parameter is
-seen on the next call), runs :func:`rewrite.optimize` (verified against the original) and
-:func:`rewrite.compile`.  A subgraph eqsat cannot handle (an op with no registry
+:func:`rewrite.frontends.capture` (the module's parameters and buffers, which dynamo passes as
+arguments, as the graph's weights: constants, checked unchanged on each call; a changed one is seen
+on the next call, through a second build that takes them as inputs), runs :func:`rewrite.optimize`
+(verified against the original) and :func:`rewrite.compile`.  A subgraph eqsat cannot handle (an op with no registry
 counterpart, a non-float32 tensor) runs eagerly, with one warning naming the op.
 
 Shapes that change: from a model's second input size on, dynamo hands over subgraphs whose sizes are
@@ -89,9 +90,10 @@ def eqsat_backend(
     for i, x in enumerate(example_inputs):
         if not isinstance(x, (torch.Tensor, int, torch.SymInt)) or isinstance(x, bool):
             return _eager(gm, f"input {i} is a {type(x).__name__}, not a tensor or a size")
+    state = _module_state(gm, example_inputs)  # read now: dynamo drops the placeholders' sources after this call
     if any(_symbolic(x) for x in example_inputs):
-        return _PerShape(gm, options, target, cost, shapes)
-    run = _compile_for(gm, example_inputs, options, target, cost)
+        return _PerShape(gm, options, target, cost, shapes, state)
+    run = _compile_for(gm, example_inputs, options, target, cost, state)
     return _eager(gm, run) if isinstance(run, str) else run
 
 
@@ -107,30 +109,127 @@ def _symbolic(x: Any) -> bool:
 
 
 def _compile_for(
-    gm: torch.fx.GraphModule, args: Sequence[Any], options: Mapping[str, Any], target: Any, cost: str
+    gm: torch.fx.GraphModule,
+    args: Sequence[Any],
+    options: Mapping[str, Any],
+    target: Any,
+    cost: str,
+    state: set[int],
 ) -> Callable[..., Any] | str:
     """``gm`` imported at the concrete ``args`` (sizes given as ints are fixed), optimized and compiled: a
-    function of the same arguments, or why it cannot be (the subgraph then runs eagerly)."""
+    function of the same arguments, or why it cannot be (the subgraph then runs eagerly).
+
+    The module's parameters and buffers among ``args`` (``state``: ``_module_state``) are imported as the
+    graph's weights: constants, as ``from_torch`` imports them, so the e-graph has the same choices (a layout
+    that packs a weight once at compile time, a BatchNorm folded into its convolution) and kernels run as their
+    costs were measured (weights pre-packed).  Each call checks that they are the tensors imported, unchanged
+    (same object, storage and version counter); from the first call where one is not, the subgraph runs a
+    second build that takes them as inputs (built then, once), so a changed parameter is seen on that call and
+    every later one."""
     try:
-        cap = capture(gm, tuple(args), name=type(gm).__name__)
-        key = _built_key(cap, options, target, cost)
-        built = _BUILT.get(key)
-        if built is None:
-            built = _BUILT[key] = _build(cap, options, target, cost)
+        frozen = _build_for(gm, args, options, target, cost, state) if state else None
+        live = None if state else _build_for(gm, args, options, target, cost, set())
     except EqsatError as e:
         return str(e)
+    if frozen is None:
+        assert live is not None
+        return live
+    seen = [(i, args[i], args[i].data_ptr(), args[i]._version) for i in sorted(state)]
+    lock = threading.Lock()
+    rebuilt: list[Callable[..., Any]] = []
+
+    def compiled(*call_args: Any) -> Any:
+        if all(call_args[i] is t and t.data_ptr() == p and t._version == v for i, t, p, v in seen):
+            return frozen(*call_args)
+        if not rebuilt:
+            with lock:
+                if not rebuilt:
+                    try:
+                        run = _build_for(gm, call_args, options, target, cost, set())
+                    except EqsatError as e:
+                        run = _eager(gm, f"a parameter or buffer changed, and with them as inputs: {e}")
+                    rebuilt.append(run)
+        return rebuilt[0](*call_args)
+
+    return compiled
+
+
+def _build_for(
+    gm: torch.fx.GraphModule,
+    args: Sequence[Any],
+    options: Mapping[str, Any],
+    target: Any,
+    cost: str,
+    state: set[int],
+) -> Callable[..., Any]:
+    """``gm`` captured with the arguments at ``state`` as weights (``_WithState``), the rest as inputs, then
+    optimized and compiled (or found built): a function of all of ``gm``'s arguments."""
+    live_args = [a for i, a in enumerate(args) if i not in state]
+    module = _WithState(gm, args, state) if state else gm
+    cap = capture(module, tuple(live_args), name=type(gm).__name__, share_weights=bool(state))
+    key = _built_key(cap, options, target, cost)
+    built = _BUILT.get(key)
+    if built is None:
+        built = _BUILT[key] = _build(cap, options, target, cost)
     # a captured graph's inputs are the tensor arguments in order (sizes were fixed at import); the optimized
     # graph keeps the names of the capture it was built from, less any input no output depends on
-    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and i not in state]
     position = {name: tensors[j] for j, name in enumerate(built.input_names)}
     pick = [position[n.attrs["name"]] for n in built.graph.inputs]
+    keep = built  # the build lives as long as this function (``_BUILT`` holds it weakly)
 
     def compiled(*call_args: Any) -> Any:
         with torch.no_grad():
-            outs = built.run([call_args[i].contiguous() for i in pick])
+            outs = keep.run([call_args[i].contiguous() for i in pick])
         return cap.unflatten(outs)
 
     return compiled
+
+
+def _module_state(gm: torch.fx.GraphModule, args: Sequence[Any]) -> set[int]:
+    """The positions of ``args`` that dynamo fetched from the module (parameters and buffers: its sources say
+    so), float32 tensors without symbolic sizes; none when this torch does not say where an argument came from."""
+    try:
+        from torch._dynamo.source import is_from_unspecialized_param_buffer_source as from_module
+    except ImportError:
+        return set()
+    out = set()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, (node, a) in enumerate(zip(placeholders, args, strict=False)):
+        source = getattr(node.meta.get("grapharg"), "source", None)
+        if (
+            source is not None
+            and isinstance(a, torch.Tensor)
+            and a.dtype == torch.float32
+            and not _symbolic(a)
+            and from_module(source)
+        ):
+            out.add(i)
+    return out
+
+
+class _WithState(torch.nn.Module):
+    """``gm`` with the arguments at ``state`` held as buffers (named after ``gm``'s placeholders): its forward
+    takes the other arguments, in order."""
+
+    def __init__(self, gm: torch.fx.GraphModule, args: Sequence[Any], state: set[int]) -> None:
+        super().__init__()
+        self.gm = gm
+        names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+        self.slots: list[str | None] = []
+        for i in range(len(args)):
+            if i in state:
+                name = re.sub(r"\W", "_", names[i].removeprefix("l_")).strip("_")
+                if not name.isidentifier() or hasattr(self, name):
+                    name = f"state{i}"
+                self.register_buffer(name, args[i].detach())
+                self.slots.append(name)
+            else:
+                self.slots.append(None)
+
+    def forward(self, *live: Any) -> Any:
+        it = iter(live)
+        return self.gm(*(next(it) if s is None else getattr(self, s) for s in self.slots))
 
 
 @dataclass(eq=False)
@@ -186,8 +285,17 @@ class _PerShape:
     and its cost model take fixed shapes, and the caches make a second size of one model cheaper than the
     first."""
 
-    def __init__(self, gm: torch.fx.GraphModule, options: Mapping[str, Any], target: Any, cost: str, limit: int):
+    def __init__(
+        self,
+        gm: torch.fx.GraphModule,
+        options: Mapping[str, Any],
+        target: Any,
+        cost: str,
+        limit: int,
+        state: set[int],
+    ):
         self.gm, self.options, self.target, self.cost, self.limit = gm, options, target, cost, limit
+        self.state = state  # the arguments that are the module's parameters and buffers (``_module_state``)
         self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}  # per size compiled (or eager, if it failed)
         self._lock = threading.Lock()
         self._warned = False
@@ -217,7 +325,7 @@ class _PerShape:
                     f"({sizes}) on, run eagerly",
                 )
             return self.gm.forward
-        run = _compile_for(self.gm, args, self.options, self.target, self.cost)
+        run = _compile_for(self.gm, args, self.options, self.target, self.cost, self.state)
         if isinstance(run, str):
             run = _eager(self.gm, f"at sizes ({sizes}): {run}")
         self.compiled[k] = run

@@ -142,8 +142,8 @@ def test_zoo_models_match_eager(name):
     ],
 )
 def test_parameters_as_inputs_reach_transposed_and_3d_convolutions(m, shape):
-    """Under torch.compile a weight arrives as an input, not a constant: the transposed and 3-d convolutions
-    rearrange it with ops (they ran eagerly before), and a changed parameter is seen on the next call."""
+    """The transposed and 3-d convolutions compile with their weights as constants and, once a parameter
+    changed, as inputs (the second build): then they rearrange it with ops (they ran eagerly before)."""
     torch.manual_seed(0)
     m = nn.Sequential(m, nn.ReLU()).eval()
     x = torch.randn(shape)
@@ -245,6 +245,41 @@ def test_inference_of_the_same_models_compiles_with_eqsat(kind, counted):
         ref = m(x)
     assert not _fallbacks(caught) and counted["eqsat"] == counted["subgraphs"] == 1
     assert torch.allclose(out, ref, atol=1e-4)
+
+
+def test_parameters_and_buffers_are_the_graphs_weights(counted):
+    """The module's parameters and BatchNorm's running statistics arrive as inputs; eqsat imports them as
+    constants: the graph's only input is the image, and BatchNorm folds into the convolution."""
+    import rewrite.torch_backend as tb
+
+    m, x = _tiny("cnn")
+    m.eval()
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with torch.no_grad():
+        out, ref = fast(x), m(x)
+    assert torch.allclose(out, ref, atol=1e-4) and counted["eqsat"] == 1
+    (built,) = tb._BUILT.values()
+    assert [v.attrs["name"] for v in built.graph.inputs] == built.input_names and len(built.input_names) == 1
+    assert built.graph.weights and "batchnorm" not in {n.op for n in built.graph}
+
+
+def test_a_changed_parameter_is_seen_from_that_call_on_and_builds_once_more(counted):
+    """A parameter changed in place, or replaced, after the build: from that call on the subgraph runs a second
+    build that takes the parameters as inputs (one more optimize, whatever changes later)."""
+    m, x = _tiny("mlp")
+    m.eval()
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("error", EqsatFallbackWarning)
+        assert torch.allclose(fast(x), m(x), atol=1e-5) and counted["eqsat"] == 1
+        assert torch.allclose(fast(x), m(x), atol=1e-5) and counted["eqsat"] == 1  # unchanged: the first build
+        m[0].weight.mul_(-0.5)
+        assert torch.allclose(fast(x), m(x), atol=1e-5) and counted["eqsat"] == 2
+        m[2].bias.add_(1.0)
+        assert torch.allclose(fast(x), m(x), atol=1e-5)
+        m[2].weight = nn.Parameter(torch.randn_like(m[2].weight))
+        assert torch.allclose(fast(x), m(x), atol=1e-5)
+    assert counted["eqsat"] == 2
 
 
 @pytest.mark.parametrize("inference_first", [True, False])
