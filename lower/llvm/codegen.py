@@ -64,6 +64,27 @@ from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
 
 
+def _folded(op: str, a: str, b: str) -> str | None:
+    """``a op b`` on i64 operands as a value without an instruction, where it is one: both constants (an unrolled
+    loop's index), or an identity (``x + 0``, ``x * 1``, ``x * 0``); else None."""
+    x, y = _const(a), _const(b)
+    if x is not None and y is not None:
+        v = {"+": x + y, "-": x - y, "*": x * y, "min": min(x, y), "max": max(x, y)}[op]
+        return str(v) if -(1 << 63) <= v < (1 << 63) else None
+    if op == "*" and (x == 0 or y == 0):
+        return "0"
+    if (op == "+" and x == 0) or (op == "*" and x == 1):
+        return b
+    if (op in ("+", "-") and y == 0) or (op == "*" and y == 1):
+        return a
+    return None
+
+
+def _const(v: str) -> int | None:
+    """An i64 operand's value when it is a literal (``"12"``, ``"-3"``), else None (an SSA name)."""
+    return int(v) if v[:1].isdigit() or (v[:1] == "-" and v[1:2].isdigit()) else None
+
+
 class FunctionEmitter:
     """Emits one kernel's function body, asking ``module`` for helpers, declarations and loop metadata."""
 
@@ -79,6 +100,7 @@ class FunctionEmitter:
         self.ptrs: dict[str, str] = {}  # buffer name -> base pointer SSA value
         self.root = root_loop(kernel.body)
         self.accumulates: set[int] = set()  # ids of Bin nodes that update their own store target (T.FAST)
+        self.values: dict[tuple[str, str], str] = {}  # (block, pure instruction) -> its value (``pure``)
 
     # ------------------------------------------------------------ plumbing
     def tmp(self, hint: str = "t") -> str:
@@ -95,6 +117,18 @@ class FunctionEmitter:
     def start_block(self, lab: str) -> None:
         self.lines.append(f"{lab}:")
         self.block = lab
+
+    def pure(self, instr: str, hint: str = "t") -> str:
+        """The value of ``instr`` (an instruction without side effects, e.g. ``add i64 %a, 4``), emitted once per
+        block: the same instruction later in the block is the value computed first, which dominates it.  Index
+        arithmetic repeats itself (every access of an unrolled body recomputes its row's offset), and LLVM spent
+        its time folding it again: kernels' IR was half such repeats."""
+        key = (self.block, instr)
+        r = self.values.get(key)
+        if r is None:
+            r = self.values[key] = self.tmp(hint)
+            self.emit(f"{r} = {instr}")
+        return r
 
     # ------------------------------------------------------------ expressions
     def expr(self, e: Expr) -> str:
@@ -290,13 +324,19 @@ class FunctionEmitter:
         if e.op in ("//", "%"):
             return self.divmod(e)
         a, b = self.expr(e.a), self.expr(e.b)
+        if ta == I64 and e.op in T.I64_BINOPS:  # index arithmetic: folded where it can be, once per block
+            return _folded(e.op, a, b) or self.pure(f"{T.I64_BINOPS[e.op]} i64 {a}, {b}")
+        if ta == I64 and e.op in T.I64_MINMAX:
+            fn = T.I64_MINMAX[e.op]
+            self.mod.need([], [fn])
+            return _folded(e.op, a, b) or self.pure(f"call i64 @{fn}(i64 {a}, i64 {b})")
+        if e.op in T.I64_CMP and ta == I64:
+            return self.pure(f"icmp {T.I64_CMP[e.op]} i64 {a}, {b}")
         r = self.tmp()
         if e.op in T.BOOL_OPS:
             self.emit(f"{r} = {T.BOOL_OPS[e.op]} i1 {a}, {b}")
         elif e.op in ("==", "!=") and ta == BOOL:
             self.emit(f"{r} = icmp {T.I64_CMP[e.op]} i1 {a}, {b}")
-        elif e.op in T.I64_CMP and ta == I64:
-            self.emit(f"{r} = icmp {T.I64_CMP[e.op]} i64 {a}, {b}")
         elif e.op in T.F32_CMP and ta == F32:
             self.emit(f"{r} = fcmp {T.F32_CMP[e.op]} float {a}, {b}")
         elif ta == F32 and e.op in T.F32_BINOPS:
@@ -305,12 +345,6 @@ class FunctionEmitter:
             fn = T.F32_MINMAX[e.op]
             self.mod.need([], [fn])
             self.emit(f"{r} = call {self.flags(e)} float @{fn}(float {a}, float {b})")
-        elif ta == I64 and e.op in T.I64_BINOPS:
-            self.emit(f"{r} = {T.I64_BINOPS[e.op]} i64 {a}, {b}")
-        elif ta == I64 and e.op in T.I64_MINMAX:
-            fn = T.I64_MINMAX[e.op]
-            self.mod.need([], [fn])
-            self.emit(f"{r} = call i64 @{fn}(i64 {a}, i64 {b})")
         else:
             raise CodegenError(f"no code for {ta} operator {e.op}")
         return r
@@ -321,10 +355,11 @@ class FunctionEmitter:
         rng = bounds(e.a, self.ranges)
         if not (isinstance(e.b, IntImm) and e.b.value > 0):
             raise CodegenError(f"index division needs a positive constant divisor, got {e.b!r}")
-        q, r = self.tmp("q"), self.tmp("r")
+        if (x := _const(a)) is not None:  # floor division and modulo, as the IR defines them (Python's)
+            return str(x // e.b.value if e.op == "//" else x % e.b.value)
         if rng is not None and rng[0] >= 0:
-            self.emit(f"{q if e.op == '//' else r} = {'sdiv' if e.op == '//' else 'srem'} i64 {a}, {b}")
-            return q if e.op == "//" else r
+            return self.pure(f"{'sdiv' if e.op == '//' else 'srem'} i64 {a}, {b}", "q" if e.op == "//" else "r")
+        q, r = self.tmp("q"), self.tmp("r")
         self.emit(f"{q} = sdiv i64 {a}, {b}")
         self.emit(f"{r} = srem i64 {a}, {b}")
         neg = self.tmp()
@@ -352,9 +387,9 @@ class FunctionEmitter:
         if isinstance(off, IntImm) and off.value == 0:
             return base
         o = self.expr(off)
-        p = self.tmp("p")
-        self.emit(f"{p} = getelementptr inbounds {T.MEM_TYPES[buf.dtype]}, ptr {base}, i64 {o}")
-        return p
+        if o == "0":
+            return base
+        return self.pure(f"getelementptr inbounds {T.MEM_TYPES[buf.dtype]}, ptr {base}, i64 {o}", "p")
 
     # ------------------------------------------------------------ statements
     def stmt(self, s: Stmt) -> None:

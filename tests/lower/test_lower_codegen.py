@@ -206,6 +206,22 @@ def test_select_reads_each_side_only_where_it_is_taken():
     assert torch.equal(run_kernel(k, {"x": x, "y": y})["out"], torch.cat([x, y]))
 
 
+def test_index_arithmetic_is_folded_and_emitted_once_per_block():
+    """An unrolled body's indices are constants folded in place (no ``add i64 %row, 0``), and an offset every access
+    of the block needs (the row ``i * 4``) is computed once there; the kernel computes the same."""
+    import re
+
+    i, c = Var("i"), Var("c")
+    X, Out = Buffer("x", (8, 4)), Buffer("out", (8, 4))
+    body = For(c, IntImm(4), Store(Out, (i, c), Load(X, (i, c)) * 2.0 + Load(X, (i, 3 - c))), LoopKind.UNROLLED)
+    k = Kernel("unrolled", [X, Out], Stage("s", For(i, IntImm(8), body)))
+    text = kernel_to_llvm(k, parse_target("llvm"), "unrolled")
+    assert not re.search(r"= (add|sub|mul) i64 -?\d+, -?\d+\n|= (add|sub) i64 [^,]+, 0\n|= mul i64 [^,]+, [01]\n", text)
+    assert len(re.findall(r"= mul i64 %i\.\d+, 4", text)) == 1
+    x = torch.randn(8, 4)
+    assert torch.equal(run_kernel(k, {"x": x})["out"], x * 2.0 + x.flip(1))
+
+
 def test_gemm_micro_kernel_is_explicit_vector_fma():
     text = library_module(8, 32, W)
     assert text.count(f"@llvm.fma.v{W}f32(") >= 8 * 32 // W

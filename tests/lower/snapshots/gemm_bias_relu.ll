@@ -28,24 +28,18 @@ j_1_i_o.body16:
   %t22 = mul i64 %i_1_i_o.12, 768
   %t23 = mul i64 %i_1_o_j_1_o.5, 3072
   %t24 = add i64 %t22, %t23
-  %t25 = mul i64 0, 96
-  %t26 = add i64 %t24, %t25
-  %p27 = getelementptr inbounds float, ptr %param.2, i64 %t26
-  %t28 = mul i64 %j_1_i_o.19, 3072
-  %t29 = mul i64 0, 3072
+  %p25 = getelementptr inbounds float, ptr %param.2, i64 %t24
+  %t26 = mul i64 %j_1_i_o.19, 3072
+  %p27 = getelementptr inbounds float, ptr %param.4, i64 %t26
+  %t28 = mul i64 %i_1_i_o.12, 640
+  %t29 = mul i64 %i_1_o_j_1_o.5, 2560
   %t30 = add i64 %t28, %t29
-  %p31 = getelementptr inbounds float, ptr %param.4, i64 %t30
-  %t32 = mul i64 %i_1_i_o.12, 640
-  %t33 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t34 = add i64 %t32, %t33
-  %t35 = mul i64 %j_1_i_o.19, 32
-  %t36 = add i64 %t34, %t35
-  %p37 = getelementptr inbounds float, ptr %param.0, i64 %t36
-  %t38 = mul i64 %j_1_i_o.19, 32
-  %t39 = sub i64 80, %t38
-  %t40 = call i64 @llvm.smin.i64(i64 32, i64 %t39)
-  %t41 = mul i64 0, 96
-  call void @eqsat_gemmz_8x32_pb(ptr %p27, i64 96, ptr %p31, ptr %p37, i64 80, i64 96, i64 8, i64 %t40, i64 %t41)
+  %t31 = mul i64 %j_1_i_o.19, 32
+  %t32 = add i64 %t30, %t31
+  %p33 = getelementptr inbounds float, ptr %param.0, i64 %t32
+  %t34 = sub i64 80, %t31
+  %t35 = call i64 @llvm.smin.i64(i64 32, i64 %t34)
+  call void @eqsat_gemmz_8x32_pb(ptr %p25, i64 96, ptr %p27, ptr %p33, i64 80, i64 96, i64 8, i64 %t35, i64 0)
   br label %j_1_i_o.latch17
 j_1_i_o.latch17:
   %n20 = add nuw nsw i64 %j_1_i_o.19, 1
@@ -57,44 +51,39 @@ i_1_i_o.latch10:
   br label %i_1_i_o.head8, !llvm.loop !0
 i_1_i_o.exit11:
   ; stage matmul0.epilogue
-  br label %ie_i.head42
-ie_i.head42:
-  %ie_i.46 = phi i64 [ 0, %i_1_i_o.exit11 ], [ %n47, %ie_i.latch44 ]
-  %t48 = icmp slt i64 %ie_i.46, 32
-  br i1 %t48, label %ie_i.body43, label %ie_i.exit45
-ie_i.body43:
-  br label %je_i.head49
-je_i.head49:
-  %je_i.53 = phi i64 [ 0, %ie_i.body43 ], [ %n54, %je_i.latch51 ]
-  %t55 = icmp slt i64 %je_i.53, 80
-  br i1 %t55, label %je_i.body50, label %je_i.exit52
-je_i.body50:
-  %t56 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t57 = mul i64 %ie_i.46, 80
-  %t58 = add i64 %t56, %t57
-  %t59 = add i64 %t58, %je_i.53
-  %p60 = getelementptr inbounds float, ptr %param.0, i64 %t59
-  %v61 = load float, ptr %p60, align 4
-  %p62 = getelementptr inbounds float, ptr %param.1, i64 %je_i.53
-  %v63 = load float, ptr %p62, align 4
-  %t64 = fadd nsz contract arcp afn float %v61, %v63
-  %t65 = call nsz contract arcp afn float @llvm.maximum.f32(float %t64, float 0x0000000000000000)
-  %t66 = mul i64 %i_1_o_j_1_o.5, 2560
-  %t67 = mul i64 %ie_i.46, 80
-  %t68 = add i64 %t66, %t67
-  %t69 = add i64 %t68, %je_i.53
-  %p70 = getelementptr inbounds float, ptr %param.0, i64 %t69
-  store float %t65, ptr %p70, align 4
-  br label %je_i.latch51
-je_i.latch51:
-  %n54 = add nuw nsw i64 %je_i.53, 1
-  br label %je_i.head49, !llvm.loop !2
-je_i.exit52:
-  br label %ie_i.latch44
-ie_i.latch44:
-  %n47 = add nuw nsw i64 %ie_i.46, 1
-  br label %ie_i.head42, !llvm.loop !5
-ie_i.exit45:
+  br label %ie_i.head36
+ie_i.head36:
+  %ie_i.40 = phi i64 [ 0, %i_1_i_o.exit11 ], [ %n41, %ie_i.latch38 ]
+  %t42 = icmp slt i64 %ie_i.40, 32
+  br i1 %t42, label %ie_i.body37, label %ie_i.exit39
+ie_i.body37:
+  br label %je_i.head43
+je_i.head43:
+  %je_i.47 = phi i64 [ 0, %ie_i.body37 ], [ %n48, %je_i.latch45 ]
+  %t49 = icmp slt i64 %je_i.47, 80
+  br i1 %t49, label %je_i.body44, label %je_i.exit46
+je_i.body44:
+  %t50 = mul i64 %i_1_o_j_1_o.5, 2560
+  %t51 = mul i64 %ie_i.40, 80
+  %t52 = add i64 %t50, %t51
+  %t53 = add i64 %t52, %je_i.47
+  %p54 = getelementptr inbounds float, ptr %param.0, i64 %t53
+  %v55 = load float, ptr %p54, align 4
+  %p56 = getelementptr inbounds float, ptr %param.1, i64 %je_i.47
+  %v57 = load float, ptr %p56, align 4
+  %t58 = fadd nsz contract arcp afn float %v55, %v57
+  %t59 = call nsz contract arcp afn float @llvm.maximum.f32(float %t58, float 0x0000000000000000)
+  store float %t59, ptr %p54, align 4
+  br label %je_i.latch45
+je_i.latch45:
+  %n48 = add nuw nsw i64 %je_i.47, 1
+  br label %je_i.head43, !llvm.loop !2
+je_i.exit46:
+  br label %ie_i.latch38
+ie_i.latch38:
+  %n41 = add nuw nsw i64 %ie_i.40, 1
+  br label %ie_i.head36, !llvm.loop !5
+ie_i.exit39:
   br label %i_1_o_j_1_o.latch3
 i_1_o_j_1_o.latch3:
   %n6 = add nuw nsw i64 %i_1_o_j_1_o.5, 1

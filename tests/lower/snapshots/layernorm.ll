@@ -63,60 +63,51 @@ j_1.body33:
   %v45 = load float, ptr %p44, align 4
   %v46 = load float, ptr %l.mean, align 4
   %t47 = fsub nsz contract arcp afn float %v45, %v46
-  %t48 = mul i64 %i0_i.12, 768
-  %t49 = mul i64 %i0_o.5, 3072
-  %t50 = add i64 %t48, %t49
-  %t51 = add i64 %t50, %j_1.36
-  %p52 = getelementptr inbounds float, ptr %param.1, i64 %t51
-  %v53 = load float, ptr %p52, align 4
-  %v54 = load float, ptr %l.mean, align 4
-  %t55 = fsub nsz contract arcp afn float %v53, %v54
-  %t56 = fmul nsz contract arcp afn float %t47, %t55
-  %t57 = fadd reassoc nsz contract arcp afn float %v39, %t56
-  store float %t57, ptr %l.rstd, align 4
+  %v48 = load float, ptr %p44, align 4
+  %v49 = load float, ptr %l.mean, align 4
+  %t50 = fsub nsz contract arcp afn float %v48, %v49
+  %t51 = fmul nsz contract arcp afn float %t47, %t50
+  %t52 = fadd reassoc nsz contract arcp afn float %v39, %t51
+  store float %t52, ptr %l.rstd, align 4
   br label %j_1.latch34
 j_1.latch34:
   %n37 = add nuw nsw i64 %j_1.36, 1
   br label %j_1.head32, !llvm.loop !3
 j_1.exit35:
-  %v58 = load float, ptr %l.rstd, align 4
-  %t59 = fmul nsz contract arcp afn float %v58, 0x3F55555560000000
-  %t60 = fadd nsz contract arcp afn float %t59, 0x3EE4F8B580000000
-  %c61 = call nsz contract arcp afn float @eqsat_rsqrt(float %t60)
-  store float %c61, ptr %l.rstd, align 4
-  br label %j_2.head62
-j_2.head62:
-  %j_2.66 = phi i64 [ 0, %j_1.exit35 ], [ %n67, %j_2.latch64 ]
-  %t68 = icmp slt i64 %j_2.66, 768
-  br i1 %t68, label %j_2.body63, label %j_2.exit65
-j_2.body63:
-  %t69 = mul i64 %i0_i.12, 768
-  %t70 = mul i64 %i0_o.5, 3072
-  %t71 = add i64 %t69, %t70
-  %t72 = add i64 %t71, %j_2.66
-  %p73 = getelementptr inbounds float, ptr %param.1, i64 %t72
-  %v74 = load float, ptr %p73, align 4
-  %v75 = load float, ptr %l.mean, align 4
-  %t76 = fsub nsz contract arcp afn float %v74, %v75
-  %v77 = load float, ptr %l.rstd, align 4
-  %t78 = fmul nsz contract arcp afn float %t76, %v77
-  %p79 = getelementptr inbounds float, ptr %param.2, i64 %j_2.66
-  %v80 = load float, ptr %p79, align 4
-  %t81 = fmul nsz contract arcp afn float %t78, %v80
-  %p82 = getelementptr inbounds float, ptr %param.3, i64 %j_2.66
-  %v83 = load float, ptr %p82, align 4
-  %t84 = fadd nsz contract arcp afn float %t81, %v83
-  %t85 = mul i64 %i0_i.12, 768
-  %t86 = mul i64 %i0_o.5, 3072
-  %t87 = add i64 %t85, %t86
-  %t88 = add i64 %t87, %j_2.66
-  %p89 = getelementptr inbounds float, ptr %param.0, i64 %t88
-  store float %t84, ptr %p89, align 4
-  br label %j_2.latch64
-j_2.latch64:
-  %n67 = add nuw nsw i64 %j_2.66, 1
-  br label %j_2.head62, !llvm.loop !6
-j_2.exit65:
+  %v53 = load float, ptr %l.rstd, align 4
+  %t54 = fmul nsz contract arcp afn float %v53, 0x3F55555560000000
+  %t55 = fadd nsz contract arcp afn float %t54, 0x3EE4F8B580000000
+  %c56 = call nsz contract arcp afn float @eqsat_rsqrt(float %t55)
+  store float %c56, ptr %l.rstd, align 4
+  br label %j_2.head57
+j_2.head57:
+  %j_2.61 = phi i64 [ 0, %j_1.exit35 ], [ %n62, %j_2.latch59 ]
+  %t63 = icmp slt i64 %j_2.61, 768
+  br i1 %t63, label %j_2.body58, label %j_2.exit60
+j_2.body58:
+  %t64 = mul i64 %i0_i.12, 768
+  %t65 = mul i64 %i0_o.5, 3072
+  %t66 = add i64 %t64, %t65
+  %t67 = add i64 %t66, %j_2.61
+  %p68 = getelementptr inbounds float, ptr %param.1, i64 %t67
+  %v69 = load float, ptr %p68, align 4
+  %v70 = load float, ptr %l.mean, align 4
+  %t71 = fsub nsz contract arcp afn float %v69, %v70
+  %v72 = load float, ptr %l.rstd, align 4
+  %t73 = fmul nsz contract arcp afn float %t71, %v72
+  %p74 = getelementptr inbounds float, ptr %param.2, i64 %j_2.61
+  %v75 = load float, ptr %p74, align 4
+  %t76 = fmul nsz contract arcp afn float %t73, %v75
+  %p77 = getelementptr inbounds float, ptr %param.3, i64 %j_2.61
+  %v78 = load float, ptr %p77, align 4
+  %t79 = fadd nsz contract arcp afn float %t76, %v78
+  %p80 = getelementptr inbounds float, ptr %param.0, i64 %t67
+  store float %t79, ptr %p80, align 4
+  br label %j_2.latch59
+j_2.latch59:
+  %n62 = add nuw nsw i64 %j_2.61, 1
+  br label %j_2.head57, !llvm.loop !6
+j_2.exit60:
   br label %i0_i.latch10
 i0_i.latch10:
   %n13 = add nuw nsw i64 %i0_i.12, 1

@@ -24,334 +24,234 @@ pw.head15:
   %t21 = icmp slt i64 %pw.19, 34
   br i1 %t21, label %pw.body16, label %pw.exit18
 pw.body16:
-  %t22 = mul i64 0, 578
-  %t23 = add i64 %t22, %pw.19
-  %p24 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t23
-  store float 0xFFF0000000000000, ptr %p24, align 4
+  %p22 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %pw.19
+  store float 0xFFF0000000000000, ptr %p22, align 4
   br label %pw.latch17
 pw.latch17:
   %n20 = add nuw nsw i64 %pw.19, 1
   br label %pw.head15, !llvm.loop !0
 pw.exit18:
-  br label %pw_1.head25
-pw_1.head25:
-  %pw_1.29 = phi i64 [ 0, %pw.exit18 ], [ %n30, %pw_1.latch27 ]
-  %t31 = icmp slt i64 %pw_1.29, 34
-  br i1 %t31, label %pw_1.body26, label %pw_1.exit28
-pw_1.body26:
-  %t32 = mul i64 0, 578
-  %t33 = add i64 %t32, %pw_1.29
-  %t34 = add i64 %t33, 544
-  %p35 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t34
-  store float 0xFFF0000000000000, ptr %p35, align 4
-  br label %pw_1.latch27
-pw_1.latch27:
-  %n30 = add nuw nsw i64 %pw_1.29, 1
-  br label %pw_1.head25, !llvm.loop !3
-pw_1.exit28:
-  br label %ih.head36
-ih.head36:
-  %ih.40 = phi i64 [ 0, %pw_1.exit28 ], [ %n41, %ih.latch38 ]
-  %t42 = icmp slt i64 %ih.40, 15
-  br i1 %t42, label %ih.body37, label %ih.exit39
-ih.body37:
-  %t43 = mul i64 0, 578
-  %t44 = add i64 %t43, 0
-  %t45 = mul i64 %ih.40, 34
-  %t46 = add i64 %t44, %t45
-  %t47 = add i64 %t46, 34
-  %p48 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t47
-  store float 0xFFF0000000000000, ptr %p48, align 4
-  br label %e_1.head49
-e_1.head49:
-  %e_1.53 = phi i64 [ 0, %ih.body37 ], [ %n54, %e_1.latch51 ]
-  %t55 = icmp slt i64 %e_1.53, 9
-  br i1 %t55, label %e_1.body50, label %e_1.exit52
-e_1.body50:
-  %t56 = mul i64 0, 578
-  %t57 = add i64 %t56, %e_1.53
-  %t58 = mul i64 %ih.40, 34
-  %t59 = add i64 %t57, %t58
-  %t60 = add i64 %t59, 42
-  %p61 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t60
-  store float 0xFFF0000000000000, ptr %p61, align 4
-  br label %e_1.latch51
-e_1.latch51:
-  %n54 = add nuw nsw i64 %e_1.53, 1
-  br label %e_1.head49, !llvm.loop !6
-e_1.exit52:
-  br label %e_2.head62
-e_2.head62:
-  %e_2.66 = phi i64 [ 0, %e_1.exit52 ], [ %n67, %e_2.latch64 ]
-  %t68 = icmp slt i64 %e_2.66, 9
-  br i1 %t68, label %e_2.body63, label %e_2.exit65
-e_2.body63:
-  %t69 = mul i64 0, 578
-  %t70 = add i64 %t69, %e_2.66
-  %t71 = mul i64 %ih.40, 34
-  %t72 = add i64 %t70, %t71
-  %t73 = add i64 %t72, 59
-  %p74 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t73
-  store float 0xFFF0000000000000, ptr %p74, align 4
-  br label %e_2.latch64
-e_2.latch64:
-  %n67 = add nuw nsw i64 %e_2.66, 1
-  br label %e_2.head62, !llvm.loop !9
-e_2.exit65:
-  br label %t.head75
-t.head75:
-  %t.79 = phi i64 [ 0, %e_2.exit65 ], [ %n80, %t.latch77 ]
-  %t81 = icmp slt i64 %t.79, 7
-  br i1 %t81, label %t.body76, label %t.exit78
-t.body76:
-  %t82 = mul i64 0, 225
-  %t83 = mul i64 %ih.40, 15
-  %t84 = add i64 %t82, %t83
-  %t85 = mul i64 %nc_i.12, 225
-  %t86 = add i64 %t84, %t85
-  %t87 = mul i64 %nc_o.5, 900
-  %t88 = add i64 %t86, %t87
-  %t89 = mul i64 %t.79, 2
-  %t90 = add i64 %t88, %t89
-  %p91 = getelementptr inbounds float, ptr %param.1, i64 %t90
-  %v92 = load float, ptr %p91, align 4
-  %t93 = mul i64 0, 578
-  %t94 = mul i64 %ih.40, 34
-  %t95 = add i64 %t93, %t94
-  %t96 = add i64 %t95, %t.79
-  %t97 = add i64 %t96, 51
-  %p98 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t97
-  store float %v92, ptr %p98, align 4
-  %t99 = mul i64 0, 225
-  %t100 = mul i64 %ih.40, 15
-  %t101 = add i64 %t99, %t100
-  %t102 = mul i64 %nc_i.12, 225
-  %t103 = add i64 %t101, %t102
-  %t104 = mul i64 %nc_o.5, 900
-  %t105 = add i64 %t103, %t104
-  %t106 = mul i64 %t.79, 2
-  %t107 = add i64 %t105, %t106
-  %t108 = add i64 %t107, 1
-  %p109 = getelementptr inbounds float, ptr %param.1, i64 %t108
-  %v110 = load float, ptr %p109, align 4
-  %t111 = mul i64 0, 578
-  %t112 = mul i64 %ih.40, 34
-  %t113 = add i64 %t111, %t112
-  %t114 = add i64 %t113, %t.79
-  %t115 = add i64 %t114, 35
-  %p116 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t115
-  store float %v110, ptr %p116, align 4
-  br label %t.latch77
-t.latch77:
-  %n80 = add nuw nsw i64 %t.79, 1
-  br label %t.head75, !llvm.loop !12
-t.exit78:
-  %t117 = mul i64 0, 225
-  %t118 = mul i64 %ih.40, 15
-  %t119 = add i64 %t117, %t118
-  %t120 = mul i64 %nc_i.12, 225
-  %t121 = add i64 %t119, %t120
-  %t122 = mul i64 %nc_o.5, 900
-  %t123 = add i64 %t121, %t122
-  %t124 = mul i64 0, 2
-  %t125 = add i64 %t123, %t124
-  %t126 = add i64 %t125, 14
-  %p127 = getelementptr inbounds float, ptr %param.1, i64 %t126
-  %v128 = load float, ptr %p127, align 4
-  %t129 = mul i64 0, 578
-  %t130 = mul i64 %ih.40, 34
-  %t131 = add i64 %t129, %t130
-  %t132 = add i64 %t131, 0
-  %t133 = add i64 %t132, 58
-  %p134 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t133
-  store float %v128, ptr %p134, align 4
-  br label %ih.latch38
-ih.latch38:
-  %n41 = add nuw nsw i64 %ih.40, 1
-  br label %ih.head36, !llvm.loop !16
-ih.exit39:
-  br label %oh.head135
-oh.head135:
-  %oh.139 = phi i64 [ 0, %ih.exit39 ], [ %n140, %oh.latch137 ]
-  %t141 = icmp slt i64 %oh.139, 8
-  br i1 %t141, label %oh.body136, label %oh.exit138
-oh.body136:
-  br label %ow.head142
-ow.head142:
-  %ow.146 = phi i64 [ 0, %oh.body136 ], [ %n147, %ow.latch144 ]
-  %t148 = icmp slt i64 %ow.146, 16
-  br i1 %t148, label %ow.body143, label %ow.exit145
-ow.body143:
-  %p149 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow.146
-  store float 0xFFF0000000000000, ptr %p149, align 4
-  br label %ow.latch144
-ow.latch144:
-  %n147 = add nuw nsw i64 %ow.146, 1
-  br label %ow.head142, !llvm.loop !19
-ow.exit145:
-  br label %ow_1.head150
-ow_1.head150:
-  %ow_1.154 = phi i64 [ 0, %ow.exit145 ], [ %n155, %ow_1.latch152 ]
-  %t156 = icmp slt i64 %ow_1.154, 16
-  br i1 %t156, label %ow_1.body151, label %ow_1.exit153
-ow_1.body151:
-  %p157 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  %v158 = load float, ptr %p157, align 4
-  %t159 = mul i64 0, 34
-  %t160 = mul i64 0, 17
-  %t161 = add i64 %t159, %t160
-  %t162 = mul i64 %oh.139, 68
-  %t163 = add i64 %t161, %t162
-  %t164 = add i64 %t163, %ow_1.154
-  %p165 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t164
-  %v166 = load float, ptr %p165, align 4
-  %t167 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v158, float %v166)
-  %p168 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t167, ptr %p168, align 4
-  %p169 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  %v170 = load float, ptr %p169, align 4
-  %t171 = mul i64 0, 34
-  %t172 = mul i64 1, 17
-  %t173 = add i64 %t171, %t172
-  %t174 = mul i64 %oh.139, 68
-  %t175 = add i64 %t173, %t174
-  %t176 = add i64 %t175, %ow_1.154
-  %p177 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t176
-  %v178 = load float, ptr %p177, align 4
-  %t179 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v170, float %v178)
-  %p180 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t179, ptr %p180, align 4
-  %p181 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
+  br label %pw_1.head23
+pw_1.head23:
+  %pw_1.27 = phi i64 [ 0, %pw.exit18 ], [ %n28, %pw_1.latch25 ]
+  %t29 = icmp slt i64 %pw_1.27, 34
+  br i1 %t29, label %pw_1.body24, label %pw_1.exit26
+pw_1.body24:
+  %t30 = add i64 %pw_1.27, 544
+  %p31 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t30
+  store float 0xFFF0000000000000, ptr %p31, align 4
+  br label %pw_1.latch25
+pw_1.latch25:
+  %n28 = add nuw nsw i64 %pw_1.27, 1
+  br label %pw_1.head23, !llvm.loop !3
+pw_1.exit26:
+  br label %ih.head32
+ih.head32:
+  %ih.36 = phi i64 [ 0, %pw_1.exit26 ], [ %n37, %ih.latch34 ]
+  %t38 = icmp slt i64 %ih.36, 15
+  br i1 %t38, label %ih.body33, label %ih.exit35
+ih.body33:
+  %t39 = mul i64 %ih.36, 34
+  %t40 = add i64 %t39, 34
+  %p41 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t40
+  store float 0xFFF0000000000000, ptr %p41, align 4
+  br label %e_1.head42
+e_1.head42:
+  %e_1.46 = phi i64 [ 0, %ih.body33 ], [ %n47, %e_1.latch44 ]
+  %t48 = icmp slt i64 %e_1.46, 9
+  br i1 %t48, label %e_1.body43, label %e_1.exit45
+e_1.body43:
+  %t49 = mul i64 %ih.36, 34
+  %t50 = add i64 %e_1.46, %t49
+  %t51 = add i64 %t50, 42
+  %p52 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t51
+  store float 0xFFF0000000000000, ptr %p52, align 4
+  br label %e_1.latch44
+e_1.latch44:
+  %n47 = add nuw nsw i64 %e_1.46, 1
+  br label %e_1.head42, !llvm.loop !6
+e_1.exit45:
+  br label %e_2.head53
+e_2.head53:
+  %e_2.57 = phi i64 [ 0, %e_1.exit45 ], [ %n58, %e_2.latch55 ]
+  %t59 = icmp slt i64 %e_2.57, 9
+  br i1 %t59, label %e_2.body54, label %e_2.exit56
+e_2.body54:
+  %t60 = mul i64 %ih.36, 34
+  %t61 = add i64 %e_2.57, %t60
+  %t62 = add i64 %t61, 59
+  %p63 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t62
+  store float 0xFFF0000000000000, ptr %p63, align 4
+  br label %e_2.latch55
+e_2.latch55:
+  %n58 = add nuw nsw i64 %e_2.57, 1
+  br label %e_2.head53, !llvm.loop !9
+e_2.exit56:
+  br label %t.head64
+t.head64:
+  %t.68 = phi i64 [ 0, %e_2.exit56 ], [ %n69, %t.latch66 ]
+  %t70 = icmp slt i64 %t.68, 7
+  br i1 %t70, label %t.body65, label %t.exit67
+t.body65:
+  %t71 = mul i64 %ih.36, 15
+  %t72 = mul i64 %nc_i.12, 225
+  %t73 = add i64 %t71, %t72
+  %t74 = mul i64 %nc_o.5, 900
+  %t75 = add i64 %t73, %t74
+  %t76 = mul i64 %t.68, 2
+  %t77 = add i64 %t75, %t76
+  %p78 = getelementptr inbounds float, ptr %param.1, i64 %t77
+  %v79 = load float, ptr %p78, align 4
+  %t80 = mul i64 %ih.36, 34
+  %t81 = add i64 %t80, %t.68
+  %t82 = add i64 %t81, 51
+  %p83 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t82
+  store float %v79, ptr %p83, align 4
+  %t84 = add i64 %t77, 1
+  %p85 = getelementptr inbounds float, ptr %param.1, i64 %t84
+  %v86 = load float, ptr %p85, align 4
+  %t87 = add i64 %t81, 35
+  %p88 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t87
+  store float %v86, ptr %p88, align 4
+  br label %t.latch66
+t.latch66:
+  %n69 = add nuw nsw i64 %t.68, 1
+  br label %t.head64, !llvm.loop !12
+t.exit67:
+  %t89 = mul i64 %ih.36, 15
+  %t90 = mul i64 %nc_i.12, 225
+  %t91 = add i64 %t89, %t90
+  %t92 = mul i64 %nc_o.5, 900
+  %t93 = add i64 %t91, %t92
+  %t94 = add i64 %t93, 14
+  %p95 = getelementptr inbounds float, ptr %param.1, i64 %t94
+  %v96 = load float, ptr %p95, align 4
+  %t97 = mul i64 %ih.36, 34
+  %t98 = add i64 %t97, 58
+  %p99 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t98
+  store float %v96, ptr %p99, align 4
+  br label %ih.latch34
+ih.latch34:
+  %n37 = add nuw nsw i64 %ih.36, 1
+  br label %ih.head32, !llvm.loop !16
+ih.exit35:
+  br label %oh.head100
+oh.head100:
+  %oh.104 = phi i64 [ 0, %ih.exit35 ], [ %n105, %oh.latch102 ]
+  %t106 = icmp slt i64 %oh.104, 8
+  br i1 %t106, label %oh.body101, label %oh.exit103
+oh.body101:
+  br label %ow.head107
+ow.head107:
+  %ow.111 = phi i64 [ 0, %oh.body101 ], [ %n112, %ow.latch109 ]
+  %t113 = icmp slt i64 %ow.111, 16
+  br i1 %t113, label %ow.body108, label %ow.exit110
+ow.body108:
+  %p114 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow.111
+  store float 0xFFF0000000000000, ptr %p114, align 4
+  br label %ow.latch109
+ow.latch109:
+  %n112 = add nuw nsw i64 %ow.111, 1
+  br label %ow.head107, !llvm.loop !19
+ow.exit110:
+  br label %ow_1.head115
+ow_1.head115:
+  %ow_1.119 = phi i64 [ 0, %ow.exit110 ], [ %n120, %ow_1.latch117 ]
+  %t121 = icmp slt i64 %ow_1.119, 16
+  br i1 %t121, label %ow_1.body116, label %ow_1.exit118
+ow_1.body116:
+  %p122 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.119
+  %v123 = load float, ptr %p122, align 4
+  %t124 = mul i64 %oh.104, 68
+  %t125 = add i64 %t124, %ow_1.119
+  %p126 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t125
+  %v127 = load float, ptr %p126, align 4
+  %t128 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v123, float %v127)
+  store float %t128, ptr %p122, align 4
+  %v129 = load float, ptr %p122, align 4
+  %t130 = add i64 17, %t124
+  %t131 = add i64 %t130, %ow_1.119
+  %p132 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t131
+  %v133 = load float, ptr %p132, align 4
+  %t134 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v129, float %v133)
+  store float %t134, ptr %p122, align 4
+  %v135 = load float, ptr %p122, align 4
+  %t136 = add i64 %t125, 1
+  %p137 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t136
+  %v138 = load float, ptr %p137, align 4
+  %t139 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v135, float %v138)
+  store float %t139, ptr %p122, align 4
+  %v140 = load float, ptr %p122, align 4
+  %t141 = add i64 34, %t124
+  %t142 = add i64 %t141, %ow_1.119
+  %p143 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t142
+  %v144 = load float, ptr %p143, align 4
+  %t145 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v140, float %v144)
+  store float %t145, ptr %p122, align 4
+  %v146 = load float, ptr %p122, align 4
+  %t147 = add i64 51, %t124
+  %t148 = add i64 %t147, %ow_1.119
+  %p149 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t148
+  %v150 = load float, ptr %p149, align 4
+  %t151 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v146, float %v150)
+  store float %t151, ptr %p122, align 4
+  %v152 = load float, ptr %p122, align 4
+  %t153 = add i64 %t142, 1
+  %p154 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t153
+  %v155 = load float, ptr %p154, align 4
+  %t156 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v152, float %v155)
+  store float %t156, ptr %p122, align 4
+  %v157 = load float, ptr %p122, align 4
+  %t158 = add i64 68, %t124
+  %t159 = add i64 %t158, %ow_1.119
+  %p160 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t159
+  %v161 = load float, ptr %p160, align 4
+  %t162 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v157, float %v161)
+  store float %t162, ptr %p122, align 4
+  %v163 = load float, ptr %p122, align 4
+  %t164 = add i64 85, %t124
+  %t165 = add i64 %t164, %ow_1.119
+  %p166 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t165
+  %v167 = load float, ptr %p166, align 4
+  %t168 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v163, float %v167)
+  store float %t168, ptr %p122, align 4
+  %v169 = load float, ptr %p122, align 4
+  %t170 = add i64 %t159, 1
+  %p171 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t170
+  %v172 = load float, ptr %p171, align 4
+  %t173 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v169, float %v172)
+  store float %t173, ptr %p122, align 4
+  br label %ow_1.latch117
+ow_1.latch117:
+  %n120 = add nuw nsw i64 %ow_1.119, 1
+  br label %ow_1.head115, !llvm.loop !22
+ow_1.exit118:
+  br label %ow_2.head174
+ow_2.head174:
+  %ow_2.178 = phi i64 [ 0, %ow_1.exit118 ], [ %n179, %ow_2.latch176 ]
+  %t180 = icmp slt i64 %ow_2.178, 8
+  br i1 %t180, label %ow_2.body175, label %ow_2.exit177
+ow_2.body175:
+  %p181 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_2.178
   %v182 = load float, ptr %p181, align 4
-  %t183 = mul i64 0, 34
-  %t184 = mul i64 %oh.139, 68
+  %t183 = mul i64 %nc_i.12, 64
+  %t184 = mul i64 %nc_o.5, 256
   %t185 = add i64 %t183, %t184
-  %r187 = srem i64 2, 2
-  %t188 = mul i64 %r187, 17
-  %t189 = add i64 %t185, %t188
-  %t190 = add i64 %t189, %ow_1.154
-  %q191 = sdiv i64 2, 2
-  %t193 = add i64 %t190, %q191
-  %p194 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t193
-  %v195 = load float, ptr %p194, align 4
-  %t196 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v182, float %v195)
-  %p197 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t196, ptr %p197, align 4
-  %p198 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  %v199 = load float, ptr %p198, align 4
-  %t200 = mul i64 1, 34
-  %t201 = mul i64 0, 17
-  %t202 = add i64 %t200, %t201
-  %t203 = mul i64 %oh.139, 68
-  %t204 = add i64 %t202, %t203
-  %t205 = add i64 %t204, %ow_1.154
-  %p206 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t205
-  %v207 = load float, ptr %p206, align 4
-  %t208 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v199, float %v207)
-  %p209 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t208, ptr %p209, align 4
-  %p210 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  %v211 = load float, ptr %p210, align 4
-  %t212 = mul i64 1, 34
-  %t213 = mul i64 1, 17
-  %t214 = add i64 %t212, %t213
-  %t215 = mul i64 %oh.139, 68
-  %t216 = add i64 %t214, %t215
-  %t217 = add i64 %t216, %ow_1.154
-  %p218 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t217
-  %v219 = load float, ptr %p218, align 4
-  %t220 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v211, float %v219)
-  %p221 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t220, ptr %p221, align 4
-  %p222 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  %v223 = load float, ptr %p222, align 4
-  %t224 = mul i64 1, 34
-  %t225 = mul i64 %oh.139, 68
-  %t226 = add i64 %t224, %t225
-  %r228 = srem i64 2, 2
-  %t229 = mul i64 %r228, 17
-  %t230 = add i64 %t226, %t229
-  %t231 = add i64 %t230, %ow_1.154
-  %q232 = sdiv i64 2, 2
-  %t234 = add i64 %t231, %q232
-  %p235 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t234
-  %v236 = load float, ptr %p235, align 4
-  %t237 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v223, float %v236)
-  %p238 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t237, ptr %p238, align 4
-  %p239 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  %v240 = load float, ptr %p239, align 4
-  %t241 = mul i64 2, 34
-  %t242 = mul i64 0, 17
-  %t243 = add i64 %t241, %t242
-  %t244 = mul i64 %oh.139, 68
-  %t245 = add i64 %t243, %t244
-  %t246 = add i64 %t245, %ow_1.154
-  %p247 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t246
-  %v248 = load float, ptr %p247, align 4
-  %t249 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v240, float %v248)
-  %p250 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t249, ptr %p250, align 4
-  %p251 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  %v252 = load float, ptr %p251, align 4
-  %t253 = mul i64 2, 34
-  %t254 = mul i64 1, 17
-  %t255 = add i64 %t253, %t254
-  %t256 = mul i64 %oh.139, 68
-  %t257 = add i64 %t255, %t256
-  %t258 = add i64 %t257, %ow_1.154
-  %p259 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t258
-  %v260 = load float, ptr %p259, align 4
-  %t261 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v252, float %v260)
-  %p262 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t261, ptr %p262, align 4
-  %p263 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  %v264 = load float, ptr %p263, align 4
-  %t265 = mul i64 2, 34
-  %t266 = mul i64 %oh.139, 68
-  %t267 = add i64 %t265, %t266
-  %r269 = srem i64 2, 2
-  %t270 = mul i64 %r269, 17
-  %t271 = add i64 %t267, %t270
-  %t272 = add i64 %t271, %ow_1.154
-  %q273 = sdiv i64 2, 2
-  %t275 = add i64 %t272, %q273
-  %p276 = getelementptr inbounds float, ptr %l.maxpool2d0_xpad, i64 %t275
-  %v277 = load float, ptr %p276, align 4
-  %t278 = call reassoc nsz contract arcp afn float @llvm.maximum.f32(float %v264, float %v277)
-  %p279 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_1.154
-  store float %t278, ptr %p279, align 4
-  br label %ow_1.latch152
-ow_1.latch152:
-  %n155 = add nuw nsw i64 %ow_1.154, 1
-  br label %ow_1.head150, !llvm.loop !22
-ow_1.exit153:
-  br label %ow_2.head280
-ow_2.head280:
-  %ow_2.284 = phi i64 [ 0, %ow_1.exit153 ], [ %n285, %ow_2.latch282 ]
-  %t286 = icmp slt i64 %ow_2.284, 8
-  br i1 %t286, label %ow_2.body281, label %ow_2.exit283
-ow_2.body281:
-  %p287 = getelementptr inbounds float, ptr %l.maxpool2d0_acc, i64 %ow_2.284
-  %v288 = load float, ptr %p287, align 4
-  %t289 = mul i64 %nc_i.12, 64
-  %t290 = mul i64 %nc_o.5, 256
-  %t291 = add i64 %t289, %t290
-  %t292 = mul i64 %oh.139, 8
-  %t293 = add i64 %t291, %t292
-  %t294 = add i64 %t293, %ow_2.284
-  %p295 = getelementptr inbounds float, ptr %param.0, i64 %t294
-  store float %v288, ptr %p295, align 4
-  br label %ow_2.latch282
-ow_2.latch282:
-  %n285 = add nuw nsw i64 %ow_2.284, 1
-  br label %ow_2.head280, !llvm.loop !25
-ow_2.exit283:
-  br label %oh.latch137
-oh.latch137:
-  %n140 = add nuw nsw i64 %oh.139, 1
-  br label %oh.head135, !llvm.loop !28
-oh.exit138:
+  %t186 = mul i64 %oh.104, 8
+  %t187 = add i64 %t185, %t186
+  %t188 = add i64 %t187, %ow_2.178
+  %p189 = getelementptr inbounds float, ptr %param.0, i64 %t188
+  store float %v182, ptr %p189, align 4
+  br label %ow_2.latch176
+ow_2.latch176:
+  %n179 = add nuw nsw i64 %ow_2.178, 1
+  br label %ow_2.head174, !llvm.loop !25
+ow_2.exit177:
+  br label %oh.latch102
+oh.latch102:
+  %n105 = add nuw nsw i64 %oh.104, 1
+  br label %oh.head100, !llvm.loop !28
+oh.exit103:
   br label %nc_i.latch10
 nc_i.latch10:
   %n13 = add nuw nsw i64 %nc_i.12, 1

@@ -93,54 +93,40 @@ j_1.body31:
   %v43 = load float, ptr %l.maxv, align 4
   %t44 = fsub nsz contract arcp afn float %v42, %v43
   %c45 = call nsz contract arcp afn float @eqsat_exp(float %t44)
-  %t46 = mul i64 %i0_i.12, 1000
-  %t47 = mul i64 %i0_o.5, 4000
-  %t48 = add i64 %t46, %t47
-  %t49 = add i64 %t48, %j_1.34
-  %p50 = getelementptr inbounds float, ptr %param.0, i64 %t49
-  store float %c45, ptr %p50, align 4
-  %v51 = load float, ptr %l.sumv, align 4
-  %t52 = mul i64 %i0_i.12, 1000
-  %t53 = mul i64 %i0_o.5, 4000
-  %t54 = add i64 %t52, %t53
-  %t55 = add i64 %t54, %j_1.34
-  %p56 = getelementptr inbounds float, ptr %param.0, i64 %t55
-  %v57 = load float, ptr %p56, align 4
-  %t58 = fadd reassoc nsz contract arcp afn float %v51, %v57
-  store float %t58, ptr %l.sumv, align 4
+  %p46 = getelementptr inbounds float, ptr %param.0, i64 %t40
+  store float %c45, ptr %p46, align 4
+  %v47 = load float, ptr %l.sumv, align 4
+  %v48 = load float, ptr %p46, align 4
+  %t49 = fadd reassoc nsz contract arcp afn float %v47, %v48
+  store float %t49, ptr %l.sumv, align 4
   br label %j_1.latch32
 j_1.latch32:
   %n35 = add nuw nsw i64 %j_1.34, 1
   br label %j_1.head30, !llvm.loop !3
 j_1.exit33:
-  %v59 = load float, ptr %l.sumv, align 4
-  %t60 = fdiv nsz float 0x3FF0000000000000, %v59
-  store float %t60, ptr %l.sumv, align 4
-  br label %j_2.head61
-j_2.head61:
-  %j_2.65 = phi i64 [ 0, %j_1.exit33 ], [ %n66, %j_2.latch63 ]
-  %t67 = icmp slt i64 %j_2.65, 1000
-  br i1 %t67, label %j_2.body62, label %j_2.exit64
-j_2.body62:
-  %t68 = mul i64 %i0_i.12, 1000
-  %t69 = mul i64 %i0_o.5, 4000
-  %t70 = add i64 %t68, %t69
-  %t71 = add i64 %t70, %j_2.65
-  %p72 = getelementptr inbounds float, ptr %param.0, i64 %t71
-  %v73 = load float, ptr %p72, align 4
-  %v74 = load float, ptr %l.sumv, align 4
-  %t75 = fmul reassoc nsz contract arcp afn float %v73, %v74
-  %t76 = mul i64 %i0_i.12, 1000
-  %t77 = mul i64 %i0_o.5, 4000
-  %t78 = add i64 %t76, %t77
-  %t79 = add i64 %t78, %j_2.65
-  %p80 = getelementptr inbounds float, ptr %param.0, i64 %t79
-  store float %t75, ptr %p80, align 4
-  br label %j_2.latch63
-j_2.latch63:
-  %n66 = add nuw nsw i64 %j_2.65, 1
-  br label %j_2.head61, !llvm.loop !7
-j_2.exit64:
+  %v50 = load float, ptr %l.sumv, align 4
+  %t51 = fdiv nsz float 0x3FF0000000000000, %v50
+  store float %t51, ptr %l.sumv, align 4
+  br label %j_2.head52
+j_2.head52:
+  %j_2.56 = phi i64 [ 0, %j_1.exit33 ], [ %n57, %j_2.latch54 ]
+  %t58 = icmp slt i64 %j_2.56, 1000
+  br i1 %t58, label %j_2.body53, label %j_2.exit55
+j_2.body53:
+  %t59 = mul i64 %i0_i.12, 1000
+  %t60 = mul i64 %i0_o.5, 4000
+  %t61 = add i64 %t59, %t60
+  %t62 = add i64 %t61, %j_2.56
+  %p63 = getelementptr inbounds float, ptr %param.0, i64 %t62
+  %v64 = load float, ptr %p63, align 4
+  %v65 = load float, ptr %l.sumv, align 4
+  %t66 = fmul reassoc nsz contract arcp afn float %v64, %v65
+  store float %t66, ptr %p63, align 4
+  br label %j_2.latch54
+j_2.latch54:
+  %n57 = add nuw nsw i64 %j_2.56, 1
+  br label %j_2.head52, !llvm.loop !7
+j_2.exit55:
   br label %i0_i.latch10
 i0_i.latch10:
   %n13 = add nuw nsw i64 %i0_i.12, 1
