@@ -67,6 +67,9 @@ class Backend:
     grid: bool = False  # kernels run as grids of many threads (see above)
     prepare: Callable[[list[Kernel], Target], None] | None = None  # before compiling: e.g. all of them, in parallel
     compile_jobs: Callable[[], int] | None = None  # how many kernels ``compile`` may take at once (None: one)
+    # ``compile`` for a kernel that runs once, when a graph is compiled (a constant operand packed): cheaper to
+    # compile, its speed beside the point (None: ``compile``)
+    compile_once: Callable[[Kernel, Target, str], KernelFn] | None = None
     # a context in which launches on that many threads find the backend's threads ready, as a model's kernels find
     # them after the kernel before (the LLVM pool's workers awake): ``CompiledGraph.profile`` times kernels in it
     steady: Callable[[int], AbstractContextManager[None]] | None = None

@@ -244,7 +244,7 @@ def load_library(name: str, ir_text: str, target: Target) -> None:
         _release(j, name, pending)
 
 
-def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str, int]:
+def load_function(text: str, target: Target, name_hint: str = "k", passes: bool = True) -> tuple[str, int]:
     """Compile (or fetch) a module whose single exported function is named ``PLACEHOLDER`` in ``text``.
 
     The function's real name is derived from the text and the target, so identical kernels share code (layers
@@ -252,9 +252,10 @@ def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str,
     ``(function name, address)``.  Safe to call from several threads: the compile runs outside this module's
     lock (llvmlite serializes LLVM's own calls, so one thread's LLVM work overlaps another's Python lowering,
     and compile workers run beside it: ``objpool``), and a kernel another thread is compiling is waited for,
-    not compiled twice.
+    not compiled twice.  ``passes`` False: ``objcompile.LIGHT_PASSES`` instead of O3's pipeline, for code that
+    runs once (``compile_once``): its own objects and symbols.
     """
-    key = cache_key(text, target)
+    key = cache_key(text if passes else text + LIBRARY_PASSES, target)
     name = f"{name_hint}_{key[:20]}"
     j = _jit(target)
     with _lock:
@@ -271,7 +272,7 @@ def load_function(text: str, target: Target, name_hint: str = "k") -> tuple[str,
         # the object is keyed by the text it compiles, its symbol named: the same text loaded under another
         # name hint (a benchmark's loop, a kernel) is another object, not one whose symbol is not there
         named = text.replace(f"@{PLACEHOLDER}", f"@{name}")
-        obj = _object_for(named, cache_key(named, target), target)
+        obj = _object_for(named, cache_key(named if passes else named + LIBRARY_PASSES, target), target, passes)
         with _lock:
             j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             j.engine.finalize_object()

@@ -222,6 +222,32 @@ def test_index_arithmetic_is_folded_and_emitted_once_per_block():
     assert torch.equal(run_kernel(k, {"x": x})["out"], x * 2.0 + x.flip(1))
 
 
+def test_a_kernel_run_once_compiles_light_unless_it_moves_much(monkeypatch):
+    """``compile_once`` (a weight packed when a graph compiles) takes the light pipeline: its own object and
+    symbol, the same results; past ``ONCE_LIGHT_MAX_ELEMS`` floats it is the O3 kernel ``compile_kernel`` gives."""
+    import ctypes
+
+    import lower.llvm as L
+
+    i = Var("i")
+    X, Out = Buffer("x", (64,)), Buffer("out", (64,))
+    k = Kernel("copy2", [X, Out], Stage("s", For(i, IntImm(64), Store(Out, (i,), Load(X, (63 - i,)) * 2.0))))
+    target = parse_target("llvm")
+    x = torch.randn(64)
+
+    def run(fn) -> torch.Tensor:
+        out = torch.zeros(64)
+        fn(ctypes.cast((ctypes.c_void_p * 2)(x.data_ptr(), out.data_ptr()), ctypes.c_void_p), 0, 0)
+        return out
+
+    light, full = L.compile_once(k, target), L.compile_kernel(k, target, "p")
+    assert ctypes.cast(light, ctypes.c_void_p).value != ctypes.cast(full, ctypes.c_void_p).value
+    assert torch.equal(run(light), x.flip(0) * 2.0) and torch.equal(run(full), x.flip(0) * 2.0)
+    monkeypatch.setattr(L, "ONCE_LIGHT_MAX_ELEMS", 32)
+    big = L.compile_once(k, target)
+    assert ctypes.cast(big, ctypes.c_void_p).value == ctypes.cast(full, ctypes.c_void_p).value
+
+
 def test_gemm_micro_kernel_is_explicit_vector_fma():
     text = library_module(8, 32, W)
     assert text.count(f"@llvm.fma.v{W}f32(") >= 8 * 32 // W
