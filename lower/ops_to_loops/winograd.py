@@ -81,6 +81,28 @@ def _transform(left: Matrix, right: Matrix, d: Callable[[int, int], Expr], a: in
     return _dot(left[a], lambda i: _dot(right[b], lambda j: d(i, j)))
 
 
+def _transforms(
+    ctx: LowerCtx, left: Matrix, right: Matrix, d: Callable[[int, int], Expr], emit: Callable[[int, int, Expr], Stmt]
+) -> Stmt:
+    """``emit(a, b, entry)`` for every entry of ``left @ d @ right^T``, the products ``d @ right^T`` computed first
+    into a local buffer: each entry is ``_transform``'s sum, in its order, with each inner sum computed once.  As
+    one expression per entry every inner sum came once for each row of ``left`` (six times for ``BT``): DenseNet-121's
+    52 input transforms took 3.5 s to lower and as long to simplify, and LLVM folded the repeats back."""
+    rows, cols = len(left[0]), len(right)
+    part = Buffer(ctx.namer.name(f"{ctx.tag}_half"), (rows * cols,), scope="local")
+    first = [
+        Store(part, (IntImm(i * cols + b),), _dot(right[b], lambda j, i=i: d(i, j)))
+        for i in range(rows)
+        for b in range(cols)
+    ]
+    second = [
+        emit(a, b, _dot(left[a], lambda i, b=b: part[IntImm(i * cols + b)]))
+        for a in range(len(left))
+        for b in range(cols)
+    ]
+    return Allocate(part, seq(*first, *second))
+
+
 @lowering("winograd_weight")
 def lower_winograd_weight(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     w, u = ins[0], outs[0]
@@ -104,8 +126,8 @@ def lower_winograd_input(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     n, th, tw, c = (ctx.var(s) for s in ("n", "th", "tw", "c"))
     p = (n * TH + th) * TW + tw
     tap = _input_tap(x, n, c, th, tw, (ph, pw), (TH, TW))
-    stores = _input_stores(lambda q: v[q, p, c], tap)
-    return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (c, C)], seq(*stores)))
+    stores = _input_stores(ctx, lambda q: v[q, p, c], tap)
+    return Stage(ctx.tag, loops([(n, N), (th, TH), (tw, TW), (c, C)], stores))
 
 
 def _input_tap(
@@ -133,14 +155,14 @@ def _input_tap(
     return tap
 
 
-def _input_stores(at: Callable[[Expr], Load], tap: Callable[[int, int], Expr]) -> list[Stmt]:
-    """The 36 stores of one tile's input transform ``BT d BT^T``, position ``q`` to ``at(q)``."""
-    stores: list[Stmt] = []
-    for a in range(ALPHA):
-        for b in range(ALPHA):
-            dst = at(IntImm(a * ALPHA + b))
-            stores.append(Store(dst.buf, dst.idx, _transform(BT, BT, tap, a, b)))
-    return stores
+def _input_stores(ctx: LowerCtx, at: Callable[[Expr], Load], tap: Callable[[int, int], Expr]) -> Stmt:
+    """The 36 stores of one tile's input transform ``BT d BT^T``, position ``q`` to ``at(q)`` (``_transforms``)."""
+
+    def store(a: int, b: int, value: Expr) -> Stmt:
+        dst = at(IntImm(a * ALPHA + b))
+        return Store(dst.buf, dst.idx, value)
+
+    return _transforms(ctx, BT, BT, tap, store)
 
 
 IN_T_MAX_SLICE = 2 << 20  # bytes of one plane's padded, phase-split copy on the stack (as the direct convolution)
@@ -170,8 +192,8 @@ def lower_winograd_input_t(node: Node, ins: list[Buffer], outs: list[Buffer], ct
     HP, WQ = slice_shape((TH, padded_row(TW)), (ALPHA, ALPHA), (TILE, TILE), (1, 1))
     if ctx.grid or 4 * HP * TILE * WQ > IN_T_MAX_SLICE:
         t = (n * TH + th) * TW + tw
-        stores = _input_stores(lambda q: v[q, c, t], _input_tap(x, n, c, th, tw, (ph, pw), (TH, TW)))
-        return Stage(ctx.tag, loops([(nc, N * C), (th, TH), (tw, TW)], seq(*stores)))
+        stores = _input_stores(ctx, lambda q: v[q, c, t], _input_tap(x, n, c, th, tw, (ph, pw), (TH, TW)))
+        return Stage(ctx.tag, loops([(nc, N * C), (th, TH), (tw, TW)], stores))
     # a tile row is computed TWR tiles wide into a local row (whole vectors: a row of 37 tiles ran its last 5
     # scalar, most of the time), then its TW tiles copied out
     TWR = padded_row(TW)
@@ -181,10 +203,10 @@ def lower_winograd_input_t(node: Node, ins: list[Buffer], outs: list[Buffer], ct
     def tap(i: int, j: int) -> Expr:
         return xp[IntImm(0), th * TILE + i, IntImm(j % TILE), tw + j // TILE]
 
-    stores = _input_stores(lambda q: row[q, tw], tap)
+    stores = _input_stores(ctx, lambda q: row[q, tw], tap)
     q, tc = ctx.var("q"), ctx.var("tw")
     copy = loops([(q, POSITIONS), (tc, TW)], Store(v, (q, c, (n * TH + th) * TW + tc), row[q, tc]))
-    per_row = Allocate(row, seq(For(tw, IntImm(TWR), seq(*stores)), copy))
+    per_row = Allocate(row, seq(For(tw, IntImm(TWR), stores), copy))
     body = Allocate(xp, seq(fill, For(th, IntImm(TH), per_row)))
     return Stage(ctx.tag, For(nc, IntImm(N * C), body))
 
@@ -213,14 +235,13 @@ def lower_winograd_output(node: Node, ins: list[Buffer], outs: list[Buffer], ctx
         return m[IntImm(a * ALPHA + b), p, k]
 
     buf = Buffer(ctx.namer.name(f"{ctx.tag}_tile"), (B, TILE, K, TILE), scope="local")
-    compute: list[Stmt] = []
-    for r in range(TILE):
-        for s in range(TILE):
-            val = _transform(AT, AT, tile, r, s)
-            if len(ins) > 1:
-                val = ACTIVATIONS[act](val + ins[1][k])
-            compute.append(Store(buf, (tq, IntImm(r), k, IntImm(s)), val))
-    fill: Stmt = For(k, IntImm(K), seq(*compute))
+
+    def store(r: int, s: int, val: Expr) -> Stmt:
+        if len(ins) > 1:
+            val = ACTIVATIONS[act](val + ins[1][k])
+        return Store(buf, (tq, IntImm(r), k, IntImm(s)), val)
+
+    fill: Stmt = For(k, IntImm(K), _transforms(ctx, AT, AT, tile, store))
     if TB * B > TW:  # the last block is partial
         fill = If(lt(tw, TW), fill)
 
