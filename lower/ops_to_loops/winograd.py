@@ -90,16 +90,15 @@ def _transforms(
     52 input transforms took 3.5 s to lower and as long to simplify, and LLVM folded the repeats back."""
     rows, cols = len(left[0]), len(right)
     part = Buffer(ctx.namer.name(f"{ctx.tag}_half"), (rows * cols,), scope="local")
-    first = [
-        Store(part, (IntImm(i * cols + b),), _dot(right[b], lambda j, i=i: d(i, j)))
-        for i in range(rows)
-        for b in range(cols)
-    ]
-    second = [
-        emit(a, b, _dot(left[a], lambda i, b=b: part[IntImm(i * cols + b)]))
-        for a in range(len(left))
-        for b in range(cols)
-    ]
+
+    def tap(i: int) -> Callable[[int], Expr]:
+        return lambda j: d(i, j)
+
+    def half(b: int) -> Callable[[int], Expr]:
+        return lambda i: part[IntImm(i * cols + b)]
+
+    first = [Store(part, (IntImm(i * cols + b),), _dot(right[b], tap(i))) for i in range(rows) for b in range(cols)]
+    second = [emit(a, b, _dot(left[a], half(b))) for a in range(len(left)) for b in range(cols)]
     return Allocate(part, seq(*first, *second))
 
 
