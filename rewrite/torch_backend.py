@@ -125,15 +125,18 @@ def _compile_for(
     costs were measured (weights pre-packed).  Each call checks that they are the tensors imported, unchanged
     (same object, storage and version counter); from the first call where one is not, the subgraph runs a
     second build that takes them as inputs (built then, once), so a changed parameter is seen on that call and
-    every later one."""
-    try:
-        frozen = _build_for(gm, args, options, target, cost, state) if state else None
-        live = None if state else _build_for(gm, args, options, target, cost, set())
-    except EqsatError as e:
-        return str(e)
+    every later one.  Where the build with weights fails, the one with inputs is tried before giving up."""
+    frozen = None
+    if state:
+        try:
+            frozen = _build_for(gm, args, options, target, cost, state)
+        except EqsatError:
+            frozen = None
     if frozen is None:
-        assert live is not None
-        return live
+        try:
+            return _build_for(gm, args, options, target, cost, set())
+        except EqsatError as e:
+            return str(e)
     seen = [(i, args[i], args[i].data_ptr(), args[i]._version) for i in sorted(state)]
     lock = threading.Lock()
     rebuilt: list[Callable[..., Any]] = []

@@ -282,6 +282,29 @@ def test_a_changed_parameter_is_seen_from_that_call_on_and_builds_once_more(coun
     assert counted["eqsat"] == 2
 
 
+def test_a_build_with_weights_that_fails_falls_back_to_inputs(monkeypatch, counted):
+    """Where importing the subgraph with its parameters as weights fails, the import with them as inputs (what
+    worked before weights were taken) is tried before the subgraph runs eagerly."""
+    import rewrite.torch_backend as tb
+    from rewrite.ir.errors import FrontendError
+
+    real = tb.capture
+
+    def refuses_weights(*a, **k):
+        if k.get("share_weights"):
+            raise FrontendError("no weights today")
+        return real(*a, **k)
+
+    monkeypatch.setattr(tb, "capture", refuses_weights)
+    m, x = _tiny("mlp")
+    m.eval()
+    fast = torch.compile(m, backend="eqsat", options=_FAST)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("error", EqsatFallbackWarning)
+        assert torch.allclose(fast(x), m(x), atol=1e-5)
+    assert counted["eqsat"] == 1
+
+
 @pytest.mark.parametrize("inference_first", [True, False])
 def test_grad_mode_is_guarded_in_either_order(inference_first, counted):
     """Dynamo guards on grad mode: an MLP called under no_grad and in training (either first) gets eqsat's
