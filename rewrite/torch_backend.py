@@ -92,8 +92,8 @@ def eqsat_backend(
             return _eager(gm, f"input {i} is a {type(x).__name__}, not a tensor or a size")
     state = _module_state(gm, example_inputs)  # read now: dynamo drops the placeholders' sources after this call
     if any(_symbolic(x) for x in example_inputs):
-        return _PerShape(gm, options, target, cost, shapes, state)
-    run = _compile_for(gm, example_inputs, options, target, cost, state)
+        return _PerShape(gm, _Request(options, target, cost), shapes, state)
+    run = _compile_for(gm, example_inputs, _Request(options, target, cost), state)
     return _eager(gm, run) if isinstance(run, str) else run
 
 
@@ -108,13 +108,17 @@ def _symbolic(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape)
 
 
+@dataclass(frozen=True)
+class _Request:
+    """What a subgraph is built with: the backend's options, the target and the cost model's name."""
+
+    options: Mapping[str, Any]
+    target: Any
+    cost: str
+
+
 def _compile_for(
-    gm: torch.fx.GraphModule,
-    args: Sequence[Any],
-    options: Mapping[str, Any],
-    target: Any,
-    cost: str,
-    state: set[int],
+    gm: torch.fx.GraphModule, args: Sequence[Any], req: _Request, state: set[int]
 ) -> Callable[..., Any] | str:
     """``gm`` imported at the concrete ``args`` (sizes given as ints are fixed), optimized and compiled: a
     function of the same arguments, or why it cannot be (the subgraph then runs eagerly).
@@ -129,12 +133,12 @@ def _compile_for(
     frozen = None
     if state:
         try:
-            frozen = _build_for(gm, args, options, target, cost, state)
+            frozen = _build_for(gm, args, req, state)
         except EqsatError:
             frozen = None
     if frozen is None:
         try:
-            return _build_for(gm, args, options, target, cost, set())
+            return _build_for(gm, args, req, set())
         except EqsatError as e:
             return str(e)
     seen = [(i, args[i], args[i].data_ptr(), args[i]._version) for i in sorted(state)]
@@ -148,7 +152,7 @@ def _compile_for(
             with lock:
                 if not rebuilt:
                     try:
-                        run = _build_for(gm, call_args, options, target, cost, set())
+                        run = _build_for(gm, call_args, req, set())
                     except EqsatError as e:
                         run = _eager(gm, f"a parameter or buffer changed, and with them as inputs: {e}")
                     rebuilt.append(run)
@@ -157,23 +161,16 @@ def _compile_for(
     return compiled
 
 
-def _build_for(
-    gm: torch.fx.GraphModule,
-    args: Sequence[Any],
-    options: Mapping[str, Any],
-    target: Any,
-    cost: str,
-    state: set[int],
-) -> Callable[..., Any]:
+def _build_for(gm: torch.fx.GraphModule, args: Sequence[Any], req: _Request, state: set[int]) -> Callable[..., Any]:
     """``gm`` captured with the arguments at ``state`` as weights (``_WithState``), the rest as inputs, then
     optimized and compiled (or found built): a function of all of ``gm``'s arguments."""
     live_args = [a for i, a in enumerate(args) if i not in state]
     module = _WithState(gm, args, state) if state else gm
     cap = capture(module, tuple(live_args), name=type(gm).__name__, share_weights=bool(state))
-    key = _built_key(cap, options, target, cost)
+    key = _built_key(cap, req.options, req.target, req.cost)
     built = _BUILT.get(key)
     if built is None:
-        built = _BUILT[key] = _build(cap, options, target, cost)
+        built = _BUILT[key] = _build(cap, req.options, req.target, req.cost)
     # a captured graph's inputs are the tensor arguments in order (sizes were fixed at import); the optimized
     # graph keeps the names of the capture it was built from, less any input no output depends on
     tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and i not in state]
@@ -288,16 +285,8 @@ class _PerShape:
     and its cost model take fixed shapes, and the caches make a second size of one model cheaper than the
     first."""
 
-    def __init__(
-        self,
-        gm: torch.fx.GraphModule,
-        options: Mapping[str, Any],
-        target: Any,
-        cost: str,
-        limit: int,
-        state: set[int],
-    ):
-        self.gm, self.options, self.target, self.cost, self.limit = gm, options, target, cost, limit
+    def __init__(self, gm: torch.fx.GraphModule, req: _Request, limit: int, state: set[int]):
+        self.gm, self.req, self.limit = gm, req, limit
         self.state = state  # the arguments that are the module's parameters and buffers (``_module_state``)
         self.compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}  # per size compiled (or eager, if it failed)
         self._lock = threading.Lock()
@@ -328,7 +317,7 @@ class _PerShape:
                     f"({sizes}) on, run eagerly",
                 )
             return self.gm.forward
-        run = _compile_for(self.gm, args, self.options, self.target, self.cost, self.state)
+        run = _compile_for(self.gm, args, self.req, self.state)
         if isinstance(run, str):
             run = _eager(self.gm, f"at sizes ({sizes}): {run}")
         self.compiled[k] = run
