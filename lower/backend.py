@@ -73,3 +73,7 @@ class Backend:
     # a context in which launches on that many threads find the backend's threads ready, as a model's kernels find
     # them after the kernel before (the LLVM pool's workers awake): ``CompiledGraph.profile`` times kernels in it
     steady: Callable[[int], AbstractContextManager[None]] | None = None
+
+    def compile_run_once(self, kernel: Kernel, target: Target, hint: str = "p") -> KernelFn:
+        """``kernel`` compiled to run once (``compile_once``, else ``compile``)."""
+        return (self.compile_once or self.compile)(kernel, target, hint)

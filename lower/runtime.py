@@ -291,7 +291,7 @@ class CompiledGraph:
             assert all(t is not None for t in tensors), f"{kern.name}: a constant source has no tensor"
             out = torch.zeros(P.size, dtype=torch.float32, device=self._device)
             args = (ctypes.c_void_p * len(pk.params))(*[t.data_ptr() for t in tensors if t is not None], out.data_ptr())
-            fn = (self.backend.compile_once or self.backend.compile)(pk, self.target, "p")
+            fn = self.backend.compile_run_once(pk, self.target)
             self.backend.launcher(fn, ctypes.cast(args, ctypes.c_void_p), None, 1)()
             bk.new_consts[P.name] = out
             bk.const_names.add(P.name)

@@ -31,6 +31,7 @@ contract): it is a driver of the pipeline, like the CLI.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
@@ -132,10 +133,8 @@ def _compile_for(
     every later one.  Where the build with weights fails, the one with inputs is tried before giving up."""
     frozen = None
     if state:
-        try:
+        with contextlib.suppress(EqsatError):
             frozen = _build_for(gm, args, req, state)
-        except EqsatError:
-            frozen = None
     if frozen is None:
         try:
             return _build_for(gm, args, req, set())
@@ -176,11 +175,10 @@ def _build_for(gm: torch.fx.GraphModule, args: Sequence[Any], req: _Request, sta
     tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and i not in state]
     position = {name: tensors[j] for j, name in enumerate(built.input_names)}
     pick = [position[n.attrs["name"]] for n in built.graph.inputs]
-    keep = built  # the build lives as long as this function (``_BUILT`` holds it weakly)
 
-    def compiled(*call_args: Any) -> Any:
+    def compiled(*call_args: Any) -> Any:  # holds the build (``_BUILT`` holds it weakly)
         with torch.no_grad():
-            outs = keep.run([call_args[i].contiguous() for i in pick])
+            outs = built.run([call_args[i].contiguous() for i in pick])
         return cap.unflatten(outs)
 
     return compiled

@@ -384,10 +384,8 @@ class FunctionEmitter:
         base = self.ptrs.get(buf.name)
         if base is None:
             raise CodegenError(f"kernel {self.k.name}: buffer {buf.name} is neither a parameter nor allocated")
-        if isinstance(off, IntImm) and off.value == 0:
-            return base
         o = self.expr(off)
-        if o == "0":
+        if o == "0":  # zero, or folded to it
             return base
         return self.pure(f"getelementptr inbounds {T.MEM_TYPES[buf.dtype]}, ptr {base}, i64 {o}", "p")
 

@@ -255,7 +255,8 @@ def load_function(text: str, target: Target, name_hint: str = "k", passes: bool 
     not compiled twice.  ``passes`` False: ``objcompile.LIGHT_PASSES`` instead of O3's pipeline, for code that
     runs once (``compile_once``): its own objects and symbols.
     """
-    key = cache_key(text if passes else text + LIBRARY_PASSES, target)
+    light = "" if passes else LIBRARY_PASSES  # keys a light compile's objects and symbols apart
+    key = cache_key(text + light, target)
     name = f"{name_hint}_{key[:20]}"
     j = _jit(target)
     with _lock:
@@ -272,7 +273,7 @@ def load_function(text: str, target: Target, name_hint: str = "k", passes: bool 
         # the object is keyed by the text it compiles, its symbol named: the same text loaded under another
         # name hint (a benchmark's loop, a kernel) is another object, not one whose symbol is not there
         named = text.replace(f"@{PLACEHOLDER}", f"@{name}")
-        obj = _object_for(named, cache_key(named if passes else named + LIBRARY_PASSES, target), target, passes)
+        obj = _object_for(named, cache_key(named + light, target), target, passes)
         with _lock:
             j.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
             j.engine.finalize_object()

@@ -144,7 +144,7 @@ def build(task: TuneTask, decisions: Decisions, bufs: list[torch.Tensor], want_f
             if pk is not None:
                 srcs = [by_name[b.name] for b in pk.params[:-1]]
                 args = (ctypes.c_void_p * len(pk.params))(*[s.data_ptr() for s in srcs], t.data_ptr())
-                fn = (backend.compile_once or backend.compile)(pk, task.target, "p")
+                fn = backend.compile_run_once(pk, task.target)
                 backend.launcher(fn, ctypes.cast(args, ctypes.c_void_p), None, 1)()
             by_name[P.name] = t
             tensors.append(t)
