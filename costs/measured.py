@@ -205,6 +205,14 @@ class MeasuredCost:
         _, table = self._table()
         return self.key(op, attrs, in_shapes, dtype) in table
 
+    def remember(
+        self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32", *, seconds: float
+    ) -> None:
+        """Price a configuration for this process without measuring it (an interpolated increment): never
+        written to the cache, which holds measurements only."""
+        _, table = self._table()
+        table[self.key(op, attrs, in_shapes, dtype)] = seconds
+
     def measure(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> float:
         """Measure one configuration now (even if cached) and store it."""
         ck = self.cost_key

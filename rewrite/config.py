@@ -141,6 +141,13 @@ RUN_CHECK = _declare(
     "optimize for a compiled target times its chosen graph against the imported one and returns the faster "
     "(0: trust the cost model)",
 )
+MEASURE_ALL = _declare(
+    "EQSAT_MEASURE_ALL",
+    "bool",
+    "0",
+    "measure every fused increment a compiled cost model prices (default: a few sizes of each family measured, "
+    "the rest interpolated)",
+)
 DEBUG = _declare("EQSAT_DEBUG", "bool", "0", "show LLVM's diagnostics and why a schedule recipe was refused")
 NO_SCHEDULE = _declare("EQSAT_NO_SCHEDULE", "bool", "0", "lower kernels without schedules (plain loop nests)")
 CUDA_EXACT_FP32 = _declare(

@@ -104,6 +104,7 @@ class _Candidates:
     ilp_seconds: float  # 0 without the ILP
     measured: int = 0  # kernel configurations measured before extraction
     measure_seconds: float = 0.0
+    interpolated: int = 0  # fused increments priced between measured sizes of their family instead
 
 
 def _rule_list(rules: Sequence[Rule] | Sequence[str] | None) -> list[Rule]:
@@ -141,7 +142,7 @@ def _decoded(data: EGraphData, sel: dict[str, ENode], original: Graph) -> Graph:
 def _extract(graph: Graph, sat: SaturationResult, model: CostModel, extractor: str, ilp_seconds: float) -> _Candidates:
     """Greedy DAG-aware extraction, then (for ``"ilp"``) the exact ILP warm-started from it."""
     data = read_serialized(sat.serialized())
-    measured, measure_seconds = _measure_candidates(data, model)
+    measured, measure_seconds, interpolated = _measure_candidates(data, model)
     t0 = time.perf_counter()
     ncost = node_costs(data, model)
     sel = select(data, greedy_choice(data, ncost), ncost)
@@ -174,19 +175,23 @@ def _extract(graph: Graph, sat: SaturationResult, model: CostModel, extractor: s
         ilp_stats.seconds if ilp_stats is not None else 0.0,
         measured,
         measure_seconds,
+        interpolated,
     )
 
 
-def _measure_candidates(data: EGraphData, model: CostModel) -> tuple[int, float]:
-    """A compiled cost model that measures what is missing measures every e-node extraction may pick first,
-    under a progress bar (once per configuration and target: the rows are cached); how many, in what seconds."""
+def _measure_candidates(data: EGraphData, model: CostModel) -> tuple[int, float, int]:
+    """A compiled cost model that measures what is missing prices every e-node extraction may pick first,
+    measuring under a progress bar (once per configuration and target: the rows are cached) or, for fused
+    increments between measured sizes, interpolating (``CompiledCost.plan``); how many it measured, in what
+    seconds, and how many it interpolated."""
     if not isinstance(model, CompiledCost) or not model.measure_missing:
-        return 0, 0.0
+        return 0, 0.0, 0
     t0 = time.perf_counter()
-    configs = model.missing(egraph_configs(data))
-    if configs:
-        model.profile(configs, counter(f"measure {len(configs)} kernels ({model.target.name})"))
-    return len(configs), time.perf_counter() - t0
+    configs = egraph_configs(data)
+    todo, derive = model.plan(configs)
+    if todo or derive:
+        model.profile(configs, counter(f"measure {len(todo)} kernels ({model.target.name})"))
+    return len(todo), time.perf_counter() - t0, len(derive)
 
 
 def _trace(found: _Candidates, t_extract: float, best_cost: float) -> tuple[tuple[float, float], ...]:
@@ -592,6 +597,7 @@ def optimize(
         search="eqsat",
         trace=_trace(found, t1 - t0, cost_after),
         measured_kernels=found.measured,
+        interpolated_kernels=found.interpolated,
         run_check=ran,
     )
     return OptimizeResult(best, graph, stats, compiled)

@@ -202,6 +202,7 @@ class OptimizeStats:
     trace: tuple[tuple[float, float], ...] = ()
     backtrack: SearchStats | None = None  # only for search="backtrack"
     measured_kernels: int = 0  # kernel configurations measured for this call (a compiled cost model's misses)
+    interpolated_kernels: int = 0  # fused increments priced by interpolation between measured ones instead
     run_check: RunCheck | None = None  # a compiled target's chosen graph timed against the input (None: not run)
 
     @property
@@ -253,6 +254,7 @@ class OptimizeStats:
             "rules_loaded": self.saturation.rules_loaded if self.saturation is not None else None,
             "rules_given": self.saturation.rules_given if self.saturation is not None else None,
             "measured_kernels": self.measured_kernels,
+            "interpolated_kernels": self.interpolated_kernels,
             "seconds": self.seconds.to_json(),
             "verified": self.verified,
             "max_abs_err": self.max_abs_err,

@@ -41,7 +41,13 @@ def _search_lines(stats: OptimizeStats) -> list[str]:
             f"e-graph: {sat.enodes} e-nodes, {sat.eclasses} e-classes after {len(sat.iterations)} "
             f"iteration(s); stopped: {sat.stop_reason.value}",
             f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s"
-            + (f" (measuring {stats.measured_kernels} kernels {s.measure:.2f}s)" if stats.measured_kernels else "")
+            + (f" (measuring {stats.measured_kernels} kernels {s.measure:.2f}s" if stats.measured_kernels else "")
+            + (
+                f", {stats.interpolated_kernels} interpolated"
+                if stats.measured_kernels and stats.interpolated_kernels
+                else ""
+            )
+            + (")" if stats.measured_kernels else "")
             + f", verify {s.verify:.2f}s"
             + (f", run check {s.run_check:.2f}s" if s.run_check else "")
             + f", total {s.total:.2f}s",

@@ -2,12 +2,13 @@
 compiled kind declared by one record (``fake``) and its cost keys."""
 
 import dataclasses
+import itertools
 import math
 
 import pytest
 import torch
 
-from costs import measured
+from costs import compiled, measured
 from costs.compiled import CompiledCost
 from costs.key import CostKey
 from lower import parse_target
@@ -137,6 +138,60 @@ def test_profile_measures_only_what_is_missing(fake, tmp_path):
     assert alone.asked == [("fake", "matmul")] and fused.asked == [("fake-fused", "relu")]
     again = CompiledCost(FAKE, cache=tmp_path / "c.sqlite")  # the rows are on disk
     assert again.missing(configs) == [] and again("matmul", {}, [(4, 8), (8, 8)]) == 1e-3
+
+
+class SizedRunner(Runner):
+    """A fused runner whose increment grows with the output's elements: 1 ns each plus 1 us."""
+
+    def __call__(self, key, op, attrs, in_shapes, dtype="float32", warmup=5, repeats=20):
+        super().__call__(key, op, attrs, in_shapes, dtype, warmup, repeats)
+        self.asked[-1] = (*self.asked[-1], tuple(in_shapes[0]))
+        return measured.Measurement(1e-6 + 1e-9 * math.prod(in_shapes[0]), repeats, 0.0)
+
+
+def test_fused_increments_of_a_family_are_sampled_and_the_rest_interpolated(fake, monkeypatch, tmp_path):
+    """Relu at eight sizes spanning 1024x: measured at the ends and within SAMPLE_SPAN of each other, the
+    sizes between priced on the line through their measured neighbours (exact for a linear runner), and
+    nothing interpolated written to the cache; a second process measures nothing new."""
+    model, _, _ = fake
+    runner = SizedRunner(0.0)
+    monkeypatch.setitem(KINDS, "fake", dataclasses.replace(KINDS["fake"], fused_runner=runner))
+    sizes = [64, 96, 128, 512, 1024, 4096, 8192, 65536]
+    configs = [("relu", {}, ((1, n),), "float32") for n in sizes]
+    configs.append(("tanh", {}, ((1, 300),), "float32"))  # a family of its own: measured
+    todo, derive = model.plan(configs)
+    measured_sizes = sorted(s[-1] for s in (c[2][0] for c in todo if c[0] == "relu"))
+    assert measured_sizes[0] == 64 and measured_sizes[-1] == 65536
+    assert all(b <= a * compiled.SAMPLE_SPAN for a, b in itertools.pairwise(measured_sizes))
+    assert len(derive) == len(sizes) - len(measured_sizes) > 0 and ("tanh", {}, ((1, 300),), "float32") in todo
+    assert model.profile(configs) == len(todo)
+    assert model.stats["interpolated"] == len(derive) and len(runner.asked) == len(todo)
+    for n in sizes:
+        assert model("relu", {}, [(1, n)]) == pytest.approx(1e-6 + 1e-9 * n)
+    assert len(runner.asked) == len(todo)  # the interpolated ones were priced, not measured
+    again = CompiledCost(FAKE, cache=tmp_path / "c.sqlite", measure_missing=True)
+    assert len(again.missing(configs)) == len(derive)  # measurements only on disk
+    assert again.plan(configs) == ([], derive)  # the next process measures nothing
+    monkeypatch.setenv("EQSAT_MEASURE_ALL", "1")
+    assert again.plan(configs) == (derive, [])
+
+
+def test_a_family_is_the_op_spelled_one_way():
+    """Sizes, a slice's bounds and float values aside, configurations are one family; an axis, a permutation,
+    a broadcast operand or another rank are another."""
+    f = compiled.family
+    assert f("add", {}, [(1, 8, 4, 4), (1, 8, 4, 4)], "float32") == f(
+        "add", {}, [(1, 2, 9, 9), (1, 2, 9, 9)], "float32"
+    )
+    assert f("add", {}, [(1, 8, 4, 4), (1, 8, 1, 1)], "float32") != f(
+        "add", {}, [(1, 8, 4, 4), (1, 8, 4, 4)], "float32"
+    )
+    assert f("add", {}, [(8, 16), (8, 16)], "float32") != f("add", {}, [(1, 8, 16), (1, 8, 16)], "float32")
+    slices = [f("slice", {"axis": 1, "start": a, "end": b}, [(1, 96, 7, 7)], "float32") for a, b in [(0, 48), (48, 96)]]
+    assert slices[0] == slices[1] != f("slice", {"axis": 2, "start": 0, "end": 3}, [(1, 96, 7, 7)], "float32")
+    assert f("smul", {"scalar": 0.125}, [(4, 8)], "float32") == f("smul", {"scalar": 0.5}, [(4, 8)], "float32")
+    t = [f("transpose", {"perm": p}, [(4, 8, 2)], "float32") for p in [(0, 2, 1), (1, 0, 2)]]
+    assert t[0] != t[1]
 
 
 def test_commuted_twins_are_one_row(fake):
