@@ -190,6 +190,7 @@ JSON_TAIL = [
     "rules_loaded",
     "rules_given",
     "measured_kernels",
+    "interpolated_kernels",
     "seconds",
     "verified",
     "max_abs_err",
