@@ -36,6 +36,7 @@ fallback model and counted in ``stats["unmeasurable"]``.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -122,36 +123,35 @@ def _size(c: Config) -> int:
 
 def sample(todo: Sequence[Config], known: Sequence[tuple[Config, float]]) -> tuple[list[Config], list[Config]]:
     """Which of a fused table's ``todo`` configurations to measure and which to interpolate, given the
-    ``known`` (measured) ones: per ``family``, its smallest and largest size measured, and between them
-    enough that consecutive measured sizes are at most ``SAMPLE_SPAN`` apart (greedily: the largest size
-    within the span of the last one measured).  Every interpolated configuration lies between two measured
-    sizes of its family."""
-    fams: dict[tuple[Any, ...], list[tuple[int, bool, Config]]] = {}
+    ``known`` (measured) ones: per ``family``, sizes measured at its smallest and largest, and between them
+    enough that consecutive measured sizes are at most ``SAMPLE_SPAN`` apart (greedily, from the smallest: a
+    size is measured when the next one lies beyond the span of the last measured), one configuration per
+    size.  Decided on sizes alone, so that the same configurations with the first plan's measurements known
+    plan nothing more; every interpolated configuration lies between two measured sizes of its family."""
+    fams: dict[tuple[Any, ...], tuple[list[tuple[int, Config]], set[int]]] = {}
     for c in todo:
-        fams.setdefault(family(*c), []).append((_size(c), False, c))
+        fams.setdefault(family(*c), ([], set()))[0].append((_size(c), c))
     for c, _ in known:
         f = family(*c)
         if f in fams:
-            fams[f].append((_size(c), True, c))
+            fams[f][1].add(_size(c))
     measure: list[Config] = []
     derive: list[Config] = []
-    for members in fams.values():
-        members.sort(key=lambda m: (m[0], not m[1]))  # at a size, a known one first
-        chosen = {id(members[0][2]), id(members[-1][2])}
-        last = members[0][0]
-        for i, (n, is_known, c) in enumerate(members):
-            if is_known:
-                chosen.add(id(c))
-            if id(c) in chosen:
+    for members, known_sizes in fams.values():
+        sizes = sorted({n for n, _ in members} | known_sizes)
+        chosen = set(known_sizes) | {sizes[0], sizes[-1]}
+        last = sizes[0]
+        for n, nxt in itertools.pairwise(sizes):
+            if n not in chosen and nxt > last * SAMPLE_SPAN:  # the next size is beyond the last measured's span
+                chosen.add(n)
+            if n in chosen:
                 last = n
-                continue
-            nxt = members[i + 1][0] if i + 1 < len(members) else n
-            if nxt > last * SAMPLE_SPAN:  # the next size is out of the last measured one's span: measure this one
-                chosen.add(id(c))
-                last = n
-        for _, is_known, c in members:
-            if not is_known:
-                (measure if id(c) in chosen else derive).append(c)
+        for n, c in members:
+            if n in chosen and n not in known_sizes:
+                measure.append(c)
+                known_sizes.add(n)  # one configuration per size
+            else:
+                derive.append(c)
     return measure, derive
 
 
@@ -333,15 +333,22 @@ class CompiledCost:
         keep = {id(c) for c in measure}
         return [c for c in todo if self.table(c[0]) is not self.fused or id(c) in keep], derive
 
-    def profile(self, configs: Iterable[Config], on_progress: Callable[[int, int, str], None] | None = None) -> int:
+    def profile(
+        self,
+        configs: Iterable[Config],
+        on_progress: Callable[[int, int, str], None] | None = None,
+        planned: tuple[list[Config], list[Config]] | None = None,
+    ) -> int:
         """Measure what ``plan(configs)`` says (an unmeasurable configuration is noted), then price the fused
         increments it left out by interpolation (``interpolate``, counted in ``stats["interpolated"]``, kept in
         memory only: the cache holds measurements); returns how many were measured.
 
         Anchors and fused increments are measured in one batch each (the runner compiles a batch's kernels
-        together, then times them one by one); ``on_progress(done, total, op)`` after each configuration."""
+        together, then times them one by one); ``on_progress(done, total, op)`` after each configuration.
+        ``planned``: what ``plan(configs)`` answered just before (each configuration it left out asked the cache
+        file once already)."""
         configs = list(configs)
-        todo, derive = self.plan(configs)
+        todo, derive = planned if planned is not None else self.plan(configs)
         done = [0]
 
         def tick(c: Config) -> None:

@@ -190,7 +190,8 @@ def _measure_candidates(data: EGraphData, model: CostModel) -> tuple[int, float,
     configs = egraph_configs(data)
     todo, derive = model.plan(configs)
     if todo or derive:
-        model.profile(configs, counter(f"measure {len(todo)} kernels ({model.target.name})"))
+        bar = counter(f"measure {len(todo)} kernels ({model.target.name})") if todo else None
+        model.profile(configs, bar, (todo, derive))
     return len(todo), time.perf_counter() - t0, len(derive)
 
 

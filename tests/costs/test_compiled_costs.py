@@ -158,16 +158,18 @@ def test_fused_increments_of_a_family_are_sampled_and_the_rest_interpolated(fake
     monkeypatch.setitem(KINDS, "fake", dataclasses.replace(KINDS["fake"], fused_runner=runner))
     sizes = [64, 96, 128, 512, 1024, 4096, 8192, 65536]
     configs = [("relu", {}, ((1, n),), "float32") for n in sizes]
+    configs += [("relu", {}, ((n, 1),), "float32") for n in (64, 512, 65536)]  # sizes twice: one measured
     configs.append(("tanh", {}, ((1, 300),), "float32"))  # a family of its own: measured
     todo, derive = model.plan(configs)
     measured_sizes = sorted(s[-1] for s in (c[2][0] for c in todo if c[0] == "relu"))
     assert measured_sizes[0] == 64 and measured_sizes[-1] == 65536
     assert all(b <= a * compiled.SAMPLE_SPAN for a, b in itertools.pairwise(measured_sizes))
-    assert len(derive) == len(sizes) - len(measured_sizes) > 0 and ("tanh", {}, ((1, 300),), "float32") in todo
+    assert len(derive) == len(configs) - 1 - len(measured_sizes) > 0 and ("tanh", {}, ((1, 300),), "float32") in todo
+    assert len({c[2][0][0] * c[2][0][1] for c in todo if c[0] == "relu"}) == len(measured_sizes)
     assert model.profile(configs) == len(todo)
     assert model.stats["interpolated"] == len(derive) and len(runner.asked) == len(todo)
-    for n in sizes:
-        assert model("relu", {}, [(1, n)]) == pytest.approx(1e-6 + 1e-9 * n)
+    for c in configs[:-1]:
+        assert model(*c[:3]) == pytest.approx(1e-6 + 1e-9 * math.prod(c[2][0]))
     assert len(runner.asked) == len(todo)  # the interpolated ones were priced, not measured
     again = CompiledCost(FAKE, cache=tmp_path / "c.sqlite", measure_missing=True)
     assert len(again.missing(configs)) == len(derive)  # measurements only on disk
