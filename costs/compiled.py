@@ -129,14 +129,17 @@ def sample(todo: Sequence[Config], known: Sequence[tuple[Config, float]]) -> tup
     size.  Decided on sizes alone, so that the same configurations with the first plan's measurements known
     plan nothing more; every interpolated configuration lies between two measured sizes of its family."""
     fams: dict[tuple[Any, ...], tuple[list[tuple[int, Config]], set[int]]] = {}
+    measure: list[Config] = []
+    derive: list[Config] = []
     for c in todo:
-        fams.setdefault(family(*c), ([], set()))[0].append((_size(c), c))
+        try:
+            fams.setdefault(family(*c), ([], set()))[0].append((_size(c), c))
+        except EqsatError:  # shapes its op refuses: measured alone, where the runner says why
+            measure.append(c)
     for c, _ in known:
         f = family(*c)
         if f in fams:
             fams[f][1].add(_size(c))
-    measure: list[Config] = []
-    derive: list[Config] = []
     for members, known_sizes in fams.values():
         sizes = sorted({n for n, _ in members} | known_sizes)
         chosen = set(known_sizes) | {sizes[0], sizes[-1]}

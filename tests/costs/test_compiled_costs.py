@@ -294,3 +294,11 @@ def test_llvm_batch_compiles_each_distinct_graph_once(monkeypatch):
     assert isinstance(out[2], EqsatError)
     # relu(add), relu(mul) and one relu alone on (4, 16) for both increments
     assert sorted(compiled) == ["cost_add_consumer", "cost_add_fused", "cost_mul_fused"]
+
+
+def test_a_configuration_its_op_refuses_is_measured_alone_not_sampled():
+    """Shapes ``add`` cannot broadcast have no family: the plan measures them (the runner then says why)."""
+    bad = ("add", {}, ((4, 3), (5, 7)), "float32")
+    ok = [("relu", {}, ((1, n),), "float32") for n in (8, 16, 32)]
+    measure, derive = compiled.sample([bad, *ok], [])
+    assert bad in measure and len(derive) == 1
