@@ -299,7 +299,10 @@ class CompiledCost:
             return self._fall(op, attrs, in_shapes, dtype)
 
     def missing(self, configs: Iterable[Config]) -> list[Config]:
-        """The configurations (of priced ops) not cached yet, one per row (commuted twins share one)."""
+        """The configurations (of priced ops) not cached yet, one per row (commuted twins share one); the cache
+        file read once for them all."""
+        self.kernels.refresh()
+        self.fused.refresh()
         out = []
         seen: set[tuple[int, str]] = set()
         for c in (p for whole in configs for p in self.parts(*whole)):
@@ -310,7 +313,7 @@ class CompiledCost:
             if (id(table), key) in seen:
                 continue
             seen.add((id(table), key))
-            if key not in self.unmeasurable and table.lookup(*c) is None:
+            if key not in self.unmeasurable and table.lookup(*c, ask_file=False) is None:
                 out.append(c)
         return out
 
@@ -319,7 +322,9 @@ class CompiledCost:
         out = []
         for c in (p for whole in configs for p in self.parts(*whole)):
             if self.table(c[0]) is self.fused and not is_placed(*c[:3]) and self.fused.key(*c) not in self._derived:
-                got = self.fused.lookup(*c)
+                got = self.fused.lookup(
+                    *c, ask_file=False
+                )  # missing() read the file; this process's rows are in memory
                 if got is not None:
                     out.append((c, got))
         return out

@@ -188,18 +188,30 @@ class MeasuredCost:
             in_shapes = sorted(in_shapes, key=lambda s: tuple(int(x) for x in s))
         return op_key(op, d.normalize_attrs(attrs), in_shapes, dtype)
 
+    def refresh(self) -> None:
+        """Read the cache file's rows into memory (what other processes measured since this one last read), so
+        that a batch of lookups asks the file once (``lookup(..., ask_file=False)``) rather than once per miss."""
+        fp, table = self._table()
+        table.update(self.cache.load(fp))
+
     def lookup(
-        self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32"
+        self,
+        op: str,
+        attrs: Mapping[str, Any],
+        in_shapes: Sequence[Shape],
+        dtype: str = "float32",
+        ask_file: bool = True,
     ) -> float | None:
-        """The cached time of a configuration, or None (also asks the file: another process may have measured it)."""
+        """The cached time of a configuration, or None (also asks the file, unless ``ask_file`` is False: another
+        process may have measured it)."""
         fp, table = self._table()
         key = self.key(op, attrs, in_shapes, dtype)
-        if key not in table:
+        if key not in table and ask_file:
             got = self.cache.get(fp, key)
             if got is None:
                 return None
             table[key] = got
-        return table[key]
+        return table.get(key)
 
     def is_cached(self, op: str, attrs: Mapping[str, Any], in_shapes: Sequence[Shape], dtype: str = "float32") -> bool:
         _, table = self._table()
