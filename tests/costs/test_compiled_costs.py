@@ -302,3 +302,14 @@ def test_a_configuration_its_op_refuses_is_measured_alone_not_sampled():
     ok = [("relu", {}, ((1, n),), "float32") for n in (8, 16, 32)]
     measure, derive = compiled.sample([bad, *ok], [])
     assert bad in measure and len(derive) == 1
+
+
+def test_missing_sees_rows_another_process_measured_since(fake, tmp_path):
+    """missing() reads the cache file once per call: a row another model (another process) wrote after this one
+    read its table is not measured again."""
+    model, _, _ = fake
+    relu = ("relu", {}, ((4, 8),), "float32")
+    assert model.missing([relu]) == [relu]  # this model's table is read, the row absent
+    other = CompiledCost(FAKE, cache=tmp_path / "c.sqlite", measure_missing=True)
+    other.profile([relu])
+    assert model.missing([relu]) == [] and model.fused.lookup(*relu, ask_file=False) == 1e-6
