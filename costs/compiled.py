@@ -121,7 +121,7 @@ def _size(c: Config) -> int:
     return math.prod(int(x) for x in _out_shape(c[0], c[1], c[2]))
 
 
-def sample(todo: Sequence[Config], known: Sequence[tuple[Config, float]]) -> tuple[list[Config], list[Config]]:
+def sample(todo: Sequence[Config], known: Sequence[Config]) -> tuple[list[Config], list[Config]]:
     """Which of a fused table's ``todo`` configurations to measure and which to interpolate, given the
     ``known`` (measured) ones: per ``family``, sizes measured at its smallest and largest, and between them
     enough that consecutive measured sizes are at most ``SAMPLE_SPAN`` apart (greedily, from the smallest: a
@@ -136,7 +136,7 @@ def sample(todo: Sequence[Config], known: Sequence[tuple[Config, float]]) -> tup
             fams.setdefault(family(*c), ([], set()))[0].append((_size(c), c))
         except EqsatError:  # shapes its op refuses: measured alone, where the runner says why
             measure.append(c)
-    for c, _ in known:
+    for c in known:
         f = family(*c)
         if f in fams:
             fams[f][1].add(_size(c))
@@ -313,7 +313,7 @@ class CompiledCost:
             if (id(table), key) in seen:
                 continue
             seen.add((id(table), key))
-            if key not in self.unmeasurable and table.lookup(*c, ask_file=False) is None:
+            if key not in self.unmeasurable and not table.is_cached(*c):
                 out.append(c)
         return out
 
@@ -322,9 +322,8 @@ class CompiledCost:
         out = []
         for c in (p for whole in configs for p in self.parts(*whole)):
             if self.table(c[0]) is self.fused and not is_placed(*c[:3]) and self.fused.key(*c) not in self._derived:
-                got = self.fused.lookup(
-                    *c, ask_file=False
-                )  # missing() read the file; this process's rows are in memory
+                # missing() read the file; what this process measured since is in memory
+                got = self.fused.lookup(*c, ask_file=False)
                 if got is not None:
                     out.append((c, got))
         return out
@@ -337,7 +336,7 @@ class CompiledCost:
         fused = [c for c in todo if self.table(c[0]) is self.fused]
         if config.MEASURE_ALL.flag() or not fused:
             return todo, []
-        measure, derive = sample(fused, self._known_fused(configs))
+        measure, derive = sample(fused, [c for c, _ in self._known_fused(configs)])
         keep = {id(c) for c in measure}
         return [c for c in todo if self.table(c[0]) is not self.fused or id(c) in keep], derive
 

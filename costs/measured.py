@@ -190,7 +190,7 @@ class MeasuredCost:
 
     def refresh(self) -> None:
         """Read the cache file's rows into memory (what other processes measured since this one last read), so
-        that a batch of lookups asks the file once (``lookup(..., ask_file=False)``) rather than once per miss."""
+        that a batch of lookups asks the file once (``is_cached``, ``lookup(..., ask_file=False)``), not per miss."""
         fp, table = self._table()
         table.update(self.cache.load(fp))
 

@@ -33,6 +33,14 @@ def _extraction(stats: OptimizeStats) -> str:
     )
 
 
+def _measuring(stats: OptimizeStats) -> str:
+    """What extraction measured (and interpolated) first, for the time line; empty when it measured nothing."""
+    if not stats.measured_kernels:
+        return ""
+    also = f", {stats.interpolated_kernels} interpolated" if stats.interpolated_kernels else ""
+    return f" (measuring {stats.measured_kernels} kernels {stats.seconds.measure:.2f}s{also})"
+
+
 def _search_lines(stats: OptimizeStats) -> list[str]:
     """What the search did: the e-graph and extraction, or the backtracking search's budget and its best times."""
     s, sat, bt = stats.seconds, stats.saturation, stats.backtrack
@@ -41,13 +49,7 @@ def _search_lines(stats: OptimizeStats) -> list[str]:
             f"e-graph: {sat.enodes} e-nodes, {sat.eclasses} e-classes after {len(sat.iterations)} "
             f"iteration(s); stopped: {sat.stop_reason.value}",
             f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s"
-            + (f" (measuring {stats.measured_kernels} kernels {s.measure:.2f}s" if stats.measured_kernels else "")
-            + (
-                f", {stats.interpolated_kernels} interpolated"
-                if stats.measured_kernels and stats.interpolated_kernels
-                else ""
-            )
-            + (")" if stats.measured_kernels else "")
+            + _measuring(stats)
             + f", verify {s.verify:.2f}s"
             + (f", run check {s.run_check:.2f}s" if s.run_check else "")
             + f", total {s.total:.2f}s",
