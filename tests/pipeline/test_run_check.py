@@ -70,6 +70,36 @@ def test_nothing_is_timed_when_extraction_keeps_the_input():
     assert res.stats.run_check is None and res.compiled is None
 
 
+def _priced(detour_relu: float):
+    """A cost model that prices the detour's relu (on the transposed, 16-row tensor) at ``detour_relu`` and the
+    input's at 100, everything else nothing."""
+
+    def model(op: str, attrs: dict, shapes: list, dtype: str = "float32") -> float:
+        return (100.0 if shapes[0][0] == 1024 else detour_relu) if op == "relu" else 0.0
+
+    return model
+
+
+def test_a_graph_priced_less_than_min_gain_cheaper_is_not_returned_nor_timed(monkeypatch):
+    """The model cannot tell graphs apart that it prices within ``MIN_GAIN``: the input comes back, and on a
+    compiled target nothing is compiled or timed; at ``MIN_GAIN`` or more the extracted graph goes on as before."""
+    import rewrite.pipeline as pipeline
+
+    assert pipeline.MIN_GAIN == 0.01
+
+    def untimed(*a, **k):
+        raise AssertionError("a run check ran")
+
+    monkeypatch.setattr(pipeline, "time_pair", untimed)
+    for target in (None, parse_target("llvm", 1)):
+        kw = {} if target is None else {"target": target}
+        res = optimize(_graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=_priced(99.5), **kw)
+        assert res.graph.summary() == {"relu": 1} and res.stats.cost_after == res.stats.cost_before == 100.0
+        assert res.stats.run_check is None and res.compiled is None
+    res = optimize(_graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=_priced(99.0))
+    assert "matmul" in res.graph.summary() and res.stats.cost_after == 99.0
+
+
 def test_eager_targets_are_not_checked():
     res = optimize(_graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=misled)
     assert res.stats.run_check is None and "matmul" in res.graph.summary()
