@@ -11,6 +11,8 @@ time are built by ``lower.measure_graphs``.
 from __future__ import annotations
 
 import functools
+import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -59,6 +61,13 @@ def _kernel_seconds(target: Target, graphs: Sequence[Graph], warmup: int, repeat
     return _time([compile_graph(g, target) for g in graphs], warmup, repeats)
 
 
+# Timed rounds of one configuration fill about this long, between MIN_REPEATS and the runner's ``repeats``: a long
+# kernel's fastest round needs fewer rounds to settle than a short one's.  BERT's and GPT-2's GEMMs (2-5 ms each)
+# took 18 runs each, most of their cold measurement; kernels under ~1.3 ms keep all 15 rounds.
+ROUNDS_BUDGET_S = 0.02
+MIN_REPEATS = 5
+
+
 def _time(cgs: Sequence[CompiledGraph], warmup: int, repeats: int) -> list[list[float]]:
     """Each compiled graph's summed kernel time per round, the graphs alternating round by round; before each
     timed run the caches are flushed and the activation inputs read back in (a producer just wrote them) by
@@ -77,7 +86,14 @@ def _time(cgs: Sequence[CompiledGraph], warmup: int, repeats: int) -> list[list[
         return sum(k["seconds"] for k in cgs[i].profile(feeds[i], repeats=1))
 
     with torch.no_grad(), driver.awake(max(cg.threads for cg in cgs)):
-        return alternating_rounds(lambda i: cgs[i](feeds[i]), timed, len(cgs), warmup, repeats)
+        second = []  # two warm-up calls of each, the second timed as it comes: how many rounds fit ROUNDS_BUDGET_S
+        for cg, feed in zip(cgs, feeds, strict=True):
+            cg(feed)  # the first touches the arena and the constants: slower than the rest
+            t0 = time.perf_counter()
+            cg(feed)
+            second.append(time.perf_counter() - t0)
+        rounds = min(repeats, max(MIN_REPEATS, math.ceil(ROUNDS_BUDGET_S / max(max(second), 1e-9))))
+        return alternating_rounds(lambda i: cgs[i](feeds[i]), timed, len(cgs), max(warmup - 2, 0), rounds)
 
 
 def run_llvm_op(
@@ -160,7 +176,8 @@ def _compiled_or_error(g: Graph, host: Target) -> CompiledGraph | EqsatError:
         return e
 
 
-RUNNER_VERSION = ("runner", "3")  # bump when the llvm runners measure differently (2: cold caches, 3: fastest round)
+RUNNER_VERSION = ("runner", "4")  # bump when the llvm runners measure differently (2: cold caches, 3: fastest round,
+# 4: fewer rounds for long kernels)
 
 
 def cost_key(target: str | Target = "llvm", threads: int | None = None) -> CostKey:
