@@ -219,14 +219,15 @@ def _trace(found: _Candidates, t_extract: float, best_cost: float) -> tuple[tupl
 MIN_GAIN = 0.01
 
 
-def _worth_it(cost_before: float, cost_after: float) -> bool:
+def worth_replacing(cost_before: float, cost_after: float) -> bool:
     """Whether a graph priced ``cost_after`` is cheap enough to replace an input priced ``cost_before``
-    (``MIN_GAIN``)."""
+    (``MIN_GAIN``); the CLI's summary says so when it was not."""
     return cost_after <= cost_before * (1.0 - MIN_GAIN)
 
 
-def _choose(graph: Graph, found: _Candidates, model: CostModel) -> tuple[Graph, float]:
-    """The cheapest of the ILP's graph, the greedy graph and the input, with its cost.
+def _choose(graph: Graph, found: _Candidates, model: CostModel) -> tuple[Graph, float, float]:
+    """The cheapest of the ILP's graph, the greedy graph and the input, with its cost, and the extracted
+    graph's cost (the ILP's or greedy's, whether or not it was kept).
 
     Decoding can price the ILP's answer slightly above greedy's: keep the cheaper.  Extraction never
     makes a graph more expensive than the input, and keeps the input unless the other is ``MIN_GAIN``
@@ -235,11 +236,11 @@ def _choose(graph: Graph, found: _Candidates, model: CostModel) -> tuple[Graph, 
     best = found.greedy
     if found.ilp is not None and graph_cost(found.ilp, model) <= found.greedy_cost:
         best = found.ilp
-    cost = graph_cost(best, model)
-    if not _worth_it(found.cost_before, cost):
+    cost = extracted = graph_cost(best, model)
+    if not worth_replacing(found.cost_before, cost):
         best, cost = graph, found.cost_before
     assert cost <= found.cost_before, "the chosen graph must not cost more than the input"
-    return best, cost
+    return best, cost, extracted
 
 
 # The run check: a compiled target's chosen graph timed against the imported one, and the input kept when it ran
@@ -574,7 +575,7 @@ def optimize(
     t1 = time.perf_counter()
     with stage(f"extract ({extractor})"):
         found = _extract(graph, sat, model, extractor, ilp_seconds)
-    best, cost_after = _choose(graph, found, model)
+    best, cost_after, cost_extracted = _choose(graph, found, model)
     t2 = time.perf_counter()
     with stage("verify"):
         checked = _verify(graph, best, check, sat.rules_fired)
@@ -618,6 +619,7 @@ def optimize(
         measured_kernels=found.measured,
         interpolated_kernels=found.interpolated,
         run_check=ran,
+        cost_extracted=cost_extracted,
     )
     return OptimizeResult(best, graph, stats, compiled)
 
@@ -661,7 +663,8 @@ def _optimize_backtrack(
                 f"expected {_signature(graph)}"
             )
     cost_before, cost_after = graph_cost(graph, model), graph_cost(best, model)
-    if not _worth_it(cost_before, cost_after):
+    cost_found = cost_after
+    if not worth_replacing(cost_before, cost_after):
         best, cost_after = graph, cost_before
     checked = _verify(graph, best, check, found.rules_applied)
     t2 = time.perf_counter()
@@ -672,6 +675,7 @@ def _optimize_backtrack(
         cost_before=cost_before,
         cost_after=cost_after,
         extracted_dag_cost=cost_after,
+        cost_extracted=cost_found,
         extractor="none",
         saturation=None,
         seconds=Timings(0.0, 0.0, 0.0, 0.0, t2 - t1, t2 - t0, search=t1 - t0),

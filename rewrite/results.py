@@ -204,6 +204,9 @@ class OptimizeStats:
     measured_kernels: int = 0  # kernel configurations measured for this call (a compiled cost model's misses)
     interpolated_kernels: int = 0  # fused increments priced by interpolation between measured ones instead
     run_check: RunCheck | None = None  # a compiled target's chosen graph timed against the input (None: not run)
+    # the modelled cost of the best graph extraction found, before it had to be ``pipeline.MIN_GAIN`` cheaper than the
+    # input and pass the run check (None where the caller did not say: ``cost_after`` then stands for it)
+    cost_extracted: float | None = None
 
     @property
     def stop_reason(self) -> str:
@@ -255,6 +258,7 @@ class OptimizeStats:
             "rules_given": self.saturation.rules_given if self.saturation is not None else None,
             "measured_kernels": self.measured_kernels,
             "interpolated_kernels": self.interpolated_kernels,
+            "cost_extracted": self.cost_extracted,
             "seconds": self.seconds.to_json(),
             "verified": self.verified,
             "max_abs_err": self.max_abs_err,

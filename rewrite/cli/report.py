@@ -96,10 +96,24 @@ def before_after(stats: OptimizeStats, before_ops: dict[str, int], after_ops: di
         table(rows),
         *_search_lines(stats),
         f"verified: {verified}{err}",
+        *_min_gain_lines(stats),
         *_run_check_lines(stats),
         f"rules fired: {fired or 'none'}",
     ]
     return "\n".join(lines)
+
+
+def _min_gain_lines(stats: OptimizeStats) -> list[str]:
+    """Why the input came back when extraction found a graph it priced cheaper, but not by ``MIN_GAIN``."""
+    from rewrite.pipeline import MIN_GAIN, worth_replacing  # deferred: the pipeline imports the whole optimizer
+
+    found, before = stats.cost_extracted, stats.cost_before
+    if found is None or not 0 < found < before or worth_replacing(before, found):
+        return []
+    return [
+        f"kept the input: the best graph found was modelled {100 * (1 - found / before):.2f}% cheaper, "
+        f"under the {100 * MIN_GAIN:g}% it takes to replace it"
+    ]
 
 
 def _run_check_lines(stats: OptimizeStats) -> list[str]:

@@ -191,6 +191,7 @@ JSON_TAIL = [
     "rules_given",
     "measured_kernels",
     "interpolated_kernels",
+    "cost_extracted",
     "seconds",
     "verified",
     "max_abs_err",

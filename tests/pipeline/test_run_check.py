@@ -96,8 +96,12 @@ def test_a_graph_priced_less_than_min_gain_cheaper_is_not_returned_nor_timed(mon
         res = optimize(_graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=_priced(99.5), **kw)
         assert res.graph.summary() == {"relu": 1} and res.stats.cost_after == res.stats.cost_before == 100.0
         assert res.stats.run_check is None and res.compiled is None
+        assert res.stats.cost_extracted == 99.5 and res.stats.to_json()["cost_extracted"] == 99.5
+        text = before_after(res.stats, {"relu": 1}, res.graph.summary())
+        assert "kept the input: the best graph found was modelled 0.50% cheaper, under the 1% it takes" in text
     res = optimize(_graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=_priced(99.0))
-    assert "matmul" in res.graph.summary() and res.stats.cost_after == 99.0
+    assert "matmul" in res.graph.summary() and res.stats.cost_after == res.stats.cost_extracted == 99.0
+    assert "kept the input" not in before_after(res.stats, {"relu": 1}, res.graph.summary())
 
 
 def test_eager_targets_are_not_checked():
