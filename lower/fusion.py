@@ -572,10 +572,12 @@ def build_kernel(
     name: str | None = None,
     grid: bool = False,
     threads: int = 1,
+    features: tuple[str, ...] = (),
 ) -> BuiltKernel:
     """Lower a group's nodes and fuse them into one kernel (inlining prologues, placing epilogues).
     ``grid``: the backend runs kernels as grids of many threads (``Backend.grid``): lowerings pick their
-    data-parallel forms over the CPU's serial cache-blocked ones; ``threads``: the host threads it runs on."""
+    data-parallel forms over the CPU's serial cache-blocked ones; ``threads``: the host threads it runs on;
+    ``features``: the target CPU's (LLVM's names), for lowerings with a form per instruction set."""
     resolve = resolve or (lambda v: v)
     in_group = set(grp.nodes)
     local = {nid: k for k, nid in enumerate(grp.nodes)}
@@ -604,7 +606,9 @@ def build_kernel(
         node = graph.nodes[node_id]
         if node_id in epi:
             continue
-        ctx = LowerCtx(node, namer, consts, new_consts, grid=grid, threads=threads, local=local[node_id])
+        ctx = LowerCtx(
+            node, namer, consts, new_consts, grid=grid, threads=threads, features=features, local=local[node_id]
+        )
         outs = [buf(Value(node_id, i)) for i in range(len(node.shapes))]
         if node_id == anchor.id and grp.epilogue:
             outs = [buf(Value(grp.epilogue[-1], 0))]  # accumulate straight into the final buffer

@@ -52,7 +52,9 @@ def plan_kernels(
     built = []
     for k, grp in enumerate(fusion.groups):
         name = f"k{k}_{graph.nodes[grp.anchor].op}"
-        bk = build_kernel(graph, grp, consts, fusion.resolve, name=name, grid=grid, threads=target.threads)
+        bk = build_kernel(
+            graph, grp, consts, fusion.resolve, name=name, grid=grid, threads=target.threads, features=target.features
+        )
         sched = cached_schedule(bk.kernel, bk.gemm, bk.const_names, target) if schedule else None
         if sched is not None:
             bk.kernel, bk.schedule = sched.kernel, sched

@@ -78,10 +78,33 @@ _jits: dict[str, _Jit] = {}  # target.code_key -> its JIT
 
 
 def host_machine() -> tuple[str, str, tuple[str, ...]]:
-    """This process's LLVM triple, host CPU name and CPU features (``+avx2``, ``-avx512f``, ...)."""
+    """This process's LLVM triple, host CPU name and CPU features (``+avx2``, ``-avx512f``, ...).
+
+    AMX (``+amx-tile``) counts only once this process may use it: Linux hands out the tile registers' state
+    to a process that asks (``amx_permitted``); where it says no, the AMX features read ``-`` and no kernel
+    uses tiles (an AMX instruction without that permission kills the process with SIGILL)."""
     objcompile.init()
     flat = llvm.get_host_cpu_features().flatten()
-    return llvm.get_process_triple(), llvm.get_host_cpu_name(), tuple(f for f in flat.split(",") if f)
+    features = tuple(f for f in flat.split(",") if f)
+    if "+amx-tile" in features and not amx_permitted():
+        features = tuple("-" + f[1:] if f.startswith("+amx-") else f for f in features)
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), features
+
+
+_ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA, _SYS_ARCH_PRCTL = 0x1023, 18, 158  # <asm/prctl.h>, x86-64
+
+
+@functools.cache
+def amx_permitted() -> bool:
+    """Ask Linux, once per process, for the AMX tile data state (``arch_prctl(ARCH_REQ_XCOMP_PERM,
+    XFEATURE_XTILEDATA)``, Linux 5.16+): True when granted, for every thread of the process."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 @functools.cache

@@ -93,6 +93,7 @@ class LowerCtx:
     gemm: GemmInfo | None = None
     grid: bool = False  # the kernel runs as a grid of many threads: data-parallel forms (Backend.grid)
     threads: int = 1  # host threads the kernel runs on (a form whose parallel units are few may not fit)
+    features: tuple[str, ...] = ()  # the target CPU's LLVM features (``+amx-int8``): forms its instructions allow
     local: int | None = None  # the node's place in its kernel (``stage_tag``); None: its id in the graph
 
     @property

@@ -5,14 +5,14 @@ point) times int8 weights, exact int32 sums.
 quantized model's linear layers), B is packed once, at compile time, into panels of ``IGEMM_NR`` columns
 in the layout the CPU's dot-product instruction reads (``lower.llvm.igemm``: for each four k, the panel's
 columns' four bytes side by side), with each panel's column sums (the zero point's share), and the nest is a
-parallel loop over panels calling the micro-kernel on blocks of ``IGEMM_MR`` rows and ``KC_GROUPS`` groups of
+parallel loop over panels calling the micro-kernel on blocks of ``igemm_rows`` rows and ``KC_GROUPS`` groups of
 four k (a block of B that stays in L1 while the rows stream past it).  Otherwise (a run-time B, a K not a
 multiple of 4, a grid target) it is the plain triple loop, exact in i64.
 
 ``conv2d_integer``: with constant weights and one group, the weights are packed as rows [O][K] with k ordered
 (tap, channel), the channels padded to a multiple of 4 (a tap's four channels are one 32-bit word), with
 their row sums; per image and panel of ``IGEMM_NR`` output pixels (the parallel loop) the panel's im2col
-words are gathered (``igather``: the zero point in the padding) and every block of ``IGEMM_MR`` output
+words are gathered (``igather``: the zero point in the padding) and every block of ``igemm_rows`` output
 channels runs ``igemmw`` on it, writing C in place in NCHW.  Grouped convolutions, run-time weights and grid
 targets take the plain loop.
 """
@@ -57,6 +57,13 @@ from rewrite.ir.graph import Node
 IGEMM_MR, IGEMM_NR = 8, 48
 PANEL_WIDTHS = (16, 32, IGEMM_NR)  # a convolution's panels: 48 pixels, 32 on a small map, the last as needed
 KC_GROUPS = 128  # groups of four k per block: a 48-column panel's block of B is 24 KiB, L1-resident
+# with AMX int8 (``+amx-int8``) the tile is 16 rows, an AMX tile's (``lower.llvm.igemm.amx_routine``)
+AMX_MR = 16
+
+
+def igemm_rows(features: tuple[str, ...]) -> int:
+    """The rows of the micro-kernel's tile on a CPU with these (LLVM) features: 16 with AMX int8, else 8."""
+    return AMX_MR if "+amx-int8" in features and "+amx-tile" in features and "+avx512vnni" in features else IGEMM_MR
 
 
 # ``igemm``: A the uint8 activations (rows broadcast), B packed int8 weights, the zero point's share per
@@ -75,6 +82,12 @@ def igemm_parts(name: str) -> tuple[str, int, int]:
     kind, shape = name.split("_")
     mr, nr = (int(x) for x in shape.split("x"))
     return kind, mr, nr
+
+
+def amx_conv_name(nr: int) -> str:
+    """The name a lowered nest calls to run a convolution's panel of ``nr`` pixels on AMX tiles (every block of
+    output channels, the whole of K)."""
+    return f"amxconv_{nr}"
 
 
 def igather_name(nr: int) -> str:
@@ -157,21 +170,22 @@ def _packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, k: int, n
     ctx.new_consts[cs.name] = sums
     jp, kb, ib = ctx.var("jp"), ctx.var("kb"), ctx.var("ib")
     nkb = -(-kq // KC_GROUPS)
+    mr = igemm_rows(ctx.features)
     call = _tile_call(
         "igemm",
-        IGEMM_NR,
-        (a, ib * (IGEMM_MR * k), k),  # A and C by flat offsets: rows, the batch dimensions flattened
+        (mr, IGEMM_NR),
+        (a, ib * (mr * k), k),  # A and C by flat offsets: rows, the batch dimensions flattened
         (bp, jp * (kq * IGEMM_NR * 4)),
-        (out, ib * (IGEMM_MR * n) + jp * IGEMM_NR, n),
+        (out, ib * (mr * n) + jp * IGEMM_NR, n),
         (cs, jp * IGEMM_NR),
         (kb, kq),
-        (IntImm(rows) - ib * IGEMM_MR, IntImm(n) - jp * IGEMM_NR),
+        (IntImm(rows) - ib * mr, IntImm(n) - jp * IGEMM_NR),
         zp,
     )
     nest = For(
         jp,
         IntImm(npan),
-        For(kb, IntImm(nkb), For(ib, IntImm(-(-rows // IGEMM_MR)), call)),
+        For(kb, IntImm(nkb), For(ib, IntImm(-(-rows // mr)), call)),
         LoopKind.PARALLEL,
     )
     return Stage(ctx.tag, nest)
@@ -179,7 +193,7 @@ def _packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, k: int, n
 
 def _tile_call(
     kind: str,
-    nr: int,
+    tile: tuple[int, int],
     a: tuple[Buffer, Expr, int],
     b: tuple[Buffer, Expr],
     c: tuple[Buffer, Expr, int],
@@ -188,10 +202,11 @@ def _tile_call(
     left: tuple[Expr, Expr],
     zp: int,
 ) -> Intrinsic:
-    """The micro-kernel call for one tile and block of k: A (buffer, offset of the tile's first row, row
+    """The micro-kernel call for one ``tile`` (MR x NR) and block of k: A (buffer, offset of the tile's first row, row
     length in bytes), B (the panel, offset of its first group), C (buffer, offset, row length), the zero
     point's sums (buffer, offset), the k block (its loop variable, the groups of four in all) and the rows
-    and columns left from the tile's corner (the tile stores at most ``IGEMM_MR`` x ``nr``)."""
+    and columns left from the tile's corner (the tile stores at most MR x NR)."""
+    mr, nr = tile
     (abuf, aoff, lda), (bbuf, boff), (cbuf, coff, ldc), (sbuf, soff), (kb, kq), (rows, cols) = (
         a,
         b,
@@ -201,7 +216,7 @@ def _tile_call(
         left,
     )
     return Intrinsic(
-        igemm_name(IGEMM_MR, nr, kind),
+        igemm_name(mr, nr, kind),
         (
             abuf,
             aoff + kb * (4 * KC_GROUPS),
@@ -212,7 +227,7 @@ def _tile_call(
             coff,
             IntImm(ldc),
             emin(IntImm(KC_GROUPS), IntImm(kq) - kb * KC_GROUPS),
-            emin(IntImm(IGEMM_MR), rows),
+            emin(IntImm(mr), rows),
             emin(IntImm(nr), cols),
             sbuf,
             soff,
@@ -224,12 +239,22 @@ def _tile_call(
     )
 
 
-def pack_conv_weights(w: torch.Tensor, mr: int = IGEMM_MR) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """OIHW int8 weights as rows [O (padded to mr)][K (= I * kh * kw, padded to a multiple of 4)], zeros in the
-    padding, their row sums [O padded] int32, and the padded K."""
+def amx_conv_pays(k: int, co: int) -> bool:
+    """Whether a convolution of ``k`` products per output and ``co`` output channels runs faster on AMX tiles
+    than on the VNNI micro-kernel: K padded to whole tiles of 64 wastes under a quarter, and two blocks of 16
+    channels or more.  Measured on an Emerald Rapids core (1 thread, the two forms interleaved), VNNI time /
+    AMX time: K = 16, 24 (O 96, 144, 56x56): 0.61, 0.67; K = 96, 144 with O = 24 or 16: 0.86-0.94; K = 32, O = 192:
+    1.03; K = 64 (O 64, 384): 1.14, 1.05; K = 128-576: 1.22-1.43; K = 960-1152: 1.58-1.63; K = 512, O = 512 at 7x7:
+    2.04."""
+    return co >= 32 and 4 * k >= 3 * (-(-k // 64) * 64)
+
+
+def pack_conv_weights(w: torch.Tensor, mr: int = IGEMM_MR, kalign: int = 4) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """OIHW int8 weights as rows [O (padded to mr)][K (= I * kh * kw, padded to a multiple of ``kalign``)], zeros
+    in the padding, their row sums [O padded] int32, and the padded K."""
     co = w.shape[0]
     k = w[0].numel()
-    kp = -(-k // 4) * 4
+    kp = -(-k // kalign) * kalign
     cop = -(-co // mr) * mr
     rows = torch.zeros((cop, kp), dtype=torch.int8)
     rows[:co, :k] = w.reshape(co, k)
@@ -283,8 +308,11 @@ def _conv_packed(
     cp = -(-ci // 4) * 4
     wt = torch.zeros((co, kh, kw, cp), dtype=torch.int8)
     wt[..., :ci] = ctx.consts[w.name].permute(0, 2, 3, 1)
-    rows, sums, kp = pack_conv_weights(wt)
-    kq = kp // 4
+    amx = igemm_rows(ctx.features) == AMX_MR and amx_conv_pays(kh * kw * cp, co)
+    mr = AMX_MR if amx else IGEMM_MR
+    # on AMX whole tiles of K (64) as well: the panel's rows past the gathered ones meet zero weights
+    rows, sums, kp = pack_conv_weights(wt, mr, 64 if amx else 4)
+    kq = kh * kw * cp // 4  # the groups of four k gathered
     wp = Buffer(ctx.namer.name(f"{ctx.tag}_wrows"), (rows.numel(),), I8)
     rs = Buffer(ctx.namer.name(f"{ctx.tag}_rowsum"), (sums.numel(),), I32)
     ctx.new_consts[wp.name] = rows
@@ -308,10 +336,15 @@ def _conv_packed(
     kb, ib = ctx.var("kb"), ctx.var("ib")
     nkb = -(-kq // KC_GROUPS)
 
+    if amx:  # the tiles start from minus the zero point's share: 16 copies of it per row
+        zinit = (-zp * sums).to(torch.int32).repeat_interleave(16)
+        zi = Buffer(ctx.namer.name(f"{ctx.tag}_zinit"), (zinit.numel(),), I32)
+        ctx.new_consts[zi.name] = zinit
+
     def panel_body(nr: int) -> Stmt:
         """Gather the panel of ``nr`` pixels starting at pixel ``jp * step``, then run every block of
         output channels on it."""
-        panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kq * nr * 4,), U8, scope="local")
+        panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kp * nr,), U8, scope="local")
         gather = Intrinsic(
             igather_name(nr),
             (x, n * (ci * x.shape[2] * x.shape[3]), IntImm(x.shape[2] * x.shape[3]), IntImm(x.shape[3]),
@@ -319,18 +352,27 @@ def _conv_packed(
             reads=(x, tb, cb),
             writes=(panel,),
         )  # fmt: skip
+        if amx:
+            tiles = Intrinsic(
+                amx_conv_name(nr),
+                (wp, IntImm(0), IntImm(kp), panel, out, n * (co * npix) + jp * step, IntImm(npix),
+                 IntImm(kp // 64), IntImm(co), emin(IntImm(nr), IntImm(npix) - jp * step), zi),
+                reads=(wp, panel, zi),
+                writes=(out,),
+            )  # fmt: skip
+            return Allocate(panel, seq(gather, tiles))
         call = _tile_call(
             "igemmw",
-            nr,
-            (wp, ib * (IGEMM_MR * kp), kp),
+            (mr, nr),
+            (wp, ib * (mr * kp), kp),
             (panel, IntImm(0)),
-            (out, n * (co * npix) + ib * (IGEMM_MR * npix) + jp * step, npix),
-            (rs, ib * IGEMM_MR),
+            (out, n * (co * npix) + ib * (mr * npix) + jp * step, npix),
+            (rs, ib * mr),
             (kb, kq),
-            (IntImm(co) - ib * IGEMM_MR, IntImm(npix) - jp * step),
+            (IntImm(co) - ib * mr, IntImm(npix) - jp * step),
             zp,
         )
-        return Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call)))
+        return Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // mr))], call)))
 
     body = panel_body(step)
     if tail < step:
@@ -367,6 +409,7 @@ def _corner_table(widths: list[int], step: int, stride: tuple[int, int], out_hw:
 
 
 __all__ = [
+    "AMX_MR",
     "IGEMM_KINDS",
     "IGEMM_MR",
     "IGEMM_NR",
@@ -375,6 +418,7 @@ __all__ = [
     "igather_name",
     "igemm_name",
     "igemm_parts",
+    "igemm_rows",
     "lower_conv2d_integer",
     "lower_matmul_integer",
     "pack_conv_weights",

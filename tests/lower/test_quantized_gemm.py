@@ -3,21 +3,35 @@
 Results are integers: the compiled kernels must equal the exact sums, bit for bit, on every shape the
 packed form handles (rows and columns past a tile, K in several blocks, batch dimensions, zero points at
 the ends of the byte) and on the plain loop's (a run-time B, K not a multiple of 4); the micro-kernel is
-checked in both of its forms (AVX-512 VNNI's ``vpdpbusd`` where this CPU has it, and the portable one).
+checked in each of its forms (AMX tiles and AVX-512 VNNI's ``vpdpbusd`` where this CPU has them, and the
+portable one); on an AMX host the lowered kernels are checked for both tile heights (16 rows on AMX, 8 on a
+target without it).
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 
 import numpy as np
 import pytest
 import torch
 
 from lower.ir import format_kernel
-from lower.llvm.igemm import has_vnni, igemm_module, igemm_symbol
-from lower.llvm.jit import _jit, load_library
-from lower.ops_to_loops.quantized import IGEMM_MR, IGEMM_NR, KC_GROUPS, igemm_name, pack_weights
+from lower.llvm.igemm import amx_module, has_amx, has_vnni, igemm_module, igemm_symbol
+from lower.llvm.jit import _jit, assembly, load_library
+from lower.ops_to_loops.quantized import (
+    AMX_MR,
+    IGEMM_MR,
+    IGEMM_NR,
+    KC_GROUPS,
+    amx_conv_name,
+    amx_conv_pays,
+    igemm_name,
+    igemm_rows,
+    pack_conv_weights,
+    pack_weights,
+)
 from lower.target import parse_target
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import GraphError
@@ -28,14 +42,26 @@ def _exact(a: torch.Tensor, b: torch.Tensor, zp: int) -> torch.Tensor:
     return torch.matmul(a.long() - zp, b.long()).to(torch.int32)
 
 
-def _gemm(a_shape, b_shape, zp, const_b=True, seed=0):
+def _targets() -> list:
+    """This host's llvm target, and on an AMX host the same without AMX (the VNNI tile of 8 rows)."""
+    host = parse_target("llvm", threads=2)
+    if not has_amx(host):
+        return [pytest.param(host, id="host")]
+    plain = tuple("-" + f[1:] if f.startswith("+amx-") else f for f in host.features)
+    return [pytest.param(host, id="amx"), pytest.param(dataclasses.replace(host, features=plain), id="no-amx")]
+
+
+TARGETS = _targets()
+
+
+def _gemm(a_shape, b_shape, zp, const_b=True, seed=0, target=None):
     gen = torch.Generator().manual_seed(seed)
     A = torch.randint(0, 256, a_shape, generator=gen).to(torch.uint8)
     B = torch.randint(-128, 128, b_shape, generator=gen).to(torch.int8)
     b = GraphBuilder("igemm")
     bv = b.weight("b", B) if const_b else b.input("b", b_shape, dtype="int8")
     g = b.build([b.op("matmul_integer", b.input("a", a_shape, dtype="uint8"), bv, a_zero_point=zp)])
-    run = compile_graph(g, "llvm", threads=2)
+    run = compile_graph(g, target or "llvm", threads=2)
     feed = {"a": A} if const_b else {"a": A, "b": B}
     return run, run(feed)[0], _exact(A, B, zp), g.run(feed)[0]
 
@@ -48,20 +74,25 @@ def _gemm(a_shape, b_shape, zp, const_b=True, seed=0):
         ((9, 4 * KC_GROUPS + 8), (4 * KC_GROUPS + 8, IGEMM_NR), 255),  # K one group past a block
         ((2, 9, 64), (1, 64, 100), 3),  # batch dimensions flattened into rows
         ((IGEMM_MR, 16), (16, 2 * IGEMM_NR + 1), 1),  # a panel of one column
+        ((AMX_MR + 3, 4 * KC_GROUPS + 68), (4 * KC_GROUPS + 68, 40), 250),  # 16-group steps and 1 left
+        ((33, 256), (256, 64), 17),  # whole steps only, rows past two AMX tiles
+        ((AMX_MR + 9, 40), (40, 20), 5),  # K under one AMX step
     ],
 )
-def test_packed_form_equals_the_exact_sums(a_shape, b_shape, zp):
-    run, got, exact, ref = _gemm(a_shape, b_shape, zp)
+@pytest.mark.parametrize("target", TARGETS)
+def test_packed_form_equals_the_exact_sums(a_shape, b_shape, zp, target):
+    run, got, exact, ref = _gemm(a_shape, b_shape, zp, target=target)
     assert got.dtype == torch.int32 and torch.equal(ref, exact)
     assert torch.equal(got, exact)
-    assert igemm_name(IGEMM_MR, IGEMM_NR) in format_kernel(run._launches[0].kernel)  # the packed form ran
+    mr = igemm_rows(target.features)
+    assert igemm_name(mr, IGEMM_NR) in format_kernel(run._launches[0].kernel)  # the packed form ran
 
 
 @pytest.mark.parametrize("a_shape,b_shape,const_b", [((5, 7), (7, 9), True), ((6, 16), (16, 5), False)])
 def test_plain_form_equals_the_exact_sums(a_shape, b_shape, const_b):
     run, got, exact, _ = _gemm(a_shape, b_shape, 77, const_b)
     assert torch.equal(got, exact)
-    assert igemm_name(IGEMM_MR, IGEMM_NR) not in format_kernel(run._launches[0].kernel)
+    assert "igemm_" not in format_kernel(run._launches[0].kernel)
 
 
 @pytest.mark.parametrize("vnni", [False, True])
@@ -87,6 +118,56 @@ def test_micro_kernel_forms_compute_the_same_tile(vnni):
     assert (C[m:] == -7).all() and (C[:, n:] == -7).all()
     fn(A.data_ptr(), k, packed.data_ptr(), C.data_ptr(), IGEMM_NR, k // 4, m, n, sums.data_ptr(), zp, 1)
     assert torch.equal(C[:m, :n], want + _exact(A[:m], B, 0))
+
+
+@pytest.mark.parametrize("kind", ["igemm", "igemmw"])
+@pytest.mark.parametrize("kq,m", [(10, 13), (16, 16), (37, 11), (32, 5), (50, 9)])
+def test_amx_tile_computes_the_vnni_routines_result(kind, kq, m):
+    """The 16-row AMX routine called directly against the exact sums: groups in whole 16-group steps on the
+    tiles, the rest on the VNNI routine, C overwritten less the zero point's share (beta 0) then accumulated
+    (beta 1), rows past m and columns past n untouched."""
+    target = parse_target("llvm", threads=1)
+    if not has_amx(target):
+        pytest.skip("this CPU (or this process) has no AMX int8")
+    load_library(f"test_amx_{kind}", amx_module(IGEMM_NR, kind), target)
+    addr = _jit(target).engine.get_function_address(igemm_symbol(AMX_MR, IGEMM_NR, False, kind) + "_amx")
+    args = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 4]
+    fn = ctypes.CFUNCTYPE(None, *args, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(addr)
+    gen = torch.Generator().manual_seed(kq * 100 + m)
+    k, n, zp = 4 * kq, IGEMM_NR - 7, 201
+    if kind == "igemm":  # A the uint8 rows, B the packed int8 weights, the share per column
+        A = torch.randint(0, 256, (m, k), generator=gen).to(torch.uint8)
+        Bm = torch.randint(-128, 128, (k, n), generator=gen).to(torch.int8)
+        B, sums = pack_weights(Bm)
+        want = _exact(A, Bm, zp)
+        plain = _exact(A, Bm, 0)
+    else:  # A int8 weight rows, B a uint8 panel [kq][NR][4], the share per row
+        W = torch.randint(-128, 128, (m, k), generator=gen).to(torch.int8)
+        X = torch.randint(0, 256, (k, n), generator=gen).to(torch.uint8)
+        A, sums, _ = pack_conv_weights(W.view(m, k, 1, 1), AMX_MR)
+        xp = torch.zeros((k, IGEMM_NR), dtype=torch.uint8)
+        xp[:, :n] = X
+        B = xp.view(kq, 4, IGEMM_NR).permute(0, 2, 1).contiguous().view(-1)
+        want = (W.long() @ (X.long() - zp)).to(torch.int32)
+        plain = (W.long() @ X.long()).to(torch.int32)
+    C = torch.full((AMX_MR + 2, IGEMM_NR + 3), -7, dtype=torch.int32)
+    ldc = C.shape[1]
+    fn(A.data_ptr(), k, B.data_ptr(), C.data_ptr(), ldc, kq, m, n, sums.data_ptr(), zp, 0)
+    assert torch.equal(C[:m, :n], want)
+    assert (C[m:] == -7).all() and (C[:, n:] == -7).all()
+    fn(A.data_ptr(), k, B.data_ptr(), C.data_ptr(), ldc, kq, m, n, sums.data_ptr(), zp, 1)
+    assert torch.equal(C[:m, :n], want + plain)
+    assert (C[m:] == -7).all() and (C[:, n:] == -7).all()
+
+
+@pytest.mark.parametrize("kind", ["igemm", "igemmw"])
+def test_amx_routine_assembles_for_an_amx_cpu_on_any_host(kind):
+    """LLVM takes the AMX module for a Sapphire Rapids target wherever the tests run (code generation only)."""
+    host = parse_target("llvm", threads=1)
+    feats = ("+avx512f", "+avx512bw", "+avx512vl", "+avx512vnni", "+amx-tile", "+amx-int8")
+    spr = dataclasses.replace(host, name="spr", cpu="sapphirerapids", features=feats)
+    asm = assembly(amx_module(IGEMM_NR, kind), spr)
+    assert {"igemm": "tdpbusd", "igemmw": "tdpbsud"}[kind] in asm and "ldtilecfg" in asm and "vpdpbusd" in asm
 
 
 def test_stored_integers_take_no_arithmetic_and_refuse_other_operands():
@@ -147,9 +228,13 @@ def test_onnx_export_runs_in_onnxruntime_with_the_same_integers():
         ((1, 80, 9, 9), (10, 80, 3, 3), (1, 1), (1, 1), (1, 1), 128),  # K = 720: two blocks of k
         ((1, 8, 7, 7), (12, 8, 3, 3), (1, 1), (1, 1), (1, 1), 9),  # 49 pixels: two panels of 32
         ((1, 8, 14, 14), (12, 8, 1, 1), (1, 1), (0, 0), (1, 1), 9),  # 196 pixels: four of 48 and one of 16
+        ((1, 64, 9, 9), (40, 64, 3, 3), (1, 1), (1, 1), (1, 1), 3),  # K = 576: 16-group steps, 40 channels
+        ((1, 32, 7, 7), (48, 32, 3, 3), (1, 1), (1, 1), (1, 1), 250),  # K = 288 (AMX: 320), panels of 32 and 16
+        ((2, 16, 12, 10), (33, 16, 2, 2), (2, 2), (1, 0), (1, 1), 0),  # K = 64, 33 channels: a block of one
     ],
 )
-def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, padding, dilation, zp):
+@pytest.mark.parametrize("target", TARGETS)
+def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, padding, dilation, zp, target):
     """conv2d_integer of constant weights: im2col panels through the weights-as-A micro-kernel, C written in
     NCHW; the padding is the zero point (it contributes nothing)."""
     gen = torch.Generator().manual_seed(3)
@@ -166,12 +251,15 @@ def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, paddi
         a_zero_point=zp,
     )
     g = b.build([y])
-    run = compile_graph(g, "llvm", threads=2)
+    run = compile_graph(g, target, threads=2)
     exact = torch.nn.functional.conv2d(x.double() - zp, w.double(), None, stride, padding, dilation).to(torch.int32)
     assert torch.equal(g.run({"x": x})[0], exact)
     assert torch.equal(run({"x": x})[0], exact)
     text = format_kernel(run._launches[0].kernel)
-    widths = {nr for nr in (16, 32, IGEMM_NR) if igemm_name(IGEMM_MR, nr, "igemmw") in text}
+    k = w_shape[2] * w_shape[3] * -(-w_shape[1] // 4) * 4
+    amx = igemm_rows(target.features) == AMX_MR and amx_conv_pays(k, w_shape[0])  # one AMX call a panel
+    call = amx_conv_name if amx else (lambda nr: igemm_name(IGEMM_MR, nr, "igemmw"))
+    widths = {nr for nr in (16, 32, IGEMM_NR) if f"{call(nr)}(" in text}
     pixels = g.shape_of(y)[2] * g.shape_of(y)[3]
     step = IGEMM_NR if pixels >= 3 * IGEMM_NR + 1 else 32  # 32-pixel panels on a small map
     full, rest = divmod(pixels, step)
