@@ -39,10 +39,11 @@ from lower.ops_to_loops.quantized import (
     IGEMM_MR,
     PANEL_WIDTHS,
     amx_conv_name,
+    amx_int8,
+    amx_mm_name,
     igather_name,
     igemm_name,
     igemm_parts,
-    igemm_rows,
 )
 from rewrite.ir.errors import CodegenError
 
@@ -193,147 +194,8 @@ def igemm_module(mr: int, nr: int, vnni: bool, kind: str = "igemm") -> str:
     return "\n".join(decls) + "\n\n" + igemm_routine(mr, nr, vnni, kind) + "\n"
 
 
-# AMX: the tile registers an ``amx_routine`` uses (C's NR / 16 tiles, then A's, then B's) and the instruction per
-# kind: ``tdpbusd`` unsigned A (activations) by signed B (weights); ``tdpbsud`` signed A (weights) by unsigned B
+# AMX: the tile registers the panel routines use (C's NR / 16 tiles, then A's, then B's)
 _AMX_A, _AMX_B = 4, 5
-_AMX_DP = {"igemm": "tdpbusd", "igemmw": "tdpbsud"}
-
-
-def amx_routine(nr: int, kind: str = "igemm") -> str:
-    """``eqsat_{kind}_16xNR_amx``: ``igemm_routine``'s contract (same arguments, same result) for 16 rows on
-    AMX tiles.  The groups of four k in whole steps of 16 go through the tiles: C is ``NR / 16`` tiles of 16
-    x 16 int32 (rows past ``m`` not configured: never read or written), each step loads A's 16 x 64 bytes
-    (``lda`` apart) and B's ``NR / 16`` tiles of 16 groups x 64 bytes (the packed panel's rows, ``4 NR``
-    bytes apart) and issues one tile dot product per C tile; C's tiles are stored to a stack block and
-    written through ``igemm_routine``'s masked store (zero point, ``beta``).  The groups left (``kq`` mod 16)
-    go to the VNNI routine, 8 rows at a time, accumulated into C.  The tile configuration is loaded on entry
-    and the tiles released on exit: nothing is assumed of the state another routine (or library) left."""
-    if nr % 16 or not 16 <= nr <= 48:
-        raise CodegenError(f"AMX igemm tile 16x{nr}: NR must be 16, 32 or 48")
-    h = nr // 16
-    rows_w = kind == "igemmw"
-    sym, vnni = igemm_symbol(AMX_MR, nr, False, kind) + "_amx", _vnni_inner(nr, kind)
-    dp = _AMX_DP[kind]
-    L = [
-        f"define void @{sym}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, i64 %kq, "
-        "i64 %m, i64 %n, ptr noalias %cs, i64 %zp, i64 %beta) nounwind {",
-        "entry:",
-        "  %cfg = alloca [64 x i8], align 64",
-        f"  %blk = alloca [{AMX_MR * nr} x i32], align 64",
-        "  %steps = udiv i64 %kq, 16",
-        "  %full = icmp sgt i64 %steps, 0",
-        "  br i1 %full, label %tiles, label %rest",
-        "tiles:",
-        "  call void @llvm.memset.p0.i64(ptr %cfg, i8 0, i64 64, i1 false)",
-        "  store i8 1, ptr %cfg",  # palette 1
-        f"  %mt = call i64 @llvm.smin.i64(i64 %m, i64 {AMX_MR})",
-        "  %mt8 = trunc i64 %mt to i8",
-    ]
-    # per tile: its bytes per row (u16 at 16 + 2 t) and rows (u8 at 48 + t)
-    for t, rows in [*((v, "%mt8") for v in range(h)), (_AMX_A, "%mt8"), *((_AMX_B + v, "16") for v in range(h))]:
-        L += [
-            f"  %cb{t} = getelementptr i8, ptr %cfg, i64 {16 + 2 * t}",
-            f"  store i16 64, ptr %cb{t}",
-            f"  %cr{t} = getelementptr i8, ptr %cfg, i64 {48 + t}",
-            f"  store i8 {rows}, ptr %cr{t}",
-        ]
-    L += ["  call void @llvm.x86.ldtilecfg(ptr %cfg)", *(f"  call void @llvm.x86.tilezero(i8 {v})" for v in range(h))]
-    L += [
-        "  br label %step",
-        "step:",
-        "  %s = phi i64 [ 0, %tiles ], [ %s1, %step ]",
-        "  %ao = shl i64 %s, 6",
-        "  %ap = getelementptr i8, ptr %A, i64 %ao",
-        f"  call void @llvm.x86.tileloadd64(i8 {_AMX_A}, ptr %ap, i64 %lda)",
-        f"  %bo = mul i64 %s, {16 * nr * 4}",
-    ]
-    for v in range(h):
-        L += [
-            f"  %bo{v} = add i64 %bo, {64 * v}",
-            f"  %bp{v} = getelementptr i8, ptr %B, i64 %bo{v}",
-            f"  call void @llvm.x86.tileloadd64(i8 {_AMX_B + v}, ptr %bp{v}, i64 {nr * 4})",
-        ]
-    L += [f"  call void @llvm.x86.{dp}(i8 {v}, i8 {_AMX_A}, i8 {_AMX_B + v})" for v in range(h)]
-    L += ["  %s1 = add i64 %s, 1", "  %more = icmp ult i64 %s1, %steps", "  br i1 %more, label %step, label %store"]
-    L.append("store:")
-    for v in range(h):
-        L += [
-            f"  %bk{v} = getelementptr i32, ptr %blk, i64 {16 * v}",
-            f"  call void @llvm.x86.tilestored64(i8 {v}, ptr %bk{v}, i64 {nr * 4})",
-        ]
-    L += ["  call void @llvm.x86.tilerelease()", "  %mlast = sub i64 %m, 1"]
-    for r in range(AMX_MR):  # the block's rows past m are not stored (``_store_block`` masks them)
-        L += [
-            f"  %rr{r} = call i64 @llvm.smin.i64(i64 {r}, i64 %mlast)",
-            *(
-                line
-                for v in range(h)
-                for line in (
-                    f"  %rp{r}_{v} = getelementptr i32, ptr %blk, i64 {r * nr + 16 * v}",
-                    f"  %r{r}_{v} = load {V}, ptr %rp{r}_{v}, align 64",
-                )
-            ),
-        ]
-    _store_block(L, AMX_MR, h, rows_w)
-    L += [
-        "  br label %rest",
-        "rest:",  # the groups past the last whole step, on the VNNI routine (C accumulated once the tiles ran)
-        "  %done = shl i64 %steps, 4",
-        "  %left = sub i64 %kq, %done",
-        "  %any = icmp sgt i64 %left, 0",
-        "  br i1 %any, label %tail, label %exit",
-        "tail:",
-        "  %tbeta = select i1 %full, i64 1, i64 %beta",
-        "  %tak = shl i64 %done, 2",
-        "  %ta = getelementptr i8, ptr %A, i64 %tak",
-        f"  %tbo = mul i64 %done, {nr * 4}",
-        "  %tb = getelementptr i8, ptr %B, i64 %tbo",
-        f"  call void @{vnni}(ptr %ta, i64 %lda, ptr %tb, ptr %C, i64 %ldc, i64 %left, i64 %m, i64 %n, ptr %cs, "
-        "i64 %zp, i64 %tbeta)",
-        "  %hi = icmp sgt i64 %m, 8",
-        "  br i1 %hi, label %tail8, label %exit",
-        "tail8:",
-        "  %ta8o = shl i64 %lda, 3",
-        "  %ta8 = getelementptr i8, ptr %ta, i64 %ta8o",
-        "  %tc8o = shl i64 %ldc, 3",
-        "  %tc8 = getelementptr i32, ptr %C, i64 %tc8o",
-        "  %m8 = sub i64 %m, 8",
-        f"  %tcs = getelementptr i32, ptr %cs, i64 {8 if rows_w else 0}",
-        f"  call void @{vnni}(ptr %ta8, i64 %lda, ptr %tb, ptr %tc8, i64 %ldc, i64 %left, i64 %m8, i64 %n, "
-        "ptr %tcs, i64 %zp, i64 %tbeta)",
-        "  br label %exit",
-        "exit:",
-        "  ret void",
-        "}",
-    ]
-    return "\n".join(L)
-
-
-def _vnni_inner(nr: int, kind: str) -> str:
-    """The VNNI routine's name inside an AMX module (internal: every AMX module has its own copy)."""
-    return igemm_symbol(8, nr, True, kind) + "_in_amx"
-
-
-@functools.cache
-def amx_module(nr: int, kind: str = "igemm") -> str:
-    """``amx_routine`` with its VNNI routine for the groups left, as one module."""
-    inner = igemm_routine(8, nr, True, kind).replace(
-        f"define void @{igemm_symbol(8, nr, True, kind)}(", f"define internal void @{_vnni_inner(nr, kind)}("
-    )
-    decls = [
-        "declare i64 @llvm.smin.i64(i64, i64)",
-        "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)",
-        f"declare {V} @llvm.masked.load.v16i32.p0(ptr, i32, <16 x i1>, {V})",
-        f"declare void @llvm.masked.store.v16i32.p0({V}, ptr, i32, <16 x i1>)",
-        f"declare {V} @{_DPB}({V}, {V}, {V})",
-        "declare void @llvm.x86.ldtilecfg(ptr)",
-        "declare void @llvm.x86.tilerelease()",
-        "declare void @llvm.x86.tilezero(i8 immarg)",
-        "declare void @llvm.x86.tileloadd64(i8 immarg, ptr, i64)",
-        "declare void @llvm.x86.tilestored64(i8 immarg, ptr, i64)",
-        f"declare void @llvm.x86.{_AMX_DP[kind]}(i8 immarg, i8 immarg, i8 immarg)",
-    ]
-    return "\n".join(decls) + "\n\n" + inner + "\n\n" + amx_routine(nr, kind) + "\n"
 
 
 def amx_conv_routine(nr: int) -> str:
@@ -354,31 +216,12 @@ def amx_conv_routine(nr: int) -> str:
         f"define void @{sym}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, i64 %steps, "
         "i64 %m, i64 %n, ptr noalias %zi) nounwind {",
         "entry:",
-        "  %cfg = alloca [64 x i8], align 64",
-        f"  %blk = alloca [{AMX_MR * nr} x i32], align 64",
-        "  call void @llvm.memset.p0.i64(ptr %cfg, i8 0, i64 64, i1 false)",
-        "  store i8 1, ptr %cfg",
-    ]
-    for t in [*range(h), _AMX_A, *(_AMX_B + v for v in range(h))]:
-        L += [
-            f"  %cb{t} = getelementptr i8, ptr %cfg, i64 {16 + 2 * t}",
-            f"  store i16 64, ptr %cb{t}",
-            f"  %cr{t} = getelementptr i8, ptr %cfg, i64 {48 + t}",
-            f"  store i8 16, ptr %cr{t}",
-        ]
-    L += [
-        "  call void @llvm.x86.ldtilecfg(ptr %cfg)",
+        *_amx_config(h),
         "  %m15 = add i64 %m, 15",
         "  %nblk = udiv i64 %m15, 16",
         "  %ldcb = shl i64 %ldc, 2",
         f"  %fulln = icmp eq i64 %n, {nr}",
-        "  %n32 = trunc i64 %n to i32",
-        *_splat("%nb", "i32", "%n32"),
-    ]
-    for v in range(h):
-        lanes = ", ".join(f"i32 {16 * v + j}" for j in range(16))
-        L.append(f"  %cm{v} = icmp slt {V} <{lanes}>, %nb")
-    L += [
+        *_column_masks(h),
         "  br label %block",
         "block:",
         "  %ib = phi i64 [ 0, %entry ], [ %ib1, %next ]",
@@ -414,40 +257,7 @@ def amx_conv_routine(nr: int) -> str:
         "  %co = mul i64 %ar, %ldc",
         "  %cp = getelementptr i32, ptr %C, i64 %co",
         "  br i1 %full, label %direct, label %edge",
-        "direct:",
-    ]
-    for v in range(h):
-        L += [
-            f"  %dp{v} = getelementptr i32, ptr %cp, i64 {16 * v}",
-            f"  call void @llvm.x86.tilestored64(i8 {v}, ptr %dp{v}, i64 %ldcb)",
-        ]
-    L += ["  br label %next", "edge:"]
-    for v in range(h):
-        L += [
-            f"  %ep{v} = getelementptr i32, ptr %blk, i64 {16 * v}",
-            f"  call void @llvm.x86.tilestored64(i8 {v}, ptr %ep{v}, i64 {nr * 4})",
-        ]
-    L += [
-        "  %rows = call i64 @llvm.smin.i64(i64 %left, i64 16)",
-        "  br label %row",
-        "row:",
-        "  %r = phi i64 [ 0, %edge ], [ %r1, %row ]",
-        f"  %bro = mul i64 %r, {nr}",
-        "  %crow = mul i64 %r, %ldc",
-    ]
-    for v in range(h):
-        L += [
-            f"  %bro{v} = add i64 %bro, {16 * v}",
-            f"  %brp{v} = getelementptr i32, ptr %blk, i64 %bro{v}",
-            f"  %val{v} = load {V}, ptr %brp{v}, align 64",
-            f"  %cro{v} = add i64 %crow, {16 * v}",
-            f"  %crp{v} = getelementptr i32, ptr %cp, i64 %cro{v}",
-            f"  call void @llvm.masked.store.v16i32.p0({V} %val{v}, ptr %crp{v}, i32 4, <16 x i1> %cm{v})",
-        ]
-    L += [
-        "  %r1 = add i64 %r, 1",
-        "  %rmore = icmp slt i64 %r1, %rows",
-        "  br i1 %rmore, label %row, label %next",
+        *_tile_stores(h, nr, "  %rows = call i64 @llvm.smin.i64(i64 %left, i64 16)"),
         "next:",
         "  %ib1 = add i64 %ib, 1",
         "  %bmore = icmp ult i64 %ib1, %nblk",
@@ -462,16 +272,7 @@ def amx_conv_routine(nr: int) -> str:
 
 @functools.cache
 def amx_conv_module(nr: int) -> str:
-    decls = [
-        "declare i64 @llvm.smin.i64(i64, i64)",
-        "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)",
-        f"declare void @llvm.masked.store.v16i32.p0({V}, ptr, i32, <16 x i1>)",
-        "declare void @llvm.x86.ldtilecfg(ptr)",
-        "declare void @llvm.x86.tilerelease()",
-        "declare void @llvm.x86.tileloadd64(i8 immarg, ptr, i64)",
-        "declare void @llvm.x86.tilestored64(i8 immarg, ptr, i64)",
-        "declare void @llvm.x86.tdpbsud(i8 immarg, i8 immarg, i8 immarg)",
-    ]
+    decls = [*_AMX_DECLS, "declare void @llvm.x86.tdpbsud(i8 immarg, i8 immarg, i8 immarg)"]
     return "\n".join(decls) + "\n\n" + amx_conv_routine(nr) + "\n"
 
 
@@ -492,10 +293,180 @@ def emit_amx_conv(fe: Any, s: Intrinsic) -> None:
     )
 
 
+def amx_mm_routine(nr: int) -> str:
+    """``eqsat_amxmm_NR(A, lda, B, C, ldc, steps, k, m, n, zi)``: a quantized GEMM's whole panel of ``nr``
+    columns on AMX tiles, every block of 16 rows over the whole of K in one call.  A: ``m`` >= 16 rows of
+    ``k`` >= 64 uint8 (``lda`` apart); B: the panel packed as ``pack_weights_amx`` writes it, ``steps`` of 16
+    groups of four k, the last step's A read at ``k - 64`` (never past a row) against B rows zeroed where
+    they would count a group twice; C: int32 rows ``ldc`` apart, ``n`` columns stored; ``zi``: the panel's
+    16 x ``nr`` initial tile (minus the zero point times each column's weight sum).  The last block of rows
+    starts at ``m - 16``, recomputing rows the block before it stored (the same values), so no row is read
+    or written past ``m``; a panel of fewer than ``nr`` columns is stored through a stack block, masked."""
+    if nr % 16 or not 16 <= nr <= 48:
+        raise CodegenError(f"AMX GEMM panel of {nr} columns: 16, 32 or 48")
+    h = nr // 16
+    sym = f"eqsat_amxmm_{nr}"
+    L = [
+        f"define void @{sym}(ptr noalias %A, i64 %lda, ptr noalias %B, ptr noalias %C, i64 %ldc, i64 %steps, "
+        "i64 %k, i64 %m, i64 %n, ptr noalias %zi) nounwind {",
+        "entry:",
+        *_amx_config(h),
+        "  %m15 = add i64 %m, 15",
+        "  %nblk = udiv i64 %m15, 16",
+        "  %mlast = sub i64 %m, 16",
+        "  %klast = sub i64 %k, 64",
+        "  %ldcb = shl i64 %ldc, 2",
+        f"  %fulln = icmp eq i64 %n, {nr}",
+        *_column_masks(h),
+        "  br label %block",
+        "block:",
+        "  %ib = phi i64 [ 0, %entry ], [ %ib1, %next ]",
+        *(
+            line
+            for v in range(h)
+            for line in (
+                f"  %zp{v} = getelementptr i32, ptr %zi, i64 {16 * v}",
+                f"  call void @llvm.x86.tileloadd64(i8 {v}, ptr %zp{v}, i64 {nr * 4})",
+            )
+        ),
+        "  %r16 = shl i64 %ib, 4",
+        "  %ar = call i64 @llvm.smin.i64(i64 %r16, i64 %mlast)",
+        "  %ao = mul i64 %ar, %lda",
+        "  %ab = getelementptr i8, ptr %A, i64 %ao",
+        "  br label %step",
+        "step:",
+        "  %s = phi i64 [ 0, %block ], [ %s1, %step ]",
+        "  %ak64 = shl i64 %s, 6",
+        "  %ak = call i64 @llvm.smin.i64(i64 %ak64, i64 %klast)",
+        "  %ap = getelementptr i8, ptr %ab, i64 %ak",
+        f"  call void @llvm.x86.tileloadd64(i8 {_AMX_A}, ptr %ap, i64 %lda)",
+        f"  %bo = mul i64 %s, {16 * nr * 4}",
+    ]
+    for v in range(h):
+        L += [
+            f"  %bo{v} = add i64 %bo, {64 * v}",
+            f"  %bp{v} = getelementptr i8, ptr %B, i64 %bo{v}",
+            f"  call void @llvm.x86.tileloadd64(i8 {_AMX_B + v}, ptr %bp{v}, i64 {nr * 4})",
+        ]
+    L += [f"  call void @llvm.x86.tdpbusd(i8 {v}, i8 {_AMX_A}, i8 {_AMX_B + v})" for v in range(h)]
+    L += [
+        "  %s1 = add i64 %s, 1",
+        "  %more = icmp ult i64 %s1, %steps",
+        "  br i1 %more, label %step, label %stored",
+        "stored:",
+        "  %co = mul i64 %ar, %ldc",
+        "  %cp = getelementptr i32, ptr %C, i64 %co",
+        "  br i1 %fulln, label %direct, label %edge",
+        *_tile_stores(h, nr, "  %rows = add i64 0, 16"),
+        "next:",
+        "  %ib1 = add i64 %ib, 1",
+        "  %bmore = icmp ult i64 %ib1, %nblk",
+        "  br i1 %bmore, label %block, label %exit",
+        "exit:",
+        "  call void @llvm.x86.tilerelease()",
+        "  ret void",
+        "}",
+    ]
+    return "\n".join(L)
+
+
+def _amx_config(h: int) -> list[str]:
+    """Entry lines: a stack block for stores (``%blk``), and the tile configuration (palette 1, every tile 16
+    rows of 64 bytes: C's ``h`` tiles, A's, B's ``h``) loaded."""
+    L = [
+        "  %cfg = alloca [64 x i8], align 64",
+        f"  %blk = alloca [{AMX_MR * 16 * h} x i32], align 64",
+        "  call void @llvm.memset.p0.i64(ptr %cfg, i8 0, i64 64, i1 false)",
+        "  store i8 1, ptr %cfg",
+    ]
+    for t in [*range(h), _AMX_A, *(_AMX_B + v for v in range(h))]:
+        L += [
+            f"  %cb{t} = getelementptr i8, ptr %cfg, i64 {16 + 2 * t}",
+            f"  store i16 64, ptr %cb{t}",
+            f"  %cr{t} = getelementptr i8, ptr %cfg, i64 {48 + t}",
+            f"  store i8 16, ptr %cr{t}",
+        ]
+    return [*L, "  call void @llvm.x86.ldtilecfg(ptr %cfg)"]
+
+
+def _column_masks(h: int) -> list[str]:
+    """``%cm{v}``: lanes of the ``v``-th 16 columns below ``n``."""
+    L = ["  %n32 = trunc i64 %n to i32", *_splat("%nb", "i32", "%n32")]
+    for v in range(h):
+        lanes = ", ".join(f"i32 {16 * v + j}" for j in range(16))
+        L.append(f"  %cm{v} = icmp slt {V} <{lanes}>, %nb")
+    return L
+
+
+def _tile_stores(h: int, nr: int, rows: str) -> list[str]:
+    """Blocks ``direct`` (C's tiles stored at ``%cp``, rows ``%ldcb`` bytes apart) and ``edge`` (stored to
+    ``%blk``, then ``%rows`` rows copied to C, columns masked by ``%cm``), both ending at ``next``; ``rows``
+    defines ``%rows`` in ``edge``."""
+    L = ["direct:"]
+    for v in range(h):
+        L += [
+            f"  %dp{v} = getelementptr i32, ptr %cp, i64 {16 * v}",
+            f"  call void @llvm.x86.tilestored64(i8 {v}, ptr %dp{v}, i64 %ldcb)",
+        ]
+    L += ["  br label %next", "edge:"]
+    for v in range(h):
+        L += [
+            f"  %ep{v} = getelementptr i32, ptr %blk, i64 {16 * v}",
+            f"  call void @llvm.x86.tilestored64(i8 {v}, ptr %ep{v}, i64 {nr * 4})",
+        ]
+    L += [rows, "  br label %row", "row:", "  %r = phi i64 [ 0, %edge ], [ %r1, %row ]", f"  %bro = mul i64 %r, {nr}"]
+    L.append("  %crow = mul i64 %r, %ldc")
+    for v in range(h):
+        L += [
+            f"  %bro{v} = add i64 %bro, {16 * v}",
+            f"  %brp{v} = getelementptr i32, ptr %blk, i64 %bro{v}",
+            f"  %val{v} = load {V}, ptr %brp{v}, align 64",
+            f"  %cro{v} = add i64 %crow, {16 * v}",
+            f"  %crp{v} = getelementptr i32, ptr %cp, i64 %cro{v}",
+            f"  call void @llvm.masked.store.v16i32.p0({V} %val{v}, ptr %crp{v}, i32 4, <16 x i1> %cm{v})",
+        ]
+    L += ["  %r1 = add i64 %r, 1", "  %rmore = icmp slt i64 %r1, %rows"]
+    return [*L, "  br i1 %rmore, label %row, label %next"]
+
+
+_AMX_DECLS = [
+    "declare i64 @llvm.smin.i64(i64, i64)",
+    "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)",
+    f"declare void @llvm.masked.store.v16i32.p0({V}, ptr, i32, <16 x i1>)",
+    "declare void @llvm.x86.ldtilecfg(ptr)",
+    "declare void @llvm.x86.tilerelease()",
+    "declare void @llvm.x86.tileloadd64(i8 immarg, ptr, i64)",
+    "declare void @llvm.x86.tilestored64(i8 immarg, ptr, i64)",
+]
+
+
+@functools.cache
+def amx_mm_module(nr: int) -> str:
+    decls = [*_AMX_DECLS, "declare void @llvm.x86.tdpbusd(i8 immarg, i8 immarg, i8 immarg)"]
+    return "\n".join(decls) + "\n\n" + amx_mm_routine(nr) + "\n"
+
+
+def emit_amx_mm(fe: Any, s: Intrinsic) -> None:
+    """Call the AMX GEMM panel routine (``amx_mm_routine``), defining its library."""
+    A, a_off, lda, B, b_off, C, c_off, ldc, steps, k, m, n, ZI, z_off = s.args
+    if not has_amx(fe.mod.target):
+        raise CodegenError(f"{s.name}: AMX tiles, which target {fe.mod.target.name} lacks")
+    nr = next(w for w in PANEL_WIDTHS if amx_mm_name(w) == s.name)
+    sym = f"eqsat_amxmm_{nr}"
+    fe.mod.libraries[sym] = amx_mm_module(nr)
+    fe.mod.define(sym, lambda: f"declare void @{sym}(ptr, i64, ptr, ptr, i64, i64, i64, i64, i64, ptr)")
+    pa, pb, pc, pz = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off), fe.pointer(ZI, z_off)
+    v = [fe.expr(x) for x in (lda, ldc, steps, k, m, n)]
+    fe.emit(
+        f"call void @{sym}(ptr {pa}, i64 {v[0]}, ptr {pb}, ptr {pc}, i64 {v[1]}, i64 {v[2]}, i64 {v[3]}, "
+        f"i64 {v[4]}, i64 {v[5]}, ptr {pz})"
+    )
+
+
 def has_amx(target: Any) -> bool:
     """Whether the target's CPU runs AMX int8 tile dot products (``lower.llvm.jit.host_machine`` reads the
     AMX features ``-`` in a process Linux did not grant the tiles)."""
-    return igemm_rows(tuple(getattr(target, "features", ()))) == AMX_MR
+    return amx_int8(tuple(getattr(target, "features", ())))
 
 
 def has_vnni(target: Any) -> bool:
@@ -508,15 +479,9 @@ def emit_igemm(fe: Any, s: Intrinsic) -> None:
     """Call the quantized micro-kernel (``fe``: the codegen's ``FunctionEmitter``), defining its library."""
     A, a_off, lda, B, b_off, C, c_off, ldc, kq, m, n, CS, cs_off, zp, beta = s.args
     kind, mr, nr = igemm_parts(s.name)
-    if mr == AMX_MR:
-        if not has_amx(fe.mod.target):
-            raise CodegenError(f"{s.name}: a 16-row int8 tile needs AMX, which target {fe.mod.target.name} lacks")
-        sym = igemm_symbol(mr, nr, False, kind) + "_amx"
-        fe.mod.libraries[sym] = amx_module(nr, kind)
-    else:
-        vnni = has_vnni(fe.mod.target)
-        sym = igemm_symbol(mr, nr, vnni, kind)
-        fe.mod.libraries[sym] = igemm_module(mr, nr, vnni, kind)
+    vnni = has_vnni(fe.mod.target)
+    sym = igemm_symbol(mr, nr, vnni, kind)
+    fe.mod.libraries[sym] = igemm_module(mr, nr, vnni, kind)
     fe.mod.define(sym, lambda: f"declare void @{sym}(ptr, i64, ptr, ptr, i64, i64, i64, i64, ptr, i64, i64)")
     pa, pb, pc, pcs = fe.pointer(A, a_off), fe.pointer(B, b_off), fe.pointer(C, c_off), fe.pointer(CS, cs_off)
     v = [fe.expr(x) for x in (lda, ldc, kq, m, n, zp, beta)]
@@ -716,9 +681,10 @@ def emit_igather(fe: Any, s: Intrinsic) -> None:
 
 
 IGEMM_INTRINSICS: dict[str, Callable[[Any, Intrinsic], None]] = {
-    igemm_name(mr, nr, k): emit_igemm for k in IGEMM_KINDS for nr in PANEL_WIDTHS for mr in (IGEMM_MR, AMX_MR)
+    igemm_name(IGEMM_MR, nr, k): emit_igemm for k in IGEMM_KINDS for nr in PANEL_WIDTHS
 }
 IGEMM_INTRINSICS.update({igather_name(nr): emit_igather for nr in PANEL_WIDTHS})
 IGEMM_INTRINSICS.update({amx_conv_name(nr): emit_amx_conv for nr in PANEL_WIDTHS})
+IGEMM_INTRINSICS.update({amx_mm_name(nr): emit_amx_mm for nr in PANEL_WIDTHS})
 
-__all__ = ["IGEMM_INTRINSICS", "amx_module", "emit_igemm", "has_amx", "has_vnni", "igemm_module"]
+__all__ = ["IGEMM_INTRINSICS", "amx_conv_module", "amx_mm_module", "emit_igemm", "has_amx", "has_vnni", "igemm_module"]

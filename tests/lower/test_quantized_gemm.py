@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import math
 
 import numpy as np
 import pytest
 import torch
 
 from lower.ir import format_kernel
-from lower.llvm.igemm import amx_module, has_amx, has_vnni, igemm_module, igemm_symbol
+from lower.llvm.igemm import amx_conv_module, amx_mm_module, has_amx, has_vnni, igemm_module, igemm_symbol
 from lower.llvm.jit import _jit, assembly, load_library
 from lower.ops_to_loops.quantized import (
     AMX_MR,
@@ -27,9 +28,9 @@ from lower.ops_to_loops.quantized import (
     KC_GROUPS,
     amx_conv_name,
     amx_conv_pays,
+    amx_int8,
+    amx_mm_name,
     igemm_name,
-    igemm_rows,
-    pack_conv_weights,
     pack_weights,
 )
 from lower.target import parse_target
@@ -74,9 +75,10 @@ def _gemm(a_shape, b_shape, zp, const_b=True, seed=0, target=None):
         ((9, 4 * KC_GROUPS + 8), (4 * KC_GROUPS + 8, IGEMM_NR), 255),  # K one group past a block
         ((2, 9, 64), (1, 64, 100), 3),  # batch dimensions flattened into rows
         ((IGEMM_MR, 16), (16, 2 * IGEMM_NR + 1), 1),  # a panel of one column
-        ((AMX_MR + 3, 4 * KC_GROUPS + 68), (4 * KC_GROUPS + 68, 40), 250),  # 16-group steps and 1 left
-        ((33, 256), (256, 64), 17),  # whole steps only, rows past two AMX tiles
-        ((AMX_MR + 9, 40), (40, 20), 5),  # K under one AMX step
+        ((AMX_MR + 3, 4 * KC_GROUPS + 68), (4 * KC_GROUPS + 68, 40), 250),  # AMX: K's last step overlaps
+        ((33, 256), (256, 64), 17),  # whole steps only, the last block of rows overlapping the one before
+        ((AMX_MR + 9, 40), (40, 20), 5),  # K under one AMX step: the VNNI form
+        ((2, 8, 100), (1, 100, 96), 0),  # two whole panels, 16 rows, K = 100
     ],
 )
 @pytest.mark.parametrize("target", TARGETS)
@@ -84,8 +86,10 @@ def test_packed_form_equals_the_exact_sums(a_shape, b_shape, zp, target):
     run, got, exact, ref = _gemm(a_shape, b_shape, zp, target=target)
     assert got.dtype == torch.int32 and torch.equal(ref, exact)
     assert torch.equal(got, exact)
-    mr = igemm_rows(target.features)
-    assert igemm_name(mr, IGEMM_NR) in format_kernel(run._launches[0].kernel)  # the packed form ran
+    rows, k = math.prod(a_shape[:-1]), a_shape[-1]
+    amx = amx_int8(target.features) and rows >= AMX_MR and k >= 64  # one AMX call a panel
+    form = amx_mm_name(IGEMM_NR) if amx else igemm_name(IGEMM_MR, IGEMM_NR)
+    assert f"{form}(" in format_kernel(run._launches[0].kernel)  # the packed form ran
 
 
 @pytest.mark.parametrize("a_shape,b_shape,const_b", [((5, 7), (7, 9), True), ((6, 16), (16, 5), False)])
@@ -120,54 +124,16 @@ def test_micro_kernel_forms_compute_the_same_tile(vnni):
     assert torch.equal(C[:m, :n], want + _exact(A[:m], B, 0))
 
 
-@pytest.mark.parametrize("kind", ["igemm", "igemmw"])
-@pytest.mark.parametrize("kq,m", [(10, 13), (16, 16), (37, 11), (32, 5), (50, 9)])
-def test_amx_tile_computes_the_vnni_routines_result(kind, kq, m):
-    """The 16-row AMX routine called directly against the exact sums: groups in whole 16-group steps on the
-    tiles, the rest on the VNNI routine, C overwritten less the zero point's share (beta 0) then accumulated
-    (beta 1), rows past m and columns past n untouched."""
-    target = parse_target("llvm", threads=1)
-    if not has_amx(target):
-        pytest.skip("this CPU (or this process) has no AMX int8")
-    load_library(f"test_amx_{kind}", amx_module(IGEMM_NR, kind), target)
-    addr = _jit(target).engine.get_function_address(igemm_symbol(AMX_MR, IGEMM_NR, False, kind) + "_amx")
-    args = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 4]
-    fn = ctypes.CFUNCTYPE(None, *args, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(addr)
-    gen = torch.Generator().manual_seed(kq * 100 + m)
-    k, n, zp = 4 * kq, IGEMM_NR - 7, 201
-    if kind == "igemm":  # A the uint8 rows, B the packed int8 weights, the share per column
-        A = torch.randint(0, 256, (m, k), generator=gen).to(torch.uint8)
-        Bm = torch.randint(-128, 128, (k, n), generator=gen).to(torch.int8)
-        B, sums = pack_weights(Bm)
-        want = _exact(A, Bm, zp)
-        plain = _exact(A, Bm, 0)
-    else:  # A int8 weight rows, B a uint8 panel [kq][NR][4], the share per row
-        W = torch.randint(-128, 128, (m, k), generator=gen).to(torch.int8)
-        X = torch.randint(0, 256, (k, n), generator=gen).to(torch.uint8)
-        A, sums, _ = pack_conv_weights(W.view(m, k, 1, 1), AMX_MR)
-        xp = torch.zeros((k, IGEMM_NR), dtype=torch.uint8)
-        xp[:, :n] = X
-        B = xp.view(kq, 4, IGEMM_NR).permute(0, 2, 1).contiguous().view(-1)
-        want = (W.long() @ (X.long() - zp)).to(torch.int32)
-        plain = (W.long() @ X.long()).to(torch.int32)
-    C = torch.full((AMX_MR + 2, IGEMM_NR + 3), -7, dtype=torch.int32)
-    ldc = C.shape[1]
-    fn(A.data_ptr(), k, B.data_ptr(), C.data_ptr(), ldc, kq, m, n, sums.data_ptr(), zp, 0)
-    assert torch.equal(C[:m, :n], want)
-    assert (C[m:] == -7).all() and (C[:, n:] == -7).all()
-    fn(A.data_ptr(), k, B.data_ptr(), C.data_ptr(), ldc, kq, m, n, sums.data_ptr(), zp, 1)
-    assert torch.equal(C[:m, :n], want + plain)
-    assert (C[m:] == -7).all() and (C[:, n:] == -7).all()
-
-
-@pytest.mark.parametrize("kind", ["igemm", "igemmw"])
-def test_amx_routine_assembles_for_an_amx_cpu_on_any_host(kind):
-    """LLVM takes the AMX module for a Sapphire Rapids target wherever the tests run (code generation only)."""
+@pytest.mark.parametrize("module,dot", [(amx_mm_module, "tdpbusd"), (amx_conv_module, "tdpbsud")])
+@pytest.mark.parametrize("nr", [16, 32, IGEMM_NR])
+def test_amx_routines_assemble_for_an_amx_cpu_on_any_host(module, dot, nr):
+    """LLVM takes the AMX panel routines for a Sapphire Rapids target wherever the tests run (code generation
+    only: a host without AMX checks them here, an AMX host also runs them in the tests above)."""
     host = parse_target("llvm", threads=1)
     feats = ("+avx512f", "+avx512bw", "+avx512vl", "+avx512vnni", "+amx-tile", "+amx-int8")
     spr = dataclasses.replace(host, name="spr", cpu="sapphirerapids", features=feats)
-    asm = assembly(amx_module(IGEMM_NR, kind), spr)
-    assert {"igemm": "tdpbusd", "igemmw": "tdpbsud"}[kind] in asm and "ldtilecfg" in asm and "vpdpbusd" in asm
+    asm = assembly(module(nr), spr)
+    assert dot in asm and "ldtilecfg" in asm and "tilerelease" in asm
 
 
 def test_stored_integers_take_no_arithmetic_and_refuse_other_operands():
@@ -257,7 +223,7 @@ def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, paddi
     assert torch.equal(run({"x": x})[0], exact)
     text = format_kernel(run._launches[0].kernel)
     k = w_shape[2] * w_shape[3] * -(-w_shape[1] // 4) * 4
-    amx = igemm_rows(target.features) == AMX_MR and amx_conv_pays(k, w_shape[0])  # one AMX call a panel
+    amx = amx_int8(target.features) and amx_conv_pays(k, w_shape[0])  # one AMX call a panel
     call = amx_conv_name if amx else (lambda nr: igemm_name(IGEMM_MR, nr, "igemmw"))
     widths = {nr for nr in (16, 32, IGEMM_NR) if f"{call(nr)}(" in text}
     pixels = g.shape_of(y)[2] * g.shape_of(y)[3]
