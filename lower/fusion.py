@@ -73,6 +73,7 @@ from lower.ir import (
     substitute,
 )
 from lower.ops_to_loops import LOOP_DTYPE, GemmInfo, LowerCtx, Namer, direct_conv, lower_node, stage_tag
+from lower.ops_to_loops.core import PointwiseEpilogue
 from lower.reshapes import pointwise
 from lower.schedule import Schedule, inline_stage
 from rewrite.ir.dtypes import HALF
@@ -232,6 +233,8 @@ class _Grouper:
     def with_epilogue(self, n: Node) -> FusedGroup:
         """A contraction group for ``n``, extended forward through its private chain of epilogue ops, and through
         a pointwise DAG that reads the chain's value several times and ends in one op (``pointwise_dag``)."""
+        if _role(n.op) is FusionRole.CALL_EPILOGUE:
+            return self._call_epilogue(n)
         grp = FusedGroup(n.id, [n.id], kind="contraction")
         cur = n
         while True:
@@ -253,6 +256,30 @@ class _Grouper:
             grp.nodes.extend(added)
             grp.epilogue.extend(added)
             cur = self.graph.nodes[added[-1]]
+        for i in grp.nodes:
+            self.grouped[i] = grp
+        return grp
+
+    def _call_epilogue(self, n: Node) -> FusedGroup:
+        """The group of a ``CALL_EPILOGUE`` op ``n``: ``n`` and the private chain of elementwise ops of its shape
+        after it, whatever their dtypes (its lowering applies them as it stores: ``PointwiseEpilogue``); on a
+        grid backend ``n`` alone."""
+        grp = FusedGroup(n.id, [n.id], kind="call")
+        cur = n
+        while not self.grid and self.private(cur.id):
+            e = self.graph.nodes[self.users[cur.id][0]]
+            if not (
+                _epilogue(e.op)
+                and e.id not in self.grouped
+                and e.id not in self.constants
+                and e.shape == n.shape
+                and len(e.shapes) == 1
+                and sum(1 for v in e.inputs if v.node == cur.id) == 1
+            ):
+                break
+            grp.nodes.append(e.id)
+            grp.epilogue.append(e.id)
+            cur = e
         for i in grp.nodes:
             self.grouped[i] = grp
         return grp
@@ -379,7 +406,7 @@ class _Grouper:
         """Inline private injective producers into the group (walking its inputs backwards), and the
         shared prologues it reads (each consumer computes its own copy)."""
         graph = self.graph
-        if _role(graph.nodes[grp.anchor].op) is FusionRole.CALL:
+        if _role(graph.nodes[grp.anchor].op) in (FusionRole.CALL, FusionRole.CALL_EPILOGUE):
             return  # its routine reads the operands where they are stored
         stack = [grp.anchor, *grp.prologue]
         while stack:
@@ -460,7 +487,11 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True, grid: bool
         g.grouped[nid] = FusedGroup(nid, [])  # no kernel; nothing fuses into it
     groups: list[FusedGroup] = []
     if fuse:  # epilogues first: they extend contraction groups forward
-        groups = [g.with_epilogue(n) for n in compute if _contraction(n.op) and n.id not in g.grouped]
+        groups = [
+            g.with_epilogue(n)
+            for n in compute
+            if (_contraction(n.op) or _role(n.op) is FusionRole.CALL_EPILOGUE) and n.id not in g.grouped
+        ]
         g.find_shared()
         for grp in groups:
             g.absorb(grp)
@@ -602,6 +633,22 @@ def build_kernel(
     gemm = None
     anchor = graph.nodes[grp.anchor]
     epi = set(grp.epilogue)
+    applied = None  # the epilogue a CALL_EPILOGUE anchor's lowering applies itself
+    if grp.epilogue and _role(anchor.op) is FusionRole.CALL_EPILOGUE:
+        acc = Buffer(namer.name("acc"), anchor.shape, LOOP_DTYPE[graph.dtype_of(Value(anchor.id, 0))])
+        vs, value = _chain_value(
+            graph,
+            grp.epilogue,
+            Value(anchor.id, 0),
+            bufs,
+            buf,
+            namer,
+            consts,
+            new_consts,
+            local,
+            lambda vs: Load(acc, vs),
+        )
+        applied = PointwiseEpilogue(buf(Value(grp.epilogue[-1], 0)), tuple(vs), value, acc)
     for node_id in grp.nodes:
         node = graph.nodes[node_id]
         if node_id in epi:
@@ -610,13 +657,15 @@ def build_kernel(
             node, namer, consts, new_consts, grid=grid, threads=threads, features=features, local=local[node_id]
         )
         outs = [buf(Value(node_id, i)) for i in range(len(node.shapes))]
-        if node_id == anchor.id and grp.epilogue:
+        if node_id == anchor.id and applied is not None:
+            ctx.epilogue = applied
+        elif node_id == anchor.id and grp.epilogue:
             outs = [buf(Value(grp.epilogue[-1], 0))]  # accumulate straight into the final buffer
         stages.append(lower_node(node, [buf(v) for v in node.inputs], outs, ctx))
         if ctx.gemm is not None and node_id == anchor.id:
             gemm = ctx.gemm
     body = seq(*stages)
-    chain, prev = list(grp.epilogue), Value(anchor.id, 0)
+    chain, prev = ([] if applied is not None else list(grp.epilogue)), Value(anchor.id, 0)
     if chain and gemm is not None and not gemm.post and graph.nodes[chain[0]].op == "add":
         # C = other + sum(A*B): start the accumulation from the added operand (bias, residual) instead of
         # zero, which saves a pass over the output when the add is the only epilogue op
@@ -672,25 +721,32 @@ def _fold_into_init(body: Stmt, gemm, other: Buffer) -> Stmt:
 def _epilogue_stage(graph, grp, chain, prev, bufs, buf, namer, consts, new_consts, gemm, local) -> Stmt:
     """The epilogue ops (after ``prev``, in graph order: a chain, or a pointwise DAG over one value) as one stage
     in the contraction's (batch, i, j) coordinates, in place."""
-    anchor = graph.nodes[grp.anchor]
     final = buf(Value(grp.epilogue[-1], 0))
-    shape = anchor.shape
+    vs, cur = _chain_value(graph, chain, prev, bufs, buf, namer, consts, new_consts, local, lambda vs: Load(final, vs))
+    # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
+    return _in_gemm_coords(gemm, final, vs, cur, namer)
+
+
+def _chain_value(graph, chain, prev, bufs, buf, namer, consts, new_consts, local, start) -> tuple[list[Var], Expr]:
+    """The value of the epilogue ops ``chain`` (after ``prev``, in graph order: a chain, or a pointwise DAG over
+    one value) at the output index ``vs`` (new variables), ``prev``'s own value there being ``start(vs)``."""
+    shape = graph.shape_of(prev)
     vs = [namer.var(f"e{d}") for d in range(len(shape))]
     pb = bufs[prev] if prev in bufs else buf(prev)
-    value: dict[str, Expr] = {pb.name: Load(final, tuple(vs))}  # a member's buffer -> its value at vs
+    value: dict[str, Expr] = {pb.name: start(tuple(vs))}  # a member's buffer -> its value at vs
     cur: Expr = value[pb.name]
     for nid in chain:
         node = graph.nodes[nid]
         ctx = LowerCtx(node, namer, consts, new_consts, local=local[nid])
-        tmp_out = buf(Value(nid, 0)) if nid != grp.epilogue[-1] else Buffer(namer.name("epi"), shape)
+        dt = LOOP_DTYPE[graph.dtype_of(Value(nid, 0))]
+        tmp_out = buf(Value(nid, 0)) if nid != chain[-1] else Buffer(namer.name("epi"), shape, dt)
         st = lower_node(node, [buf(v) for v in node.inputs], [tmp_out], ctx)
         store = _stores(st)[0]
         # rename the node's loop vars to ours, then replace the loads of earlier members by their values
         mapping = {ix.name: v for ix, v in zip(store.idx, vs, strict=False) if isinstance(ix, Var)}
         cur = _loads_replaced(substitute(store.value, mapping), value)
         value[buf(Value(nid, 0)).name] = cur
-    # move to the contraction's coordinates: out[vs] with vs = c_idx(batch, i, j)
-    return _in_gemm_coords(gemm, final, vs, cur, namer)
+    return vs, cur
 
 
 def _loads_replaced(e: Expr, by: dict[str, Expr]) -> Expr:

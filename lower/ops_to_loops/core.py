@@ -13,6 +13,7 @@ from lower.ir import (
     Buffer,
     Expr,
     IntImm,
+    Load,
     Stage,
     Stmt,
     Store,
@@ -20,7 +21,9 @@ from lower.ir import (
     emax,
     emin,
     loops,
+    map_expr,
     simplify_stmt,
+    substitute,
 )
 from rewrite.ir.errors import LoweringError
 from rewrite.ir.graph import Node
@@ -84,6 +87,26 @@ def stage_tag(op: str, k: int) -> str:
     return f"{op}{k}"
 
 
+@dataclass(frozen=True)
+class PointwiseEpilogue:
+    """Elementwise ops fused after a contraction whose lowering applies them itself (``FusionRole.CALL_EPILOGUE``):
+    ``value`` is the last op's value at the output index ``vars``, in which the contraction's own element is
+    ``Load(acc, vars)``; ``final`` is where it goes (its dtype, e.g. uint8, not the contraction's)."""
+
+    final: Buffer
+    vars: tuple[Var, ...]
+    value: Expr
+    acc: Buffer
+
+    def store(self, elem: Expr, idx: Sequence[Expr]) -> Stmt:
+        """``final[idx] = `` the chain applied to ``elem``, the contraction's element at ``idx``."""
+        at = substitute(self.value, {v.name: e for v, e in zip(self.vars, idx, strict=True)})
+        mine = self.acc.name
+        return Store(
+            self.final, tuple(idx), map_expr(at, lambda x: elem if isinstance(x, Load) and x.buf.name == mine else None)
+        )
+
+
 @dataclass
 class LowerCtx:
     node: Node
@@ -94,6 +117,7 @@ class LowerCtx:
     grid: bool = False  # the kernel runs as a grid of many threads: data-parallel forms (Backend.grid)
     threads: int = 1  # host threads the kernel runs on (a form whose parallel units are few may not fit)
     features: tuple[str, ...] = ()  # the target CPU's LLVM features (``+amx-int8``): forms its instructions allow
+    epilogue: PointwiseEpilogue | None = None  # ops the node's lowering applies to its result as it stores it
     local: int | None = None  # the node's place in its kernel (``stage_tag``); None: its id in the graph
 
     @property

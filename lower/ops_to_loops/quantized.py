@@ -178,13 +178,15 @@ def _flat(*bufs: Buffer) -> bool:
 
 def _exact_sum(ctx: LowerCtx, reduce: list[tuple[Var, int]], term: Expr, out: Buffer, idx: tuple[Expr, ...]) -> Stmt:
     """The plain form's element: ``term`` summed over the ``reduce`` loops in an i64 scalar (exact: an int32
-    result's sums never leave its range for the sizes eqsat takes), stored into ``out[idx]`` as int32."""
+    result's sums never leave its range for the sizes eqsat takes), stored into ``out[idx]`` as int32 (or
+    through the node's fused epilogue, ``ctx.epilogue``)."""
     acc = local_scalar(ctx, f"{ctx.tag}_acc", I64)
     zero = (IntImm(0),)
+    total = Cast(I32, acc[zero])
     body = seq(
         Store(acc, zero, IntImm(0)),
         loops(reduce, Store(acc, zero, acc[zero] + term)),
-        Store(out, idx, Cast(I32, acc[zero])),
+        ctx.epilogue.store(total, idx) if ctx.epilogue is not None else Store(out, idx, total),
     )
     return Allocate(acc, body)
 
@@ -394,10 +396,20 @@ def _conv_packed(
         zi = Buffer(ctx.namer.name(f"{ctx.tag}_zinit"), (zinit.numel(),), I32)
         ctx.new_consts[zi.name] = zinit
 
+    epi = ctx.epilogue
+    cop = rows.numel() // kp  # the channels, padded to the tile's rows
+
     def panel_body(nr: int) -> Stmt:
         """Gather the panel of ``nr`` pixels starting at pixel ``jp * step``, then run every block of
-        output channels on it."""
+        output channels on it.  With a fused epilogue the panel's sums go to a block of its own (``cop`` x
+        ``nr`` int32, still in cache) and the epilogue stores them through its ops into the final buffer."""
         panel = Buffer(ctx.namer.name(f"{ctx.tag}_panel"), (kp * nr,), U8, scope="local")
+        if epi is not None:
+            cblk = Buffer(ctx.namer.name(f"{ctx.tag}_sums"), (cop * nr,), I32, scope="local")
+            c_at, ldc, c_off = cblk, nr, IntImm(0)
+        else:
+            c_at, ldc, c_off = out, npix, n * (co * npix) + jp * step
+        left = emin(IntImm(nr), IntImm(npix) - jp * step)
         gather = Intrinsic(
             igather_name(nr),
             (x, n * (ci * x.shape[2] * x.shape[3]), IntImm(x.shape[2] * x.shape[3]), IntImm(x.shape[3]),
@@ -406,26 +418,34 @@ def _conv_packed(
             writes=(panel,),
         )  # fmt: skip
         if amx:
+            # with an epilogue every block is whole (the padded channels' sums are computed, never stored)
             tiles = Intrinsic(
                 amx_conv_name(nr),
-                (wp, IntImm(0), IntImm(kp), panel, out, n * (co * npix) + jp * step, IntImm(npix),
-                 IntImm(kp // 64), IntImm(co), emin(IntImm(nr), IntImm(npix) - jp * step), zi),
+                (wp, IntImm(0), IntImm(kp), panel, c_at, c_off, IntImm(ldc), IntImm(kp // 64),
+                 IntImm(cop if epi else co), IntImm(nr) if epi else left, zi),
                 reads=(wp, panel, zi),
-                writes=(out,),
+                writes=(c_at,),
             )  # fmt: skip
-            return Allocate(panel, seq(gather, tiles))
-        call = _tile_call(
-            "igemmw",
-            nr,
-            (wp, ib * (IGEMM_MR * kp), kp),
-            (panel, IntImm(0)),
-            (out, n * (co * npix) + ib * (IGEMM_MR * npix) + jp * step, npix),
-            (rs, ib * IGEMM_MR),
-            (kb, kq),
-            (IntImm(co) - ib * IGEMM_MR, IntImm(npix) - jp * step),
-            zp,
-        )
-        return Allocate(panel, seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call)))
+            work = seq(gather, tiles)
+        else:
+            call = _tile_call(
+                "igemmw",
+                nr,
+                (wp, ib * (IGEMM_MR * kp), kp),
+                (panel, IntImm(0)),
+                (c_at, c_off + ib * (IGEMM_MR * ldc), ldc),
+                (rs, ib * IGEMM_MR),
+                (kb, kq),
+                (IntImm(co) - ib * IGEMM_MR, IntImm(nr) if epi else IntImm(npix) - jp * step),
+                zp,
+            )
+            work = seq(gather, loops([(kb, nkb), (ib, -(-co // IGEMM_MR))], call))
+        if epi is None:
+            return Allocate(panel, work)
+        c, j = ctx.var("ec"), ctx.var("ej")
+        p = jp * step + j
+        apply = For(c, IntImm(co), For(j, left, epi.store(cblk[c * nr + j], (n, c, p // wo, p % wo))))
+        return Allocate(panel, Allocate(cblk, seq(work, apply)))
 
     body = panel_body(step)
     if tail < step:

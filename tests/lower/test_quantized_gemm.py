@@ -231,3 +231,50 @@ def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, paddi
     full, rest = divmod(pixels, step)
     # panels of ``step`` pixels, the last as wide as its pixels need
     assert widths == ({step} if full else set()) | ({-(-rest // 16) * 16} if rest else set())
+
+
+def _requantized_conv(x_shape, w_shape, groups=1, residual=False, seed=4):
+    """conv2d_integer and the requantization a QDQ model's importer writes after it: the int32 sums to float32,
+    times a scale per channel, plus a bias, divided by the output scale, rounded, plus the output zero point,
+    clamped to the byte and cast to uint8 (with ``residual``, a float32 input added before the division)."""
+    gen = torch.Generator().manual_seed(seed)
+    co = w_shape[0]
+    b = GraphBuilder("qconv_requant")
+    x = b.input("x", x_shape, dtype="uint8")
+    w = b.weight("w", torch.randint(-128, 128, w_shape, generator=gen).to(torch.int8))
+    y = b.op("conv2d_integer", x, w, padding=(1, 1), groups=groups, a_zero_point=7)
+    y = b.op("cast", y, dtype="float32")
+    y = b.op("mul", y, b.weight("scale", torch.rand(1, co, 1, 1, generator=gen) * 1e-3))
+    y = b.op("add", y, b.weight("bias", torch.randn(1, co, 1, 1, generator=gen)))
+    if residual:
+        y = b.op("add", y, b.input("r", (x_shape[0], co, x_shape[2], x_shape[3])))
+    y = b.op("div", y, b.weight("oscale", torch.full((1, 1, 1, 1), 0.05)))
+    y = b.op("add", b.op("round", y), b.weight("ozp", torch.full((1, 1, 1, 1), 100.0)))
+    y = b.op("cast", b.op("clamp", y, min=0.0, max=255.0), dtype="uint8")
+    g = b.build([y])
+    feed = {"x": torch.randint(0, 256, x_shape, generator=gen).to(torch.uint8)}
+    if residual:
+        feed["r"] = torch.randn(x_shape[0], co, x_shape[2], x_shape[3], generator=gen)
+    return g, feed
+
+
+@pytest.mark.parametrize(
+    "x_shape,w_shape,groups,residual",
+    [
+        ((1, 64, 9, 9), (48, 64, 3, 3), 1, False),  # AMX where there is AMX: K = 576, 48 channels
+        ((2, 8, 10, 7), (12, 8, 3, 3), 1, True),  # the VNNI micro-kernel (12 channels), batch 2, a residual
+        ((1, 8, 6, 6), (8, 2, 3, 3), 4, False),  # grouped: the plain loop applies the ops as it stores
+    ],
+)
+@pytest.mark.parametrize("target", TARGETS)
+def test_requantization_is_applied_as_the_convolution_stores(x_shape, w_shape, groups, residual, target):
+    """The ops after conv2d_integer up to the uint8 cast run inside its kernel (one kernel, the int32 sums never
+    stored whole) and give the reference's bytes: the same float32 steps, so at most one step apart where a
+    fused multiply-add rounds a value lying on a half."""
+    g, feed = _requantized_conv(x_shape, w_shape, groups, residual)
+    run = compile_graph(g, target, threads=2)
+    got, want = run(feed)[0], g.run(feed)[0]
+    assert got.dtype == torch.uint8 and got.shape == want.shape
+    diff = (got.int() - want.int()).abs()
+    assert diff.max() <= 1 and (diff == 0).float().mean() >= 0.999
+    assert len(run._launches) == 1  # the convolution's kernel wrote the bytes

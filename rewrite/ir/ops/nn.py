@@ -145,7 +145,7 @@ register_op(
         doc="2-d convolution of a uint8 NCHW input (less its zero point, which also pads it) and int8 OIHW "
         "weights, exact int32 sums (ONNX ConvInteger with a scalar input zero point and none for the weights)",
         cost_class=CostClass.CONV,
-        fusion=FusionRole.CALL,
+        fusion=FusionRole.CALL_EPILOGUE,
         dtype_rule=DTypeRule((UINT8, INT8), INT32),
     )
 )

@@ -58,6 +58,10 @@ class FusionRole(str, Enum):
     # its own kernel, reading its operands where they are stored and writing its result in place (a backend
     # routine's call: matmul_integer's micro-kernel): no producer inlined into it, nothing fused after it
     CALL = "call"
+    # as CALL, and the ops of a private elementwise chain after it (any dtypes along it: a quantized model's
+    # requantization of conv2d_integer's int32 sums into uint8) are applied by its lowering itself as it stores
+    # each block (``lower.ops_to_loops.core.PointwiseEpilogue``): the int32 result is never written whole
+    CALL_EPILOGUE = "call+epilogue"
 
 
 class AttrKind(str, Enum):
