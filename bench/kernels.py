@@ -12,7 +12,9 @@
   percent of the FMA peak.
 * int8 GEMM 1024^3 (``matmul_integer``: uint8 A less a zero point, int8 B, int32 sums), 1 and 2 threads,
   against this CPU's single-thread dot-product peak (``vnni_peak_gops_1t``: independent chains of AVX-512
-  VNNI ``vpdpbusd``, 64 multiply-adds each; absent without VNNI) and onnxruntime's MatMulInteger in the
+  VNNI ``vpdpbusd``, 64 multiply-adds each; absent without VNNI), where the GEMM runs on AMX tiles against
+  the AMX peak instead (``amx_peak_gops_1t``: independent chains of ``tdpbusd``, 16 384 each;
+  ``igemm_peak`` names the one used), and onnxruntime's MatMulInteger in the
   same process: ``igemm_pct_peak_1t`` (ours at 1 thread, percent of the peak), ``igemm_ratio_ort_1t`` /
   ``_2t`` (onnxruntime time / ours).  Operations count a multiply and an add each (2 n^3).
 * fused ``relu(a * b + c)`` on 16M floats vs torch eager (three ops) and numpy:
@@ -69,7 +71,7 @@ from bench.gpu_timing import (
     torch_tf32,
 )
 from costs.timing import SETTLE_S, interleaved
-from lower.llvm.igemm import has_vnni
+from lower.llvm.igemm import has_amx, has_vnni
 from lower.llvm.jit import PLACEHOLDER, cfunc, load_function
 from lower.target import parse_target
 from rewrite import config
@@ -139,6 +141,45 @@ def vnni_peak_ir(chains: int = FMA_CHAINS) -> str:
     )
 
 
+AMX_CHAINS = 4  # C tiles accumulated independently (tiles 0-3), from A tile 4 and B tiles 5 and 6
+
+
+def amx_peak_ir(chains: int = AMX_CHAINS) -> str:
+    """``f(out, lo, hi)``: ``hi - lo`` iterations of ``chains`` independent AMX ``tdpbusd`` (16 x 16 int32 += 16 x 64
+    uint8 by 64 x 16 int8: 16 384 multiply-adds each) on tiles loaded once from ``out`` (zeros), then one C
+    tile stored back so nothing is dead."""
+    L = [
+        "declare void @llvm.x86.ldtilecfg(ptr)",
+        "declare void @llvm.x86.tilerelease()",
+        "declare void @llvm.x86.tilezero(i8 immarg)",
+        "declare void @llvm.x86.tileloadd64(i8 immarg, ptr, i64)",
+        "declare void @llvm.x86.tilestored64(i8 immarg, ptr, i64)",
+        "declare void @llvm.x86.tdpbusd(i8 immarg, i8 immarg, i8 immarg)",
+        "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)",
+        f"define void @{PLACEHOLDER}(ptr %out, i64 %lo, i64 %hi) {{",
+        "entry:",
+        "  %cfg = alloca [64 x i8], align 64",
+        "  call void @llvm.memset.p0.i64(ptr %cfg, i8 0, i64 64, i1 false)",
+        "  store i8 1, ptr %cfg",
+    ]
+    for t in range(8):
+        L += [
+            f"  %cb{t} = getelementptr i8, ptr %cfg, i64 {16 + 2 * t}",
+            f"  store i16 64, ptr %cb{t}",
+            f"  %cr{t} = getelementptr i8, ptr %cfg, i64 {48 + t}",
+            f"  store i8 16, ptr %cr{t}",
+        ]
+    L += ["  call void @llvm.x86.ldtilecfg(ptr %cfg)"]
+    L += [f"  call void @llvm.x86.tilezero(i8 {t})" for t in range(chains)]
+    L += [f"  call void @llvm.x86.tileloadd64(i8 {t}, ptr %out, i64 64)" for t in (4, 5, 6)]
+    L += ["  %any = icmp slt i64 %lo, %hi", "  br i1 %any, label %loop, label %done", "loop:"]
+    L.append("  %i = phi i64 [ %lo, %entry ], [ %i1, %loop ]")
+    L += [f"  call void @llvm.x86.tdpbusd(i8 {t}, i8 4, i8 {5 + t % 2})" for t in range(chains)]
+    L += ["  %i1 = add i64 %i, 1", "  %more = icmp slt i64 %i1, %hi", "  br i1 %more, label %loop, label %done"]
+    L += ["done:", "  call void @llvm.x86.tilestored64(i8 0, ptr %out, i64 64)", "  call void @llvm.x86.tilerelease()"]
+    return "\n".join([*L, "  ret void", "}"]) + "\n"
+
+
 def _best_run(ir: str, name: str, lanes: torch.Tensor, repeats: int, iters: int) -> float:
     """The best of ``repeats`` timed runs of ``iters`` iterations of a ``peak_ir`` kernel (a peak is what the
     core does when nothing else runs on it), after a warm-up (clock, page)."""
@@ -160,6 +201,15 @@ def vnni_peak(repeats: int, iters: int = 1 << 22) -> dict | None:
         return None
     best = _best_run(vnni_peak_ir(), "vnni_peak", torch.zeros(16, dtype=torch.int32), repeats, iters)
     return {"gops": 2.0 * 64 * FMA_CHAINS * iters / best / 1e9, "chains": FMA_CHAINS}
+
+
+def amx_peak(repeats: int, iters: int = 1 << 18) -> dict | None:
+    """This CPU's single-thread AMX int8 peak (GOP/s), measured as ``vnni_peak``; None without AMX int8 (or
+    where this process was not granted the tiles)."""
+    if not has_amx(parse_target("llvm", threads=1)):
+        return None
+    best = _best_run(amx_peak_ir(), "amx_peak", torch.zeros(256, dtype=torch.int32), repeats, iters)
+    return {"gops": 2.0 * 16384 * AMX_CHAINS * iters / best / 1e9, "chains": AMX_CHAINS}
 
 
 def bench_igemm(n: int, threads: int, repeats: int) -> dict:
@@ -517,14 +567,19 @@ def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
             f"{t} x the FMA peak (rel err {r['rel_err']:.1e})",
             flush=True,
         )
-    vpeak = vnni_peak(reps)
-    res["vnni_peak"] = vpeak
+    vpeak, apeak = vnni_peak(reps), amx_peak(reps)
+    res["vnni_peak"], res["amx_peak"] = vpeak, apeak
     if vpeak is not None:
         print(f"VNNI peak {vpeak['gops']:.0f} GOP/s (1 thread, measured: {vpeak['chains']} chains of vpdpbusd)")
+    if apeak is not None:  # the int8 GEMM runs on AMX tiles here: its peak is the one that bounds it
+        print(f"AMX peak {apeak['gops']:.0f} GOP/s (1 thread, measured: {apeak['chains']} chains of tdpbusd)")
+    ipeak, iname = (apeak, "AMX") if apeak is not None else (vpeak, "VNNI")
     for t in (1, args.threads):
         r = bench_igemm(n_gemm, t, reps)
         res[f"igemm_{t}t"] = r
-        pct = f", {100 * r['ours_gops'] / (t * vpeak['gops']):.0f}% of {t} x the VNNI peak" if vpeak else ""
+        pct = f", {100 * r['ours_gops'] / (t * ipeak['gops']):.0f}% of {t} x the {iname} peak" if ipeak else ""
+        if apeak is not None and vpeak is not None:
+            pct += f" ({100 * r['ours_gops'] / (t * vpeak['gops']):.0f}% of {t} x the VNNI peak)"
         ort = (
             f", onnxruntime MatMulInteger {r['ort_gops']:.0f} GOP/s, ratio {r['ratio_ort']:.2f}"
             if "ort_gops" in r
@@ -554,7 +609,9 @@ def main(argv: list[str] | None = None, timer: Timer = cuda_event_ms) -> int:
         "fma_peak_gflops_1t": peak["gflops"],
         "gemm_pct_peak_1t": 100 * res["gemm_1t"]["ours_gflops"] / peak["gflops"],
         "vnni_peak_gops_1t": vpeak["gops"] if vpeak else None,
-        "igemm_pct_peak_1t": 100 * res["igemm_1t"]["ours_gops"] / vpeak["gops"] if vpeak else None,
+        "amx_peak_gops_1t": apeak["gops"] if apeak else None,
+        "igemm_pct_peak_1t": 100 * res["igemm_1t"]["ours_gops"] / ipeak["gops"] if ipeak else None,
+        "igemm_peak": iname if ipeak else None,
         "igemm_ratio_ort_1t": res["igemm_1t"].get("ratio_ort"),
         "igemm_ratio_ort_2t": res[f"igemm_{args.threads}t"].get("ratio_ort"),
         "elementwise_speedup_vs_torch": ew["speedup_vs_torch"],

@@ -20,7 +20,7 @@ import torch
 
 from lower.ir import format_kernel
 from lower.llvm.igemm import amx_conv_module, amx_mm_module, has_amx, has_vnni, igemm_module, igemm_symbol
-from lower.llvm.jit import _jit, assembly, load_library
+from lower.llvm.jit import PLACEHOLDER, _jit, assembly, load_library
 from lower.ops_to_loops.quantized import (
     AMX_MR,
     IGEMM_MR,
@@ -278,3 +278,19 @@ def test_requantization_is_applied_as_the_convolution_stores(x_shape, w_shape, g
     diff = (got.int() - want.int()).abs()
     assert diff.max() <= 1 and (diff == 0).float().mean() >= 0.999
     assert len(run._launches) == 1  # the convolution's kernel wrote the bytes
+
+
+def test_bench_kernels_amx_peak_loop_assembles_and_on_amx_measures_above_the_vnni_peak():
+    """``bench kernels`` bounds the int8 GEMM by the AMX peak where the GEMM runs on tiles: its loop is four
+    independent tile dot products; on an AMX host it measures more than the VNNI peak (16 384 multiply-adds
+    an instruction against 64)."""
+    from bench.kernels import amx_peak, amx_peak_ir, vnni_peak
+
+    host = parse_target("llvm", threads=1)
+    feats = ("+avx512f", "+avx512bw", "+avx512vl", "+avx512vnni", "+amx-tile", "+amx-int8")
+    spr = dataclasses.replace(host, name="spr", cpu="sapphirerapids", features=feats)
+    assert assembly(amx_peak_ir().replace(PLACEHOLDER, "amx_peak"), spr).count("tdpbusd") >= 4
+    if not has_amx(host):
+        assert amx_peak(1) is None
+        return
+    assert amx_peak(3, iters=1 << 14)["gops"] > vnni_peak(3, iters=1 << 16)["gops"]
