@@ -24,6 +24,7 @@ import math
 import torch
 
 from lower.ir import (
+    F32,
     I8,
     I32,
     I64,
@@ -32,6 +33,7 @@ from lower.ir import (
     Buffer,
     Cast,
     Expr,
+    FloatImm,
     For,
     If,
     IntImm,
@@ -329,6 +331,8 @@ def lower_conv2d_integer(node: Node, ins: list[Buffer], outs: list[Buffer], ctx:
     ho, wo = out.shape[2], out.shape[3]
     if not ctx.grid and g == 1 and w.name in ctx.consts and _flat(x, out):
         return _conv_packed(ctx, x, w, out, zp, (sh, sw), (ph, pw), (dh, dw))
+    if not ctx.grid and g == x.shape[1] == co and cig == 1 and kh * kw <= DW_EXACT_TAPS:
+        return _depthwise(ctx, x, w, out, zp, (sh, sw), (ph, pw), (dh, dw))
     # the plain form: sum over the group's channels and taps of (x - zp) * w in i64, padding contributing 0
     n, o, oh, ow = loop_vars(ctx, out.shape)
     c, i, j = ctx.var("c"), ctx.var("kh"), ctx.var("kw")
@@ -451,6 +455,67 @@ def _conv_packed(
     if tail < step:
         body = If(lt(jp, npan - 1), body, panel_body(tail)) if npan > 1 else panel_body(tail)
     return Stage(ctx.tag, For(pn, IntImm(nb * npan), body, LoopKind.PARALLEL))
+
+
+DW_EXACT_TAPS = 513  # (255 * 128) * 513 < 2**24: a depthwise sum of at most this many taps is exact in float32
+DW_VECTOR = 16  # a depthwise row's columns per vector
+
+
+def _depthwise(
+    ctx: LowerCtx,
+    x: Buffer,
+    w: Buffer,
+    out: Buffer,
+    zp: int,
+    stride: tuple[int, int],
+    pad: tuple[int, int],
+    dil: tuple[int, int],
+) -> Stmt:
+    """A depthwise convolution (one input channel per output channel), per (image, channel) plane: the plane
+    less its zero point copied as float32 into a local one bordered by zeros, then each output row in
+    vectors of 16 columns, the last one ending at the row's end (overlapping the one before: the same
+    values), every tap an affine load.  The sum is computed in float32, exact: every product and partial sum
+    is a whole number under 2**24 in magnitude (255 * 128 per tap, at most ``DW_EXACT_TAPS`` taps); float32
+    lanes are twice i64's and multiply in one instruction.  Measured (1 thread, 3x3, with a requantization
+    epilogue) against the plain loop: 96 channels at 56x56 414 us against 1548; float32's depthwise with a
+    ReLU ran 263 us there, and a QDQ MobileNetV2 whose stride-1 depthwise convolutions computed this way ran
+    0.95x its float32-depthwise import, so the ONNX importer keeps depthwise convolutions float32 (strided
+    rows and rows under 16 wide run 2-4x slower than these)."""
+    nb, _, hh, ww = x.shape
+    co, _, kh, kw = w.shape
+    ho, wo = out.shape[2], out.shape[3]
+    (sh, sw), (ph, pw), (dh, dw) = stride, pad, dil
+    hp, wp = hh + 2 * ph, ww + 2 * pw
+    nc, r, q, oh = ctx.var("nc"), ctx.var("r"), ctx.var("q"), ctx.var("oh")
+    n, c = nc // co, nc % co
+    plane = Buffer(ctx.namer.name(f"{ctx.tag}_plane"), (hp * wp,), F32, scope="local")
+    centred = Cast(F32, x[(n, c, r, q)]) - FloatImm(float(zp))
+    fill = seq(
+        For(q, IntImm(hp * wp), Store(plane, (q,), FloatImm(0.0)), LoopKind.VECTORIZED),
+        For(r, IntImm(hh), For(q, IntImm(ww), Store(plane, ((r + ph) * wp + q + pw,), centred), LoopKind.VECTORIZED)),
+    )
+
+    def element(col: Expr) -> Stmt:
+        terms: Expr | None = None
+        for i in range(kh):
+            for j in range(kw):
+                t = plane[((oh * sh + i * dh) * wp + col * sw + j * dw,)] * Cast(
+                    F32, w[(c, IntImm(0), IntImm(i), IntImm(j))]
+                )
+                terms = t if terms is None else terms + t
+        total = Cast(I64, terms)  # whole and in range: no saturation (a vector conversion, not a scalarized one)
+        idx = (n, c, oh, col)
+        return ctx.epilogue.store(total, idx) if ctx.epilogue is not None else Store(out, idx, total)
+
+    lane = ctx.var("ow")
+    if wo >= DW_VECTOR:
+        v = ctx.var("ov")
+        col = emin(v * DW_VECTOR, IntImm(wo - DW_VECTOR)) + lane
+        row = For(v, IntImm(-(-wo // DW_VECTOR)), For(lane, IntImm(DW_VECTOR), element(col), LoopKind.VECTORIZED))
+    else:
+        row = For(lane, IntImm(wo), element(lane), LoopKind.VECTORIZED)
+    body = Allocate(plane, seq(fill, For(oh, IntImm(ho), row)))
+    return Stage(ctx.tag, For(nc, IntImm(nb * co), body, LoopKind.PARALLEL))
 
 
 def _tap_table(ci: int, kernel: tuple[int, int], pad: tuple[int, int], dil: tuple[int, int]) -> torch.Tensor:

@@ -233,7 +233,7 @@ def test_convolution_panels_equal_the_exact_sums(x_shape, w_shape, stride, paddi
     assert widths == ({step} if full else set()) | ({-(-rest // 16) * 16} if rest else set())
 
 
-def _requantized_conv(x_shape, w_shape, groups=1, residual=False, seed=4):
+def _requantized_conv(x_shape, w_shape, groups=1, residual=False, seed=4, stride=(1, 1)):
     """conv2d_integer and the requantization a QDQ model's importer writes after it: the int32 sums to float32,
     times a scale per channel, plus a bias, divided by the output scale, rounded, plus the output zero point,
     clamped to the byte and cast to uint8 (with ``residual``, a float32 input added before the division)."""
@@ -242,19 +242,20 @@ def _requantized_conv(x_shape, w_shape, groups=1, residual=False, seed=4):
     b = GraphBuilder("qconv_requant")
     x = b.input("x", x_shape, dtype="uint8")
     w = b.weight("w", torch.randint(-128, 128, w_shape, generator=gen).to(torch.int8))
-    y = b.op("conv2d_integer", x, w, padding=(1, 1), groups=groups, a_zero_point=7)
+    y = b.op("conv2d_integer", x, w, padding=(1, 1), stride=stride, groups=groups, a_zero_point=7)
+    oh, ow = g_hw = ((x_shape[2] - 1) // stride[0] + 1, (x_shape[3] - 1) // stride[1] + 1)
     y = b.op("cast", y, dtype="float32")
     y = b.op("mul", y, b.weight("scale", torch.rand(1, co, 1, 1, generator=gen) * 1e-3))
     y = b.op("add", y, b.weight("bias", torch.randn(1, co, 1, 1, generator=gen)))
     if residual:
-        y = b.op("add", y, b.input("r", (x_shape[0], co, x_shape[2], x_shape[3])))
+        y = b.op("add", y, b.input("r", (x_shape[0], co, *g_hw)))
     y = b.op("div", y, b.weight("oscale", torch.full((1, 1, 1, 1), 0.05)))
     y = b.op("add", b.op("round", y), b.weight("ozp", torch.full((1, 1, 1, 1), 100.0)))
     y = b.op("cast", b.op("clamp", y, min=0.0, max=255.0), dtype="uint8")
     g = b.build([y])
     feed = {"x": torch.randint(0, 256, x_shape, generator=gen).to(torch.uint8)}
     if residual:
-        feed["r"] = torch.randn(x_shape[0], co, x_shape[2], x_shape[3], generator=gen)
+        feed["r"] = torch.randn(x_shape[0], co, oh, ow, generator=gen)
     return g, feed
 
 
@@ -264,6 +265,8 @@ def _requantized_conv(x_shape, w_shape, groups=1, residual=False, seed=4):
         ((1, 64, 9, 9), (48, 64, 3, 3), 1, False),  # AMX where there is AMX: K = 576, 48 channels
         ((2, 8, 10, 7), (12, 8, 3, 3), 1, True),  # the VNNI micro-kernel (12 channels), batch 2, a residual
         ((1, 8, 6, 6), (8, 2, 3, 3), 4, False),  # grouped: the plain loop applies the ops as it stores
+        ((2, 16, 9, 37), (16, 1, 3, 3), 16, True),  # depthwise: rows of 37 in vectors of 16, the last overlapping
+        ((1, 8, 7, 7), (8, 1, 3, 3), 8, False),  # depthwise, rows under one vector
     ],
 )
 @pytest.mark.parametrize("target", TARGETS)
@@ -294,3 +297,24 @@ def test_bench_kernels_amx_peak_loop_assembles_and_on_amx_measures_above_the_vnn
         assert amx_peak(1) is None
         return
     assert amx_peak(3, iters=1 << 14)["gops"] > vnni_peak(3, iters=1 << 16)["gops"]
+
+
+@pytest.mark.parametrize("stride,dilation,kernel", [((1, 1), (1, 1), 3), ((2, 2), (1, 1), 3), ((1, 2), (2, 1), 5)])
+def test_depthwise_sums_are_exact(stride, dilation, kernel):
+    """conv2d_integer with one input channel per output channel (the depthwise form: a zero-bordered float32
+    plane, exact for whole numbers under 2**24) equals the exact int32 sums: strides, dilations, a 5x5 window,
+    the byte's extremes."""
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randint(0, 256, (2, 6, 19, 23), generator=gen).to(torch.uint8)
+    x[0, 0] = 255
+    w = torch.randint(-128, 128, (6, 1, kernel, kernel), generator=gen).to(torch.int8)
+    w[0] = -128
+    pad = (kernel // 2, kernel // 2)
+    b = GraphBuilder("dw")
+    y = b.op("conv2d_integer", b.input("x", x.shape, dtype="uint8"), b.weight("w", w), stride=stride,
+             padding=pad, dilation=dilation, groups=6, a_zero_point=0)  # fmt: skip
+    g = b.build([y])
+    run = compile_graph(g, "llvm", threads=2)
+    exact = torch.nn.functional.conv2d(x.double(), w.double(), None, stride, pad, dilation, 6).to(torch.int32)
+    assert torch.equal(run({"x": x})[0], exact)
+    assert "_plane" in format_kernel(run._launches[0].kernel)  # the depthwise form ran
