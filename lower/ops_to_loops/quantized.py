@@ -496,13 +496,14 @@ def _depthwise(
     )
 
     def element(col: Expr) -> Stmt:
-        terms: Expr | None = None
-        for i in range(kh):
-            for j in range(kw):
-                t = plane[((oh * sh + i * dh) * wp + col * sw + j * dw,)] * Cast(
-                    F32, w[(c, IntImm(0), IntImm(i), IntImm(j))]
-                )
-                terms = t if terms is None else terms + t
+        taps = [
+            plane[((oh * sh + i * dh) * wp + col * sw + j * dw,)] * Cast(F32, w[(c, IntImm(0), IntImm(i), IntImm(j))])
+            for i in range(kh)
+            for j in range(kw)
+        ]
+        terms = taps[0]
+        for t in taps[1:]:
+            terms = terms + t
         total = Cast(I64, terms)  # whole and in range: no saturation (a vector conversion, not a scalarized one)
         idx = (n, c, oh, col)
         return ctx.epilogue.store(total, idx) if ctx.epilogue is not None else Store(out, idx, total)
