@@ -232,24 +232,7 @@ def amx_conv_routine(nr: int) -> str:
         "  %ao = mul i64 %ar, %lda",
         "  %ab = getelementptr i8, ptr %A, i64 %ao",
         "  br label %step",
-        "step:",
-        "  %s = phi i64 [ 0, %block ], [ %s1, %step ]",
-        "  %ak = shl i64 %s, 6",
-        "  %ap = getelementptr i8, ptr %ab, i64 %ak",
-        f"  call void @llvm.x86.tileloadd64(i8 {_AMX_A}, ptr %ap, i64 %lda)",
-        f"  %bo = mul i64 %s, {16 * nr * 4}",
-    ]
-    for v in range(h):
-        L += [
-            f"  %bo{v} = add i64 %bo, {64 * v}",
-            f"  %bp{v} = getelementptr i8, ptr %B, i64 %bo{v}",
-            f"  call void @llvm.x86.tileloadd64(i8 {_AMX_B + v}, ptr %bp{v}, i64 {nr * 4})",
-        ]
-    L += [f"  call void @llvm.x86.tdpbsud(i8 {v}, i8 {_AMX_A}, i8 {_AMX_B + v})" for v in range(h)]
-    L += [
-        "  %s1 = add i64 %s, 1",
-        "  %more = icmp ult i64 %s1, %steps",
-        "  br i1 %more, label %step, label %stored",
+        *_amx_step(h, nr, "tdpbsud", ["  %ak = shl i64 %s, 6"]),
         "stored:",
         "  %left = sub i64 %m, %ar",
         "  %fullm = icmp sge i64 %left, 16",
@@ -258,14 +241,6 @@ def amx_conv_routine(nr: int) -> str:
         "  %cp = getelementptr i32, ptr %C, i64 %co",
         "  br i1 %full, label %direct, label %edge",
         *_tile_stores(h, nr, "  %rows = call i64 @llvm.smin.i64(i64 %left, i64 16)"),
-        "next:",
-        "  %ib1 = add i64 %ib, 1",
-        "  %bmore = icmp ult i64 %ib1, %nblk",
-        "  br i1 %bmore, label %block, label %exit",
-        "exit:",
-        "  call void @llvm.x86.tilerelease()",
-        "  ret void",
-        "}",
     ]
     return "\n".join(L)
 
@@ -334,10 +309,26 @@ def amx_mm_routine(nr: int) -> str:
         "  %ao = mul i64 %ar, %lda",
         "  %ab = getelementptr i8, ptr %A, i64 %ao",
         "  br label %step",
+        *_amx_step(
+            h, nr, "tdpbusd", ["  %ak64 = shl i64 %s, 6", "  %ak = call i64 @llvm.smin.i64(i64 %ak64, i64 %klast)"]
+        ),
+        "stored:",
+        "  %co = mul i64 %ar, %ldc",
+        "  %cp = getelementptr i32, ptr %C, i64 %co",
+        "  br i1 %fulln, label %direct, label %edge",
+        *_tile_stores(h, nr, "  %rows = add i64 0, 16"),
+    ]
+    return "\n".join(L)
+
+
+def _amx_step(h: int, nr: int, dp: str, ak: list[str]) -> list[str]:
+    """The ``step`` block of a panel routine (16 groups of four k a step, ``%s`` from 0 to ``%steps``, then
+    ``stored``): A's tile from ``%ab`` at byte ``%ak`` (``ak``: the lines computing it), B's ``h`` tiles of the
+    panel (``4 nr`` bytes a row), one ``dp`` (``tdpbusd`` / ``tdpbsud``) per C tile."""
+    L = [
         "step:",
         "  %s = phi i64 [ 0, %block ], [ %s1, %step ]",
-        "  %ak64 = shl i64 %s, 6",
-        "  %ak = call i64 @llvm.smin.i64(i64 %ak64, i64 %klast)",
+        *ak,
         "  %ap = getelementptr i8, ptr %ab, i64 %ak",
         f"  call void @llvm.x86.tileloadd64(i8 {_AMX_A}, ptr %ap, i64 %lda)",
         f"  %bo = mul i64 %s, {16 * nr * 4}",
@@ -348,26 +339,13 @@ def amx_mm_routine(nr: int) -> str:
             f"  %bp{v} = getelementptr i8, ptr %B, i64 %bo{v}",
             f"  call void @llvm.x86.tileloadd64(i8 {_AMX_B + v}, ptr %bp{v}, i64 {nr * 4})",
         ]
-    L += [f"  call void @llvm.x86.tdpbusd(i8 {v}, i8 {_AMX_A}, i8 {_AMX_B + v})" for v in range(h)]
-    L += [
+    L += [f"  call void @llvm.x86.{dp}(i8 {v}, i8 {_AMX_A}, i8 {_AMX_B + v})" for v in range(h)]
+    return [
+        *L,
         "  %s1 = add i64 %s, 1",
         "  %more = icmp ult i64 %s1, %steps",
         "  br i1 %more, label %step, label %stored",
-        "stored:",
-        "  %co = mul i64 %ar, %ldc",
-        "  %cp = getelementptr i32, ptr %C, i64 %co",
-        "  br i1 %fulln, label %direct, label %edge",
-        *_tile_stores(h, nr, "  %rows = add i64 0, 16"),
-        "next:",
-        "  %ib1 = add i64 %ib, 1",
-        "  %bmore = icmp ult i64 %ib1, %nblk",
-        "  br i1 %bmore, label %block, label %exit",
-        "exit:",
-        "  call void @llvm.x86.tilerelease()",
-        "  ret void",
-        "}",
     ]
-    return "\n".join(L)
 
 
 def _amx_config(h: int) -> list[str]:
@@ -400,8 +378,9 @@ def _column_masks(h: int) -> list[str]:
 
 def _tile_stores(h: int, nr: int, rows: str) -> list[str]:
     """Blocks ``direct`` (C's tiles stored at ``%cp``, rows ``%ldcb`` bytes apart) and ``edge`` (stored to
-    ``%blk``, then ``%rows`` rows copied to C, columns masked by ``%cm``), both ending at ``next``; ``rows``
-    defines ``%rows`` in ``edge``."""
+    ``%blk``, then ``%rows`` rows copied to C, columns masked by ``%cm``), both going to ``next`` (the next
+    block of rows, ``%ib`` of ``%nblk``, or the tiles released and the routine's end); ``rows`` defines
+    ``%rows`` in ``edge``."""
     L = ["direct:"]
     for v in range(h):
         L += [
@@ -425,8 +404,11 @@ def _tile_stores(h: int, nr: int, rows: str) -> list[str]:
             f"  %crp{v} = getelementptr i32, ptr %cp, i64 %cro{v}",
             f"  call void @llvm.masked.store.v16i32.p0({V} %val{v}, ptr %crp{v}, i32 4, <16 x i1> %cm{v})",
         ]
-    L += ["  %r1 = add i64 %r, 1", "  %rmore = icmp slt i64 %r1, %rows"]
-    return [*L, "  br i1 %rmore, label %row, label %next"]
+    L += ["  %r1 = add i64 %r, 1", "  %rmore = icmp slt i64 %r1, %rows", "  br i1 %rmore, label %row, label %next"]
+    # the next block of rows, or the tiles released
+    L += ["next:", "  %ib1 = add i64 %ib, 1", "  %bmore = icmp ult i64 %ib1, %nblk"]
+    L += ["  br i1 %bmore, label %block, label %exit", "exit:", "  call void @llvm.x86.tilerelease()", "  ret void"]
+    return [*L, "}"]
 
 
 _AMX_DECLS = [
