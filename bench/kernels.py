@@ -71,7 +71,7 @@ from bench.gpu_timing import (
     torch_tf32,
 )
 from costs.timing import SETTLE_S, interleaved
-from lower.llvm.igemm import has_amx, has_vnni
+from lower.llvm.igemm import amx_tile_config, has_amx, has_vnni
 from lower.llvm.jit import PLACEHOLDER, cfunc, load_function
 from lower.target import parse_target
 from rewrite import config
@@ -158,18 +158,8 @@ def amx_peak_ir(chains: int = AMX_CHAINS) -> str:
         "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)",
         f"define void @{PLACEHOLDER}(ptr %out, i64 %lo, i64 %hi) {{",
         "entry:",
-        "  %cfg = alloca [64 x i8], align 64",
-        "  call void @llvm.memset.p0.i64(ptr %cfg, i8 0, i64 64, i1 false)",
-        "  store i8 1, ptr %cfg",
+        *amx_tile_config(range(8)),
     ]
-    for t in range(8):
-        L += [
-            f"  %cb{t} = getelementptr i8, ptr %cfg, i64 {16 + 2 * t}",
-            f"  store i16 64, ptr %cb{t}",
-            f"  %cr{t} = getelementptr i8, ptr %cfg, i64 {48 + t}",
-            f"  store i8 16, ptr %cr{t}",
-        ]
-    L += ["  call void @llvm.x86.ldtilecfg(ptr %cfg)"]
     L += [f"  call void @llvm.x86.tilezero(i8 {t})" for t in range(chains)]
     L += [f"  call void @llvm.x86.tileloadd64(i8 {t}, ptr %out, i64 64)" for t in (4, 5, 6)]
     L += ["  %any = icmp slt i64 %lo, %hi", "  br i1 %any, label %loop, label %done", "loop:"]

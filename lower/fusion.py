@@ -268,14 +268,7 @@ class _Grouper:
         cur = n
         while not self.grid and self.private(cur.id):
             e = self.graph.nodes[self.users[cur.id][0]]
-            if not (
-                _epilogue(e.op)
-                and e.id not in self.grouped
-                and e.id not in self.constants
-                and e.shape == n.shape
-                and len(e.shapes) == 1
-                and sum(1 for v in e.inputs if v.node == cur.id) == 1
-            ):
+            if not self._extends(n, e, any_dtype=True) or sum(1 for v in e.inputs if v.node == cur.id) != 1:
                 break
             grp.nodes.append(e.id)
             grp.epilogue.append(e.id)
@@ -284,17 +277,18 @@ class _Grouper:
             self.grouped[i] = grp
         return grp
 
-    def _extends(self, n: Node, e: Node) -> bool:
+    def _extends(self, n: Node, e: Node, any_dtype: bool = False) -> bool:
         """Whether ``e`` may follow contraction ``n`` in its epilogue: an elementwise op of its shape and dtype
         (the contraction accumulates in place in the last epilogue op's buffer; a comparison or a cast to int64
-        ends the chain: fuzz seeds 62021, 62225), not grouped or constant."""
+        ends the chain: fuzz seeds 62021, 62225), not grouped or constant.  ``any_dtype``: of any dtype (a
+        ``CALL_EPILOGUE`` op's lowering stores the chain's values itself, its own sums in a block of their own)."""
         return (
             _epilogue(e.op)
             and e.id not in self.grouped
             and e.id not in self.constants
             and e.shape == n.shape
             and len(e.shapes) == 1
-            and self.graph.dtype_of(Value(e.id, 0)) == self.graph.dtype_of(Value(n.id, 0))
+            and (any_dtype or self.graph.dtype_of(Value(e.id, 0)) == self.graph.dtype_of(Value(n.id, 0)))
         )
 
     def _rounding(self, n: Node, e: Node) -> list[int]:

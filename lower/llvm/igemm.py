@@ -29,7 +29,7 @@ a stride-1 row).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from lower.ir import IntImm, Intrinsic
@@ -128,15 +128,7 @@ def igemm_routine(mr: int, nr: int, vnni: bool, kind: str = "igemm") -> str:
     for r in range(mr):
         for v in range(h):
             L.append(f"  %r{r}_{v} = phi {V} [ zeroinitializer, %entry ], [ %nacc{r}_{v}, %loop ]")
-    _store_block(L, mr, h, rows_w)
-    L += ["  ret void", "}"]
-    return "\n".join(L)
-
-
-def _store_block(L: list[str], mr: int, h: int, rows_w: bool) -> None:
-    """C's block from the sums ``%r{r}_{v}`` (row ``r``'s ``v``-th vector; ``%rr{r}``: the row clamped to ``m``):
-    columns past ``n`` and rows past ``m`` masked off, the zero point's share subtracted when C is overwritten
-    (``beta`` 0), C read back and added when accumulated (``beta`` 1)."""
+    # column masks, the zero point's share (subtracted when C is overwritten), C read back when accumulated
     L += [
         "  %n32 = trunc i64 %n to i32",
         *_splat("%nb", "i32", "%n32"),
@@ -179,6 +171,8 @@ def _store_block(L: list[str], mr: int, h: int, rows_w: bool) -> None:
                 f"  %y{r}_{v} = sub {V} %x{r}_{v}, {f'%rsub{r}' if rows_w else f'%sub{v}'}",
                 f"  call void @llvm.masked.store.v16i32.p0({V} %y{r}_{v}, ptr %cq{r}_{v}, i32 4, <16 x i1> %sm{r}_{v})",
             ]
+    L += ["  ret void", "}"]
+    return "\n".join(L)
 
 
 @functools.cache
@@ -348,16 +342,15 @@ def _amx_step(h: int, nr: int, dp: str, ak: list[str]) -> list[str]:
     ]
 
 
-def _amx_config(h: int) -> list[str]:
-    """Entry lines: a stack block for stores (``%blk``), and the tile configuration (palette 1, every tile 16
-    rows of 64 bytes: C's ``h`` tiles, A's, B's ``h``) loaded."""
+def amx_tile_config(tiles: Iterable[int]) -> list[str]:
+    """Lines loading a tile configuration (``%cfg`` on the stack; palette 1) in which each of ``tiles`` is 16
+    rows of 64 bytes, the others unconfigured (needs ``llvm.memset`` and ``llvm.x86.ldtilecfg`` declared)."""
     L = [
         "  %cfg = alloca [64 x i8], align 64",
-        f"  %blk = alloca [{AMX_MR * 16 * h} x i32], align 64",
         "  call void @llvm.memset.p0.i64(ptr %cfg, i8 0, i64 64, i1 false)",
         "  store i8 1, ptr %cfg",
     ]
-    for t in [*range(h), _AMX_A, *(_AMX_B + v for v in range(h))]:
+    for t in tiles:
         L += [
             f"  %cb{t} = getelementptr i8, ptr %cfg, i64 {16 + 2 * t}",
             f"  store i16 64, ptr %cb{t}",
@@ -365,6 +358,13 @@ def _amx_config(h: int) -> list[str]:
             f"  store i8 16, ptr %cr{t}",
         ]
     return [*L, "  call void @llvm.x86.ldtilecfg(ptr %cfg)"]
+
+
+def _amx_config(h: int) -> list[str]:
+    """Entry lines of a panel routine: a stack block for stores (``%blk``), and the tiles configured: C's
+    ``h``, A's, B's ``h``."""
+    blk = f"  %blk = alloca [{AMX_MR * 16 * h} x i32], align 64"
+    return [blk, *amx_tile_config([*range(h), _AMX_A, *(_AMX_B + v for v in range(h))])]
 
 
 def _column_masks(h: int) -> list[str]:
@@ -669,4 +669,13 @@ IGEMM_INTRINSICS.update({igather_name(nr): emit_igather for nr in PANEL_WIDTHS})
 IGEMM_INTRINSICS.update({amx_conv_name(nr): emit_amx_conv for nr in PANEL_WIDTHS})
 IGEMM_INTRINSICS.update({amx_mm_name(nr): emit_amx_mm for nr in PANEL_WIDTHS})
 
-__all__ = ["IGEMM_INTRINSICS", "amx_conv_module", "amx_mm_module", "emit_igemm", "has_amx", "has_vnni", "igemm_module"]
+__all__ = [
+    "IGEMM_INTRINSICS",
+    "amx_conv_module",
+    "amx_mm_module",
+    "amx_tile_config",
+    "emit_igemm",
+    "has_amx",
+    "has_vnni",
+    "igemm_module",
+]

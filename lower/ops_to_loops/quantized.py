@@ -230,7 +230,8 @@ def _packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, k: int, n
 def _amx_packed(ctx: LowerCtx, a: Buffer, b: Buffer, out: Buffer, zp: int, mkn: tuple[int, int, int]) -> Stmt:
     """The packed-weight form on AMX tiles: a parallel loop over panels of ``IGEMM_NR`` columns, each one call
     (``amx_mm``: every block of 16 rows over the whole of K).  Measured against the 8-row VNNI form (1 thread,
-    interleaved): 1.39-1.62x from 16 rows up (BERT's 128 x 768 x 3072 1.54x), 0.93x at one row (not taken)."""
+    interleaved): 1.62-2.68x from 16 rows up (BERT's 128 x 768 x 3072 1.95x, 128 x 3072 x 768 2.68x); under 16
+    rows the VNNI form runs."""
     rows, k, n = mkn
     packed, zinit, steps = pack_weights_amx(ctx.consts[b.name].reshape(k, n), zp)
     npan = -(-n // IGEMM_NR)
@@ -373,9 +374,7 @@ def _conv_packed(
     rows, sums, kp = pack_conv_weights(wt, AMX_MR if amx else IGEMM_MR, 64 if amx else 4)
     kq = kh * kw * cp // 4  # the groups of four k gathered
     wp = Buffer(ctx.namer.name(f"{ctx.tag}_wrows"), (rows.numel(),), I8)
-    rs = Buffer(ctx.namer.name(f"{ctx.tag}_rowsum"), (sums.numel(),), I32)
     ctx.new_consts[wp.name] = rows
-    ctx.new_consts[rs.name] = sums
     # panels of 48 pixels, or of 32 on a small map (fewer than 4 panels of 48: a late stage's 7x7): the same
     # total width (49 pixels are 32 + 32 or 48 + 16) in panels that share out between threads evenly
     step = IGEMM_NR if -(-npix // IGEMM_NR) >= 4 else 32
@@ -399,6 +398,9 @@ def _conv_packed(
         zinit = (-zp * sums).to(torch.int32).repeat_interleave(16)
         zi = Buffer(ctx.namer.name(f"{ctx.tag}_zinit"), (zinit.numel(),), I32)
         ctx.new_consts[zi.name] = zinit
+    else:  # the micro-kernel subtracts the zero point's share per row: the weights' row sums
+        rs = Buffer(ctx.namer.name(f"{ctx.tag}_rowsum"), (sums.numel(),), I32)
+        ctx.new_consts[rs.name] = sums
 
     epi = ctx.epilogue
     cop = rows.numel() // kp  # the channels, padded to the tile's rows
