@@ -252,7 +252,9 @@ def load_library(name: str, ir_text: str, target: Target) -> None:
     memory a pass could promote), so it takes ``objcompile.LIGHT_PASSES`` instead of O3's pipeline: a GEMM
     micro-kernel library (28 variants) compiled in 0.5 s, and five of them were half of BERT's cold compile
     time.  The loops come out as O3 left them; compiling full:mobilenet_v2 went 6.1 -> 4.6 s and
-    full:bert 2.3 -> 1.7 s (one compile job, 3 runs each), their run times within noise (3.3 ms, 36 ms)."""
+    full:bert 2.3 -> 1.7 s (one compile job, 3 runs each), their run times within noise (3.3 ms, 36 ms).
+    A GEMM micro-kernel's library is now one of its bodies each, loaded only where a kernel reaches it
+    (``lower.llvm.intrinsics.reached_parts``)."""
     j = _jit(target)
     pending = _claim(j, name, lambda: name in j.libs)
     if pending is None:

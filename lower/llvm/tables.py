@@ -77,6 +77,7 @@ DECLS = {
     "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
     "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
     "llvm.prefetch.p0": "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)",
+    "llvm.trap": "declare void @llvm.trap() cold noreturn nounwind",
 }
 
 

@@ -27,7 +27,7 @@ from lower import compile_graph
 from lower.ir import Buffer, For, IntImm, Intrinsic, Kernel, Load, LoopKind, Select, Stage, Store, Var, lt, walk_stmt
 from lower.llvm import codegen, jit, tables
 from lower.llvm.codegen import kernel_module, kernel_to_llvm
-from lower.llvm.intrinsics import PREFETCH_B_STEPS, library_module
+from lower.llvm.intrinsics import PREFETCH_B_STEPS, library_module, reached_parts, routine_parts
 from lower.target import GEMM_TILE, parse_target
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.target import Target
@@ -340,7 +340,7 @@ def test_disk_cache_is_reused_across_processes(tmp_path):
 
 def test_a_plain_micro_kernel_call_runs_its_z_twin_with_beta_one():
     """A 3x3 convolution's micro-kernel adds its tiles into C (``gemmt``): the call runs ``gemmtz``'s routine with
-    beta 1, so the kernels calling either kind load one library, and the results are torch's."""
+    beta 1, so the kernels calling either kind load the same bodies, and the results are torch's."""
     b = GraphBuilder("conv3x3")
     x = b.input("x", (1, 32, 14, 14))
     y = b.op("conv2d", x, b.weight("w", torch.randn(64, 32, 3, 3)), stride=(1, 1), padding=(1, 1))
@@ -349,8 +349,9 @@ def test_a_plain_micro_kernel_call_runs_its_z_twin_with_beta_one():
     kinds = {x.name.split("_")[0] for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)}
     assert kinds == {"gemmt"}
     texts = [kernel_module(bk.kernel, target) for bk in cg.built]
-    assert {name for _, libs in texts for name in libs} == {"eqsat_gemmtz_6x16"}
-    assert any("call void @eqsat_gemmtz_6x16(" in text and ", i64 1)" in text for text, _ in texts)
+    libs = {name for _, libs in texts for name in libs}
+    assert libs and all(name.startswith("eqsat_gemmtz_6x16_") for name in libs)
+    assert any("call void @eqsat_gemmtz_6x16." in text and ", i64 1)" in text for text, _ in texts)
 
 
 def test_micro_kernel_peels_a_short_last_panel_off_to_column_bodies():
@@ -363,3 +364,33 @@ def test_micro_kernel_peels_a_short_last_panel_off_to_column_bodies():
     assert "%peel = and i1" in text
     assert all(f"@eqsat_gemmtz_12x32_c{c}(" in text for c in range(1, TAIL_COLS + 1))
     assert "_c1(" not in library_module(12, 32, 16, "gemmsq") and "_c1(" not in library_module(12, 32, 16, "gemm")
+
+
+def test_the_bodies_a_call_reaches_are_its_row_and_column_counts():
+    """(m, n) values -> bodies: rows x column vectors, a last panel of 1..TAIL_COLS columns as a column body (its
+    whole vectors as a row body), no value known -> every body of those rows (and every column body)."""
+    assert reached_parts(12, 32, 16, "gemmtz", {12, 8}, {32}) == {"m12_q2", "m8_q2"}
+    assert reached_parts(12, 32, 16, "gemmtz", {12}, {19, 4}) == {"m12_q1", "c3", "c4"}
+    assert reached_parts(12, 32, 16, "gemmz", {12}, {19}) == {"m12_q2"}  # row-major A: no column bodies
+    assert reached_parts(12, 32, 16, "gemmtz", {0, 12}, {0, 32}) == {"m12_q2"}  # empty tiles run nothing
+    every = set(routine_parts(12, 32, 16, "gemmtz"))
+    assert reached_parts(12, 32, 16, "gemmtz", None, None) == every
+    assert reached_parts(12, 32, 16, "gemmtz", {5}, None) == {p for p in every if p.startswith(("m5_", "c"))}
+
+
+def test_a_kernel_compiles_only_the_micro_kernel_bodies_its_tiles_reach():
+    """128 rows in tiles of 12 (ten whole, a last of 8) by whole 32-column panels reach two of the routine's
+    bodies: the kernel's libraries are those two, its own switch lists them and traps on any other count, and
+    the product is torch's."""
+    host = parse_target("llvm", threads=1)
+    if (host.mr, host.nr, host.vector_width) != (12, 32, 16):
+        pytest.skip("the 12 x 32 micro-tile of an AVX-512 host")
+    b = GraphBuilder("mm")
+    y = b.matmul(b.input("x", (128, 256)), b.weight("w", torch.randn(256, 512)))
+    cg = check_graph(b.build([y]), target=host)
+    texts = [kernel_module(bk.kernel, host) for bk in cg.built]
+    libs = {name for _, ls in texts for name in ls}
+    assert {name.rsplit("_", 2)[-2:] == ["m12", "q2"] or name.endswith("_m8_q2") for name in libs} == {True}
+    assert len(libs) == 2, libs
+    text = next(t for t, ls in texts if ls)
+    assert "call void @llvm.trap()" in text and text.count("switch i64 %key") == 1

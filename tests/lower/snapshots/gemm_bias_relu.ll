@@ -2,7 +2,36 @@ declare i64 @llvm.smin.i64(i64, i64)
 
 declare float @llvm.maximum.f32(float, float)
 
-declare void @eqsat_gemmz_8x32_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64, i64)
+declare void @eqsat_gemmz_8x32_pb_m8_q1(ptr, i64, ptr, ptr, i64, i64, i64, i64) nounwind
+
+declare void @eqsat_gemmz_8x32_pb_m8_q2(ptr, i64, ptr, ptr, i64, i64, i64, i64) nounwind
+
+declare void @llvm.trap() cold noreturn nounwind
+
+define internal void @eqsat_gemmz_8x32_pb.afbb753789(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %m, i64 %n, i64 %beta) nounwind {
+entry:
+  %m0 = icmp sle i64 %m, 0
+  %n0 = icmp sle i64 %n, 0
+  %none = or i1 %m0, %n0
+  br i1 %none, label %out, label %some
+some:
+  %nw = add i64 %n, 15
+  %nq = udiv i64 %nw, 16
+  %mk = shl i64 %m, 2
+  %key = or i64 %mk, %nq
+  switch i64 %key, label %unreached [ i64 33, label %m8_q1 i64 34, label %m8_q2 ]
+m8_q1:
+  call void @eqsat_gemmz_8x32_pb_m8_q1(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n, i64 %beta)
+  br label %out
+m8_q2:
+  call void @eqsat_gemmz_8x32_pb_m8_q2(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n, i64 %beta)
+  br label %out
+unreached:
+  call void @llvm.trap()
+  unreachable
+out:
+  ret void
+}
 
 define internal void @gemm_bias_relu.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, ptr noalias nocapture align 4 %param.4, i64 %lo, i64 %hi) nounwind {
 entry:
@@ -39,7 +68,7 @@ j_1_i_o.body16:
   %p33 = getelementptr inbounds float, ptr %param.0, i64 %t32
   %t34 = sub i64 80, %t31
   %t35 = call i64 @llvm.smin.i64(i64 32, i64 %t34)
-  call void @eqsat_gemmz_8x32_pb(ptr %p25, i64 96, ptr %p27, ptr %p33, i64 80, i64 96, i64 8, i64 %t35, i64 0)
+  call void @eqsat_gemmz_8x32_pb.afbb753789(ptr %p25, i64 96, ptr %p27, ptr %p33, i64 80, i64 96, i64 8, i64 %t35, i64 0)
   br label %j_1_i_o.latch17
 j_1_i_o.latch17:
   %n20 = add nuw nsw i64 %j_1_i_o.19, 1

@@ -2,7 +2,36 @@ declare i64 @llvm.smin.i64(i64, i64)
 
 declare float @llvm.maximum.f32(float, float)
 
-declare void @eqsat_gemmz_6x16_pb(ptr, i64, ptr, ptr, i64, i64, i64, i64, i64)
+declare void @eqsat_gemmz_6x16_pb_m4_q2(ptr, i64, ptr, ptr, i64, i64, i64, i64) nounwind
+
+declare void @eqsat_gemmz_6x16_pb_m6_q2(ptr, i64, ptr, ptr, i64, i64, i64, i64) nounwind
+
+declare void @llvm.trap() cold noreturn nounwind
+
+define internal void @eqsat_gemmz_6x16_pb.e83241cd2b(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %m, i64 %n, i64 %beta) nounwind {
+entry:
+  %m0 = icmp sle i64 %m, 0
+  %n0 = icmp sle i64 %n, 0
+  %none = or i1 %m0, %n0
+  br i1 %none, label %out, label %some
+some:
+  %nw = add i64 %n, 7
+  %nq = udiv i64 %nw, 8
+  %mk = shl i64 %m, 2
+  %key = or i64 %mk, %nq
+  switch i64 %key, label %unreached [ i64 18, label %m4_q2 i64 26, label %m6_q2 ]
+m4_q2:
+  call void @eqsat_gemmz_6x16_pb_m4_q2(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n, i64 %beta)
+  br label %out
+m6_q2:
+  call void @eqsat_gemmz_6x16_pb_m6_q2(ptr %A, i64 %lda, ptr %B, ptr %C, i64 %ldc, i64 %kc, i64 %n, i64 %beta)
+  br label %out
+unreached:
+  call void @llvm.trap()
+  unreachable
+out:
+  ret void
+}
 
 define internal void @gemm_bias_relu.body(ptr noalias nocapture align 4 %param.0, ptr noalias nocapture align 4 %param.1, ptr noalias nocapture align 4 %param.2, ptr noalias nocapture align 4 %param.3, ptr noalias nocapture align 4 %param.4, i64 %lo, i64 %hi) nounwind {
 entry:
@@ -49,7 +78,7 @@ i_1_i_o.body21:
   %t43 = call i64 @llvm.smin.i64(i64 48, i64 %t42)
   %t44 = sub i64 %t43, %t34
   %t45 = call i64 @llvm.smin.i64(i64 16, i64 %t44)
-  call void @eqsat_gemmz_6x16_pb(ptr %p28, i64 96, ptr %p32, ptr %p38, i64 80, i64 96, i64 %t41, i64 %t45, i64 0)
+  call void @eqsat_gemmz_6x16_pb.e83241cd2b(ptr %p28, i64 96, ptr %p32, ptr %p38, i64 80, i64 96, i64 %t41, i64 %t45, i64 0)
   br label %i_1_i_o.latch22
 i_1_i_o.latch22:
   %n25 = add nuw nsw i64 %i_1_i_o.24, 1
