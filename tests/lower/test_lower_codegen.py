@@ -394,3 +394,33 @@ def test_a_kernel_compiles_only_the_micro_kernel_bodies_its_tiles_reach():
     assert len(libs) == 2, libs
     text = next(t for t, ls in texts if ls)
     assert "call void @llvm.trap()" in text and text.count("switch i64 %key") == 1
+
+
+_UNREACHED = """
+import ctypes, sys
+import numpy as np
+from lower.llvm import jit
+from lower.llvm.intrinsics import body_declarations, body_module, gemm_routine, routine_name
+from lower.target import llvm_host
+t = llvm_host(1)
+W, sym, parts = t.vector_width, routine_name("gemmtz", 4, 2 * t.vector_width), frozenset({"m4_q2"})
+jit.load_library(sym + "_m4_q2", body_module(4, 2 * W, W, "gemmtz", "", 0, "m4_q2"), t)
+text = "\\n\\n".join([*body_declarations("gemmtz", sym, parts), gemm_routine(4, 2 * W, W, "gemmtz", "", 0, parts, "d"),
+    "define void @__KERNEL__(ptr %A, ptr %B, ptr %C, i64 %m) {\\n  call void @d(ptr %A, i64 4, ptr %B, ptr %C, "
+    f"i64 {2 * W}, i64 8, i64 %m, i64 {2 * W}, i64 0)\\n  ret void\\n}}"])
+_, addr = jit.load_function(text, t, "unreached")
+f = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(addr)
+A, B, C = np.ones(32, np.float32), np.ones(16 * W, np.float32), np.zeros(8 * W, np.float32)
+for m in (0, 4, 3):
+    f(A.ctypes.data, B.ctypes.data, C.ctypes.data, m)
+    print(m, C[0], C[3 * 2 * W], flush=True)
+"""
+
+
+def test_a_dispatcher_traps_on_a_count_it_was_not_built_for(tmp_path):
+    """A kernel's switch built for 4-row tiles: no rows do nothing, 4 rows compute (k = 8 sums of ones), 3 rows
+    (a count the kernel's analysis would have listed) stop the process instead of leaving C unwritten."""
+    env = dict(os.environ, EQSAT_CACHE_DIR=str(tmp_path), PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    r = subprocess.run([sys.executable, "-c", _UNREACHED], env=env, capture_output=True, text=True, timeout=120)
+    assert r.stdout.splitlines() == ["0 0.0 0.0", "4 8.0 8.0"], r.stderr
+    assert r.returncode < 0, r.returncode  # SIGILL from llvm.trap
