@@ -508,12 +508,9 @@ REACH_SPAN = 64  # an interval wider than this reaches every body
 def reached_parts(mr: int, nr: int, width: int, kind: str, ms: set[int] | None, ns: set[int] | None) -> frozenset[str]:
     """The bodies (``routine_parts``) a call with m in ``ms`` and n in ``ns`` runs (None: any value)."""
     every = routine_parts(mr, nr, width, kind)
-    if ms is None or ns is None:
-        rows = range(1, mr + 1) if ms is None else sorted(v for v in ms if 1 <= v <= mr)
-        if ns is None:
-            return frozenset(p for p in every if p.startswith("c") or int(p[1:].split("_q")[0]) in rows)
-    else:
-        rows = sorted(v for v in ms if 1 <= v <= mr)
+    rows = range(1, mr + 1) if ms is None else sorted(v for v in ms if 1 <= v <= mr)
+    if ns is None:  # every column count: each body of those rows, and each column body
+        return frozenset(p for p in every if p.startswith("c") or int(p[1:].split("_q")[0]) in rows)
     vecs, tails = set(), set()
     for v in ns:
         if v <= 0:
