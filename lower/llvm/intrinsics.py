@@ -29,13 +29,13 @@ apart (a blocked output's channel blocks), ``z`` kinds take a last argument ``be
 into C without reading it (the first k block of a product whose zero init was folded, ``FoldInit``), 1 adds.
 
 A kernel compiles only the bodies its calls can reach: each body is a module of its own (``body_module``,
-compiled once per process and target), and the switch over them is the kernel's own (``gemm_routine`` with
-``parts``), its cases the (m, n) values the call's extents take over the enclosing loops' ranges
+compiled once per process and target), and the switch over them is the kernel's own (``gemm_routine``), its
+cases the (m, n) values the call's extents take over the enclosing loops' ranges
 (``reached_parts``; a case ruled out traps).  The whole routine with its 16-28 bodies cost LLVM 0.27-0.31 s a
 library: half of compiling full:mobilenet_v2 (2.28 of 4.69 s, nine libraries) and of full:bert (1.04 of
 1.94 s); with the bodies reached, 0.46 s (30 bodies) and 0.10 s (6).
 
-    >>> "@llvm.fma.v16f32(" in library_module(8, 32, 16)
+    >>> "@llvm.fma.v16f32(" in body_module(8, 32, 16, "gemm", "", 0, "m8_q2")
     True
 """
 
@@ -113,7 +113,7 @@ def _rows_body(mr: int, nr: int, rows: int, W: int, kind: str, h: int, stream: s
     name = f"{routine_name(kind, mr, nr, stream, runs)}_m{rows}_q{h}"
     R = runs or W
     L = [
-        f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, {_ldb(kind)}ptr noalias %C, "
+        f"define void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, {_ldb(kind)}ptr noalias %C, "
         f"i64 %ldc, i64 %kc, i64 %n{_extra(kind)}) nounwind {{",
         "entry:",
     ]
@@ -245,7 +245,7 @@ def _cols_body(name: str, mr: int, nr: int, cols: int, W: int, kind: str) -> str
     U = TAIL_UNROLL
     bstep = "%ldb" if _b_in_place(kind) else str(nr)
     L = [
-        f"define internal void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, {_ldb(kind)}ptr noalias %C, "
+        f"define void @{name}(ptr noalias %A, i64 %lda, ptr noalias %B, {_ldb(kind)}ptr noalias %C, "
         f"i64 %ldc, i64 %kc, i64 %m{_extra(kind)}) nounwind {{",
         "entry:",
         f"  %mv = insertelement <{W} x i64> poison, i64 %m, i64 0",
@@ -339,7 +339,7 @@ def routine_parts(mr: int, nr: int, width: int, kind: str = "gemm") -> tuple[str
 
 
 def _body(mr: int, nr: int, width: int, kind: str, stream: str, runs: int, part: str) -> str:
-    """The text of one body (``routine_parts``), an internal function named ``routine_name(..)_{part}``."""
+    """The text of one body (``routine_parts``), a function named ``routine_name(..)_{part}``."""
     if part.startswith("c"):
         return _cols_body(f"{routine_name(kind, mr, nr, stream, runs)}_{part}", mr, nr, int(part[1:]), width, kind)
     rows, h = (int(x) for x in part[1:].split("_q"))
@@ -370,37 +370,24 @@ def _check_routine(mr: int, nr: int, width: int, kind: str, stream: str, runs: i
 
 
 def gemm_routine(
-    mr: int,
-    nr: int,
-    width: int,
-    kind: str = "gemm",
-    stream: str = "",
-    runs: int = 0,
-    parts: frozenset[str] | None = None,
-    name: str | None = None,
+    mr: int, nr: int, width: int, kind: str, stream: str, runs: int, parts: frozenset[str], name: str
 ) -> str:
-    """``eqsat_KIND_MRxNR(A, lda, B, C, ldc, kc, m, n)``: a switch over (m, vectors of n) to one body per
-    row count and column-vector count (a 14x14 image's 196 pixels end in a panel of 4 columns: one
-    vector of FMAs, not NR/W).  ``stream``: the operands it prefetches ahead ("a", "b", "ab"; A only
-    when packed, ``gemmt``).  ``runs``: a ``q`` kind's C columns come in runs of that many (0: one vector).
-
-    ``parts``: the bodies (``routine_parts``) the switch can reach, declared and not defined (the caller's
-    kernel holds this dispatcher, each body is a module of its own: ``body_module``); None: every body,
-    defined here.  A call whose m and n reach no listed body traps; m or n of 0 does nothing.  ``name``: the
-    dispatcher's symbol (default ``routine_name(..)``)."""
+    """``NAME(A, lda, B, C, ldc, kc, m, n)``, internal to the calling kernel's module: a switch over (m, vectors
+    of n) to the bodies ``parts`` (``routine_parts``: one per row count and column-vector count; a 14x14 image's
+    196 pixels end in a panel of 4 columns, one vector of FMAs, not NR/W), each a module of its own
+    (``body_module``) that the caller declares (``body_declarations``).  ``stream``: the operands the bodies
+    prefetch ahead ("a", "b", "ab"; A only when packed, ``gemmt``).  ``runs``: a ``q`` kind's C columns come in
+    runs of that many (0: one vector).  A call whose m and n reach no listed body traps; m or n of 0 does
+    nothing."""
     _check_routine(mr, nr, width, kind, stream, runs)
     base = routine_name(kind, mr, nr, stream, runs)
-    name = name or base
-    own = parts is None
-    reach = set(routine_parts(mr, nr, width, kind)) if parts is None else set(parts)
-    # the bodies: defined here, or declared by the caller (``body_declarations``: once per module)
-    out = [_body(mr, nr, width, kind, stream, runs, p) for p in routine_parts(mr, nr, width, kind)] if own else []
+    reach = set(parts)
     hs = range(1, nr // width + 1)
     bits = hs[-1].bit_length()  # the switch key is (m << bits) | vectors: room for every vector count
     whole = [(r, h) for r in range(1, mr + 1) for h in hs if f"m{r}_q{h}" in reach]
     cases = " ".join(f"i64 {(r << bits) | h}, label %m{r}_q{h}" for r, h in whole)
     L = [
-        f"define {'' if own else 'internal '}void @{name}(ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, "
+        f"define internal void @{name}(ptr %A, i64 %lda, ptr %B, {_ldb(kind)}ptr %C, i64 %ldc, "
         f"i64 %kc, i64 %m, i64 %n{_extra(kind)}) nounwind {{",
         "entry:",
         "  %m0 = icmp sle i64 %m, 0",
@@ -453,20 +440,10 @@ def gemm_routine(
             f"i64 %kc, i64 %n{_extra(kind)})",
             "  br label %out",
         ]
-    # a count past the bodies (m > MR, n > NR): nothing, as the whole routine always did; in a kernel's own
-    # switch also a count its analysis ruled out: a loud stop, never a tile silently left uncomputed
-    L += ["unreached:", *(["  br label %out"] if own else ["  call void @llvm.trap()", "  unreachable"])]
-    L += ["out:", "  ret void", "}"]
-    return "\n\n".join([*out, "\n".join(L)])
-
-
-@functools.cache  # every kernel calling a micro-kernel carries its library's text (the JIT loads it once)
-def library_module(mr: int, nr: int, width: int, kind: str = "gemm", stream: str = "", runs: int = 0) -> str:
-    """The micro-kernel for ``width``-lane vectors as a stand-alone module exporting ``routine_name(..)``, every
-    body in it (the whole routine: tests and ``bench``; kernels load only the bodies they reach,
-    ``body_module``)."""
-    decls = [*vector_decls(width).values(), DECLS["llvm.prefetch.p0"]]
-    return "\n\n".join([*decls, gemm_routine(mr, nr, width, kind, stream, runs)]) + "\n"
+    # a count past the bodies (m > MR, n > NR) or one the caller's analysis ruled out: a loud stop, never a tile
+    # silently left uncomputed
+    L += ["unreached:", "  call void @llvm.trap()", "  unreachable", "out:", "  ret void", "}"]
+    return "\n".join(L)
 
 
 @functools.cache
@@ -479,8 +456,7 @@ def body_module(mr: int, nr: int, width: int, kind: str, stream: str, runs: int,
     if part not in routine_parts(mr, nr, width, kind):
         raise CodegenError(f"{routine_name(kind, mr, nr, stream, runs)} has no body {part!r}")
     decls = [*vector_decls(width).values(), DECLS["llvm.prefetch.p0"]]
-    body = _body(mr, nr, width, kind, stream, runs, part).replace("define internal void @", "define void @", 1)
-    return "\n\n".join([*decls, body]) + "\n"
+    return "\n\n".join([*decls, _body(mr, nr, width, kind, stream, runs, part)]) + "\n"
 
 
 def _values(e: Expr, ranges: dict[str, tuple[int, int]]) -> set[int] | None:

@@ -27,7 +27,14 @@ from lower import compile_graph
 from lower.ir import Buffer, For, IntImm, Intrinsic, Kernel, Load, LoopKind, Select, Stage, Store, Var, lt, walk_stmt
 from lower.llvm import codegen, jit, tables
 from lower.llvm.codegen import kernel_module, kernel_to_llvm
-from lower.llvm.intrinsics import PREFETCH_B_STEPS, library_module, reached_parts, routine_parts
+from lower.llvm.intrinsics import (
+    PREFETCH_B_STEPS,
+    body_module,
+    gemm_routine,
+    reached_parts,
+    routine_parts,
+)
+from lower.schedule import micro_kernel_parts
 from lower.target import GEMM_TILE, parse_target
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.target import Target
@@ -249,7 +256,7 @@ def test_a_kernel_run_once_compiles_light_unless_it_moves_much(monkeypatch):
 
 
 def test_gemm_micro_kernel_is_explicit_vector_fma():
-    text = library_module(8, 32, W)
+    text = body_module(8, 32, W, "gemm", "", 0, f"m8_q{32 // W}")
     assert text.count(f"@llvm.fma.v{W}f32(") >= 8 * 32 // W
     asm = jit.assembly(text, parse_target("llvm"))
     assert "vfmadd" in asm and ("zmm" if W == 16 else "ymm") in asm
@@ -257,9 +264,8 @@ def test_gemm_micro_kernel_is_explicit_vector_fma():
 
 def test_gemm_micro_kernel_tail_panels_skip_the_empty_column_vectors():
     # one body per (rows, column vectors): a panel whose n columns fit in one vector issues one FMA per row
-    text = library_module(12, 32, 16, "gemmt")
-    narrow = text.split("define internal void @eqsat_gemmt_12x32_m12_q1(")[1].split("\n}")[0]
-    full = text.split("define internal void @eqsat_gemmt_12x32_m12_q2(")[1].split("\n}")[0]
+    narrow = body_module(12, 32, 16, "gemmt", "", 0, "m12_q1").split("define void @eqsat_gemmt_12x32_m12_q1(")[1]
+    full = body_module(12, 32, 16, "gemmt", "", 0, "m12_q2").split("define void @eqsat_gemmt_12x32_m12_q2(")[1]
     assert narrow.count("@llvm.fma.v16f32(") == 12 and full.count("@llvm.fma.v16f32(") == 24
 
 
@@ -267,15 +273,15 @@ def test_gemm_micro_kernel_prefetches_only_the_streamed_operands():
     # in the k loop: one prefetch of A's step k + PREFETCH_A_STEPS, one per B vector; the C tile's prefetches
     # are at entry, before the loop
     def loop_prefetches(stream: str) -> int:
-        body = library_module(12, 32, 16, "gemmt", stream).split("_m12_q2(")[1].split("\n}")[0]
+        body = body_module(12, 32, 16, "gemmt", stream, 0, "m12_q2").split("_m12_q2(")[1]
         return body.split("loop:")[1].split("done:")[0].count("@llvm.prefetch.p0(")
 
     assert [loop_prefetches(s) for s in ("", "a", "b", "ab")] == [0, 1, 2, 3]
-    assert "@eqsat_gemmt_12x32_pab(" in library_module(12, 32, 16, "gemmt", "ab")
+    assert "@eqsat_gemmt_12x32_pab_m12_q2(" in body_module(12, 32, 16, "gemmt", "ab", 0, "m12_q2")
     # a packed B panel: PREFETCH_B_STEPS k steps ahead; B read in place (rows ldb apart): the next panel's
     # columns of the same row
-    packed = library_module(12, 32, 16, "gemmt", "b").split("_m12_q2(")[1]
-    in_place = library_module(12, 32, 16, "gemmtr", "b").split("_m12_q2(")[1]
+    packed = body_module(12, 32, 16, "gemmt", "b", 0, "m12_q2")
+    in_place = body_module(12, 32, 16, "gemmtr", "b", 0, "m12_q2")
     assert f"%bf0 = getelementptr float, ptr %bp0, i64 {PREFETCH_B_STEPS * 32}" in packed
     assert "%bf1 = getelementptr float, ptr %bp1, i64 32" in in_place
 
@@ -360,10 +366,14 @@ def test_micro_kernel_peels_a_short_last_panel_off_to_column_bodies():
     keep the row bodies."""
     from lower.llvm.intrinsics import TAIL_COLS
 
-    text = library_module(12, 32, 16, "gemmtz")
+    def switch(kind: str) -> str:  # a kernel's switch over every body of the routine
+        return gemm_routine(12, 32, 16, kind, "", 0, frozenset(routine_parts(12, 32, 16, kind)), "d")
+
+    text = switch("gemmtz")
     assert "%peel = and i1" in text
     assert all(f"@eqsat_gemmtz_12x32_c{c}(" in text for c in range(1, TAIL_COLS + 1))
-    assert "_c1(" not in library_module(12, 32, 16, "gemmsq") and "_c1(" not in library_module(12, 32, 16, "gemm")
+    assert "_c1(" not in switch("gemmsq") and "_c1(" not in switch("gemm")
+    assert "c1" not in routine_parts(12, 32, 16, "gemmsq") + routine_parts(12, 32, 16, "gemm")
 
 
 def test_the_bodies_a_call_reaches_are_its_row_and_column_counts():
@@ -379,19 +389,23 @@ def test_the_bodies_a_call_reaches_are_its_row_and_column_counts():
 
 
 def test_a_kernel_compiles_only_the_micro_kernel_bodies_its_tiles_reach():
-    """128 rows in tiles of 12 (ten whole, a last of 8) by whole 32-column panels reach two of the routine's
-    bodies: the kernel's libraries are those two, its own switch lists them and traps on any other count, and
-    the product is torch's."""
+    """128 rows in tiles of MR (on AVX-512's 12 x 32 tile ten whole and a last of 8) by whole panels of NR
+    columns reach one body per row count: the kernel's libraries are those, its own switch lists them and traps
+    on any other count, and the product is torch's."""
     host = parse_target("llvm", threads=1)
-    if (host.mr, host.nr, host.vector_width) != (12, 32, 16):
-        pytest.skip("the 12 x 32 micro-tile of an AVX-512 host")
     b = GraphBuilder("mm")
     y = b.matmul(b.input("x", (128, 256)), b.weight("w", torch.randn(256, 512)))
     cg = check_graph(b.build([y]), target=host)
+    calls = [x for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)]
+    assert len({x.name for x in calls}) == 1, calls
+    _, mr, nr, _, _ = micro_kernel_parts(calls[0].name)
+    assert 512 % nr == 0  # whole panels: one column-vector count
+    want = {(f"m{r}", f"q{nr // host.vector_width}") for r in {mr, 128 % mr} if r}
     texts = [kernel_module(bk.kernel, host) for bk in cg.built]
     libs = {name for _, ls in texts for name in ls}
-    assert {name.rsplit("_", 2)[-2:] == ["m12", "q2"] or name.endswith("_m8_q2") for name in libs} == {True}
-    assert len(libs) == 2, libs
+    assert {tuple(name.rsplit("_", 2)[-2:]) for name in libs} == want and len(libs) == len(want), libs
+    if (host.mr, host.nr) == (12, 32):
+        assert want == {("m12", "q2"), ("m8", "q2")}
     text = next(t for t, ls in texts if ls)
     assert "call void @llvm.trap()" in text and text.count("switch i64 %key") == 1
 
