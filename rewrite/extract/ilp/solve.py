@@ -66,6 +66,11 @@ def _programs(model: Model) -> list[tuple[Part, Program]]:
     return out
 
 
+def _in_child(prog: Program) -> bool:
+    """Whether ``_solve_part`` solves ``prog`` in a child process (stopped at the deadline), not in this one."""
+    return len(prog.rv) >= CHILD_MIN_NONZEROS
+
+
 def _solve_part(
     prog: Program,
     time_left: float,
@@ -75,7 +80,7 @@ def _solve_part(
     on_incumbent: OnIncumbent | None,
 ) -> Answer:
     """One part, here or, when it is big enough that HiGHS may overrun its limit, in a child process."""
-    if len(prog.rv) >= CHILD_MIN_NONZEROS:
+    if _in_child(prog):
         return solve_in_child(prog, time_left, start, rel_gap, verbose, on_incumbent)
     return solve_part(prog, time_left, start, rel_gap, verbose, on_incumbent)
 
@@ -115,7 +120,7 @@ def solve(
             rest_obj -= float(prog.cost @ sub_start)
         left = deadline - time.perf_counter()
         ans = Answer(None, IlpStatus.TIME_LIMIT, None, "time limit used up before this part")
-        here = len(prog.rv) < CHILD_MIN_NONZEROS
+        here = not _in_child(prog)
         if left > MIN_SOLVE_SECONDS and not (here and sub_start is not None and left < took):
             on_better = None
             if progress is not None and start is not None:
