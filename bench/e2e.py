@@ -54,9 +54,12 @@ on both sides with ``EQSAT_CUDA_EXACT_FP32=1``), interleaved with CUDA events (`
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -128,10 +131,36 @@ def openvino_config(threads: int) -> dict[str, Any]:
 
 
 def openvino_convert(module: torch.nn.Module, inputs: tuple[Any, ...]) -> Any:
-    """The module as an OpenVINO model (``convert_model`` traces it on ``inputs``)."""
+    """The module as an OpenVINO model: ``convert_model`` tracing it on ``inputs``, or, where OpenVINO's PyTorch
+    frontend cannot convert it, its ONNX export (as onnxruntime reads it) through OpenVINO's ONNX frontend, with
+    one line on stderr saying so.  Hugging Face GPT-2 and Llama need the second way (OpenVINO 2026: their
+    key-value cache's tensor list reaches ``cat`` as an op the PyTorch frontend leaves unconverted); without it
+    those models had no OpenVINO column.  The ONNX file stays in a folder removed when the process exits (the
+    converted model may map its weights from it)."""
     import openvino as ov
 
-    return ov.convert_model(module, example_input=inputs)
+    try:
+        return ov.convert_model(module, example_input=inputs)
+    except Exception as first:  # any frontend failure: try the model's ONNX export instead
+        path = os.path.join(_onnx_folder(), f"openvino{len(os.listdir(_onnx_folder()))}.onnx")
+        try:
+            torch.onnx.export(module, inputs, path, dynamo=False)
+            model = ov.convert_model(path)
+        except Exception:
+            raise first from None  # the PyTorch frontend's failure is the one to report
+        print(
+            f"  openvino: PyTorch frontend failed ({_error_line(first)}); converted from the ONNX export",
+            file=sys.stderr,
+        )
+        return model
+
+
+@functools.cache
+def _onnx_folder() -> str:
+    """A folder for ONNX exports that live as long as the process (removed at exit)."""
+    path = tempfile.mkdtemp(prefix="eqsat-bench-onnx-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def openvino_compile(model: Any, threads: int) -> Any:

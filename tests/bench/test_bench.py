@@ -185,6 +185,45 @@ def test_e2e_openvino_runner_matches_eager():
     assert e2e.openvino_config(3)["INFERENCE_NUM_THREADS"] == 3
 
 
+def test_e2e_openvino_converts_the_onnx_export_where_its_pytorch_frontend_fails(monkeypatch, capsys):
+    """A model OpenVINO's PyTorch frontend refuses (as it refuses Hugging Face GPT-2's cache) is converted from
+    its ONNX export, with one line saying so, and computes what eager does; where the export fails too, the
+    PyTorch frontend's error is the one raised."""
+    ov = pytest.importorskip("openvino")
+    from bench import e2e
+
+    real = ov.convert_model
+    seen: list[str] = []
+
+    def pytorch_frontend_refuses(model, **kw):
+        seen.append(type(model).__name__)
+        if isinstance(model, torch.nn.Module):
+            raise RuntimeError("OpConversionFailure: cat of a tensor list\nmore detail")
+        return real(model, **kw)
+
+    monkeypatch.setattr(ov, "convert_model", pytorch_frontend_refuses)
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8)).eval()
+    x = torch.randn(4, 16)
+    run = e2e.openvino_runner(m, (x,), 1)
+    assert run is not None and seen == ["Sequential", "str"]  # the module, then the ONNX file's path
+    (out,) = e2e._tensors(run())
+    with torch.no_grad():
+        torch.testing.assert_close(out, m(x), rtol=1e-5, atol=1e-5)
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "  openvino: PyTorch frontend failed (RuntimeError: OpConversionFailure: cat of a tensor list); "
+        "converted from the ONNX export"
+    ]
+
+    def no_export(*a, **kw):
+        raise RuntimeError("exporter refused")
+
+    monkeypatch.setattr(torch.onnx, "export", no_export)
+    with pytest.raises(RuntimeError, match="cat of a tensor list"):
+        e2e.openvino_convert(m, (x,))
+
+
 def test_e2e_rejects_bad_arguments(capsys):
     assert main(["bench", "e2e", "--peers", "tvm"]) == 2
     assert main(["bench", "e2e", "--threads", "0"]) == 2
