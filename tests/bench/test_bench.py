@@ -224,6 +224,21 @@ def test_e2e_openvino_converts_the_onnx_export_where_its_pytorch_frontend_fails(
         e2e.openvino_convert(m, (x,))
 
 
+def test_e2e_names_an_asked_for_peer_whose_package_is_missing(monkeypatch):
+    """A peer asked for whose package is not installed gets one line naming the package and the extra that
+    installs it (its column is left out, as before, but no longer silently); installed ones and inductor none."""
+    import importlib.util
+
+    from bench import e2e
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "openvino" else real(name, *a))
+    assert e2e.missing_peers(["eager", "ort", "openvino", "inductor"]) == [
+        "bench e2e: peer openvino needs the openvino package (pip install -e '.[bench]'); its column is left out"
+    ]
+    assert e2e.missing_peers(["ort", "inductor"]) == []
+
+
 def test_e2e_rejects_bad_arguments(capsys):
     assert main(["bench", "e2e", "--peers", "tvm"]) == 2
     assert main(["bench", "e2e", "--threads", "0"]) == 2
