@@ -45,8 +45,9 @@ from rewrite.ir.errors import CodegenError
 from rewrite.ir.target import Target
 
 # bump when the generated code changes for the same graph: the IR text's lowering, the recipes' choices (10: lower
-# parallel thresholds; 11: math epilogues over planes) or the code for the same IR text; it keys measured costs too
-CODEGEN_VERSION = "11"
+# parallel thresholds; 11: math epilogues over planes; 12: exp below its range without subnormal products) or the
+# code for the same IR text; it keys measured costs too
+CODEGEN_VERSION = "12"
 LLVMLITE_VERSION: str = llvmlite.__version__
 LIBRARY_PASSES = "; light passes"  # keys libraries' objects apart from the ones O3 built
 PLACEHOLDER = "__KERNEL__"  # the function name in kernel text before its content-derived name is known

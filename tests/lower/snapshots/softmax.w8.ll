@@ -4,7 +4,9 @@ declare float @llvm.rint.f32(float)
 
 declare float @llvm.fma.f32(float, float, float)
 
-define internal float @eqsat_exp(float %x) alwaysinline nounwind {
+define internal float @eqsat_exp(float %xin) alwaysinline nounwind {
+  %small = fcmp olt float %xin, 0xC059FE3540000000
+  %x = select i1 %small, float 0.0, float %xin
   %clo = fcmp olt float %x, 0xC05A000000000000
   %lo = select i1 %clo, float 0xC05A000000000000, float %x
   %chi = fcmp ogt float %lo, 0x4056300000000000
@@ -32,9 +34,8 @@ define internal float @eqsat_exp(float %x) alwaysinline nounwind {
   %sc2 = bitcast i32 %sh2 to float
   %y0 = fmul float %q2, %sc1
   %y = fmul float %y0, %sc2
-  %big = fcmp ogt float %x, 0x40562E42E0000000
+  %big = fcmp ogt float %xin, 0x40562E42E0000000
   %y1 = select i1 %big, float 0x7FF0000000000000, float %y
-  %small = fcmp olt float %x, 0xC059FE3540000000
   %y2 = select i1 %small, float 0.0, float %y1
   ret float %y2
 }
