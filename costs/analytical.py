@@ -21,6 +21,7 @@ from costs.machine import MachineProfile, machine_profile
 from rewrite.ir.ops import OPS, CostClass, Shape, numel
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
+IM2COL_OPS = frozenset({"conv2d_im2col", "conv2d_im2col_bias_act"})  # conv2d over a materialised im2col matrix
 
 
 class AnalyticalCost:
@@ -50,4 +51,9 @@ class AnalyticalCost:
             peak = (p.depthwise_flops if depthwise else p.conv_flops) or peak
         else:
             overhead = p.op_overhead
-        return overhead + max(flops / peak, nbytes / p.bandwidth)
+        copy = 0.0
+        if op in IM2COL_OPS:  # its im2col matrix [N * G, Cg * KH * KW, OH * OW], written before the GEMM reads it
+            copy = (
+                2 * DTYPE_BYTES[dtype] * numel(outs[0]) // in_shapes[1][0] * in_shapes[0][1] * numel(in_shapes[1][2:])
+            )
+        return overhead + max(flops / peak, nbytes / p.bandwidth) + copy / p.bandwidth

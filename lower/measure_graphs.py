@@ -27,6 +27,8 @@ from rewrite.ir.target import Target
 _CONST_FROM = {
     "conv2d": 1,
     "conv2d_bias_act": 1,
+    "conv2d_im2col": 1,
+    "conv2d_im2col_bias_act": 1,
     "conv2d_blocked": 1,
     "conv2d_blocked_bias_act": 1,
     "linear": 1,

@@ -221,10 +221,14 @@ ROW_FORM_MIN_OW = 16  # a row of fewer outputs leaves most of a micro-tile's col
 # rows instead: the block's input rows are copied into a padded, phase-split slice (``block_slice``), the slice
 # into the block's im2col matrix ``col[Cg*KH*KW, rows*OW]`` one contiguous output row at a time, and the GEMM
 # reads that (its panels a plain copy, its tiles stored straight into the output: a block's pixels are
-# contiguous there).  The blocks are also the parallel units beside the groups.
+# contiguous there).  The blocks are also the parallel units beside the groups.  Which form pays depends on
+# the machine and the convolution (3x3 padded, 128 -> 32 channels over 56^2, 1 thread: the block form faster on
+# the Zen 3 host it was built on, 1.2x slower than the flat form on an AVX-512 Xeon; 64 -> 16 over 56^2 1.23x
+# slower there), so it is an op of its own, ``conv2d_im2col`` (rules/im2col.rules puts it beside each padded
+# dense ``conv2d``): a dense ``conv2d`` never takes it, and extraction keeps whichever the target's measured
+# costs price lower (grouped convolutions still take it by this heuristic: see rules/im2col.rules).
 BLOCK_FORM_COLUMNS = 256  # columns (output pixels) per block at most, short of a whole plane of fewer
 BLOCK_FORM_MAX_COL = 1 << 20  # bytes of a block's im2col matrix at most (then fewer rows a block)
-BLOCK_FORM_MAX_DENSE_OC = 64  # a dense, unstrided convolution with more outputs keeps the flat form
 
 
 def conv_block_rows(
@@ -235,17 +239,15 @@ def conv_block_rows(
     threads: int = 1,
 ) -> int:
     """Output rows per block of the block form (the most dividing the plane within ``BLOCK_FORM_COLUMNS`` and
-    ``BLOCK_FORM_MAX_COL``), or 0 where ``lower_conv2d`` keeps another form: neither padded nor strided with a
-    window (the flat form's loads are then contiguous, or one strided tap), dense and unstrided with more than
-    ``BLOCK_FORM_MAX_DENSE_OC`` outputs, or blocks of fewer than 16 columns.  On several ``threads`` the
+    ``BLOCK_FORM_MAX_COL``), or 0 where ``lower_conv2d`` keeps another form even for ``conv2d_im2col``: neither
+    padded nor strided with a window (the flat form's loads are then contiguous, or one strided tap), or blocks
+    of fewer than 16 columns.  On several ``threads`` the
     blocks (with the images and groups: the parallel units, ``block_units_share``) must share out among them,
     else another form, whose GEMM splits its own output, is kept."""
-    OC, Cg, KH, KW = w_shape
+    _, Cg, KH, KW = w_shape
     OH, OW = out_shape[2:4]
     G, stride, padding = attrs["groups"], attrs["stride"], attrs["padding"]
     if not (any(padding) or (max(stride) > 1 and KH * KW > 1)):
-        return 0
-    if G == 1 and max(stride) == 1 and OC > BLOCK_FORM_MAX_DENSE_OC:
         return 0
     cols = min(BLOCK_FORM_COLUMNS, BLOCK_FORM_MAX_COL // (4 * Cg * KH * KW))  # at most, a block
     fits = [r for r in range(1, OH + 1) if OH % r == 0 and 16 <= r * OW <= cols]
@@ -280,13 +282,16 @@ def conv_row_form(
     return small and max(stride) > 1 and out_shape[3] >= ROW_FORM_MIN_OW
 
 
-@lowering("conv2d", "conv2d_bias_act")
+IM2COL_OPS = frozenset({"conv2d_im2col", "conv2d_im2col_bias_act"})  # the block form's ops (``conv_block_rows``)
+
+
+@lowering("conv2d", "conv2d_bias_act", "conv2d_im2col", "conv2d_im2col_bias_act")
 def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCtx) -> Stmt:
     """The batch-GEMM form: per (image, group) ``C[Og, OH*OW] = W[Og, Cg*KH*KW] @ im2col(x)``, the im2col
-    operand read implicitly (never materialised); or per (image, group, block of output rows) over the block's
-    im2col matrix, materialised (``conv_block_rows``); or per (image, group, output row) over ``OW`` columns
-    (``conv_row_form``); or, over a plane smaller than a vector, ``im2col(x) @ W^T`` (``conv_pixel_rows``); or,
-    for grouped convolutions with few channels per group, ``_direct_conv``."""
+    operand read implicitly (never materialised); or (``conv2d_im2col``, or grouped) per (image, group, block of
+    output rows) over the block's im2col matrix, materialised (``conv_block_rows``); or per (image, group, output
+    row) over ``OW`` columns (``conv_row_form``); or, over a plane smaller than a vector, ``im2col(x) @ W^T``
+    (``conv_pixel_rows``); or, for grouped convolutions with few channels per group, ``_direct_conv``."""
     x, w = ins[:2]
     out = outs[0]
     a = node.attrs
@@ -299,7 +304,9 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     if not ctx.grid and direct_conv(w.shape, out.shape, a):
         return _direct_conv(node, ins, outs, ctx)
     pixel_rows = not ctx.grid and conv_pixel_rows(Og, OH * OW)
-    R = 0 if ctx.grid or pixel_rows else conv_block_rows(x.shape, w.shape, out.shape, a, ctx.threads)
+    # the block form for conv2d_im2col; for conv2d only grouped (rules/im2col.rules offers dense ones alone)
+    im2col = (node.op in IM2COL_OPS or G > 1) and not ctx.grid and not pixel_rows
+    R = conv_block_rows(x.shape, w.shape, out.shape, a, ctx.threads) if im2col else 0
     rows = not ctx.grid and not R and conv_row_form(x.shape, w.shape, out.shape, (SH, SW), (PH, PW))
     per = 1 if rows else R  # output rows one GEMM covers (0: the whole plane)
     n, g, r = ctx.var("n"), ctx.var("g"), ctx.var("oh")
@@ -359,7 +366,7 @@ def lower_conv2d(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
         return Select(ok, x[bv[0], bv[1] * Cg + c, ih, iw], const(0.0))
 
     init: Callable[[list[Var], Var, Var], Expr]
-    if node.op == "conv2d_bias_act":
+    if node.op.endswith("_bias_act"):
         bias = ins[2]
         init = lambda bv, i, j: bias[bv[1] * Og + i]
     else:
@@ -497,7 +504,7 @@ def _direct_conv(node: Node, ins: list[Buffer], outs: list[Buffer], ctx: LowerCt
     else:
         body = Stage(ctx.tag, loops([(n, N), (g, G)], Allocate(xp, seq(fill, For(ob, IntImm(OHB), block)))))
     init_v: Callable[[Var, Var, Var], Expr]  # (n, group, i) -> the init value
-    if node.op == "conv2d_bias_act":
+    if node.op.endswith("_bias_act"):
         bias = ins[2]
         init_v = lambda nn, gg, ii: bias[gg * Og + ii]
     else:

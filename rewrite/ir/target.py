@@ -13,7 +13,7 @@ by one, the pipeline picks rules, cost model and run check by asking the target'
     >>> Target("cuda", name="cuda-sm_90", arch="sm_90", warp=32, precision="tf32").code_key
     'cuda-sm_90|arch=sm_90|warp=32|precision=tf32'
     >>> sorted(Target("cuda", precision="tf32").kind_info.skips_families)
-    ['blocked', 'winograd']
+    ['blocked', 'im2col', 'winograd']
 
 Fields that do not apply to a kind stay empty (``""``, ``()``, ``0``) and are left out of its keys, and
 so is the exact precision ``"fp32"``.
@@ -286,6 +286,9 @@ def compiled_kinds() -> tuple[str, ...]:
 # exact FP32 would give up the tensor cores; the blocked layout NCHWc16 is a CPU vector layout (a GPU's threads
 # own pixels, not 16-lane vectors).
 _NOT_WINOGRAD_OR_BLOCKED = frozenset({"winograd", "blocked"})
+# ``conv2d_im2col`` is a CPU lowering of conv2d (lower/ops_to_loops/contraction.py): in eager PyTorch and on a
+# GPU it computes exactly as conv2d does, so offering it there only doubles what extraction prices.
+_CPU_FAMILIES = _NOT_WINOGRAD_OR_BLOCKED | {"im2col"}
 
 LLVM = register_kind(
     TargetKind(
@@ -309,7 +312,7 @@ CUDA = register_kind(
         fused_runner="lower.cuda.measure:run_cuda_fused",
         precisions=("tf32", "fp32"),  # TF32 tensor cores unless EQSAT_CUDA_EXACT_FP32 (read by cuda_host)
         tolerances=(("tf32", TF32_REL_TOL), ("fp32", FP32_REL_TOL)),
-        skips_families=_NOT_WINOGRAD_OR_BLOCKED,
+        skips_families=_CPU_FAMILIES,
         recipe="lower.schedule.gpu_recipes:gpu_schedule",
         threaded=False,
     )
@@ -320,7 +323,7 @@ TORCH = register_kind(
         host="costs.measured:torch_target",
         compiled=False,
         runner="costs.measured:run_torch_op",  # the measured model (``--cost measured``)
-        skips_families=_NOT_WINOGRAD_OR_BLOCKED,
+        skips_families=_CPU_FAMILIES,
     )
 )
 

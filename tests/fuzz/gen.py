@@ -256,6 +256,9 @@ class _Grower:
         attrs = {"stride": (stride, stride), "padding": (pad, pad), "groups": groups}
         wino = k == 3 and stride == 1 and groups == 1 and self.wrng.random() < 0.6
         blocked = not wino and (groups == 1 or out_c == groups) and self.wrng.random() < 0.3
+        # the block form (rules/im2col.rules' right side), where it differs from conv2d's: padded or strided
+        im2col = not (wino or blocked) and (pad or (stride > 1 and k > 1)) and self.wrng.random() < 0.4
+        conv = "conv2d_im2col" if im2col else "conv2d"
         if self.rng.random() < 0.3:
             act = self.rng.choice(("none", "relu", "tanh"))
             bias = self.weight((out_c,))
@@ -265,12 +268,12 @@ class _Grower:
                 y = (
                     self._winograd(x, wt, bias, pad, act)
                     if wino
-                    else self.b.conv2d_bias_act(x, wt, bias, act=act, **attrs)
+                    else self.b.op(f"{conv}_bias_act", x, wt, bias, act=act, **attrs)
                 )
         elif blocked:
             y = self._blocked(x, wt, None, attrs, "none")
         else:
-            y = self._winograd(x, wt, None, pad, "none") if wino else self.b.conv2d(x, wt, **attrs)
+            y = self._winograd(x, wt, None, pad, "none") if wino else self.b.op(conv, x, wt, **attrs)
         if self.rng.random() < 0.5:  # conv -> batchnorm -> relu: the fusion rules' pattern
             ch = (out_c,)
             y = self.b.batchnorm(

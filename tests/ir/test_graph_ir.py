@@ -86,6 +86,7 @@ def test_folded_precomputes_weight_only_subgraphs():
 # one example per op with a bias epilogue: inputs but the bias, the bias, attributes
 EPILOGUE_EXAMPLES = {
     "conv2d_bias_act": ([(1, 3, 6, 6), (4, 3, 3, 3)], (4,), {"padding": (1, 1), "act": "relu"}),
+    "conv2d_im2col_bias_act": ([(1, 3, 6, 6), (4, 3, 3, 3)], (4,), {"padding": (1, 1), "act": "relu"}),
     "matmul_bias_act": ([(5, 8), (8, 6)], (6,), {"act": "sigmoid"}),
     "conv2d_blocked_bias_act": ([(1, 1, 6, 6, 8), (1, 8, 3, 3, 8)], (8,), {"padding": (1, 1), "act": "tanh"}),
     "winograd_output_bias_act": ([(36, 6, 5)], (5,), {"out": (7, 9), "act": "relu"}),

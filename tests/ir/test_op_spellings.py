@@ -61,6 +61,8 @@ _LOWERING_FORMS = (
     "conv2d_blocked_bias_act",
     "maxpool2d_blocked",
     "avgpool2d_blocked",
+    "conv2d_im2col",
+    "conv2d_im2col_bias_act",
 )
 NO_ATEN_OTHER = {
     "matmul_at": "A^T B, built by the Winograd rules; torch's mm of a transpose imports as transpose and matmul",
@@ -82,7 +84,8 @@ NO_ATEN_OTHER = {
     "lrn": "no ATen op: torch.export writes F.local_response_norm as pow, constant_pad_nd, avg_pool3d, mul, add "
     "and div (whose window, for an even size, is centred a channel lower than ONNX's LRN)",
     **{
-        n: "a form of the Winograd or blocked-layout lowering rules; no torch call computes it" for n in _LOWERING_FORMS
+        n: "a form of the Winograd, blocked-layout or im2col lowering rules; no torch call computes it"
+        for n in _LOWERING_FORMS
     },
 }
 # the ops of those groups with no ONNX spelling (no one op type their importer and emitter are keyed by), and why

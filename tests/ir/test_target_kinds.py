@@ -43,7 +43,7 @@ def test_the_kinds_hold_what_the_pipeline_once_branched_on():
     assert resolve(KINDS["llvm"].recipe) is cpu_recipe
     assert KINDS["llvm"].threaded and not KINDS["cuda"].threaded  # a GPU's kernels do not share the host's cores
     assert KINDS["cuda"].tolerance("tf32") == 5e-3 and KINDS["cuda"].tolerance("fp32") == 1e-4
-    assert KINDS["torch"].skips_families == KINDS["cuda"].skips_families == {"winograd", "blocked"}
+    assert KINDS["torch"].skips_families == KINDS["cuda"].skips_families == {"winograd", "blocked", "im2col"}
     assert not KINDS["llvm"].skips_families
     with pytest.raises(UsageError, match="unknown target kind 'tpu'"):
         kind_of("tpu")

@@ -30,17 +30,20 @@ CASES = [
 ]
 
 
-def _conv(x_shape, w, bias, stride, pad, dil, groups, residual):
+def _conv(x_shape, w, bias, stride, pad, dil, groups, residual, im2col=False):
+    """relu(conv + bias), or conv + residual: ``conv2d`` (and ``conv2d_bias_act``), or with ``im2col`` the block
+    form's ``conv2d_im2col`` (and ``conv2d_im2col_bias_act``)."""
     b = GraphBuilder("rows")
     x = b.input("x", x_shape)
     conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
-    y = b.conv2d_bias_act(x, b.weight("w", w), b.weight("b", bias), act="relu", **conv)
+    op = "conv2d_im2col" if im2col else "conv2d"
+    y = b.op(f"{op}_bias_act", x, b.weight("w", w), b.weight("b", bias), act="relu", **conv)
     if residual is None:
         return b.build([y])
-    return b.build([b.add(b.conv2d(x, b.weight("w2", w), **conv), b.input("r", residual))])
+    return b.build([b.add(b.op(op, x, b.weight("w2", w), **conv), b.input("r", residual))])
 
 
-def _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed) -> tuple[tuple[int, ...], str]:
+def _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed, im2col=False) -> tuple[tuple[int, ...], str]:
     """The convolution with bias and ReLU, and with a residual add, compiled and checked against torch; the
     output shape and the first graph's kernel source."""
     gen = torch.Generator().manual_seed(seed)
@@ -49,10 +52,10 @@ def _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed) -> tuple[tup
     conv = dict(stride=stride, padding=pad, dilation=dil, groups=groups)
     ref = F.conv2d(x, w, bias, **conv)
     target = parse_target("llvm", threads=threads)
-    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None), target=target)
+    cg = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, None, im2col), target=target)
     assert normwise_rel_err(cg({"x": x})[0], torch.relu(ref)) < 1e-5
     r = torch.randn(ref.shape, generator=gen)
-    cg_r = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape)), target=target)
+    cg_r = compile_graph(_conv(xs, w, bias, stride, pad, dil, groups, tuple(ref.shape), im2col), target=target)
     assert normwise_rel_err(cg_r({"x": x, "r": r})[0], F.conv2d(x, w, **conv) + r) < 1e-5
     return tuple(ref.shape), cg.kernel_source(0)
 
@@ -109,7 +112,13 @@ BLOCK_CASES = [
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("xs,ws,stride,pad,dil,groups", BLOCK_CASES)
 def test_block_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
-    shape, src = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13)
+    """``conv2d_im2col`` takes the block form where a block fits; a dense ``conv2d`` never does (rules/im2col.rules
+    offers the block form beside it, and extraction chooses), a grouped one does as conv2d_im2col would."""
+    shape, flat = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13)
+    assert ("_col: f32[" in flat) == (
+        groups > 1 and conv_block_rows(xs, ws, shape, dict(stride=stride, padding=pad, groups=groups), threads) > 0
+    )
+    shape, src = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13, im2col=True)
     attrs = dict(stride=stride, padding=pad, groups=groups)
     R = conv_block_rows(xs, ws, shape, attrs, threads)
     assert conv_block_rows(xs, ws, shape, attrs) > 0
@@ -128,7 +137,7 @@ def test_block_form_packs_its_panels_from_the_blocks_im2col_matrix(threads):
     gen = torch.Generator().manual_seed(17)
     w, bias = torch.randn(128, 64, 3, 3, generator=gen) * 0.1, torch.randn(128, generator=gen)
     x = torch.randn(1, 128, 14, 14, generator=gen)
-    g = _conv(x.shape, w, bias, (1, 1), (1, 1), (1, 1), 2, None)
+    g = _conv(x.shape, w, bias, (1, 1), (1, 1), (1, 1), 2, None, im2col=True)
     cg = compile_graph(g, target=parse_target("llvm", threads))
     src = cg.kernel_source(0)
     root = "parallel for n.g.oh in 0..2 {" if threads > 1 else "for n.g.oh in 0..2 {"
@@ -147,8 +156,8 @@ def test_block_form_for_padded_or_windowed_strided_convs_with_few_outputs_a_grou
     # 32 x 9 floats a column: 1 MiB of im2col past 910 columns; blocks of rows dividing 112, <= 256 columns
     assert conv_block_rows((1, 32, 112, 112), (32, 32, 3, 3), (1, 32, 112, 112), dict(a, groups=1)) == 2
     assert conv_block_rows((1, 64, 56, 56), (64, 64, 3, 3), (1, 64, 56, 56), dict(a, groups=1)) == 4
-    # dense with more than 64 outputs, unstrided: the flat form (the panel copy shared by enough rows)
-    assert conv_block_rows((1, 128, 28, 28), (128, 128, 3, 3), (1, 128, 28, 28), dict(a, groups=1)) == 0
+    # dense with more than 64 outputs, unstrided: blocks where asked (rules/im2col.rules does not offer it)
+    assert conv_block_rows((1, 128, 28, 28), (128, 128, 3, 3), (1, 128, 28, 28), dict(a, groups=1)) == 7
     # strided: any output count
     s2 = dict(stride=(2, 2), padding=(1, 1), groups=1)
     assert conv_block_rows((1, 256, 28, 28), (256, 256, 3, 3), (1, 256, 14, 14), s2) == 7  # 9 KiB a column

@@ -127,7 +127,7 @@ def _conv(op: str) -> Case:
             cout = 6 if groups == 6 else 4
             w = _conv_w(b, f"{p}w{k}", (cout, 6 // groups, 3, 3), k)
             attrs = {"stride": stride, "padding": pad, "dilation": dil, "groups": groups}
-            if op == "conv2d":
+            if op in ("conv2d", "conv2d_im2col"):
                 outs.append(b.op(op, x, w, **attrs))
             else:
                 bias = _w(b, f"{p}b{k}", torch.randn(cout, generator=_gen(10 + k)))
@@ -394,6 +394,8 @@ CASES: dict[str, Case] = {
     **{op: _contraction(op) for op in ("matmul", "matmul_at", "matmul_integer", "conv2d_integer", "linear")},
     "conv2d": _conv("conv2d"),
     "conv2d_bias_act": _conv("conv2d_bias_act"),
+    "conv2d_im2col": _conv("conv2d_im2col"),
+    "conv2d_im2col_bias_act": _conv("conv2d_im2col_bias_act"),
     "matmul_bias_act": _matmul_bias_act,
     **{op: _pool(op) for op in ("maxpool2d", "avgpool2d")},
     "global_avgpool": lambda b, p: [b.op("global_avgpool", b.input(f"{p}x", (2, 3, 5, 7)))],

@@ -345,11 +345,12 @@ def test_disk_cache_is_reused_across_processes(tmp_path):
 
 
 def test_a_plain_micro_kernel_call_runs_its_z_twin_with_beta_one():
-    """A 3x3 convolution's micro-kernel adds its tiles into C (``gemmt``): the call runs ``gemmtz``'s routine with
-    beta 1, so the kernels calling either kind load the same bodies, and the results are torch's."""
+    """A 3x3 convolution's block form (``conv2d_im2col``) adds its micro-kernel's tiles into C (``gemmt``): the
+    call runs ``gemmtz``'s routine with beta 1, so the kernels calling either kind load the same bodies, and the
+    results are torch's."""
     b = GraphBuilder("conv3x3")
     x = b.input("x", (1, 32, 14, 14))
-    y = b.op("conv2d", x, b.weight("w", torch.randn(64, 32, 3, 3)), stride=(1, 1), padding=(1, 1))
+    y = b.op("conv2d_im2col", x, b.weight("w", torch.randn(64, 32, 3, 3)), stride=(1, 1), padding=(1, 1))
     target = dataclasses.replace(parse_target("llvm", threads=1), vector_width=8, mr=6, nr=16)
     cg = check_graph(b.build([y]), target=target)
     kinds = {x.name.split("_")[0] for bk in cg.built for x in walk_stmt(bk.kernel.body) if isinstance(x, Intrinsic)}

@@ -388,6 +388,7 @@ def test_all_groups_covered_by_this_file():
     # tests/ir/test_blocked.py compiles these against F.conv2d
     tested |= {"to_blocked", "from_blocked", "blocked_weight", "conv2d_blocked", "conv2d_blocked_bias_act"}
     tested |= {"maxpool2d_blocked", "avgpool2d_blocked"}
+    tested |= {"conv2d_im2col", "conv2d_im2col_bias_act"}  # tests/lower/test_conv_rows.py: the block form
     tested |= {"lrn"}  # tests/lower/test_lower_lrn.py compiles it against its ONNX definition and onnxruntime
     tested |= {"matmul_integer", "conv2d_integer"}  # tests/lower/test_quantized_gemm.py: against the exact sums
     ops = {n for n, d in OPS.items() if d.group is not Group.SOURCE}

@@ -292,12 +292,12 @@ def _matmul_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> Non
     _act(w, n.attrs["act"], w.emit("Add", [w.emit(_type("matmul"), ins[:2]), ins[2]]), outs[0])
 
 
-@_emits("conv2d")
+@_emits("conv2d", "conv2d_im2col")
 def _conv2d(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     w.emit(_type("conv2d"), ins, outs[0], **_conv_attrs(n.attrs, _shape(w, n, 1)))
 
 
-@_emits("conv2d_bias_act")
+@_emits("conv2d_bias_act", "conv2d_im2col_bias_act")
 def _conv2d_bias_act(w: Writer, n: Node, ins: list[str], outs: list[str]) -> None:
     _act(w, n.attrs["act"], w.emit(_type("conv2d"), ins, **_conv_attrs(n.attrs, _shape(w, n, 1))), outs[0])
 

@@ -363,6 +363,44 @@ register_op(
     )
 )
 
+# The same convolutions computed another way: per block of output rows over the block's im2col matrix,
+# materialised on the stack (``lower.ops_to_loops.contraction.conv_block_rows``), where ``conv2d`` packs the
+# GEMM's panels straight from the input through a per-lane gather (a bounds select where padded).  Which is
+# faster depends on the machine and the convolution (1 thread, 3x3 padded, 128 -> 32 channels over 56^2: the
+# block form 1.2x slower on an AVX-512 Xeon, faster on the Zen 3 host it was built on), so rules/im2col.rules
+# offers it beside ``conv2d`` and extraction keeps whichever the target's measured costs price lower.
+register_op(
+    OpDef(
+        "conv2d_im2col",
+        Group.CONTRACTION,
+        2,
+        CONV_ATTRS,
+        Conv2d(),
+        lambda xs, a: [F.conv2d(xs[0], xs[1], None, a["stride"], a["padding"], a["dilation"], a["groups"])],
+        lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3],
+        doc="conv2d computed per block of output rows over a materialised im2col matrix (a lowering choice)",
+        cost_class=CostClass.CONV,
+        packed_operand=0,
+    )
+)
+register_op(
+    OpDef(
+        "conv2d_im2col_bias_act",
+        Group.CONTRACTION,
+        3,
+        CONV_ATTRS + (ACT_ATTR,),
+        Conv2d(bias=True),
+        lambda xs, a: [
+            apply_act(a["act"], F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"], a["groups"]))
+        ],
+        _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3]),
+        doc="act(conv2d_im2col(x, w) + b): conv2d_bias_act over materialised im2col blocks",
+        cost_class=CostClass.CONV,
+        packed_operand=0,
+        epilogue_of=("conv2d_im2col", (1,)),
+    )
+)
+
 register_op(
     OpDef(
         "matmul_bias_act",
