@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 
 from costs.machine import MachineProfile, machine_profile
 from rewrite.ir.ops import OPS, CostClass, Shape, numel
+from rewrite.ir.ops.nn import IM2COL_OPS
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
-IM2COL_OPS = frozenset({"conv2d_im2col", "conv2d_im2col_bias_act"})  # conv2d over a materialised im2col matrix
 
 
 class AnalyticalCost:

@@ -30,6 +30,7 @@ from lower.ops_to_loops.core import GemmInfo, LowerCtx, bcast_index, lowering
 from lower.ops_to_loops.elementwise import ACTIVATIONS
 from lower.ops_to_loops.window import ROW, block_slice, padded_row, padded_slice, row_slice, slice_shape
 from rewrite.ir.graph import Node
+from rewrite.ir.ops.nn import IM2COL_OPS
 
 
 # ============================================================== contraction
@@ -280,9 +281,6 @@ def conv_row_form(
     padding, also ``ROW_FORM_MAX_WEIGHT_BYTES``)."""
     small = w_shape[1] <= ROW_FORM_MAX_CG or (any(padding) and 4 * math.prod(w_shape) <= ROW_FORM_MAX_WEIGHT_BYTES)
     return small and max(stride) > 1 and out_shape[3] >= ROW_FORM_MIN_OW
-
-
-IM2COL_OPS = frozenset({"conv2d_im2col", "conv2d_im2col_bias_act"})  # the block form's ops (``conv_block_rows``)
 
 
 @lowering("conv2d", "conv2d_bias_act", "conv2d_im2col", "conv2d_im2col_bias_act")

@@ -5,6 +5,7 @@ conv2d_bias_act, matmul_bias_act) that rules/fusion.rules and rules/relaxed.rule
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -12,6 +13,7 @@ import torch.nn.functional as F
 from rewrite.ir.dtypes import INT8, INT32, UINT8, DTypeRule
 from rewrite.ir.ops.elementwise import ACTS, _at, _ew_flops, act_flops, apply_act
 from rewrite.ir.ops.registry import (
+    OPS,
     AttrKind,
     AttrSpec,
     CostClass,
@@ -368,35 +370,22 @@ register_op(
 # GEMM's panels straight from the input through a per-lane gather (a bounds select where padded).  Which is
 # faster depends on the machine and the convolution (1 thread, 3x3 padded, 128 -> 32 channels over 56^2: the
 # block form 1.2x slower on an AVX-512 Xeon, faster on the Zen 3 host it was built on), so rules/im2col.rules
-# offers it beside ``conv2d`` and extraction keeps whichever the target's measured costs price lower.
+# offers it beside ``conv2d`` and extraction keeps whichever the target's measured costs price lower.  The
+# same op but for its name: reference, shape rule, FLOPs and epilogue are conv2d's and conv2d_bias_act's.
+IM2COL_OPS = frozenset({"conv2d_im2col", "conv2d_im2col_bias_act"})
 register_op(
-    OpDef(
-        "conv2d_im2col",
-        Group.CONTRACTION,
-        2,
-        CONV_ATTRS,
-        Conv2d(),
-        lambda xs, a: [F.conv2d(xs[0], xs[1], None, a["stride"], a["padding"], a["dilation"], a["groups"])],
-        lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3],
+    replace(
+        OPS["conv2d"],
+        name="conv2d_im2col",
         doc="conv2d computed per block of output rows over a materialised im2col matrix (a lowering choice)",
-        cost_class=CostClass.CONV,
-        packed_operand=0,
+        onnx=None,  # exported as Conv; a Conv imports as conv2d
     )
 )
 register_op(
-    OpDef(
-        "conv2d_im2col_bias_act",
-        Group.CONTRACTION,
-        3,
-        CONV_ATTRS + (ACT_ATTR,),
-        Conv2d(bias=True),
-        lambda xs, a: [
-            apply_act(a["act"], F.conv2d(xs[0], xs[1], xs[2], a["stride"], a["padding"], a["dilation"], a["groups"]))
-        ],
-        _act_flops(lambda i, o, a: 2 * numel(o[0]) * i[1][1] * i[1][2] * i[1][3]),
+    replace(
+        OPS["conv2d_bias_act"],
+        name="conv2d_im2col_bias_act",
         doc="act(conv2d_im2col(x, w) + b): conv2d_bias_act over materialised im2col blocks",
-        cost_class=CostClass.CONV,
-        packed_operand=0,
         epilogue_of=("conv2d_im2col", (1,)),
     )
 )
