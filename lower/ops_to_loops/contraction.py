@@ -242,9 +242,9 @@ def conv_block_rows(
     """Output rows per block of the block form (the most dividing the plane within ``BLOCK_FORM_COLUMNS`` and
     ``BLOCK_FORM_MAX_COL``), or 0 where ``lower_conv2d`` keeps another form even for ``conv2d_im2col``: neither
     padded nor strided with a window (the flat form's loads are then contiguous, or one strided tap), or blocks
-    of fewer than 16 columns.  On several ``threads`` the
-    blocks (with the images and groups: the parallel units, ``block_units_share``) must share out among them,
-    else another form, whose GEMM splits its own output, is kept."""
+    of fewer than 16 columns.  On several ``threads`` the blocks (with the images and groups: the parallel units,
+    ``block_units_share``) must share out among them, else another form, whose GEMM splits its own output, is
+    kept."""
     _, Cg, KH, KW = w_shape
     OH, OW = out_shape[2:4]
     G, stride, padding = attrs["groups"], attrs["stride"], attrs["padding"]

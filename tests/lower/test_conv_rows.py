@@ -114,13 +114,11 @@ BLOCK_CASES = [
 def test_block_form_conv_matches_torch(xs, ws, stride, pad, dil, groups, threads):
     """``conv2d_im2col`` takes the block form where a block fits; a dense ``conv2d`` never does (rules/im2col.rules
     offers the block form beside it, and extraction chooses), a grouped one does as conv2d_im2col would."""
-    shape, flat = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13)
-    assert ("_col: f32[" in flat) == (
-        groups > 1 and conv_block_rows(xs, ws, shape, dict(stride=stride, padding=pad, groups=groups), threads) > 0
-    )
-    shape, src = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13, im2col=True)
     attrs = dict(stride=stride, padding=pad, groups=groups)
+    shape, flat = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13)
     R = conv_block_rows(xs, ws, shape, attrs, threads)
+    assert ("_col: f32[" in flat) == (groups > 1 and R > 0)
+    shape, src = _matches_torch(xs, ws, stride, pad, dil, groups, threads, seed=13, im2col=True)
     assert conv_block_rows(xs, ws, shape, attrs) > 0
     if R == 0:  # one block, two threads: the flat form (block_units_share)
         assert threads > 1 and "_col: f32[" not in src
