@@ -76,10 +76,14 @@ def register_type(dtype: str) -> str:
 class _Node:
     """Base of the immutable IR records.  Analyses memoize per node in its ``__dict__`` under names starting
     with ``_`` (its hash, the loads of a subtree: see ``lower.ir.traverse``, ``lower.ir.simplify``); those
-    entries are no part of equality and are dropped when a node is pickled or copied."""
+    entries are no part of equality and are dropped when a node is pickled or copied.
+
+    Nodes are shared between threads (kernels schedule and compile on several at once), so another thread may
+    add a memo while this one pickles a node: the dict is copied first (one C call, under the GIL), never
+    iterated live ("dictionary changed size during iteration" failed a schedule's pickling on 2 threads)."""
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        return {k: v for k, v in self.__dict__.copy().items() if not k.startswith("_")}
 
 
 def _node(cls):

@@ -8,6 +8,7 @@ import importlib
 import itertools
 import pickle
 import random
+import threading
 
 import pytest
 
@@ -267,3 +268,27 @@ def test_node_memos_are_invisible():
     assert copy.deepcopy(e) == e and repr(e) == repr(back)
     with pytest.raises(Exception, match="operand types differ"):
         Bin("+", i, FloatImm(1.0))
+
+
+def test_a_node_pickles_while_another_thread_memoizes_on_it():
+    # schedules are pickled to the cache on one compile thread while another memoizes on nodes they share
+    e = Load(X, (Var("i") * 4 + 1, Var("i"))) + FloatImm(1.0)
+    stop = threading.Event()
+
+    def memoize() -> None:
+        n = 0
+        while not stop.is_set():
+            e.__dict__[f"_memo{n % 64}"] = n
+            if n % 64 == 63:
+                for k in [k for k in list(e.__dict__) if k.startswith("_memo")]:
+                    e.__dict__.pop(k, None)
+            n += 1
+
+    t = threading.Thread(target=memoize)
+    t.start()
+    try:
+        for _ in range(3000):
+            assert pickle.loads(pickle.dumps(e)) == e
+    finally:
+        stop.set()
+        t.join()
