@@ -1,8 +1,9 @@
 """The on-disk caches of the lowering: framed, checked before loading, written atomically.
 
 Each kind of entry has its folder in the cache directory: compiled kernel objects (``kernels``, ``.o``:
-``lower.llvm.jit``), kernel schedules (``schedules``, ``.pkl``: ``lower.schedule.cache``) and the records
-of ``optimize``'s run checks (``run_checks``, ``.json``: ``rewrite.pipeline``).
+``lower.llvm.jit``), kernel schedules (``schedules``, ``.pkl``: ``lower.schedule.cache``), kernels' LLVM text
+(``modules``, ``.pkl.z``: ``lower.llvm.textcache``) and the records of ``optimize``'s run checks (``run_checks``,
+``.json``: ``rewrite.pipeline``).
 A cached object is handed to LLVM's JIT linker, which trusts it completely: a truncated or
 corrupted file would crash the process (segfault), not raise; a schedule is unpickled.  So every file
 carries a header that is checked *before* the entry is used::
@@ -85,6 +86,7 @@ def _disable(where: str, why: str, cache: str | None = None) -> None:
 
 KERNELS = ("kernels", ".o")  # (folder, suffix) of compiled kernel objects
 SCHEDULES = ("schedules", ".pkl")  # of pickled kernel schedules
+MODULES = ("modules", ".pkl.z")  # of kernels' LLVM text, pickled and compressed (lower.llvm.textcache)
 RUN_CHECKS = ("run_checks", ".json")  # of optimize's run checks (rewrite.pipeline)
 
 

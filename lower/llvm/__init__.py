@@ -18,8 +18,8 @@ from typing import Any
 
 from lower.backend import Backend, KernelFn, Launch
 from lower.ir import Kernel
-from lower.llvm import driver, jit, objpool
-from lower.llvm.codegen import kernel_module, kernel_to_llvm
+from lower.llvm import driver, jit, objpool, textcache
+from lower.llvm.codegen import kernel_to_llvm
 from lower.parallel import parallel_for
 from rewrite.ir.target import Target
 
@@ -27,10 +27,10 @@ from rewrite.ir.target import Target
 def compile_kernel(kernel: Kernel, target: Target, hint: str = "k", passes: bool = True) -> KernelFn:
     """Compile (or fetch from the caches) one loop-IR kernel; returns a ctypes function ``f(args, lo, hi)``.
 
-    The IR is generated once with a placeholder function name; the real name is
+    The IR is generated once with a placeholder function name (and kept: ``textcache``); the real name is
     derived from the text's hash, so identical kernels share one compiled copy.  ``passes`` False: the light
     pipeline (``compile_once``)."""
-    text, libs = kernel_module(kernel, target, jit.PLACEHOLDER)
+    text, libs = textcache.module_text(kernel, target)
     for name, lib in libs.items():
         jit.load_library(name, lib, target)
     _, addr = jit.load_function(text, target, hint, passes)
