@@ -12,6 +12,7 @@ constant stages, lay out its arena and compile; ``lower.cuda.graph_kernels`` (an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -39,17 +40,21 @@ def plan_kernels(
     device: torch.device | str = "cpu",
     fuse: bool = True,
     schedule: bool = True,
+    on_kernel: Callable[[KernelPlan, int, BuiltKernel], None] | None = None,
 ) -> KernelPlan:
     """Plan ``graph``'s kernels for ``target``: ``grid`` as the target's backend runs them (``Backend.grid``),
     the folded constants placed on ``device`` (lowerings derive their packed constants from them there), no
-    fusion without ``fuse``, no schedule without ``schedule``."""
+    fusion without ``fuse``, no schedule without ``schedule``.  ``on_kernel(plan, k, kernel)`` is called as
+    each kernel is scheduled, with the plan so far (its graph, constants and fusion whole; ``built`` up to
+    ``k``): the runtime starts compiling kernel ``k`` while the next ones are lowered."""
     graph.validate()
     if fuse:
         graph = sink_reshapes(graph)
     # folded on the host (where the weights are and the refs build their own constants), then placed
     consts = {v: t.to(device) for v, t in graph.weight_values(graph.live()).items()}
     fusion = plan_fusion(graph, {v.node for v in consts}, fuse=fuse, grid=grid)
-    built = []
+    built: list[BuiltKernel] = []
+    plan = KernelPlan(graph, consts, fusion, built)
     for k, grp in enumerate(fusion.groups):
         name = f"k{k}_{graph.nodes[grp.anchor].op}"
         bk = build_kernel(
@@ -59,7 +64,9 @@ def plan_kernels(
         if sched is not None:
             bk.kernel, bk.schedule = sched.kernel, sched
         built.append(bk)
-    return KernelPlan(graph, consts, fusion, built)
+        if on_kernel is not None:
+            on_kernel(plan, k, bk)
+    return plan
 
 
 __all__ = ["KernelPlan", "plan_kernels"]

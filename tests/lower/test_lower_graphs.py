@@ -234,8 +234,9 @@ def test_constant_b_is_prepacked_even_when_a_is_packed_too():
 
 
 def test_constant_packing_on_several_compile_threads_packs_what_one_thread_packs():
-    """The packing kernels of constant operands are compiled and run on the compile threads (``_each_kernel``):
-    every kernel gets its own packed weight, and the graph computes what it computes compiled on one."""
+    """The packing kernels of constant operands are compiled and run on the compile threads (with one job,
+    ``_each_kernel``; with two, each kernel's as it is lowered): every kernel gets its own packed weight, and
+    the graph computes what it computes compiled on one."""
     from rewrite import config
 
     b = GraphBuilder("three")
@@ -250,3 +251,38 @@ def test_constant_packing_on_several_compile_threads_packs_what_one_thread_packs
     assert two.prepacked_bytes == one.prepacked_bytes > 0
     inputs = g.random_inputs(1)
     assert torch.equal(two(inputs)[0], one(inputs)[0])
+
+
+def test_with_two_compile_jobs_a_kernel_compiles_while_the_next_is_lowered(monkeypatch):
+    """The pipelined compile: kernel 0 is compiled on the pool while the planner lowers kernel 1 (which waits
+    here until it is; lowered all first, it would wait in vain)."""
+    import threading
+
+    import lower.plan as plan_mod
+    from lower.runtime import CompiledGraph
+    from rewrite import config
+
+    first_compiled = threading.Event()
+    lowered = []
+    build, compile_fn = plan_mod.build_kernel, CompiledGraph._kernel_fn
+
+    def lowering(graph, grp, *a, name, **kw):
+        if lowered:
+            first_compiled.wait(timeout=30)
+        lowered.append((name, first_compiled.is_set()))
+        return build(graph, grp, *a, name=name, **kw)
+
+    def compiling(self, k, bk):
+        fn = compile_fn(self, k, bk)
+        if k == 0:
+            first_compiled.set()
+        return fn
+
+    monkeypatch.setattr(plan_mod, "build_kernel", lowering)
+    monkeypatch.setattr(CompiledGraph, "_kernel_fn", compiling)
+    b = GraphBuilder("two")
+    x = b.relu(b.op("conv2d", b.input("x", (1, 8, 10, 10)), b.weight("w", rnd(16, 8, 1, 1, scale=0.2))))
+    g = b.build([b.softmax(x, axis=1)])
+    with config.COMPILE_JOBS.set("2"):
+        cg = check_graph(g, threads=1)
+    assert cg.kernels == 2 and [seen for _, seen in lowered] == [False, True]
