@@ -60,7 +60,10 @@ def module_text(kernel: Kernel, target: Target) -> Module:
     """``codegen.kernel_module(kernel, target, jit.PLACEHOLDER)``, from memory or disk when it was made before."""
     if config.NO_CACHE.flag():
         return kernel_module(kernel, target, jit.PLACEHOLDER)
-    key = text_key(kernel, target)
+    try:
+        key = text_key(kernel, target)
+    except (pickle.PicklingError, TypeError, AttributeError):  # a hand-built node holding what cannot be pickled
+        return kernel_module(kernel, target, jit.PLACEHOLDER)
     with _lock:
         hit = _memo.get(key)
         if hit is not None:

@@ -100,3 +100,13 @@ def test_no_cache_generates_every_time_and_a_damaged_entry_is_made_again(generat
     textcache.module_text(k, TARGET)
     textcache.module_text(k, TARGET)
     assert generated == ["k", "k", "k", "k"]
+
+
+def test_a_kernel_that_cannot_be_pickled_is_generated_each_time(generated):
+    class Four(int):  # a class defined in a function: pickle cannot name it
+        pass
+
+    i, o = Var("i"), Buffer("o", (4,))
+    k = Kernel("odd", [o], For(i, IntImm(Four(4)), Store(o, (i,), FloatImm(1.0))))
+    first = textcache.module_text(k, TARGET)
+    assert textcache.module_text(k, TARGET) == first and generated == ["odd", "odd"]
