@@ -7,13 +7,12 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: demo test test-slow test-all lint fuzz setup clean gpu-check browser bytecode
 
-setup: $(STAMP)
+setup: bytecode
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev,onnx,cuda,zoo,tune]'  # cuda: NVRTC for the PTX tests (no GPU needed); zoo: transformers; tune: lightgbm, ray
-	$(PY) -m compileall -q rewrite lower costs bench > /dev/null  # see bytecode
 	touch $(STAMP)
 
 # the package's bytecode, written ahead as an install would (an editable install has none, and where
