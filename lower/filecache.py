@@ -2,8 +2,8 @@
 
 Each kind of entry has its folder in the cache directory: compiled kernel objects (``kernels``, ``.o``:
 ``lower.llvm.jit``), kernel schedules (``schedules``, ``.pkl``: ``lower.schedule.cache``), kernels' LLVM text
-(``modules``, ``.pkl.z``: ``lower.llvm.textcache``) and the records of ``optimize``'s run checks (``run_checks``,
-``.json``: ``rewrite.pipeline``).
+(``modules``, ``.pkl.z``: ``lower.llvm.textcache``), the records of ``optimize``'s run checks (``run_checks``,
+``.json``: ``rewrite.pipeline``) and its chosen graphs (``results``, ``.pkl``: ``rewrite.result_cache``).
 A cached object is handed to LLVM's JIT linker, which trusts it completely: a truncated or
 corrupted file would crash the process (segfault), not raise; a schedule is unpickled.  So every file
 carries a header that is checked *before* the entry is used::
@@ -88,6 +88,7 @@ KERNELS = ("kernels", ".o")  # (folder, suffix) of compiled kernel objects
 SCHEDULES = ("schedules", ".pkl")  # of pickled kernel schedules
 MODULES = ("modules", ".pkl.z")  # of kernels' LLVM text, pickled and compressed (lower.llvm.textcache)
 RUN_CHECKS = ("run_checks", ".json")  # of optimize's run checks (rewrite.pipeline)
+RESULTS = ("results", ".pkl")  # of optimize's chosen graphs, pickled (rewrite.result_cache)
 
 
 def folder(kind: tuple[str, str] = KERNELS) -> Path | None:

@@ -122,7 +122,8 @@ NO_CACHE = _declare(
     "EQSAT_NO_CACHE",
     "bool",
     "0",
-    "compile and schedule every kernel and time every run check again: no kernels/, schedules/ or run_checks/",
+    "compile and schedule every kernel, time every run check and optimize every graph again: no kernels/, "
+    "schedules/, run_checks/ or results/",
 )
 THREADS = _declare(
     "EQSAT_THREADS", "int", "", "threads the compiled kernels use (default: the cores this process may run on)"
@@ -140,6 +141,13 @@ RUN_CHECK = _declare(
     "1",
     "optimize for a compiled target times its chosen graph against the imported one and returns the faster "
     "(0: trust the cost model)",
+)
+OPTIMIZE_CACHE = _declare(
+    "EQSAT_OPTIMIZE_CACHE",
+    "bool",
+    "1",
+    "optimize keeps its answers in the cache folder (results/) and answers the same graph, rules, limits and cost "
+    "model from there without saturating again (0: always saturate)",
 )
 MEASURE_ALL = _declare(
     "EQSAT_MEASURE_ALL",

@@ -37,7 +37,7 @@ from lower import CompiledGraph, compile_graph, filecache, parse_target
 from lower.cuda import graph_ptx
 from lower.measure_graphs import lower_digest
 from lower.target import backend_of
-from rewrite import config
+from rewrite import config, result_cache
 from rewrite.egraph.limits import Limits
 from rewrite.egraph.saturate import IterationStat, SaturationResult, saturate
 from rewrite.extract.decode import to_graph
@@ -392,6 +392,18 @@ def _keep_run_check(key: str, record: RunCheck) -> None:
         filecache.write(key, json.dumps(record.to_json()).encode(), filecache.RUN_CHECKS)
 
 
+def _kept_result(rkey: str | None, graph: Graph) -> tuple[result_cache.Stored, Graph] | None:
+    """The kept answer for ``rkey`` and its graph bound to ``graph``'s weights, or None (no key, no entry, or an
+    entry whose graph no longer builds: optimized again and rewritten)."""
+    stored = result_cache.read(rkey) if rkey is not None else None
+    if stored is None:
+        return None
+    try:
+        return stored, stored.graph(graph)
+    except (EqsatError, KeyError):
+        return None
+
+
 def _verify(graph: Graph, best: Graph, check: bool, fired: dict[str, int]) -> VerifyResult | None:
     """Run both graphs on random inputs; a difference is a ``VerificationError`` naming the rules that fired."""
     if not check:
@@ -561,24 +573,60 @@ def optimize(
     if search == "backtrack":
         return _optimize_backtrack(graph, rule_list, limits, model, check, alpha, max_expansions)
     t0 = time.perf_counter()
-    tick = iterations(limits.iterations)
+    rkey = (
+        result_cache.key(graph, rule_list, limits, extractor, ilp_seconds, target, model)
+        if result_cache.enabled()
+        else None
+    )
+    kept = _kept_result(rkey, graph)
+    if kept is not None:
+        stored, best = kept
+        for stat in stored.saturation.iterations:  # the caller sees the iterations of the run that found it
+            if on_iteration is not None:
+                on_iteration(stat)
+        sat_stats, fired = stored.saturation, stored.saturation.rules_fired
+        seconds_load = seconds_saturate = greedy_seconds = measure_seconds = 0.0
+        measured = interpolated = 0
+        figures = stored
+        t1 = time.perf_counter()
+        cost_after, cost_extracted = stored.cost_after, stored.cost_extracted
+    else:
+        tick = iterations(limits.iterations)
 
-    def each(stat: IterationStat) -> None:  # the progress bar, then the caller's callback
-        tick(f"{stat.enodes} e-nodes")
-        if on_iteration is not None:
-            on_iteration(stat)
+        def each(stat: IterationStat) -> None:  # the progress bar, then the caller's callback
+            tick(f"{stat.enodes} e-nodes")
+            if on_iteration is not None:
+                on_iteration(stat)
 
-    try:
-        sat = saturate(graph, rule_list, limits, each)
-    finally:
-        close(tick)
-    t1 = time.perf_counter()
-    with stage(f"extract ({extractor})"):
-        found = _extract(graph, sat, model, extractor, ilp_seconds)
-    best, cost_after, cost_extracted = _choose(graph, found, model)
+        try:
+            sat = saturate(graph, rule_list, limits, each)
+        finally:
+            close(tick)
+        t1 = time.perf_counter()
+        with stage(f"extract ({extractor})"):
+            found = _extract(graph, sat, model, extractor, ilp_seconds)
+        best, cost_after, cost_extracted = _choose(graph, found, model)
+        sat_stats, fired = SaturationStats.of(sat), sat.rules_fired
+        seconds_load, seconds_saturate = sat.seconds_load, sat.seconds_saturate
+        greedy_seconds, measure_seconds = found.greedy_seconds, found.measure_seconds
+        measured, interpolated = found.measured, found.interpolated
+        figures = result_cache.Stored(
+            None if best is graph else tuple(best.nodes.values()),
+            tuple(best.outputs),
+            sat_stats,
+            found.cost_before,
+            cost_after,
+            cost_extracted,
+            found.greedy_dag_cost,
+            found.dropped,
+            found.ilp_stats,
+            _trace(found, t1 - t0, cost_after),
+        )
     t2 = time.perf_counter()
     with stage("verify"):
-        checked = _verify(graph, best, check, sat.rules_fired)
+        checked = _verify(graph, best, check, fired)
+    if rkey is not None and kept is None:
+        result_cache.write(rkey, figures)  # verified (a graph that failed raised above and is not kept)
     t3 = time.perf_counter()
     compiled, ran = None, None
     host = _run_check_target(target, run_check)
@@ -594,32 +642,33 @@ def optimize(
         model=graph.name,
         ops_before=graph.op_count(),
         ops_after=best.op_count(),
-        cost_before=found.cost_before,
+        cost_before=figures.cost_before,
         cost_after=cost_after,
-        extracted_dag_cost=found.greedy_dag_cost,
+        extracted_dag_cost=figures.extracted_dag_cost,
         extractor=extractor,
-        saturation=SaturationStats.of(sat),
+        saturation=sat_stats,
         seconds=Timings(
-            sat.seconds_load,
-            sat.seconds_saturate,
+            seconds_load,
+            seconds_saturate,
             t2 - t1,
-            found.greedy_seconds,
+            greedy_seconds,
             t3 - t2,
             t4 - t0,
-            measure=found.measure_seconds,
+            measure=measure_seconds,
             run_check=t4 - t3,
         ),
         verified=bool(checked.ok) if checked else None,
         max_abs_err=checked.max_abs_err if checked else None,
-        dropped_enodes=found.dropped,
-        limits=LimitStats(limits.iterations, limits.nodes, limits.seconds, sat.match_limit),
-        ilp=found.ilp_stats,
+        dropped_enodes=figures.dropped,
+        limits=LimitStats(limits.iterations, limits.nodes, limits.seconds, sat_stats.match_limit),
+        ilp=figures.ilp,
         search="eqsat",
-        trace=_trace(found, t1 - t0, cost_after),
-        measured_kernels=found.measured,
-        interpolated_kernels=found.interpolated,
+        trace=figures.trace,
+        measured_kernels=measured,
+        interpolated_kernels=interpolated,
         run_check=ran,
         cost_extracted=cost_extracted,
+        cached=kept is not None,
     )
     return OptimizeResult(best, graph, stats, compiled)
 

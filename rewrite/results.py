@@ -207,6 +207,9 @@ class OptimizeStats:
     # the modelled cost of the best graph extraction found, before it had to be ``pipeline.MIN_GAIN`` cheaper than the
     # input and pass the run check (None where the caller did not say: ``cost_after`` then stands for it)
     cost_extracted: float | None = None
+    # the graph and the figures above came from an earlier call's answer kept on disk (``rewrite.result_cache``):
+    # nothing was loaded, saturated or extracted (those seconds are 0); verification and the run check ran again
+    cached: bool = False
 
     @property
     def stop_reason(self) -> str:
@@ -269,6 +272,7 @@ class OptimizeStats:
             **(self.backtrack.to_json() if self.backtrack is not None else {}),
             "trace": [[round(t, ITERATION_SECONDS_DIGITS), c] for t, c in self.trace],
             "run_check": self.run_check.to_json() if self.run_check is not None else None,
+            "cached": self.cached,
         }
 
 

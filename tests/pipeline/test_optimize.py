@@ -201,7 +201,7 @@ JSON_TAIL = [
     "search",
 ]
 JSON_BACKTRACK = ["expansions", "graphs_seen", "alpha"]  # only for --search backtrack, before the trace
-JSON_END = ["trace", "run_check"]
+JSON_END = ["trace", "run_check", "cached"]
 JSON_SECONDS = ["load", "saturate", "extract", "extract_greedy", "verify", "total", "search", "measure", "run_check"]
 JSON_LIMITS = ["iterations", "nodes", "seconds", "match_limit"]
 JSON_ITERATION = ["iteration", "enodes", "eclasses", "seconds"]
