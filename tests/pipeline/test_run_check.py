@@ -140,3 +140,24 @@ def test_a_check_of_the_same_two_graphs_is_not_timed_again(monkeypatch, tmp_path
     monkeypatch.setenv("EQSAT_NO_CACHE", "1")
     with pytest.raises(AssertionError, match="timed again"):
         _optimize()
+
+
+def test_the_input_kept_is_not_priced_again(monkeypatch):
+    """The input's price is the one extraction computed: pricing it again after the check (in a process answered
+    from results/) measured what the first run had interpolated."""
+    import rewrite.pipeline as pipeline
+
+    calls: list[int] = []
+    real = pipeline.graph_cost
+
+    def counted(g, model):
+        calls.append(g.op_count())
+        return real(g, model)
+
+    monkeypatch.setattr(pipeline, "graph_cost", counted)
+    unchecked = _optimize(run_check=False)
+    priced = len(calls)
+    calls.clear()
+    res = _optimize()
+    assert res.stats.run_check is not None and res.stats.run_check.kept == "input"
+    assert len(calls) == priced and res.stats.cost_after == res.stats.cost_before == unchecked.stats.cost_before
