@@ -105,7 +105,8 @@ def _summary(p: Page) -> str:
         (
             "stage seconds",
             f"load {s.seconds.load:.2f}, saturate {s.seconds.saturate:.2f}, extract {s.seconds.extract:.2f}, "
-            f"verify {s.seconds.verify:.2f}, total {s.seconds.total:.2f}",
+            f"verify {s.seconds.verify:.2f}, total {s.seconds.total:.2f}"
+            + (" (the answer an earlier run kept in results/: saturation figures are that run's)" if s.cached else ""),
         ),
     ]
     return (

@@ -36,7 +36,7 @@ def cache(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_a_second_optimize_reads_the_answer_and_verifies_it(cache):
+def test_a_second_optimize_reads_the_answer_and_verifies_it(cache, tmp_path):
     g = _scaled()
     first = optimize(g, limits=LIMITS)
     second = optimize(g, limits=LIMITS)
@@ -48,6 +48,10 @@ def test_a_second_optimize_reads_the_answer_and_verifies_it(cache):
     assert b.seconds.load == b.seconds.saturate == 0.0 and b.measured_kernels == 0
     assert b.verified is True and b.max_abs_err is not None and b.max_abs_err < 1e-4
     assert len(list((cache / "results").rglob("*.pkl"))) == 1
+    from rewrite.htmlreport import report
+
+    report(second, tmp_path / "r.html")
+    assert "earlier run kept in results/" in (tmp_path / "r.html").read_text()
 
 
 def test_the_answer_binds_the_weights_of_the_graph_given(cache):
