@@ -25,7 +25,7 @@ import functools
 import hashlib
 import importlib.metadata
 import pickle
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,11 @@ class Stored:
         if self.nodes is None:
             return original
         g = Graph(name=original.name)
-        g.nodes = {n.id: n for n in self.nodes}
+        # decoded nodes are "extracted"; an input keeps its origin, the given graph's (by name), not the first one's
+        origin = {n.attrs["name"]: n.origin for n in original.inputs}
+        g.nodes = {
+            n.id: replace(n, origin=origin.get(n.attrs["name"], n.origin)) if n.op == "input" else n for n in self.nodes
+        }
         g.weights = {n.attrs["name"]: original.weights[n.attrs["name"]] for n in self.nodes if n.op == "weight"}
         g.outputs = list(self.outputs)
         g.validate()

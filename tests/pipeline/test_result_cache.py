@@ -4,6 +4,7 @@ key."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import pytest
@@ -56,9 +57,12 @@ def test_a_second_optimize_reads_the_answer_and_verifies_it(cache, tmp_path):
 
 def test_the_answer_binds_the_weights_of_the_graph_given(cache):
     optimize(_scaled(seed=0), limits=LIMITS)
-    other = _scaled(seed=1)  # the same structure and weight names, other values
+    other = _scaled(seed=1)  # the same structure and weight names, other values, and its inputs from elsewhere
+    x_node = other.inputs[0]
+    other.nodes[x_node.id] = dataclasses.replace(x_node, origin="other.py:7")
     r = optimize(other, limits=LIMITS)
     assert r.stats.cached and r.stats.verified
+    assert [n.origin for n in r.graph.inputs] == ["other.py:7"]
     x = torch.randn(64, 128)
     assert r.graph.weights["w"] is other.weights["w"]
     assert torch.allclose(r.graph.run({"x": x})[0], other.run({"x": x})[0], rtol=1e-4, atol=1e-5)
