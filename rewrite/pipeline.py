@@ -392,18 +392,6 @@ def _keep_run_check(key: str, record: RunCheck) -> None:
         filecache.write(key, json.dumps(record.to_json()).encode(), filecache.RUN_CHECKS)
 
 
-def _kept_result(rkey: str | None, graph: Graph) -> tuple[result_cache.Stored, Graph] | None:
-    """The kept answer for ``rkey`` and its graph bound to ``graph``'s weights, or None (no key, no entry, or an
-    entry whose graph no longer builds: optimized again and rewritten)."""
-    stored = result_cache.read(rkey) if rkey is not None else None
-    if stored is None:
-        return None
-    try:
-        return stored, stored.graph(graph)
-    except (EqsatError, KeyError):
-        return None
-
-
 def _verify(graph: Graph, best: Graph, check: bool, fired: dict[str, int]) -> VerifyResult | None:
     """Run both graphs on random inputs; a difference is a ``VerificationError`` naming the rules that fired."""
     if not check:
@@ -578,18 +566,15 @@ def optimize(
         if result_cache.enabled()
         else None
     )
-    kept = _kept_result(rkey, graph)
+    kept = result_cache.lookup(rkey, graph) if rkey is not None else None
     if kept is not None:
-        stored, best = kept
-        for stat in stored.saturation.iterations:  # the caller sees the iterations of the run that found it
-            if on_iteration is not None:
+        figures, best = kept
+        if on_iteration is not None:  # the caller sees the iterations of the run that found it
+            for stat in figures.saturation.iterations:
                 on_iteration(stat)
-        sat_stats, fired = stored.saturation, stored.saturation.rules_fired
         seconds_load = seconds_saturate = greedy_seconds = measure_seconds = 0.0
         measured = interpolated = 0
-        figures = stored
         t1 = time.perf_counter()
-        cost_after, cost_extracted = stored.cost_after, stored.cost_extracted
     else:
         tick = iterations(limits.iterations)
 
@@ -605,26 +590,26 @@ def optimize(
         t1 = time.perf_counter()
         with stage(f"extract ({extractor})"):
             found = _extract(graph, sat, model, extractor, ilp_seconds)
-        best, cost_after, cost_extracted = _choose(graph, found, model)
-        sat_stats, fired = SaturationStats.of(sat), sat.rules_fired
+        best, chosen_cost, extracted_cost = _choose(graph, found, model)
         seconds_load, seconds_saturate = sat.seconds_load, sat.seconds_saturate
         greedy_seconds, measure_seconds = found.greedy_seconds, found.measure_seconds
         measured, interpolated = found.measured, found.interpolated
         figures = result_cache.Stored(
             None if best is graph else tuple(best.nodes.values()),
             tuple(best.outputs),
-            sat_stats,
+            SaturationStats.of(sat),
             found.cost_before,
-            cost_after,
-            cost_extracted,
+            chosen_cost,
+            extracted_cost,
             found.greedy_dag_cost,
             found.dropped,
             found.ilp_stats,
-            _trace(found, t1 - t0, cost_after),
+            _trace(found, t1 - t0, chosen_cost),
         )
+    sat_stats, cost_after = figures.saturation, figures.cost_after
     t2 = time.perf_counter()
     with stage("verify"):
-        checked = _verify(graph, best, check, fired)
+        checked = _verify(graph, best, check, sat_stats.rules_fired)
     if rkey is not None and kept is None:
         result_cache.write(rkey, figures)  # verified (a graph that failed raised above and is not kept)
     t3 = time.perf_counter()
@@ -671,7 +656,7 @@ def optimize(
         measured_kernels=measured,
         interpolated_kernels=interpolated,
         run_check=ran,
-        cost_extracted=cost_extracted,
+        cost_extracted=figures.cost_extracted,
         cached=kept is not None,
     )
     return OptimizeResult(best, graph, stats, compiled)

@@ -34,6 +34,7 @@ from costs.compiled import CompiledCost
 from lower import filecache
 from lower.measure_graphs import lower_digest
 from rewrite import config
+from rewrite.ir.errors import EqsatError
 from rewrite.ir.graph import Graph, Node, Value
 from rewrite.ir.target import Target
 from rewrite.results import IlpStats, SaturationStats
@@ -173,8 +174,20 @@ def read(k: str) -> Stored | None:
     return stored if isinstance(stored, Stored) else None
 
 
+def lookup(k: str, graph: Graph) -> tuple[Stored, Graph] | None:
+    """The entry for ``k`` and its graph bound to ``graph``'s weights, or None (no entry, or one whose graph no
+    longer builds: the caller optimizes again and rewrites it)."""
+    stored = read(k)
+    if stored is None:
+        return None
+    try:
+        return stored, stored.graph(graph)
+    except (EqsatError, KeyError):
+        return None
+
+
 def write(k: str, stored: Stored) -> None:
     filecache.write(k, pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL), filecache.RESULTS)
 
 
-__all__ = ["Stored", "enabled", "key", "read", "write"]
+__all__ = ["Stored", "enabled", "key", "lookup", "read", "write"]

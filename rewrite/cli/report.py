@@ -44,23 +44,22 @@ def _measuring(stats: OptimizeStats) -> str:
 def _search_lines(stats: OptimizeStats) -> list[str]:
     """What the search did: the e-graph and extraction, or the backtracking search's budget and its best times."""
     s, sat, bt = stats.seconds, stats.saturation, stats.backtrack
-    if sat is not None and stats.cached:
-        return [
-            f"e-graph: {sat.enodes} e-nodes, {sat.eclasses} e-classes after {len(sat.iterations)} "
-            f"iteration(s); stopped: {sat.stop_reason.value} (an earlier run's answer, kept in the cache folder's "
-            "results/: nothing saturated now; EQSAT_OPTIMIZE_CACHE=0 saturates again)",
-            f"time: answer read {s.extract:.2f}s, verify {s.verify:.2f}s"
-            + (f", run check {s.run_check:.2f}s" if s.run_check else "")
-            + f", total {s.total:.2f}s",
-            _extraction(stats),
-        ]
     if sat is not None:
+        kept = (
+            " (an earlier run's answer, kept in the cache folder's results/: nothing saturated now; "
+            "EQSAT_OPTIMIZE_CACHE=0 saturates again)"
+            if stats.cached
+            else ""
+        )
+        found = (
+            f"answer read {s.extract:.2f}s"
+            if stats.cached
+            else f"load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s" + _measuring(stats)
+        )
         return [
             f"e-graph: {sat.enodes} e-nodes, {sat.eclasses} e-classes after {len(sat.iterations)} "
-            f"iteration(s); stopped: {sat.stop_reason.value}",
-            f"time: load {s.load:.2f}s, saturate {s.saturate:.2f}s, extract {s.extract:.2f}s"
-            + _measuring(stats)
-            + f", verify {s.verify:.2f}s"
+            f"iteration(s); stopped: {sat.stop_reason.value}{kept}",
+            f"time: {found}, verify {s.verify:.2f}s"
             + (f", run check {s.run_check:.2f}s" if s.run_check else "")
             + f", total {s.total:.2f}s",
             _extraction(stats),
