@@ -68,7 +68,7 @@ def test_graph_ops_name_what_the_encoding_holds():
     assert graph_ops(_split_graph()) == {"input", "slice", "relu"}
 
 
-@pytest.mark.parametrize("model", ["squeezenet", "nasrnn"])
+@pytest.mark.parametrize("model", [pytest.param("squeezenet", marks=pytest.mark.slow), "nasrnn"])  # 2 s each
 def test_loading_only_reachable_rules_saturates_to_the_same_egraph(model, monkeypatch):
     g = from_torch(*load(model))
     limits = Limits(iterations=4, nodes=20_000, seconds=60)

@@ -45,6 +45,7 @@ from tests.lower.cuda_testutil import (
     needs_gxx,
     needs_ptx,
 )
+from tests.tiers import rotated
 
 # ------------------------------------------------------------ float16 / bfloat16: 16-bit buffers, f32 registers
 # torch's .to(float16 / bfloat16) of these: ties both ways, overflow (65520 -> inf in float16, 3.39e38 -> inf in
@@ -208,16 +209,15 @@ def test_generated_cuda_rounds_half_values_as_torch(half, tmp_path, monkeypatch)
 
 
 @needs_gxx
-@pytest.mark.parametrize("own", [False, True], ids=["tf32", "own"])
-@pytest.mark.parametrize("half", HALF)
-def test_generated_cuda_half_tile_and_rows_compute(half, own, tmp_path):
+@pytest.mark.parametrize("half, frags", rotated(HALF, ("tf32", "own")))  # fast tier: each type once, in turn
+def test_generated_cuda_half_tile_and_rows_compute(half, frags, tmp_path):
     """``_half_kernels`` run on the CPU: half operands in TF32 tensor-core fragments, or (``own``) in their own
     type's m16n8k16 fragments, are exact (float16 has TF32's 10 mantissa bits, bfloat16 7), so the GEMM equals
     float32's up to summation order; the epilogue's half output is its float result rounded; the rows are doubled
     (exact) and summed."""
     dt = TORCH_DTYPE[half]
     g = torch.Generator().manual_seed(3)
-    gemm, rows = _half_kernels(half, LOOP_HALF[half] if own else "tf32")
+    gemm, rows = _half_kernels(half, LOOP_HALF[half] if frags == "own" else "tf32")
     backend = emulated_backend(tmp_path)
 
     def run(kernel: Kernel, *tensors: torch.Tensor) -> None:
