@@ -169,10 +169,10 @@ def cmd_effect(args: argparse.Namespace) -> int:
 
 def _ran(base: Any, new: Any, target: Any) -> dict[str, float]:
     """Both chosen graphs compiled for ``target`` and timed as the run check times its pair
-    (``rewrite.pipeline.time_pair``, on one random feed): their median times (ms) and the median per-round
+    (``rewrite.runcheck.time_pair``, on one random feed): their median times (ms) and the median per-round
     speedup of the file's graph (1.0 where they are one graph)."""
     from rewrite.pipeline import compile as compile_graph
-    from rewrite.pipeline import time_pair
+    from rewrite.runcheck import time_pair
 
     a = compile_graph(base, target=target)
     same = new.pretty() == base.pretty()

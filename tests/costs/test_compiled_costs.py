@@ -61,17 +61,18 @@ def test_fused_rows_are_keyed_apart_on_the_same_target():
 
 def test_a_declared_kind_is_asked_for_rules_costs_and_run_check(fake):
     """Everything the pipeline does differently per kind comes from the record, not from the kind's name."""
-    from rewrite.pipeline import _run_check_target, default_rules
+    from rewrite.pipeline import default_rules
+    from rewrite.runcheck import host_for
 
     assert isinstance(default_cost_model("fake"), CompiledCost)
     assert compiled_cost("fake").fingerprint == FAKE.cache_key
-    assert _run_check_target("fake", True) == FAKE.target  # compiled: its graphs are run-checked
+    assert host_for("fake", True) == FAKE.target  # compiled: its graphs are run-checked
     assert {r.family for r in default_rules("fake")} >= {"winograd", "blocked"}
     KINDS["fake"] = dataclasses.replace(KINDS["fake"], skips_families=frozenset({"winograd"}))
     assert "winograd" not in {r.family for r in default_rules("fake")}
     eager = TargetKind(name="fake", host=lambda threads: FAKE.target, compiled=False)
     KINDS["fake"] = eager
-    assert _run_check_target("fake", True) is None and not isinstance(default_cost_model("fake"), CompiledCost)
+    assert host_for("fake", True) is None and not isinstance(default_cost_model("fake"), CompiledCost)
     with pytest.raises(LoweringError, match="compiles no kernels"):
         parse_target("fake")
 

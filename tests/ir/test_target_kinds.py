@@ -20,7 +20,8 @@ from rewrite.cli import optimize as optimize_cli
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.errors import UsageError
 from rewrite.ir.target import KINDS, Target, TargetKind, compiled_kinds, kind_of, resolve
-from rewrite.pipeline import _run_check_target, default_cost_model, default_rules
+from rewrite.pipeline import default_cost_model, default_rules
+from rewrite.runcheck import host_for
 
 ROOT = Path(__file__).resolve().parents[2]
 LAZY = ("host", "backend", "cost_key", "runner", "fused_runner", "batch_runner", "recipe")
@@ -74,7 +75,7 @@ def test_a_new_kind_is_one_record(monkeypatch):
     xs = {"x": torch.randn(4, 16)}
     torch.testing.assert_close(cg(xs)[0], g.run(xs)[0], rtol=1e-4, atol=1e-4)
     assert "winograd" not in {r.family for r in default_rules("toy")}
-    assert _run_check_target("toy", True) is not None
+    assert host_for("toy", True) is not None
     model = default_cost_model(target)
     assert type(model).__name__ == "CompiledCost" and "toy|" in model.fingerprint
     assert "toy" in optimize_cli.parser("eqsat optimize").parse_args(["m", "--run", "toy"]).run

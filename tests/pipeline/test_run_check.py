@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from lower import parse_target
-from rewrite import GraphBuilder
+from rewrite import GraphBuilder, runcheck
 from rewrite.cli.report import before_after
 from rewrite.egraph.limits import Limits
 from rewrite.htmlreport import report
@@ -90,7 +90,7 @@ def test_a_graph_priced_less_than_min_gain_cheaper_is_not_returned_nor_timed(mon
     def untimed(*a, **k):
         raise AssertionError("a run check ran")
 
-    monkeypatch.setattr(pipeline, "time_pair", untimed)
+    monkeypatch.setattr(runcheck, "time_pair", untimed)
     for target in (None, parse_target("llvm", 1)):
         kw = {} if target is None else {"target": target}
         res = optimize(_graph(), rules=DETOUR, limits=Limits(iterations=2), cost_model=_priced(99.5), **kw)
@@ -121,8 +121,6 @@ def test_the_torch_backend_runs_the_graph_the_check_compiled():
 def test_a_check_of_the_same_two_graphs_is_not_timed_again(monkeypatch, tmp_path):
     """The record is kept in the cache folder: a second optimize of the same graph on the same target compiles
     only the graph the first check kept, says its times are reused, and returns the same answer."""
-    import rewrite.pipeline as pipeline
-
     monkeypatch.setenv("EQSAT_CACHE_DIR", str(tmp_path))
     first = _optimize().stats.run_check
     assert first is not None and first.kept == "input" and list((tmp_path / "run_checks").rglob("*.json"))
@@ -130,7 +128,7 @@ def test_a_check_of_the_same_two_graphs_is_not_timed_again(monkeypatch, tmp_path
     def untimed(*a, **k):
         raise AssertionError("timed again")
 
-    monkeypatch.setattr(pipeline, "time_pair", untimed)
+    monkeypatch.setattr(runcheck, "time_pair", untimed)
     res = _optimize()
     again = res.stats.run_check
     assert again is not None and (again.kept, again.ms, again.rounds) == (first.kept, first.ms, first.rounds)
