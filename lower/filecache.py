@@ -3,7 +3,7 @@
 Each kind of entry has its folder in the cache directory: compiled kernel objects (``kernels``, ``.o``:
 ``lower.llvm.jit``), kernel schedules (``schedules``, ``.pkl``: ``lower.schedule.cache``), kernels' LLVM text
 (``modules``, ``.pkl.z``: ``lower.llvm.textcache``), the records of ``optimize``'s run checks (``run_checks``,
-``.json``: ``rewrite.pipeline``) and its chosen graphs (``results``, ``.pkl``: ``rewrite.result_cache``).
+``.json``: ``rewrite.runcheck``) and its chosen graphs (``results``, ``.pkl``: ``rewrite.result_cache``).
 A cached object is handed to LLVM's JIT linker, which trusts it completely: a truncated or
 corrupted file would crash the process (segfault), not raise; a schedule is unpickled.  So every file
 carries a header that is checked *before* the entry is used::
@@ -87,8 +87,22 @@ def _disable(where: str, why: str, cache: str | None = None) -> None:
 KERNELS = ("kernels", ".o")  # (folder, suffix) of compiled kernel objects
 SCHEDULES = ("schedules", ".pkl")  # of pickled kernel schedules
 MODULES = ("modules", ".pkl.z")  # of kernels' LLVM text, pickled and compressed (lower.llvm.textcache)
-RUN_CHECKS = ("run_checks", ".json")  # of optimize's run checks (rewrite.pipeline)
+RUN_CHECKS = ("run_checks", ".json")  # of optimize's run checks (rewrite.runcheck)
 RESULTS = ("results", ".pkl")  # of optimize's chosen graphs, pickled (rewrite.result_cache)
+
+
+def source_digest(*packages: str) -> str:
+    """The SHA-256 of the Python source of ``packages``, folders of the checkout (``"lower"``, ``"rewrite"``):
+    each ``.py`` file under them, its path and its bytes, in path order.  The caches' keys hold it
+    (``lower.measure_graphs.lower_digest``, ``rewrite.result_cache``), so an edit to the code that made an entry
+    is a new key, with nothing to bump by hand."""
+    root = Path(__file__).resolve().parents[1]  # the checkout (not rglob'd whole: its venv holds 12k files)
+    h = hashlib.sha256()
+    for pkg in packages:
+        for f in sorted((root / pkg).rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def folder(kind: tuple[str, str] = KERNELS) -> Path | None:

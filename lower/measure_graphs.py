@@ -10,13 +10,13 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from costs.measured import Measurement
 from costs.timing import interleaved
+from lower import filecache
 from rewrite.ir.builder import GraphBuilder
 from rewrite.ir.graph import Graph, Value
 from rewrite.ir.ops import OPS, Shape
@@ -104,11 +104,7 @@ def lower_digest() -> str:
     cost class and packed operand): kernels (and so their measured costs, schedules and run checks) change
     when either does.  A registry fact alone (a blocked conv's packed operand, which decides what fusion
     inlines into it) changed kernels while cached costs and run-check verdicts kept their keys."""
-    root = Path(__file__).resolve().parent  # lower/ (parents[1], the checkout with its venv, hashed 12k files)
-    h = hashlib.sha256()
-    for f in sorted(root.rglob("*.py")):
-        h.update(str(f.relative_to(root)).encode())
-        h.update(f.read_bytes())
+    h = hashlib.sha256(filecache.source_digest("lower").encode())
     for name in sorted(OPS):
         d = OPS[name]
         h.update(f"{name} {d.group} {d.fusion} {d.cost_class} {d.packed_operand}\n".encode())

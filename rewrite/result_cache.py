@@ -26,7 +26,6 @@ import hashlib
 import importlib.metadata
 import pickle
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from costs.analytical import AnalyticalCost
@@ -94,12 +93,7 @@ class Stored:
 @functools.cache
 def _source_digest() -> str:
     """The optimizer's source (``rewrite``, ``costs``; ``lower`` through ``lower_digest``) and solver versions."""
-    h = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]
-    for pkg in ("rewrite", "costs"):
-        for f in sorted((root / pkg).rglob("*.py")):
-            h.update(str(f.relative_to(root)).encode())
-            h.update(f.read_bytes())
+    h = hashlib.sha256(filecache.source_digest("rewrite", "costs").encode())
     for dist in ("egglog", "highspy"):
         try:
             h.update(f"{dist}={importlib.metadata.version(dist)}".encode())
