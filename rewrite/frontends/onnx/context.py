@@ -47,12 +47,14 @@ Tensor = Value | np.ndarray  # a value in the graph, or a constant known at impo
 
 class Quantized:
     """The integer output of a run-time ``QuantizeLinear`` (a QDQ model's activation): ``value`` holds the
-    integers as float32 (exactly: int8/uint8/int16/uint16 fit), ``dtype`` names the ONNX type.  Only
-    ``DequantizeLinear`` reads it (the importer refuses any other reader and a graph output of it), so
-    the graph never holds an integer tensor typed float32 beyond that pair."""
+    integers as float32 (exactly: int8/uint8/int16/uint16 fit), ``dtype`` names the ONNX type, and ``ints``
+    (uint8 only, else None) is the uint8 tensor itself, ``value`` its widening: the one tensor every reader
+    shares (``quantize.quantized``).  Only ``DequantizeLinear`` and the QLinear contractions read it (the
+    importer refuses any other reader and a graph output of it), so the graph never holds an integer tensor
+    typed float32 beyond that pair."""
 
-    def __init__(self, value: Value, dtype: str, producer: str) -> None:
-        self.value, self.dtype, self.producer = value, dtype, producer
+    def __init__(self, value: Value, dtype: str, producer: str, ints: Value | None = None) -> None:
+        self.value, self.dtype, self.producer, self.ints = value, dtype, producer, ints
 
 
 class Refuse(Exception):
@@ -98,9 +100,9 @@ class Ctx:
         # names ONNX types float16/bfloat16 -> that dtype: they hold float32 values rounded to it (``HALF_ONNX``)
         self.half: dict[str, str] = {}
         # what a QDQ model's DequantizeLinear made, for the contractions that compute on the integers instead
-        # (``quantize.integer_matmul``): a dequantized activation's value -> (its integers as float32, scale,
-        # zero point, integer type), and a dequantized constant's ONNX name -> (integers, scale, zero point, axis)
-        self.dequantized: dict[Value, tuple[Value, np.ndarray, np.ndarray, str]] = {}
+        # (``quantize.integer_matmul``): a dequantized activation's value -> (the quantized tensor it read, scale,
+        # zero point), and a dequantized constant's ONNX name -> (integers, scale, zero point, axis)
+        self.dequantized: dict[Value, tuple[Quantized, np.ndarray, np.ndarray]] = {}
         self.dequantized_consts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, int]] = {}
         # subgraph(body, arguments, scope): a body (If's branches, Loop's and Scan's bodies) imported into this
         # graph with its inputs bound to ``arguments``, its outputs returned; set by the importer

@@ -19,18 +19,18 @@ import onnx
 
 from rewrite.frontends.onnx.context import Ctx, Quantized, Refuse, Tensor, handles, only_attrs, opt_input
 from rewrite.frontends.onnx.nn import _spatial_pads
-from rewrite.frontends.onnx.quantize import RANGES
+from rewrite.frontends.onnx.quantize import RANGES, quantized, uint8_of
 from rewrite.ir.graph import Value
 
 
 def _activation(c: Ctx, name: str) -> Value:
-    """The uint8 activation ``name``: its integers' float32 value."""
+    """The uint8 activation ``name``: its uint8 tensor."""
     q = c.env[name]
     if not isinstance(q, Quantized):
         raise Refuse(f"input '{name}' is not a quantized run-time tensor (a QuantizeLinear's or QLinear node's output)")
     if q.dtype != "uint8":
         raise Refuse(f"input '{name}' is {q.dtype}; eqsat's quantized contractions read uint8 activations")
-    return q.value
+    return uint8_of(c, q)
 
 
 def _scalar(c: Ctx, name: str, what: str) -> np.ndarray:
@@ -72,8 +72,7 @@ def _requantize(
         total = c.add("add", [wide, c.value(bias.astype(np.int64).reshape(shape))])
     y = c.add("mul", [c.add("cast", [total], dtype="float32"), c.value(multiplier.reshape(shape))])
     y = c.add("add", [c.add("round", [y]), c.value(np.asarray(float(y_zp), np.float32).reshape((1,) * rank))])
-    y = c.add("clamp", [y], min=float(lo), max=float(hi))
-    return Quantized(y, onnx.TensorProto.DataType.Name(kind).lower(), c.origin)
+    return quantized(c, c.add("clamp", [y], min=float(lo), max=float(hi)), kind)
 
 
 @handles("QLinearConv")
@@ -94,7 +93,7 @@ def _qlinear_conv(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor]:
         raise Refuse(f"asymmetric pads {[t, l_, b, r]}")
     acc = c.add(
         "conv2d_integer",
-        [c.add("cast", [q], dtype="uint8"), c.integer_weight(w, "qweight")],
+        [q, c.integer_weight(w, "qweight")],
         stride=strides,
         padding=(t, l_),
         dilation=dil,
@@ -119,7 +118,7 @@ def _qlinear_matmul(c: Ctx, n: onnx.NodeProto, a: dict[str, Any]) -> list[Tensor
     wv = c.integer_weight(w, "qweight")
     if r > 2:
         wv = c.add("reshape", [wv], shape=(1,) * (r - 2) + w.shape)
-    acc = c.add("matmul_integer", [c.add("cast", [q], dtype="uint8"), wv], a_zero_point=int(zx))
+    acc = c.add("matmul_integer", [q, wv], a_zero_point=int(zx))
     multiplier = (np.float32(sx) * sw / np.float32(sy)).astype(np.float32)
     return [cast(Tensor, _requantize(c, n, acc, None, multiplier, r))]
 

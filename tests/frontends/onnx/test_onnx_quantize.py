@@ -79,6 +79,26 @@ def test_qdq_model_matches_the_reference(act_type, per_channel):
         _within_one_step(got, sess.run(None, {"x": x})[0], 0.05)
 
 
+def test_a_uint8_quantized_tensor_is_one_uint8_tensor_that_every_reader_shares():
+    """A uint8 QuantizeLinear's result is cast to uint8 once: the integer convolution reads those bytes and each
+    DequantizeLinear widens them back (exact), so the float32 clip has one reader and a kernel that computes it
+    stores bytes.  Both outputs are onnxruntime's."""
+    model = _qdq_conv_model(TensorProto.UINT8, True)
+    model.graph.output.append(oh.make_tensor_value_info("xd", F, None))  # the input's quantized value too
+    g = from_onnx(model)
+    to_bytes = {n.id for n in g if n.op == "cast" and n.attrs["dtype"] == "uint8"}
+    assert len(to_bytes) == 2 and all(g.nodes[g.nodes[i].inputs[0].node].op == "clamp" for i in to_bytes)
+    (conv,) = (n for n in g if n.op == "conv2d_integer")
+    assert conv.inputs[0].node in to_bytes
+    widened = [n for n in g if n.op == "cast" and n.attrs["dtype"] == "float32" and n.inputs[0].node in to_bytes]
+    assert len(widened) == 2  # each DequantizeLinear
+    x = (np.random.default_rng(1).standard_normal((1, 3, 8, 8)) * 2).astype(np.float32)
+    got = [t.numpy() for t in compile(g)({"x": torch.from_numpy(x)})]
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    _within_one_step(got[0], want[0], 0.05)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
 def test_quantize_dequantize_of_an_input_is_exact():
     """Without a sum in between, the pair is exactly the spec's: round half to even, saturated."""
     model = _qdq_conv_model(TensorProto.INT8, False)
