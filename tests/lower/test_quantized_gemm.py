@@ -283,6 +283,86 @@ def test_requantization_is_applied_as_the_convolution_stores(x_shape, w_shape, g
     assert len(run._launches) == 1  # the convolution's kernel wrote the bytes
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_dequantized_residual_is_stored_narrow_and_widened_where_it_is_added(target):
+    """A QDQ residual block's shape: a convolution's requantized uint8 result, dequantized (to float32, less its
+    zero point, times its scale), is added in another convolution's requantization.  The first kernel stores the
+    bytes and the second widens them as it loads them (the dequantization in its epilogue): the float32 tensor
+    is never written.  The bytes are the reference's, one step apart at most where a fused multiply-add rounds a
+    value lying on a half."""
+    gen = torch.Generator().manual_seed(6)
+    b = GraphBuilder("qdq_residual")
+    names = iter(f"c{i}" for i in range(99))
+
+    def const(t: torch.Tensor):
+        return b.weight(next(names), t)
+
+    def requantized(y, co: int):
+        y = b.op("mul", b.op("cast", y, dtype="float32"), const(torch.rand(1, co, 1, 1, generator=gen) * 1e-3))
+        return y
+
+    def to_bytes(y):
+        y = b.op(
+            "add",
+            b.op("round", b.op("div", y, const(torch.full((1, 1, 1, 1), 0.05)))),
+            const(torch.full((1, 1, 1, 1), 100.0)),
+        )
+        return b.op("cast", b.op("clamp", y, min=0.0, max=255.0), dtype="uint8")
+
+    x = b.input("x", (1, 16, 12, 12), dtype="uint8")
+    w1 = b.weight("w1", torch.randint(-128, 128, (32, 16, 1, 1), generator=gen).to(torch.int8))
+    w2 = b.weight("w2", torch.randint(-128, 128, (32, 16, 3, 3), generator=gen).to(torch.int8))
+    # the main path first, then the shortcut (torchvision's order; the add goes to the first chain that reaches it)
+    y = requantized(b.op("conv2d_integer", x, w2, padding=(1, 1), a_zero_point=3), 32)
+    q1 = to_bytes(requantized(b.op("conv2d_integer", x, w1, a_zero_point=3), 32))
+    widened = b.op("cast", q1, dtype="float32")
+    residual = b.op(
+        "mul",
+        b.op("sub", widened, const(torch.full((1, 1, 1, 1), 100.0))),
+        const(torch.full((1, 1, 1, 1), 0.05)),
+    )
+    g = b.build([to_bytes(b.op("add", y, residual))])
+    run = compile_graph(g, target, threads=2)
+    feed = {"x": torch.randint(0, 256, (1, 16, 12, 12), generator=gen).to(torch.uint8)}
+    got, want = run(feed)[0], g.run(feed)[0]
+    diff = (got.int() - want.int()).abs()
+    assert diff.max() <= 1 and (diff == 0).float().mean() >= 0.999
+    groups = [ln.kernel.meta["group"] for ln in run._launches]
+    assert len(groups) == 2
+    first = next(grp for grp in groups if q1.node in grp.nodes)
+    assert first.epilogue[-1] == q1.node  # the bytes are what it stores
+    second = next(grp for grp in groups if grp is not first)
+    assert {widened.node, residual.node} <= set(second.epilogue)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_identity_shortcut_is_dequantized_in_the_epilogue_that_adds_it(target):
+    """The block's input bytes, read by the convolution and dequantized for its residual add: the dequantization
+    (cast, less the zero point, times the scale) runs in the convolution's epilogue on the bytes it loads, not as
+    a kernel of its own writing float32.  One kernel; the reference's bytes (one step apart at most)."""
+    gen = torch.Generator().manual_seed(7)
+    b = GraphBuilder("qdq_identity")
+    x = b.input("x", (1, 16, 12, 12), dtype="uint8")
+    w = b.weight("w", torch.randint(-128, 128, (16, 16, 3, 3), generator=gen).to(torch.int8))
+    y = b.op("cast", b.op("conv2d_integer", x, w, padding=(1, 1), a_zero_point=3), dtype="float32")
+    y = b.op("mul", y, b.weight("s", torch.rand(1, 16, 1, 1, generator=gen) * 1e-3))
+    shortcut = b.op("cast", x, dtype="float32")
+    shortcut = b.op(
+        "mul",
+        b.op("sub", shortcut, b.weight("zp", torch.full((1, 1, 1, 1), 3.0))),
+        b.weight("xs", torch.full((1, 1, 1, 1), 0.02)),
+    )
+    y = b.op("div", b.op("add", y, shortcut), b.weight("os", torch.full((1, 1, 1, 1), 0.05)))
+    y = b.op("add", b.op("round", y), b.weight("ozp", torch.full((1, 1, 1, 1), 100.0)))
+    g = b.build([b.op("cast", b.op("clamp", y, min=0.0, max=255.0), dtype="uint8")])
+    run = compile_graph(g, target, threads=2)
+    feed = {"x": torch.randint(0, 256, (1, 16, 12, 12), generator=gen).to(torch.uint8)}
+    got, want = run(feed)[0], g.run(feed)[0]
+    diff = (got.int() - want.int()).abs()
+    assert diff.max() <= 1 and (diff == 0).float().mean() >= 0.999
+    assert len(run._launches) == 1
+
+
 def test_bench_kernels_amx_peak_loop_assembles_and_on_amx_measures_above_the_vnni_peak():
     """``bench kernels`` bounds the int8 GEMM by the AMX peak where the GEMM runs on tiles: its loop is four
     independent tile dot products; on an AMX host it measures more than the VNNI peak (16 384 multiply-adds
