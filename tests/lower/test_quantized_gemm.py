@@ -363,6 +363,34 @@ def test_an_identity_shortcut_is_dequantized_in_the_epilogue_that_adds_it(target
     assert len(run._launches) == 1
 
 
+def test_a_dequantized_input_of_a_depthwise_convolution_is_read_as_bytes():
+    """A quantized convolution's bytes dequantized for a float32 depthwise convolution (a QDQ MobileNet keeps those
+    float32): the first kernel stores the bytes, the depthwise convolution dequantizes them as it copies its input
+    into its padded slice (once per element), and the float32 tensor is never written."""
+    gen = torch.Generator().manual_seed(8)
+    b = GraphBuilder("qdq_depthwise")
+    x = b.input("x", (1, 16, 12, 12), dtype="uint8")
+    w = b.weight("w", torch.randint(-128, 128, (32, 16, 1, 1), generator=gen).to(torch.int8))
+    y = b.op("cast", b.op("conv2d_integer", x, w, a_zero_point=3), dtype="float32")
+    y = b.op(
+        "div",
+        b.op("mul", y, b.weight("s", torch.rand(1, 32, 1, 1, generator=gen) * 1e-3)),
+        b.weight("os", torch.full((1, 1, 1, 1), 0.05)),
+    )
+    q = b.op("cast", b.op("clamp", b.op("round", y), min=0.0, max=255.0), dtype="uint8")
+    widened = b.op("mul", b.op("cast", q, dtype="float32"), b.weight("qs", torch.full((1, 1, 1, 1), 0.05)))
+    dw = b.op("conv2d", widened, b.weight("dw", torch.randn(32, 1, 3, 3, generator=gen)), padding=(1, 1), groups=32)
+    g = b.build([dw])
+    run = compile_graph(g, "llvm", threads=2)
+    feed = {"x": torch.randint(0, 256, (1, 16, 12, 12), generator=gen).to(torch.uint8)}
+    torch.testing.assert_close(run(feed)[0], g.run(feed)[0], rtol=1e-5, atol=1e-5)
+    groups = {ln.kernel.meta["group"].anchor: ln.kernel.meta["group"] for ln in run._launches}
+    assert len(groups) == 2
+    assert groups[dw.node].prologue and widened.node in groups[dw.node].prologue
+    (first,) = (grp for a, grp in groups.items() if a != dw.node)
+    assert first.epilogue[-1] == q.node  # it stores the bytes
+
+
 def test_bench_kernels_amx_peak_loop_assembles_and_on_amx_measures_above_the_vnni_peak():
     """``bench kernels`` bounds the int8 GEMM by the AMX peak where the GEMM runs on tiles: its loop is four
     independent tile dot products; on an AMX host it measures more than the VNNI peak (16 384 multiply-adds
