@@ -30,7 +30,7 @@ def _activation(c: Ctx, name: str) -> Value:
         raise Refuse(f"input '{name}' is not a quantized run-time tensor (a QuantizeLinear's or QLinear node's output)")
     if q.dtype != "uint8":
         raise Refuse(f"input '{name}' is {q.dtype}; eqsat's quantized contractions read uint8 activations")
-    return uint8_of(c, q)
+    return uint8_of(q)
 
 
 def _scalar(c: Ctx, name: str, what: str) -> np.ndarray:

@@ -2,10 +2,12 @@
 
 A model quantized in the QDQ format (onnxruntime's ``quantize_static``, the usual export) holds its weights as
 int8 constants behind ``DequantizeLinear`` (which folds at import, like every op of constants) and puts a
-``QuantizeLinear`` -> ``DequantizeLinear`` pair on each activation.  eqsat has no 8- or 16-bit integers, so the
-pair is computed as the spec defines it in float32, where those integers are exact: ``q = clip(round(x /
-scale) + zero_point)`` (round half to even, clipped to the integer type's range), then ``(q - zero_point) *
-scale``.  The integer tensor between the two is a ``Quantized`` marker that only ``DequantizeLinear`` reads.
+``QuantizeLinear`` -> ``DequantizeLinear`` pair on each activation.  The pair is computed as the spec defines
+it in float32, where those integers are exact: ``q = clip(round(x / scale) + zero_point)`` (round half to even,
+clipped to the integer type's range), then ``(q - zero_point) * scale``; a uint8 ``q`` is also cast to uint8 once
+(``quantized``), the bytes the integer contractions read and each ``DequantizeLinear`` widens (eqsat computes on
+no other 8- or 16-bit activation type).  The integer tensor between the two is a ``Quantized`` marker that only
+``DequantizeLinear`` and the QLinear contractions read.
 """
 
 from __future__ import annotations
@@ -100,9 +102,11 @@ def quantized(c: Ctx, q: Value, kind: int) -> Quantized:
     return Quantized(c.add("cast", [ints], dtype="float32"), name, c.origin, ints)
 
 
-def uint8_of(c: Ctx, q: Quantized) -> Value:
-    """``q``'s integers as a uint8 tensor (its ``ints``; the cast of its float32 value where it has none)."""
-    return q.ints if q.ints is not None else c.add("cast", [q.value], dtype="uint8")
+def uint8_of(q: Quantized) -> Value:
+    """A uint8 quantized tensor's bytes (``quantized`` made them; the callers check the type first)."""
+    if q.ints is None:
+        raise Refuse(f"a {q.dtype} activation where uint8 bytes are read")
+    return q.ints
 
 
 @handles("DequantizeLinear")
@@ -151,7 +155,7 @@ def _integer_operands(
     if (sw.size != 1 and axis != out_axis) or len(c.shape(xq.value)) < 2:
         return None
     scale = (sx.reshape(-1)[0] * sw.reshape(-1)).astype(np.float32)
-    return uint8_of(c, xq), w, int(zx.reshape(-1)[0]), scale
+    return uint8_of(xq), w, int(zx.reshape(-1)[0]), scale
 
 
 def _scaled(c: Ctx, acc: Value, scale: np.ndarray, shape: tuple[int, ...]) -> Value:
