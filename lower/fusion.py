@@ -47,7 +47,7 @@ Policy (greedy, over live nodes that are not precomputed constants):
   the narrow tensor as it loads it: another such op's epilogue (a residual
   add), or a direct convolution's copy of its input (a float32 depthwise
   convolution); and such an epilogue computes a dequantized operand (an
-  identity shortcut) from its bytes (``move_widening_tails``).  The wide
+  identity shortcut) from its bytes (``_Grouper.narrow_stores``).  The wide
   tensor is never written: a quarter of the bytes.  QDQ ResNet-50 1.13x (1
   thread) and 1.16x (2 threads) with the importer's shared uint8 tensors.
 
@@ -287,7 +287,7 @@ class _Grouper:
             self.grouped[i] = grp
         return grp
 
-    def move_widening_tails(self, groups: list[FusedGroup]) -> None:
+    def narrow_stores(self, groups: list[FusedGroup]) -> None:
         """Narrow stores (module docstring): in each ``CALL_EPILOGUE`` group whose epilogue ends wider than its
         narrowest value, the ops after the last narrowest one leave it when their one consumer computes them
         from the narrow value it loads: another ``CALL_EPILOGUE`` group's epilogue op (they go just before it),
@@ -337,11 +337,7 @@ class _Grouper:
                 continue
             if into_epilogue:
                 assert host is not None
-                at = host.epilogue.index(consumer.id)
-                host.epilogue[at:at] = tail
-                host.nodes.extend(tail)
-                for nid in tail:
-                    self.grouped[nid] = host
+                self._into_epilogue(host, tail, consumer.id)
             # else: the convolution's group takes the tail into its input copy (``absorb``: ``narrow_chain``)
         for host in groups:
             if _role(graph.nodes[host.anchor].op) is FusionRole.CALL_EPILOGUE:
@@ -354,13 +350,16 @@ class _Grouper:
         for e in list(host.epilogue):
             for v in self.graph.nodes[e].inputs:
                 chain = self.narrow_chain(v.node, anchor.shape, set(host.nodes))
-                if not chain:
-                    continue
-                at = host.epilogue.index(e)
-                host.epilogue[at:at] = chain
-                host.nodes.extend(chain)
-                for nid in chain:
-                    self.grouped[nid] = host
+                if chain:
+                    self._into_epilogue(host, chain, e)
+
+    def _into_epilogue(self, host: FusedGroup, nodes: list[int], before: int) -> None:
+        """``nodes`` (in graph order) become members of ``host``'s epilogue just before its member ``before``."""
+        at = host.epilogue.index(before)
+        host.epilogue[at:at] = nodes
+        host.nodes.extend(nodes)
+        for nid in nodes:
+            self.grouped[nid] = host
 
     def width(self, nid: int) -> int:
         """Bytes per element of node ``nid``'s value."""
@@ -633,7 +632,7 @@ def plan_fusion(graph: Graph, constants: set[int], fuse: bool = True, grid: bool
             for n in compute
             if (_contraction(n.op) or _role(n.op) is FusionRole.CALL_EPILOGUE) and n.id not in g.grouped
         ]
-        g.move_widening_tails(groups)
+        g.narrow_stores(groups)
         g.find_shared()
         for grp in groups:
             g.absorb(grp)
