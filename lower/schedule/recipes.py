@@ -116,6 +116,15 @@ STREAM_A_MAX_PANELS = 8  # a constant A is prefetched when at most this many NR-
 # 196x192x768 0.96x; with K a multiple of 1024 0.80x (256x1024x1024), 0.91x (128x3072x768), 0.90x
 # (197x3072x768).  At 2 threads read in place 1.02-1.80x faster on all but those three (0.73-0.93x).
 A_ALIAS_PITCH_BYTES = 4096
+# Those timings had B a constant, packed once and streamed from memory.  Where B is an activation copied into
+# a KC x NR panel on the stack per block (an activation times an activation: attention's two products), A
+# read in place ran slower than packed (tune harness, interleaved, AMD Zen 5 with AVX-512, 1 thread; in place
+# over packed): attention's Q K^T / P V at sequence 128 (12 heads of 64) 1.27x / 1.08x, 197 (6 heads)
+# 1.48x / 1.33x, 384 1.65x / 1.26x; 256^3 1.57x, 512^3 1.72x; 1.11-1.76x at 2 threads; over a grid of
+# M x K x N^T (M 48-256, K 32-256, N 64-256) 1.02-1.68x wherever the micro-tile has 12 rows (60 of 60
+# shapes), but 0.90-0.99x with 8-row tiles (M = 64: 12 shapes) -- MR streams of A beside the panel's.  So
+# there A is packed too, with tiles of more than this many rows (the tuner may flip either).
+IN_PLACE_A_MAX_MR = 8
 SHORT_TILE = 8  # the fallback micro-tile height when the target's MR leaves a mostly empty last tile
 # Other micro-tile heights a tuner may try, with at most this many vector accumulators (of the 32 registers:
 # B's vectors and A's broadcast need the rest).
@@ -466,7 +475,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
         else:
             s.pack(g.stage, "#1", ko, (jr, ki, ji), f"{g.b_buf}_panel", pad[2:])
     # and A in k-major MR-row panels per (MC, KC) block when it is not unit stride along k, or its rows would
-    # crowd an L1 set (``A_ALIAS_PITCH_BYTES``; never with EQSAT_PACK_A=0)
+    # crowd an L1 set (never with EQSAT_PACK_A=0),
     a_op = _update_factors(s.kernel, g)[0]
     unit, pitch = False, 0
     if isinstance(a_op, Load):
@@ -474,9 +483,10 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
         unit = f is not None and f[0].get(ki) == 1 and f[0].get(ji, 0) == 0
         pitch = f[0].get(ii, 0) * ITEM_BYTES[a_op.buf.dtype] if f is not None else 0
     crowded = pitch % A_ALIAS_PITCH_BYTES == 0  # (a pitch of 0: one row broadcast, packed as before)
-    if not a_const and (
-        not unit or (g.kc is None and s.decide("pack_a", [False, True], config.PACK_A.flag() and crowded))
-    ):
+    # or B is copied into a panel on the stack at run time (``IN_PLACE_A_MAX_MR``)
+    b_panel = not b_const and find_stage(s.kernel.body, f"{g.stage}.pack_{g.b_buf}_panel") is not None
+    pack_a = config.PACK_A.flag() and (crowded or (b_panel and MR > IN_PLACE_A_MAX_MR))
+    if not a_const and (not unit or (g.kc is None and s.decide("pack_a", [False, True], pack_a))):
         # padded to MR rows (a full-width vector copy, the tail tile's rows zero) unless A is shorter than a tile
         a_pad = (1, 1, MR) if g.m >= MR else ()
         s.pack(g.stage, "#0", ko if rows else io, (ir, ki, ii), f"{g.a_buf}_apanel", a_pad)
@@ -485,7 +495,7 @@ def gemm_recipe(s: Schedule, g: GemmInfo, const_names: set[str], target: Target)
     # of its tiles (else the prefetches of a tile already in L1 only cost issue slots: VGG's convs 1% slower)
     stream_a = a_const and s.decide("stream_a", [False, True], math.ceil(min(NC, g.n) / NR) <= STREAM_A_MAX_PANELS)
     # B read in place (gemmr: an activation, left in memory by an earlier layer): its next panel is prefetched
-    b_in_place = not b_const and find_stage(s.kernel.body, f"{g.stage}.pack_{g.b_buf}_panel") is None
+    b_in_place = not b_const and not b_panel
     stream = ("a" if stream_a else "") + ("b" if b_const or b_in_place else "")
     # short k blocks over an A read in place: one call runs them all as segments (accumulators kept)
     segments = g.kc is not None and unit and not a_const and find_loop(s.kernel.body, ko) is not None

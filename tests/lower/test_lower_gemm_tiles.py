@@ -15,7 +15,7 @@ from lower_testutil import check_graph
 from lower import parse_target
 from lower.ir import Intrinsic, walk_stmt
 from lower.schedule import Reorder, Tensorize
-from lower.schedule.recipes import SHORT_TILE, _even_block, _split_time, gemm_blocking, gemm_rows
+from lower.schedule.recipes import IN_PLACE_A_MAX_MR, SHORT_TILE, _even_block, _split_time, gemm_blocking, gemm_rows
 from rewrite.ir.builder import GraphBuilder
 
 
@@ -75,6 +75,20 @@ def test_a_row_major_a_is_packed_where_its_rows_share_an_l1_set(monkeypatch, tna
     monkeypatch.setenv("EQSAT_PACK_A", "0")
     cg = check_graph(_matmul(m, k, n, const_b, act="relu"), target=TARGETS[tname])
     assert _kinds(cg) == {"gemm" + ("" if const_b else "r") + "z"}
+
+
+@pytest.mark.parametrize("tname", sorted(TARGETS))
+@pytest.mark.parametrize("m", [100, 64])
+def test_an_activation_times_an_activation_packs_a_beside_the_b_panel(tname, m):
+    """B an input whose rows are 512 bytes apart is copied into panels at run time (not read in place), and
+    then A is packed too where the micro-tile has more than ``IN_PLACE_A_MAX_MR`` rows (12 x 32: 100 rows);
+    with 8-row tiles (64 rows) or the AVX2 target's 6 it is read in place, as beside a constant B."""
+    target = TARGETS[tname]
+    cg = check_graph(_matmul(m, 200, 128, False), target=target)
+    packed = gemm_rows(m, target) > IN_PLACE_A_MAX_MR
+    assert _kinds(cg) == {"gemmtz" if packed else "gemmz"}
+    if tname != "host":  # the host's tile is the machine's: 12 rows with AVX-512, 6 with AVX2
+        assert packed == (m == 100 and tname == "12x32")
 
 
 @pytest.mark.parametrize("tname", sorted(TARGETS))
