@@ -121,9 +121,10 @@ A_ALIAS_PITCH_BYTES = 4096
 # read in place ran slower than packed (tune harness, interleaved, AMD Zen 5 with AVX-512, 1 thread; in place
 # over packed): attention's Q K^T / P V at sequence 128 (12 heads of 64) 1.27x / 1.08x, 197 (6 heads)
 # 1.48x / 1.33x, 384 1.65x / 1.26x; 256^3 1.57x, 512^3 1.72x; 1.11-1.76x at 2 threads; over a grid of
-# M x K x N^T (M 48-256, K 32-256, N 64-256) 1.02-1.68x wherever the micro-tile has 12 rows (60 of 60
-# shapes), but 0.90-0.99x with 8-row tiles (M = 64: 12 shapes) -- MR streams of A beside the panel's.  So
-# there A is packed too, with tiles of more than this many rows (the tuner may flip either).
+# M x K x N^T (M 48-256, K 32-256, N 64-256) 1.02-1.68x in 58 of the 60 shapes with 12-row micro-tiles
+# (0.90x, 0.99x the others), but 0.90-1.11x with 8-row tiles (M = 64: 9 of 12 under 1.0) -- MR streams of A
+# beside the panel's.  So there A is packed too, with tiles of more than this many rows (the tuner may flip
+# either).
 IN_PLACE_A_MAX_MR = 8
 SHORT_TILE = 8  # the fallback micro-tile height when the target's MR leaves a mostly empty last tile
 # Other micro-tile heights a tuner may try, with at most this many vector accumulators (of the 32 registers:
